@@ -1,0 +1,1296 @@
+//===- CuvilOps.cpp - level1 dialect and ops ------------------------------===//
+//
+// Shape and dtype inference for every level1 op. Inference is the single
+// source of truth: the parser and builders call it to create result types,
+// and the verifier (InferTypeOpInterface) checks results against it, so an
+// inference failure is the diagnostic a user sees for a bad model. Each
+// message starts with the op name, and the diagnostic carries the op's
+// location (ONNX node name or Python file:line from the importer).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/CuvilOps.h"
+
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace cuvil::l1;
+
+#include "cuvil/ir/CuvilDialect.cpp.inc"
+
+void CuvilDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "cuvil/ir/CuvilOps.cpp.inc"
+      >();
+}
+
+Operation *CuvilDialect::materializeConstant(OpBuilder &builder,
+                                             Attribute value, Type type,
+                                             Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, elements);
+}
+
+//===----------------------------------------------------------------------===//
+// Inference helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr int64_t kDynamic = ShapedType::kDynamic;
+
+/// "1x?x224" for diagnostics.
+std::string formatShape(ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(
+      shape, os,
+      [&](int64_t d) {
+        if (ShapedType::isDynamic(d))
+          os << '?';
+        else
+          os << d;
+      },
+      "x");
+  return text;
+}
+
+std::string formatType(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type.print(os);
+  return text;
+}
+
+/// Emits "'<op>' op <message>" at `loc` (if any) and fails.
+template <typename... Args>
+LogicalResult inferError(std::optional<Location> loc, StringRef opName,
+                         Args &&...args) {
+  return emitOptionalError(loc, "'", opName, "' op ",
+                           std::forward<Args>(args)...);
+}
+
+/// Inference runs before operand type constraints are verified (e.g. while
+/// parsing), so it must check operand types itself rather than cast.
+FailureOr<RankedTensorType> getTensorType(Value value,
+                                          std::optional<Location> loc,
+                                          StringRef opName, StringRef what) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type) {
+    (void)inferError(loc, opName, "expects ", what,
+                     " to be a ranked tensor, got ", formatType(value.getType()));
+    return failure();
+  }
+  return type;
+}
+
+/// Normalizes `axis` in [-rank, rank) to [0, rank).
+FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank,
+                                 std::optional<Location> loc, StringRef opName,
+                                 StringRef what = "axis") {
+  if (axis < -rank || axis >= rank) {
+    (void)inferError(loc, opName, what, " ", axis,
+                     " is out of range for rank ", rank, " (expected in [",
+                     -rank, ", ", rank, "))");
+    return failure();
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// Normalizes a list of distinct axes.
+FailureOr<SmallVector<int64_t>>
+normalizeAxes(ArrayRef<int64_t> axes, int64_t rank,
+              std::optional<Location> loc, StringRef opName) {
+  SmallVector<int64_t> result;
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t axis : axes) {
+    FailureOr<int64_t> normalized = normalizeAxis(axis, rank, loc, opName);
+    if (failed(normalized))
+      return failure();
+    if (!seen.insert(*normalized).second) {
+      (void)inferError(loc, opName, "axis ", axis, " is repeated");
+      return failure();
+    }
+    result.push_back(*normalized);
+  }
+  return result;
+}
+
+/// Numpy broadcasting of two shapes; fails on a static mismatch.
+FailureOr<SmallVector<int64_t>> broadcast(ArrayRef<int64_t> a,
+                                          ArrayRef<int64_t> b,
+                                          std::optional<Location> loc,
+                                          StringRef opName) {
+  SmallVector<int64_t> result;
+  if (!OpTrait::util::getBroadcastedShape(a, b, result)) {
+    (void)inferError(loc, opName, "cannot broadcast shapes ", formatShape(a),
+                     " and ", formatShape(b));
+    return failure();
+  }
+  return result;
+}
+
+/// Product of dims, or kDynamic if any is dynamic.
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t result = 1;
+  for (int64_t d : dims) {
+    if (ShapedType::isDynamic(d))
+      return kDynamic;
+    result *= d;
+  }
+  return result;
+}
+
+/// Output size of a sliding window along one spatial dimension.
+FailureOr<int64_t> windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
+                                    int64_t padBegin, int64_t padEnd,
+                                    int64_t dilation, bool ceilMode,
+                                    std::optional<Location> loc,
+                                    StringRef opName) {
+  if (ShapedType::isDynamic(in) || ShapedType::isDynamic(kernel))
+    return kDynamic;
+  int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
+  if (span < 0) {
+    (void)inferError(loc, opName, "window of size ", kernel, " (dilation ",
+                     dilation, ") does not fit input size ", in,
+                     " with padding ", padBegin, "+", padEnd);
+    return failure();
+  }
+  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  // PyTorch: the last window must start inside the input or left padding.
+  if (ceilMode && (out - 1) * stride >= in + padBegin)
+    --out;
+  return out;
+}
+
+/// Checks a list-valued attribute's length and, optionally, positivity.
+LogicalResult checkAttrList(ArrayRef<int64_t> values, size_t expectedSize,
+                            int64_t minValue, StringRef name,
+                            std::optional<Location> loc, StringRef opName) {
+  if (values.size() != expectedSize)
+    return inferError(loc, opName, "expects ", expectedSize, " values in '",
+                      name, "', got ", values.size());
+  for (int64_t v : values)
+    if (v < minValue)
+      return inferError(loc, opName, "expects '", name, "' values >= ",
+                        minValue, ", got ", v);
+  return success();
+}
+
+SmallVector<int64_t> withDefault(ArrayRef<int64_t> values, size_t size,
+                                 int64_t defaultValue) {
+  if (values.empty())
+    return SmallVector<int64_t>(size, defaultValue);
+  return SmallVector<int64_t>(values);
+}
+
+LogicalResult checkSameElementType(ArrayRef<RankedTensorType> types,
+                                   std::optional<Location> loc,
+                                   StringRef opName) {
+  for (RankedTensorType type : types.drop_front())
+    if (type.getElementType() != types.front().getElementType())
+      return inferError(loc, opName, "expects operands of one element type, got ",
+                        formatType(types.front()), " and ", formatType(type));
+  return success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  auto type = dyn_cast<RankedTensorType>(adaptor.getValue().getType());
+  if (!type || !type.hasStaticShape())
+    return inferError(loc, getOperationName(),
+                      "expects a statically shaped tensor value, got ",
+                      formatType(adaptor.getValue().getType()));
+  types.push_back(type);
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferBinary(StringRef opName, std::optional<Location> loc,
+                                 Value lhs, Value rhs, bool isComparison,
+                                 SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> lhsType = getTensorType(lhs, loc, opName, "lhs");
+  FailureOr<RankedTensorType> rhsType = getTensorType(rhs, loc, opName, "rhs");
+  if (failed(lhsType) || failed(rhsType) ||
+      failed(checkSameElementType({*lhsType, *rhsType}, loc, opName)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcast(lhsType->getShape(), rhsType->getShape(), loc, opName);
+  if (failed(shape))
+    return failure();
+  Type elementType = isComparison
+                         ? IntegerType::get(lhs.getContext(), 1)
+                         : lhsType->getElementType();
+  types.push_back(RankedTensorType::get(*shape, elementType));
+  return success();
+}
+
+#define CUVIL_BINARY_INFERENCE(OP, IS_COMPARISON)                              \
+  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> loc,              \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    return inferBinary(getOperationName(), loc, adaptor.getLhs(),              \
+                       adaptor.getRhs(), IS_COMPARISON, types);                \
+  }
+CUVIL_BINARY_INFERENCE(AddOp, false)
+CUVIL_BINARY_INFERENCE(SubOp, false)
+CUVIL_BINARY_INFERENCE(MulOp, false)
+CUVIL_BINARY_INFERENCE(DivOp, false)
+CUVIL_BINARY_INFERENCE(PowOp, false)
+CUVIL_BINARY_INFERENCE(MaxOp, false)
+CUVIL_BINARY_INFERENCE(MinOp, false)
+CUVIL_BINARY_INFERENCE(EqualOp, true)
+CUVIL_BINARY_INFERENCE(LessOp, true)
+CUVIL_BINARY_INFERENCE(LessEqualOp, true)
+CUVIL_BINARY_INFERENCE(GreaterOp, true)
+CUVIL_BINARY_INFERENCE(GreaterEqualOp, true)
+#undef CUVIL_BINARY_INFERENCE
+
+/// True if `attr` is a splat of `value` (integer or float).
+static bool isSplatOf(Attribute attr, double value) {
+  auto splat = dyn_cast_if_present<SplatElementsAttr>(attr);
+  if (!splat)
+    return false;
+  Type elementType = splat.getElementType();
+  if (isa<FloatType>(elementType))
+    return splat.getSplatValue<APFloat>().convertToDouble() == value;
+  if (elementType.isInteger(1))
+    return false;
+  if (isa<IntegerType>(elementType))
+    return splat.getSplatValue<APInt>().getSExtValue() ==
+           static_cast<int64_t>(value);
+  return false;
+}
+
+/// x op identity -> x, when that does not change the result type.
+static OpFoldResult foldIdentity(Value lhs, Value rhs, Attribute lhsAttr,
+                                 Attribute rhsAttr, Type resultType,
+                                 double identity) {
+  if (isSplatOf(rhsAttr, identity) && lhs.getType() == resultType)
+    return lhs;
+  if (isSplatOf(lhsAttr, identity) && rhs.getType() == resultType)
+    return rhs;
+  return {};
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  return foldIdentity(getLhs(), getRhs(), adaptor.getLhs(), adaptor.getRhs(),
+                      getType(), 0.0);
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  return foldIdentity(getLhs(), getRhs(), adaptor.getLhs(), adaptor.getRhs(),
+                      getType(), 1.0);
+}
+
+LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> condType =
+      getTensorType(adaptor.getCondition(), loc, name, "condition");
+  FailureOr<RankedTensorType> trueType =
+      getTensorType(adaptor.getTrueValue(), loc, name, "true value");
+  FailureOr<RankedTensorType> falseType =
+      getTensorType(adaptor.getFalseValue(), loc, name, "false value");
+  if (failed(condType) || failed(trueType) || failed(falseType) ||
+      failed(checkSameElementType({*trueType, *falseType}, loc, name)))
+    return failure();
+  if (!condType->getElementType().isInteger(1))
+    return inferError(loc, name, "expects an i1 condition, got ",
+                      formatType(*condType));
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcast(condType->getShape(), trueType->getShape(), loc, name);
+  if (failed(shape))
+    return failure();
+  shape = broadcast(*shape, falseType->getShape(), loc, name);
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, trueType->getElementType()));
+  return success();
+}
+
+static LogicalResult inferUnary(StringRef opName, std::optional<Location> loc,
+                                Value input, bool floatOnly,
+                                SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> type = getTensorType(input, loc, opName, "input");
+  if (failed(type))
+    return failure();
+  if (floatOnly && !isa<FloatType>(type->getElementType()))
+    return inferError(loc, opName, "expects a floating-point tensor, got ",
+                      formatType(*type));
+  types.push_back(*type);
+  return success();
+}
+
+#define CUVIL_UNARY_INFERENCE(OP)                                              \
+  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> loc,              \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    return inferUnary(getOperationName(), loc, adaptor.getInput(), kFloatOnly, \
+                      types);                                                  \
+  }
+CUVIL_UNARY_INFERENCE(ReluOp)
+CUVIL_UNARY_INFERENCE(ClipOp)
+CUVIL_UNARY_INFERENCE(SigmoidOp)
+CUVIL_UNARY_INFERENCE(TanhOp)
+CUVIL_UNARY_INFERENCE(GeluOp)
+CUVIL_UNARY_INFERENCE(SiluOp)
+CUVIL_UNARY_INFERENCE(HardSwishOp)
+CUVIL_UNARY_INFERENCE(HardSigmoidOp)
+CUVIL_UNARY_INFERENCE(ExpOp)
+CUVIL_UNARY_INFERENCE(LogOp)
+CUVIL_UNARY_INFERENCE(SqrtOp)
+CUVIL_UNARY_INFERENCE(RsqrtOp)
+CUVIL_UNARY_INFERENCE(ReciprocalOp)
+CUVIL_UNARY_INFERENCE(ErfOp)
+CUVIL_UNARY_INFERENCE(NegOp)
+CUVIL_UNARY_INFERENCE(AbsOp)
+#undef CUVIL_UNARY_INFERENCE
+
+LogicalResult ClipOp::verify() {
+  FloatAttr min = getMinAttr(), max = getMaxAttr();
+  if (min && max && min.getValueAsDouble() > max.getValueAsDouble())
+    return emitOpError("expects min <= max, got min = ")
+           << min.getValueAsDouble() << " and max = " << max.getValueAsDouble();
+  return success();
+}
+
+LogicalResult GeluOp::verify() {
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError("expects approximate = \"none\" or \"tanh\", got \"")
+           << getApproximate() << "\"";
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  auto inType = cast<RankedTensorType>(getInput().getType());
+  auto outType = cast<RankedTensorType>(getType());
+  if (failed(verifyCompatibleShape(inType.getShape(), outType.getShape())) ||
+      inType.getRank() != outType.getRank())
+    return emitOpError("changes the shape from ")
+           << formatShape(inType.getShape()) << " to "
+           << formatShape(outType.getShape()) << "; a cast only converts elements";
+  return success();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and convolution
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> lhsType = getTensorType(adaptor.getLhs(), loc, name, "lhs");
+  FailureOr<RankedTensorType> rhsType = getTensorType(adaptor.getRhs(), loc, name, "rhs");
+  if (failed(lhsType) || failed(rhsType) ||
+      failed(checkSameElementType({*lhsType, *rhsType}, loc, name)))
+    return failure();
+  if (lhsType->getRank() == 0 || rhsType->getRank() == 0)
+    return inferError(loc, name, "expects operands of rank >= 1, got ",
+                      formatType(*lhsType), " and ", formatType(*rhsType));
+  // numpy: a 1-D lhs is a row vector, a 1-D rhs a column vector, and the
+  // added dimension is removed from the result.
+  SmallVector<int64_t> lhs(lhsType->getShape()), rhs(rhsType->getShape());
+  bool lhsVector = lhs.size() == 1, rhsVector = rhs.size() == 1;
+  if (lhsVector)
+    lhs.insert(lhs.begin(), 1);
+  if (rhsVector)
+    rhs.push_back(1);
+  int64_t lhsK = lhs.back(), rhsK = rhs[rhs.size() - 2];
+  if (!ShapedType::isDynamic(lhsK) && !ShapedType::isDynamic(rhsK) &&
+      lhsK != rhsK)
+    return inferError(loc, name, "contracting dimensions differ: lhs ",
+                      formatType(*lhsType), " has ", lhsK, " columns but rhs ",
+                      formatType(*rhsType), " has ", rhsK, " rows");
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcast(ArrayRef<int64_t>(lhs).drop_back(2),
+                ArrayRef<int64_t>(rhs).drop_back(2), loc, name);
+  if (failed(shape))
+    return failure();
+  if (!lhsVector)
+    shape->push_back(lhs[lhs.size() - 2]);
+  if (!rhsVector)
+    shape->push_back(rhs.back());
+  types.push_back(RankedTensorType::get(*shape, lhsType->getElementType()));
+  return success();
+}
+
+LogicalResult GemmOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> aType = getTensorType(adaptor.getA(), loc, name, "A");
+  FailureOr<RankedTensorType> bType = getTensorType(adaptor.getB(), loc, name, "B");
+  if (failed(aType) || failed(bType) ||
+      failed(checkSameElementType({*aType, *bType}, loc, name)))
+    return failure();
+  if (aType->getRank() != 2 || bType->getRank() != 2)
+    return inferError(loc, name, "expects 2-D A and B, got ",
+                      formatType(*aType), " and ", formatType(*bType));
+  int64_t m = aType->getDimSize(adaptor.getTransA() ? 1 : 0);
+  int64_t ka = aType->getDimSize(adaptor.getTransA() ? 0 : 1);
+  int64_t kb = bType->getDimSize(adaptor.getTransB() ? 1 : 0);
+  int64_t n = bType->getDimSize(adaptor.getTransB() ? 0 : 1);
+  if (!ShapedType::isDynamic(ka) && !ShapedType::isDynamic(kb) && ka != kb)
+    return inferError(loc, name, "contracting dimensions differ: A ",
+                      formatType(*aType), (adaptor.getTransA() ? " (transposed)" : ""),
+                      " has K = ", ka, " but B ", formatType(*bType),
+                      (adaptor.getTransB() ? " (transposed)" : ""), " has K = ", kb);
+  SmallVector<int64_t> shape = {m, n};
+  if (Value c = adaptor.getC()) {
+    FailureOr<RankedTensorType> cType = getTensorType(c, loc, name, "C");
+    if (failed(cType) ||
+        failed(checkSameElementType({*aType, *cType}, loc, name)))
+      return failure();
+    FailureOr<SmallVector<int64_t>> merged =
+        broadcast(shape, cType->getShape(), loc, name);
+    if (failed(merged))
+      return failure();
+    if (merged->size() != 2 ||
+        failed(verifyCompatibleShape(*merged, shape)))
+      return inferError(loc, name, "C of shape ", formatShape(cType->getShape()),
+                        " does not broadcast to the ", formatShape(shape),
+                        " product");
+  }
+  types.push_back(RankedTensorType::get(shape, aType->getElementType()));
+  return success();
+}
+
+SmallVector<int64_t, 2> Conv2dOp::getStridesOrDefault() {
+  return SmallVector<int64_t, 2>(withDefault(getStrides(), 2, 1));
+}
+SmallVector<int64_t, 4> Conv2dOp::getPaddingOrDefault() {
+  return SmallVector<int64_t, 4>(withDefault(getPadding(), 4, 0));
+}
+SmallVector<int64_t, 2> Conv2dOp::getDilationsOrDefault() {
+  return SmallVector<int64_t, 2>(withDefault(getDilations(), 2, 1));
+}
+
+LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> inType =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  FailureOr<RankedTensorType> wType =
+      getTensorType(adaptor.getWeight(), loc, name, "weight");
+  if (failed(inType) || failed(wType) ||
+      failed(checkSameElementType({*inType, *wType}, loc, name)))
+    return failure();
+  if (inType->getRank() != 4)
+    return inferError(loc, name, "expects a 4-D NCHW input, got ",
+                      formatType(*inType));
+  if (wType->getRank() != 4)
+    return inferError(loc, name, "expects a 4-D OIHW weight, got ",
+                      formatType(*wType));
+  SmallVector<int64_t> strides = withDefault(adaptor.getStrides(), 2, 1);
+  SmallVector<int64_t> padding = withDefault(adaptor.getPadding(), 4, 0);
+  SmallVector<int64_t> dilations = withDefault(adaptor.getDilations(), 2, 1);
+  if (failed(checkAttrList(strides, 2, 1, "strides", loc, name)) ||
+      failed(checkAttrList(padding, 4, 0, "padding", loc, name)) ||
+      failed(checkAttrList(dilations, 2, 1, "dilations", loc, name)))
+    return failure();
+  int64_t groups = adaptor.getGroups();
+  if (groups < 1)
+    return inferError(loc, name, "expects groups >= 1, got ", groups);
+  int64_t inC = inType->getDimSize(1), outC = wType->getDimSize(0),
+          wC = wType->getDimSize(1);
+  if (!ShapedType::isDynamic(inC)) {
+    if (inC % groups != 0)
+      return inferError(loc, name, "input channels ", inC,
+                        " are not divisible by groups = ", groups);
+    if (!ShapedType::isDynamic(wC) && wC != inC / groups)
+      return inferError(loc, name, "weight ", formatType(*wType), " expects ",
+                        wC * groups, " input channels (", wC, " per group x ",
+                        groups, " groups) but the input ", formatType(*inType),
+                        " has ", inC);
+  }
+  if (!ShapedType::isDynamic(outC) && outC % groups != 0)
+    return inferError(loc, name, "output channels ", outC,
+                      " are not divisible by groups = ", groups);
+  if (Value bias = adaptor.getBias()) {
+    FailureOr<RankedTensorType> bType = getTensorType(bias, loc, name, "bias");
+    if (failed(bType) ||
+        failed(checkSameElementType({*inType, *bType}, loc, name)))
+      return failure();
+    if (bType->getRank() != 1 ||
+        failed(verifyCompatibleShape(bType->getShape(), {outC})))
+      return inferError(loc, name, "expects a bias of shape ",
+                        formatShape({outC}), ", got ", formatType(*bType));
+  }
+  SmallVector<int64_t> shape = {inType->getDimSize(0), outC};
+  for (int i = 0; i < 2; ++i) {
+    FailureOr<int64_t> size = windowOutputSize(
+        inType->getDimSize(2 + i), wType->getDimSize(2 + i), strides[i],
+        padding[i], padding[2 + i], dilations[i], /*ceilMode=*/false, loc, name);
+    if (failed(size))
+      return failure();
+    shape.push_back(*size);
+  }
+  types.push_back(RankedTensorType::get(shape, inType->getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization, softmax, reductions
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferSoftmax(StringRef name, std::optional<Location> loc,
+                                  Value input, int64_t axis,
+                                  SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> type = getTensorType(input, loc, name, "input");
+  if (failed(type) || failed(normalizeAxis(axis, type->getRank(), loc, name)))
+    return failure();
+  types.push_back(*type);
+  return success();
+}
+
+LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return inferSoftmax(getOperationName(), loc, adaptor.getInput(),
+                      adaptor.getAxis(), types);
+}
+
+LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  return inferSoftmax(getOperationName(), loc, adaptor.getInput(),
+                      adaptor.getAxis(), types);
+}
+
+static LogicalResult inferReduce(StringRef name, std::optional<Location> loc,
+                                 Value input, ArrayRef<int64_t> axes,
+                                 bool keepdims, bool floatOnly,
+                                 SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> type = getTensorType(input, loc, name, "input");
+  if (failed(type))
+    return failure();
+  if (floatOnly && !isa<FloatType>(type->getElementType()))
+    return inferError(loc, name, "expects a floating-point tensor, got ",
+                      formatType(*type));
+  if (axes.empty())
+    return inferError(loc, name, "expects at least one axis to reduce");
+  FailureOr<SmallVector<int64_t>> normalized =
+      normalizeAxes(axes, type->getRank(), loc, name);
+  if (failed(normalized))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (auto [i, dim] : llvm::enumerate(type->getShape())) {
+    if (!llvm::is_contained(*normalized, static_cast<int64_t>(i)))
+      shape.push_back(dim);
+    else if (keepdims)
+      shape.push_back(1);
+  }
+  types.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+#define CUVIL_REDUCE_INFERENCE(OP, FLOAT_ONLY)                                 \
+  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> loc,              \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    return inferReduce(getOperationName(), loc, adaptor.getInput(),            \
+                       adaptor.getAxes(), adaptor.getKeepdims(), FLOAT_ONLY,   \
+                       types);                                                 \
+  }
+CUVIL_REDUCE_INFERENCE(ReduceSumOp, false)
+CUVIL_REDUCE_INFERENCE(ReduceMeanOp, true)
+CUVIL_REDUCE_INFERENCE(ReduceMaxOp, false)
+CUVIL_REDUCE_INFERENCE(ReduceMinOp, false)
+#undef CUVIL_REDUCE_INFERENCE
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> type =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  if (failed(type))
+    return failure();
+  FailureOr<int64_t> axis =
+      normalizeAxis(adaptor.getAxis(), type->getRank(), loc, name);
+  if (failed(axis))
+    return failure();
+  if (adaptor.getEpsilon().convertToDouble() < 0)
+    return inferError(loc, name, "expects epsilon >= 0");
+  ArrayRef<int64_t> normalized = type->getShape().drop_front(*axis);
+  for (auto [what, value] : {std::pair<StringRef, Value>{"scale", adaptor.getScale()},
+                             {"bias", adaptor.getBias()}}) {
+    if (!value)
+      continue;
+    FailureOr<RankedTensorType> paramType = getTensorType(value, loc, name, what);
+    if (failed(paramType) ||
+        failed(checkSameElementType({*type, *paramType}, loc, name)))
+      return failure();
+    SmallVector<int64_t> merged;
+    if (!OpTrait::util::getBroadcastedShape(normalized, paramType->getShape(),
+                                            merged) ||
+        merged.size() != normalized.size() ||
+        failed(verifyCompatibleShape(merged, normalized)))
+      return inferError(loc, name, what, " of shape ",
+                        formatShape(paramType->getShape()),
+                        " does not match the normalized shape ",
+                        formatShape(normalized));
+  }
+  types.push_back(*type);
+  return success();
+}
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> type =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  if (failed(type))
+    return failure();
+  if (type->getRank() < 2)
+    return inferError(loc, name, "expects an input of rank >= 2 (N, C, ...), got ",
+                      formatType(*type));
+  if (adaptor.getEpsilon().convertToDouble() < 0)
+    return inferError(loc, name, "expects epsilon >= 0");
+  int64_t channels = type->getDimSize(1);
+  std::pair<StringRef, Value> params[] = {{"scale", adaptor.getScale()},
+                                          {"bias", adaptor.getBias()},
+                                          {"mean", adaptor.getMean()},
+                                          {"variance", adaptor.getVariance()}};
+  for (auto [what, value] : params) {
+    FailureOr<RankedTensorType> paramType = getTensorType(value, loc, name, what);
+    if (failed(paramType) ||
+        failed(checkSameElementType({*type, *paramType}, loc, name)))
+      return failure();
+    if (paramType->getRank() != 1 ||
+        failed(verifyCompatibleShape(paramType->getShape(), {channels})))
+      return inferError(loc, name, "expects ", what, " of shape ",
+                        formatShape({channels}), " (one per channel), got ",
+                        formatType(*paramType));
+  }
+  types.push_back(*type);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+template <typename Adaptor>
+static LogicalResult inferPool2d(StringRef name, std::optional<Location> loc,
+                                 Adaptor adaptor, bool allowDilation,
+                                 SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> type =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  if (failed(type))
+    return failure();
+  if (type->getRank() != 4)
+    return inferError(loc, name, "expects a 4-D NCHW input, got ",
+                      formatType(*type));
+  SmallVector<int64_t> strides = withDefault(adaptor.getStrides(), 2, 1);
+  SmallVector<int64_t> padding = withDefault(adaptor.getPadding(), 4, 0);
+  SmallVector<int64_t> dilations = withDefault(adaptor.getDilations(), 2, 1);
+  ArrayRef<int64_t> kernel = adaptor.getKernelShape();
+  if (failed(checkAttrList(kernel, 2, 1, "kernel_shape", loc, name)) ||
+      failed(checkAttrList(strides, 2, 1, "strides", loc, name)) ||
+      failed(checkAttrList(padding, 4, 0, "padding", loc, name)) ||
+      failed(checkAttrList(dilations, 2, 1, "dilations", loc, name)))
+    return failure();
+  if (!allowDilation && llvm::any_of(dilations, [](int64_t d) { return d != 1; }))
+    return inferError(loc, name, "does not support dilation");
+  SmallVector<int64_t> shape(type->getShape().take_front(2));
+  for (int i = 0; i < 2; ++i) {
+    FailureOr<int64_t> size = windowOutputSize(
+        type->getDimSize(2 + i), kernel[i], strides[i], padding[i],
+        padding[2 + i], dilations[i], adaptor.getCeilMode(), loc, name);
+    if (failed(size))
+      return failure();
+    shape.push_back(*size);
+  }
+  types.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  return inferPool2d(getOperationName(), loc, adaptor, /*allowDilation=*/true,
+                     types);
+}
+
+LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  return inferPool2d(getOperationName(), loc, adaptor, /*allowDilation=*/false,
+                     types);
+}
+
+static LogicalResult inferGlobalPool(StringRef name, std::optional<Location> loc,
+                                     Value input, SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> type = getTensorType(input, loc, name, "input");
+  if (failed(type))
+    return failure();
+  if (type->getRank() < 3)
+    return inferError(loc, name, "expects an input of rank >= 3 (N, C, spatial...), got ",
+                      formatType(*type));
+  SmallVector<int64_t> shape(type->getShape().take_front(2));
+  shape.append(type->getRank() - 2, 1);
+  types.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+LogicalResult GlobalAvgPoolOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  return inferGlobalPool(getOperationName(), loc, adaptor.getInput(), types);
+}
+
+LogicalResult GlobalMaxPoolOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  return inferGlobalPool(getOperationName(), loc, adaptor.getInput(), types);
+}
+
+LogicalResult AdaptiveAvgPool2dOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> type =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  if (failed(type))
+    return failure();
+  if (type->getRank() != 4)
+    return inferError(loc, name, "expects a 4-D NCHW input, got ",
+                      formatType(*type));
+  if (failed(checkAttrList(adaptor.getOutputSize(), 2, 1, "output_size", loc,
+                           name)))
+    return failure();
+  SmallVector<int64_t> shape(type->getShape().take_front(2));
+  llvm::append_range(shape, adaptor.getOutputSize());
+  types.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> type =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  if (failed(type))
+    return failure();
+  SmallVector<int64_t> shape(adaptor.getShape());
+  std::optional<size_t> inferredIndex;
+  int64_t knownProduct = 1;
+  for (auto [i, dim] : llvm::enumerate(shape)) {
+    if (dim == -1) {
+      if (inferredIndex)
+        return inferError(loc, name, "expects at most one -1 in shape ",
+                          formatShape(adaptor.getShape()));
+      inferredIndex = i;
+      continue;
+    }
+    if (dim < 1)
+      return inferError(loc, name, "expects shape entries >= 1 or -1, got ", dim);
+    knownProduct *= dim;
+  }
+  int64_t inputElements = product(type->getShape());
+  if (!ShapedType::isDynamic(inputElements)) {
+    if (inferredIndex) {
+      if (inputElements % knownProduct != 0)
+        return inferError(loc, name, "cannot reshape ", formatType(*type),
+                          " (", inputElements, " elements) to ",
+                          formatShape(adaptor.getShape()));
+      shape[*inferredIndex] = inputElements / knownProduct;
+    } else if (inputElements != knownProduct) {
+      return inferError(loc, name, "cannot reshape ", formatType(*type), " (",
+                        inputElements, " elements) to ",
+                        formatShape(adaptor.getShape()), " (", knownProduct,
+                        " elements)");
+    }
+  } else if (inferredIndex) {
+    shape[*inferredIndex] = kDynamic;
+  }
+  types.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // reshape(reshape(x)) -> reshape(x): only the final shape matters.
+  if (auto producer = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(producer.getInput());
+    return getResult();
+  }
+  if (auto dense = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput()))
+    if (getType().hasStaticShape())
+      return dense.reshape(cast<ShapedType>(getType()));
+  return {};
+}
+
+LogicalResult FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> type =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  if (failed(type))
+    return failure();
+  int64_t rank = type->getRank();
+  int64_t axis = adaptor.getAxis();
+  // Flatten's axis ranges over [-rank, rank] (rank itself is allowed).
+  if (axis < -rank || axis > rank)
+    return inferError(loc, name, "axis ", axis, " is out of range for rank ",
+                      rank, " (expected in [", -rank, ", ", rank, "])");
+  if (axis < 0)
+    axis += rank;
+  ArrayRef<int64_t> shape = type->getShape();
+  types.push_back(RankedTensorType::get(
+      {product(shape.take_front(axis)), product(shape.drop_front(axis))},
+      type->getElementType()));
+  return success();
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> type =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  if (failed(type))
+    return failure();
+  ArrayRef<int64_t> perm = adaptor.getPerm();
+  int64_t rank = type->getRank();
+  SmallVector<bool> seen(rank, false);
+  bool valid = static_cast<int64_t>(perm.size()) == rank;
+  for (int64_t p : perm) {
+    if (!valid || p < 0 || p >= rank || seen[p]) {
+      valid = false;
+      break;
+    }
+    seen[p] = true;
+  }
+  if (!valid)
+    return inferError(loc, name, "perm [", llvm::make_range(perm.begin(), perm.end()),
+                      "] is not a permutation of the ", rank, " input dimensions");
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type->getDimSize(p));
+  types.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  ArrayRef<int64_t> perm = getPerm();
+  bool identity = llvm::all_of(llvm::enumerate(perm), [](auto it) {
+    return static_cast<int64_t>(it.index()) == it.value();
+  });
+  if (identity)
+    return getInput();
+  if (auto splat = dyn_cast_if_present<SplatElementsAttr>(adaptor.getInput()))
+    return splat.resizeSplat(cast<ShapedType>(getType()));
+  return {};
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  if (adaptor.getInputs().empty())
+    return inferError(loc, name, "expects at least one input");
+  SmallVector<RankedTensorType> inputTypes;
+  for (Value input : adaptor.getInputs()) {
+    FailureOr<RankedTensorType> type = getTensorType(input, loc, name, "inputs");
+    if (failed(type))
+      return failure();
+    inputTypes.push_back(*type);
+  }
+  if (failed(checkSameElementType(inputTypes, loc, name)))
+    return failure();
+  int64_t rank = inputTypes.front().getRank();
+  FailureOr<int64_t> axis = normalizeAxis(adaptor.getAxis(), rank, loc, name);
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(inputTypes.front().getShape());
+  shape[*axis] = 0;
+  for (RankedTensorType type : inputTypes) {
+    if (type.getRank() != rank)
+      return inferError(loc, name, "expects inputs of one rank, got ",
+                        formatType(inputTypes.front()), " and ", formatType(type));
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t size = type.getDimSize(d);
+      if (d == *axis) {
+        shape[d] = ShapedType::isDynamic(shape[d]) || ShapedType::isDynamic(size)
+                       ? kDynamic
+                       : shape[d] + size;
+        continue;
+      }
+      if (ShapedType::isDynamic(shape[d])) {
+        shape[d] = size;
+      } else if (!ShapedType::isDynamic(size) && size != shape[d]) {
+        return inferError(loc, name, "inputs differ in dimension ", d,
+                          " (not the concatenation axis ", *axis, "): ",
+                          formatType(inputTypes.front()), " vs ", formatType(type));
+      }
+    }
+  }
+  types.push_back(RankedTensorType::get(shape, inputTypes.front().getElementType()));
+  return success();
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1 && getInputs().front().getType() == getType())
+    return getInputs().front();
+  return {};
+}
+
+LogicalResult SplitOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> type =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  if (failed(type))
+    return failure();
+  FailureOr<int64_t> axis =
+      normalizeAxis(adaptor.getAxis(), type->getRank(), loc, name);
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> sizes = adaptor.getSizes();
+  if (sizes.empty())
+    return inferError(loc, name, "expects at least one piece in 'sizes'");
+  if (failed(checkAttrList(sizes, sizes.size(), 1, "sizes", loc, name)))
+    return failure();
+  int64_t total = std::accumulate(sizes.begin(), sizes.end(), int64_t{0});
+  int64_t dim = type->getDimSize(*axis);
+  if (!ShapedType::isDynamic(dim) && dim != total)
+    return inferError(loc, name, "sizes add up to ", total,
+                      " but dimension ", *axis, " of ", formatType(*type),
+                      " is ", dim);
+  for (int64_t size : sizes) {
+    SmallVector<int64_t> shape(type->getShape());
+    shape[*axis] = size;
+    types.push_back(RankedTensorType::get(shape, type->getElementType()));
+  }
+  return success();
+}
+
+/// Length of a slice along a dimension of static size `dim` (ONNX clamping).
+static int64_t sliceLength(int64_t dim, int64_t start, int64_t end,
+                           int64_t step) {
+  if (start < 0)
+    start += dim;
+  if (end < 0)
+    end += dim;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    return end > start ? (end - start + step - 1) / step : 0;
+  }
+  start = std::clamp<int64_t>(start, 0, dim - 1);
+  end = std::clamp<int64_t>(end, -1, dim - 1);
+  return start > end ? (start - end + (-step) - 1) / (-step) : 0;
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> type =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  if (failed(type))
+    return failure();
+  ArrayRef<int64_t> starts = adaptor.getStarts(), ends = adaptor.getEnds(),
+                    steps = adaptor.getSteps();
+  size_t count = adaptor.getAxes().size();
+  if (starts.size() != count || ends.size() != count || steps.size() != count)
+    return inferError(loc, name, "expects starts, ends, axes and steps of one "
+                      "length, got ", starts.size(), ", ", ends.size(), ", ",
+                      count, " and ", steps.size());
+  FailureOr<SmallVector<int64_t>> axes =
+      normalizeAxes(adaptor.getAxes(), type->getRank(), loc, name);
+  if (failed(axes))
+    return failure();
+  SmallVector<int64_t> shape(type->getShape());
+  for (size_t i = 0; i < count; ++i) {
+    if (steps[i] == 0)
+      return inferError(loc, name, "expects non-zero steps");
+    int64_t dim = shape[(*axes)[i]];
+    if (!ShapedType::isDynamic(dim))
+      shape[(*axes)[i]] = sliceLength(dim, starts[i], ends[i], steps[i]);
+  }
+  types.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> type =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  if (failed(type))
+    return failure();
+  int64_t rank = type->getRank();
+  ArrayRef<int64_t> pads = adaptor.getPads();
+  if (failed(checkAttrList(pads, 2 * rank, 0, "pads", loc, name)))
+    return failure();
+  StringRef mode = adaptor.getMode();
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return inferError(loc, name, "expects mode \"constant\", \"reflect\" or "
+                      "\"edge\", got \"", mode, "\"");
+  SmallVector<int64_t> shape(type->getShape());
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t dim = shape[d];
+    if (ShapedType::isDynamic(dim))
+      continue;
+    if (mode == "reflect" && (pads[d] >= dim || pads[rank + d] >= dim))
+      return inferError(loc, name, "reflect padding of dimension ", d,
+                        " must be smaller than its size ", dim);
+    if (mode == "edge" && dim == 0 && (pads[d] || pads[rank + d]))
+      return inferError(loc, name, "cannot edge-pad empty dimension ", d);
+    shape[d] = dim + pads[d] + pads[rank + d];
+  }
+  types.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> dataType =
+      getTensorType(adaptor.getData(), loc, name, "data");
+  FailureOr<RankedTensorType> indicesType =
+      getTensorType(adaptor.getIndices(), loc, name, "indices");
+  if (failed(dataType) || failed(indicesType))
+    return failure();
+  if (!indicesType->getElementType().isSignlessInteger(32) &&
+      !indicesType->getElementType().isSignlessInteger(64))
+    return inferError(loc, name, "expects i32 or i64 indices, got ",
+                      formatType(*indicesType));
+  if (dataType->getRank() == 0)
+    return inferError(loc, name, "expects data of rank >= 1");
+  FailureOr<int64_t> axis =
+      normalizeAxis(adaptor.getAxis(), dataType->getRank(), loc, name);
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(dataType->getShape().take_front(*axis));
+  llvm::append_range(shape, indicesType->getShape());
+  llvm::append_range(shape, dataType->getShape().drop_front(*axis + 1));
+  types.push_back(RankedTensorType::get(shape, dataType->getElementType()));
+  return success();
+}
+
+LogicalResult SqueezeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> type =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  if (failed(type))
+    return failure();
+  FailureOr<SmallVector<int64_t>> axes =
+      normalizeAxes(adaptor.getAxes(), type->getRank(), loc, name);
+  if (failed(axes))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (auto [i, dim] : llvm::enumerate(type->getShape())) {
+    if (!llvm::is_contained(*axes, static_cast<int64_t>(i))) {
+      shape.push_back(dim);
+      continue;
+    }
+    if (!ShapedType::isDynamic(dim) && dim != 1)
+      return inferError(loc, name, "cannot squeeze dimension ", i, " of ",
+                        formatType(*type), ": its size is ", dim, ", not 1");
+  }
+  types.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+LogicalResult UnsqueezeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> type =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  if (failed(type))
+    return failure();
+  int64_t rank = type->getRank() + adaptor.getAxes().size();
+  FailureOr<SmallVector<int64_t>> axes =
+      normalizeAxes(adaptor.getAxes(), rank, loc, name);
+  if (failed(axes))
+    return failure();
+  SmallVector<int64_t> shape;
+  ArrayRef<int64_t> inShape = type->getShape();
+  for (int64_t d = 0; d < rank; ++d) {
+    if (llvm::is_contained(*axes, d)) {
+      shape.push_back(1);
+    } else {
+      shape.push_back(inShape.front());
+      inShape = inShape.drop_front();
+    }
+  }
+  types.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+LogicalResult ExpandOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> type =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  if (failed(type))
+    return failure();
+  if (failed(checkAttrList(adaptor.getShape(), adaptor.getShape().size(), 1,
+                           "shape", loc, name)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcast(type->getShape(), adaptor.getShape(), loc, name);
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, type->getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion targets
+//===----------------------------------------------------------------------===//
+
+/// Checks that `region`'s block takes `argTypes` and yields `yieldTypes`.
+static LogicalResult verifyRegionSignature(Operation *op, Region &region,
+                                           StringRef regionName,
+                                           TypeRange argTypes,
+                                           TypeRange yieldTypes) {
+  Block &block = region.front();
+  if (block.getArgumentTypes() != argTypes)
+    return op->emitOpError("expects the ")
+           << regionName << " region to take (" << argTypes << "), got ("
+           << block.getArgumentTypes() << ")";
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return op->emitOpError("expects the ")
+           << regionName << " region to end with cuvil.yield";
+  if (yield.getValues().getTypes() != yieldTypes)
+    return op->emitOpError("expects the ")
+           << regionName << " region to yield (" << yieldTypes << "), got ("
+           << yield.getValues().getTypes() << ")";
+  return success();
+}
+
+LogicalResult MapReduceOp::verifyRegions() {
+  StringRef name = getOperationName();
+  SmallVector<Type> scalarTypes;
+  SmallVector<int64_t> shape;
+  for (Value input : getInputs()) {
+    auto type = cast<RankedTensorType>(input.getType());
+    scalarTypes.push_back(type.getElementType());
+    FailureOr<SmallVector<int64_t>> merged =
+        broadcast(shape, type.getShape(), getLoc(), name);
+    if (failed(merged))
+      return failure();
+    shape = std::move(*merged);
+  }
+  if (getInputs().empty())
+    return emitOpError("expects at least one input");
+  Type resultElement = cast<RankedTensorType>(getType()).getElementType();
+  if (failed(verifyRegionSignature(*this, getMap(), "map", scalarTypes,
+                                   {resultElement})))
+    return failure();
+
+  ArrayRef<int64_t> reductionDims = getReductionDims();
+  if (reductionDims.empty()) {
+    if (!getReduce().empty() || getInit() || getKeepdims())
+      return emitOpError("without reduction_dims is a pure map: it takes no "
+                         "reduce region, init or keepdims");
+  } else {
+    if (getReduce().empty())
+      return emitOpError("with reduction_dims needs a reduce region");
+    if (!getInit() || getInit()->getType() != resultElement)
+      return emitOpError("with reduction_dims needs an init value of type ")
+             << resultElement;
+    if (failed(verifyRegionSignature(*this, getReduce(), "reduce",
+                                     {resultElement, resultElement},
+                                     {resultElement})))
+      return failure();
+  }
+  FailureOr<SmallVector<int64_t>> dims =
+      normalizeAxes(reductionDims, shape.size(), getLoc(), name);
+  if (failed(dims))
+    return failure();
+  SmallVector<int64_t> expected;
+  for (auto [i, dim] : llvm::enumerate(shape)) {
+    if (!llvm::is_contained(*dims, static_cast<int64_t>(i)))
+      expected.push_back(dim);
+    else if (getKeepdims())
+      expected.push_back(1);
+  }
+  auto resultType = cast<RankedTensorType>(getType());
+  if (resultType.getRank() != static_cast<int64_t>(expected.size()) ||
+      failed(verifyCompatibleShape(resultType.getShape(), expected)))
+    return emitOpError("result ")
+           << resultType << " does not match the iteration shape "
+           << formatShape(shape) << " reduced over ["
+           << llvm::make_range(reductionDims.begin(), reductionDims.end())
+           << "] (expected " << formatShape(expected) << ")";
+  return success();
+}
+
+LogicalResult FusedGroupOp::verifyRegions() {
+  return verifyRegionSignature(*this, getBody(), "body",
+                               getInputs().getTypes(), getResultTypes());
+}
+
+#define GET_OP_CLASSES
+#include "cuvil/ir/CuvilOps.cpp.inc"

@@ -1,0 +1,540 @@
+//===- CuvilOps.td - level1 ops ----------------------------*- tablegen -*-===//
+//
+// Result types are never written in the assembly: each op infers them from
+// its operands and attributes (Cuvil_InferTypeOpAdaptor), and the same inference is
+// the verifier's source of truth, so builders, the parser and the verifier
+// agree by construction.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_IR_CUVILOPS_TD
+#define CUVIL_IR_CUVILOPS_TD
+
+include "cuvil/ir/CuvilBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def Cuvil_ConstantOp : Cuvil_Op<"constant",
+    [ConstantLike, Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "a constant tensor (weights are dense resources)";
+  let description = [{
+    Importers store weights as `dense_resource` blobs so that a model's
+    parameters are never printed inline in bulk; small constants (scalars,
+    shapes) may be `dense`.
+
+    ```mlir
+    %w = cuvil.constant dense_resource<conv1_weight> : tensor<64x3x7x7xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$value attr-dict";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops (numpy broadcasting)
+//===----------------------------------------------------------------------===//
+
+class Cuvil_BinaryOp<string mnemonic, list<Trait> traits = []>
+    : Cuvil_Op<mnemonic, !listconcat(traits, [Pure, Cuvil_InferTypeOpAdaptor])> {
+  let arguments = (ins Cuvil_Tensor:$lhs, Cuvil_Tensor:$rhs);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)
+  }];
+  let description = [{
+    Elementwise with numpy broadcasting: shapes are aligned at the trailing
+    dimension and a dimension of size 1 stretches. Operands must have the same
+    element type.
+  }];
+}
+
+def Cuvil_AddOp : Cuvil_BinaryOp<"add", [Commutative]> {
+  let summary = "elementwise addition";
+  let hasFolder = 1;
+}
+def Cuvil_SubOp : Cuvil_BinaryOp<"sub"> {
+  let summary = "elementwise subtraction";
+}
+def Cuvil_MulOp : Cuvil_BinaryOp<"mul", [Commutative]> {
+  let summary = "elementwise multiplication";
+  let hasFolder = 1;
+}
+def Cuvil_DivOp : Cuvil_BinaryOp<"div"> {
+  let summary = "elementwise division (truncating for integers)";
+}
+def Cuvil_PowOp : Cuvil_BinaryOp<"pow"> {
+  let summary = "elementwise power";
+}
+def Cuvil_MaxOp : Cuvil_BinaryOp<"max", [Commutative]> {
+  let summary = "elementwise maximum";
+}
+def Cuvil_MinOp : Cuvil_BinaryOp<"min", [Commutative]> {
+  let summary = "elementwise minimum";
+}
+
+class Cuvil_CompareOp<string mnemonic, list<Trait> traits = []>
+    : Cuvil_BinaryOp<mnemonic, traits> {
+  let results = (outs RankedTensorOf<[I1]>:$result);
+  let description = [{
+    Elementwise comparison with numpy broadcasting; the result is `i1`.
+  }];
+}
+
+def Cuvil_EqualOp : Cuvil_CompareOp<"equal", [Commutative]> {
+  let summary = "elementwise ==";
+}
+def Cuvil_LessOp : Cuvil_CompareOp<"less"> {
+  let summary = "elementwise <";
+}
+def Cuvil_LessEqualOp : Cuvil_CompareOp<"less_equal"> {
+  let summary = "elementwise <=";
+}
+def Cuvil_GreaterOp : Cuvil_CompareOp<"greater"> {
+  let summary = "elementwise >";
+}
+def Cuvil_GreaterEqualOp : Cuvil_CompareOp<"greater_equal"> {
+  let summary = "elementwise >=";
+}
+
+def Cuvil_WhereOp : Cuvil_Op<"where", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "elementwise select with three-way broadcasting";
+  let arguments = (ins RankedTensorOf<[I1]>:$condition, Cuvil_Tensor:$true_value,
+                       Cuvil_Tensor:$false_value);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $true_value `,` $false_value attr-dict `:`
+    type($condition) `,` type($true_value) `,` type($false_value)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+class Cuvil_UnaryOp<string mnemonic, list<Trait> traits = [],
+                    dag extraArgs = (ins), string extraFormat = "">
+    : Cuvil_Op<mnemonic, !listconcat(traits, [Pure, Cuvil_InferTypeOpAdaptor])> {
+  let arguments = !con((ins Cuvil_Tensor:$input), extraArgs);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input " # extraFormat # " attr-dict `:` type($input)";
+  // Ops whose math is only defined on floats set this (checked in inference).
+  bit floatOnly = 1;
+  let extraClassDeclaration = [{
+    static constexpr bool kFloatOnly = }] # !if(floatOnly, "true", "false") # [{;
+  }];
+}
+
+def Cuvil_ReluOp : Cuvil_UnaryOp<"relu"> {
+  let summary = "max(x, 0)";
+  let floatOnly = 0;
+}
+def Cuvil_ClipOp : Cuvil_UnaryOp<"clip", [],
+    (ins OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max),
+    "(`min` `=` $min^)? (`max` `=` $max^)?"> {
+  let summary = "clamp to [min, max] (relu6 is clip min = 0, max = 6)";
+  let floatOnly = 0;
+  let hasVerifier = 1;
+}
+def Cuvil_SigmoidOp : Cuvil_UnaryOp<"sigmoid"> { let summary = "1 / (1 + exp(-x))"; }
+def Cuvil_TanhOp : Cuvil_UnaryOp<"tanh"> { let summary = "hyperbolic tangent"; }
+def Cuvil_GeluOp : Cuvil_UnaryOp<"gelu", [],
+    (ins DefaultValuedAttr<StrAttr, "\"none\"">:$approximate),
+    "(`approximate` `=` $approximate^)?"> {
+  let summary = "GELU, exact (erf) or tanh-approximated";
+  let hasVerifier = 1;
+}
+def Cuvil_SiluOp : Cuvil_UnaryOp<"silu"> { let summary = "x * sigmoid(x)"; }
+def Cuvil_HardSwishOp : Cuvil_UnaryOp<"hardswish"> {
+  let summary = "x * relu6(x + 3) / 6";
+}
+def Cuvil_HardSigmoidOp : Cuvil_UnaryOp<"hardsigmoid", [],
+    (ins DefaultValuedAttr<F64Attr, "1.0 / 6.0">:$alpha,
+         DefaultValuedAttr<F64Attr, "0.5">:$beta),
+    "(`alpha` `=` $alpha^)? (`beta` `=` $beta^)?"> {
+  let summary = "max(0, min(1, alpha * x + beta))";
+}
+def Cuvil_ExpOp : Cuvil_UnaryOp<"exp"> { let summary = "e^x"; }
+def Cuvil_LogOp : Cuvil_UnaryOp<"log"> { let summary = "natural logarithm"; }
+def Cuvil_SqrtOp : Cuvil_UnaryOp<"sqrt"> { let summary = "square root"; }
+def Cuvil_RsqrtOp : Cuvil_UnaryOp<"rsqrt"> { let summary = "1 / sqrt(x)"; }
+def Cuvil_ReciprocalOp : Cuvil_UnaryOp<"reciprocal"> { let summary = "1 / x"; }
+def Cuvil_ErfOp : Cuvil_UnaryOp<"erf"> { let summary = "Gauss error function"; }
+def Cuvil_NegOp : Cuvil_UnaryOp<"neg"> {
+  let summary = "-x";
+  let floatOnly = 0;
+}
+def Cuvil_AbsOp : Cuvil_UnaryOp<"abs"> {
+  let summary = "|x|";
+  let floatOnly = 0;
+}
+
+def Cuvil_CastOp : Cuvil_Op<"cast", [Pure]> {
+  let summary = "element type conversion (shape unchanged)";
+  let description = [{
+    Converts each element: float<->float rounds to nearest even, float->int
+    truncates toward zero, int->i1 is `!= 0`.
+  }];
+  let arguments = (ins Cuvil_Tensor:$input);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and convolution
+//===----------------------------------------------------------------------===//
+
+def Cuvil_MatmulOp : Cuvil_Op<"matmul", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "numpy matmul: batched, broadcasting, 1-D operands promoted";
+  let arguments = (ins Cuvil_Tensor:$lhs, Cuvil_Tensor:$rhs);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)
+  }];
+}
+
+def Cuvil_GemmOp : Cuvil_Op<"gemm", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "alpha * op(A) @ op(B) + beta * C (linear layers)";
+  let description = [{
+    ONNX Gemm: A is MxK (KxM when `trans_a`), B is KxN (NxK when `trans_b`,
+    the layout of `torch.nn.Linear` weights), C broadcasts to MxN.
+  }];
+  let arguments = (ins Cuvil_FloatTensor:$a, Cuvil_FloatTensor:$b,
+                       Optional<Cuvil_FloatTensor>:$c,
+                       UnitAttr:$trans_a, UnitAttr:$trans_b,
+                       DefaultValuedAttr<F64Attr, "1.0">:$alpha,
+                       DefaultValuedAttr<F64Attr, "1.0">:$beta);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = [{
+    $a `,` $b (`,` $c^)? attr-dict `:` type($a) `,` type($b) (`,` type($c)^)?
+  }];
+}
+
+def Cuvil_Conv2dOp : Cuvil_Op<"conv2d", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "2-D convolution, NCHW input, OIHW weight";
+  let description = [{
+    `padding` is [top, left, bottom, right]; `groups` = C_in gives a
+    depthwise convolution. Unset `strides`/`dilations` mean 1, unset
+    `padding` means 0.
+  }];
+  let arguments = (ins Cuvil_FloatTensor:$input, Cuvil_FloatTensor:$weight,
+                       Optional<Cuvil_FloatTensor>:$bias,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$strides,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$padding,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)
+    (`,` type($bias)^)?
+  }];
+  let extraClassDeclaration = [{
+    /// Attributes with their defaults applied.
+    ::llvm::SmallVector<int64_t, 2> getStridesOrDefault();
+    ::llvm::SmallVector<int64_t, 4> getPaddingOrDefault();
+    ::llvm::SmallVector<int64_t, 2> getDilationsOrDefault();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization, softmax, reductions
+//===----------------------------------------------------------------------===//
+
+class Cuvil_SoftmaxBase<string mnemonic> : Cuvil_Op<mnemonic,
+    [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let arguments = (ins Cuvil_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = "$input `,` `axis` `=` $axis attr-dict `:` type($input)";
+}
+def Cuvil_SoftmaxOp : Cuvil_SoftmaxBase<"softmax"> {
+  let summary = "softmax along one axis";
+}
+def Cuvil_LogSoftmaxOp : Cuvil_SoftmaxBase<"log_softmax"> {
+  let summary = "log(softmax) along one axis, computed stably";
+}
+
+class Cuvil_ReduceOp<string mnemonic> : Cuvil_Op<mnemonic,
+    [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let arguments = (ins Cuvil_Tensor:$input, DenseI64ArrayAttr:$axes,
+                       UnitAttr:$keepdims);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` `axes` `=` $axes (`keepdims` $keepdims^)? attr-dict `:`
+    type($input)
+  }];
+  let description = [{
+    Reduces over `axes` (distinct, negative counts from the end, at least
+    one). With `keepdims` the reduced dimensions stay with size 1.
+  }];
+}
+def Cuvil_ReduceSumOp : Cuvil_ReduceOp<"reduce_sum"> { let summary = "sum over axes"; }
+def Cuvil_ReduceMeanOp : Cuvil_ReduceOp<"reduce_mean"> { let summary = "mean over axes"; }
+def Cuvil_ReduceMaxOp : Cuvil_ReduceOp<"reduce_max"> { let summary = "maximum over axes"; }
+def Cuvil_ReduceMinOp : Cuvil_ReduceOp<"reduce_min"> { let summary = "minimum over axes"; }
+
+def Cuvil_LayerNormOp : Cuvil_Op<"layer_norm",
+    [Pure, Cuvil_InferTypeOpAdaptor, AttrSizedOperandSegments]> {
+  let summary = "layer normalization over the dimensions from `axis` on";
+  let arguments = (ins Cuvil_FloatTensor:$input,
+                       Optional<Cuvil_FloatTensor>:$scale,
+                       Optional<Cuvil_FloatTensor>:$bias,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`scale` $scale^ `:` type($scale))? (`bias` $bias^ `:` type($bias))?
+    attr-dict `:` type($input)
+  }];
+}
+
+def Cuvil_BatchNormOp : Cuvil_Op<"batch_norm", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "inference batch normalization over channel dimension 1";
+  let arguments = (ins Cuvil_FloatTensor:$input, Cuvil_FloatTensor:$scale,
+                       Cuvil_FloatTensor:$bias, Cuvil_FloatTensor:$mean,
+                       Cuvil_FloatTensor:$variance,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias `,` $mean `,` $variance attr-dict `:`
+    type($input) `,` type($scale) `,` type($bias) `,` type($mean) `,`
+    type($variance)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+class Cuvil_Pool2dOp<string mnemonic, dag extraArgs = (ins)> : Cuvil_Op<mnemonic,
+    [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let arguments = !con((ins Cuvil_FloatTensor:$input,
+                            DenseI64ArrayAttr:$kernel_shape,
+                            DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$strides,
+                            DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$padding,
+                            DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$dilations,
+                            UnitAttr:$ceil_mode), extraArgs);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let description = [{
+    NCHW pooling window `kernel_shape`; `padding` is [top, left, bottom,
+    right]; `ceil_mode` rounds the output size up, as PyTorch does, without
+    starting a window in the right/bottom padding.
+  }];
+}
+def Cuvil_MaxPool2dOp : Cuvil_Pool2dOp<"max_pool2d"> {
+  let summary = "2-D max pooling";
+}
+def Cuvil_AvgPool2dOp : Cuvil_Pool2dOp<"avg_pool2d", (ins UnitAttr:$count_include_pad)> {
+  let summary = "2-D average pooling";
+}
+
+class Cuvil_GlobalPoolOp<string mnemonic> : Cuvil_Op<mnemonic,
+    [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let arguments = (ins Cuvil_FloatTensor:$input);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+def Cuvil_GlobalAvgPoolOp : Cuvil_GlobalPoolOp<"global_avg_pool"> {
+  let summary = "mean over all spatial dims: NxCxHxW -> NxCx1x1";
+}
+def Cuvil_GlobalMaxPoolOp : Cuvil_GlobalPoolOp<"global_max_pool"> {
+  let summary = "max over all spatial dims: NxCxHxW -> NxCx1x1";
+}
+
+def Cuvil_AdaptiveAvgPool2dOp : Cuvil_Op<"adaptive_avg_pool2d",
+    [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "PyTorch adaptive average pooling to `output_size` (NCHW)";
+  let arguments = (ins Cuvil_FloatTensor:$input, DenseI64ArrayAttr:$output_size);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` `output_size` `=` $output_size attr-dict `:` type($input)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+def Cuvil_ReshapeOp : Cuvil_Op<"reshape", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "reshape to `shape`; one -1 entry is inferred";
+  let arguments = (ins Cuvil_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input `,` `shape` `=` $shape attr-dict `:` type($input)";
+  let hasFolder = 1;
+}
+
+def Cuvil_FlattenOp : Cuvil_Op<"flatten", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "collapse to 2-D around `axis` (ONNX Flatten)";
+  let arguments = (ins Cuvil_Tensor:$input, DefaultValuedAttr<I64Attr, "1">:$axis);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Cuvil_TransposeOp : Cuvil_Op<"transpose", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "permute dimensions: result dim i is input dim perm[i]";
+  let arguments = (ins Cuvil_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input `,` `perm` `=` $perm attr-dict `:` type($input)";
+  let hasFolder = 1;
+}
+
+def Cuvil_ConcatOp : Cuvil_Op<"concat", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "concatenate along `axis`";
+  let arguments = (ins Variadic<Cuvil_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    `(` $inputs `)` `axis` `=` $axis attr-dict `:` type($inputs)
+  }];
+  let hasFolder = 1;
+}
+
+def Cuvil_SplitOp : Cuvil_Op<"split", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "split along `axis` into pieces of `sizes`";
+  let arguments = (ins Cuvil_Tensor:$input, I64Attr:$axis,
+                       DenseI64ArrayAttr:$sizes);
+  let results = (outs Variadic<Cuvil_Tensor>:$results);
+  let assemblyFormat = [{
+    $input `,` `axis` `=` $axis `,` `sizes` `=` $sizes attr-dict `:` type($input)
+  }];
+}
+
+def Cuvil_SliceOp : Cuvil_Op<"slice", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "strided slice (ONNX Slice semantics, constant bounds)";
+  let description = [{
+    For each `axes[i]`: start `starts[i]`, end `ends[i]` (exclusive), step
+    `steps[i]` (non-zero; negative walks backwards). Negative bounds count
+    from the end; out-of-range bounds are clamped, as in ONNX and numpy.
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$axes,
+                       DenseI64ArrayAttr:$steps);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Cuvil_PadOp : Cuvil_Op<"pad", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "pad with a constant, by reflection or by edge replication";
+  let description = [{
+    `pads` holds all begin amounts then all end amounts (ONNX order).
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, DenseI64ArrayAttr:$pads,
+                       DefaultValuedAttr<StrAttr, "\"constant\"">:$mode,
+                       DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input `,` `pads` `=` $pads attr-dict `:` type($input)";
+}
+
+def Cuvil_GatherOp : Cuvil_Op<"gather", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "gather slices of `data` along `axis` at `indices`";
+  let arguments = (ins Cuvil_Tensor:$data, Cuvil_IndexTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices attr-dict `:` type($data) `,` type($indices)
+  }];
+}
+
+def Cuvil_SqueezeOp : Cuvil_Op<"squeeze", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "remove size-1 dimensions `axes`";
+  let arguments = (ins Cuvil_Tensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input `,` `axes` `=` $axes attr-dict `:` type($input)";
+}
+
+def Cuvil_UnsqueezeOp : Cuvil_Op<"unsqueeze", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "insert size-1 dimensions at `axes` of the result";
+  let arguments = (ins Cuvil_Tensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input `,` `axes` `=` $axes attr-dict `:` type($input)";
+}
+
+def Cuvil_ExpandOp : Cuvil_Op<"expand", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "broadcast to `shape` (numpy rules, ONNX Expand)";
+  let arguments = (ins Cuvil_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input `,` `shape` `=` $shape attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion targets
+//===----------------------------------------------------------------------===//
+
+def Cuvil_YieldOp : Cuvil_Op<"yield", [Pure, Terminator, ReturnLike,
+    ParentOneOf<["MapReduceOp", "FusedGroupOp"]>]> {
+  let summary = "terminates a cuvil region, yielding its values";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
+}
+
+def Cuvil_MapReduceOp : Cuvil_Op<"map_reduce", [Pure,
+    SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects]> {
+  let summary = "a generic fused map-then-reduce over broadcast inputs";
+  let description = [{
+    The `map` region receives one scalar per input (inputs broadcast to a
+    common iteration shape, numpy rules) and yields one scalar. When
+    `reduction_dims` is non-empty, the `reduce` region folds mapped scalars
+    into an accumulator that starts at `init`: it receives (accumulator,
+    value) and yields the new accumulator. With no reduction dims the op is
+    a pure elementwise map, and `init` and `reduce` are absent.
+
+    ```mlir
+    // sum((a - b)^2) over dim 1
+    %r = cuvil.map_reduce ins(%a, %b : tensor<4x8xf32>, tensor<4x8xf32>)
+           reduction_dims = [1] init = 0.0 : f32 -> tensor<4xf32> {
+      ^bb0(%x: f32, %y: f32):
+        %d = arith.subf %x, %y : f32
+        %s = arith.mulf %d, %d : f32
+        cuvil.yield %s : f32
+    } reduce {
+      ^bb0(%acc: f32, %v: f32):
+        %n = arith.addf %acc, %v : f32
+        cuvil.yield %n : f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Cuvil_Tensor>:$inputs,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$reduction_dims,
+                       OptionalAttr<TypedAttrInterface>:$init,
+                       UnitAttr:$keepdims);
+  let results = (outs Cuvil_Tensor:$result);
+  let regions = (region SizedRegion<1>:$map, AnyRegion:$reduce);
+  let assemblyFormat = [{
+    `ins` `(` $inputs `:` type($inputs) `)`
+    (`reduction_dims` `=` $reduction_dims^)? (`init` `=` $init^)?
+    (`keepdims` $keepdims^)? attr-dict `->` type($result) $map
+    (`reduce` $reduce^)?
+  }];
+  let hasRegionVerifier = 1;
+}
+
+def Cuvil_FusedGroupOp : Cuvil_Op<"fused_group", [IsolatedFromAbove,
+    SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects]> {
+  let summary = "a subgraph of level1 ops to be generated as one kernel";
+  let description = [{
+    Fusion wraps the ops it decided to generate together; the block arguments
+    stand for the group's operands and `cuvil.yield` gives its results. The
+    optional `kind` names the fusion pattern (e.g. "conv_epilogue").
+  }];
+  let arguments = (ins Variadic<Cuvil_Tensor>:$inputs, OptionalAttr<StrAttr>:$kind);
+  let results = (outs Variadic<Cuvil_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`kind` `=` $kind^)? `(` $inputs `)` attr-dict-with-keyword `:`
+    functional-type($inputs, $results) $body
+  }];
+  let hasRegionVerifier = 1;
+}
+
+#endif // CUVIL_IR_CUVILOPS_TD

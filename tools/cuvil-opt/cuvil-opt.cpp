@@ -1,0 +1,20 @@
+//===- cuvil-opt.cpp - mlir-opt for Cuvil's dialects and passes -----------===//
+//
+// Parses, verifies, transforms and prints Cuvil IR; the driver of every lit
+// test. Registers the cuvil dialects, the upstream dialects they mix with,
+// and the generic upstream transforms (canonicalize, cse, ...).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/Registration.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::registerTransformsPasses();
+  mlir::DialectRegistry registry;
+  cuvil::registerCuvilDialects(registry);
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "Cuvil optimizer driver\n", registry));
+}
