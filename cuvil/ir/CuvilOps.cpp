@@ -70,10 +70,28 @@ std::string formatShape(ArrayRef<int64_t> shape) {
   return text;
 }
 
+/// "[-1, 4]" for attribute lists, where -1 is a literal, not a dynamic dim.
+std::string formatList(ArrayRef<int64_t> values) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << '[';
+  llvm::interleaveComma(values, os);
+  os << ']';
+  return text;
+}
+
 std::string formatType(Type type) {
   std::string text;
   llvm::raw_string_ostream os(text);
   type.print(os);
+  return text;
+}
+
+/// "f32, f32" (unquoted, unlike streaming a TypeRange into a diagnostic).
+std::string formatTypes(TypeRange types) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(types, os, [&](Type type) { type.print(os); });
   return text;
 }
 
@@ -833,7 +851,7 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
     if (dim == -1) {
       if (inferredIndex)
         return inferError(loc, name, "expects at most one -1 in shape ",
-                          formatShape(adaptor.getShape()));
+                          formatList(adaptor.getShape()));
       inferredIndex = i;
       continue;
     }
@@ -847,12 +865,12 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
       if (inputElements % knownProduct != 0)
         return inferError(loc, name, "cannot reshape ", formatType(*type),
                           " (", inputElements, " elements) to ",
-                          formatShape(adaptor.getShape()));
+                          formatList(adaptor.getShape()));
       shape[*inferredIndex] = inputElements / knownProduct;
     } else if (inputElements != knownProduct) {
       return inferError(loc, name, "cannot reshape ", formatType(*type), " (",
                         inputElements, " elements) to ",
-                        formatShape(adaptor.getShape()), " (", knownProduct,
+                        formatList(adaptor.getShape()), " (", knownProduct,
                         " elements)");
     }
   } else if (inferredIndex) {
@@ -920,8 +938,8 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
     seen[p] = true;
   }
   if (!valid)
-    return inferError(loc, name, "perm [", llvm::make_range(perm.begin(), perm.end()),
-                      "] is not a permutation of the ", rank, " input dimensions");
+    return inferError(loc, name, "perm ", formatList(perm),
+                      " is not a permutation of the ", rank, " input dimensions");
   SmallVector<int64_t> shape;
   for (int64_t p : perm)
     shape.push_back(type->getDimSize(p));
@@ -1216,16 +1234,16 @@ static LogicalResult verifyRegionSignature(Operation *op, Region &region,
   Block &block = region.front();
   if (block.getArgumentTypes() != argTypes)
     return op->emitOpError("expects the ")
-           << regionName << " region to take (" << argTypes << "), got ("
-           << block.getArgumentTypes() << ")";
+           << regionName << " region to take (" << formatTypes(argTypes)
+           << "), got (" << formatTypes(block.getArgumentTypes()) << ")";
   auto yield = dyn_cast<YieldOp>(block.getTerminator());
   if (!yield)
     return op->emitOpError("expects the ")
            << regionName << " region to end with cuvil.yield";
   if (yield.getValues().getTypes() != yieldTypes)
     return op->emitOpError("expects the ")
-           << regionName << " region to yield (" << yieldTypes << "), got ("
-           << yield.getValues().getTypes() << ")";
+           << regionName << " region to yield (" << formatTypes(yieldTypes)
+           << "), got (" << formatTypes(yield.getValues().getTypes()) << ")";
   return success();
 }
 
@@ -1280,10 +1298,9 @@ LogicalResult MapReduceOp::verifyRegions() {
   if (resultType.getRank() != static_cast<int64_t>(expected.size()) ||
       failed(verifyCompatibleShape(resultType.getShape(), expected)))
     return emitOpError("result ")
-           << resultType << " does not match the iteration shape "
-           << formatShape(shape) << " reduced over ["
-           << llvm::make_range(reductionDims.begin(), reductionDims.end())
-           << "] (expected " << formatShape(expected) << ")";
+           << formatType(resultType) << " does not match the iteration shape "
+           << formatShape(shape) << " reduced over " << formatList(reductionDims)
+           << " (expected " << formatShape(expected) << ")";
   return success();
 }
 
