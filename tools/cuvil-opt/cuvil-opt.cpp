@@ -2,17 +2,20 @@
 //
 // Parses, verifies, transforms and prints Cuvil IR; the driver of every lit
 // test. Registers the cuvil dialects, the upstream dialects they mix with,
-// and the generic upstream transforms (canonicalize, cse, ...).
+// the generic upstream transforms (canonicalize, cse, ...) and Cuvil's
+// pipelines.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/ir/Registration.h"
+#include "cuvil/passes/Pipelines.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
+  cuvil::registerCuvilPipelines();
   mlir::DialectRegistry registry;
   cuvil::registerCuvilDialects(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(

@@ -1,0 +1,50 @@
+//===- Compiler.h - the compiler's entry point ------------------*- C++ -*-===//
+//
+// One function turns an input model into an artifact. cuvilc is a thin
+// command line over it, and the Python extension calls it too.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_DRIVER_COMPILER_H
+#define CUVIL_DRIVER_COMPILER_H
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cuvil {
+
+/// What the compiler writes.
+enum class EmitKind {
+  /// Verified, simplified level1 MLIR.
+  MlirLevel1,
+};
+
+/// Parses `--emit` values; the error lists the accepted ones.
+absl::StatusOr<EmitKind> parseEmitKind(absl::string_view text);
+
+/// The accepted `--emit` values, for help texts.
+std::vector<std::string> getEmitKindNames();
+
+struct CompileOptions {
+  /// Path of the input model. Format by extension: `.mlir` (level1).
+  std::string inputPath;
+  EmitKind emit = EmitKind::MlirLevel1;
+  /// Print the IR after every pass to stderr.
+  bool printIrAfterAll = false;
+  /// Receives one human-readable line per compilation stage, if set.
+  std::function<void(absl::string_view)> progress;
+};
+
+/// Compiles `options.inputPath` and returns the artifact's bytes. Errors are
+/// InvalidArgument (bad model: with the op, the location and what to do),
+/// NotFound / PermissionDenied (input file), or Unimplemented (an input
+/// format this build does not read).
+absl::StatusOr<std::string> compile(const CompileOptions &options);
+
+} // namespace cuvil
+
+#endif // CUVIL_DRIVER_COMPILER_H

@@ -1,0 +1,144 @@
+//===- cuvilc.cpp - the Cuvil compiler command line -----------------------===//
+//
+//   cuvilc model.mlir -o model.level1.mlir
+//
+// A thin layer over cuvil::compile: flags, progress lines on stderr, and an
+// output written atomically (a failed compile leaves no partial file).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/driver/Compiler.h"
+#include "cuvil/support/FileUtil.h"
+#include "cuvil/support/Version.h"
+
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+ABSL_FLAG(std::string, o, "",
+          "Output path. Without it the artifact goes to standard output. The "
+          "file is written atomically: a failed compile leaves none.");
+ABSL_FLAG(std::string, emit, "mlir-level1",
+          "What to produce. mlir-level1: the verified, simplified level1 IR.");
+ABSL_FLAG(bool, print_ir_after_all, false,
+          "Print the IR after every compiler pass to standard error.");
+ABSL_FLAG(bool, quiet, false, "Do not print progress lines.");
+
+namespace {
+
+const char kUsage[] = R"(Cuvil: an ahead-of-time compiler for AI inference.
+
+Usage:
+  cuvilc [flags] MODEL [-o OUTPUT]
+
+MODEL is a level1 MLIR file (.mlir). cuvilc parses it, checks every shape and
+dtype (a mismatch is reported with the op and its source location), runs the
+optimization pipeline and writes what --emit asks for.
+
+Examples:
+  cuvilc examples/classifier.mlir
+  cuvilc examples/classifier.mlir --emit=mlir-level1 -o classifier.opt.mlir
+
+Exit status: 0 on success, non-zero on any error (explained on stderr).)";
+
+std::string versionString() {
+  return absl::StrCat("cuvilc ", cuvil::getVersionString(), " (LLVM/MLIR ",
+                      cuvil::getLLVMVersionString(), ")\n");
+}
+
+/// Prints the usage text and this program's flags. Abseil's own --help
+/// exits with status 1; asking for help is not an error.
+void printHelp() {
+  std::cout << kUsage << "\n\nFlags:\n";
+  std::vector<absl::CommandLineFlag *> flags;
+  for (auto &[name, flag] : absl::GetAllFlags())
+    if (flag->Filename().find("tools/cuvilc/") != std::string::npos)
+      flags.push_back(flag);
+  std::sort(flags.begin(), flags.end(), [](auto *a, auto *b) {
+    return a->Name() < b->Name();
+  });
+  for (absl::CommandLineFlag *flag : flags) {
+    std::string dashes = flag->Name().size() == 1 ? "-" : "--";
+    std::cout << "  " << dashes << flag->Name();
+    if (!flag->IsOfType<bool>())
+      std::cout << "=VALUE";
+    std::cout << "\n      " << flag->Help()
+              << "\n      (default: " << flag->DefaultValue() << ")\n";
+  }
+  std::cout << "  --version\n      Print the compiler and LLVM versions.\n";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-help") ||
+        !std::strcmp(argv[i], "-h")) {
+      printHelp();
+      return 0;
+    }
+  }
+  absl::SetProgramUsageMessage(kUsage);
+  absl::FlagsUsageConfig usageConfig;
+  usageConfig.version_string = versionString;
+  // --help lists this program's flags, not the libraries'.
+  usageConfig.contains_help_flags = [](absl::string_view file) {
+    return file.find("tools/cuvilc/") != absl::string_view::npos;
+  };
+  absl::SetFlagsUsageConfig(usageConfig);
+  std::vector<char *> positional = absl::ParseCommandLine(argc, argv);
+
+  if (positional.size() != 2) {
+    std::cerr << "cuvilc: expected exactly one input model, got "
+              << positional.size() - 1 << "\nRun 'cuvilc --help' for usage.\n";
+    return 2;
+  }
+  absl::StatusOr<cuvil::EmitKind> emit =
+      cuvil::parseEmitKind(absl::GetFlag(FLAGS_emit));
+  if (!emit.ok()) {
+    std::cerr << "cuvilc: " << emit.status().message() << "\n";
+    return 2;
+  }
+
+  cuvil::CompileOptions options;
+  options.inputPath = positional[1];
+  options.emit = *emit;
+  options.printIrAfterAll = absl::GetFlag(FLAGS_print_ir_after_all);
+  if (!absl::GetFlag(FLAGS_quiet))
+    options.progress = [](absl::string_view line) {
+      std::cerr << "cuvilc: " << line << std::endl;
+    };
+
+  absl::StatusOr<std::string> artifact = cuvil::compile(options);
+  if (!artifact.ok()) {
+    std::cerr << "cuvilc: error: " << artifact.status().message() << "\n";
+    return 1;
+  }
+
+  const std::string output = absl::GetFlag(FLAGS_o);
+  if (output.empty()) {
+    std::fwrite(artifact->data(), 1, artifact->size(), stdout);
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
+  if (absl::Status status = cuvil::writeFileAtomically(output, *artifact);
+      !status.ok()) {
+    std::cerr << "cuvilc: error: " << status.message() << "\n";
+    return 1;
+  }
+  if (!absl::GetFlag(FLAGS_quiet))
+    std::cerr << "cuvilc: wrote " << output << " (" << artifact->size()
+              << " bytes)\n";
+  return 0;
+}

@@ -1,0 +1,49 @@
+// cuvilc's user-facing errors: each says what is wrong and where, exits
+// non-zero, and leaves no output file behind.
+
+// A shape mismatch names the op and its source location: the importer's
+// location (an ONNX node name and file) when the op has one.
+// RUN: not cuvilc %s -o %t.out --quiet 2>&1 | FileCheck %s --check-prefix=SHAPE
+// RUN: not test -e %t.out
+// SHAPE: cuvilc: error: 'MatMul_0' (model.onnx:0:0): error: 'cuvil.matmul' op contracting dimensions differ: lhs tensor<1x12xf32> has 12 columns but rhs tensor<10x10xf32> has 10 rows
+func.func @bad(%x: tensor<1x12xf32>) -> tensor<1x10xf32> {
+  %w = cuvil.constant dense<0.5> : tensor<10x10xf32>
+  %0 = "cuvil.matmul"(%x, %w) : (tensor<1x12xf32>, tensor<10x10xf32>) -> tensor<1x10xf32> loc("MatMul_0"("model.onnx":0:0))
+  return %0 : tensor<1x10xf32>
+}
+
+// In textual IR the parser reports the position in the file.
+// RUN: sed -n 's|^// BAD2:||p' %s > %t.bad2.mlir
+// RUN: not cuvilc --quiet %t.bad2.mlir 2>&1 | FileCheck %s --check-prefix=TEXT
+// TEXT: cuvilc: error: {{.*}}bad2.mlir:3:8: error: 'cuvil.conv2d' op weight tensor<8x4x3x3xf32> expects 4 input channels (4 per group x 1 groups) but the input tensor<1x3x8x8xf32> has 3
+// BAD2:func.func @f(%x: tensor<1x3x8x8xf32>) -> tensor<1x8x6x6xf32> {
+// BAD2:  %w = cuvil.constant dense<0.5> : tensor<8x4x3x3xf32>
+// BAD2:  %0 = cuvil.conv2d %x, %w : tensor<1x3x8x8xf32>, tensor<8x4x3x3xf32>
+// BAD2:  return %0 : tensor<1x8x6x6xf32>
+// BAD2:}
+
+// RUN: not cuvilc %t.missing.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: cuvilc: error: cannot open '{{.*}}.missing.mlir': No such file or directory
+
+// RUN: not cuvilc model.onnx 2>&1 | FileCheck %s --check-prefix=FORMAT
+// FORMAT: cuvilc: error: cannot read 'model.onnx': this build of Cuvil reads level1 MLIR (.mlir) models only
+
+// RUN: not cuvilc --emit=elf %s 2>&1 | FileCheck %s --check-prefix=EMIT
+// EMIT: cuvilc: unknown --emit value 'elf'; expected one of: mlir-level1
+
+// RUN: not cuvilc 2>&1 | FileCheck %s --check-prefix=NOINPUT
+// NOINPUT: cuvilc: expected exactly one input model, got 0
+// NOINPUT-NEXT: Run 'cuvilc --help' for usage.
+
+// RUN: not cuvilc --no-such-flag %s 2>&1 | FileCheck %s --check-prefix=FLAG
+// FLAG: Unknown command line flag 'no-such-flag'
+
+// Writing into a directory that does not exist fails cleanly.
+// RUN: echo 'func.func @f() { return }' > %t.ok.mlir
+// RUN: not cuvilc --quiet %t.ok.mlir -o %t.nodir/out.mlir 2>&1 | FileCheck %s --check-prefix=WRITE
+// WRITE: cuvilc: error: cannot create a file beside '{{.*}}nodir/out.mlir': No such file or directory
+
+// A syntax error points at the line.
+// RUN: echo 'func.func @f( {' > %t.syntax.mlir
+// RUN: not cuvilc --quiet %t.syntax.mlir 2>&1 | FileCheck %s --check-prefix=SYNTAX
+// SYNTAX: cuvilc: error: {{.*}}syntax.mlir:1:14: error: expected non-function type
