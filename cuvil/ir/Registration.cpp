@@ -1,6 +1,7 @@
 #include "cuvil/ir/Registration.h"
 
 #include "cuvil/ir/CuvilDialect.h"
+#include "cuvil/ir/CuvilL2Dialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -14,7 +15,7 @@
 namespace cuvil {
 
 void registerCuvilDialects(mlir::DialectRegistry &registry) {
-  registry.insert<l1::CuvilDialect, mlir::arith::ArithDialect,
+  registry.insert<l1::CuvilDialect, l2::CuvilL2Dialect, mlir::arith::ArithDialect,
                   mlir::bufferization::BufferizationDialect,
                   mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
                   mlir::math::MathDialect, mlir::memref::MemRefDialect,

@@ -1,0 +1,197 @@
+//===- CuvilL2Base.td - level2 dialect, attributes, types --*- tablegen -*-===//
+//
+// level2: the last target-independent level. Buffers are memrefs whose
+// layout may be a blocked Cuvil layout (NCHW16c) and whose memory space may
+// be an on-chip memory (NRAM, BRAM, ...); elements may be fixed point.
+// Kernels are regions or calls to named micro-kernels, annotated with tiles,
+// loop hints and task splits. All buffers of a function are views into one
+// statically planned arena.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_IR_CUVILL2BASE_TD
+#define CUVIL_IR_CUVILL2BASE_TD
+
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/BuiltinTypeInterfaces.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/OpBase.td"
+
+def CuvilL2_Dialect : Dialect {
+  let name = "cuvil_l2";
+  let cppNamespace = "::cuvil::l2";
+  let summary = "Cuvil level2: buffers, layouts, tiles and kernels";
+  let description = [{
+    What every target reads: x86 takes vector widths and cache tiles from
+    `#cuvil_l2.tile` and blocked layouts from `#cuvil_l2.layout`; FPGA takes
+    fixed-point types, on-chip buffers (`#cuvil_l2.space<bram>`) and
+    `#cuvil_l2.loop_hints` (pipeline II, unroll); MLU takes NRAM/WRAM/SRAM
+    spaces and `#cuvil_l2.task_split`.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Discardable attribute names this dialect verifies.
+    static constexpr ::llvm::StringLiteral kArenaAttrName = "cuvil_l2.arena";
+    static constexpr ::llvm::StringLiteral kTileAttrName = "cuvil_l2.tile";
+    static constexpr ::llvm::StringLiteral kHintsAttrName = "cuvil_l2.hints";
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Memory spaces
+//===----------------------------------------------------------------------===//
+
+def CuvilL2_MemorySpace : I32EnumAttr<"MemorySpace", "where a buffer lives", [
+    I32EnumAttrCase<"host", 0>,   // main memory (DDR) of a CPU or accelerator
+    I32EnumAttrCase<"nram", 1>,   // MLU per-core neuron RAM
+    I32EnumAttrCase<"wram", 2>,   // MLU per-core weight RAM
+    I32EnumAttrCase<"sram", 3>,   // MLU cluster-shared SRAM
+    I32EnumAttrCase<"bram", 4>,   // FPGA block RAM
+    I32EnumAttrCase<"uram", 5>    // FPGA UltraRAM
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::cuvil::l2";
+}
+
+def CuvilL2_MemorySpaceAttr : EnumAttr<CuvilL2_Dialect, CuvilL2_MemorySpace,
+                                       "space"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// Layouts
+//===----------------------------------------------------------------------===//
+
+def CuvilL2_LayoutAttr : AttrDef<CuvilL2_Dialect, "Layout",
+    [DeclareAttrInterfaceMethods<MemRefLayoutAttrInterface, ["verifyLayout"]>]> {
+  let mnemonic = "layout";
+  let summary = "a plain or blocked data layout, e.g. NCHW -> NCHW16c";
+  let description = [{
+    `logical` names the buffer's dimensions in index order, one capital
+    letter each ("NCHW"). `physical` is the storage order: capital letters for
+    whole (or outer, when blocked) dimensions, and `<block><letter>` in lower
+    case for an inner block of a dimension ("NCHW16c": channels split into
+    C/16 outer blocks with 16 innermost). Blocked dimensions are padded up to
+    a multiple of the block. As a memref layout the attribute maps logical
+    indices to the physical index space:
+
+    ```mlir
+    memref<1x64x56x56xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>
+    // (n, c, h, w) -> (n, c floordiv 16, h, w, c mod 16)
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"logical dimension names">:$logical,
+                        StringRefParameter<"physical order and blocks">:$physical);
+  let assemblyFormat = "`<` $logical `to` $physical `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// One physical dimension: logical dimension `dim`, blocked by `block`
+    /// when it is an inner block (0 for a whole or outer dimension).
+    struct PhysicalDim {
+      unsigned dim;
+      int64_t block;
+    };
+    /// The physical dimensions, outermost first.
+    ::llvm::SmallVector<PhysicalDim> getPhysicalDims() const;
+    /// The block size of logical dimension `dim` (1 if not blocked).
+    int64_t getBlockSize(unsigned dim) const;
+    /// The physical shape of a buffer with `logicalShape` (dynamic stays
+    /// dynamic; blocked dimensions padded to a multiple of the block).
+    ::llvm::SmallVector<int64_t>
+    getPhysicalShape(::llvm::ArrayRef<int64_t> logicalShape) const;
+    /// True if physical order is the logical order without blocks.
+    bool isPlain() const;
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Tiling and scheduling annotations
+//===----------------------------------------------------------------------===//
+
+// `[1, 16, 4]`: a bracketed list, so it can sit inside struct(params).
+def CuvilL2_I64ListParameter : ArrayRefParameter<"int64_t", "list of integers"> {
+  let parser = [{ [&]() -> ::mlir::FailureOr<::llvm::SmallVector<int64_t>> {
+    ::llvm::SmallVector<int64_t> values;
+    if ($_parser.parseCommaSeparatedList(
+            ::mlir::AsmParser::Delimiter::Square,
+            [&] { return $_parser.parseInteger(values.emplace_back()); }))
+      return ::mlir::failure();
+    return values;
+  }() }];
+  let printer = [{
+    $_printer << '[';
+    ::llvm::interleaveComma($_self, $_printer);
+    $_printer << ']';
+  }];
+}
+
+def CuvilL2_TileAttr : AttrDef<CuvilL2_Dialect, "Tile"> {
+  let mnemonic = "tile";
+  let summary = "tile sizes of a kernel's iteration space";
+  let description = [{
+    `sizes` has one entry per loop of the kernel (0: not tiled);
+    `vector_width` is the number of elements per SIMD register the
+    innermost tile is vectorized by (0: scalar). Derived from the target
+    description (vector width, cache sizes), not from constants in code.
+  }];
+  let parameters = (ins CuvilL2_I64ListParameter:$sizes,
+                        DefaultValuedParameter<"int64_t", "0">:$vector_width);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def CuvilL2_LoopHintsAttr : AttrDef<CuvilL2_Dialect, "LoopHints"> {
+  let mnemonic = "loop_hints";
+  let summary = "pipelining, unrolling and parallelism hints of a loop";
+  let description = [{
+    `pipeline_ii`: the initiation interval an HLS tool should pipeline the
+    loop at (0: not pipelined). `unroll`: unroll factor (0: leave to the
+    target, 1: do not unroll). `parallel`: iterations are independent.
+  }];
+  let parameters = (ins DefaultValuedParameter<"int64_t", "0">:$pipeline_ii,
+                        DefaultValuedParameter<"int64_t", "0">:$unroll,
+                        DefaultValuedParameter<"bool", "false">:$parallel);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def CuvilL2_TaskSplitAttr : AttrDef<CuvilL2_Dialect, "TaskSplit"> {
+  let mnemonic = "task_split";
+  let summary = "how a kernel is split across cores or tasks";
+  let description = [{
+    The kernel's loop `axis` is divided into `parts` contiguous chunks, one
+    per task (an MLU core, a CPU thread).
+  }];
+  let parameters = (ins "int64_t":$axis, "int64_t":$parts);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+def CuvilL2_FixedPointType : TypeDef<CuvilL2_Dialect, "FixedPoint",
+    [MemRefElementTypeInterface]> {
+  let mnemonic = "fixed";
+  let summary = "a fixed-point number: `width` bits, `fraction_bits` of them fractional";
+  let description = [{
+    `!cuvil_l2.fixed<16, 8>` is a signed Q7.8 number (ap_fixed<16, 8> in
+    HLS terms has 8 integer bits; here the second parameter counts the
+    fractional bits). `!cuvil_l2.fixed<8, 4, unsigned>` is unsigned.
+  }];
+  let parameters = (ins "unsigned":$width, "unsigned":$fraction_bits,
+                        "bool":$is_signed);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bits of the integer type that stores it: 8, 16, 32 or 64.
+    unsigned getStorageBits() const;
+  }];
+}
+
+#endif // CUVIL_IR_CUVILL2BASE_TD
