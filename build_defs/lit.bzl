@@ -29,7 +29,8 @@ def glob_lit_tests(
       exclude: files left out of the default glob (e.g. inputs of other tests).
       tools: executables the RUN lines call (e.g. //tools:cuvil-opt); their
         directories are put first on PATH.
-      data: extra files the tests read.
+      data: extra files the tests read; a RUN line finds them under
+        %{cuvil_root}, the workspace root.
       tags: tags for every generated test.
       size: Bazel test size.
     """

@@ -30,6 +30,8 @@ config.test_source_root = "$suite"
 config.test_exec_root = "$suite/out"
 config.environment["PATH"] = "$tool_path:" + "/usr/bin:/bin"
 config.environment["FILECHECK_OPTS"] = "--dump-input=fail --color=0"
+# The workspace root in the runfiles, for tests that read shipped files.
+config.substitutions.append(("%{cuvil_root}", "$PWD"))
 PY
 
 lit="/usr/lib/llvm-22/bin/lit"
