@@ -18,14 +18,17 @@ def _pkg_config_repository_impl(ctx):
         "package(default_visibility = [\"//visibility:public\"])",
         "",
     ]
-    for name, modules in ctx.attr.libraries.items():
+    for name, entries in ctx.attr.libraries.items():
+        # "-l..." entries are link flags for libraries without a .pc file.
+        modules = [m for m in entries if not m.startswith("-")]
+        extra = [m for m in entries if m.startswith("-")]
         result = ctx.execute([pkg_config, "--libs"] + modules)
         if result.return_code != 0:
             fail("pkg-config could not find %s for @%s//:%s: %s\nRun scripts/bootstrap." %
                  (" ".join(modules), ctx.name, name, result.stderr))
         cflags = ctx.execute([pkg_config, "--cflags"] + modules)
         defines = [f[2:] for f in _words(cflags.stdout) if f.startswith("-D")]
-        linkopts = _words(result.stdout)
+        linkopts = extra + _words(result.stdout)
         lines.append("cc_library(")
         lines.append("    name = %r," % name)
         lines.append("    defines = %r," % defines)
@@ -45,7 +48,7 @@ pkg_config_repository = repository_rule(
     implementation = _pkg_config_repository_impl,
     attrs = {
         "libraries": attr.string_list_dict(
-            doc = "cc_library name -> pkg-config modules it links.",
+            doc = "cc_library name -> pkg-config modules it links (or -l flags).",
         ),
         "binaries": attr.string_dict(
             doc = "sh_binary name -> absolute path of a system tool.",

@@ -40,7 +40,7 @@ def cuvil_dependencies():
     # onnx.proto as shipped by python3-onnx; referenced in place, never copied.
     native.new_local_repository(
         name = "onnx_proto",
-        path = "/usr/lib/python3/dist-packages/onnx",
+        path = "/usr/lib/python3/dist-packages",
         build_file = "//third_party:onnx_proto.BUILD",
     )
 
@@ -77,7 +77,8 @@ def cuvil_dependencies():
         name = "com_github_google_benchmark",
         libraries = {
             "benchmark": ["benchmark"],
-            "benchmark_main": ["benchmark_main", "benchmark"],
+            # Debian ships no benchmark_main.pc.
+            "benchmark_main": ["-lbenchmark_main", "benchmark"],
         },
     )
     pkg_config_repository(
