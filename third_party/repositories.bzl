@@ -2,7 +2,7 @@
 
 Every repository is a local one over a Debian package (see scripts/packages.txt
 for the pinned list) or a shim in third_party/. There is deliberately no
-http_archive anywhere: CI and users build with no network.
+remote repository rule anywhere: CI and users build with no network.
 """
 
 load("//third_party:pkg_config.bzl", "pkg_config_repository")
