@@ -1,5 +1,6 @@
 #include "cuvil/driver/Compiler.h"
 
+#include "cuvil/importers/onnx/OnnxImporter.h"
 #include "cuvil/ir/Registration.h"
 #include "cuvil/passes/Pipelines.h"
 #include "cuvil/support/Diagnostics.h"
@@ -9,6 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/numbers.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -79,22 +83,52 @@ std::vector<std::string> getEmitKindNames() {
   return names;
 }
 
-absl::StatusOr<std::string> compile(const CompileOptions &options) {
+absl::Status parseInputShape(absl::string_view text,
+                             std::map<std::string, std::vector<int64_t>> &shapes) {
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad input shape '", text, "': ", why,
+        "; expected NAME=DIMxDIMx... such as x=1x3x224x224 (? or -1: dynamic)"));
+  };
+  std::vector<std::string> parts = absl::StrSplit(text, absl::MaxSplits('=', 1));
+  if (parts.size() != 2 || parts[0].empty())
+    return bad("no '='");
+  std::vector<int64_t> dims;
+  if (!parts[1].empty()) {
+    for (absl::string_view dim : absl::StrSplit(parts[1], 'x')) {
+      int64_t value = 0;
+      if (dim == "?" || dim == "-1")
+        value = -1;
+      else if (!absl::SimpleAtoi(dim, &value) || value < 0)
+        return bad(absl::StrCat("'", dim, "' is not a dimension"));
+      dims.push_back(value);
+    }
+  }
+  if (shapes.count(parts[0]))
+    return bad(absl::StrCat("'", parts[0], "' is given twice"));
+  shapes[parts[0]] = std::move(dims);
+  return absl::OkStatus();
+}
+
+/// Reads `path` as level1 MLIR or ONNX into a verified module.
+static absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>>
+loadModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
+          const CompileOptions &options, const std::string &source) {
   const std::string &path = options.inputPath;
-  if (!endsWith(path, ".mlir"))
-    return absl::UnimplementedError(absl::StrCat(
-        "cannot read '", path,
-        "': this build of Cuvil reads level1 MLIR (.mlir) models only"));
-
-  ProgressReporter progress(options, /*numStages=*/3);
-  progress.stage(absl::StrCat("reading ", path));
-  ASSIGN_OR_RETURN(std::string source, readFile(path));
-
-  mlir::DialectRegistry registry;
-  registerCuvilDialects(registry);
-  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
-  StatusDiagnosticHandler diagnostics(&context);
-
+  if (endsWith(path, ".onnx")) {
+    OnnxImportOptions onnxOptions;
+    onnxOptions.modelPath = path;
+    size_t slash = path.rfind('/');
+    onnxOptions.externalDataDir =
+        slash == std::string::npos ? "." : path.substr(0, slash);
+    onnxOptions.inputShapes = options.inputShapes;
+    onnxOptions.dynamicBatch = options.maxBatch.has_value();
+    return importOnnxModel(context, source, onnxOptions);
+  }
+  if (!options.inputShapes.empty())
+    return absl::InvalidArgumentError(
+        "--input-shape applies to ONNX models; a .mlir model states its "
+        "input types itself");
   auto sourceMgr = std::make_shared<llvm::SourceMgr>();
   sourceMgr->AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBuffer(source, path,
@@ -105,6 +139,46 @@ absl::StatusOr<std::string> compile(const CompileOptions &options) {
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, config);
   if (!module || failed(mlir::verify(*module)))
     return diagnostics.consumeStatus(absl::StatusCode::kInvalidArgument);
+  return module;
+}
+
+absl::StatusOr<std::string> compile(const CompileOptions &options) {
+  const std::string &path = options.inputPath;
+  if (!endsWith(path, ".mlir") && !endsWith(path, ".onnx"))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot read '", path,
+        "': Cuvil reads ONNX (.onnx) and level1 MLIR (.mlir) models"));
+  if (options.maxBatch && *options.maxBatch < 1)
+    return absl::InvalidArgumentError("--max-batch must be at least 1");
+
+  ProgressReporter progress(options, /*numStages=*/3);
+  progress.stage(absl::StrCat("reading ", path));
+  ASSIGN_OR_RETURN(std::string source, readFile(path));
+
+  mlir::DialectRegistry registry;
+  registerCuvilDialects(registry);
+  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  StatusDiagnosticHandler diagnostics(&context);
+  ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module,
+                   loadModel(context, diagnostics, options, source));
+  if (options.maxBatch) {
+    // The batch bound travels with the module to memory planning and the
+    // artifact's metadata.
+    bool anyDynamicBatch = false;
+    module->walk([&](mlir::func::FuncOp func) {
+      for (mlir::Type type : func.getArgumentTypes())
+        if (auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type))
+          anyDynamicBatch |= tensor.getRank() > 0 && tensor.isDynamicDim(0);
+    });
+    if (!anyDynamicBatch)
+      return absl::InvalidArgumentError(
+          "--max-batch needs an input whose first dimension is dynamic "
+          "(write it as ? in the model's input type)");
+    module->getOperation()->setAttr(
+        "cuvil.max_batch",
+        mlir::IntegerAttr::get(mlir::IntegerType::get(&context, 64),
+                               *options.maxBatch));
+  }
 
   progress.stage("optimizing level1");
   mlir::PassManager pm(&context);

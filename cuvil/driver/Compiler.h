@@ -12,6 +12,8 @@
 #include "absl/strings/string_view.h"
 
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,14 +32,23 @@ absl::StatusOr<EmitKind> parseEmitKind(absl::string_view text);
 std::vector<std::string> getEmitKindNames();
 
 struct CompileOptions {
-  /// Path of the input model. Format by extension: `.mlir` (level1).
+  /// Path of the input model. Format by extension: `.onnx` (ONNX) or
+  /// `.mlir` (level1).
   std::string inputPath;
+  /// ONNX input shapes by input name (-1: dynamic), overriding the model's.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// If set, dimension 0 of every input is a dynamic batch up to this size.
+  std::optional<int64_t> maxBatch;
   EmitKind emit = EmitKind::MlirLevel1;
   /// Print the IR after every pass to stderr.
   bool printIrAfterAll = false;
   /// Receives one human-readable line per compilation stage, if set.
   std::function<void(absl::string_view)> progress;
 };
+
+/// Parses "x=1x3x224x224" (a dimension of -1 or ? is dynamic).
+absl::Status parseInputShape(absl::string_view text,
+                             std::map<std::string, std::vector<int64_t>> &shapes);
 
 /// Compiles `options.inputPath` and returns the artifact's bytes. Errors are
 /// InvalidArgument (bad model: with the op, the location and what to do),

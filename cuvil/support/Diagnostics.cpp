@@ -12,6 +12,9 @@ namespace cuvil {
 std::string formatLocation(mlir::Location loc) {
   return llvm::TypeSwitch<mlir::LocationAttr, std::string>(loc)
       .Case([](mlir::FileLineColLoc fileLoc) -> std::string {
+        // Line 0: a file without lines (an ONNX model).
+        if (fileLoc.getLine() == 0)
+          return fileLoc.getFilename().str();
         return absl::StrCat(fileLoc.getFilename().str(), ":",
                             fileLoc.getLine(), ":", fileLoc.getColumn());
       })

@@ -17,6 +17,10 @@ TEST(DiagnosticsTest, FormatsUserFacingLocations) {
   auto both =
       mlir::NameLoc::get(mlir::StringAttr::get(&context, "aten::mm"), file);
   EXPECT_EQ(cuvil::formatLocation(both), "'aten::mm' (model.py:12:5)");
+  auto onnxNode = mlir::NameLoc::get(
+      mlir::StringAttr::get(&context, "/layer1/Conv"),
+      mlir::FileLineColLoc::get(&context, "resnet18.onnx", 0, 0));
+  EXPECT_EQ(cuvil::formatLocation(onnxNode), "'/layer1/Conv' (resnet18.onnx)");
 }
 
 TEST(DiagnosticsTest, CollectsErrorsWithNotesIntoStatus) {

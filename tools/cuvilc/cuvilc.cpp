@@ -34,6 +34,12 @@ ABSL_FLAG(std::string, emit, "mlir-level1",
           "What to produce. mlir-level1: the verified, simplified level1 IR.");
 ABSL_FLAG(bool, print_ir_after_all, false,
           "Print the IR after every compiler pass to standard error.");
+ABSL_FLAG(std::vector<std::string>, input_shape, {},
+          "ONNX input shapes, overriding the model's: NAME=DIMxDIM..., "
+          "comma-separated (e.g. x=1x3x224x224,y=1x10; ? is dynamic).");
+ABSL_FLAG(int64_t, max_batch, 0,
+          "Make dimension 0 of every input a dynamic batch of 1 to N "
+          "(0: the batch is what the model says).");
 ABSL_FLAG(bool, quiet, false, "Do not print progress lines.");
 
 namespace {
@@ -43,13 +49,15 @@ const char kUsage[] = R"(Cuvil: an ahead-of-time compiler for AI inference.
 Usage:
   cuvilc [flags] MODEL [-o OUTPUT]
 
-MODEL is a level1 MLIR file (.mlir). cuvilc parses it, checks every shape and
-dtype (a mismatch is reported with the op and its source location), runs the
-optimization pipeline and writes what --emit asks for.
+MODEL is an ONNX model (.onnx) or a level1 MLIR file (.mlir). cuvilc imports
+it, checks every shape and dtype (a mismatch is reported with the op and its
+source location: the ONNX node or the MLIR line), runs the optimization
+pipeline and writes what --emit asks for.
 
 Examples:
   cuvilc examples/classifier.mlir
-  cuvilc examples/classifier.mlir --emit=mlir-level1 -o classifier.opt.mlir
+  cuvilc resnet18.onnx --input-shape input=1x3x224x224 -o resnet18.mlir
+  cuvilc resnet18.onnx --max-batch 16 -o resnet18.mlir
 
 Exit status: 0 on success, non-zero on any error (explained on stderr).)";
 
@@ -70,8 +78,9 @@ void printHelp() {
     return a->Name() < b->Name();
   });
   for (absl::CommandLineFlag *flag : flags) {
-    std::string dashes = flag->Name().size() == 1 ? "-" : "--";
-    std::cout << "  " << dashes << flag->Name();
+    std::string name(flag->Name());
+    std::replace(name.begin(), name.end(), '_', '-');
+    std::cout << "  " << (name.size() == 1 ? "-" : "--") << name;
     if (!flag->IsOfType<bool>())
       std::cout << "=VALUE";
     std::cout << "\n      " << flag->Help()
@@ -90,6 +99,18 @@ int main(int argc, char **argv) {
       return 0;
     }
   }
+  // Flags are spelled with dashes (--input-shape) or underscores.
+  std::vector<std::string> normalizedArgs(argv, argv + argc);
+  std::vector<char *> args;
+  for (std::string &arg : normalizedArgs) {
+    if (arg.rfind("--", 0) == 0 && arg != "--") {
+      size_t end = std::min(arg.find('='), arg.size());
+      std::replace(arg.begin() + 2, arg.begin() + end, '-', '_');
+    }
+    args.push_back(arg.data());
+  }
+  argc = static_cast<int>(args.size());
+  argv = args.data();
   absl::SetProgramUsageMessage(kUsage);
   absl::FlagsUsageConfig usageConfig;
   usageConfig.version_string = versionString;
@@ -114,6 +135,15 @@ int main(int argc, char **argv) {
 
   cuvil::CompileOptions options;
   options.inputPath = positional[1];
+  for (const std::string &shape : absl::GetFlag(FLAGS_input_shape)) {
+    if (absl::Status status = cuvil::parseInputShape(shape, options.inputShapes);
+        !status.ok()) {
+      std::cerr << "cuvilc: " << status.message() << "\n";
+      return 2;
+    }
+  }
+  if (int64_t maxBatch = absl::GetFlag(FLAGS_max_batch); maxBatch != 0)
+    options.maxBatch = maxBatch;
   options.emit = *emit;
   options.printIrAfterAll = absl::GetFlag(FLAGS_print_ir_after_all);
   if (!absl::GetFlag(FLAGS_quiet))

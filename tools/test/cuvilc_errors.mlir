@@ -5,7 +5,7 @@
 // location (an ONNX node name and file) when the op has one.
 // RUN: not cuvilc %s -o %t.out --quiet 2>&1 | FileCheck %s --check-prefix=SHAPE
 // RUN: not test -e %t.out
-// SHAPE: cuvilc: error: 'MatMul_0' (model.onnx:0:0): error: 'cuvil.matmul' op contracting dimensions differ: lhs tensor<1x12xf32> has 12 columns but rhs tensor<10x10xf32> has 10 rows
+// SHAPE: cuvilc: error: 'MatMul_0' (model.onnx): error: 'cuvil.matmul' op contracting dimensions differ: lhs tensor<1x12xf32> has 12 columns but rhs tensor<10x10xf32> has 10 rows
 func.func @bad(%x: tensor<1x12xf32>) -> tensor<1x10xf32> {
   %w = cuvil.constant dense<0.5> : tensor<10x10xf32>
   %0 = "cuvil.matmul"(%x, %w) : (tensor<1x12xf32>, tensor<10x10xf32>) -> tensor<1x10xf32> loc("MatMul_0"("model.onnx":0:0))

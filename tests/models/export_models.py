@@ -1,0 +1,69 @@
+"""Exports the reference models (random weights, fixed seed) to ONNX.
+
+    /usr/bin/python3 tests/models/export_models.py MODEL OUT.onnx [--opset N]
+
+Models: the torchvision architectures and torch.nn layers Cuvil is checked on.
+Nothing is downloaded: weights are random (torch.manual_seed(0)).
+"""
+
+import argparse
+import sys
+
+import torch
+
+
+def transformer_encoder_layer():
+    layer = torch.nn.TransformerEncoderLayer(d_model=512, nhead=8,
+                                             dim_feedforward=2048,
+                                             batch_first=True)
+    return layer, torch.randn(1, 128, 512)
+
+
+def torchvision_model(name, size=224):
+    import torchvision
+    model = getattr(torchvision.models, name)()
+    return model, torch.randn(1, 3, size, size)
+
+
+MODELS = {
+    "resnet18": lambda: torchvision_model("resnet18"),
+    "resnet50": lambda: torchvision_model("resnet50"),
+    "mobilenet_v2": lambda: torchvision_model("mobilenet_v2"),
+    "mobilenet_v3_small": lambda: torchvision_model("mobilenet_v3_small"),
+    "efficientnet_b0": lambda: torchvision_model("efficientnet_b0"),
+    "shufflenet_v2_x1_0": lambda: torchvision_model("shufflenet_v2_x1_0"),
+    "squeezenet1_0": lambda: torchvision_model("squeezenet1_0"),
+    "densenet121": lambda: torchvision_model("densenet121"),
+    "regnet_y_400mf": lambda: torchvision_model("regnet_y_400mf"),
+    "convnext_tiny": lambda: torchvision_model("convnext_tiny"),
+    "googlenet": lambda: torchvision_model("googlenet"),
+    "vit_b_16": lambda: torchvision_model("vit_b_16"),
+    "transformer_encoder_layer": transformer_encoder_layer,
+}
+
+
+def export(name, path, opset=13, dynamic_batch=False):
+    torch.manual_seed(0)
+    model, example = MODELS[name]()
+    model.eval()
+    axes = {"input": {0: "batch"}, "output": {0: "batch"}} if dynamic_batch else None
+    # Grad stays enabled: torch.nn's attention "fast path" (a fused kernel
+    # ONNX cannot express) only runs without it.
+    torch.onnx.export(model, example, path, input_names=["input"],
+                      output_names=["output"], opset_version=opset,
+                      dynamic_axes=axes)
+    return model, example
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("model", choices=sorted(MODELS))
+    parser.add_argument("output")
+    parser.add_argument("--opset", type=int, default=13)
+    parser.add_argument("--dynamic-batch", action="store_true")
+    args = parser.parse_args()
+    export(args.model, args.output, args.opset, args.dynamic_batch)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
