@@ -32,6 +32,9 @@ config.environment["PATH"] = "$tool_path:" + "/usr/bin:/bin"
 config.environment["FILECHECK_OPTS"] = "--dump-input=fail --color=0"
 # The workspace root in the runfiles, for tests that read shipped files.
 config.substitutions.append(("%{cuvil_root}", "$PWD"))
+# The ONNX test-model generator, run by Debian's python3 (with onnx).
+config.substitutions.append(
+    ("%{gen}", "/usr/bin/python3 $PWD/cuvil/importers/onnx/test/make_model.py"))
 PY
 
 lit="/usr/lib/llvm-22/bin/lit"

@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <map>
 #include <set>
 #include <functional>
@@ -244,8 +245,12 @@ private:
   OpBuilder builder;
   int64_t opset = 0;
   llvm::StringMap<ValueEntry> values;
-  /// Node currently converted (for error messages).
-  const onnx::NodeProto *currentNode = nullptr;
+  /// Names of the symbolic input dimensions ("batch"); a dynamic batch made
+  /// by --max-batch counts as one. With at most one, every unknown
+  /// dimension is the same run-time value, which Reshape relies on.
+  std::set<std::string> dynamicSymbols;
+  /// Location of the node being converted (the model file before any).
+  std::optional<Location> currentLoc;
 };
 
 //===----------------------------------------------------------------------===//
@@ -456,11 +461,18 @@ LogicalResult Importer::importInputs(SmallVectorImpl<Type> &types,
           shape.push_back(dim.dim_value());
         } else {
           shape.push_back(ShapedType::kDynamic); // symbolic (dim_param)
+          dynamicSymbols.insert(dim.has_dim_param() ? dim.dim_param()
+                                                    : "?" + input.name());
         }
       }
     }
-    if (options.dynamicBatch && !shape.empty())
+    if (options.dynamicBatch && !shape.empty()) {
       shape[0] = ShapedType::kDynamic;
+      dynamicSymbols.insert("batch (--max-batch)");
+    }
+    for (int64_t d : shape)
+      if (ShapedType::isDynamic(d) && override != options.inputShapes.end())
+        dynamicSymbols.insert("?" + input.name());
     names.push_back(input.name());
     types.push_back(RankedTensorType::get(shape, element));
   }
@@ -481,7 +493,7 @@ Location Importer::nodeLoc(const onnx::NodeProto &node, int index) {
 
 LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
   Location loc = nodeLoc(node, index);
-  currentNode = &node;
+  currentLoc = loc;
   for (const std::string &input : node.input()) {
     if (!input.empty() && !lookup(input))
       return emitError(loc) << node.op_type() << " uses '" << input
@@ -515,8 +527,8 @@ ValueEntry *Importer::lookup(const std::string &name) {
 
 LogicalResult Importer::readTensorBytes(const onnx::TensorProto &tensor,
                                         std::string &bytes) {
-  Location loc = currentNode ? nodeLoc(*currentNode, 0)
-                             : FileLineColLoc::get(&context, options.modelPath, 0, 0);
+  Location loc = currentLoc.value_or(
+      FileLineColLoc::get(&context, options.modelPath, 0, 0));
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
     int64_t offset = 0, length = -1;
@@ -540,7 +552,7 @@ LogicalResult Importer::readTensorBytes(const onnx::TensorProto &tensor,
     absl::StatusOr<std::string> file = readFile(path);
     if (!file.ok())
       return emitError(loc) << "tensor '" << tensor.name()
-                            << "': " << file.status().message();
+                            << "': " << std::string(file.status().message());
     if (offset > static_cast<int64_t>(file->size()) ||
         (length >= 0 && length > static_cast<int64_t>(file->size()) - offset))
       return emitError(loc) << "tensor '" << tensor.name() << "' reads bytes ["
@@ -599,8 +611,8 @@ LogicalResult Importer::readTensorBytes(const onnx::TensorProto &tensor,
 
 FailureOr<HostTensor> Importer::decodeTensor(const onnx::TensorProto &tensor,
                                              bool full, std::string &bytes) {
-  Location loc = currentNode ? nodeLoc(*currentNode, 0)
-                             : FileLineColLoc::get(&context, options.modelPath, 0, 0);
+  Location loc = currentLoc.value_or(
+      FileLineColLoc::get(&context, options.modelPath, 0, 0));
   HostTensor host;
   host.elementType = toMlirType(&context, tensor.data_type());
   int64_t elementBytes = onnxElementBytes(tensor.data_type());
@@ -739,12 +751,16 @@ FailureOr<Value> Importer::materialize(const std::string &name,
 
 FailureOr<Value> Importer::getValue(const onnx::NodeProto &node, int input) {
   if (!hasInput(node, input))
-    return emitError(nodeLoc(node, 0)) << node.op_type() << " is missing input #" << input;
+    return emitError(*currentLoc) << node.op_type() << " is missing input #" << input;
   return materialize(node.input(input), *lookup(node.input(input)));
 }
 
 FailureOr<RankedTensorType> Importer::getType(const onnx::NodeProto &node,
                                               int input) {
+  // Known without materializing (shape vectors stay on the host).
+  if (hasInput(node, input))
+    if (ValueEntry *entry = lookup(node.input(input)); entry && entry->type)
+      return entry->type;
   FailureOr<Value> value = getValue(node, input);
   if (failed(value))
     return failure();
@@ -776,7 +792,7 @@ FailureOr<HostTensor> Importer::requireHost(const onnx::NodeProto &node,
                                             int input, StringRef what) {
   if (const HostTensor *host = getHost(node, input))
     return *host;
-  return emitError(nodeLoc(node, 0))
+  return emitError(*currentLoc)
          << node.op_type() << " needs its " << what << " (input '"
          << (hasInput(node, input) ? node.input(input) : std::string("?"))
          << "') at compile time, but it is computed at run time";
@@ -788,7 +804,7 @@ Importer::requireInts(const onnx::NodeProto &node, int input, StringRef what) {
   if (failed(host))
     return failure();
   if (host->isFloat())
-    return emitError(nodeLoc(node, 0)) << node.op_type() << " expects integer " << what;
+    return emitError(*currentLoc) << node.op_type() << " expects integer " << what;
   return host->ints;
 }
 
@@ -1445,32 +1461,63 @@ LogicalResult Importer::convertReshape(const onnx::NodeProto &node, Location loc
       return failure();
     shape = *s;
   }
-  FailureOr<RankedTensorType> type = getType(node, 0);
-  if (failed(type))
-    return failure();
+  // Input dims: of the host tensor if known (shape vectors are reshaped
+  // too), else of the level1 value.
+  const HostTensor *host = getHost(node, 0);
+  SmallVector<int64_t> inputShape;
+  if (host) {
+    inputShape = host->shape;
+  } else {
+    FailureOr<RankedTensorType> type = getType(node, 0);
+    if (failed(type))
+      return failure();
+    inputShape.assign(type->getShape().begin(), type->getShape().end());
+  }
   bool allowZero = attrInt(node, "allowzero", 0);
-  int unknown = 0;
   for (auto [i, d] : llvm::enumerate(shape)) {
     if (d == 0 && !allowZero) {
       // 0 copies the input dimension.
-      if (static_cast<int64_t>(i) >= type->getRank())
+      if (i >= inputShape.size())
         return emitError(loc) << "Reshape shape " << shapeString(shape)
                               << " copies dim " << i << " of a rank-"
-                              << type->getRank() << " input";
-      d = ShapedType::isDynamic(type->getDimSize(i)) ? kUnknown
-                                                     : type->getDimSize(i);
+                              << inputShape.size() << " input";
+      d = ShapedType::isDynamic(inputShape[i]) ? kUnknown : inputShape[i];
     }
-    if (d == kUnknown || d == -1)
-      ++unknown;
   }
-  if (unknown > 1)
+  // With one run-time symbol N (the dynamic batch), a target like [N, -1]
+  // is resolved: the input has c * N elements, so -1 is c / (product of the
+  // static entries), and N's entry becomes level1's inferred -1.
+  int64_t numUnknown = llvm::count(shape, kUnknown);
+  int64_t numInferred = llvm::count(shape, int64_t{-1});
+  int64_t inputDynamic = 0, inputStatic = 1;
+  for (int64_t d : inputShape) {
+    if (ShapedType::isDynamic(d) || d == kUnknown)
+      ++inputDynamic;
+    else
+      inputStatic *= d;
+  }
+  if (numUnknown == 1 && numInferred == 1 && inputDynamic == 1 &&
+      dynamicSymbols.size() <= 1) {
+    int64_t targetStatic = 1;
+    for (int64_t d : shape)
+      if (d != kUnknown && d != -1)
+        targetStatic *= d;
+    if (targetStatic == 0 || inputStatic % targetStatic != 0)
+      return emitError(loc) << "Reshape cannot reshape " << shapeString(inputShape)
+                            << " to " << shapeString(shape);
+    for (int64_t &d : shape)
+      if (d == -1)
+        d = inputStatic / targetStatic;
+    numInferred = 0;
+  }
+  if (numUnknown + numInferred > 1)
     return emitError(loc) << "Reshape target shape " << shapeString(shape)
                           << " has more than one dimension unknown at compile "
                              "time; fix the input shapes with --input-shape";
   for (int64_t &d : shape)
     if (d == kUnknown)
       d = -1;
-  if (const HostTensor *host = getHost(node, 0)) {
+  if (host) {
     HostTensor result = *host;
     int64_t known = 1;
     for (int64_t d : shape)
@@ -1479,6 +1526,10 @@ LogicalResult Importer::convertReshape(const onnx::NodeProto &node, Location loc
     for (int64_t &d : shape)
       if (d == -1 && known)
         d = result.numElements() / known;
+    if (std::accumulate(shape.begin(), shape.end(), int64_t{1},
+                        std::multiplies<int64_t>()) != result.numElements())
+      return emitError(loc) << "Reshape of " << result.numElements()
+                            << " elements to " << shapeString(shape);
     result.shape = shape;
     defineHost(node, 0, std::move(result));
     return success();

@@ -1,0 +1,190 @@
+"""Builds small ONNX models for the importer's lit tests.
+
+    python3 make_model.py CASE OUT.onnx
+
+Each case is a function below; most are deliberately broken in one way.
+"""
+
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 13
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=OPSET, name="g"):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 7
+    return m
+
+
+def tensor(name, shape, dtype=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def const(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def mlp():
+    """x @ W + b -> relu -> softmax, with weights as initializers."""
+    rng = np.random.default_rng(0)
+    w = const("W", rng.standard_normal((10, 16)).astype(np.float32))
+    b = const("b", np.zeros(16, np.float32))
+    return model([
+        helper.make_node("MatMul", ["x", "W"], ["h"], name="fc/MatMul"),
+        helper.make_node("Add", ["h", "b"], ["hb"], name="fc/Add"),
+        helper.make_node("Relu", ["hb"], ["r"], name="relu"),
+        helper.make_node("Softmax", ["r"], ["y"], name="softmax", axis=1),
+    ], [tensor("x", [1, 10])], [tensor("y", [1, 16])], [w, b])
+
+
+def flatten_dynamic():
+    """x.view(x.size(0), -1) as exporters write it, on a dynamic batch."""
+    return model([
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "zero"], ["n"], name="gather", axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"], name="unsqueeze"),
+        helper.make_node("Concat", ["n1", "minus1"], ["target"], name="concat", axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["y"], name="reshape"),
+    ], [tensor("x", ["batch", 8, 2, 2])], [tensor("y", ["batch", 32])],
+        [const("zero", np.array(0, np.int64)), const("axes0", np.array([0], np.int64)),
+         const("minus1", np.array([-1], np.int64))])
+
+
+def conv_bn():
+    """Conv (SAME_UPPER auto-pad, stride 2) + BatchNormalization + MaxPool."""
+    rng = np.random.default_rng(1)
+    c = [const(n, np.ones(4, np.float32)) for n in ("g", "be", "m", "v")]
+    return model([
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv", strides=[2, 2],
+                         auto_pad="SAME_UPPER", kernel_shape=[3, 3]),
+        helper.make_node("BatchNormalization", ["c", "g", "be", "m", "v"], ["bn"],
+                         name="bn"),
+        helper.make_node("MaxPool", ["bn"], ["y"], name="pool", kernel_shape=[2, 2],
+                         strides=[2, 2], ceil_mode=1),
+    ], [tensor("x", [1, 3, 9, 9])], [tensor("y", [1, 4, 3, 3])],
+        [const("w", rng.standard_normal((4, 3, 3, 3)).astype(np.float32))] + c)
+
+
+def external_data(path, broken=None):
+    """A weight stored in a file beside the model."""
+    w = np.arange(12, dtype=np.float32).reshape(3, 4)
+    folder = os.path.dirname(os.path.abspath(path))
+    with open(os.path.join(folder, "weights.bin"), "wb") as f:
+        f.write(b"\0" * 16 + w.tobytes())
+    t = TensorProto()
+    t.name = "W"
+    t.data_type = TensorProto.FLOAT
+    t.dims.extend([3, 4])
+    t.data_location = TensorProto.EXTERNAL
+    offset, location = "16", "weights.bin"
+    if broken == "offset":
+        offset = "1000"
+    if broken == "missing":
+        location = "nothere.bin"
+    if broken == "escape":
+        location = "../weights.bin"
+    for k, v in (("location", location), ("offset", offset), ("length", "48")):
+        entry = t.external_data.add()
+        entry.key, entry.value = k, v
+    return model([helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")],
+                 [tensor("x", [2, 3])], [tensor("y", [2, 4])], [t])
+
+
+def unsupported():
+    """Three unsupported ops, one of them twice, in two domains."""
+    return model([
+        helper.make_node("Relu", ["x"], ["a"], name="ok"),
+        helper.make_node("NonZero", ["a"], ["b"], name="nz_1"),
+        helper.make_node("TopK", ["a", "k"], ["c", "d"], name="topk"),
+        helper.make_node("NonZero", ["a"], ["e"], name="nz_2"),
+        helper.make_node("FusedThing", ["a"], ["f"], name="custom",
+                         domain="com.example"),
+    ], [tensor("x", [4])], [tensor("c", [2])],
+        [const("k", np.array([2], np.int64))])
+
+
+def dangling():
+    return model([helper.make_node("Add", ["x", "ghost"], ["y"], name="add")],
+                 [tensor("x", [4])], [tensor("y", [4])])
+
+
+def dtype_mismatch():
+    return model([helper.make_node("Add", ["x", "i"], ["y"], name="mixed_add")],
+                 [tensor("x", [4]), tensor("i", [4], TensorProto.INT64)],
+                 [tensor("y", [4])])
+
+
+def shape_mismatch():
+    """The quick-start classifier given a 1x12 input."""
+    return model([helper.make_node("MatMul", ["x", "eye"], ["y"], name="/MatMul")],
+                 [tensor("x", [1, 12])], [tensor("y", [1, 10])],
+                 [const("eye", np.eye(10, dtype=np.float32))])
+
+
+def negative_dim():
+    m = mlp()
+    m.graph.input[0].type.tensor_type.shape.dim[0].dim_value = -3
+    return m
+
+
+def bad_initializer_size():
+    m = mlp()
+    m.graph.initializer[0].raw_data = m.graph.initializer[0].raw_data[:-4]
+    return m
+
+
+def unsupported_dtype():
+    return model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                 [tensor("x", [4], TensorProto.STRING)], [tensor("y", [4])])
+
+
+def old_opset():
+    m = mlp()
+    m.opset_import[0].version = 6
+    return m
+
+
+def missing_output():
+    m = mlp()
+    m.graph.output[0].name = "not_produced"
+    return m
+
+
+def runtime_reshape():
+    """Reshape whose target is computed from data, not shapes."""
+    return model([
+        helper.make_node("Cast", ["x"], ["xi"], name="cast", to=TensorProto.INT64),
+        helper.make_node("Reshape", ["x", "xi"], ["y"], name="reshape"),
+    ], [tensor("x", [2])], [tensor("y", [2])])
+
+
+CASES = {f.__name__: f for f in (
+    mlp, flatten_dynamic, conv_bn, unsupported, dangling, dtype_mismatch,
+    shape_mismatch, negative_dim, bad_initializer_size, unsupported_dtype,
+    old_opset, missing_output, runtime_reshape)}
+
+
+def main():
+    case, out = sys.argv[1], sys.argv[2]
+    if case == "truncated":
+        data = mlp().SerializeToString()
+        with open(out, "wb") as f:
+            f.write(data[: len(data) // 2])
+        return
+    if case.startswith("external"):
+        broken = case.split("_", 1)[1] if "_" in case else None
+        m = external_data(out, broken)
+    else:
+        m = CASES[case]()
+    with open(out, "wb") as f:
+        f.write(m.SerializeToString())
+
+
+if __name__ == "__main__":
+    main()

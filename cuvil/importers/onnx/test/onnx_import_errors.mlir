@@ -1,0 +1,75 @@
+// Every ONNX importer error: a message naming the node (or file), a non-zero
+// exit, and no output file.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: cd %t
+// RUN: %{gen} truncated truncated.onnx
+// RUN: not cuvilc --quiet truncated.onnx -o out.mlir 2>&1 | FileCheck %s --check-prefix=TRUNCATED
+// RUN: not test -e out.mlir
+// TRUNCATED: cuvilc: error: truncated.onnx: not a valid ONNX model (the file does not parse as an ONNX ModelProto; is it truncated or another format?)
+
+// RUN: echo 'not a model' > text.onnx
+// RUN: not cuvilc --quiet text.onnx 2>&1 | FileCheck %s --check-prefix=TRUNCATED2
+// TRUNCATED2: cuvilc: error: text.onnx: not a valid ONNX model
+
+// RUN: %{gen} unsupported unsupported.onnx
+// RUN: not cuvilc --quiet unsupported.onnx -o out.mlir 2>&1 | FileCheck %s --check-prefix=OPS
+// RUN: not test -e out.mlir
+// OPS: cuvilc: error: unsupported.onnx: error: unsupported ONNX operators: 'FusedThing' (domain com.example, opset 13) at node custom; 'NonZero' (domain ai.onnx, opset 13) at nodes nz_1, nz_2; 'TopK' (domain ai.onnx, opset 13) at node topk. Nothing was compiled
+
+// RUN: %{gen} dangling dangling.onnx
+// RUN: not cuvilc --quiet dangling.onnx 2>&1 | FileCheck %s --check-prefix=DANGLING
+// DANGLING: cuvilc: error: 'add' (dangling.onnx): error: Add uses 'ghost', which no earlier node, graph input or initializer defines
+
+// RUN: %{gen} dtype_mismatch dtype.onnx
+// RUN: not cuvilc --quiet dtype.onnx 2>&1 | FileCheck %s --check-prefix=DTYPE
+// DTYPE: cuvilc: error: 'mixed_add' (dtype.onnx): error: 'cuvil.add' op expects operands of one element type, got tensor<4xf32> and tensor<4xi64>
+
+// RUN: %{gen} shape_mismatch shape.onnx
+// RUN: not cuvilc --quiet shape.onnx 2>&1 | FileCheck %s --check-prefix=SHAPE
+// SHAPE: cuvilc: error: '/MatMul' (shape.onnx): error: 'cuvil.matmul' op contracting dimensions differ: lhs tensor<1x12xf32> has 12 columns but rhs tensor<10x10xf32> has 10 rows
+
+// RUN: %{gen} negative_dim negative.onnx
+// RUN: not cuvilc --quiet negative.onnx 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// NEGATIVE: cuvilc: error: negative.onnx: error: graph input 'x' has a negative dimension -3
+
+// RUN: %{gen} bad_initializer_size size.onnx
+// RUN: not cuvilc --quiet size.onnx 2>&1 | FileCheck %s --check-prefix=SIZE
+// SIZE: cuvilc: error: 'fc/MatMul' (size.onnx): error: tensor 'W' holds 636 bytes but its shape [10, 16] of FLOAT needs 640
+
+// RUN: %{gen} unsupported_dtype dtype2.onnx
+// RUN: not cuvilc --quiet dtype2.onnx 2>&1 | FileCheck %s --check-prefix=DTYPE2
+// DTYPE2: cuvilc: error: dtype2.onnx: error: graph input 'x' has STRING, which Cuvil does not support
+
+// RUN: %{gen} old_opset old.onnx
+// RUN: not cuvilc --quiet old.onnx 2>&1 | FileCheck %s --check-prefix=OPSET
+// OPSET: cuvilc: error: old.onnx: error: opset 6 is not supported (Cuvil reads opsets 7 to 18)
+
+// RUN: %{gen} missing_output output.onnx
+// RUN: not cuvilc --quiet output.onnx 2>&1 | FileCheck %s --check-prefix=OUTPUT
+// OUTPUT: cuvilc: error: output.onnx: error: graph output 'not_produced' is not produced by any node
+
+// RUN: %{gen} runtime_reshape reshape.onnx
+// RUN: not cuvilc --quiet reshape.onnx 2>&1 | FileCheck %s --check-prefix=RESHAPE
+// RESHAPE: cuvilc: error: 'reshape' (reshape.onnx): error: Reshape needs its target shape (input 'xi') at compile time, but it is computed at run time
+
+// RUN: mkdir -p ext && %{gen} external_offset ext/m.onnx
+// RUN: not cuvilc --quiet ext/m.onnx 2>&1 | FileCheck %s --check-prefix=EXTOFFSET
+// EXTOFFSET: cuvilc: error: 'mm' (ext/m.onnx): error: tensor 'W' reads bytes [1000, 1048) of 'weights.bin', which has 64
+
+// RUN: %{gen} external_missing ext/m.onnx
+// RUN: not cuvilc --quiet ext/m.onnx 2>&1 | FileCheck %s --check-prefix=EXTMISSING
+// EXTMISSING: cuvilc: error: 'mm' (ext/m.onnx): error: tensor 'W': cannot open 'ext/nothere.bin': No such file or directory
+
+// RUN: %{gen} external_escape ext/m.onnx
+// RUN: not cuvilc --quiet ext/m.onnx 2>&1 | FileCheck %s --check-prefix=EXTESCAPE
+// EXTESCAPE: cuvilc: error: 'mm' (ext/m.onnx): error: tensor 'W' has external data at '../weights.bin'; it must be a file beside the model
+
+// RUN: %{gen} mlp mlp.onnx
+// RUN: not cuvilc --quiet --input-shape=y=1x10 mlp.onnx 2>&1 | FileCheck %s --check-prefix=NOINPUT
+// NOINPUT: cuvilc: error: mlp.onnx: error: --input-shape names 'y', which is not an input of the model (inputs: x)
+// RUN: not cuvilc --quiet --input-shape=x=1xten mlp.onnx 2>&1 | FileCheck %s --check-prefix=BADSHAPE
+// BADSHAPE: cuvilc: bad input shape 'x=1xten': 'ten' is not a dimension; expected NAME=DIMxDIMx... such as x=1x3x224x224 (? or -1: dynamic)
+// RUN: not cuvilc --quiet --input-shape=x=1x12 mlp.onnx 2>&1 | FileCheck %s --check-prefix=OVERRIDE
+// OVERRIDE: cuvilc: error: 'fc/MatMul' (mlp.onnx): error: 'cuvil.matmul' op contracting dimensions differ
+// RUN: not cuvilc --quiet --max-batch=-2 mlp.onnx 2>&1 | FileCheck %s --check-prefix=MAXBATCH
+// MAXBATCH: cuvilc: error: --max-batch must be at least 1
