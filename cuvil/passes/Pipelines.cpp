@@ -1,5 +1,7 @@
 #include "cuvil/passes/Pipelines.h"
 
+#include "cuvil/passes/Passes.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -11,11 +13,22 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCSEPass());
 }
 
+void buildLevel2Pipeline(mlir::OpPassManager &pm) {
+  pm.addPass(createCuvilLowerToLevel2());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(createCuvilPlanMemory());
+}
+
 void registerCuvilPipelines() {
+  registerCuvilPasses();
   mlir::PassPipelineRegistration<>(
       "cuvil-level1-pipeline",
       "Simplify level1: fold constants and shapes, canonicalize, CSE",
       [](mlir::OpPassManager &pm) { buildLevel1Pipeline(pm); });
+  mlir::PassPipelineRegistration<>(
+      "cuvil-level2-pipeline",
+      "level1 -> level2: bufferize into micro-kernel calls, plan memory",
+      [](mlir::OpPassManager &pm) { buildLevel2Pipeline(pm); });
 }
 
 } // namespace cuvil

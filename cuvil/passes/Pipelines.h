@@ -15,7 +15,12 @@ namespace cuvil {
 /// level1 -> verified, simplified level1 (folding, canonicalization, CSE).
 void buildLevel1Pipeline(mlir::OpPassManager &pm);
 
-/// Registers the pipelines above as `cuvil-level1-pipeline` for cuvil-opt.
+/// Verified level1 -> level2: micro-kernel calls on buffers, with every
+/// intermediate placed in one arena.
+void buildLevel2Pipeline(mlir::OpPassManager &pm);
+
+/// Registers every Cuvil pass, and the pipelines above as
+/// `cuvil-level1-pipeline` and `cuvil-level2-pipeline`, for cuvil-opt.
 void registerCuvilPipelines();
 
 } // namespace cuvil

@@ -1,0 +1,266 @@
+//===- LowerToLevel2.cpp - level1 tensors to level2 buffers ---------------===//
+//
+// A direct bufferization: every level1 op becomes one micro-kernel call on
+// buffers. Producers write into the function's output buffers when their
+// value is returned, so a model's last op needs no copy.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/CuvilL2Ops.h"
+#include "cuvil/ir/CuvilOps.h"
+#include "cuvil/passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace cuvil {
+#define GEN_PASS_DEF_CUVILLOWERTOLEVEL2
+#include "cuvil/passes/Passes.h.inc"
+} // namespace cuvil
+
+using namespace mlir;
+namespace l1 = cuvil::l1;
+
+namespace {
+
+/// The batch multiplier k of each value's one dynamic dimension: its run-time
+/// size is k * batch.
+class BatchMultipliers {
+public:
+  /// Fails (with a diagnostic) on a shape Cuvil cannot size at run time.
+  LogicalResult compute(func::FuncOp func);
+  int64_t get(Value value) const { return multipliers.lookup(value); }
+
+private:
+  static int64_t staticProduct(RankedTensorType type) {
+    int64_t product = 1;
+    for (int64_t d : type.getShape())
+      if (!ShapedType::isDynamic(d))
+        product *= d;
+    return product;
+  }
+
+  llvm::DenseMap<Value, int64_t> multipliers;
+};
+
+LogicalResult BatchMultipliers::compute(func::FuncOp func) {
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      return func.emitOpError("argument #")
+             << arg.getArgNumber() << " is not a ranked tensor";
+    if (type.getNumDynamicDims() == 0)
+      continue;
+    if (type.getNumDynamicDims() > 1 || !type.isDynamicDim(0))
+      return func.emitOpError("argument #")
+             << arg.getArgNumber() << " of type " << type
+             << " has a dynamic dimension other than the batch (dimension 0)";
+    multipliers[arg] = 1;
+  }
+  WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
+    for (Value result : op->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type || type.getNumDynamicDims() == 0)
+        continue;
+      if (type.getNumDynamicDims() > 1)
+        return op->emitOpError("result ")
+               << type << " has more than one dynamic dimension; only the "
+                  "batch may be dynamic";
+      // The operand with a dynamic dimension this result derives from.
+      Value source;
+      for (Value operand : op->getOperands())
+        if (multipliers.count(operand)) {
+          source = operand;
+          break;
+        }
+      if (!source)
+        return op->emitOpError("result ") << type
+               << " is dynamic but no operand is";
+      int64_t k = multipliers[source];
+      if (isa<l1::ReshapeOp, l1::FlattenOp>(op)) {
+        // Element counts agree: P_in * k_in == P_out * k_out.
+        auto sourceType = cast<RankedTensorType>(source.getType());
+        int64_t numerator = staticProduct(sourceType) * k;
+        int64_t denominator = staticProduct(type);
+        if (denominator == 0 || numerator % denominator != 0)
+          return op->emitOpError("cannot size ")
+                 << type << " at run time: it is not a whole multiple of "
+                            "the batch";
+        k = numerator / denominator;
+      } else if (auto concat = dyn_cast<l1::ConcatOp>(op)) {
+        int64_t axis = static_cast<int64_t>(concat.getAxis());
+        if (axis < 0)
+          axis += type.getRank();
+        if (type.isDynamicDim(axis))
+          return op->emitOpError("concatenation along the dynamic batch is "
+                                 "not supported");
+      } else if (auto split = dyn_cast<l1::SplitOp>(op)) {
+        int64_t axis = static_cast<int64_t>(split.getAxis());
+        if (axis < 0)
+          axis += type.getRank();
+        if (type.isDynamicDim(axis))
+          return op->emitOpError("splitting the dynamic batch is not supported");
+      }
+      multipliers[result] = k;
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+MemRefType toMemRef(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return MemRefType::get(tensor.getShape(), tensor.getElementType());
+}
+
+struct LowerToLevel2
+    : cuvil::impl::CuvilLowerToLevel2Base<LowerToLevel2> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs)
+      if (failed(lowerFunction(module, func)))
+        return signalPassFailure();
+  }
+
+  LogicalResult lowerFunction(ModuleOp module, func::FuncOp func);
+};
+
+LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
+  if (func.isExternal() || !func.getBody().hasOneBlock())
+    return func.emitOpError("expects a level1 function with one block");
+  BatchMultipliers multipliers;
+  if (failed(multipliers.compute(func)))
+    return failure();
+
+  MLIRContext *context = module.getContext();
+  // Built before the new function (same name) exists.
+  SymbolTable symbols(module);
+  OpBuilder builder(func);
+  Location loc = func.getLoc();
+  FunctionType oldType = func.getFunctionType();
+
+  // (batch, inputs..., outputs...) -> ()
+  SmallVector<Type> argTypes = {builder.getIndexType()};
+  for (Type t : oldType.getInputs())
+    argTypes.push_back(toMemRef(t));
+  for (Type t : oldType.getResults()) {
+    if (!isa<RankedTensorType>(t))
+      return func.emitOpError("result ") << t << " is not a ranked tensor";
+    argTypes.push_back(toMemRef(t));
+  }
+  auto newFunc = func::FuncOp::create(builder, loc, func.getName(),
+                                      builder.getFunctionType(argTypes, {}));
+  newFunc.setArgAttr(0, "cuvil.name", builder.getStringAttr("batch"));
+  unsigned numInputs = oldType.getNumInputs();
+  for (unsigned i = 0; i < numInputs; ++i)
+    if (auto name = func.getArgAttr(i, "cuvil.name"))
+      newFunc.setArgAttr(1 + i, "cuvil.name", name);
+  for (unsigned i = 0; i < oldType.getNumResults(); ++i)
+    if (auto name = func.getResultAttr(i, "cuvil.name"))
+      newFunc.setArgAttr(1 + numInputs + i, "cuvil.name", name);
+  newFunc->setAttr("cuvil.num_inputs", builder.getI64IntegerAttr(numInputs));
+  newFunc->setAttr("cuvil.num_outputs",
+                   builder.getI64IntegerAttr(oldType.getNumResults()));
+  Block *entry = newFunc.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  Value batch = entry->getArgument(0);
+
+  IRMapping buffers;
+  for (unsigned i = 0; i < numInputs; ++i)
+    buffers.map(func.getArgument(i), entry->getArgument(1 + i));
+
+  // Values returned (once) are written straight into their output buffer.
+  auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  llvm::DenseMap<Value, Value> outputBuffer;
+  for (auto [i, value] : llvm::enumerate(returnOp.getOperands()))
+    if (!outputBuffer.count(value))
+      outputBuffer[value] = entry->getArgument(1 + numInputs + i);
+
+  int constantIndex = 0;
+  auto allocate = [&](Value result, Location opLoc) -> Value {
+    if (Value out = outputBuffer.lookup(result)) {
+      outputBuffer.erase(result); // A value returned twice is copied once.
+      return out;
+    }
+    auto type = toMemRef(result.getType());
+    SmallVector<Value> sizes;
+    if (type.getNumDynamicDims()) {
+      int64_t k = multipliers.get(result);
+      Value size = batch;
+      if (k != 1)
+        size = arith::MulIOp::create(
+            builder, opLoc, batch,
+            arith::ConstantIndexOp::create(builder, opLoc, k));
+      sizes.push_back(size);
+    }
+    return memref::AllocOp::create(builder, opLoc, type, sizes,
+                                   builder.getI64IntegerAttr(64));
+  };
+
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    Location opLoc = op.getLoc();
+    if (auto constant = dyn_cast<l1::ConstantOp>(op)) {
+      // Weights become private constant globals (64-byte aligned .rodata).
+      auto type = toMemRef(constant.getType());
+      std::string name;
+      do {
+        name = (func.getName() + "_constant_" + Twine(constantIndex++)).str();
+      } while (symbols.lookup(name));
+      {
+        OpBuilder::InsertionGuard guard(builder);
+        builder.setInsertionPoint(newFunc);
+        auto global = memref::GlobalOp::create(
+            builder, opLoc, name, builder.getStringAttr("private"), type,
+            constant.getValue(), /*constant=*/true,
+            builder.getI64IntegerAttr(64));
+        symbols.insert(global);
+      }
+      buffers.map(constant.getResult(),
+                  memref::GetGlobalOp::create(builder, opLoc, type, name));
+      continue;
+    }
+    if (isa<l1::MapReduceOp, l1::FusedGroupOp>(op))
+      return op.emitOpError("is not supported by the x86 target yet");
+    if (op.getDialect() != context->getLoadedDialect<l1::CuvilDialect>())
+      return op.emitOpError("is not a level1 op; cannot lower it to level2");
+
+    SmallVector<Value> ins;
+    for (Value operand : op.getOperands())
+      ins.push_back(buffers.lookup(operand));
+    SmallVector<Value> outs;
+    for (Value result : op.getResults()) {
+      outs.push_back(allocate(result, opLoc));
+      buffers.map(result, outs.back());
+    }
+    StringRef mnemonic = op.getName().stripDialect();
+    auto call = cuvil::l2::UKernelCallOp::create(
+        builder, opLoc, builder.getStringAttr(mnemonic), ins, outs);
+    // The level1 op's attributes parameterize the kernel. Which optional
+    // operands are present travels as cuvil.segments.
+    for (NamedAttribute attr : op.getAttrDictionary()) {
+      if (attr.getName() == "operandSegmentSizes")
+        call->setAttr("cuvil.segments", attr.getValue());
+      else
+        call->setAttr(attr.getName(), attr.getValue());
+    }
+  }
+
+  // Returned values not already written in place (inputs, constants, a
+  // value returned twice) are copied into their output buffer.
+  for (auto [i, value] : llvm::enumerate(returnOp.getOperands())) {
+    Value out = entry->getArgument(1 + numInputs + i);
+    Value buffer = buffers.lookup(value);
+    if (buffer != out)
+      cuvil::l2::CopyOp::create(builder, returnOp.getLoc(), buffer, out);
+  }
+  func::ReturnOp::create(builder, returnOp.getLoc());
+  for (NamedAttribute attr : func->getDiscardableAttrs())
+    newFunc->setAttr(attr.getName(), attr.getValue());
+  func.erase();
+  return success();
+}
+
+} // namespace

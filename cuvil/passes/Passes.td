@@ -1,0 +1,45 @@
+//===- Passes.td - Cuvil passes ----------------------------*- tablegen -*-===//
+
+#ifndef CUVIL_PASSES_PASSES_TD
+#define CUVIL_PASSES_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CuvilLowerToLevel2 : Pass<"cuvil-lower-to-level2", "::mlir::ModuleOp"> {
+  let summary = "Bufferize level1 into level2 micro-kernel calls";
+  let description = [{
+    Turns each level1 function into a level2 function over buffers:
+    `(batch: index, inputs..., outputs...) -> ()`. Every level1 op becomes a
+    `cuvil_l2.ukernel_call` named after it (attributes carried over);
+    intermediates are `memref.alloc`s (placed in the arena by
+    `cuvil-plan-memory`), constants `memref.global`s, and the values a
+    function returns are written straight into its output buffers.
+
+    Dynamic dimensions must be multiples of the batch (the only run-time
+    dimension Cuvil supports); each gets its size as `batch * k`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::cuvil::l2::CuvilL2Dialect",
+  ];
+}
+
+def CuvilPlanMemory : Pass<"cuvil-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Place every intermediate buffer in one workspace arena";
+  let description = [{
+    Replaces the `memref.alloc`s of each level2 function by `cuvil_l2.view`s
+    of one arena, a new last argument marked `{cuvil_l2.arena}`. Buffers
+    whose lifetimes do not overlap share bytes: greedy placement, largest
+    first, at the lowest 64-byte-aligned offset free for its lifetime.
+    Dynamic sizes are planned at the bound `cuvil.max_batch` (module
+    attribute; 1 if absent).
+
+    Records on the function: `cuvil.arena_bytes`, `cuvil.intermediate_bytes`
+    (the sum of all intermediates) and `cuvil.live_bytes_bound` (the most
+    bytes simultaneously live, a lower bound for any plan).
+  }];
+  let dependentDialects = ["::cuvil::l2::CuvilL2Dialect"];
+}
+
+#endif // CUVIL_PASSES_PASSES_TD

@@ -1,0 +1,72 @@
+/*===- cuvil_kernels.h - reference micro-kernels of compiled models -------===*
+ *
+ * C99, no allocation, no OS calls, no state: these are compiled into every
+ * model .so together with the generated code (which calls them with
+ * pointers into the caller's workspace). Shapes are int64_t; tensors are
+ * dense, row-major.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef CUVIL_KERNELS_H
+#define CUVIL_KERNELS_H
+
+#include <stdint.h>
+
+/* C[b] = A[b] @ B[b] for `batch` matrices; A is MxK, B is KxN, C is MxN.
+ * Batch strides are in elements (0 broadcasts one matrix). */
+void cuvil_matmul_f32(int64_t batch, int64_t m, int64_t n, int64_t k,
+                      const float *a, int64_t a_batch_stride, int64_t a_row_stride,
+                      int64_t a_col_stride, const float *b,
+                      int64_t b_batch_stride, int64_t b_row_stride,
+                      int64_t b_col_stride, float *c);
+
+/* NCHW input, OIHW weight, optional bias (NULL), grouped, dilated. */
+void cuvil_conv2d_f32(int64_t n, int64_t c, int64_t h, int64_t w,
+                      const float *input, int64_t oc, int64_t kh, int64_t kw,
+                      const float *weight, const float *bias, int64_t groups,
+                      int64_t stride_h, int64_t stride_w, int64_t pad_top,
+                      int64_t pad_left, int64_t dil_h, int64_t dil_w,
+                      int64_t oh, int64_t ow, float *output);
+
+/* kind: 0 max, 1 average (count_include_pad selects the divisor). */
+void cuvil_pool2d_f32(int kind, int64_t n, int64_t c, int64_t h, int64_t w,
+                      const float *input, int64_t kh, int64_t kw,
+                      int64_t stride_h, int64_t stride_w, int64_t pad_top,
+                      int64_t pad_left, int64_t dil_h, int64_t dil_w,
+                      int count_include_pad, int64_t oh, int64_t ow,
+                      float *output);
+
+void cuvil_adaptive_avg_pool2d_f32(int64_t n, int64_t c, int64_t h, int64_t w,
+                                   const float *input, int64_t oh, int64_t ow,
+                                   float *output);
+
+/* Softmax (log_softmax if `log`) over the middle dim of [outer, axis, inner]. */
+void cuvil_softmax_f32(int log, int64_t outer, int64_t axis, int64_t inner,
+                       const float *input, float *output);
+
+/* Normalizes each of `outer` rows of `inner` elements; scale/bias have
+ * `inner` elements or are NULL. */
+void cuvil_layer_norm_f32(int64_t outer, int64_t inner, const float *input,
+                          const float *scale, const float *bias, double epsilon,
+                          float *output);
+
+/* Inference batch norm over [n, c, spatial]. */
+void cuvil_batch_norm_f32(int64_t n, int64_t c, int64_t spatial,
+                          const float *input, const float *scale,
+                          const float *bias, const float *mean,
+                          const float *variance, double epsilon, float *output);
+
+/* Reduces the middle dim of [outer, reduced, inner]: kind 0 sum, 1 mean,
+ * 2 max, 3 min. */
+void cuvil_reduce_f32(int kind, int64_t outer, int64_t reduced, int64_t inner,
+                      const float *input, float *output);
+
+/* Gathers rows: data is [outer, axis, inner] of `element_size` bytes,
+ * indices (int64 or int32 per `indices_are_i64`) has `count` entries;
+ * output is [outer, count, inner]. Returns 0, or 1 if an index is out of
+ * range (the output is then unspecified). */
+int cuvil_gather(int64_t element_size, int64_t outer, int64_t axis,
+                 int64_t inner, const void *data, const void *indices,
+                 int indices_are_i64, int64_t count, void *output);
+
+#endif /* CUVIL_KERNELS_H */
