@@ -3,6 +3,9 @@
 #include "cuvil/importers/onnx/OnnxImporter.h"
 #include "cuvil/ir/Registration.h"
 #include "cuvil/passes/Pipelines.h"
+#include "cuvil/support/Version.h"
+#include "cuvil/targets/x86/CEmitter.h"
+#include "cuvil/targets/x86/Toolchain.h"
 #include "cuvil/support/Diagnostics.h"
 #include "cuvil/support/FileUtil.h"
 #include "cuvil/support/StatusMacros.h"
@@ -18,6 +21,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -33,7 +37,9 @@ struct EmitKindName {
 };
 
 constexpr EmitKindName kEmitKinds[] = {
-    {EmitKind::MlirLevel1, "mlir-level1"},
+    {EmitKind::SharedObject, "so"},     {EmitKind::C, "c"},
+    {EmitKind::Header, "header"},       {EmitKind::MlirLevel1, "mlir-level1"},
+    {EmitKind::MlirLevel2, "mlir-level2"},
 };
 
 /// Reports "[i/n] what (elapsed)" lines through the progress callback.
@@ -142,7 +148,23 @@ loadModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
   return module;
 }
 
-absl::StatusOr<std::string> compile(const CompileOptions &options) {
+static std::string printModule(mlir::ModuleOp module) {
+  std::string output;
+  llvm::raw_string_ostream os(output);
+  module->print(os);
+  return output;
+}
+
+static std::string hexSha256(absl::string_view bytes) {
+  std::array<uint8_t, 32> digest = llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(
+      reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
+  std::string hex = "sha256:";
+  for (uint8_t b : digest)
+    hex += absl::StrFormat("%02x", b);
+  return hex;
+}
+
+absl::StatusOr<Artifact> compile(const CompileOptions &options) {
   const std::string &path = options.inputPath;
   if (!endsWith(path, ".mlir") && !endsWith(path, ".onnx"))
     return absl::InvalidArgumentError(absl::StrCat(
@@ -150,8 +172,19 @@ absl::StatusOr<std::string> compile(const CompileOptions &options) {
         "': Cuvil reads ONNX (.onnx) and level1 MLIR (.mlir) models"));
   if (options.maxBatch && *options.maxBatch < 1)
     return absl::InvalidArgumentError("--max-batch must be at least 1");
+  if (options.target != "x86_64-linux-gnu")
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unsupported --target '", options.target,
+        "'; this build targets x86_64-linux-gnu"));
+  bool toLevel2 = options.emit != EmitKind::MlirLevel1;
+  bool toC = toLevel2 && options.emit != EmitKind::MlirLevel2;
+  bool build = options.emit == EmitKind::SharedObject;
+  x86::CpuTarget cpu;
+  if (toC) {
+    ASSIGN_OR_RETURN(cpu, x86::resolveCpu(options.cpu));
+  }
 
-  ProgressReporter progress(options, /*numStages=*/3);
+  ProgressReporter progress(options, 2 + toLevel2 + toC + build);
   progress.stage(absl::StrCat("reading ", path));
   ASSIGN_OR_RETURN(std::string source, readFile(path));
 
@@ -180,30 +213,71 @@ absl::StatusOr<std::string> compile(const CompileOptions &options) {
                                *options.maxBatch));
   }
 
-  progress.stage("optimizing level1");
-  mlir::PassManager pm(&context);
-  if (options.printIrAfterAll) {
-    // Printing after every pass needs the whole module, single-threaded.
-    pm.enableIRPrinting(
-        /*shouldPrintBeforePass=*/[](mlir::Pass *, mlir::Operation *) {
-          return false;
-        },
-        /*shouldPrintAfterPass=*/[](mlir::Pass *, mlir::Operation *) {
-          return true;
-        },
-        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
-  }
-  buildLevel1Pipeline(pm);
-  if (failed(pm.run(*module)))
-    return diagnostics.consumeStatus(absl::StatusCode::kInvalidArgument);
+  auto runPipeline = [&](auto buildPipeline) -> absl::Status {
+    mlir::PassManager pm(&context);
+    if (options.printIrAfterAll) {
+      pm.enableIRPrinting(
+          /*shouldPrintBeforePass=*/[](mlir::Pass *, mlir::Operation *) {
+            return false;
+          },
+          /*shouldPrintAfterPass=*/[](mlir::Pass *, mlir::Operation *) {
+            return true;
+          },
+          /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
+    }
+    buildPipeline(pm);
+    if (failed(pm.run(*module)))
+      return diagnostics.consumeStatus(absl::StatusCode::kInvalidArgument);
+    return absl::OkStatus();
+  };
 
-  progress.stage("emitting mlir-level1");
-  std::string output;
-  llvm::raw_string_ostream os(output);
-  module->print(os);
-  os.flush();
-  RETURN_IF_ERROR(diagnostics.consumeStatus());
-  return output;
+  progress.stage("optimizing level1");
+  RETURN_IF_ERROR(runPipeline(buildLevel1Pipeline));
+  Artifact artifact;
+  if (!toLevel2) {
+    artifact.contents = printModule(*module);
+    RETURN_IF_ERROR(diagnostics.consumeStatus());
+    return artifact;
+  }
+
+  progress.stage("lowering to level2 and planning memory");
+  RETURN_IF_ERROR(runPipeline(buildLevel2Pipeline));
+  module->walk([&](mlir::func::FuncOp func) {
+    auto get = [&](llvm::StringRef name) {
+      auto attr = func->getAttrOfType<mlir::IntegerAttr>(name);
+      return attr ? attr.getInt() : 0;
+    };
+    artifact.memoryReport = absl::StrFormat(
+        "arena %d bytes (intermediates %d bytes, live lower bound %d bytes)",
+        get("cuvil.arena_bytes"), get("cuvil.intermediate_bytes"),
+        get("cuvil.live_bytes_bound"));
+  });
+  if (!toC) {
+    artifact.contents = printModule(*module);
+    return artifact;
+  }
+
+  progress.stage("emitting C");
+  x86::EmitOptions emitOptions;
+  emitOptions.cpu = cpu.march;
+  emitOptions.cpuFeatures = cpu.features;
+  emitOptions.modelHash = hexSha256(source);
+  emitOptions.compilerVersion = absl::StrCat("cuvilc ", getVersionString());
+  emitOptions.inlineWeights = options.emit == EmitKind::C;
+  ASSIGN_OR_RETURN(x86::EmittedModel emitted, x86::emitModel(*module, emitOptions));
+  if (options.emit == EmitKind::C) {
+    artifact.contents = emitted.singleSource();
+    return artifact;
+  }
+  if (options.emit == EmitKind::Header) {
+    artifact.contents = emitted.header;
+    return artifact;
+  }
+  progress.stage(absl::StrCat("building the shared object with clang (-march=",
+                              cpu.march, ")"));
+  ASSIGN_OR_RETURN(artifact.contents, x86::buildSharedObject(emitted, cpu));
+  artifact.header = emitted.header;
+  return artifact;
 }
 
 } // namespace cuvil

@@ -23,6 +23,14 @@ namespace cuvil {
 enum class EmitKind {
   /// Verified, simplified level1 MLIR.
   MlirLevel1,
+  /// level2 MLIR: micro-kernel calls on buffers in a planned arena.
+  MlirLevel2,
+  /// One C99 translation unit: kernels, weights, run function and C ABI.
+  C,
+  /// The model's C header (the ABI of the .so).
+  Header,
+  /// An x86-64 shared object needing only libc/libm.
+  SharedObject,
 };
 
 /// Parses `--emit` values; the error lists the accepted ones.
@@ -39,6 +47,10 @@ struct CompileOptions {
   std::map<std::string, std::vector<int64_t>> inputShapes;
   /// If set, dimension 0 of every input is a dynamic batch up to this size.
   std::optional<int64_t> maxBatch;
+  /// The target triple; only x86_64-linux-gnu is supported.
+  std::string target = "x86_64-linux-gnu";
+  /// CPU to build for: native, x86-64, x86-64-v2/v3/v4, or an LLVM CPU name.
+  std::string cpu = "native";
   EmitKind emit = EmitKind::MlirLevel1;
   /// Print the IR after every pass to stderr.
   bool printIrAfterAll = false;
@@ -50,11 +62,20 @@ struct CompileOptions {
 absl::Status parseInputShape(absl::string_view text,
                              std::map<std::string, std::vector<int64_t>> &shapes);
 
-/// Compiles `options.inputPath` and returns the artifact's bytes. Errors are
-/// InvalidArgument (bad model: with the op, the location and what to do),
-/// NotFound / PermissionDenied (input file), or Unimplemented (an input
-/// format this build does not read).
-absl::StatusOr<std::string> compile(const CompileOptions &options);
+struct Artifact {
+  /// What --emit asked for.
+  std::string contents;
+  /// For EmitKind::SharedObject: the header that goes beside the .so.
+  std::string header;
+  /// Memory plan of the model (arena and intermediate bytes), once lowered.
+  std::string memoryReport;
+};
+
+/// Compiles `options.inputPath`. Errors are InvalidArgument (bad model: with
+/// the op, the location and what to do), NotFound / PermissionDenied (input
+/// file), Unimplemented (an op or type the target cannot compile yet), or
+/// Internal (the C toolchain failed).
+absl::StatusOr<Artifact> compile(const CompileOptions &options);
 
 } // namespace cuvil
 

@@ -30,8 +30,14 @@
 ABSL_FLAG(std::string, o, "",
           "Output path. Without it the artifact goes to standard output. The "
           "file is written atomically: a failed compile leaves none.");
-ABSL_FLAG(std::string, emit, "mlir-level1",
-          "What to produce. mlir-level1: the verified, simplified level1 IR.");
+ABSL_FLAG(std::string, emit, "so",
+          "What to produce: so (a model .so plus its .h), c (one C99 file), "
+          "header, mlir-level1 or mlir-level2.");
+ABSL_FLAG(std::string, target, "x86_64-linux-gnu", "Target triple.");
+ABSL_FLAG(std::string, cpu, "native",
+          "CPU to build for: native (this machine), x86-64, x86-64-v2, "
+          "x86-64-v3, x86-64-v4, or an LLVM CPU name such as znver4. The "
+          "artifact refuses to run on a CPU without the features it uses.");
 ABSL_FLAG(bool, print_ir_after_all, false,
           "Print the IR after every compiler pass to standard error.");
 ABSL_FLAG(std::vector<std::string>, input_shape, {},
@@ -55,9 +61,10 @@ source location: the ONNX node or the MLIR line), runs the optimization
 pipeline and writes what --emit asks for.
 
 Examples:
-  cuvilc examples/classifier.mlir
-  cuvilc resnet18.onnx --input-shape input=1x3x224x224 -o resnet18.mlir
-  cuvilc resnet18.onnx --max-batch 16 -o resnet18.mlir
+  cuvilc resnet18.onnx -o resnet18.so          # also writes resnet18.h
+  cuvilc resnet18.onnx --max-batch 16 --cpu=x86-64-v3 -o resnet18.so
+  cuvilc resnet18.onnx --input-shape input=1x3x224x224 --emit=c -o resnet18.c
+  cuvilc examples/classifier.mlir --emit=mlir-level2
 
 Exit status: 0 on success, non-zero on any error (explained on stderr).)";
 
@@ -135,6 +142,8 @@ int main(int argc, char **argv) {
 
   cuvil::CompileOptions options;
   options.inputPath = positional[1];
+  options.target = absl::GetFlag(FLAGS_target);
+  options.cpu = absl::GetFlag(FLAGS_cpu);
   for (const std::string &shape : absl::GetFlag(FLAGS_input_shape)) {
     if (absl::Status status = cuvil::parseInputShape(shape, options.inputShapes);
         !status.ok()) {
@@ -151,24 +160,53 @@ int main(int argc, char **argv) {
       std::cerr << "cuvilc: " << line << std::endl;
     };
 
-  absl::StatusOr<std::string> artifact = cuvil::compile(options);
+  std::string output = absl::GetFlag(FLAGS_o);
+  if (*emit == cuvil::EmitKind::SharedObject && output.empty()) {
+    // A binary never goes to a terminal: name it after the model.
+    std::string base = options.inputPath.substr(options.inputPath.rfind('/') + 1);
+    output = base.substr(0, base.rfind('.')) + ".so";
+  }
+  absl::StatusOr<cuvil::Artifact> artifact = cuvil::compile(options);
   if (!artifact.ok()) {
     std::cerr << "cuvilc: error: " << artifact.status().message() << "\n";
     return 1;
   }
-
-  const std::string output = absl::GetFlag(FLAGS_o);
+  bool quiet = absl::GetFlag(FLAGS_quiet);
+  if (!quiet && !artifact->memoryReport.empty())
+    std::cerr << "cuvilc: memory plan: " << artifact->memoryReport << "\n";
   if (output.empty()) {
-    std::fwrite(artifact->data(), 1, artifact->size(), stdout);
+    std::fwrite(artifact->contents.data(), 1, artifact->contents.size(), stdout);
     return std::fflush(stdout) == 0 ? 0 : 1;
   }
-  if (absl::Status status = cuvil::writeFileAtomically(output, *artifact);
+  // The header goes beside the .so: model.so -> model.h.
+  std::string headerPath;
+  if (!artifact->header.empty()) {
+    size_t dot = output.rfind('.');
+    size_t slash = output.rfind('/');
+    headerPath = (dot != std::string::npos &&
+                          (slash == std::string::npos || dot > slash)
+                      ? output.substr(0, dot)
+                      : output) +
+                 ".h";
+    if (absl::Status status =
+            cuvil::writeFileAtomically(headerPath, artifact->header);
+        !status.ok()) {
+      std::cerr << "cuvilc: error: " << status.message() << "\n";
+      return 1;
+    }
+  }
+  if (absl::Status status =
+          cuvil::writeFileAtomically(output, artifact->contents);
       !status.ok()) {
     std::cerr << "cuvilc: error: " << status.message() << "\n";
     return 1;
   }
-  if (!absl::GetFlag(FLAGS_quiet))
-    std::cerr << "cuvilc: wrote " << output << " (" << artifact->size()
-              << " bytes)\n";
+  if (!quiet) {
+    std::cerr << "cuvilc: wrote " << output << " (" << artifact->contents.size()
+              << " bytes)";
+    if (!headerPath.empty())
+      std::cerr << " and " << headerPath;
+    std::cerr << "\n";
+  }
   return 0;
 }

@@ -1,0 +1,1408 @@
+//===- CEmitter.cpp - level2 to C99 ---------------------------------------===//
+//
+// Walks the (straight-line) level2 function once. Every buffer is a C
+// pointer; its dimensions are C expressions ("64", "batch*128"). Heavy ops
+// call the reference micro-kernels (runtime/cuvil_kernels.c); elementwise and
+// data-movement ops become loop nests inline, which the C compiler
+// vectorizes for the target CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/targets/x86/CEmitter.h"
+
+#include "cuvil/ir/CuvilL2Ops.h"
+#include "cuvil/support/Diagnostics.h"
+#include "cuvil/targets/x86/EmbeddedRuntime.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <functional>
+
+namespace cuvil::x86 {
+namespace {
+
+using namespace mlir;
+
+/// A buffer as the generated C sees it.
+struct Buffer {
+  std::string name;
+  MemRefType type;
+  /// One C expression per dimension.
+  std::vector<std::string> dims;
+};
+
+std::string joinProduct(const std::vector<std::string> &terms) {
+  // Fold the static factors: "batch*150528" rather than "batch*3*224*224".
+  int64_t constant = 1;
+  std::vector<std::string> symbolic;
+  for (const std::string &t : terms) {
+    int64_t v;
+    if (llvm::to_integer(t, v))
+      constant *= v;
+    else
+      symbolic.push_back(t);
+  }
+  if (constant == 0)
+    return "0";
+  if (constant != 1 || symbolic.empty())
+    symbolic.push_back(std::to_string(constant));
+  return symbolic.size() == 1 ? symbolic[0]
+                              : "(" + absl::StrJoin(symbolic, "*") + ")";
+}
+
+/// C type of an element type, or "" if the x86 target cannot compute on it.
+std::string cType(Type type) {
+  if (type.isF32())
+    return "float";
+  if (type.isF64())
+    return "double";
+  if (type.isInteger(1))
+    return "uint8_t";
+  if (auto integer = dyn_cast<IntegerType>(type)) {
+    std::string base = integer.isUnsigned() ? "uint" : "int";
+    switch (integer.getWidth()) {
+    case 8:
+    case 16:
+    case 32:
+    case 64:
+      return base + std::to_string(integer.getWidth()) + "_t";
+    default:
+      return "";
+    }
+  }
+  return "";
+}
+
+int64_t elementBytes(Type type) {
+  if (type.isInteger(1))
+    return 1;
+  return type.getIntOrFloatBitWidth() / 8;
+}
+
+/// A float literal of the element type.
+std::string literal(double value, Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (std::isnan(value))
+    return type.isF32() ? "NAN" : "(double)NAN";
+  if (std::isinf(value))
+    return std::string(value < 0 ? "-" : "") + (type.isF32() ? "INFINITY" : "(double)INFINITY");
+  if (isa<FloatType>(type)) {
+    os << llvm::format("%.17g", value);
+    if (text.find_first_of(".eE") == std::string::npos)
+      text += ".0";
+    return type.isF32() ? "(float)" + text : text;
+  }
+  return "(" + cType(type) + ")" + std::to_string(static_cast<int64_t>(value));
+}
+
+/// Suffix of <math.h> functions for the type ("f" for float).
+std::string mathSuffix(Type type) { return type.isF32() ? "f" : ""; }
+
+class Emitter {
+public:
+  Emitter(func::FuncOp func, ModuleOp module, const EmitOptions &options)
+      : func(func), module(module), options(options) {}
+
+  LogicalResult run();
+
+  std::string body;
+  std::string weightsDecls;
+  std::string weightsBlob;
+  int64_t arenaBytes = 0;
+
+private:
+  LogicalResult emitOp(Operation *op);
+  LogicalResult emitKernel(cuvil::l2::UKernelCallOp call);
+  LogicalResult emitWeight(memref::GetGlobalOp getGlobal);
+  FailureOr<std::string> indexExpr(Value value);
+  FailureOr<Buffer> defineBuffer(Value value, std::string pointer);
+  const Buffer &buf(Value value) { return buffers[value]; }
+
+  std::string numel(const Buffer &b) { return joinProduct(b.dims); }
+  std::string bytes(const Buffer &b) {
+    return joinProduct({numel(b), std::to_string(elementBytes(b.type.getElementType()))});
+  }
+  /// Row-major strides (C expressions) of `b`.
+  std::vector<std::string> strides(const Buffer &b) {
+    std::vector<std::string> result(b.dims.size());
+    std::vector<std::string> suffix;
+    for (int i = static_cast<int>(b.dims.size()) - 1; i >= 0; --i) {
+      result[i] = joinProduct(suffix);
+      suffix.insert(suffix.begin(), b.dims[i]);
+    }
+    return result;
+  }
+  std::string dimsRange(const Buffer &b, size_t from, size_t to) {
+    std::vector<std::string> terms(b.dims.begin() + from, b.dims.begin() + to);
+    return joinProduct(terms);
+  }
+
+  /// out[...] = expr(elements of ins, broadcast to out's shape).
+  void emitElementwise(const Buffer &out, ArrayRef<const Buffer *> ins,
+                       const std::function<std::string(ArrayRef<std::string>)> &expr);
+  /// A loop nest over `dims` whose body gets the index variable names.
+  void emitLoopNest(const std::vector<std::string> &dims,
+                    const std::function<void(ArrayRef<std::string>)> &inner);
+
+  std::string tmp() { return "t" + std::to_string(tmpCounter++); }
+  void line(const Twine &text) { body += "  " + text.str() + "\n"; }
+
+  func::FuncOp func;
+  ModuleOp module;
+  const EmitOptions &options;
+  llvm::DenseMap<Value, Buffer> buffers;
+  llvm::StringMap<std::string> weightSymbols;
+  int tmpCounter = 0;
+  int indent = 1;
+};
+
+FailureOr<std::string> Emitter::indexExpr(Value value) {
+  if (value == func.getArgument(0))
+    return std::string("batch");
+  if (auto constant = value.getDefiningOp<arith::ConstantIndexOp>())
+    return std::to_string(constant.value());
+  if (auto mul = value.getDefiningOp<arith::MulIOp>()) {
+    FailureOr<std::string> lhs = indexExpr(mul.getLhs());
+    FailureOr<std::string> rhs = indexExpr(mul.getRhs());
+    if (failed(lhs) || failed(rhs))
+      return failure();
+    return joinProduct({*lhs, *rhs});
+  }
+  return emitError(value.getLoc()) << "cannot express this size in C";
+}
+
+FailureOr<Buffer> Emitter::defineBuffer(Value value, std::string pointer) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  if (!type)
+    return emitError(value.getLoc()) << "expected a buffer, got " << value.getType();
+  if (cType(type.getElementType()).empty())
+    return emitError(value.getLoc())
+           << "element type " << type.getElementType()
+           << " is not supported by the x86 target yet";
+  Buffer b{pointer, type, {}};
+  SmallVector<Value> sizes;
+  if (auto view = value.getDefiningOp<cuvil::l2::ViewOp>())
+    sizes.assign(view.getSizes().begin(), view.getSizes().end());
+  size_t next = 0;
+  for (int64_t d : type.getShape()) {
+    if (!ShapedType::isDynamic(d)) {
+      b.dims.push_back(std::to_string(d));
+      continue;
+    }
+    if (next < sizes.size()) {
+      FailureOr<std::string> expr = indexExpr(sizes[next++]);
+      if (failed(expr))
+        return failure();
+      b.dims.push_back(*expr);
+    } else {
+      b.dims.push_back("batch"); // Function arguments: the batch itself.
+    }
+  }
+  buffers[value] = b;
+  return b;
+}
+
+void Emitter::emitLoopNest(const std::vector<std::string> &dims,
+                           const std::function<void(ArrayRef<std::string>)> &inner) {
+  std::vector<std::string> vars;
+  std::string pad(2 * indent, ' ');
+  for (const std::string &d : dims) {
+    std::string v = tmp();
+    body += pad + "for (int64_t " + v + " = 0; " + v + " < " + d + "; ++" + v +
+            ") {\n";
+    pad += "  ";
+    ++indent;
+    vars.push_back(v);
+  }
+  if (dims.empty()) {
+    body += pad + "{\n";
+    pad += "  ";
+    ++indent;
+  }
+  inner(vars);
+  for (size_t i = 0; i < std::max<size_t>(dims.size(), 1); ++i) {
+    --indent;
+    pad.resize(pad.size() - 2);
+    body += pad + "}\n";
+  }
+}
+
+void Emitter::emitElementwise(
+    const Buffer &out, ArrayRef<const Buffer *> ins,
+    const std::function<std::string(ArrayRef<std::string>)> &expr) {
+  bool flat = llvm::all_of(ins, [&](const Buffer *b) { return b->dims == out.dims; });
+  if (flat) {
+    std::string i = tmp();
+    std::vector<std::string> elems;
+    for (const Buffer *b : ins)
+      elems.push_back(b->name + "[" + i + "]");
+    std::string pad(2 * indent, ' ');
+    body += pad + "for (int64_t " + i + " = 0; " + i + " < " + numel(out) + "; ++" +
+            i + ")\n" + pad + "  " + out.name + "[" + i + "] = " + expr(elems) + ";\n";
+    return;
+  }
+  // Broadcasting: operand dims align at the end; a size-1 dim repeats.
+  std::vector<std::string> outStrides = strides(out);
+  size_t rank = out.dims.size();
+  std::vector<std::vector<std::string>> inStrides;
+  for (const Buffer *b : ins) {
+    std::vector<std::string> s(rank, "0");
+    std::vector<std::string> own = strides(*b);
+    size_t offset = rank - b->dims.size();
+    for (size_t d = 0; d < b->dims.size(); ++d)
+      if (!(b->dims[d] == "1" && out.dims[offset + d] != "1"))
+        s[offset + d] = own[d];
+    inStrides.push_back(s);
+  }
+  emitLoopNest(out.dims, [&](ArrayRef<std::string> vars) {
+    auto index = [&](const std::vector<std::string> &s) {
+      std::vector<std::string> terms;
+      for (size_t d = 0; d < rank; ++d)
+        if (s[d] != "0")
+          terms.push_back(s[d] == "1" ? vars[d] : vars[d] + "*" + s[d]);
+      return terms.empty() ? std::string("0") : absl::StrJoin(terms, " + ");
+    };
+    std::vector<std::string> elems;
+    for (auto [b, s] : llvm::zip(ins, inStrides))
+      elems.push_back(b->name + "[" + index(s) + "]");
+    body += std::string(2 * indent, ' ') + out.name + "[" + index(outStrides) +
+            "] = " + expr(elems) + ";\n";
+  });
+}
+
+LogicalResult Emitter::emitWeight(memref::GetGlobalOp getGlobal) {
+  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      getGlobal, getGlobal.getNameAttr());
+  if (!global || !global.getInitialValue())
+    return getGlobal.emitOpError("refers to a global without a value");
+  std::string &symbol = weightSymbols[global.getSymName()];
+  MemRefType type = global.getType();
+  Type element = type.getElementType();
+  std::string ct = cType(element);
+  if (ct.empty())
+    return global.emitOpError("has element type ")
+           << element << ", not supported by the x86 target yet";
+  if (symbol.empty()) {
+    // The weight's bytes, as stored in the artifact.
+    std::string data;
+    Attribute init = *global.getInitialValue();
+    int64_t count = type.getNumElements();
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(init)) {
+      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+      if (!blob)
+        return global.emitOpError("has a dense resource without data");
+      ArrayRef<char> raw = blob->getData();
+      data.assign(raw.begin(), raw.end());
+    } else if (auto dense = dyn_cast<DenseElementsAttr>(init)) {
+      if (element.isInteger(1)) {
+        for (bool v : dense.getValues<bool>())
+          data.push_back(v ? 1 : 0);
+        if (dense.isSplat())
+          data.assign(count, data.empty() ? 0 : data[0]);
+      } else {
+        ArrayRef<char> raw = dense.getRawData();
+        if (dense.isSplat()) {
+          for (int64_t i = 0; i < count; ++i)
+            data.append(raw.begin(), raw.end());
+        } else {
+          data.assign(raw.begin(), raw.end());
+        }
+      }
+    } else {
+      return global.emitOpError("has an initial value the x86 target cannot store");
+    }
+    if (static_cast<int64_t>(data.size()) != count * elementBytes(element))
+      return global.emitOpError("holds ")
+             << data.size() << " bytes, but its type needs "
+             << count * elementBytes(element);
+    symbol = "cuvil_w" + std::to_string(weightSymbols.size() - 1);
+    if (options.inlineWeights) {
+      // A union gives the typed view of the words without breaking C99
+      // aliasing rules; words are little-endian like x86.
+      size_t words = (data.size() + 7) / 8;
+      data.resize(words * 8, 0);
+      std::string decl = "static const union { uint64_t words[" +
+                         std::to_string(std::max<size_t>(words, 1)) + "]; " + ct +
+                         " values[" + std::to_string(std::max<int64_t>(count, 1)) +
+                         "]; } " + symbol + " CUVIL_ALIGN64 = {{";
+      for (size_t w = 0; w < words; ++w) {
+        uint64_t v = 0;
+        std::memcpy(&v, data.data() + 8 * w, 8);
+        if (w % 4 == 0)
+          decl += "\n    ";
+        decl += llvm::formatv("{0:x16}u, ", v).str();
+      }
+      if (words == 0)
+        decl += "0";
+      decl += "}};\n";
+      weightsDecls += decl;
+      symbol += ".values";
+    } else {
+      size_t offset = (weightsBlob.size() + 63) / 64 * 64;
+      weightsBlob.resize(offset, 0);
+      weightsBlob += data;
+      symbol = "((const " + ct + " *)(cuvil_weights + " + std::to_string(offset) + "))";
+    }
+  }
+  Buffer b{symbol, cast<MemRefType>(getGlobal.getType()), {}};
+  for (int64_t d : type.getShape())
+    b.dims.push_back(std::to_string(d));
+  buffers[getGlobal.getResult()] = b;
+  return success();
+}
+
+LogicalResult Emitter::run() {
+  if (func.getNumArguments() < 2)
+    return func.emitOpError("is not a planned level2 function");
+  int64_t numInputs = func->getAttrOfType<IntegerAttr>("cuvil.num_inputs").getInt();
+  int64_t numOutputs = func->getAttrOfType<IntegerAttr>("cuvil.num_outputs").getInt();
+  auto arenaType = cast<MemRefType>(func.getArguments().back().getType());
+  arenaBytes = arenaType.getNumElements();
+  for (int64_t i = 0; i < numInputs + numOutputs; ++i) {
+    Value arg = func.getArgument(1 + i);
+    auto type = cast<MemRefType>(arg.getType());
+    std::string name = (i < numInputs ? "in" : "out") +
+                       std::to_string(i < numInputs ? i : i - numInputs);
+    std::string ct = cType(type.getElementType());
+    if (ct.empty())
+      return func.emitOpError("argument type ") << type << " is not supported";
+    line(Twine(i < numInputs ? "const " : "") + ct + " *" + name + " = (" +
+         (i < numInputs ? "const " : "") + ct + " *)" +
+         (i < numInputs ? "inputs[" : "outputs[") +
+         std::to_string(i < numInputs ? i : i - numInputs) + "];");
+    if (failed(defineBuffer(arg, name)))
+      return failure();
+  }
+  line("(void)batch;");
+  line("(void)arena;");
+  for (Operation &op : func.getBody().front()) {
+    if (failed(emitOp(&op)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult Emitter::emitOp(Operation *op) {
+  if (isa<arith::ConstantOp, arith::MulIOp, func::ReturnOp>(op))
+    return success();
+  if (auto getGlobal = dyn_cast<memref::GetGlobalOp>(op))
+    return emitWeight(getGlobal);
+  if (auto view = dyn_cast<cuvil::l2::ViewOp>(op)) {
+    std::string name = "v" + std::to_string(buffers.size());
+    std::string ct = cType(view.getType().getElementType());
+    if (ct.empty())
+      return view.emitOpError("has an element type the x86 target cannot store");
+    line(ct + " *" + name + " = (" + ct + " *)(arena + " +
+         std::to_string(view.getOffset()) + ");");
+    return success(succeeded(defineBuffer(view.getResult(), name)));
+  }
+  if (auto copy = dyn_cast<cuvil::l2::CopyOp>(op)) {
+    if (copy.isReorder() || copy.isTransfer())
+      return copy.emitOpError("layout or memory-space changes are not "
+                              "supported by the x86 target yet");
+    line("memcpy(" + buf(copy.getTarget()).name + ", " +
+         buf(copy.getSource()).name + ", (size_t)" + bytes(buf(copy.getSource())) +
+         ");");
+    return success();
+  }
+  if (auto call = dyn_cast<cuvil::l2::UKernelCallOp>(op)) {
+    body += "  /* " + call.getKernel().str() + " at " + formatLocation(call.getLoc()) +
+            " */\n";
+    return emitKernel(call);
+  }
+  return op->emitOpError("is not supported by the x86 C emitter");
+}
+
+int64_t attrInt(Operation *op, StringRef name, int64_t def) {
+  if (auto a = op->getAttrOfType<IntegerAttr>(name))
+    return a.getInt();
+  return def;
+}
+double attrFloat(Operation *op, StringRef name, double def) {
+  if (auto a = op->getAttrOfType<FloatAttr>(name))
+    return a.getValueAsDouble();
+  return def;
+}
+SmallVector<int64_t> attrInts(Operation *op, StringRef name,
+                              SmallVector<int64_t> def = {}) {
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(name))
+    if (!a.empty())
+      return SmallVector<int64_t>(a.asArrayRef());
+  return def;
+}
+
+LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
+  StringRef k = call.getKernel();
+  SmallVector<const Buffer *> ins;
+  for (Value v : call.getInputs())
+    ins.push_back(&buffers[v]);
+  const Buffer &out = buffers[call.getOutputs()[0]];
+  Type element = out.type.getElementType();
+  std::string T = cType(element);
+  std::string f = mathSuffix(element);
+  bool isFloat = isa<FloatType>(element);
+  auto floatOnly = [&]() -> LogicalResult {
+    if (!isFloat)
+      return call.emitOpError("'") << k << "' on " << element
+                                   << " is not supported by the x86 target";
+    return success();
+  };
+  auto f32Only = [&](const Buffer &b) -> LogicalResult {
+    if (!b.type.getElementType().isF32())
+      return call.emitOpError("'") << k << "' on " << b.type.getElementType()
+                                   << " is not supported by the x86 target yet";
+    return success();
+  };
+  auto lit = [&](double v) { return literal(v, element); };
+
+  // Elementwise unary.
+  using Expr = std::function<std::string(ArrayRef<std::string>)>;
+  Expr unary;
+  if (k == "relu") {
+    unary = [&](ArrayRef<std::string> e) {
+      return "(" + e[0] + " > " + lit(0) + " ? " + e[0] + " : " + lit(0) + ")";
+    };
+  } else if (k == "clip") {
+    auto minA = call->getAttrOfType<FloatAttr>("min");
+    auto maxA = call->getAttrOfType<FloatAttr>("max");
+    unary = [=](ArrayRef<std::string> e) {
+      std::string x = e[0];
+      if (minA)
+        x = "(" + x + " < " + lit(minA.getValueAsDouble()) + " ? " +
+            lit(minA.getValueAsDouble()) + " : " + x + ")";
+      if (maxA)
+        x = "(" + x + " > " + lit(maxA.getValueAsDouble()) + " ? " +
+            lit(maxA.getValueAsDouble()) + " : " + x + ")";
+      return x;
+    };
+  } else if (k == "neg") {
+    unary = [](ArrayRef<std::string> e) { return "(-" + e[0] + ")"; };
+  } else if (k == "abs") {
+    unary = [&](ArrayRef<std::string> e) {
+      return isFloat ? "fabs" + f + "(" + e[0] + ")"
+                     : "(" + e[0] + " < 0 ? -" + e[0] + " : " + e[0] + ")";
+    };
+  } else if (k == "sigmoid" || k == "tanh" || k == "gelu" || k == "silu" ||
+             k == "hardswish" || k == "hardsigmoid" || k == "exp" ||
+             k == "log" || k == "sqrt" || k == "rsqrt" || k == "reciprocal" ||
+             k == "erf") {
+    if (failed(floatOnly()))
+      return failure();
+    std::string one = lit(1), half = lit(0.5);
+    if (k == "sigmoid")
+      unary = [=](ArrayRef<std::string> e) { return "(" + one + " / (" + one + " + exp" + f + "(-" + e[0] + ")))"; };
+    else if (k == "tanh")
+      unary = [=](ArrayRef<std::string> e) { return "tanh" + f + "(" + e[0] + ")"; };
+    else if (k == "gelu") {
+      bool approx = call->getAttrOfType<StringAttr>("approximate") &&
+                    call->getAttrOfType<StringAttr>("approximate").getValue() == "tanh";
+      std::string c1 = lit(0.7978845608028654), c2 = lit(0.044715), r2 = lit(0.7071067811865476);
+      unary = [=](ArrayRef<std::string> e) {
+        const std::string &x = e[0];
+        return approx ? "(" + half + " * " + x + " * (" + one + " + tanh" + f + "(" + c1 +
+                            " * (" + x + " + " + c2 + " * " + x + " * " + x + " * " + x + "))))"
+                      : "(" + half + " * " + x + " * (" + one + " + erf" + f + "(" + x + " * " + r2 + ")))";
+      };
+    } else if (k == "silu")
+      unary = [=](ArrayRef<std::string> e) { return "(" + e[0] + " / (" + one + " + exp" + f + "(-" + e[0] + ")))"; };
+    else if (k == "hardswish") {
+      std::string three = lit(3), six = lit(6), zero = lit(0);
+      unary = [=](ArrayRef<std::string> e) {
+        std::string r = "(" + e[0] + " + " + three + ")";
+        r = "(" + r + " < " + zero + " ? " + zero + " : " + r + " > " + six + " ? " + six + " : " + r + ")";
+        return "(" + e[0] + " * " + r + " / " + six + ")";
+      };
+    } else if (k == "hardsigmoid") {
+      std::string a = lit(attrFloat(call, "alpha", 1.0 / 6.0)), b = lit(attrFloat(call, "beta", 0.5)), zero = lit(0);
+      unary = [=](ArrayRef<std::string> e) {
+        std::string r = "(" + a + " * " + e[0] + " + " + b + ")";
+        return "(" + r + " < " + zero + " ? " + zero + " : " + r + " > " + one + " ? " + one + " : " + r + ")";
+      };
+    } else if (k == "rsqrt")
+      unary = [=](ArrayRef<std::string> e) { return "(" + one + " / sqrt" + f + "(" + e[0] + "))"; };
+    else if (k == "reciprocal")
+      unary = [=](ArrayRef<std::string> e) { return "(" + one + " / " + e[0] + ")"; };
+    else
+      unary = [=](ArrayRef<std::string> e) { return k.str() + f + "(" + e[0] + ")"; };
+  } else if (k == "cast") {
+    Type from = ins[0]->type.getElementType();
+    unary = [=](ArrayRef<std::string> e) {
+      if (element.isInteger(1))
+        return "(uint8_t)(" + e[0] + " != 0)";
+      (void)from;
+      return "(" + T + ")(" + e[0] + ")";
+    };
+  } else if (k == "expand") {
+    unary = [](ArrayRef<std::string> e) { return e[0]; };
+  }
+  if (unary) {
+    emitElementwise(out, {ins[0]}, unary);
+    return success();
+  }
+
+  // Elementwise binary and where.
+  static const llvm::StringMap<const char *> binaryOps = {
+      {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"},
+      {"equal", "=="}, {"less", "<"}, {"less_equal", "<="},
+      {"greater", ">"}, {"greater_equal", ">="}};
+  if (auto it = binaryOps.find(k); it != binaryOps.end()) {
+    std::string op = it->second;
+    emitElementwise(out, {ins[0], ins[1]}, [=](ArrayRef<std::string> e) {
+      return "(" + e[0] + " " + op + " " + e[1] + ")";
+    });
+    return success();
+  }
+  if (k == "max" || k == "min") {
+    std::string cmp = k == "max" ? ">" : "<";
+    emitElementwise(out, {ins[0], ins[1]}, [=](ArrayRef<std::string> e) {
+      // NaN in either operand propagates, as in PyTorch.
+      return "(" + e[0] + " " + cmp + " " + e[1] + " || " + e[0] + " != " + e[0] +
+             " ? " + e[0] + " : " + e[1] + ")";
+    });
+    return success();
+  }
+  if (k == "pow") {
+    if (failed(floatOnly()))
+      return failure();
+    emitElementwise(out, {ins[0], ins[1]}, [=](ArrayRef<std::string> e) {
+      return "pow" + f + "(" + e[0] + ", " + e[1] + ")";
+    });
+    return success();
+  }
+  if (k == "where") {
+    emitElementwise(out, {ins[0], ins[1], ins[2]}, [](ArrayRef<std::string> e) {
+      return "(" + e[0] + " ? " + e[1] + " : " + e[2] + ")";
+    });
+    return success();
+  }
+
+  // Data movement.
+  if (k == "reshape" || k == "flatten" || k == "squeeze" || k == "unsqueeze") {
+    line("memcpy(" + out.name + ", " + ins[0]->name + ", (size_t)" + bytes(out) + ");");
+    return success();
+  }
+  if (k == "transpose") {
+    SmallVector<int64_t> perm = attrInts(call, "perm");
+    std::vector<std::string> inStrides = strides(*ins[0]);
+    std::vector<std::string> outStrides = strides(out);
+    emitLoopNest(out.dims, [&](ArrayRef<std::string> vars) {
+      std::vector<std::string> src, dst;
+      for (size_t d = 0; d < vars.size(); ++d) {
+        src.push_back(vars[d] + "*" + inStrides[perm[d]]);
+        dst.push_back(vars[d] + "*" + outStrides[d]);
+      }
+      line(std::string(2 * (indent - 1), ' ') + out.name + "[" +
+           (dst.empty() ? "0" : absl::StrJoin(dst, " + ")) + "] = " + ins[0]->name +
+           "[" + (src.empty() ? "0" : absl::StrJoin(src, " + ")) + "];");
+    });
+    return success();
+  }
+  auto normalize = [](int64_t axis, size_t rank) {
+    return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+  };
+  if (k == "concat" || k == "split") {
+    int64_t axis = normalize(attrInt(call, "axis", 0), out.dims.size());
+    bool isConcat = k == "concat";
+    const Buffer &whole = isConcat ? out : *ins[0];
+    std::vector<std::string> wholeStrides = strides(whole);
+    std::string offset = "0";
+    size_t pieces = isConcat ? ins.size() : call.getOutputs().size();
+    for (size_t p = 0; p < pieces; ++p) {
+      const Buffer &piece = isConcat ? *ins[p] : buffers[call.getOutputs()[p]];
+      std::vector<std::string> pieceStrides = strides(piece);
+      emitLoopNest(piece.dims, [&](ArrayRef<std::string> vars) {
+        std::vector<std::string> w, q;
+        for (size_t d = 0; d < vars.size(); ++d) {
+          std::string coord = static_cast<int64_t>(d) == axis && offset != "0"
+                                  ? "(" + vars[d] + " + " + offset + ")"
+                                  : vars[d];
+          w.push_back(coord + "*" + wholeStrides[d]);
+          q.push_back(vars[d] + "*" + pieceStrides[d]);
+        }
+        std::string wi = w.empty() ? "0" : absl::StrJoin(w, " + ");
+        std::string qi = q.empty() ? "0" : absl::StrJoin(q, " + ");
+        if (isConcat)
+          line(std::string(2 * (indent - 1), ' ') + out.name + "[" + wi + "] = " + piece.name + "[" + qi + "];");
+        else
+          line(std::string(2 * (indent - 1), ' ') + piece.name + "[" + qi + "] = " + whole.name + "[" + wi + "];");
+      });
+      offset = offset == "0" ? piece.dims[axis] : offset + " + " + piece.dims[axis];
+    }
+    return success();
+  }
+  if (k == "slice" || k == "pad") {
+    size_t rank = out.dims.size();
+    std::vector<std::string> inStrides = strides(*ins[0]);
+    std::vector<std::string> outStrides = strides(out);
+    if (k == "slice") {
+      SmallVector<int64_t> starts = attrInts(call, "starts"),
+                           axes = attrInts(call, "axes"),
+                           steps = attrInts(call, "steps");
+      std::vector<int64_t> start(rank, 0), step(rank, 1);
+      for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t a = normalize(axes[i], rank);
+        int64_t dim = ins[0]->type.getDimSize(a);
+        if (ShapedType::isDynamic(dim))
+          return call.emitOpError("slicing the dynamic batch is not supported");
+        int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
+        s = steps[i] > 0 ? std::clamp<int64_t>(s, 0, dim)
+                         : std::clamp<int64_t>(s, 0, dim - 1);
+        start[a] = s;
+        step[a] = steps[i];
+      }
+      emitLoopNest(out.dims, [&](ArrayRef<std::string> vars) {
+        std::vector<std::string> src, dst;
+        for (size_t d = 0; d < rank; ++d) {
+          src.push_back("(" + std::to_string(start[d]) + " + " + vars[d] + "*" +
+                        std::to_string(step[d]) + ")*" + inStrides[d]);
+          dst.push_back(vars[d] + "*" + outStrides[d]);
+        }
+        line(std::string(2 * (indent - 1), ' ') + out.name + "[" +
+             (dst.empty() ? "0" : absl::StrJoin(dst, " + ")) + "] = " +
+             ins[0]->name + "[" + (src.empty() ? "0" : absl::StrJoin(src, " + ")) + "];");
+      });
+      return success();
+    }
+    SmallVector<int64_t> pads = attrInts(call, "pads");
+    std::string mode = call->getAttrOfType<StringAttr>("mode")
+                           ? call->getAttrOfType<StringAttr>("mode").str()
+                           : "constant";
+    std::string value = lit(attrFloat(call, "value", 0.0));
+    emitLoopNest(out.dims, [&](ArrayRef<std::string> vars) {
+      std::string pad(2 * indent, ' ');
+      std::vector<std::string> src, dst;
+      std::vector<std::string> inside;
+      for (size_t d = 0; d < rank; ++d) {
+        std::string c = tmp();
+        const std::string &dim = ins[0]->dims[d];
+        body += pad + "int64_t " + c + " = " + vars[d] + " - " +
+                std::to_string(pads[d]) + ";\n";
+        if (mode == "reflect")
+          body += pad + c + " = " + c + " < 0 ? -" + c + " : " + c + " >= " + dim +
+                  " ? 2*(" + dim + ") - 2 - " + c + " : " + c + ";\n";
+        else if (mode == "edge")
+          body += pad + c + " = " + c + " < 0 ? 0 : " + c + " >= " + dim + " ? " +
+                  dim + " - 1 : " + c + ";\n";
+        else
+          inside.push_back("(" + c + " >= 0 && " + c + " < " + dim + ")");
+        src.push_back(c + "*" + inStrides[d]);
+        dst.push_back(vars[d] + "*" + outStrides[d]);
+      }
+      std::string read = ins[0]->name + "[" + (src.empty() ? "0" : absl::StrJoin(src, " + ")) + "]";
+      if (!inside.empty())
+        read = "(" + absl::StrJoin(inside, " && ") + " ? " + read + " : " + value + ")";
+      body += pad + out.name + "[" + (dst.empty() ? "0" : absl::StrJoin(dst, " + ")) +
+              "] = " + read + ";\n";
+    });
+    return success();
+  }
+  if (k == "gather") {
+    int64_t axis = normalize(attrInt(call, "axis", 0), ins[0]->dims.size());
+    const Buffer &data = *ins[0], &indices = *ins[1];
+    std::string status = tmp();
+    line("{ int " + status + " = cuvil_gather(" +
+         std::to_string(elementBytes(data.type.getElementType())) + ", " +
+         dimsRange(data, 0, axis) + ", " + data.dims[axis] + ", " +
+         dimsRange(data, axis + 1, data.dims.size()) + ", " + data.name + ", " +
+         indices.name + ", " +
+         (indices.type.getElementType().isInteger(64) ? "1" : "0") + ", " +
+         numel(indices) + ", " + out.name + ");");
+    line("  if (" + status + ") return CUVIL_ERROR_INVALID_ARGUMENT; }");
+    return success();
+  }
+
+  // Micro-kernels (float32).
+  for (const Buffer *b : ins)
+    if (!b->type.getElementType().isIntOrIndex() && failed(f32Only(*b)))
+      return failure();
+  if (failed(f32Only(out)))
+    return failure();
+  if (k == "matmul") {
+    const Buffer &a = *ins[0], &b = *ins[1];
+    std::vector<std::string> aDims = a.dims, bDims = b.dims;
+    bool aVector = aDims.size() == 1, bVector = bDims.size() == 1;
+    if (aVector)
+      aDims.insert(aDims.begin(), "1");
+    if (bVector)
+      bDims.push_back("1");
+    std::string m = aDims[aDims.size() - 2], kk = aDims.back(), n = bDims.back();
+    size_t outBatchRank = std::max(aDims.size(), bDims.size()) - 2;
+    std::vector<std::string> outBatch(outBatchRank);
+    std::vector<std::string> aStride(outBatchRank, "0"), bStride(outBatchRank, "0");
+    std::string aMat = joinProduct({m, kk}), bMat = joinProduct({kk, n});
+    for (int side = 0; side < 2; ++side) {
+      const std::vector<std::string> &dims = side ? bDims : aDims;
+      std::vector<std::string> &stride = side ? bStride : aStride;
+      size_t rank = dims.size() - 2, offset = outBatchRank - rank;
+      std::string suffix = side ? bMat : aMat;
+      for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
+        if (dims[d] != "1" || outBatch[offset + d].empty())
+          outBatch[offset + d] = dims[d] == "1" && !outBatch[offset + d].empty()
+                                     ? outBatch[offset + d]
+                                     : dims[d];
+        if (dims[d] != "1")
+          stride[offset + d] = suffix;
+        suffix = joinProduct({suffix, dims[d]});
+      }
+    }
+    for (std::string &d : outBatch)
+      if (d.empty())
+        d = "1";
+    std::string outMat = joinProduct({m, n});
+    if (outBatchRank <= 1) {
+      std::string count = outBatchRank ? outBatch[0] : "1";
+      line("cuvil_matmul_f32(" + count + ", " + m + ", " + n + ", " + kk + ", " +
+           a.name + ", " + (outBatchRank ? aStride[0] : "0") + ", " + kk + ", 1, " +
+           b.name + ", " + (outBatchRank ? bStride[0] : "0") + ", " + n + ", 1, " +
+           out.name + ");");
+      return success();
+    }
+    emitLoopNest(outBatch, [&](ArrayRef<std::string> vars) {
+      std::vector<std::string> ao, bo, oo;
+      std::vector<std::string> outBatchStrides(outBatchRank);
+      std::string suffix = outMat;
+      for (int d = static_cast<int>(outBatchRank) - 1; d >= 0; --d) {
+        outBatchStrides[d] = suffix;
+        suffix = joinProduct({suffix, outBatch[d]});
+      }
+      for (size_t d = 0; d < outBatchRank; ++d) {
+        if (aStride[d] != "0")
+          ao.push_back(vars[d] + "*" + aStride[d]);
+        if (bStride[d] != "0")
+          bo.push_back(vars[d] + "*" + bStride[d]);
+        oo.push_back(vars[d] + "*" + outBatchStrides[d]);
+      }
+      auto sum = [](const std::vector<std::string> &t) {
+        return t.empty() ? std::string("0") : absl::StrJoin(t, " + ");
+      };
+      line(std::string(2 * (indent - 1), ' ') + "cuvil_matmul_f32(1, " + m + ", " +
+           n + ", " + kk + ", " + a.name + " + " + sum(ao) + ", 0, " + kk + ", 1, " +
+           b.name + " + " + sum(bo) + ", 0, " + n + ", 1, " + out.name + " + " +
+           sum(oo) + ");");
+    });
+    return success();
+  }
+  if (k == "gemm") {
+    const Buffer &a = *ins[0], &b = *ins[1];
+    bool ta = static_cast<bool>(call->getAttr("trans_a"));
+    bool tb = static_cast<bool>(call->getAttr("trans_b"));
+    std::string m = out.dims[0], n = out.dims[1];
+    std::string kk = ta ? a.dims[0] : a.dims[1];
+    line("cuvil_matmul_f32(1, " + m + ", " + n + ", " + kk + ", " + a.name + ", 0, " +
+         (ta ? "1, " + m : kk + ", 1") + ", " + b.name + ", 0, " +
+         (tb ? "1, " + kk : n + ", 1") + ", " + out.name + ");");
+    double alpha = attrFloat(call, "alpha", 1.0), beta = attrFloat(call, "beta", 1.0);
+    if (ins.size() > 2) {
+      std::string al = lit(alpha), be = lit(beta);
+      emitElementwise(out, {&out, ins[2]}, [=](ArrayRef<std::string> e) {
+        return (alpha == 1.0 ? e[0] : al + " * " + e[0]) + " + " +
+               (beta == 1.0 ? e[1] : be + " * " + e[1]);
+      });
+    } else if (alpha != 1.0) {
+      std::string al = lit(alpha);
+      emitElementwise(out, {&out}, [=](ArrayRef<std::string> e) { return al + " * " + e[0]; });
+    }
+    return success();
+  }
+  if (k == "conv2d") {
+    const Buffer &x = *ins[0], &w = *ins[1];
+    SmallVector<int64_t> st = attrInts(call, "strides", {1, 1});
+    SmallVector<int64_t> pd = attrInts(call, "padding", {0, 0, 0, 0});
+    SmallVector<int64_t> dl = attrInts(call, "dilations", {1, 1});
+    line("cuvil_conv2d_f32(" + absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " +
+         w.dims[0] + ", " + w.dims[2] + ", " + w.dims[3] + ", " + w.name + ", " +
+         (ins.size() > 2 ? ins[2]->name : std::string("NULL")) + ", " +
+         std::to_string(attrInt(call, "groups", 1)) + ", " + std::to_string(st[0]) +
+         ", " + std::to_string(st[1]) + ", " + std::to_string(pd[0]) + ", " +
+         std::to_string(pd[1]) + ", " + std::to_string(dl[0]) + ", " +
+         std::to_string(dl[1]) + ", " + out.dims[2] + ", " + out.dims[3] + ", " +
+         out.name + ");");
+    return success();
+  }
+  if (k == "max_pool2d" || k == "avg_pool2d") {
+    const Buffer &x = *ins[0];
+    SmallVector<int64_t> ks = attrInts(call, "kernel_shape");
+    SmallVector<int64_t> st = attrInts(call, "strides", {1, 1});
+    SmallVector<int64_t> pd = attrInts(call, "padding", {0, 0, 0, 0});
+    SmallVector<int64_t> dl = attrInts(call, "dilations", {1, 1});
+    line(std::string("cuvil_pool2d_f32(") + (k == "max_pool2d" ? "0" : "1") + ", " +
+         absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " + std::to_string(ks[0]) +
+         ", " + std::to_string(ks[1]) + ", " + std::to_string(st[0]) + ", " +
+         std::to_string(st[1]) + ", " + std::to_string(pd[0]) + ", " +
+         std::to_string(pd[1]) + ", " + std::to_string(dl[0]) + ", " +
+         std::to_string(dl[1]) + ", " + (call->getAttr("count_include_pad") ? "1" : "0") +
+         ", " + out.dims[2] + ", " + out.dims[3] + ", " + out.name + ");");
+    return success();
+  }
+  if (k == "global_avg_pool" || k == "global_max_pool") {
+    const Buffer &x = *ins[0];
+    line(std::string("cuvil_reduce_f32(") + (k == "global_avg_pool" ? "1" : "2") + ", " +
+         dimsRange(x, 0, 2) + ", " + dimsRange(x, 2, x.dims.size()) + ", 1, " + x.name +
+         ", " + out.name + ");");
+    return success();
+  }
+  if (k == "adaptive_avg_pool2d") {
+    const Buffer &x = *ins[0];
+    line("cuvil_adaptive_avg_pool2d_f32(" + absl::StrJoin(x.dims, ", ") + ", " +
+         x.name + ", " + out.dims[2] + ", " + out.dims[3] + ", " + out.name + ");");
+    return success();
+  }
+  if (k == "softmax" || k == "log_softmax") {
+    const Buffer &x = *ins[0];
+    int64_t axis = normalize(attrInt(call, "axis", -1), x.dims.size());
+    line(std::string("cuvil_softmax_f32(") + (k == "log_softmax" ? "1" : "0") + ", " +
+         dimsRange(x, 0, axis) + ", " + x.dims[axis] + ", " +
+         dimsRange(x, axis + 1, x.dims.size()) + ", " + x.name + ", " + out.name + ");");
+    return success();
+  }
+  if (k == "reduce_sum" || k == "reduce_mean" || k == "reduce_max" || k == "reduce_min") {
+    const Buffer &x = *ins[0];
+    size_t rank = x.dims.size();
+    SmallVector<int64_t> axes;
+    for (int64_t a : attrInts(call, "axes"))
+      axes.push_back(normalize(a, rank));
+    llvm::sort(axes);
+    bool contiguous = true;
+    for (size_t i = 1; i < axes.size(); ++i)
+      contiguous &= axes[i] == axes[i - 1] + 1;
+    int kind = k == "reduce_sum" ? 0 : k == "reduce_mean" ? 1 : k == "reduce_max" ? 2 : 3;
+    if (contiguous) {
+      line("cuvil_reduce_f32(" + std::to_string(kind) + ", " +
+           dimsRange(x, 0, axes.front()) + ", " + dimsRange(x, axes.front(), axes.back() + 1) +
+           ", " + dimsRange(x, axes.back() + 1, rank) + ", " + x.name + ", " + out.name + ");");
+      return success();
+    }
+    // Scattered axes: accumulate over the whole input.
+    std::string init = kind == 2 ? "-INFINITY" : kind == 3 ? "INFINITY" : lit(0);
+    std::string i = tmp();
+    line("for (int64_t " + i + " = 0; " + i + " < " + numel(out) + "; ++" + i + ") " +
+         out.name + "[" + i + "] = " + init + ";");
+    std::vector<std::string> xStrides = strides(x);
+    std::vector<std::string> outDims;
+    for (size_t d = 0; d < rank; ++d)
+      if (!llvm::is_contained(axes, static_cast<int64_t>(d)))
+        outDims.push_back(x.dims[d]);
+    emitLoopNest(x.dims, [&](ArrayRef<std::string> vars) {
+      std::vector<std::string> src, dst;
+      std::string suffix = "1";
+      for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
+        src.push_back(vars[d] + "*" + xStrides[d]);
+        if (!llvm::is_contained(axes, static_cast<int64_t>(d))) {
+          dst.push_back(vars[d] + "*" + suffix);
+          suffix = joinProduct({suffix, x.dims[d]});
+        }
+      }
+      std::string o = out.name + "[" + (dst.empty() ? "0" : absl::StrJoin(dst, " + ")) + "]";
+      std::string v = x.name + "[" + absl::StrJoin(src, " + ") + "]";
+      std::string pad(2 * indent, ' ');
+      if (kind == 2)
+        body += pad + "if (" + v + " > " + o + ") " + o + " = " + v + ";\n";
+      else if (kind == 3)
+        body += pad + "if (" + v + " < " + o + ") " + o + " = " + v + ";\n";
+      else
+        body += pad + o + " += " + v + ";\n";
+    });
+    if (kind == 1) {
+      std::string j = tmp();
+      std::vector<std::string> reduced;
+      for (int64_t a : axes)
+        reduced.push_back(x.dims[a]);
+      line("for (int64_t " + j + " = 0; " + j + " < " + numel(out) + "; ++" + j + ") " +
+           out.name + "[" + j + "] /= (float)" + joinProduct(reduced) + ";");
+    }
+    return success();
+  }
+  if (k == "layer_norm") {
+    const Buffer &x = *ins[0];
+    int64_t axis = normalize(attrInt(call, "axis", -1), x.dims.size());
+    std::string inner = dimsRange(x, axis, x.dims.size());
+    std::string scale = "NULL", bias = "NULL";
+    auto segments = call->getAttrOfType<DenseI32ArrayAttr>("cuvil.segments");
+    size_t next = 1;
+    for (int s = 1; s <= 2; ++s) {
+      bool present = segments ? segments[s] != 0 : next < ins.size();
+      if (!present)
+        continue;
+      const Buffer &p = *ins[next++];
+      if (numel(p) != inner)
+        return call.emitOpError("layer_norm with broadcast scale or bias is not "
+                                "supported by the x86 target yet");
+      (s == 1 ? scale : bias) = p.name;
+    }
+    line("cuvil_layer_norm_f32(" + dimsRange(x, 0, axis) + ", " + inner + ", " + x.name +
+         ", " + scale + ", " + bias + ", " +
+         literal(attrFloat(call, "epsilon", 1e-5), Float64Type::get(call.getContext())) +
+         ", " + out.name + ");");
+    return success();
+  }
+  if (k == "batch_norm") {
+    const Buffer &x = *ins[0];
+    line("cuvil_batch_norm_f32(" + x.dims[0] + ", " + x.dims[1] + ", " +
+         dimsRange(x, 2, x.dims.size()) + ", " + x.name + ", " + ins[1]->name + ", " +
+         ins[2]->name + ", " + ins[3]->name + ", " + ins[4]->name + ", " +
+         literal(attrFloat(call, "epsilon", 1e-5), Float64Type::get(call.getContext())) +
+         ", " + out.name + ");");
+    return success();
+  }
+  return call.emitOpError("'") << k << "' is not supported by the x86 target yet";
+}
+
+std::string jsonEscape(StringRef text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    default:
+      if (static_cast<unsigned char>(c) < 0x20)
+        out += llvm::formatv("\\u{0:x4}", static_cast<int>(c)).str();
+      else
+        out += c;
+    }
+  }
+  return out;
+}
+
+/// A C string literal of `text`.
+std::string cString(StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n\"\n    \"";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string dtypeName(Type type) {
+  if (type.isF32()) return "float32";
+  if (type.isF64()) return "float64";
+  if (type.isF16()) return "float16";
+  if (type.isInteger(1)) return "bool";
+  if (auto i = dyn_cast<IntegerType>(type))
+    return (i.isUnsigned() ? "uint" : "int") + std::to_string(i.getWidth());
+  return "unknown";
+}
+
+/// cpuid checks: (leaf, register index, bit) per feature name.
+struct FeatureBit {
+  const char *name;
+  unsigned leaf, reg, bit;
+};
+constexpr FeatureBit kFeatureBits[] = {
+    {"sse3", 1, 2, 0},      {"ssse3", 1, 2, 9},     {"fma", 1, 2, 12},
+    {"sse4.1", 1, 2, 19},   {"sse4.2", 1, 2, 20},   {"popcnt", 1, 2, 23},
+    {"avx", 1, 2, 28},      {"f16c", 1, 2, 29},     {"bmi", 7, 1, 3},
+    {"avx2", 7, 1, 5},      {"bmi2", 7, 1, 8},      {"avx512f", 7, 1, 16},
+    {"avx512dq", 7, 1, 17}, {"avx512cd", 7, 1, 28}, {"avx512bw", 7, 1, 30},
+    {"avx512vl", 7, 1, 31},
+};
+
+const char *kHeaderTemplate = R"cuvil(/* Generated by %COMPILER% for model '%NAME%'. Do not edit.
+ *
+ * The C ABI of a Cuvil model (docs/abi.md): reentrant, no global state,
+ * every call returns a cuvil_status. Link with the model's .so, or dlopen it.
+ */
+#ifndef CUVIL_MODEL_H
+#define CUVIL_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cuvil_status {
+  CUVIL_OK = 0,
+  CUVIL_ERROR_INVALID_ARGUMENT = 1,   /* a null pointer, or bad data */
+  CUVIL_ERROR_BATCH_OUT_OF_RANGE = 2, /* batch outside 1..CUVIL_MODEL_MAX_BATCH */
+  CUVIL_ERROR_WORKSPACE_TOO_SMALL = 3,
+  CUVIL_ERROR_UNSUPPORTED_CPU = 4,    /* the CPU lacks an ISA the code uses */
+  CUVIL_ERROR_OUT_OF_MEMORY = 5
+} cuvil_status;
+
+#define CUVIL_ABI_VERSION 1
+#define CUVIL_MODEL_NUM_INPUTS %NUM_INPUTS%
+#define CUVIL_MODEL_NUM_OUTPUTS %NUM_OUTPUTS%
+/* Largest batch (dynamic dimension 0); 0 if the model has a static shape. */
+#define CUVIL_MODEL_MAX_BATCH %MAX_BATCH%
+/* Bytes of workspace cuvil_model_run needs (any batch up to the maximum). */
+#define CUVIL_MODEL_WORKSPACE_SIZE %WORKSPACE%
+
+%IO_COMMENTS%
+/* A human-readable description of a status code. */
+const char *cuvil_status_message(int status);
+
+/* JSON: inputs and outputs (names, dtypes, shapes with -1 for the batch),
+ * the target CPU and its features, compiler version, model hash. */
+const char *cuvil_model_metadata(void);
+
+int cuvil_model_num_inputs(void);
+int cuvil_model_num_outputs(void);
+size_t cuvil_model_workspace_size(void);
+
+/* Runs the model on caller-owned memory: `inputs` and `outputs` hold one
+ * pointer per tensor (dense, row-major), `workspace` at least
+ * cuvil_model_workspace_size() bytes (64-byte alignment is fastest). For a
+ * model with a dynamic batch, `batch` is its size (1..CUVIL_MODEL_MAX_BATCH);
+ * otherwise it is ignored. Allocates nothing; safe to call from many threads
+ * at once with distinct workspaces. */
+int cuvil_model_run(int64_t batch, const void *const *inputs,
+                    void *const *outputs, void *workspace,
+                    size_t workspace_size);
+
+/* A context owns a workspace, so each call needs only the tensors. One
+ * context serves one thread at a time. */
+typedef struct cuvil_context cuvil_context;
+int cuvil_context_create(int num_threads, cuvil_context **context);
+int cuvil_context_run(cuvil_context *context, int64_t batch,
+                      const void *const *inputs, void *const *outputs);
+/* The message of the context's last failed call ("" if none). */
+const char *cuvil_context_error(const cuvil_context *context);
+void cuvil_context_destroy(cuvil_context *context);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUVIL_MODEL_H */
+)cuvil";
+
+const char *kAbiTemplate = R"cuvil(/* Generated by %COMPILER%: the exported entry points. Built for the
+ * baseline x86-64 ISA, so that checking the CPU cannot itself fault. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+%HEADER_INCLUDE%
+
+#if defined(__GNUC__)
+#define CUVIL_INTERNAL __attribute__((visibility("hidden")))
+#define CUVIL_EXPORT __attribute__((visibility("default")))
+#else
+#define CUVIL_INTERNAL
+#define CUVIL_EXPORT
+#endif
+
+CUVIL_INTERNAL int cuvil_internal_run(int64_t batch, const void *const *inputs,
+                                      void *const *outputs, unsigned char *arena);
+
+static const char cuvil_metadata_json[] =
+    %METADATA%;
+
+static void cuvil_cpuid(unsigned leaf, unsigned sub, unsigned regs[4]) {
+  __asm__ __volatile__("cpuid"
+                       : "=a"(regs[0]), "=b"(regs[1]), "=c"(regs[2]), "=d"(regs[3])
+                       : "a"(leaf), "c"(sub));
+}
+
+/* Checks once per process; the cached answer is the only static state that
+ * changes, and it changes at most once, atomically. */
+static int cuvil_cpu_supported(void) {
+  static int state; /* 0 unknown, 1 supported, 2 not supported */
+  int known = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+  if (known)
+    return known == 1;
+  unsigned r1[4] = {0, 0, 0, 0}, r7[4] = {0, 0, 0, 0}, r0[4];
+  unsigned long long xcr0 = 0;
+  int ok = 1;
+  cuvil_cpuid(0, 0, r0);
+  if (r0[0] >= 1)
+    cuvil_cpuid(1, 0, r1);
+  if (r0[0] >= 7)
+    cuvil_cpuid(7, 0, r7);
+  if (r1[2] & (1u << 27)) { /* OSXSAVE: the OS saves extended registers */
+    unsigned lo, hi;
+    __asm__ __volatile__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    xcr0 = ((unsigned long long)hi << 32) | lo;
+  }
+  (void)xcr0;
+%CPU_CHECKS%
+  __atomic_store_n(&state, ok ? 1 : 2, __ATOMIC_RELEASE);
+  return ok;
+}
+
+CUVIL_EXPORT const char *cuvil_status_message(int status) {
+  switch (status) {
+  case CUVIL_OK: return "ok";
+  case CUVIL_ERROR_INVALID_ARGUMENT: return "invalid argument (a null pointer or bad input data)";
+  case CUVIL_ERROR_BATCH_OUT_OF_RANGE: return "batch size out of the compiled range";
+  case CUVIL_ERROR_WORKSPACE_TOO_SMALL: return "workspace smaller than cuvil_model_workspace_size()";
+  case CUVIL_ERROR_UNSUPPORTED_CPU: return "this CPU lacks an instruction set the model was compiled for (%CPU%)";
+  case CUVIL_ERROR_OUT_OF_MEMORY: return "out of memory";
+  default: return "unknown status";
+  }
+}
+
+CUVIL_EXPORT const char *cuvil_model_metadata(void) { return cuvil_metadata_json; }
+CUVIL_EXPORT int cuvil_model_num_inputs(void) { return CUVIL_MODEL_NUM_INPUTS; }
+CUVIL_EXPORT int cuvil_model_num_outputs(void) { return CUVIL_MODEL_NUM_OUTPUTS; }
+CUVIL_EXPORT size_t cuvil_model_workspace_size(void) { return CUVIL_MODEL_WORKSPACE_SIZE; }
+
+/* Validates a call; on error writes a message into `message`. */
+static int cuvil_check(int64_t batch, const void *const *inputs,
+                       void *const *outputs, char *message, size_t size) {
+  int i;
+  if (!cuvil_cpu_supported()) {
+    snprintf(message, size, "%s", cuvil_status_message(CUVIL_ERROR_UNSUPPORTED_CPU));
+    return CUVIL_ERROR_UNSUPPORTED_CPU;
+  }
+  if (CUVIL_MODEL_MAX_BATCH > 0 && (batch < 1 || batch > CUVIL_MODEL_MAX_BATCH)) {
+    snprintf(message, size, "batch %lld is outside 1..%d, the range this model was compiled for",
+             (long long)batch, (int)CUVIL_MODEL_MAX_BATCH);
+    return CUVIL_ERROR_BATCH_OUT_OF_RANGE;
+  }
+  if ((CUVIL_MODEL_NUM_INPUTS > 0 && !inputs) || !outputs) {
+    snprintf(message, size, "the %s array is NULL", outputs ? "inputs" : "outputs");
+    return CUVIL_ERROR_INVALID_ARGUMENT;
+  }
+  for (i = 0; i < CUVIL_MODEL_NUM_INPUTS; ++i)
+    if (!inputs[i]) {
+      snprintf(message, size, "input %d is NULL", i);
+      return CUVIL_ERROR_INVALID_ARGUMENT;
+    }
+  for (i = 0; i < CUVIL_MODEL_NUM_OUTPUTS; ++i)
+    if (!outputs[i]) {
+      snprintf(message, size, "output %d is NULL", i);
+      return CUVIL_ERROR_INVALID_ARGUMENT;
+    }
+  return CUVIL_OK;
+}
+
+CUVIL_EXPORT int cuvil_model_run(int64_t batch, const void *const *inputs,
+                    void *const *outputs, void *workspace,
+                    size_t workspace_size) {
+  char message[8];
+  int status = cuvil_check(batch, inputs, outputs, message, sizeof(message));
+  if (status != CUVIL_OK)
+    return status;
+  if (!workspace && CUVIL_MODEL_WORKSPACE_SIZE > 0)
+    return CUVIL_ERROR_INVALID_ARGUMENT;
+  if (workspace_size < CUVIL_MODEL_WORKSPACE_SIZE)
+    return CUVIL_ERROR_WORKSPACE_TOO_SMALL;
+  return cuvil_internal_run(batch, inputs, outputs, (unsigned char *)workspace);
+}
+
+struct cuvil_context {
+  void *workspace;
+  int num_threads;
+  char error[256];
+};
+
+CUVIL_EXPORT int cuvil_context_create(int num_threads, cuvil_context **context) {
+  cuvil_context *ctx;
+  if (!context)
+    return CUVIL_ERROR_INVALID_ARGUMENT;
+  *context = NULL;
+  if (num_threads < 0)
+    return CUVIL_ERROR_INVALID_ARGUMENT;
+  ctx = (cuvil_context *)calloc(1, sizeof(*ctx));
+  if (!ctx)
+    return CUVIL_ERROR_OUT_OF_MEMORY;
+  /* Kernels run on the calling thread; num_threads is recorded for the
+   * multi-threaded kernels (results never depend on it). */
+  ctx->num_threads = num_threads ? num_threads : 1;
+  if (CUVIL_MODEL_WORKSPACE_SIZE > 0) {
+    ctx->workspace = aligned_alloc(64, ((size_t)CUVIL_MODEL_WORKSPACE_SIZE + 63) / 64 * 64);
+    if (!ctx->workspace) {
+      free(ctx);
+      return CUVIL_ERROR_OUT_OF_MEMORY;
+    }
+  }
+  *context = ctx;
+  return CUVIL_OK;
+}
+
+CUVIL_EXPORT int cuvil_context_run(cuvil_context *context, int64_t batch,
+                      const void *const *inputs, void *const *outputs) {
+  int status;
+  if (!context)
+    return CUVIL_ERROR_INVALID_ARGUMENT;
+  context->error[0] = 0;
+  status = cuvil_check(batch, inputs, outputs, context->error, sizeof(context->error));
+  if (status != CUVIL_OK)
+    return status;
+  status = cuvil_internal_run(batch, inputs, outputs, (unsigned char *)context->workspace);
+  if (status != CUVIL_OK)
+    snprintf(context->error, sizeof(context->error), "%s", cuvil_status_message(status));
+  return status;
+}
+
+CUVIL_EXPORT const char *cuvil_context_error(const cuvil_context *context) {
+  return context ? context->error : "the context is NULL";
+}
+
+CUVIL_EXPORT void cuvil_context_destroy(cuvil_context *context) {
+  if (!context)
+    return;
+  free(context->workspace);
+  free(context);
+}
+)cuvil";
+
+std::string replaceAll(std::string text,
+                       const std::vector<std::pair<std::string, std::string>> &subs) {
+  for (auto &[key, value] : subs)
+    text = absl::StrReplaceAll(text, {{key, value}});
+  return text;
+}
+
+} // namespace
+
+std::string EmittedModel::singleSource() const {
+  // One translation unit: the header once, then the model, then the ABI.
+  std::string model = absl::StrReplaceAll(modelSource, {{"#include \"model.h\"\n", ""}});
+  std::string abi = absl::StrReplaceAll(abiSource, {{"#include \"model.h\"\n", ""}});
+  return header + "\n" + model + "\n" + abi;
+}
+
+absl::StatusOr<EmittedModel> emitModel(ModuleOp module, const EmitOptions &options) {
+  StatusDiagnosticHandler diagnostics(module.getContext());
+  func::FuncOp func;
+  for (func::FuncOp candidate : module.getOps<func::FuncOp>()) {
+    if (candidate.isExternal())
+      continue;
+    if (func)
+      return absl::UnimplementedError("the x86 target compiles one function per model");
+    func = candidate;
+  }
+  if (!func || !func->hasAttr("cuvil.num_inputs"))
+    return absl::InvalidArgumentError("no planned level2 function to emit");
+  Emitter emitter(func, module, options);
+  if (failed(emitter.run()))
+    return diagnostics.consumeStatus(absl::StatusCode::kInvalidArgument);
+
+  int64_t numInputs = func->getAttrOfType<IntegerAttr>("cuvil.num_inputs").getInt();
+  int64_t numOutputs = func->getAttrOfType<IntegerAttr>("cuvil.num_outputs").getInt();
+  int64_t maxBatch = 0;
+  if (auto attr = module->getAttrOfType<IntegerAttr>("cuvil.max_batch"))
+    maxBatch = attr.getInt();
+
+  // Metadata and the header's description of each tensor.
+  std::string ioComments;
+  auto describe = [&](int64_t index, bool isInput) {
+    BlockArgument arg = func.getArgument(1 + index + (isInput ? 0 : numInputs));
+    auto type = cast<MemRefType>(arg.getType());
+    std::string name = isInput ? "input" + std::to_string(index)
+                               : "output" + std::to_string(index);
+    if (auto attr = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "cuvil.name"))
+      name = attr.str();
+    std::vector<std::string> dims;
+    for (int64_t d : type.getShape())
+      dims.push_back(ShapedType::isDynamic(d) ? "-1" : std::to_string(d));
+    ioComments += "/* " + std::string(isInput ? "input " : "output ") +
+                  std::to_string(index) + " '" + name + "': " +
+                  dtypeName(type.getElementType()) + " [" +
+                  absl::StrReplaceAll(absl::StrJoin(dims, ", "), {{"-1", "batch"}}) +
+                  "] */\n";
+    return "{\"name\": \"" + jsonEscape(name) + "\", \"dtype\": \"" +
+           dtypeName(type.getElementType()) + "\", \"shape\": [" +
+           absl::StrJoin(dims, ", ") + "]}";
+  };
+  std::vector<std::string> inputs, outputs, features;
+  for (int64_t i = 0; i < numInputs; ++i)
+    inputs.push_back(describe(i, true));
+  for (int64_t i = 0; i < numOutputs; ++i)
+    outputs.push_back(describe(i, false));
+  for (const std::string &f : options.cpuFeatures)
+    features.push_back("\"" + jsonEscape(f) + "\"");
+  EmittedModel result;
+  result.metadata =
+      "{\"abi_version\": 1, \"model\": \"" + jsonEscape(func.getName()) +
+      "\", \"inputs\": [" + absl::StrJoin(inputs, ", ") + "], \"outputs\": [" +
+      absl::StrJoin(outputs, ", ") + "], \"max_batch\": " + std::to_string(maxBatch) +
+      ", \"workspace_bytes\": " + std::to_string(emitter.arenaBytes) +
+      ", \"target\": {\"triple\": \"x86_64-linux-gnu\", \"cpu\": \"" +
+      jsonEscape(options.cpu) + "\", \"features\": [" + absl::StrJoin(features, ", ") +
+      "]}, \"compiler\": \"" + jsonEscape(options.compilerVersion) +
+      "\", \"model_hash\": \"" + jsonEscape(options.modelHash) + "\"}";
+
+  std::vector<std::pair<std::string, std::string>> subs = {
+      {"%COMPILER%", options.compilerVersion},
+      {"%NAME%", func.getName().str()},
+      {"%NUM_INPUTS%", std::to_string(numInputs)},
+      {"%NUM_OUTPUTS%", std::to_string(numOutputs)},
+      {"%MAX_BATCH%", std::to_string(maxBatch)},
+      {"%WORKSPACE%", std::to_string(emitter.arenaBytes)},
+      {"%IO_COMMENTS%", ioComments},
+      {"%CPU%", options.cpu},
+  };
+  result.header = replaceAll(kHeaderTemplate, subs);
+
+  // CPU checks for the features the code was built with.
+  std::string checks;
+  bool needsAvx = false, needsAvx512 = false;
+  for (const std::string &f : options.cpuFeatures) {
+    for (const FeatureBit &bit : kFeatureBits) {
+      if (f != bit.name)
+        continue;
+      checks += llvm::formatv("  ok &= (r{0}[{1}] >> {2}) & 1; /* {3} */\n",
+                              bit.leaf, bit.reg, bit.bit, bit.name)
+                    .str();
+      needsAvx |= f.rfind("avx", 0) == 0 || f == "fma" || f == "f16c";
+      needsAvx512 |= f.rfind("avx512", 0) == 0;
+    }
+  }
+  if (needsAvx)
+    checks += "  ok &= (xcr0 & 0x6) == 0x6; /* the OS saves YMM state */\n";
+  if (needsAvx512)
+    checks += "  ok &= (xcr0 & 0xe6) == 0xe6; /* and ZMM state */\n";
+  if (checks.empty())
+    checks = "  (void)r1;\n  (void)r7;\n";
+  subs.push_back({"%CPU_CHECKS%", checks});
+  subs.push_back({"%METADATA%", cString(result.metadata)});
+  subs.push_back({"%HEADER_INCLUDE%", "#include \"model.h\""});
+  result.abiSource = replaceAll(kAbiTemplate, subs);
+
+  std::string kernels = absl::StrReplaceAll(
+      kKernelsSource, {{"#include \"cuvil_kernels.h\"\n", ""}});
+  std::string model =
+      "/* Generated by " + options.compilerVersion +
+      ": the model's code. Do not edit. */\n"
+      "#include <math.h>\n#include <stdint.h>\n#include <stddef.h>\n"
+      "#include <string.h>\n\n#include \"model.h\"\n\n"
+      "#if defined(__GNUC__)\n"
+      "#define CUVIL_ALIGN64 __attribute__((aligned(64)))\n"
+      "#define CUVIL_INTERNAL __attribute__((visibility(\"hidden\")))\n"
+      "#else\n#define CUVIL_ALIGN64\n#define CUVIL_INTERNAL\n#endif\n\n" +
+      std::string(kKernelsHeader) + "\n" + kernels + "\n";
+  if (options.inlineWeights) {
+    model += emitter.weightsDecls;
+  } else {
+    model += "extern const unsigned char cuvil_weights[] CUVIL_INTERNAL;\n";
+    result.weightsBlob = std::move(emitter.weightsBlob);
+    result.weightsAsm =
+        "/* The model's weights, 64-byte aligned, read-only. */\n"
+        "  .section .rodata.cuvil_weights,\"a\",@progbits\n"
+        "  .balign 64\n  .globl cuvil_weights\n  .hidden cuvil_weights\n"
+        "  .type cuvil_weights,@object\n"
+        "cuvil_weights:\n  .incbin \"weights.bin\"\n"
+        "  .size cuvil_weights, " + std::to_string(result.weightsBlob.size()) + "\n"
+        "  .section .note.GNU-stack,\"\",@progbits\n";
+  }
+  model += "\nCUVIL_INTERNAL int cuvil_internal_run(int64_t batch, const void *const *inputs,\n"
+           "                                      void *const *outputs, unsigned char *arena) {\n" +
+           emitter.body + "  return CUVIL_OK;\n}\n";
+  result.modelSource = std::move(model);
+  return result;
+}
+
+} // namespace cuvil::x86

@@ -1,0 +1,58 @@
+//===- CEmitter.h - level2 to C99 -------------------------------*- C++ -*-===//
+//
+// Emits a planned level2 module as C99: the run function (micro-kernel
+// calls and inline loops on pointers into the caller's arena), the weights,
+// and the exported C ABI (docs/abi.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_TARGETS_X86_CEMITTER_H
+#define CUVIL_TARGETS_X86_CEMITTER_H
+
+#include "absl/status/statusor.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace cuvil::x86 {
+
+struct EmitOptions {
+  /// CPU the code is built for (clang -march), and the ISA features the
+  /// artifact checks at run time before running any of it.
+  std::string cpu = "x86-64";
+  std::vector<std::string> cpuFeatures;
+  /// Hash of the input model, for the metadata.
+  std::string modelHash;
+  std::string compilerVersion;
+  /// Weights as C arrays in the source (--emit=c) instead of a binary blob
+  /// assembled with .incbin (the .so path: fast for large models).
+  bool inlineWeights = true;
+};
+
+struct EmittedModel {
+  /// Model code: weights (if inline), the run function, kernels. Built for
+  /// `cpu`.
+  std::string modelSource;
+  /// Exported entry points; built for the baseline ISA so that the CPU check
+  /// itself cannot fault.
+  std::string abiSource;
+  /// The public header (model.h).
+  std::string header;
+  /// With !inlineWeights: the blob and an assembler file that includes it
+  /// (as "weights.bin").
+  std::string weightsBlob;
+  std::string weightsAsm;
+  /// The metadata JSON the artifact returns.
+  std::string metadata;
+  /// All of the above C in one translation unit (--emit=c).
+  std::string singleSource() const;
+};
+
+/// Emits `module` (level2, after memory planning; one function).
+absl::StatusOr<EmittedModel> emitModel(mlir::ModuleOp module,
+                                       const EmitOptions &options);
+
+} // namespace cuvil::x86
+
+#endif // CUVIL_TARGETS_X86_CEMITTER_H

@@ -1,0 +1,183 @@
+#include "cuvil/targets/x86/Toolchain.h"
+
+#include "cuvil/support/FileUtil.h"
+#include "cuvil/support/StatusMacros.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/X86TargetParser.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace cuvil::x86 {
+namespace {
+
+/// Features worth checking at run time (what the code generator may use).
+constexpr const char *kCheckedFeatures[] = {
+    "sse3",     "ssse3",    "sse4.1",   "sse4.2",   "popcnt",   "avx",
+    "avx2",     "fma",      "f16c",     "bmi",      "bmi2",     "avx512f",
+    "avx512dq", "avx512cd", "avx512bw", "avx512vl"};
+
+std::vector<std::string> checkedFeatures(llvm::ArrayRef<llvm::StringRef> all) {
+  std::vector<std::string> result;
+  for (const char *f : kCheckedFeatures)
+    if (llvm::is_contained(all, llvm::StringRef(f)))
+      result.push_back(f);
+  return result;
+}
+
+/// Removes a directory tree (flat: our build directories have no subdirs).
+void removeDir(const std::string &dir) {
+  if (DIR *d = ::opendir(dir.c_str())) {
+    while (dirent *e = ::readdir(d)) {
+      std::string name = e->d_name;
+      if (name != "." && name != "..")
+        ::unlink((dir + "/" + name).c_str());
+    }
+    ::closedir(d);
+  }
+  ::rmdir(dir.c_str());
+}
+
+/// Runs `argv` in `dir`; on failure returns its output in the error.
+absl::Status run(const std::vector<std::string> &argv, const std::string &dir,
+                 const std::string &what) {
+  std::string log = dir + "/toolchain.log";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char *> args;
+  for (const std::string &a : argv)
+    args.push_back(const_cast<char *>(a.c_str()));
+  args.push_back(nullptr);
+  // The compiler runs in the build directory (for .incbin "weights.bin").
+  std::vector<std::string> shellArgs = {"/bin/sh", "-c",
+                                        "cd \"$0\" && exec \"$@\"", dir};
+  std::vector<char *> full;
+  for (std::string &a : shellArgs)
+    full.push_back(a.data());
+  full.insert(full.end(), args.begin(), args.end());
+  pid_t pid;
+  int rc = posix_spawn(&pid, "/bin/sh", &actions, nullptr, full.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0)
+    return absl::InternalError(
+        absl::StrCat("cannot run ", argv[0], ": ", std::strerror(rc)));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return absl::OkStatus();
+  absl::StatusOr<std::string> output = readFile(log);
+  return absl::InternalError(absl::StrCat(
+      what, " failed (", absl::StrJoin(argv, " "), "):\n",
+      output.ok() ? *output : std::string("(no output)")));
+}
+
+} // namespace
+
+std::string getClangPath() {
+  if (const char *env = std::getenv("CUVIL_CLANG"); env && *env)
+    return env;
+  return "/usr/lib/llvm-22/bin/clang";
+}
+
+absl::StatusOr<CpuTarget> resolveCpu(const std::string &cpu) {
+  CpuTarget target;
+  if (cpu == "native") {
+    target.march = llvm::sys::getHostCPUName().str();
+    std::vector<llvm::StringRef> names;
+    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    for (auto &entry : host)
+      if (entry.getValue())
+        names.push_back(entry.getKey());
+    target.features = checkedFeatures(names);
+    if (target.march == "generic" || target.march.empty())
+      target.march = "x86-64";
+    // Host features are what the compile machine has; build for them.
+    return target;
+  }
+  llvm::SmallVector<llvm::StringRef, 32> names;
+  if (!llvm::X86::parseArchX86(cpu) && cpu != "x86-64")
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown --cpu '", cpu,
+        "'; use native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM "
+        "CPU name such as znver4 or skylake-avx512"));
+  llvm::X86::getFeaturesForCPU(cpu, names);
+  target.march = cpu;
+  target.features = checkedFeatures(names);
+  return target;
+}
+
+absl::StatusOr<std::string> buildSharedObject(const EmittedModel &model,
+                                              const CpuTarget &cpu) {
+  const char *tmp = std::getenv("TMPDIR");
+  std::string tmpl = absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/cuvil-build.XXXXXX");
+  if (!::mkdtemp(tmpl.data()))
+    return absl::InternalError(
+        absl::StrCat("cannot create a build directory: ", std::strerror(errno)));
+  std::string dir = tmpl;
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() { removeDir(dir); }
+  } cleanup{dir};
+
+  RETURN_IF_ERROR(writeFileAtomically(dir + "/model.h", model.header));
+  RETURN_IF_ERROR(writeFileAtomically(dir + "/model.c", model.modelSource));
+  RETURN_IF_ERROR(writeFileAtomically(dir + "/abi.c", model.abiSource));
+  RETURN_IF_ERROR(writeFileAtomically(dir + "/weights.bin", model.weightsBlob));
+  RETURN_IF_ERROR(writeFileAtomically(dir + "/weights.S", model.weightsAsm));
+  RETURN_IF_ERROR(writeFileAtomically(
+      dir + "/exports.map",
+      "{\n  global:\n    cuvil_status_message; cuvil_model_metadata;\n"
+      "    cuvil_model_num_inputs; cuvil_model_num_outputs;\n"
+      "    cuvil_model_workspace_size; cuvil_model_run;\n"
+      "    cuvil_context_create; cuvil_context_run; cuvil_context_error;\n"
+      "    cuvil_context_destroy;\n  local: *;\n};\n"));
+
+  std::string clang = getClangPath();
+  if (::access(clang.c_str(), X_OK) != 0)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the C compiler '", clang,
+        "' is missing; run scripts/bootstrap (or set CUVIL_CLANG)"));
+  std::vector<std::string> common = {clang, "-std=c99", "-fPIC",
+                                     "-fvisibility=hidden", "-fno-math-errno",
+                                     "-Wno-everything", "-c"};
+  auto withArgs = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = common;
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  };
+  RETURN_IF_ERROR(run(withArgs({"-O3", "-march=" + cpu.march,
+                                "-ffp-contract=fast", "model.c", "-o", "model.o"}),
+                      dir, "compiling the model"));
+  // The entry points must run on any x86-64 to report an unsupported CPU.
+  RETURN_IF_ERROR(run(withArgs({"-O2", "-march=x86-64", "-std=gnu99", "abi.c",
+                                "-o", "abi.o"}),
+                      dir, "compiling the entry points"));
+  RETURN_IF_ERROR(run({clang, "-c", "weights.S", "-o", "weights.o"}, dir,
+                      "assembling the weights"));
+  RETURN_IF_ERROR(run({clang, "-shared", "-fuse-ld=lld", "-o", "model.so",
+                       "model.o", "abi.o", "weights.o",
+                       "-Wl,--version-script=exports.map", "-Wl,-z,noexecstack",
+                       "-Wl,-z,relro", "-Wl,-z,now", "-Wl,--as-needed",
+                       "-Wl,--build-id", "-lm"},
+                      dir, "linking"));
+  return readFile(dir + "/model.so");
+}
+
+} // namespace cuvil::x86
