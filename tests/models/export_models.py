@@ -22,6 +22,10 @@ def transformer_encoder_layer():
 def torchvision_model(name, size=224):
     import torchvision
     model = getattr(torchvision.models, name)()
+    if name.startswith("vit"):
+        # torchvision zero-initializes the ViT head, which would make every
+        # output 0 and a numeric comparison meaningless.
+        torch.nn.init.normal_(model.heads.head.weight, std=0.02)
     return model, torch.randn(1, 3, size, size)
 
 

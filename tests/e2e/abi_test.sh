@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The artifact's claims, checked on a real .so:
+#  - readelf: NEEDED is libc (and libm) only;
+#  - nm: only the ABI symbols are exported;
+#  - a C program with only model.h links it and passes abi_test.c (errors,
+#    contexts, 8 threads, no allocation);
+#  - --emit=c output compiles with gcc -std=c99 -pedantic -Wall -Werror.
+#   abi_test.sh CUVILC MAKE_MODEL_PY ABI_TEST_C
+set -euo pipefail
+cuvilc="$(realpath "$1")" make_model="$(realpath "$2")" abi_test_c="$(realpath "$3")"
+dir="${TEST_TMPDIR:-$(mktemp -d)}/abi"
+rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
+
+/usr/bin/python3 "$make_model" mlp mlp.onnx
+"$cuvilc" --quiet --max-batch=4 --cpu=x86-64-v2 mlp.onnx -o model.so
+test -f model.h
+
+needed="$(/usr/lib/llvm-22/bin/llvm-readelf -d model.so | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')"
+echo "NEEDED: $needed"
+for lib in $needed; do
+  case "$lib" in
+    libc.so.6|libm.so.6|libpthread.so.0) ;;
+    *) echo "FAIL: model.so depends on $lib" >&2; exit 1 ;;
+  esac
+done
+
+exports="$(/usr/lib/llvm-22/bin/llvm-nm -D --defined-only model.so | awk '{print $3}' | sort | tr '\n' ' ')"
+expected="cuvil_context_create cuvil_context_destroy cuvil_context_error cuvil_context_run cuvil_model_metadata cuvil_model_num_inputs cuvil_model_num_outputs cuvil_model_run cuvil_model_workspace_size cuvil_status_message "
+if [[ "$exports" != "$expected" ]]; then
+  echo "FAIL: exported symbols are: $exports" >&2
+  exit 1
+fi
+
+cp "$abi_test_c" abi_test.c
+gcc -std=c99 -Wall -Wextra -Werror -pedantic -O1 abi_test.c -I. -L. -l:model.so \
+  -Wl,-rpath,"$dir" -lpthread -o abi_test
+./abi_test
+
+"$cuvilc" --quiet --emit=c --cpu=x86-64-v2 mlp.onnx -o single.c
+gcc -std=c99 -pedantic -Wall -Werror -c single.c -o single.o
+echo "emit=c compiles with gcc -std=c99 -pedantic -Wall -Werror"

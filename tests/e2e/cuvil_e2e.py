@@ -1,0 +1,99 @@
+"""End-to-end checks of compiled models against PyTorch eager.
+
+A model is exported to ONNX (random weights, fixed seed), compiled by
+cuvilc into a .so, loaded with plain ctypes through the documented C ABI,
+and run on the same input as PyTorch. The tolerance is the one the
+importers issue sets: max |cuvil - torch| <= 1e-4 * max |torch| (fp32).
+
+    /usr/bin/python3 tests/e2e/cuvil_e2e.py CUVILC MODEL [--batch N] [--max-batch M]
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "models"))
+import export_models  # noqa: E402
+
+RELATIVE_TOLERANCE = 1e-4
+
+
+class CompiledModel:
+    """A model .so driven through its C ABI with ctypes only."""
+
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(str(path))
+        self.lib.cuvil_model_metadata.restype = ctypes.c_char_p
+        self.lib.cuvil_status_message.restype = ctypes.c_char_p
+        self.lib.cuvil_model_workspace_size.restype = ctypes.c_size_t
+        self.lib.cuvil_model_run.argtypes = [
+            ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+            ctypes.c_size_t]
+        self.metadata = json.loads(self.lib.cuvil_model_metadata())
+        self.workspace = np.zeros(self.lib.cuvil_model_workspace_size() + 64, np.uint8)
+
+    def __call__(self, *inputs, batch=0):
+        outputs = []
+        for spec in self.metadata["outputs"]:
+            shape = [batch if d == -1 else d for d in spec["shape"]]
+            outputs.append(np.zeros(shape, dtype=np.dtype(spec["dtype"])))
+        inputs = [np.ascontiguousarray(x) for x in inputs]
+        ins = (ctypes.c_void_p * len(inputs))(*[x.ctypes.data for x in inputs])
+        outs = (ctypes.c_void_p * len(outputs))(*[y.ctypes.data for y in outputs])
+        status = self.lib.cuvil_model_run(batch, ins, outs,
+                                          self.workspace.ctypes.data,
+                                          self.workspace.size)
+        if status != 0:
+            raise RuntimeError(self.lib.cuvil_status_message(status).decode())
+        return outputs
+
+
+def compile_model(cuvilc, onnx_path, so_path, *flags):
+    subprocess.run([cuvilc, "--quiet", str(onnx_path), "-o", str(so_path), *flags],
+                   check=True)
+    return CompiledModel(so_path)
+
+
+def check(cuvilc, name, batch=1, max_batch=None, workdir=None):
+    workdir = pathlib.Path(workdir or tempfile.mkdtemp())
+    onnx_path = workdir / f"{name}.onnx"
+    model, example = export_models.export(name, str(onnx_path), opset=14,
+                                          dynamic_batch=max_batch is not None)
+    flags = [f"--max-batch={max_batch}"] if max_batch else []
+    compiled = compile_model(cuvilc, onnx_path, workdir / f"{name}.so", *flags)
+    torch.manual_seed(1)
+    x = torch.randn(batch, *example.shape[1:])
+    with torch.no_grad():
+        reference = model(x).numpy()
+    (result,) = compiled(x.numpy(), batch=batch if max_batch else 0)
+    error = float(np.abs(result - reference).max())
+    scale = float(np.abs(reference).max())
+    ok = error <= RELATIVE_TOLERANCE * scale
+    print(f"{name} batch={batch}: max|err| = {error:.3g}, max|ref| = {scale:.3g}, "
+          f"ratio = {error / scale:.3g} ({'ok' if ok else 'FAIL'})")
+    return ok
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("cuvilc")
+    parser.add_argument("model", choices=sorted(export_models.MODELS))
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--max-batch", type=int)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    workdir = os.environ.get("TEST_TMPDIR")
+    ok = check(args.cuvilc, args.model, args.batch, args.max_batch, workdir)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
