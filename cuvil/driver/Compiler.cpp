@@ -194,23 +194,27 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
   StatusDiagnosticHandler diagnostics(&context);
   ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module,
                    loadModel(context, diagnostics, options, source));
-  if (options.maxBatch) {
-    // The batch bound travels with the module to memory planning and the
-    // artifact's metadata.
-    bool anyDynamicBatch = false;
-    module->walk([&](mlir::func::FuncOp func) {
-      for (mlir::Type type : func.getArgumentTypes())
-        if (auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type))
-          anyDynamicBatch |= tensor.getRank() > 0 && tensor.isDynamicDim(0);
-    });
-    if (!anyDynamicBatch)
-      return absl::InvalidArgumentError(
-          "--max-batch needs an input whose first dimension is dynamic "
-          "(write it as ? in the model's input type)");
+  // The batch bound travels with the module to memory planning and the
+  // artifact's metadata and checks. A dynamic batch without --max-batch is
+  // bounded to 1, so the artifact never runs past its workspace.
+  bool anyDynamicBatch = false;
+  module->walk([&](mlir::func::FuncOp func) {
+    for (mlir::Type type : func.getArgumentTypes())
+      if (auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type))
+        anyDynamicBatch |= tensor.getRank() > 0 && tensor.isDynamicDim(0);
+  });
+  if (options.maxBatch && !anyDynamicBatch)
+    return absl::InvalidArgumentError(
+        "--max-batch needs an input whose first dimension is dynamic "
+        "(write it as ? in the model's input type)");
+  if (anyDynamicBatch) {
+    int64_t bound = options.maxBatch.value_or(1);
+    if (!options.maxBatch && options.progress)
+      options.progress("note: the model has a dynamic batch; it is bounded "
+                       "to 1 (use --max-batch=N for batches up to N)");
     module->getOperation()->setAttr(
         "cuvil.max_batch",
-        mlir::IntegerAttr::get(mlir::IntegerType::get(&context, 64),
-                               *options.maxBatch));
+        mlir::IntegerAttr::get(mlir::IntegerType::get(&context, 64), bound));
   }
 
   auto runPipeline = [&](auto buildPipeline) -> absl::Status {

@@ -8,7 +8,7 @@ shift 3
 dir="${TEST_TMPDIR:-$(mktemp -d)}"
 /usr/bin/python3 "$export_script" "$model" "$dir/$model.onnx" --opset 14 "$@" \
   > "$dir/export.log" 2>&1 || { cat "$dir/export.log"; exit 1; }
-"$cuvilc" --quiet "$dir/$model.onnx" -o "$dir/$model.mlir"
+"$cuvilc" --quiet --emit=mlir-level1 "$dir/$model.onnx" -o "$dir/$model.mlir"
 signature="$(grep -m1 'func.func' "$dir/$model.mlir" | sed 's/) {$/)/')"
 echo "$signature"
 ops="$(grep -o 'cuvil\.[a-z_0-9]*' "$dir/$model.mlir" | grep -v 'cuvil\.name' | sort | uniq -c)"

@@ -22,25 +22,30 @@ func.func @bad(%x: tensor<1x12xf32>) -> tensor<1x10xf32> {
 // BAD2:  return %0 : tensor<1x8x6x6xf32>
 // BAD2:}
 
+// RUN: echo 'func.func @f() { return }' > %t.ok.mlir
 // RUN: not cuvilc %t.missing.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING: cuvilc: error: cannot open '{{.*}}.missing.mlir': No such file or directory
 
-// RUN: not cuvilc model.onnx 2>&1 | FileCheck %s --check-prefix=FORMAT
-// FORMAT: cuvilc: error: cannot read 'model.onnx': this build of Cuvil reads level1 MLIR (.mlir) models only
+// RUN: not cuvilc model.pb 2>&1 | FileCheck %s --check-prefix=FORMAT
+// FORMAT: cuvilc: error: cannot read 'model.pb': Cuvil reads ONNX (.onnx) and level1 MLIR (.mlir) models
 
 // RUN: not cuvilc --emit=elf %s 2>&1 | FileCheck %s --check-prefix=EMIT
-// EMIT: cuvilc: unknown --emit value 'elf'; expected one of: mlir-level1
+// EMIT: cuvilc: unknown --emit value 'elf'; expected one of: so, c, header, mlir-level1, mlir-level2
 
 // RUN: not cuvilc 2>&1 | FileCheck %s --check-prefix=NOINPUT
 // NOINPUT: cuvilc: expected exactly one input model, got 0
 // NOINPUT-NEXT: Run 'cuvilc --help' for usage.
 
+// RUN: not cuvilc --cpu=pentium9 %t.ok.mlir 2>&1 | FileCheck %s --check-prefix=CPU
+// CPU: cuvilc: error: unknown --cpu 'pentium9'; use native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name such as znver4 or skylake-avx512
+// RUN: not cuvilc --target=aarch64-linux-gnu %t.ok.mlir 2>&1 | FileCheck %s --check-prefix=TARGET
+// TARGET: cuvilc: error: unsupported --target 'aarch64-linux-gnu'; this build targets x86_64-linux-gnu
+
 // RUN: not cuvilc --no-such-flag %s 2>&1 | FileCheck %s --check-prefix=FLAG
-// FLAG: Unknown command line flag 'no-such-flag'
+// FLAG: Unknown command line flag 'no_such_flag'
 
 // Writing into a directory that does not exist fails cleanly.
-// RUN: echo 'func.func @f() { return }' > %t.ok.mlir
-// RUN: not cuvilc --quiet %t.ok.mlir -o %t.nodir/out.mlir 2>&1 | FileCheck %s --check-prefix=WRITE
+// RUN: not cuvilc --quiet --emit=mlir-level1 %t.ok.mlir -o %t.nodir/out.mlir 2>&1 | FileCheck %s --check-prefix=WRITE
 // WRITE: cuvilc: error: cannot create a file beside '{{.*}}nodir/out.mlir': No such file or directory
 
 // A syntax error points at the line.

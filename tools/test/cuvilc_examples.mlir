@@ -1,6 +1,6 @@
 // The shipped examples compile; their inferred types are the expected ones.
-// RUN: cuvilc --quiet %{cuvil_root}/examples/classifier.mlir | FileCheck %s --check-prefix=CLASSIFIER
-// RUN: cuvilc --quiet %{cuvil_root}/examples/resnet_block.mlir | FileCheck %s --check-prefix=RESNET
+// RUN: cuvilc --emit=mlir-level1 --quiet %{cuvil_root}/examples/classifier.mlir | FileCheck %s --check-prefix=CLASSIFIER
+// RUN: cuvilc --emit=mlir-level1 --quiet %{cuvil_root}/examples/resnet_block.mlir | FileCheck %s --check-prefix=RESNET
 
 // CLASSIFIER-LABEL: func.func @simple_classifier
 // CLASSIFIER: cuvil.matmul {{.*}} : tensor<1x10xf32>, tensor<10x10xf32>

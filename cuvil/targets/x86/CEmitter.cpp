@@ -376,7 +376,10 @@ LogicalResult Emitter::run() {
                        std::to_string(i < numInputs ? i : i - numInputs);
     std::string ct = cType(type.getElementType());
     if (ct.empty())
-      return func.emitOpError("argument type ") << type << " is not supported";
+      return func.emitError("the x86 target does not support ")
+             << type.getElementType() << " tensors yet (model "
+             << (i < numInputs ? "input " : "output ")
+             << (i < numInputs ? i : i - numInputs) << ")";
     line(Twine(i < numInputs ? "const " : "") + ct + " *" + name + " = (" +
          (i < numInputs ? "const " : "") + ct + " *)" +
          (i < numInputs ? "inputs[" : "outputs[") +
@@ -402,7 +405,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
     std::string name = "v" + std::to_string(buffers.size());
     std::string ct = cType(view.getType().getElementType());
     if (ct.empty())
-      return view.emitOpError("has an element type the x86 target cannot store");
+      return emitError(view.getLoc(), "the x86 target does not support ")
+             << view.getType().getElementType() << " tensors yet";
     line(ct + " *" + name + " = (" + ct + " *)(arena + " +
          std::to_string(view.getOffset()) + ");");
     return success(succeeded(defineBuffer(view.getResult(), name)));
