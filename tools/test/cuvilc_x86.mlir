@@ -36,6 +36,6 @@ func.func @classifier(%x: tensor<?x10xf32>) -> tensor<?x10xf32> {
 // HEADER: /* input 0 'input0': float32 [batch, 10] */
 // HEADER: int cuvil_model_run(int64_t batch,
 
-// SO: cuvilc: [6/6] building the shared object with clang (-march=x86-64-v2)
+// SO: cuvilc: [5/5] building the shared object with clang (-march=x86-64-v2)
 // SO: cuvilc: memory plan: arena {{[0-9]+}} bytes
 // SO: cuvilc: wrote {{.*}}.so ({{[0-9]+}} bytes) and {{.*}}.h
