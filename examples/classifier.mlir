@@ -1,13 +1,13 @@
 // The README quick-start classifier, softmax(x @ eye(10) * 0.1, dim=1), as
-// level1 IR: what Cuvil's PyTorch capture produces for it. Only the input's
+// level1 IR (a dynamic batch): what Cuvil's PyTorch capture produces for it. Only the input's
 // type is written; every other type is inferred and checked.
-func.func @simple_classifier(%x: tensor<1x10xf32>) -> tensor<1x10xf32> {
+func.func @simple_classifier(%x: tensor<?x10xf32>) -> tensor<?x10xf32> {
   %eye = cuvil.constant dense_resource<eye10> : tensor<10x10xf32>
   %scale = cuvil.constant dense<0.1> : tensor<f32>
-  %logits = cuvil.matmul %x, %eye : tensor<1x10xf32>, tensor<10x10xf32>
-  %scaled = cuvil.mul %logits, %scale : tensor<1x10xf32>, tensor<f32>
-  %probs = cuvil.softmax %scaled, axis = 1 : tensor<1x10xf32>
-  return %probs : tensor<1x10xf32>
+  %logits = cuvil.matmul %x, %eye : tensor<?x10xf32>, tensor<10x10xf32>
+  %scaled = cuvil.mul %logits, %scale : tensor<?x10xf32>, tensor<f32>
+  %probs = cuvil.softmax %scaled, axis = 1 : tensor<?x10xf32>
+  return %probs : tensor<?x10xf32>
 }
 
 {-#
