@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/driver/Compiler.h"
+#include "cuvil/importers/onnx/OnnxImporter.h"
 #include "cuvil/support/FileUtil.h"
 #include "cuvil/support/Version.h"
 
@@ -47,6 +48,8 @@ ABSL_FLAG(int64_t, max_batch, 0,
           "Make dimension 0 of every input a dynamic batch of 1 to N "
           "(0: the batch is what the model says).");
 ABSL_FLAG(bool, quiet, false, "Do not print progress lines.");
+ABSL_FLAG(bool, list_onnx_ops, false,
+          "Print the ONNX operators cuvilc imports, one per line, and exit.");
 
 namespace {
 
@@ -127,6 +130,11 @@ int main(int argc, char **argv) {
   };
   absl::SetFlagsUsageConfig(usageConfig);
   std::vector<char *> positional = absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_list_onnx_ops)) {
+    for (const std::string &op : cuvil::getSupportedOnnxOps())
+      std::cout << op << "\n";
+    return 0;
+  }
 
   if (positional.size() != 2) {
     std::cerr << "cuvilc: expected exactly one input model, got "

@@ -317,9 +317,9 @@ OwningOpRef<ModuleOp> Importer::run() {
                           "(opset_import is empty); is this an ONNX model?";
     return nullptr;
   }
-  if (opset < 7 || opset > 18) {
+  if (opset > 18) {
     emitError(fileLoc) << "opset " << opset
-                       << " is not supported (Cuvil reads opsets 7 to 18)";
+                       << " is not supported (Cuvil reads opsets up to 18)";
     return nullptr;
   }
   if (failed(checkSupported()) || failed(importInitializers()))
@@ -885,11 +885,30 @@ Importer::attrInts(const onnx::NodeProto &node, StringRef name) {
 
 namespace l1 = cuvil::l1;
 
-LogicalResult Importer::convertIdentity(const onnx::NodeProto &node, Location) {
+LogicalResult Importer::convertIdentity(const onnx::NodeProto &node,
+                                        Location loc) {
+  if (node.op_type() == "Dropout") {
+    // Inference: Dropout is the identity, and its mask is all true. A
+    // training_mode input known to be true asks for training semantics.
+    if (const HostTensor *training = getHost(node, 2);
+        training && training->numElements() == 1 && training->at(0) != 0)
+      return emitError(loc) << "Dropout in training mode is not supported; "
+                               "Cuvil compiles models for inference";
+    if (node.output_size() > 1 && !node.output(1).empty()) {
+      FailureOr<RankedTensorType> type = getType(node, 0);
+      if (failed(type))
+        return failure();
+      if (!type->hasStaticShape())
+        return emitError(loc) << "Dropout's mask output needs a static shape";
+      auto maskType = RankedTensorType::get(type->getShape(), builder.getI1Type());
+      Value mask = l1::ConstantOp::create(
+          builder, loc, DenseElementsAttr::get(maskType, true));
+      define(node, 1, mask);
+    }
+  }
   ValueEntry copy = *lookup(node.input(0));
   if (node.output_size() > 0)
     values[node.output(0)] = copy;
-  // Dropout's mask output is not an inference output; leave it undefined.
   return success();
 }
 
@@ -1430,12 +1449,45 @@ LogicalResult Importer::convertLayerNorm(const onnx::NodeProto &node,
       return failure();
     bias = *b;
   }
+  int64_t axis = attrInt(node, "axis", -1);
+  double epsilon = attrFloat(node, "epsilon", 1e-5);
   FailureOr<Value> r = create<l1::LayerNormOp>(
-      loc, *x, *scale, bias, builder.getI64IntegerAttr(attrInt(node, "axis", -1)),
-      builder.getF64FloatAttr(attrFloat(node, "epsilon", 1e-5)));
+      loc, *x, *scale, bias, builder.getI64IntegerAttr(axis),
+      builder.getF64FloatAttr(epsilon));
   if (failed(r))
     return failure();
   define(node, 0, *r);
+  // The optional Mean and InvStdDev outputs (kept dims), when used.
+  bool wantsStats = (node.output_size() > 1 && !node.output(1).empty()) ||
+                    (node.output_size() > 2 && !node.output(2).empty());
+  if (!wantsStats)
+    return success();
+  auto type = cast<RankedTensorType>(x->getType());
+  int64_t rank = type.getRank();
+  int64_t first = axis < 0 ? axis + rank : axis;
+  SmallVector<int64_t> axes;
+  for (int64_t d = first; d < rank; ++d)
+    axes.push_back(d);
+  auto axesAttr = builder.getDenseI64ArrayAttr(axes);
+  FailureOr<Value> mean = create<l1::ReduceMeanOp>(loc, *x, axesAttr, builder.getUnitAttr());
+  if (failed(mean))
+    return failure();
+  define(node, 1, *mean);
+  FailureOr<Value> centered = create<l1::SubOp>(loc, *x, *mean);
+  FailureOr<Value> squared = failed(centered) ? centered : create<l1::MulOp>(loc, *centered, *centered);
+  FailureOr<Value> variance = failed(squared) ? squared
+      : create<l1::ReduceMeanOp>(loc, *squared, axesAttr, builder.getUnitAttr());
+  if (failed(variance))
+    return failure();
+  Value eps = l1::ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(RankedTensorType::get({}, type.getElementType()),
+                             builder.getFloatAttr(type.getElementType(), epsilon)));
+  FailureOr<Value> shifted = create<l1::AddOp>(loc, *variance, eps);
+  FailureOr<Value> invStd = failed(shifted) ? shifted : create<l1::RsqrtOp>(loc, *shifted);
+  if (failed(invStd))
+    return failure();
+  define(node, 2, *invStd);
   return success();
 }
 

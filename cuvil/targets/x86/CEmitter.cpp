@@ -64,6 +64,9 @@ std::string joinProduct(const std::vector<std::string> &terms) {
 std::string cType(Type type) {
   if (type.isF32())
     return "float";
+  // Half and bfloat16 are stored as bits and computed in float.
+  if (type.isF16() || type.isBF16())
+    return "uint16_t";
   if (type.isF64())
     return "double";
   if (type.isInteger(1))
@@ -238,6 +241,26 @@ void Emitter::emitLoopNest(const std::vector<std::string> &dims,
   }
 }
 
+/// Reads an element as the type computations use (half types as float).
+static std::string load(const Buffer &b, const std::string &element) {
+  Type t = b.type.getElementType();
+  if (t.isF16())
+    return "cuvil_h2f(" + element + ")";
+  if (t.isBF16())
+    return "cuvil_bf2f(" + element + ")";
+  return element;
+}
+
+/// Converts a computed value to the storage of `b`.
+static std::string store(const Buffer &b, const std::string &value) {
+  Type t = b.type.getElementType();
+  if (t.isF16())
+    return "cuvil_f2h(" + value + ")";
+  if (t.isBF16())
+    return "cuvil_f2bf(" + value + ")";
+  return value;
+}
+
 void Emitter::emitElementwise(
     const Buffer &out, ArrayRef<const Buffer *> ins,
     const std::function<std::string(ArrayRef<std::string>)> &expr) {
@@ -246,10 +269,10 @@ void Emitter::emitElementwise(
     std::string i = tmp();
     std::vector<std::string> elems;
     for (const Buffer *b : ins)
-      elems.push_back(b->name + "[" + i + "]");
+      elems.push_back(load(*b, b->name + "[" + i + "]"));
     std::string pad(2 * indent, ' ');
     body += pad + "for (int64_t " + i + " = 0; " + i + " < " + numel(out) + "; ++" +
-            i + ")\n" + pad + "  " + out.name + "[" + i + "] = " + expr(elems) + ";\n";
+            i + ")\n" + pad + "  " + out.name + "[" + i + "] = " + store(out, expr(elems)) + ";\n";
     return;
   }
   // Broadcasting: operand dims align at the end; a size-1 dim repeats.
@@ -275,9 +298,9 @@ void Emitter::emitElementwise(
     };
     std::vector<std::string> elems;
     for (auto [b, s] : llvm::zip(ins, inStrides))
-      elems.push_back(b->name + "[" + index(s) + "]");
+      elems.push_back(load(*b, b->name + "[" + index(s) + "]"));
     body += std::string(2 * indent, ' ') + out.name + "[" + index(outStrides) +
-            "] = " + expr(elems) + ";\n";
+            "] = " + store(out, expr(elems)) + ";\n";
   });
 }
 
@@ -453,6 +476,10 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     ins.push_back(&buffers[v]);
   const Buffer &out = buffers[call.getOutputs()[0]];
   Type element = out.type.getElementType();
+  Type storage = element;
+  // Half types compute in float; loads and stores convert.
+  if (element.isF16() || element.isBF16())
+    element = Float32Type::get(call.getContext());
   std::string T = cType(element);
   std::string f = mathSuffix(element);
   bool isFloat = isa<FloatType>(element);
@@ -577,8 +604,14 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     return success();
   }
   if (k == "pow") {
-    if (failed(floatOnly()))
-      return failure();
+    if (!isFloat) {
+      // Integer power by squaring; negative exponents truncate to 0 (or
+      // stay exact for bases 1 and -1), as numpy does for integers.
+      emitElementwise(out, {ins[0], ins[1]}, [=](ArrayRef<std::string> e) {
+        return "(" + T + ")cuvil_ipow((int64_t)" + e[0] + ", (int64_t)" + e[1] + ")";
+      });
+      return success();
+    }
     emitElementwise(out, {ins[0], ins[1]}, [=](ArrayRef<std::string> e) {
       return "pow" + f + "(" + e[0] + ", " + e[1] + ")";
     });
@@ -683,6 +716,13 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
                            ? call->getAttrOfType<StringAttr>("mode").str()
                            : "constant";
     std::string value = lit(attrFloat(call, "value", 0.0));
+    if (storage.isF16() || storage.isBF16()) {
+      APFloat v(attrFloat(call, "value", 0.0));
+      bool lost;
+      v.convert(storage.isF16() ? APFloat::IEEEhalf() : APFloat::BFloat(),
+                APFloat::rmNearestTiesToEven, &lost);
+      value = "(uint16_t)" + std::to_string(v.bitcastToAPInt().getZExtValue());
+    }
     emitLoopNest(out.dims, [&](ArrayRef<std::string> vars) {
       std::string pad(2 * indent, ' ');
       std::vector<std::string> src, dst;
@@ -996,6 +1036,7 @@ std::string cString(StringRef text) {
 
 std::string dtypeName(Type type) {
   if (type.isF32()) return "float32";
+  if (type.isBF16()) return "bfloat16";
   if (type.isF64()) return "float64";
   if (type.isF16()) return "float16";
   if (type.isInteger(1)) return "bool";
@@ -1264,6 +1305,94 @@ CUVIL_EXPORT void cuvil_context_destroy(cuvil_context *context) {
 }
 )cuvil";
 
+/// Helpers the generated code may call: half-precision conversions (round
+/// to nearest even) and integer power.
+const char *kHalfHelpers = R"cuvil(
+static inline float cuvil_h2f(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu,
+           mant = h & 0x3ffu, x;
+  float f;
+  if (exp == 0) {
+    if (mant == 0) {
+      x = sign;
+    } else {
+      exp = 113;
+      while (!(mant & 0x400u)) {
+        mant <<= 1;
+        --exp;
+      }
+      x = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
+    }
+  } else if (exp == 0x1f) {
+    x = sign | 0x7f800000u | (mant << 13);
+  } else {
+    x = sign | ((exp + 112) << 23) | (mant << 13);
+  }
+  memcpy(&f, &x, 4);
+  return f;
+}
+
+static inline uint16_t cuvil_f2h(float value) {
+  uint32_t x, sign, exp, mant, half, rem;
+  int32_t e;
+  memcpy(&x, &value, 4);
+  sign = (x >> 16) & 0x8000u;
+  exp = (x >> 23) & 0xffu;
+  mant = x & 0x7fffffu;
+  if (exp == 0xffu)
+    return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0u));
+  e = (int32_t)exp - 112;
+  if (e >= 0x1f)
+    return (uint16_t)(sign | 0x7c00u);
+  if (e <= 0) {
+    uint32_t shift;
+    if (e < -10)
+      return (uint16_t)sign;
+    mant |= 0x800000u;
+    shift = (uint32_t)(14 - e);
+    half = mant >> shift;
+    rem = mant & ((1u << shift) - 1u);
+    if (rem > (1u << (shift - 1)) || (rem == (1u << (shift - 1)) && (half & 1u)))
+      ++half;
+    return (uint16_t)(sign | half);
+  }
+  half = sign | ((uint32_t)e << 10) | (mant >> 13);
+  rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u)))
+    ++half;
+  return (uint16_t)half;
+}
+
+static inline float cuvil_bf2f(uint16_t b) {
+  uint32_t x = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+
+static inline uint16_t cuvil_f2bf(float value) {
+  uint32_t x;
+  memcpy(&x, &value, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+
+static inline int64_t cuvil_ipow(int64_t base, int64_t exponent) {
+  int64_t result = 1;
+  if (exponent < 0)
+    return base == 1 ? 1 : base == -1 ? (exponent % 2 ? -1 : 1) : 0;
+  while (exponent) {
+    if (exponent & 1)
+      result *= base;
+    base *= base;
+    exponent >>= 1;
+  }
+  return result;
+}
+)cuvil";
+
 std::string replaceAll(std::string text,
                        const std::vector<std::pair<std::string, std::string>> &subs) {
   for (auto &[key, value] : subs)
@@ -1390,7 +1519,7 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module, const EmitOptions &optio
       "#define CUVIL_ALIGN64 __attribute__((aligned(64)))\n"
       "#define CUVIL_INTERNAL __attribute__((visibility(\"hidden\")))\n"
       "#else\n#define CUVIL_ALIGN64\n#define CUVIL_INTERNAL\n#endif\n\n" +
-      std::string(kKernelsHeader) + "\n" + kernels + "\n";
+      std::string(kKernelsHeader) + "\n" + kernels + "\n" + kHalfHelpers;
   if (options.inlineWeights) {
     model += emitter.weightsDecls;
   } else {

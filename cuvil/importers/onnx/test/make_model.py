@@ -146,7 +146,7 @@ def unsupported_dtype():
 
 def old_opset():
     m = mlp()
-    m.opset_import[0].version = 6
+    m.opset_import[0].version = 19
     return m
 
 

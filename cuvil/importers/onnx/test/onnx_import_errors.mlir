@@ -42,7 +42,7 @@
 
 // RUN: %{gen} old_opset old.onnx
 // RUN: not cuvilc --quiet old.onnx 2>&1 | FileCheck %s --check-prefix=OPSET
-// OPSET: cuvilc: error: old.onnx: error: opset 6 is not supported (Cuvil reads opsets 7 to 18)
+// OPSET: cuvilc: error: old.onnx: error: opset 19 is not supported (Cuvil reads opsets up to 18)
 
 // RUN: %{gen} missing_output output.onnx
 // RUN: not cuvilc --quiet output.onnx 2>&1 | FileCheck %s --check-prefix=OUTPUT

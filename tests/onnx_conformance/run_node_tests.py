@@ -1,0 +1,236 @@
+"""Runs the ONNX backend node tests through cuvilc and the compiled .so.
+
+    run_node_tests.py CUVILC NODE_DIR [--jobs N] [--report FILE]
+                      [--min-pass-rate R]
+
+Each case's model.onnx is compiled to a .so, run on test_data_set_*/input_*.pb
+through the C ABI (plain ctypes), and compared with output_*.pb using ONNX's
+own tolerance (rtol 1e-3, atol 1e-7). Inputs that hold an op's parameters
+(a Reshape's shape, Slice's starts, ...) are frozen into the model from the
+first data set, as a static compiler needs them. A case is "unsupported" when one of
+its ops is not in `cuvilc --list-onnx-ops`; every other case must pass, and
+is a failure otherwise. A compiler or model crash (a signal) is always a
+failure and fails the run. The report lists pass / fail / unsupported per
+op; the run fails if the pass rate over supported cases is below
+--min-pass-rate.
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import ctypes
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+RTOL, ATOL = 1e-3, 1e-7
+
+
+def storage_dtype(name):
+    """numpy dtype holding a metadata dtype (bfloat16 travels as its bits)."""
+    return np.uint16 if name == "bfloat16" else np.dtype(name)
+
+
+def to_bfloat16_bits(array):
+    bits = np.ascontiguousarray(array, np.float32).view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bfloat16_bits(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def run_case(case_dir, so_path, fed):
+    """Runs one compiled case in this (child) process; prints a verdict.
+    `fed` lists the graph-input positions the model still takes."""
+    lib = ctypes.CDLL(so_path)
+    lib.cuvil_model_metadata.restype = ctypes.c_char_p
+    lib.cuvil_status_message.restype = ctypes.c_char_p
+    lib.cuvil_model_workspace_size.restype = ctypes.c_size_t
+    lib.cuvil_model_run.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                                    ctypes.c_void_p, ctypes.c_size_t]
+    meta = json.loads(lib.cuvil_model_metadata())
+    workspace = np.zeros(lib.cuvil_model_workspace_size() + 64, np.uint8)
+    for data_set in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*"))):
+        inputs = []
+        for spec, i in zip(meta["inputs"], fed):
+            tensor = onnx.TensorProto()
+            with open(os.path.join(data_set, f"input_{i}.pb"), "rb") as f:
+                tensor.ParseFromString(f.read())
+            array = numpy_helper.to_array(tensor)
+            if spec["dtype"] == "bfloat16" and array.dtype != np.uint16:
+                array = to_bfloat16_bits(array)
+            inputs.append(np.ascontiguousarray(array))
+        expected = []
+        for i in range(len(meta["outputs"])):
+            tensor = onnx.TensorProto()
+            with open(os.path.join(data_set, f"output_{i}.pb"), "rb") as f:
+                tensor.ParseFromString(f.read())
+            expected.append(numpy_helper.to_array(tensor))
+        outputs = [np.zeros([1 if d == -1 else d for d in spec["shape"]],
+                            dtype=storage_dtype(spec["dtype"]))
+                   for spec in meta["outputs"]]
+        batch = 1
+        if meta["max_batch"] and inputs and inputs[0].ndim:
+            batch = inputs[0].shape[0]
+            outputs = [np.zeros([batch if d == -1 else d for d in spec["shape"]],
+                                dtype=storage_dtype(spec["dtype"]))
+                       for spec in meta["outputs"]]
+        ins = (ctypes.c_void_p * max(len(inputs), 1))(*[x.ctypes.data for x in inputs])
+        outs = (ctypes.c_void_p * len(outputs))(*[y.ctypes.data for y in outputs])
+        status = lib.cuvil_model_run(batch, ins, outs, workspace.ctypes.data,
+                                     workspace.size)
+        if status:
+            print("fail: run returned", lib.cuvil_status_message(status).decode())
+            return 1
+        for spec, got, want in zip(meta["outputs"], outputs, expected):
+            if spec["dtype"] == "bfloat16":
+                got = from_bfloat16_bits(got)
+                if want.dtype == np.uint16:  # onnx 1.12 returns the bits
+                    want = from_bfloat16_bits(want)
+            if got.shape != want.shape:
+                print(f"fail: output shape {got.shape} != {want.shape}")
+                return 1
+            try:
+                np.testing.assert_allclose(got, want.astype(got.dtype), rtol=RTOL,
+                                           atol=ATOL)
+            except AssertionError as e:
+                print("fail: " + str(e).strip().replace("\n", " ")[:300])
+                return 1
+    print("pass")
+    return 0
+
+
+# Inputs that carry an op's parameters (shapes, axes, bounds). The node tests
+# feed them as graph inputs with test data; real models hold them as
+# constants, and Cuvil needs them at compile time, so the runner freezes
+# them into initializers from test_data_set_0 before compiling.
+PARAMETER_INPUTS = {
+    "Reshape": [1], "Expand": [1], "Slice": [1, 2, 3, 4], "Squeeze": [1],
+    "Unsqueeze": [1], "Split": [1], "Pad": [1, 2, 3], "ReduceSum": [1],
+    "ReduceMean": [1], "ReduceMax": [1], "ReduceMin": [1], "Clip": [1, 2],
+    "ConstantOfShape": [0], "Dropout": [1, 2],
+}
+
+
+def freeze_parameters(case_dir, workdir):
+    """Returns (model path, indices of graph inputs still fed at run time)."""
+    model = onnx.load(os.path.join(case_dir, "model.onnx"), load_external_data=False)
+    initializers = {t.name for t in model.graph.initializer}
+    graph_inputs = [i.name for i in model.graph.input if i.name not in initializers]
+    frozen = set()
+    for node in model.graph.node:
+        for index in PARAMETER_INPUTS.get(node.op_type, []):
+            if index < len(node.input) and node.input[index] in graph_inputs:
+                frozen.add(node.input[index])
+    if not frozen:
+        return os.path.join(case_dir, "model.onnx"), list(range(len(graph_inputs)))
+    data_set = sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))[0]
+    keep = []
+    for position, name in enumerate(graph_inputs):
+        if name not in frozen:
+            keep.append(position)
+            continue
+        tensor = onnx.TensorProto()
+        with open(os.path.join(data_set, f"input_{position}.pb"), "rb") as f:
+            tensor.ParseFromString(f.read())
+        tensor.name = name
+        model.graph.initializer.append(tensor)
+    remaining = [i for i in model.graph.input if i.name not in frozen]
+    del model.graph.input[:]
+    model.graph.input.extend(remaining)
+    path = os.path.join(workdir, os.path.basename(case_dir) + ".onnx")
+    onnx.save(model, path)
+    return path, keep
+
+
+def case_ops(case_dir):
+    model = onnx.load(os.path.join(case_dir, "model.onnx"), load_external_data=False)
+    return sorted({n.op_type for n in model.graph.node}), model
+
+
+def evaluate(cuvilc, case_dir, supported, workdir):
+    name = os.path.basename(case_dir)
+    ops, model = case_ops(case_dir)
+    op = model.graph.node[0].op_type if model.graph.node else "?"
+    missing = [o for o in ops if o not in supported]
+    if missing or any(n.domain not in ("", "ai.onnx") for n in model.graph.node):
+        return name, op, "unsupported", "ops: " + ", ".join(missing)
+    so = os.path.join(workdir, name + ".so")
+    model_path, fed = freeze_parameters(case_dir, workdir)
+    compile_run = subprocess.run(
+        [cuvilc, "--quiet", model_path, "-o", so],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    if compile_run.returncode < 0:
+        return name, op, "crash", f"cuvilc killed by signal {-compile_run.returncode}"
+    if compile_run.returncode != 0:
+        return name, op, "fail", compile_run.stdout.strip().splitlines()[0][:300]
+    execute = subprocess.run(
+        [sys.executable, __file__, "--run-case", case_dir, so,
+         ",".join(map(str, fed))],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    if execute.returncode < 0:
+        return name, op, "crash", f"the model killed by signal {-execute.returncode}"
+    verdict = execute.stdout.strip().splitlines()[-1] if execute.stdout.strip() else "fail: no output"
+    if verdict == "pass":
+        return name, op, "pass", ""
+    return name, op, "fail", verdict
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("cuvilc", nargs="?")
+    parser.add_argument("node_dir", nargs="?")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--report")
+    parser.add_argument("--min-pass-rate", type=float, default=0.0)
+    parser.add_argument("--run-case", nargs=3, metavar=("CASE", "SO", "FED"))
+    args = parser.parse_args()
+    if args.run_case:
+        case, so, fed = args.run_case
+        return run_case(case, so, [int(i) for i in fed.split(",") if i])
+
+    supported = set(subprocess.run([args.cuvilc, "--list-onnx-ops"], check=True,
+                                   stdout=subprocess.PIPE, text=True).stdout.split())
+    cases = sorted(glob.glob(os.path.join(args.node_dir, "test_*")))
+    workdir = tempfile.mkdtemp(prefix="cuvil-node-")
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(lambda c: evaluate(args.cuvilc, c, supported, workdir),
+                                cases))
+
+    per_op = collections.defaultdict(collections.Counter)
+    for _, op, verdict, _ in results:
+        per_op[op][verdict] += 1
+    totals = collections.Counter(v for _, _, v, _ in results)
+    considered = totals["pass"] + totals["fail"] + totals["crash"]
+    rate = totals["pass"] / considered if considered else 0.0
+    lines = ["# ONNX backend node tests", "",
+             f"{len(results)} cases: {totals['pass']} pass, {totals['fail']} fail, "
+             f"{totals['crash']} crash, {totals['unsupported']} unsupported. "
+             f"Pass rate over cases whose ops Cuvil supports: {100 * rate:.1f}%.", "",
+             "| op | pass | fail | unsupported |", "| --- | --- | --- | --- |"]
+    for op in sorted(per_op):
+        c = per_op[op]
+        lines.append(f"| {op} | {c['pass']} | {c['fail'] + c['crash']} | {c['unsupported']} |")
+    lines += ["", "## Failures", ""]
+    lines += [f"- `{name}` ({verdict}): {detail}" for name, _, verdict, detail in results
+              if verdict in ("fail", "crash")]
+    report = "\n".join(lines) + "\n"
+    if args.report:
+        with open(args.report, "w") as f:
+            f.write(report)
+    print(report)
+    print(f"pass rate {100 * rate:.1f}% (minimum {100 * args.min_pass_rate:.1f}%), "
+          f"{totals['crash']} crashes")
+    return 0 if totals["crash"] == 0 and rate >= args.min_pass_rate else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
