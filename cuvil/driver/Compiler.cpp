@@ -3,18 +3,18 @@
 #include "cuvil/importers/onnx/OnnxImporter.h"
 #include "cuvil/ir/Registration.h"
 #include "cuvil/passes/Pipelines.h"
-#include "cuvil/support/Version.h"
-#include "cuvil/targets/x86/CEmitter.h"
-#include "cuvil/targets/x86/Toolchain.h"
 #include "cuvil/support/Diagnostics.h"
 #include "cuvil/support/FileUtil.h"
 #include "cuvil/support/StatusMacros.h"
+#include "cuvil/support/Version.h"
+#include "cuvil/targets/x86/CEmitter.h"
+#include "cuvil/targets/x86/Toolchain.h"
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/numbers.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -37,8 +37,10 @@ struct EmitKindName {
 };
 
 constexpr EmitKindName kEmitKinds[] = {
-    {EmitKind::SharedObject, "so"},     {EmitKind::C, "c"},
-    {EmitKind::Header, "header"},       {EmitKind::MlirLevel1, "mlir-level1"},
+    {EmitKind::SharedObject, "so"},
+    {EmitKind::C, "c"},
+    {EmitKind::Header, "header"},
+    {EmitKind::MlirLevel1, "mlir-level1"},
     {EmitKind::MlirLevel2, "mlir-level2"},
 };
 
@@ -52,9 +54,9 @@ public:
   void stage(absl::string_view what) {
     if (!callback)
       return;
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     callback(absl::StrFormat("[%d/%d] %s (%.2fs)", ++current, numStages, what,
                              seconds));
   }
@@ -77,9 +79,9 @@ absl::StatusOr<EmitKind> parseEmitKind(absl::string_view text) {
   for (const EmitKindName &entry : kEmitKinds)
     if (text == entry.name)
       return entry.kind;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown --emit value '", text, "'; expected one of: ",
-                   absl::StrJoin(getEmitKindNames(), ", ")));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown --emit value '", text,
+      "'; expected one of: ", absl::StrJoin(getEmitKindNames(), ", ")));
 }
 
 std::vector<std::string> getEmitKindNames() {
@@ -89,14 +91,17 @@ std::vector<std::string> getEmitKindNames() {
   return names;
 }
 
-absl::Status parseInputShape(absl::string_view text,
-                             std::map<std::string, std::vector<int64_t>> &shapes) {
+absl::Status
+parseInputShape(absl::string_view text,
+                std::map<std::string, std::vector<int64_t>> &shapes) {
   auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bad input shape '", text, "': ", why,
-        "; expected NAME=DIMxDIMx... such as x=1x3x224x224 (? or -1: dynamic)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad input shape '", text, "': ", why,
+                     "; expected NAME=DIMxDIMx... such as x=1x3x224x224 (? or "
+                     "-1: dynamic)"));
   };
-  std::vector<std::string> parts = absl::StrSplit(text, absl::MaxSplits('=', 1));
+  std::vector<std::string> parts =
+      absl::StrSplit(text, absl::MaxSplits('=', 1));
   if (parts.size() != 2 || parts[0].empty())
     return bad("no '='");
   std::vector<int64_t> dims;
@@ -173,9 +178,9 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
   if (options.maxBatch && *options.maxBatch < 1)
     return absl::InvalidArgumentError("--max-batch must be at least 1");
   if (options.target != "x86_64-linux-gnu")
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unsupported --target '", options.target,
-        "'; this build targets x86_64-linux-gnu"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unsupported --target '", options.target,
+                     "'; this build targets x86_64-linux-gnu"));
   bool toLevel2 = options.emit != EmitKind::MlirLevel1;
   bool toC = toLevel2 && options.emit != EmitKind::MlirLevel2;
   bool build = options.emit == EmitKind::SharedObject;
@@ -221,12 +226,10 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
     mlir::PassManager pm(&context);
     if (options.printIrAfterAll) {
       pm.enableIRPrinting(
-          /*shouldPrintBeforePass=*/[](mlir::Pass *, mlir::Operation *) {
-            return false;
-          },
-          /*shouldPrintAfterPass=*/[](mlir::Pass *, mlir::Operation *) {
-            return true;
-          },
+          /*shouldPrintBeforePass=*/[](mlir::Pass *,
+                                       mlir::Operation *) { return false; },
+          /*shouldPrintAfterPass=*/
+          [](mlir::Pass *, mlir::Operation *) { return true; },
           /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
     }
     buildPipeline(pm);
@@ -268,7 +271,8 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
   emitOptions.modelHash = hexSha256(source);
   emitOptions.compilerVersion = absl::StrCat("cuvilc ", getVersionString());
   emitOptions.inlineWeights = options.emit == EmitKind::C;
-  ASSIGN_OR_RETURN(x86::EmittedModel emitted, x86::emitModel(*module, emitOptions));
+  ASSIGN_OR_RETURN(x86::EmittedModel emitted,
+                   x86::emitModel(*module, emitOptions));
   if (options.emit == EmitKind::C) {
     artifact.contents = emitted.singleSource();
     return artifact;
@@ -277,8 +281,8 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
     artifact.contents = emitted.header;
     return artifact;
   }
-  progress.stage(absl::StrCat("building the shared object with clang (-march=",
-                              cpu.march, ")"));
+  progress.stage(absl::StrCat(
+      "building the shared object with clang (-march=", cpu.march, ")"));
   ASSIGN_OR_RETURN(artifact.contents, x86::buildSharedObject(emitted, cpu));
   artifact.header = emitted.header;
   return artifact;

@@ -59,8 +59,9 @@ struct CompileOptions {
 };
 
 /// Parses "x=1x3x224x224" (a dimension of -1 or ? is dynamic).
-absl::Status parseInputShape(absl::string_view text,
-                             std::map<std::string, std::vector<int64_t>> &shapes);
+absl::Status
+parseInputShape(absl::string_view text,
+                std::map<std::string, std::vector<int64_t>> &shapes);
 
 struct Artifact {
   /// What --emit asked for.

@@ -61,8 +61,8 @@ LogicalResult CuvilL2Dialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == kArenaAttrName)
-    return op->emitError("'") << name
-                              << "' marks a function argument, not an op";
+    return op->emitError("'")
+           << name << "' marks a function argument, not an op";
   return op->emitError("unknown cuvil_l2 attribute '") << name << "'";
 }
 
@@ -71,7 +71,8 @@ LogicalResult CuvilL2Dialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                        NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
   if (name != kArenaAttrName)
-    return op->emitError("unknown cuvil_l2 argument attribute '") << name << "'";
+    return op->emitError("unknown cuvil_l2 argument attribute '")
+           << name << "'";
   if (!isa<UnitAttr>(attr.getValue()))
     return op->emitError("'") << name << "' is a unit attribute";
   auto func = dyn_cast<FunctionOpInterface>(op);
@@ -102,7 +103,8 @@ LogicalResult parsePhysical(StringRef logical, StringRef physical,
     size_t start = pos;
     while (pos < physical.size() && std::isdigit(physical[pos]))
       ++pos;
-    if (pos > start && physical.substr(start, pos - start).getAsInteger(10, block)) {
+    if (pos > start &&
+        physical.substr(start, pos - start).getAsInteger(10, block)) {
       error = "block size too large";
       return failure();
     }
@@ -139,9 +141,8 @@ LogicalResult parsePhysical(StringRef logical, StringRef physical,
 
 } // namespace
 
-LogicalResult
-LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                   StringRef logical, StringRef physical) {
+LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef logical, StringRef physical) {
   if (logical.empty())
     return emitError() << "layout needs at least one logical dimension";
   for (auto [i, c] : llvm::enumerate(logical)) {
@@ -163,8 +164,8 @@ LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "physical layout '" << physical << "' must name '"
                          << c << "' exactly once in capitals";
     if (blocks[i] > 1)
-      return emitError() << "physical layout '" << physical
-                         << "' blocks '" << c << "' more than once";
+      return emitError() << "physical layout '" << physical << "' blocks '" << c
+                         << "' more than once";
   }
   return success();
 }
@@ -302,8 +303,8 @@ Type FixedPointType::parse(AsmParser &parser) {
   }
   if (parser.parseGreater())
     return {};
-  return getChecked([&] { return parser.emitError(loc); },
-                    parser.getContext(), width, fractionBits, isSigned);
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    width, fractionBits, isSigned);
 }
 
 void FixedPointType::print(AsmPrinter &printer) const {
@@ -329,7 +330,8 @@ cuvil::l2::getBufferBytes(MemRefType type, ArrayRef<int64_t> bounds,
   if (auto fixed = dyn_cast<FixedPointType>(element))
     bits = fixed.getStorageBits();
   else if (element.isIntOrFloat())
-    bits = llvm::PowerOf2Ceil(std::max<unsigned>(8, element.getIntOrFloatBitWidth()));
+    bits = llvm::PowerOf2Ceil(
+        std::max<unsigned>(8, element.getIntOrFloatBitWidth()));
   if (bits == 0) {
     emitError() << "element type " << element << " has no storage size";
     return failure();
@@ -399,9 +401,8 @@ LogicalResult ViewOp::verify() {
     return failure();
   int64_t arenaBytes = arenaType.getNumElements();
   if (*bytes > arenaBytes - offset)
-    return emitOpError("needs bytes [")
-           << offset << ", " << offset + *bytes << ") but the arena has "
-           << arenaBytes;
+    return emitOpError("needs bytes [") << offset << ", " << offset + *bytes
+                                        << ") but the arena has " << arenaBytes;
   return success();
 }
 
@@ -467,7 +468,8 @@ void UKernelCallOp::getEffects(
 
 LogicalResult KernelOp::verifyRegions() {
   if (!isKernelName(getName()))
-    return emitOpError("kernel name '") << getName() << "' must be a C identifier";
+    return emitOpError("kernel name '")
+           << getName() << "' must be a C identifier";
   if (getOutputs().empty())
     return emitOpError("expects at least one output buffer");
   Block &body = getBody().front();

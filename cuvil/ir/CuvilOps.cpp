@@ -111,7 +111,8 @@ FailureOr<RankedTensorType> getTensorType(Value value,
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type) {
     (void)inferError(loc, opName, "expects ", what,
-                     " to be a ranked tensor, got ", formatType(value.getType()));
+                     " to be a ranked tensor, got ",
+                     formatType(value.getType()));
     return failure();
   }
   return type;
@@ -122,18 +123,18 @@ FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank,
                                  std::optional<Location> loc, StringRef opName,
                                  StringRef what = "axis") {
   if (axis < -rank || axis >= rank) {
-    (void)inferError(loc, opName, what, " ", axis,
-                     " is out of range for rank ", rank, " (expected in [",
-                     -rank, ", ", rank, "))");
+    (void)inferError(loc, opName, what, " ", axis, " is out of range for rank ",
+                     rank, " (expected in [", -rank, ", ", rank, "))");
     return failure();
   }
   return axis < 0 ? axis + rank : axis;
 }
 
 /// Normalizes a list of distinct axes.
-FailureOr<SmallVector<int64_t>>
-normalizeAxes(ArrayRef<int64_t> axes, int64_t rank,
-              std::optional<Location> loc, StringRef opName) {
+FailureOr<SmallVector<int64_t>> normalizeAxes(ArrayRef<int64_t> axes,
+                                              int64_t rank,
+                                              std::optional<Location> loc,
+                                              StringRef opName) {
   SmallVector<int64_t> result;
   llvm::SmallSet<int64_t, 8> seen;
   for (int64_t axis : axes) {
@@ -205,8 +206,8 @@ LogicalResult checkAttrList(ArrayRef<int64_t> values, size_t expectedSize,
                       name, "', got ", values.size());
   for (int64_t v : values)
     if (v < minValue)
-      return inferError(loc, opName, "expects '", name, "' values >= ",
-                        minValue, ", got ", v);
+      return inferError(loc, opName, "expects '", name,
+                        "' values >= ", minValue, ", got ", v);
   return success();
 }
 
@@ -222,7 +223,8 @@ LogicalResult checkSameElementType(ArrayRef<RankedTensorType> types,
                                    StringRef opName) {
   for (RankedTensorType type : types.drop_front())
     if (type.getElementType() != types.front().getElementType())
-      return inferError(loc, opName, "expects operands of one element type, got ",
+      return inferError(loc, opName,
+                        "expects operands of one element type, got ",
                         formatType(types.front()), " and ", formatType(type));
   return success();
 }
@@ -233,7 +235,8 @@ LogicalResult checkSameElementType(ArrayRef<RankedTensorType> types,
 // ConstantOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
                                            Adaptor adaptor,
                                            SmallVectorImpl<Type> &types) {
   auto type = dyn_cast<RankedTensorType>(adaptor.getValue().getType());
@@ -263,18 +266,16 @@ static LogicalResult inferBinary(StringRef opName, std::optional<Location> loc,
       broadcast(lhsType->getShape(), rhsType->getShape(), loc, opName);
   if (failed(shape))
     return failure();
-  Type elementType = isComparison
-                         ? IntegerType::get(lhs.getContext(), 1)
-                         : lhsType->getElementType();
+  Type elementType = isComparison ? IntegerType::get(lhs.getContext(), 1)
+                                  : lhsType->getElementType();
   types.push_back(RankedTensorType::get(*shape, elementType));
   return success();
 }
 
 #define CUVIL_BINARY_INFERENCE(OP, IS_COMPARISON)                              \
-  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
-                                     std::optional<Location> loc,              \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &types) {           \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &types) {                                          \
     return inferBinary(getOperationName(), loc, adaptor.getLhs(),              \
                        adaptor.getRhs(), IS_COMPARISON, types);                \
   }
@@ -329,7 +330,8 @@ OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
                       getType(), 1.0);
 }
 
-LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &types) {
   StringRef name = getOperationName();
@@ -370,10 +372,9 @@ static LogicalResult inferUnary(StringRef opName, std::optional<Location> loc,
 }
 
 #define CUVIL_UNARY_INFERENCE(OP)                                              \
-  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
-                                     std::optional<Location> loc,              \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &types) {           \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &types) {                                          \
     return inferUnary(getOperationName(), loc, adaptor.getInput(), kFloatOnly, \
                       types);                                                  \
   }
@@ -417,7 +418,8 @@ LogicalResult CastOp::verify() {
       inType.getRank() != outType.getRank())
     return emitOpError("changes the shape from ")
            << formatShape(inType.getShape()) << " to "
-           << formatShape(outType.getShape()) << "; a cast only converts elements";
+           << formatShape(outType.getShape())
+           << "; a cast only converts elements";
   return success();
 }
 
@@ -431,12 +433,15 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
 // Linear algebra and convolution
 //===----------------------------------------------------------------------===//
 
-LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
   StringRef name = getOperationName();
-  FailureOr<RankedTensorType> lhsType = getTensorType(adaptor.getLhs(), loc, name, "lhs");
-  FailureOr<RankedTensorType> rhsType = getTensorType(adaptor.getRhs(), loc, name, "rhs");
+  FailureOr<RankedTensorType> lhsType =
+      getTensorType(adaptor.getLhs(), loc, name, "lhs");
+  FailureOr<RankedTensorType> rhsType =
+      getTensorType(adaptor.getRhs(), loc, name, "rhs");
   if (failed(lhsType) || failed(rhsType) ||
       failed(checkSameElementType({*lhsType, *rhsType}, loc, name)))
     return failure();
@@ -470,12 +475,15 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return success();
 }
 
-LogicalResult GemmOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
   StringRef name = getOperationName();
-  FailureOr<RankedTensorType> aType = getTensorType(adaptor.getA(), loc, name, "A");
-  FailureOr<RankedTensorType> bType = getTensorType(adaptor.getB(), loc, name, "B");
+  FailureOr<RankedTensorType> aType =
+      getTensorType(adaptor.getA(), loc, name, "A");
+  FailureOr<RankedTensorType> bType =
+      getTensorType(adaptor.getB(), loc, name, "B");
   if (failed(aType) || failed(bType) ||
       failed(checkSameElementType({*aType, *bType}, loc, name)))
     return failure();
@@ -487,10 +495,11 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
   int64_t kb = bType->getDimSize(adaptor.getTransB() ? 1 : 0);
   int64_t n = bType->getDimSize(adaptor.getTransB() ? 0 : 1);
   if (!ShapedType::isDynamic(ka) && !ShapedType::isDynamic(kb) && ka != kb)
-    return inferError(loc, name, "contracting dimensions differ: A ",
-                      formatType(*aType), (adaptor.getTransA() ? " (transposed)" : ""),
-                      " has K = ", ka, " but B ", formatType(*bType),
-                      (adaptor.getTransB() ? " (transposed)" : ""), " has K = ", kb);
+    return inferError(
+        loc, name, "contracting dimensions differ: A ", formatType(*aType),
+        (adaptor.getTransA() ? " (transposed)" : ""), " has K = ", ka,
+        " but B ", formatType(*bType),
+        (adaptor.getTransB() ? " (transposed)" : ""), " has K = ", kb);
   SmallVector<int64_t> shape = {m, n};
   if (Value c = adaptor.getC()) {
     FailureOr<RankedTensorType> cType = getTensorType(c, loc, name, "C");
@@ -501,11 +510,10 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
         broadcast(shape, cType->getShape(), loc, name);
     if (failed(merged))
       return failure();
-    if (merged->size() != 2 ||
-        failed(verifyCompatibleShape(*merged, shape)))
-      return inferError(loc, name, "C of shape ", formatShape(cType->getShape()),
-                        " does not broadcast to the ", formatShape(shape),
-                        " product");
+    if (merged->size() != 2 || failed(verifyCompatibleShape(*merged, shape)))
+      return inferError(
+          loc, name, "C of shape ", formatShape(cType->getShape()),
+          " does not broadcast to the ", formatShape(shape), " product");
   }
   types.push_back(RankedTensorType::get(shape, aType->getElementType()));
   return success();
@@ -521,7 +529,8 @@ SmallVector<int64_t, 2> Conv2dOp::getDilationsOrDefault() {
   return SmallVector<int64_t, 2>(withDefault(getDilations(), 2, 1));
 }
 
-LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
   StringRef name = getOperationName();
@@ -575,9 +584,10 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   }
   SmallVector<int64_t> shape = {inType->getDimSize(0), outC};
   for (int i = 0; i < 2; ++i) {
-    FailureOr<int64_t> size = windowOutputSize(
-        inType->getDimSize(2 + i), wType->getDimSize(2 + i), strides[i],
-        padding[i], padding[2 + i], dilations[i], /*ceilMode=*/false, loc, name);
+    FailureOr<int64_t> size =
+        windowOutputSize(inType->getDimSize(2 + i), wType->getDimSize(2 + i),
+                         strides[i], padding[i], padding[2 + i], dilations[i],
+                         /*ceilMode=*/false, loc, name);
     if (failed(size))
       return failure();
     shape.push_back(*size);
@@ -600,7 +610,8 @@ static LogicalResult inferSoftmax(StringRef name, std::optional<Location> loc,
   return success();
 }
 
-LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   return inferSoftmax(getOperationName(), loc, adaptor.getInput(),
@@ -643,10 +654,9 @@ static LogicalResult inferReduce(StringRef name, std::optional<Location> loc,
 }
 
 #define CUVIL_REDUCE_INFERENCE(OP, FLOAT_ONLY)                                 \
-  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
-                                     std::optional<Location> loc,              \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &types) {           \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &types) {                                          \
     return inferReduce(getOperationName(), loc, adaptor.getInput(),            \
                        adaptor.getAxes(), adaptor.getKeepdims(), FLOAT_ONLY,   \
                        types);                                                 \
@@ -673,11 +683,13 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
   if (adaptor.getEpsilon().convertToDouble() < 0)
     return inferError(loc, name, "expects epsilon >= 0");
   ArrayRef<int64_t> normalized = type->getShape().drop_front(*axis);
-  for (auto [what, value] : {std::pair<StringRef, Value>{"scale", adaptor.getScale()},
-                             {"bias", adaptor.getBias()}}) {
+  for (auto [what, value] :
+       {std::pair<StringRef, Value>{"scale", adaptor.getScale()},
+        {"bias", adaptor.getBias()}}) {
     if (!value)
       continue;
-    FailureOr<RankedTensorType> paramType = getTensorType(value, loc, name, what);
+    FailureOr<RankedTensorType> paramType =
+        getTensorType(value, loc, name, what);
     if (failed(paramType) ||
         failed(checkSameElementType({*type, *paramType}, loc, name)))
       return failure();
@@ -686,10 +698,9 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
                                             merged) ||
         merged.size() != normalized.size() ||
         failed(verifyCompatibleShape(merged, normalized)))
-      return inferError(loc, name, what, " of shape ",
-                        formatShape(paramType->getShape()),
-                        " does not match the normalized shape ",
-                        formatShape(normalized));
+      return inferError(
+          loc, name, what, " of shape ", formatShape(paramType->getShape()),
+          " does not match the normalized shape ", formatShape(normalized));
   }
   types.push_back(*type);
   return success();
@@ -705,7 +716,8 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
   if (failed(type))
     return failure();
   if (type->getRank() < 2)
-    return inferError(loc, name, "expects an input of rank >= 2 (N, C, ...), got ",
+    return inferError(loc, name,
+                      "expects an input of rank >= 2 (N, C, ...), got ",
                       formatType(*type));
   if (adaptor.getEpsilon().convertToDouble() < 0)
     return inferError(loc, name, "expects epsilon >= 0");
@@ -715,7 +727,8 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
                                           {"mean", adaptor.getMean()},
                                           {"variance", adaptor.getVariance()}};
   for (auto [what, value] : params) {
-    FailureOr<RankedTensorType> paramType = getTensorType(value, loc, name, what);
+    FailureOr<RankedTensorType> paramType =
+        getTensorType(value, loc, name, what);
     if (failed(paramType) ||
         failed(checkSameElementType({*type, *paramType}, loc, name)))
       return failure();
@@ -753,7 +766,8 @@ static LogicalResult inferPool2d(StringRef name, std::optional<Location> loc,
       failed(checkAttrList(padding, 4, 0, "padding", loc, name)) ||
       failed(checkAttrList(dilations, 2, 1, "dilations", loc, name)))
     return failure();
-  if (!allowDilation && llvm::any_of(dilations, [](int64_t d) { return d != 1; }))
+  if (!allowDilation &&
+      llvm::any_of(dilations, [](int64_t d) { return d != 1; }))
     return inferError(loc, name, "does not support dilation");
   SmallVector<int64_t> shape(type->getShape().take_front(2));
   for (int i = 0; i < 2; ++i) {
@@ -784,13 +798,15 @@ LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *,
                      types);
 }
 
-static LogicalResult inferGlobalPool(StringRef name, std::optional<Location> loc,
-                                     Value input, SmallVectorImpl<Type> &types) {
+static LogicalResult inferGlobalPool(StringRef name,
+                                     std::optional<Location> loc, Value input,
+                                     SmallVectorImpl<Type> &types) {
   FailureOr<RankedTensorType> type = getTensorType(input, loc, name, "input");
   if (failed(type))
     return failure();
   if (type->getRank() < 3)
-    return inferError(loc, name, "expects an input of rank >= 3 (N, C, spatial...), got ",
+    return inferError(loc, name,
+                      "expects an input of rank >= 3 (N, C, spatial...), got ",
                       formatType(*type));
   SmallVector<int64_t> shape(type->getShape().take_front(2));
   shape.append(type->getRank() - 2, 1);
@@ -836,7 +852,8 @@ LogicalResult AdaptiveAvgPool2dOp::inferReturnTypes(
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   StringRef name = getOperationName();
@@ -856,15 +873,16 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
       continue;
     }
     if (dim < 1)
-      return inferError(loc, name, "expects shape entries >= 1 or -1, got ", dim);
+      return inferError(loc, name, "expects shape entries >= 1 or -1, got ",
+                        dim);
     knownProduct *= dim;
   }
   int64_t inputElements = product(type->getShape());
   if (!ShapedType::isDynamic(inputElements)) {
     if (inferredIndex) {
       if (inputElements % knownProduct != 0)
-        return inferError(loc, name, "cannot reshape ", formatType(*type),
-                          " (", inputElements, " elements) to ",
+        return inferError(loc, name, "cannot reshape ", formatType(*type), " (",
+                          inputElements, " elements) to ",
                           formatList(adaptor.getShape()));
       shape[*inferredIndex] = inputElements / knownProduct;
     } else if (inputElements != knownProduct) {
@@ -894,7 +912,8 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
-LogicalResult FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult FlattenOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   StringRef name = getOperationName();
@@ -939,7 +958,8 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
   }
   if (!valid)
     return inferError(loc, name, "perm ", formatList(perm),
-                      " is not a permutation of the ", rank, " input dimensions");
+                      " is not a permutation of the ", rank,
+                      " input dimensions");
   SmallVector<int64_t> shape;
   for (int64_t p : perm)
     shape.push_back(type->getDimSize(p));
@@ -959,7 +979,8 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
-LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
   StringRef name = getOperationName();
@@ -967,7 +988,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     return inferError(loc, name, "expects at least one input");
   SmallVector<RankedTensorType> inputTypes;
   for (Value input : adaptor.getInputs()) {
-    FailureOr<RankedTensorType> type = getTensorType(input, loc, name, "inputs");
+    FailureOr<RankedTensorType> type =
+        getTensorType(input, loc, name, "inputs");
     if (failed(type))
       return failure();
     inputTypes.push_back(*type);
@@ -983,25 +1005,29 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   for (RankedTensorType type : inputTypes) {
     if (type.getRank() != rank)
       return inferError(loc, name, "expects inputs of one rank, got ",
-                        formatType(inputTypes.front()), " and ", formatType(type));
+                        formatType(inputTypes.front()), " and ",
+                        formatType(type));
     for (int64_t d = 0; d < rank; ++d) {
       int64_t size = type.getDimSize(d);
       if (d == *axis) {
-        shape[d] = ShapedType::isDynamic(shape[d]) || ShapedType::isDynamic(size)
-                       ? kDynamic
-                       : shape[d] + size;
+        shape[d] =
+            ShapedType::isDynamic(shape[d]) || ShapedType::isDynamic(size)
+                ? kDynamic
+                : shape[d] + size;
         continue;
       }
       if (ShapedType::isDynamic(shape[d])) {
         shape[d] = size;
       } else if (!ShapedType::isDynamic(size) && size != shape[d]) {
         return inferError(loc, name, "inputs differ in dimension ", d,
-                          " (not the concatenation axis ", *axis, "): ",
-                          formatType(inputTypes.front()), " vs ", formatType(type));
+                          " (not the concatenation axis ", *axis,
+                          "): ", formatType(inputTypes.front()), " vs ",
+                          formatType(type));
       }
     }
   }
-  types.push_back(RankedTensorType::get(shape, inputTypes.front().getElementType()));
+  types.push_back(
+      RankedTensorType::get(shape, inputTypes.front().getElementType()));
   return success();
 }
 
@@ -1011,7 +1037,8 @@ OpFoldResult ConcatOp::fold(FoldAdaptor) {
   return {};
 }
 
-LogicalResult SplitOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &types) {
   StringRef name = getOperationName();
@@ -1031,9 +1058,8 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   int64_t total = std::accumulate(sizes.begin(), sizes.end(), int64_t{0});
   int64_t dim = type->getDimSize(*axis);
   if (!ShapedType::isDynamic(dim) && dim != total)
-    return inferError(loc, name, "sizes add up to ", total,
-                      " but dimension ", *axis, " of ", formatType(*type),
-                      " is ", dim);
+    return inferError(loc, name, "sizes add up to ", total, " but dimension ",
+                      *axis, " of ", formatType(*type), " is ", dim);
   for (int64_t size : sizes) {
     SmallVector<int64_t> shape(type->getShape());
     shape[*axis] = size;
@@ -1059,7 +1085,8 @@ static int64_t sliceLength(int64_t dim, int64_t start, int64_t end,
   return start > end ? (start - end + (-step) - 1) / (-step) : 0;
 }
 
-LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &types) {
   StringRef name = getOperationName();
@@ -1071,9 +1098,11 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
                     steps = adaptor.getSteps();
   size_t count = adaptor.getAxes().size();
   if (starts.size() != count || ends.size() != count || steps.size() != count)
-    return inferError(loc, name, "expects starts, ends, axes and steps of one "
-                      "length, got ", starts.size(), ", ", ends.size(), ", ",
-                      count, " and ", steps.size());
+    return inferError(loc, name,
+                      "expects starts, ends, axes and steps of one "
+                      "length, got ",
+                      starts.size(), ", ", ends.size(), ", ", count, " and ",
+                      steps.size());
   FailureOr<SmallVector<int64_t>> axes =
       normalizeAxes(adaptor.getAxes(), type->getRank(), loc, name);
   if (failed(axes))
@@ -1090,7 +1119,8 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   return success();
 }
 
-LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
                                       Adaptor adaptor,
                                       SmallVectorImpl<Type> &types) {
   StringRef name = getOperationName();
@@ -1104,8 +1134,10 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
     return failure();
   StringRef mode = adaptor.getMode();
   if (mode != "constant" && mode != "reflect" && mode != "edge")
-    return inferError(loc, name, "expects mode \"constant\", \"reflect\" or "
-                      "\"edge\", got \"", mode, "\"");
+    return inferError(loc, name,
+                      "expects mode \"constant\", \"reflect\" or "
+                      "\"edge\", got \"",
+                      mode, "\"");
   SmallVector<int64_t> shape(type->getShape());
   for (int64_t d = 0; d < rank; ++d) {
     int64_t dim = shape[d];
@@ -1122,7 +1154,8 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
   return success();
 }
 
-LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
   StringRef name = getOperationName();
@@ -1149,7 +1182,8 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return success();
 }
 
-LogicalResult SqueezeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult SqueezeOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   StringRef name = getOperationName();
@@ -1203,7 +1237,8 @@ LogicalResult UnsqueezeOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult ExpandOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult ExpandOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
   StringRef name = getOperationName();
@@ -1299,14 +1334,15 @@ LogicalResult MapReduceOp::verifyRegions() {
       failed(verifyCompatibleShape(resultType.getShape(), expected)))
     return emitOpError("result ")
            << formatType(resultType) << " does not match the iteration shape "
-           << formatShape(shape) << " reduced over " << formatList(reductionDims)
-           << " (expected " << formatShape(expected) << ")";
+           << formatShape(shape) << " reduced over "
+           << formatList(reductionDims) << " (expected "
+           << formatShape(expected) << ")";
   return success();
 }
 
 LogicalResult FusedGroupOp::verifyRegions() {
-  return verifyRegionSignature(*this, getBody(), "body",
-                               getInputs().getTypes(), getResultTypes());
+  return verifyRegionSignature(*this, getBody(), "body", getInputs().getTypes(),
+                               getResultTypes());
 }
 
 #define GET_OP_CLASSES

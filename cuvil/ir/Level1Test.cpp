@@ -86,17 +86,17 @@ TEST_F(Level1Test, QuickStartClassifierInfersAndVerifies) {
 TEST_F(Level1Test, ResNetBasicBlocksInferAndVerify) {
   auto f32 = Float32Type::get(&context);
   const int64_t dyn = ShapedType::kDynamic;
-  func::FuncOp func =
-      makeFunc({RankedTensorType::get({dyn, 64, 56, 56}, f32)});
+  func::FuncOp func = makeFunc({RankedTensorType::get({dyn, 64, 56, 56}, f32)});
   OpBuilder b = OpBuilder::atBlockBegin(&func.front());
   Location loc = b.getUnknownLoc();
 
   auto convBn = [&](Value x, int64_t inC, int64_t outC, int64_t k,
                     int64_t stride) -> Value {
     int64_t pad = k / 2;
-    Value conv = Conv2dOp::create(
-        b, loc, x, weight(b, {outC, inC, k, k}, 0.01f), /*bias=*/Value(),
-        ArrayRef<int64_t>{stride, stride}, ArrayRef<int64_t>{pad, pad, pad, pad});
+    Value conv =
+        Conv2dOp::create(b, loc, x, weight(b, {outC, inC, k, k}, 0.01f),
+                         /*bias=*/Value(), ArrayRef<int64_t>{stride, stride},
+                         ArrayRef<int64_t>{pad, pad, pad, pad});
     Value c = weight(b, {outC}, 1.0f);
     return BatchNormOp::create(b, loc, conv, c, c, c, c,
                                b.getF64FloatAttr(1e-5));
@@ -134,12 +134,14 @@ TEST_F(Level1Test, BadSignatureFailsWithOpAndLocation) {
   SmallVector<Type> types;
   SmallVector<Value> operands = {func.getArgument(0), identity};
   MatmulOp::Adaptor adaptor(operands);
-  EXPECT_TRUE(failed(MatmulOp::inferReturnTypes(&context, loc, adaptor, types)));
+  EXPECT_TRUE(
+      failed(MatmulOp::inferReturnTypes(&context, loc, adaptor, types)));
   absl::Status status = handler.consumeStatus();
-  EXPECT_EQ(status.message(),
-            "'aten::matmul' (model.py:7:12): error: 'cuvil.matmul' op "
-            "contracting dimensions differ: lhs tensor<1x12xf32> has 12 columns "
-            "but rhs tensor<10x10xf32> has 10 rows");
+  EXPECT_EQ(
+      status.message(),
+      "'aten::matmul' (model.py:7:12): error: 'cuvil.matmul' op "
+      "contracting dimensions differ: lhs tensor<1x12xf32> has 12 columns "
+      "but rhs tensor<10x10xf32> has 10 rows");
 }
 
 } // namespace

@@ -94,11 +94,12 @@ TEST_F(Level2Test, BufferBytes) {
     ++errors;
     return emitError(UnknownLoc::get(&context));
   };
-  context.getDiagEngine().registerHandler([](Diagnostic &) { return success(); });
+  context.getDiagEngine().registerHandler(
+      [](Diagnostic &) { return success(); });
   EXPECT_TRUE(failed(getBufferBytes(dynamic, {}, countError)));
   int64_t big = int64_t{1} << 40;
-  EXPECT_TRUE(failed(
-      getBufferBytes(MemRefType::get({big, big}, f32), {}, countError)));
+  EXPECT_TRUE(
+      failed(getBufferBytes(MemRefType::get({big, big}, f32), {}, countError)));
   EXPECT_EQ(errors, 2);
 }
 

@@ -15,12 +15,12 @@
 namespace cuvil {
 
 void registerCuvilDialects(mlir::DialectRegistry &registry) {
-  registry.insert<l1::CuvilDialect, l2::CuvilL2Dialect, mlir::arith::ArithDialect,
-                  mlir::bufferization::BufferizationDialect,
-                  mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
-                  mlir::math::MathDialect, mlir::memref::MemRefDialect,
-                  mlir::scf::SCFDialect, mlir::tensor::TensorDialect,
-                  mlir::vector::VectorDialect>();
+  registry.insert<
+      l1::CuvilDialect, l2::CuvilL2Dialect, mlir::arith::ArithDialect,
+      mlir::bufferization::BufferizationDialect, mlir::func::FuncDialect,
+      mlir::linalg::LinalgDialect, mlir::math::MathDialect,
+      mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
+      mlir::tensor::TensorDialect, mlir::vector::VectorDialect>();
 }
 
 } // namespace cuvil

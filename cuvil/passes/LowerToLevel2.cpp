@@ -66,7 +66,8 @@ LogicalResult BatchMultipliers::compute(func::FuncOp func) {
         continue;
       if (type.getNumDynamicDims() > 1)
         return op->emitOpError("result ")
-               << type << " has more than one dynamic dimension; only the "
+               << type
+               << " has more than one dynamic dimension; only the "
                   "batch may be dynamic";
       // The operand with a dynamic dimension this result derives from.
       Value source;
@@ -76,8 +77,8 @@ LogicalResult BatchMultipliers::compute(func::FuncOp func) {
           break;
         }
       if (!source)
-        return op->emitOpError("result ") << type
-               << " is dynamic but no operand is";
+        return op->emitOpError("result ")
+               << type << " is dynamic but no operand is";
       int64_t k = multipliers[source];
       if (isa<l1::ReshapeOp, l1::FlattenOp>(op)) {
         // Element counts agree: P_in * k_in == P_out * k_out.
@@ -86,8 +87,9 @@ LogicalResult BatchMultipliers::compute(func::FuncOp func) {
         int64_t denominator = staticProduct(type);
         if (denominator == 0 || numerator % denominator != 0)
           return op->emitOpError("cannot size ")
-                 << type << " at run time: it is not a whole multiple of "
-                            "the batch";
+                 << type
+                 << " at run time: it is not a whole multiple of "
+                    "the batch";
         k = numerator / denominator;
       } else if (auto concat = dyn_cast<l1::ConcatOp>(op)) {
         int64_t axis = static_cast<int64_t>(concat.getAxis());
@@ -101,7 +103,8 @@ LogicalResult BatchMultipliers::compute(func::FuncOp func) {
         if (axis < 0)
           axis += type.getRank();
         if (type.isDynamicDim(axis))
-          return op->emitOpError("splitting the dynamic batch is not supported");
+          return op->emitOpError(
+              "splitting the dynamic batch is not supported");
       }
       multipliers[result] = k;
     }
@@ -115,8 +118,7 @@ MemRefType toMemRef(Type type) {
   return MemRefType::get(tensor.getShape(), tensor.getElementType());
 }
 
-struct LowerToLevel2
-    : cuvil::impl::CuvilLowerToLevel2Base<LowerToLevel2> {
+struct LowerToLevel2 : cuvil::impl::CuvilLowerToLevel2Base<LowerToLevel2> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());

@@ -123,9 +123,8 @@ LogicalResult PlanMemory::plan(func::FuncOp func, int64_t maxBatch) {
   std::vector<Buffer *> order;
   for (Buffer &b : buffers)
     order.push_back(&b);
-  std::stable_sort(order.begin(), order.end(), [](Buffer *a, Buffer *b) {
-    return a->bytes > b->bytes;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [](Buffer *a, Buffer *b) { return a->bytes > b->bytes; });
   std::vector<Buffer *> placed;
   int64_t arenaBytes = 0;
   for (Buffer *b : order) {
@@ -150,11 +149,12 @@ LogicalResult PlanMemory::plan(func::FuncOp func, int64_t maxBatch) {
   OpBuilder builder(func.getContext());
   auto arenaType = MemRefType::get({arenaBytes}, builder.getI8Type());
   unsigned arenaIndex = func.getNumArguments();
-  if (failed(func.insertArgument(arenaIndex, arenaType,
-                                 builder.getDictionaryAttr({builder.getNamedAttr(
-                                     cuvil::l2::CuvilL2Dialect::kArenaAttrName,
-                                     builder.getUnitAttr())}),
-                                 func.getLoc())))
+  if (failed(func.insertArgument(
+          arenaIndex, arenaType,
+          builder.getDictionaryAttr(
+              {builder.getNamedAttr(cuvil::l2::CuvilL2Dialect::kArenaAttrName,
+                                    builder.getUnitAttr())}),
+          func.getLoc())))
     return failure();
   Value arena = func.getArgument(arenaIndex);
   for (Buffer &b : buffers) {

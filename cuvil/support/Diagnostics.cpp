@@ -15,8 +15,8 @@ std::string formatLocation(mlir::Location loc) {
         // Line 0: a file without lines (an ONNX model).
         if (fileLoc.getLine() == 0)
           return fileLoc.getFilename().str();
-        return absl::StrCat(fileLoc.getFilename().str(), ":",
-                            fileLoc.getLine(), ":", fileLoc.getColumn());
+        return absl::StrCat(fileLoc.getFilename().str(), ":", fileLoc.getLine(),
+                            ":", fileLoc.getColumn());
       })
       .Case([](mlir::NameLoc nameLoc) -> std::string {
         std::string name = nameLoc.getName().str();
@@ -26,7 +26,8 @@ std::string formatLocation(mlir::Location loc) {
         return absl::StrCat("'", name, "' (", formatLocation(child), ")");
       })
       .Case([](mlir::CallSiteLoc callLoc) -> std::string {
-        return absl::StrCat(formatLocation(callLoc.getCallee()), " called from ",
+        return absl::StrCat(formatLocation(callLoc.getCallee()),
+                            " called from ",
                             formatLocation(callLoc.getCaller()));
       })
       .Case([](mlir::FusedLoc fusedLoc) -> std::string {
@@ -69,8 +70,8 @@ static std::string formatDiagnostic(mlir::Diagnostic &diag) {
 
 StatusDiagnosticHandler::StatusDiagnosticHandler(mlir::MLIRContext *context)
     : context(context) {
-  handlerId = context->getDiagEngine().registerHandler(
-      [this](mlir::Diagnostic &diag) {
+  handlerId =
+      context->getDiagEngine().registerHandler([this](mlir::Diagnostic &diag) {
         std::string text = formatDiagnostic(diag);
         if (diag.getSeverity() == mlir::DiagnosticSeverity::Error) {
           ++numErrors;

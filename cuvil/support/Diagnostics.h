@@ -36,8 +36,8 @@ public:
   /// Every error collected so far, one "location: error: message" per line
   /// (with attached notes indented below), as a Status with `code`; OK when
   /// no error was emitted.
-  absl::Status consumeStatus(
-      absl::StatusCode code = absl::StatusCode::kInvalidArgument);
+  absl::Status
+  consumeStatus(absl::StatusCode code = absl::StatusCode::kInvalidArgument);
 
   /// All diagnostics collected so far (errors, warnings, remarks), formatted.
   const std::vector<std::string> &getMessages() const { return messages; }

@@ -13,7 +13,8 @@ namespace cuvil {
 
 static absl::Status errnoStatus(int err, absl::string_view what,
                                 const std::string &path) {
-  std::string message = absl::StrCat(what, " '", path, "': ", std::strerror(err));
+  std::string message =
+      absl::StrCat(what, " '", path, "': ", std::strerror(err));
   switch (err) {
   case ENOENT:
   case ENOTDIR:

@@ -40,12 +40,14 @@ TEST(FileUtilTest, WriteThenReadRoundTrips) {
 }
 
 TEST(FileUtilTest, ErrorsNameThePathAndReason) {
-  absl::StatusOr<std::string> missing = cuvil::readFile("/nonexistent/model.onnx");
+  absl::StatusOr<std::string> missing =
+      cuvil::readFile("/nonexistent/model.onnx");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(missing.status().message(),
             "cannot open '/nonexistent/model.onnx': No such file or directory");
 
-  absl::Status bad = cuvil::writeFileAtomically("/nonexistent/dir/model.so", "x");
+  absl::Status bad =
+      cuvil::writeFileAtomically("/nonexistent/dir/model.so", "x");
   EXPECT_EQ(bad.code(), absl::StatusCode::kNotFound);
   EXPECT_NE(bad.message().find("/nonexistent/dir/model.so"), std::string::npos);
 

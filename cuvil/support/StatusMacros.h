@@ -29,8 +29,8 @@
 /// the enclosing function, otherwise moves the value into `lhs`, which may be
 /// a declaration (`ASSIGN_OR_RETURN(auto x, f())`) or an existing lvalue.
 #define ASSIGN_OR_RETURN(lhs, rexpr)                                           \
-  CUVIL_ASSIGN_OR_RETURN_IMPL(                                                 \
-      CUVIL_STATUS_CONCAT(cuvilStatusOr_, __LINE__), lhs, rexpr)
+  CUVIL_ASSIGN_OR_RETURN_IMPL(CUVIL_STATUS_CONCAT(cuvilStatusOr_, __LINE__),   \
+                              lhs, rexpr)
 
 #define CUVIL_ASSIGN_OR_RETURN_IMPL(statusor, lhs, rexpr)                      \
   auto statusor = (rexpr);                                                     \

@@ -18,6 +18,6 @@ int main(int argc, char **argv) {
   cuvil::registerCuvilPipelines();
   mlir::DialectRegistry registry;
   cuvil::registerCuvilDialects(registry);
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "Cuvil optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Cuvil optimizer driver\n", registry));
 }

@@ -14,8 +14,8 @@
 
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
-#include "absl/flags/reflection.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/str_cat.h"
@@ -84,9 +84,8 @@ void printHelp() {
   for (auto &[name, flag] : absl::GetAllFlags())
     if (flag->Filename().find("tools/cuvilc/") != std::string::npos)
       flags.push_back(flag);
-  std::sort(flags.begin(), flags.end(), [](auto *a, auto *b) {
-    return a->Name() < b->Name();
-  });
+  std::sort(flags.begin(), flags.end(),
+            [](auto *a, auto *b) { return a->Name() < b->Name(); });
   for (absl::CommandLineFlag *flag : flags) {
     std::string name(flag->Name());
     std::replace(name.begin(), name.end(), '_', '-');
@@ -153,7 +152,8 @@ int main(int argc, char **argv) {
   options.target = absl::GetFlag(FLAGS_target);
   options.cpu = absl::GetFlag(FLAGS_cpu);
   for (const std::string &shape : absl::GetFlag(FLAGS_input_shape)) {
-    if (absl::Status status = cuvil::parseInputShape(shape, options.inputShapes);
+    if (absl::Status status =
+            cuvil::parseInputShape(shape, options.inputShapes);
         !status.ok()) {
       std::cerr << "cuvilc: " << status.message() << "\n";
       return 2;
@@ -171,7 +171,8 @@ int main(int argc, char **argv) {
   std::string output = absl::GetFlag(FLAGS_o);
   if (*emit == cuvil::EmitKind::SharedObject && output.empty()) {
     // A binary never goes to a terminal: name it after the model.
-    std::string base = options.inputPath.substr(options.inputPath.rfind('/') + 1);
+    std::string base =
+        options.inputPath.substr(options.inputPath.rfind('/') + 1);
     output = base.substr(0, base.rfind('.')) + ".so";
   }
   absl::StatusOr<cuvil::Artifact> artifact = cuvil::compile(options);
@@ -183,7 +184,8 @@ int main(int argc, char **argv) {
   if (!quiet && !artifact->memoryReport.empty())
     std::cerr << "cuvilc: memory plan: " << artifact->memoryReport << "\n";
   if (output.empty()) {
-    std::fwrite(artifact->contents.data(), 1, artifact->contents.size(), stdout);
+    std::fwrite(artifact->contents.data(), 1, artifact->contents.size(),
+                stdout);
     return std::fflush(stdout) == 0 ? 0 : 1;
   }
   // The header goes beside the .so: model.so -> model.h.
@@ -191,11 +193,11 @@ int main(int argc, char **argv) {
   if (!artifact->header.empty()) {
     size_t dot = output.rfind('.');
     size_t slash = output.rfind('/');
-    headerPath = (dot != std::string::npos &&
-                          (slash == std::string::npos || dot > slash)
-                      ? output.substr(0, dot)
-                      : output) +
-                 ".h";
+    headerPath =
+        (dot != std::string::npos && (slash == std::string::npos || dot > slash)
+             ? output.substr(0, dot)
+             : output) +
+        ".h";
     if (absl::Status status =
             cuvil::writeFileAtomically(headerPath, artifact->header);
         !status.ok()) {

@@ -34,12 +34,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
-#include <map>
-#include <set>
 #include <functional>
 #include <limits>
+#include <map>
+#include <numeric>
 #include <optional>
+#include <set>
 
 namespace cuvil {
 namespace {
@@ -78,6 +78,13 @@ struct ValueEntry {
   /// Known type, even before `value` exists.
   RankedTensorType type;
 };
+
+/// Reads a little-endian T from unaligned bytes.
+template <typename T> T readAs(const char *bytes) {
+  T value;
+  std::memcpy(&value, bytes, sizeof(T));
+  return value;
+}
 
 /// Byte size of one element of an ONNX data type (0 if unsupported).
 int64_t onnxElementBytes(int32_t dtype) {
@@ -139,8 +146,8 @@ Type toMlirType(MLIRContext *context, int32_t dtype) {
 std::string shapeString(ArrayRef<int64_t> shape) {
   std::vector<std::string> dims;
   for (int64_t d : shape)
-    dims.push_back(d == kUnknown || ShapedType::isDynamic(d) ? "?"
-                                                             : std::to_string(d));
+    dims.push_back(
+        d == kUnknown || ShapedType::isDynamic(d) ? "?" : std::to_string(d));
   return "[" + absl::StrJoin(dims, ", ") + "]";
 }
 
@@ -179,16 +186,23 @@ private:
     return input < node.input_size() && !node.input(input).empty();
   }
   void define(const onnx::NodeProto &node, int output, Value value);
+  /// Defines output 0 as `result`, or propagates its failure.
+  LogicalResult defineResult(const onnx::NodeProto &node,
+                             FailureOr<Value> result) {
+    if (failed(result))
+      return failure();
+    define(node, 0, *result);
+    return success();
+  }
   void defineHost(const onnx::NodeProto &node, int output, HostTensor host);
   FailureOr<Value> materialize(const std::string &name, ValueEntry &entry);
-  FailureOr<HostTensor> decodeTensor(const onnx::TensorProto &tensor,
-                                     bool full, std::string &bytes);
+  FailureOr<HostTensor> decodeTensor(const onnx::TensorProto &tensor, bool full,
+                                     std::string &bytes);
   LogicalResult readTensorBytes(const onnx::TensorProto &tensor,
                                 std::string &bytes);
 
   // Attributes.
-  const onnx::AttributeProto *attr(const onnx::NodeProto &node,
-                                   StringRef name);
+  const onnx::AttributeProto *attr(const onnx::NodeProto &node, StringRef name);
   int64_t attrInt(const onnx::NodeProto &node, StringRef name, int64_t def);
   double attrFloat(const onnx::NodeProto &node, StringRef name, double def);
   std::string attrString(const onnx::NodeProto &node, StringRef name,
@@ -367,7 +381,8 @@ OwningOpRef<ModuleOp> Importer::run() {
     return nullptr;
   }
   func::ReturnOp::create(builder, fileLoc, results);
-  func.setType(builder.getFunctionType(inputTypes, ValueRange(results).getTypes()));
+  func.setType(
+      builder.getFunctionType(inputTypes, ValueRange(results).getTypes()));
   for (auto [i, output] : llvm::enumerate(model.graph().output()))
     func.setResultAttr(i, "cuvil.name", builder.getStringAttr(output.name()));
   if (failed(verify(*module)))
@@ -384,11 +399,11 @@ LogicalResult Importer::checkSupported() {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
     if (defaultDomain && converters.count(node.op_type()))
       continue;
-    std::string key = absl::StrCat(
-        "'", node.op_type(), "' (domain ",
-        defaultDomain ? "ai.onnx" : node.domain(), ", opset ", opset, ")");
-    unsupported[key].push_back(
-        node.name().empty() ? absl::StrCat("#", i) : node.name());
+    std::string key = absl::StrCat("'", node.op_type(), "' (domain ",
+                                   defaultDomain ? "ai.onnx" : node.domain(),
+                                   ", opset ", opset, ")");
+    unsupported[key].push_back(node.name().empty() ? absl::StrCat("#", i)
+                                                   : node.name());
   }
   if (unsupported.empty())
     return success();
@@ -432,8 +447,8 @@ LogicalResult Importer::importInputs(SmallVectorImpl<Type> &types,
     if (values.count(input.name()) && values[input.name()].initializer)
       continue; // An initializer listed as input (old exporters).
     if (!input.type().has_tensor_type())
-      return emitError(loc) << "graph input '" << input.name()
-                            << "' is not a tensor";
+      return emitError(loc)
+             << "graph input '" << input.name() << "' is not a tensor";
     const onnx::TypeProto::Tensor &tensorType = input.type().tensor_type();
     Type element = toMlirType(&context, tensorType.elem_type());
     if (!element)
@@ -455,9 +470,9 @@ LogicalResult Importer::importInputs(SmallVectorImpl<Type> &types,
            tensorType.shape().dim()) {
         if (dim.has_dim_value()) {
           if (dim.dim_value() < 0)
-            return emitError(loc) << "graph input '" << input.name()
-                                  << "' has a negative dimension "
-                                  << dim.dim_value();
+            return emitError(loc)
+                   << "graph input '" << input.name()
+                   << "' has a negative dimension " << dim.dim_value();
           shape.push_back(dim.dim_value());
         } else {
           shape.push_back(ShapedType::kDynamic); // symbolic (dim_param)
@@ -485,8 +500,9 @@ LogicalResult Importer::importInputs(SmallVectorImpl<Type> &types,
 }
 
 Location Importer::nodeLoc(const onnx::NodeProto &node, int index) {
-  std::string name =
-      node.name().empty() ? absl::StrCat(node.op_type(), "_", index) : node.name();
+  std::string name = node.name().empty()
+                         ? absl::StrCat(node.op_type(), "_", index)
+                         : node.name();
   return NameLoc::get(StringAttr::get(&context, name),
                       FileLineColLoc::get(&context, options.modelPath, 0, 0));
 }
@@ -545,9 +561,9 @@ LogicalResult Importer::readTensorBytes(const onnx::TensorProto &tensor,
     }
     if (location.empty() || location.find("..") != std::string::npos ||
         location.front() == '/')
-      return emitError(loc) << "tensor '" << tensor.name()
-                            << "' has external data at '" << location
-                            << "'; it must be a file beside the model";
+      return emitError(loc)
+             << "tensor '" << tensor.name() << "' has external data at '"
+             << location << "'; it must be a file beside the model";
     std::string path = options.externalDataDir + "/" + location;
     absl::StatusOr<std::string> file = readFile(path);
     if (!file.ok())
@@ -624,8 +640,10 @@ FailureOr<HostTensor> Importer::decodeTensor(const onnx::TensorProto &tensor,
   for (int64_t d : tensor.dims()) {
     if (d < 0 || (d > 0 && count > std::numeric_limits<int64_t>::max() / d /
                                        elementBytes))
-      return emitError(loc) << "tensor '" << tensor.name()
-                            << "' has a bad shape " << shapeString(SmallVector<int64_t>(tensor.dims().begin(), tensor.dims().end()));
+      return emitError(loc)
+             << "tensor '" << tensor.name() << "' has a bad shape "
+             << shapeString(SmallVector<int64_t>(tensor.dims().begin(),
+                                                 tensor.dims().end()));
     host.shape.push_back(d);
     count *= d;
   }
@@ -642,52 +660,35 @@ FailureOr<HostTensor> Importer::decodeTensor(const onnx::TensorProto &tensor,
   const char *data = bytes.data();
   for (int64_t i = 0; i < count; ++i, data += elementBytes) {
     switch (tensor.data_type()) {
-    case onnx::TensorProto::FLOAT: {
-      float v;
-      std::memcpy(&v, data, 4);
-      host.floats.push_back(v);
+    case onnx::TensorProto::FLOAT:
+      host.floats.push_back(readAs<float>(data));
       break;
-    }
-    case onnx::TensorProto::DOUBLE: {
-      double v;
-      std::memcpy(&v, data, 8);
-      host.floats.push_back(v);
+    case onnx::TensorProto::DOUBLE:
+      host.floats.push_back(readAs<double>(data));
       break;
-    }
     case onnx::TensorProto::FLOAT16:
-    case onnx::TensorProto::BFLOAT16: {
-      uint16_t bits;
-      std::memcpy(&bits, data, 2);
-      APFloat v(tensor.data_type() == onnx::TensorProto::FLOAT16
-                    ? APFloat::IEEEhalf()
-                    : APFloat::BFloat(),
-                APInt(16, bits));
-      host.floats.push_back(v.convertToDouble());
+    case onnx::TensorProto::BFLOAT16:
+      host.floats.push_back(
+          APFloat(tensor.data_type() == onnx::TensorProto::FLOAT16
+                      ? APFloat::IEEEhalf()
+                      : APFloat::BFloat(),
+                  APInt(16, readAs<uint16_t>(data)))
+              .convertToDouble());
       break;
-    }
-    case onnx::TensorProto::INT64: {
-      int64_t v;
-      std::memcpy(&v, data, 8);
-      host.ints.push_back(v);
+    case onnx::TensorProto::INT64:
+      host.ints.push_back(readAs<int64_t>(data));
       break;
-    }
-    case onnx::TensorProto::INT32: {
-      int32_t v;
-      std::memcpy(&v, data, 4);
-      host.ints.push_back(v);
+    case onnx::TensorProto::INT32:
+      host.ints.push_back(readAs<int32_t>(data));
       break;
-    }
-    case onnx::TensorProto::INT16: {
-      int16_t v;
-      std::memcpy(&v, data, 2);
-      host.ints.push_back(v);
+    case onnx::TensorProto::INT16:
+      host.ints.push_back(readAs<int16_t>(data));
       break;
-    }
     case onnx::TensorProto::INT8:
-      host.ints.push_back(static_cast<int8_t>(*data));
+      host.ints.push_back(readAs<int8_t>(data));
       break;
     default: // UINT8, BOOL
-      host.ints.push_back(static_cast<uint8_t>(*data));
+      host.ints.push_back(readAs<uint8_t>(data));
       break;
     }
   }
@@ -698,8 +699,9 @@ FailureOr<Value> Importer::materialize(const std::string &name,
                                        ValueEntry &entry) {
   if (entry.value)
     return entry.value;
-  Location loc = NameLoc::get(StringAttr::get(&context, name),
-                              FileLineColLoc::get(&context, options.modelPath, 0, 0));
+  Location loc =
+      NameLoc::get(StringAttr::get(&context, name),
+                   FileLineColLoc::get(&context, options.modelPath, 0, 0));
   if (entry.initializer) {
     std::string bytes;
     if (failed(decodeTensor(*entry.initializer, /*full=*/false, bytes)))
@@ -710,7 +712,8 @@ FailureOr<Value> Importer::materialize(const std::string &name,
     std::string blobName;
     for (char c : name)
       blobName += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-    auto attr = DenseResourceElementsAttr::get(entry.type, blobName, std::move(blob));
+    auto attr =
+        DenseResourceElementsAttr::get(entry.type, blobName, std::move(blob));
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(builder.getInsertionBlock());
     entry.value = cuvil::l1::ConstantOp::create(builder, loc, attr);
@@ -740,7 +743,8 @@ FailureOr<Value> Importer::materialize(const std::string &name,
       unsigned width = host.elementType.getIntOrFloatBitWidth();
       SmallVector<APInt> elems;
       for (int64_t v : host.ints)
-        elems.push_back(APInt(width, v, /*isSigned=*/true, /*implicitTrunc=*/true));
+        elems.push_back(
+            APInt(width, v, /*isSigned=*/true, /*implicitTrunc=*/true));
       attr = DenseElementsAttr::get(type, elems);
     }
     entry.value = cuvil::l1::ConstantOp::create(builder, loc, attr);
@@ -751,7 +755,8 @@ FailureOr<Value> Importer::materialize(const std::string &name,
 
 FailureOr<Value> Importer::getValue(const onnx::NodeProto &node, int input) {
   if (!hasInput(node, input))
-    return emitError(*currentLoc) << node.op_type() << " is missing input #" << input;
+    return emitError(*currentLoc)
+           << node.op_type() << " is missing input #" << input;
   return materialize(node.input(input), *lookup(node.input(input)));
 }
 
@@ -804,14 +809,15 @@ Importer::requireInts(const onnx::NodeProto &node, int input, StringRef what) {
   if (failed(host))
     return failure();
   if (host->isFloat())
-    return emitError(*currentLoc) << node.op_type() << " expects integer " << what;
+    return emitError(*currentLoc)
+           << node.op_type() << " expects integer " << what;
   return host->ints;
 }
 
 void Importer::define(const onnx::NodeProto &node, int output, Value value) {
   if (output < node.output_size() && !node.output(output).empty())
-    values[node.output(output)] = ValueEntry{value, std::nullopt, nullptr,
-                                             cast<RankedTensorType>(value.getType())};
+    values[node.output(output)] = ValueEntry{
+        value, std::nullopt, nullptr, cast<RankedTensorType>(value.getType())};
 }
 
 void Importer::defineHost(const onnx::NodeProto &node, int output,
@@ -900,7 +906,8 @@ LogicalResult Importer::convertIdentity(const onnx::NodeProto &node,
         return failure();
       if (!type->hasStaticShape())
         return emitError(loc) << "Dropout's mask output needs a static shape";
-      auto maskType = RankedTensorType::get(type->getShape(), builder.getI1Type());
+      auto maskType =
+          RankedTensorType::get(type->getShape(), builder.getI1Type());
       Value mask = l1::ConstantOp::create(
           builder, loc, DenseElementsAttr::get(maskType, true));
       define(node, 1, mask);
@@ -912,27 +919,36 @@ LogicalResult Importer::convertIdentity(const onnx::NodeProto &node,
   return success();
 }
 
-LogicalResult Importer::convertUnary(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertUnary(const onnx::NodeProto &node,
+                                     Location loc) {
   FailureOr<Value> x = getValue(node, 0);
   if (failed(x))
     return failure();
   const std::string &op = node.op_type();
   FailureOr<Value> r = failure();
-  if (op == "Relu") r = create<l1::ReluOp>(loc, *x);
-  else if (op == "Sigmoid") r = create<l1::SigmoidOp>(loc, *x);
-  else if (op == "Tanh") r = create<l1::TanhOp>(loc, *x);
-  else if (op == "Exp") r = create<l1::ExpOp>(loc, *x);
-  else if (op == "Log") r = create<l1::LogOp>(loc, *x);
-  else if (op == "Sqrt") r = create<l1::SqrtOp>(loc, *x);
-  else if (op == "Reciprocal") r = create<l1::ReciprocalOp>(loc, *x);
-  else if (op == "Neg") r = create<l1::NegOp>(loc, *x);
-  else if (op == "Abs") r = create<l1::AbsOp>(loc, *x);
-  else if (op == "Erf") r = create<l1::ErfOp>(loc, *x);
-  else if (op == "HardSwish") r = create<l1::HardSwishOp>(loc, *x);
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  if (op == "Relu")
+    r = create<l1::ReluOp>(loc, *x);
+  else if (op == "Sigmoid")
+    r = create<l1::SigmoidOp>(loc, *x);
+  else if (op == "Tanh")
+    r = create<l1::TanhOp>(loc, *x);
+  else if (op == "Exp")
+    r = create<l1::ExpOp>(loc, *x);
+  else if (op == "Log")
+    r = create<l1::LogOp>(loc, *x);
+  else if (op == "Sqrt")
+    r = create<l1::SqrtOp>(loc, *x);
+  else if (op == "Reciprocal")
+    r = create<l1::ReciprocalOp>(loc, *x);
+  else if (op == "Neg")
+    r = create<l1::NegOp>(loc, *x);
+  else if (op == "Abs")
+    r = create<l1::AbsOp>(loc, *x);
+  else if (op == "Erf")
+    r = create<l1::ErfOp>(loc, *x);
+  else if (op == "HardSwish")
+    r = create<l1::HardSwishOp>(loc, *x);
+  return defineResult(node, r);
 }
 
 std::optional<HostTensor> Importer::foldBinary(StringRef op,
@@ -962,21 +978,29 @@ std::optional<HostTensor> Importer::foldBinary(StringRef op,
       result.ints.push_back(kUnknown);
       continue;
     }
-    if (op == "Add") result.ints.push_back(a + b);
-    else if (op == "Equal") result.ints.push_back(a == b);
-    else if (op == "Sub") result.ints.push_back(a - b);
-    else if (op == "Mul") result.ints.push_back(a * b);
-    else if (op == "Div" && b != 0) result.ints.push_back(a / b);
-    else return std::nullopt;
+    if (op == "Add")
+      result.ints.push_back(a + b);
+    else if (op == "Equal")
+      result.ints.push_back(a == b);
+    else if (op == "Sub")
+      result.ints.push_back(a - b);
+    else if (op == "Mul")
+      result.ints.push_back(a * b);
+    else if (op == "Div" && b != 0)
+      result.ints.push_back(a / b);
+    else
+      return std::nullopt;
   }
   return result;
 }
 
-LogicalResult Importer::convertBinary(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertBinary(const onnx::NodeProto &node,
+                                      Location loc) {
   const std::string &op = node.op_type();
   const HostTensor *lhsHost = getHost(node, 0), *rhsHost = getHost(node, 1);
-  if (lhsHost && rhsHost && (lhsHost->hasUnknown() || rhsHost->hasUnknown() ||
-                             lhsHost->numElements() <= 64)) {
+  if (lhsHost && rhsHost &&
+      (lhsHost->hasUnknown() || rhsHost->hasUnknown() ||
+       lhsHost->numElements() <= 64)) {
     if (std::optional<HostTensor> folded = foldBinary(op, *lhsHost, *rhsHost)) {
       defineHost(node, 0, std::move(*folded));
       return success();
@@ -986,32 +1010,38 @@ LogicalResult Importer::convertBinary(const onnx::NodeProto &node, Location loc)
   if (failed(lhs) || failed(rhs))
     return failure();
   FailureOr<Value> r = failure();
-  if (op == "Add") r = create<l1::AddOp>(loc, *lhs, *rhs);
-  else if (op == "Sub") r = create<l1::SubOp>(loc, *lhs, *rhs);
-  else if (op == "Mul") r = create<l1::MulOp>(loc, *lhs, *rhs);
-  else if (op == "Div") r = create<l1::DivOp>(loc, *lhs, *rhs);
+  if (op == "Add")
+    r = create<l1::AddOp>(loc, *lhs, *rhs);
+  else if (op == "Sub")
+    r = create<l1::SubOp>(loc, *lhs, *rhs);
+  else if (op == "Mul")
+    r = create<l1::MulOp>(loc, *lhs, *rhs);
+  else if (op == "Div")
+    r = create<l1::DivOp>(loc, *lhs, *rhs);
   else if (op == "Pow") {
     // ONNX allows a different exponent type; level1 does not promote.
     Value exponent = *rhs;
     auto lhsType = cast<RankedTensorType>(lhs->getType());
     auto rhsType = cast<RankedTensorType>(rhs->getType());
     if (lhsType.getElementType() != rhsType.getElementType())
-      exponent = l1::CastOp::create(builder, loc,
-                                    rhsType.clone(lhsType.getElementType()), *rhs);
+      exponent = l1::CastOp::create(
+          builder, loc, rhsType.clone(lhsType.getElementType()), *rhs);
     r = create<l1::PowOp>(loc, *lhs, exponent);
-  }
-  else if (op == "Equal") r = create<l1::EqualOp>(loc, *lhs, *rhs);
-  else if (op == "Less") r = create<l1::LessOp>(loc, *lhs, *rhs);
-  else if (op == "LessOrEqual") r = create<l1::LessEqualOp>(loc, *lhs, *rhs);
-  else if (op == "Greater") r = create<l1::GreaterOp>(loc, *lhs, *rhs);
-  else if (op == "GreaterOrEqual") r = create<l1::GreaterEqualOp>(loc, *lhs, *rhs);
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  } else if (op == "Equal")
+    r = create<l1::EqualOp>(loc, *lhs, *rhs);
+  else if (op == "Less")
+    r = create<l1::LessOp>(loc, *lhs, *rhs);
+  else if (op == "LessOrEqual")
+    r = create<l1::LessEqualOp>(loc, *lhs, *rhs);
+  else if (op == "Greater")
+    r = create<l1::GreaterOp>(loc, *lhs, *rhs);
+  else if (op == "GreaterOrEqual")
+    r = create<l1::GreaterEqualOp>(loc, *lhs, *rhs);
+  return defineResult(node, r);
 }
 
-LogicalResult Importer::convertVariadic(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertVariadic(const onnx::NodeProto &node,
+                                        Location loc) {
   if (node.input_size() == 0)
     return emitError(loc) << node.op_type() << " needs at least one input";
   FailureOr<Value> acc = getValue(node, 0);
@@ -1021,9 +1051,12 @@ LogicalResult Importer::convertVariadic(const onnx::NodeProto &node, Location lo
     FailureOr<Value> next = getValue(node, i);
     if (failed(next))
       return failure();
-    if (node.op_type() == "Max") acc = create<l1::MaxOp>(loc, *acc, *next);
-    else if (node.op_type() == "Min") acc = create<l1::MinOp>(loc, *acc, *next);
-    else acc = create<l1::AddOp>(loc, *acc, *next);
+    if (node.op_type() == "Max")
+      acc = create<l1::MaxOp>(loc, *acc, *next);
+    else if (node.op_type() == "Min")
+      acc = create<l1::MinOp>(loc, *acc, *next);
+    else
+      acc = create<l1::AddOp>(loc, *acc, *next);
     if (failed(acc))
       return failure();
   }
@@ -1031,7 +1064,8 @@ LogicalResult Importer::convertVariadic(const onnx::NodeProto &node, Location lo
   return success();
 }
 
-LogicalResult Importer::convertWhere(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertWhere(const onnx::NodeProto &node,
+                                     Location loc) {
   // Selecting between shape vectors (x.expand(n, -1, -1) exports this way).
   const HostTensor *condHost = getHost(node, 0), *xHost = getHost(node, 1),
                    *yHost = getHost(node, 2);
@@ -1065,10 +1099,7 @@ LogicalResult Importer::convertWhere(const onnx::NodeProto &node, Location loc) 
   if (failed(c) || failed(x) || failed(y))
     return failure();
   FailureOr<Value> r = create<l1::WhereOp>(loc, *c, *x, *y);
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  return defineResult(node, r);
 }
 
 LogicalResult Importer::convertClip(const onnx::NodeProto &node, Location loc) {
@@ -1095,10 +1126,7 @@ LogicalResult Importer::convertClip(const onnx::NodeProto &node, Location loc) {
     }
   }
   FailureOr<Value> r = create<l1::ClipOp>(loc, *x, minAttr, maxAttr);
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  return defineResult(node, r);
 }
 
 LogicalResult Importer::convertHardSigmoid(const onnx::NodeProto &node,
@@ -1109,10 +1137,7 @@ LogicalResult Importer::convertHardSigmoid(const onnx::NodeProto &node,
   FailureOr<Value> r = create<l1::HardSigmoidOp>(
       loc, *x, builder.getF64FloatAttr(attrFloat(node, "alpha", 0.2)),
       builder.getF64FloatAttr(attrFloat(node, "beta", 0.5)));
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  return defineResult(node, r);
 }
 
 LogicalResult Importer::convertGelu(const onnx::NodeProto &node, Location loc) {
@@ -1121,10 +1146,7 @@ LogicalResult Importer::convertGelu(const onnx::NodeProto &node, Location loc) {
     return failure();
   FailureOr<Value> r = create<l1::GeluOp>(
       loc, *x, builder.getStringAttr(attrString(node, "approximate", "none")));
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  return defineResult(node, r);
 }
 
 LogicalResult Importer::convertCast(const onnx::NodeProto &node, Location loc) {
@@ -1146,22 +1168,21 @@ LogicalResult Importer::convertCast(const onnx::NodeProto &node, Location loc) {
   if (failed(x))
     return failure();
   auto type = cast<RankedTensorType>(x->getType());
-  define(node, 0, type.getElementType() == element
-                      ? *x
-                      : l1::CastOp::create(builder, loc, type.clone(element), *x)
-                            .getResult());
+  define(node, 0,
+         type.getElementType() == element
+             ? *x
+             : l1::CastOp::create(builder, loc, type.clone(element), *x)
+                   .getResult());
   return success();
 }
 
-LogicalResult Importer::convertMatMul(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertMatMul(const onnx::NodeProto &node,
+                                      Location loc) {
   FailureOr<Value> a = getValue(node, 0), b = getValue(node, 1);
   if (failed(a) || failed(b))
     return failure();
   FailureOr<Value> r = create<l1::MatmulOp>(loc, *a, *b);
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  return defineResult(node, r);
 }
 
 LogicalResult Importer::convertGemm(const onnx::NodeProto &node, Location loc) {
@@ -1181,10 +1202,7 @@ LogicalResult Importer::convertGemm(const onnx::NodeProto &node, Location loc) {
       attrInt(node, "transB", 0) ? builder.getUnitAttr() : UnitAttr(),
       builder.getF64FloatAttr(attrFloat(node, "alpha", 1.0)),
       builder.getF64FloatAttr(attrFloat(node, "beta", 1.0)));
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  return defineResult(node, r);
 }
 
 /// ONNX auto_pad for one spatial dim: returns (begin, end) padding.
@@ -1194,8 +1212,8 @@ static std::pair<int64_t, int64_t> autoPad(StringRef mode, int64_t in,
   if (mode != "SAME_UPPER" && mode != "SAME_LOWER")
     return {0, 0};
   int64_t out = (in + stride - 1) / stride;
-  int64_t total = std::max<int64_t>(
-      0, (out - 1) * stride + (kernel - 1) * dilation + 1 - in);
+  int64_t total = std::max<int64_t>(0, (out - 1) * stride +
+                                           (kernel - 1) * dilation + 1 - in);
   int64_t small = total / 2, large = total - small;
   return mode == "SAME_UPPER" ? std::make_pair(small, large)
                               : std::make_pair(large, small);
@@ -1206,12 +1224,11 @@ struct WindowAttrs {
   SmallVector<int64_t> kernel, strides, padding, dilations;
 };
 
-static FailureOr<WindowAttrs>
-windowAttrs(const onnx::NodeProto &node, Location loc,
-            RankedTensorType input, ArrayRef<int64_t> kernel,
-            std::optional<SmallVector<int64_t>> strides,
-            std::optional<SmallVector<int64_t>> pads,
-            std::optional<SmallVector<int64_t>> dilations, StringRef autoPadMode) {
+static FailureOr<WindowAttrs> windowAttrs(
+    const onnx::NodeProto &node, Location loc, RankedTensorType input,
+    ArrayRef<int64_t> kernel, std::optional<SmallVector<int64_t>> strides,
+    std::optional<SmallVector<int64_t>> pads,
+    std::optional<SmallVector<int64_t>> dilations, StringRef autoPadMode) {
   WindowAttrs w;
   if (input.getRank() != 4)
     return emitError(loc) << node.op_type()
@@ -1229,8 +1246,8 @@ windowAttrs(const onnx::NodeProto &node, Location loc,
   if (autoPadMode == "NOTSET" || autoPadMode.empty()) {
     w.padding = pads.value_or(SmallVector<int64_t>{0, 0, 0, 0});
     if (w.padding.size() != 4)
-      return emitError(loc) << node.op_type() << " expects 4 pads, got "
-                            << w.padding.size();
+      return emitError(loc)
+             << node.op_type() << " expects 4 pads, got " << w.padding.size();
     return w;
   }
   if (autoPadMode != "VALID" && autoPadMode != "SAME_UPPER" &&
@@ -1277,10 +1294,7 @@ LogicalResult Importer::convertConv(const onnx::NodeProto &node, Location loc) {
       builder.getDenseI64ArrayAttr(win->padding),
       builder.getDenseI64ArrayAttr(win->dilations),
       builder.getI64IntegerAttr(attrInt(node, "group", 1)));
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  return defineResult(node, r);
 }
 
 LogicalResult Importer::convertBatchNorm(const onnx::NodeProto &node,
@@ -1298,10 +1312,7 @@ LogicalResult Importer::convertBatchNorm(const onnx::NodeProto &node,
   FailureOr<Value> r = create<l1::BatchNormOp>(
       loc, operands[0], operands[1], operands[2], operands[3], operands[4],
       builder.getF64FloatAttr(attrFloat(node, "epsilon", 1e-5)));
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  return defineResult(node, r);
 }
 
 LogicalResult Importer::convertPool(const onnx::NodeProto &node, Location loc) {
@@ -1319,25 +1330,25 @@ LogicalResult Importer::convertPool(const onnx::NodeProto &node, Location loc) {
       attrInts(node, "dilations"), attrString(node, "auto_pad", "NOTSET"));
   if (failed(win))
     return failure();
-  UnitAttr ceil = attrInt(node, "ceil_mode", 0) ? builder.getUnitAttr() : UnitAttr();
+  UnitAttr ceil =
+      attrInt(node, "ceil_mode", 0) ? builder.getUnitAttr() : UnitAttr();
   FailureOr<Value> r = failure();
   if (node.op_type() == "MaxPool") {
-    r = create<l1::MaxPool2dOp>(loc, *x, builder.getDenseI64ArrayAttr(win->kernel),
-                                builder.getDenseI64ArrayAttr(win->strides),
-                                builder.getDenseI64ArrayAttr(win->padding),
-                                builder.getDenseI64ArrayAttr(win->dilations), ceil);
+    r = create<l1::MaxPool2dOp>(
+        loc, *x, builder.getDenseI64ArrayAttr(win->kernel),
+        builder.getDenseI64ArrayAttr(win->strides),
+        builder.getDenseI64ArrayAttr(win->padding),
+        builder.getDenseI64ArrayAttr(win->dilations), ceil);
   } else {
     r = create<l1::AvgPool2dOp>(
         loc, *x, builder.getDenseI64ArrayAttr(win->kernel),
         builder.getDenseI64ArrayAttr(win->strides),
         builder.getDenseI64ArrayAttr(win->padding),
         builder.getDenseI64ArrayAttr(win->dilations), ceil,
-        attrInt(node, "count_include_pad", 0) ? builder.getUnitAttr() : UnitAttr());
+        attrInt(node, "count_include_pad", 0) ? builder.getUnitAttr()
+                                              : UnitAttr());
   }
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  return defineResult(node, r);
 }
 
 LogicalResult Importer::convertGlobalPool(const onnx::NodeProto &node,
@@ -1348,13 +1359,11 @@ LogicalResult Importer::convertGlobalPool(const onnx::NodeProto &node,
   FailureOr<Value> r = node.op_type() == "GlobalAveragePool"
                            ? create<l1::GlobalAvgPoolOp>(loc, *x)
                            : create<l1::GlobalMaxPoolOp>(loc, *x);
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  return defineResult(node, r);
 }
 
-LogicalResult Importer::convertSoftmax(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertSoftmax(const onnx::NodeProto &node,
+                                       Location loc) {
   FailureOr<Value> x = getValue(node, 0);
   if (failed(x))
     return failure();
@@ -1363,8 +1372,9 @@ LogicalResult Importer::convertSoftmax(const onnx::NodeProto &node, Location loc
   int64_t axis = attrInt(node, "axis", opset < 13 ? 1 : -1);
   bool isLog = node.op_type() == "LogSoftmax";
   auto softmax = [&](Value v, int64_t a) {
-    return isLog ? create<l1::LogSoftmaxOp>(loc, v, builder.getI64IntegerAttr(a))
-                 : create<l1::SoftmaxOp>(loc, v, builder.getI64IntegerAttr(a));
+    return isLog
+               ? create<l1::LogSoftmaxOp>(loc, v, builder.getI64IntegerAttr(a))
+               : create<l1::SoftmaxOp>(loc, v, builder.getI64IntegerAttr(a));
   };
   if (axis < -rank || axis >= rank)
     return emitError(loc) << node.op_type() << " axis " << axis
@@ -1379,7 +1389,8 @@ LogicalResult Importer::convertSoftmax(const onnx::NodeProto &node, Location loc
     define(node, 0, *r);
     return success();
   }
-  FailureOr<Value> flat = create<l1::FlattenOp>(loc, *x, builder.getI64IntegerAttr(normalized));
+  FailureOr<Value> flat =
+      create<l1::FlattenOp>(loc, *x, builder.getI64IntegerAttr(normalized));
   if (failed(flat))
     return failure();
   FailureOr<Value> r = softmax(*flat, 1);
@@ -1391,14 +1402,13 @@ LogicalResult Importer::convertSoftmax(const onnx::NodeProto &node, Location loc
   if (llvm::count(shape, -1) > 1)
     return emitError(loc) << node.op_type() << " (opset " << opset
                           << ") on more than one dynamic dim is not supported";
-  FailureOr<Value> back = create<l1::ReshapeOp>(loc, *r, builder.getDenseI64ArrayAttr(shape));
-  if (failed(back))
-    return failure();
-  define(node, 0, *back);
-  return success();
+  FailureOr<Value> back =
+      create<l1::ReshapeOp>(loc, *r, builder.getDenseI64ArrayAttr(shape));
+  return defineResult(node, back);
 }
 
-LogicalResult Importer::convertReduce(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertReduce(const onnx::NodeProto &node,
+                                      Location loc) {
   FailureOr<Value> x = getValue(node, 0);
   if (failed(x))
     return failure();
@@ -1425,16 +1435,18 @@ LogicalResult Importer::convertReduce(const onnx::NodeProto &node, Location loc)
       axes.push_back(i);
   }
   auto axesAttr = builder.getDenseI64ArrayAttr(axes);
-  UnitAttr keep = attrInt(node, "keepdims", 1) ? builder.getUnitAttr() : UnitAttr();
+  UnitAttr keep =
+      attrInt(node, "keepdims", 1) ? builder.getUnitAttr() : UnitAttr();
   FailureOr<Value> r = failure();
-  if (node.op_type() == "ReduceSum") r = create<l1::ReduceSumOp>(loc, *x, axesAttr, keep);
-  else if (node.op_type() == "ReduceMean") r = create<l1::ReduceMeanOp>(loc, *x, axesAttr, keep);
-  else if (node.op_type() == "ReduceMax") r = create<l1::ReduceMaxOp>(loc, *x, axesAttr, keep);
-  else r = create<l1::ReduceMinOp>(loc, *x, axesAttr, keep);
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  if (node.op_type() == "ReduceSum")
+    r = create<l1::ReduceSumOp>(loc, *x, axesAttr, keep);
+  else if (node.op_type() == "ReduceMean")
+    r = create<l1::ReduceMeanOp>(loc, *x, axesAttr, keep);
+  else if (node.op_type() == "ReduceMax")
+    r = create<l1::ReduceMaxOp>(loc, *x, axesAttr, keep);
+  else
+    r = create<l1::ReduceMinOp>(loc, *x, axesAttr, keep);
+  return defineResult(node, r);
 }
 
 LogicalResult Importer::convertLayerNorm(const onnx::NodeProto &node,
@@ -1469,41 +1481,47 @@ LogicalResult Importer::convertLayerNorm(const onnx::NodeProto &node,
   for (int64_t d = first; d < rank; ++d)
     axes.push_back(d);
   auto axesAttr = builder.getDenseI64ArrayAttr(axes);
-  FailureOr<Value> mean = create<l1::ReduceMeanOp>(loc, *x, axesAttr, builder.getUnitAttr());
+  FailureOr<Value> mean =
+      create<l1::ReduceMeanOp>(loc, *x, axesAttr, builder.getUnitAttr());
   if (failed(mean))
     return failure();
   define(node, 1, *mean);
   FailureOr<Value> centered = create<l1::SubOp>(loc, *x, *mean);
-  FailureOr<Value> squared = failed(centered) ? centered : create<l1::MulOp>(loc, *centered, *centered);
-  FailureOr<Value> variance = failed(squared) ? squared
-      : create<l1::ReduceMeanOp>(loc, *squared, axesAttr, builder.getUnitAttr());
+  FailureOr<Value> squared = failed(centered)
+                                 ? centered
+                                 : create<l1::MulOp>(loc, *centered, *centered);
+  FailureOr<Value> variance =
+      failed(squared) ? squared
+                      : create<l1::ReduceMeanOp>(loc, *squared, axesAttr,
+                                                 builder.getUnitAttr());
   if (failed(variance))
     return failure();
   Value eps = l1::ConstantOp::create(
       builder, loc,
-      DenseElementsAttr::get(RankedTensorType::get({}, type.getElementType()),
-                             builder.getFloatAttr(type.getElementType(), epsilon)));
+      DenseElementsAttr::get(
+          RankedTensorType::get({}, type.getElementType()),
+          builder.getFloatAttr(type.getElementType(), epsilon)));
   FailureOr<Value> shifted = create<l1::AddOp>(loc, *variance, eps);
-  FailureOr<Value> invStd = failed(shifted) ? shifted : create<l1::RsqrtOp>(loc, *shifted);
+  FailureOr<Value> invStd =
+      failed(shifted) ? shifted : create<l1::RsqrtOp>(loc, *shifted);
   if (failed(invStd))
     return failure();
   define(node, 2, *invStd);
   return success();
 }
 
-LogicalResult Importer::convertFlatten(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertFlatten(const onnx::NodeProto &node,
+                                       Location loc) {
   FailureOr<Value> x = getValue(node, 0);
   if (failed(x))
     return failure();
   FailureOr<Value> r = create<l1::FlattenOp>(
       loc, *x, builder.getI64IntegerAttr(attrInt(node, "axis", 1)));
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  return defineResult(node, r);
 }
 
-LogicalResult Importer::convertReshape(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertReshape(const onnx::NodeProto &node,
+                                       Location loc) {
   SmallVector<int64_t> shape;
   if (opset < 5) {
     shape = attrInts(node, "shape").value_or(SmallVector<int64_t>{});
@@ -1530,9 +1548,9 @@ LogicalResult Importer::convertReshape(const onnx::NodeProto &node, Location loc
     if (d == 0 && !allowZero) {
       // 0 copies the input dimension.
       if (i >= inputShape.size())
-        return emitError(loc) << "Reshape shape " << shapeString(shape)
-                              << " copies dim " << i << " of a rank-"
-                              << inputShape.size() << " input";
+        return emitError(loc)
+               << "Reshape shape " << shapeString(shape) << " copies dim " << i
+               << " of a rank-" << inputShape.size() << " input";
       d = ShapedType::isDynamic(inputShape[i]) ? kUnknown : inputShape[i];
     }
   }
@@ -1555,8 +1573,9 @@ LogicalResult Importer::convertReshape(const onnx::NodeProto &node, Location loc
       if (d != kUnknown && d != -1)
         targetStatic *= d;
     if (targetStatic == 0 || inputStatic % targetStatic != 0)
-      return emitError(loc) << "Reshape cannot reshape " << shapeString(inputShape)
-                            << " to " << shapeString(shape);
+      return emitError(loc)
+             << "Reshape cannot reshape " << shapeString(inputShape) << " to "
+             << shapeString(shape);
     for (int64_t &d : shape)
       if (d == -1)
         d = inputStatic / targetStatic;
@@ -1589,11 +1608,9 @@ LogicalResult Importer::convertReshape(const onnx::NodeProto &node, Location loc
   FailureOr<Value> x = getValue(node, 0);
   if (failed(x))
     return failure();
-  FailureOr<Value> r = create<l1::ReshapeOp>(loc, *x, builder.getDenseI64ArrayAttr(shape));
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  FailureOr<Value> r =
+      create<l1::ReshapeOp>(loc, *x, builder.getDenseI64ArrayAttr(shape));
+  return defineResult(node, r);
 }
 
 LogicalResult Importer::convertTranspose(const onnx::NodeProto &node,
@@ -1608,14 +1625,13 @@ LogicalResult Importer::convertTranspose(const onnx::NodeProto &node,
   else
     for (int64_t i = rank - 1; i >= 0; --i)
       perm.push_back(i);
-  FailureOr<Value> r = create<l1::TransposeOp>(loc, *x, builder.getDenseI64ArrayAttr(perm));
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  FailureOr<Value> r =
+      create<l1::TransposeOp>(loc, *x, builder.getDenseI64ArrayAttr(perm));
+  return defineResult(node, r);
 }
 
-LogicalResult Importer::convertConcat(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertConcat(const onnx::NodeProto &node,
+                                      Location loc) {
   int64_t axis = attrInt(node, "axis", 0);
   // Shape vectors concatenate at import time.
   SmallVector<const HostTensor *> hosts;
@@ -1641,13 +1657,11 @@ LogicalResult Importer::convertConcat(const onnx::NodeProto &node, Location loc)
   }
   FailureOr<Value> r = create<l1::ConcatOp>(loc, ValueRange(inputs),
                                             builder.getI64IntegerAttr(axis));
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  return defineResult(node, r);
 }
 
-LogicalResult Importer::convertSplit(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertSplit(const onnx::NodeProto &node,
+                                     Location loc) {
   FailureOr<Value> x = getValue(node, 0);
   if (failed(x))
     return failure();
@@ -1655,8 +1669,8 @@ LogicalResult Importer::convertSplit(const onnx::NodeProto &node, Location loc) 
   int64_t axis = attrInt(node, "axis", 0);
   int64_t rank = type.getRank();
   if (axis < -rank || axis >= rank)
-    return emitError(loc) << "Split axis " << axis << " is out of range for rank "
-                          << rank;
+    return emitError(loc) << "Split axis " << axis
+                          << " is out of range for rank " << rank;
   int64_t dim = type.getDimSize(axis < 0 ? axis + rank : axis);
   SmallVector<int64_t> sizes;
   if (opset >= 13 && hasInput(node, 1)) {
@@ -1670,14 +1684,16 @@ LogicalResult Importer::convertSplit(const onnx::NodeProto &node, Location loc) 
     int64_t parts = attr(node, "num_outputs") ? attrInt(node, "num_outputs", 1)
                                               : node.output_size();
     if (ShapedType::isDynamic(dim) || parts < 1)
-      return emitError(loc) << "Split into equal parts needs a static dimension";
+      return emitError(loc)
+             << "Split into equal parts needs a static dimension";
     int64_t chunk = (dim + parts - 1) / parts;
     for (int64_t i = 0; i < parts; ++i)
       sizes.push_back(std::min(chunk, dim - i * chunk));
   }
   if (static_cast<int>(sizes.size()) != node.output_size())
-    return emitError(loc) << "Split makes " << sizes.size() << " pieces but has "
-                          << node.output_size() << " outputs";
+    return emitError(loc) << "Split makes " << sizes.size()
+                          << " pieces but has " << node.output_size()
+                          << " outputs";
   SmallVector<Type> placeholders(sizes.size(), NoneType::get(&context));
   auto op = l1::SplitOp::create(builder, loc, TypeRange(placeholders), *x,
                                 builder.getI64IntegerAttr(axis),
@@ -1698,7 +1714,8 @@ LogicalResult Importer::convertSplit(const onnx::NodeProto &node, Location loc) 
   return success();
 }
 
-LogicalResult Importer::convertSlice(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertSlice(const onnx::NodeProto &node,
+                                     Location loc) {
   SmallVector<int64_t> starts, ends, axes, steps;
   if (opset < 10) {
     starts = attrInts(node, "starts").value_or(SmallVector<int64_t>{});
@@ -1713,8 +1730,8 @@ LogicalResult Importer::convertSlice(const onnx::NodeProto &node, Location loc) 
       return failure();
     starts = *s;
     ends = *e;
-    for (auto [i, out] : {std::pair<int, SmallVector<int64_t> *>{3, &axes},
-                          {4, &steps}}) {
+    for (auto [i, out] :
+         {std::pair<int, SmallVector<int64_t> *>{3, &axes}, {4, &steps}}) {
       if (!hasInput(node, i))
         continue;
       FailureOr<SmallVector<int64_t>> v =
@@ -1729,7 +1746,8 @@ LogicalResult Importer::convertSlice(const onnx::NodeProto &node, Location loc) 
       axes.push_back(i);
   if (steps.empty())
     steps.assign(starts.size(), 1);
-  if (llvm::is_contained(starts, kUnknown) || llvm::is_contained(ends, kUnknown))
+  if (llvm::is_contained(starts, kUnknown) ||
+      llvm::is_contained(ends, kUnknown))
     return emitError(loc) << "Slice bounds depend on a dimension known only at "
                              "run time";
   // Slicing a known shape vector (e.g. shape[2:]) stays known.
@@ -1753,15 +1771,14 @@ LogicalResult Importer::convertSlice(const onnx::NodeProto &node, Location loc) 
   if (failed(x))
     return failure();
   FailureOr<Value> r = create<l1::SliceOp>(
-      loc, *x, builder.getDenseI64ArrayAttr(starts), builder.getDenseI64ArrayAttr(ends),
-      builder.getDenseI64ArrayAttr(axes), builder.getDenseI64ArrayAttr(steps));
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+      loc, *x, builder.getDenseI64ArrayAttr(starts),
+      builder.getDenseI64ArrayAttr(ends), builder.getDenseI64ArrayAttr(axes),
+      builder.getDenseI64ArrayAttr(steps));
+  return defineResult(node, r);
 }
 
-LogicalResult Importer::convertSqueeze(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertSqueeze(const onnx::NodeProto &node,
+                                       Location loc) {
   FailureOr<RankedTensorType> type = getType(node, 0);
   if (failed(type))
     return failure();
@@ -1783,7 +1800,8 @@ LogicalResult Importer::convertSqueeze(const onnx::NodeProto &node, Location loc
     result.shape.clear();
     for (int64_t i = 0; i < static_cast<int64_t>(host->shape.size()); ++i)
       if (!llvm::is_contained(axes, i) &&
-          !llvm::is_contained(axes, i - static_cast<int64_t>(host->shape.size())))
+          !llvm::is_contained(axes,
+                              i - static_cast<int64_t>(host->shape.size())))
         result.shape.push_back(host->shape[i]);
     defineHost(node, 0, std::move(result));
     return success();
@@ -1791,11 +1809,9 @@ LogicalResult Importer::convertSqueeze(const onnx::NodeProto &node, Location loc
   FailureOr<Value> x = getValue(node, 0);
   if (failed(x))
     return failure();
-  FailureOr<Value> r = create<l1::SqueezeOp>(loc, *x, builder.getDenseI64ArrayAttr(axes));
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  FailureOr<Value> r =
+      create<l1::SqueezeOp>(loc, *x, builder.getDenseI64ArrayAttr(axes));
+  return defineResult(node, r);
 }
 
 LogicalResult Importer::convertUnsqueeze(const onnx::NodeProto &node,
@@ -1826,14 +1842,13 @@ LogicalResult Importer::convertUnsqueeze(const onnx::NodeProto &node,
   FailureOr<Value> x = getValue(node, 0);
   if (failed(x))
     return failure();
-  FailureOr<Value> r = create<l1::UnsqueezeOp>(loc, *x, builder.getDenseI64ArrayAttr(axes));
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  FailureOr<Value> r =
+      create<l1::UnsqueezeOp>(loc, *x, builder.getDenseI64ArrayAttr(axes));
+  return defineResult(node, r);
 }
 
-LogicalResult Importer::convertGather(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertGather(const onnx::NodeProto &node,
+                                      Location loc) {
   int64_t axis = attrInt(node, "axis", 0);
   const HostTensor *data = getHost(node, 0);
   const HostTensor *indices = getHost(node, 1);
@@ -1858,13 +1873,11 @@ LogicalResult Importer::convertGather(const onnx::NodeProto &node, Location loc)
     return failure();
   FailureOr<Value> r =
       create<l1::GatherOp>(loc, *x, *idx, builder.getI64IntegerAttr(axis));
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  return defineResult(node, r);
 }
 
-LogicalResult Importer::convertExpand(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertExpand(const onnx::NodeProto &node,
+                                      Location loc) {
   FailureOr<SmallVector<int64_t>> shape = requireInts(node, 1, "target shape");
   if (failed(shape))
     return failure();
@@ -1875,11 +1888,9 @@ LogicalResult Importer::convertExpand(const onnx::NodeProto &node, Location loc)
     return emitError(loc)
            << "Expand to a shape that depends on the dynamic batch is not "
               "supported yet; compile with a static batch (--input-shape)";
-  FailureOr<Value> r = create<l1::ExpandOp>(loc, *x, builder.getDenseI64ArrayAttr(*shape));
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  FailureOr<Value> r =
+      create<l1::ExpandOp>(loc, *x, builder.getDenseI64ArrayAttr(*shape));
+  return defineResult(node, r);
 }
 
 LogicalResult Importer::convertPad(const onnx::NodeProto &node, Location loc) {
@@ -1908,25 +1919,26 @@ LogicalResult Importer::convertPad(const onnx::NodeProto &node, Location loc) {
       return emitError(loc) << "Pad with an 'axes' input is not supported";
   }
   if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
-    return emitError(loc) << "Pad with negative pads (cropping) is not supported";
+    return emitError(loc)
+           << "Pad with negative pads (cropping) is not supported";
   FailureOr<Value> r = create<l1::PadOp>(
       loc, *x, builder.getDenseI64ArrayAttr(pads),
       builder.getStringAttr(attrString(node, "mode", "constant")),
       builder.getF64FloatAttr(value));
-  if (failed(r))
-    return failure();
-  define(node, 0, *r);
-  return success();
+  return defineResult(node, r);
 }
 
-LogicalResult Importer::convertShape(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertShape(const onnx::NodeProto &node,
+                                     Location loc) {
   FailureOr<RankedTensorType> type = getType(node, 0);
   if (failed(type))
     return failure();
   int64_t rank = type->getRank();
   int64_t start = attrInt(node, "start", 0), end = attrInt(node, "end", rank);
-  if (start < 0) start += rank;
-  if (end < 0) end += rank;
+  if (start < 0)
+    start += rank;
+  if (end < 0)
+    end += rank;
   start = std::clamp<int64_t>(start, 0, rank);
   end = std::clamp<int64_t>(end, 0, rank);
   HostTensor host;
@@ -1940,7 +1952,8 @@ LogicalResult Importer::convertShape(const onnx::NodeProto &node, Location loc) 
   return success();
 }
 
-LogicalResult Importer::convertConstant(const onnx::NodeProto &node, Location loc) {
+LogicalResult Importer::convertConstant(const onnx::NodeProto &node,
+                                        Location loc) {
   if (node.attribute_size() != 1)
     return emitError(loc) << "Constant needs exactly one value attribute";
   const onnx::AttributeProto &a = node.attribute(0);
@@ -1963,13 +1976,17 @@ LogicalResult Importer::convertConstant(const onnx::NodeProto &node, Location lo
   } else if (a.name() == "value_float") {
     host = {builder.getF32Type(), {}, {}, {a.f()}};
   } else if (a.name() == "value_floats") {
-    host = {builder.getF32Type(), {a.floats_size()}, {},
+    host = {builder.getF32Type(),
+            {a.floats_size()},
+            {},
             SmallVector<double>(a.floats().begin(), a.floats().end())};
   } else if (a.name() == "value_int") {
     host = {builder.getI64Type(), {}, {a.i()}, {}};
   } else if (a.name() == "value_ints") {
-    host = {builder.getI64Type(), {a.ints_size()},
-            SmallVector<int64_t>(a.ints().begin(), a.ints().end()), {}};
+    host = {builder.getI64Type(),
+            {a.ints_size()},
+            SmallVector<int64_t>(a.ints().begin(), a.ints().end()),
+            {}};
   } else {
     return emitError(loc) << "Constant with '" << a.name()
                           << "' is not supported";
@@ -1984,7 +2001,8 @@ LogicalResult Importer::convertConstantOfShape(const onnx::NodeProto &node,
   if (failed(shape))
     return failure();
   if (llvm::is_contained(*shape, kUnknown))
-    return emitError(loc) << "ConstantOfShape needs a shape known at compile time";
+    return emitError(loc)
+           << "ConstantOfShape needs a shape known at compile time";
   HostTensor fill{builder.getF32Type(), {1}, {}, {0.0}};
   if (const onnx::AttributeProto *a = attr(node, "value")) {
     std::string bytes;

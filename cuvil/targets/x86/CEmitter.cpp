@@ -99,7 +99,8 @@ std::string literal(double value, Type type) {
   if (std::isnan(value))
     return type.isF32() ? "NAN" : "(double)NAN";
   if (std::isinf(value))
-    return std::string(value < 0 ? "-" : "") + (type.isF32() ? "INFINITY" : "(double)INFINITY");
+    return std::string(value < 0 ? "-" : "") +
+           (type.isF32() ? "INFINITY" : "(double)INFINITY");
   if (isa<FloatType>(type)) {
     os << llvm::format("%.17g", value);
     if (text.find_first_of(".eE") == std::string::npos)
@@ -134,7 +135,8 @@ private:
 
   std::string numel(const Buffer &b) { return joinProduct(b.dims); }
   std::string bytes(const Buffer &b) {
-    return joinProduct({numel(b), std::to_string(elementBytes(b.type.getElementType()))});
+    return joinProduct(
+        {numel(b), std::to_string(elementBytes(b.type.getElementType()))});
   }
   /// Row-major strides (C expressions) of `b`.
   std::vector<std::string> strides(const Buffer &b) {
@@ -152,8 +154,9 @@ private:
   }
 
   /// out[...] = expr(elements of ins, broadcast to out's shape).
-  void emitElementwise(const Buffer &out, ArrayRef<const Buffer *> ins,
-                       const std::function<std::string(ArrayRef<std::string>)> &expr);
+  void emitElementwise(
+      const Buffer &out, ArrayRef<const Buffer *> ins,
+      const std::function<std::string(ArrayRef<std::string>)> &expr);
   /// A loop nest over `dims` whose body gets the index variable names.
   void emitLoopNest(const std::vector<std::string> &dims,
                     const std::function<void(ArrayRef<std::string>)> &inner);
@@ -188,7 +191,8 @@ FailureOr<std::string> Emitter::indexExpr(Value value) {
 FailureOr<Buffer> Emitter::defineBuffer(Value value, std::string pointer) {
   auto type = dyn_cast<MemRefType>(value.getType());
   if (!type)
-    return emitError(value.getLoc()) << "expected a buffer, got " << value.getType();
+    return emitError(value.getLoc())
+           << "expected a buffer, got " << value.getType();
   if (cType(type.getElementType()).empty())
     return emitError(value.getLoc())
            << "element type " << type.getElementType()
@@ -216,8 +220,9 @@ FailureOr<Buffer> Emitter::defineBuffer(Value value, std::string pointer) {
   return b;
 }
 
-void Emitter::emitLoopNest(const std::vector<std::string> &dims,
-                           const std::function<void(ArrayRef<std::string>)> &inner) {
+void Emitter::emitLoopNest(
+    const std::vector<std::string> &dims,
+    const std::function<void(ArrayRef<std::string>)> &inner) {
   std::vector<std::string> vars;
   std::string pad(2 * indent, ' ');
   for (const std::string &d : dims) {
@@ -264,15 +269,17 @@ static std::string store(const Buffer &b, const std::string &value) {
 void Emitter::emitElementwise(
     const Buffer &out, ArrayRef<const Buffer *> ins,
     const std::function<std::string(ArrayRef<std::string>)> &expr) {
-  bool flat = llvm::all_of(ins, [&](const Buffer *b) { return b->dims == out.dims; });
+  bool flat =
+      llvm::all_of(ins, [&](const Buffer *b) { return b->dims == out.dims; });
   if (flat) {
     std::string i = tmp();
     std::vector<std::string> elems;
     for (const Buffer *b : ins)
       elems.push_back(load(*b, b->name + "[" + i + "]"));
     std::string pad(2 * indent, ' ');
-    body += pad + "for (int64_t " + i + " = 0; " + i + " < " + numel(out) + "; ++" +
-            i + ")\n" + pad + "  " + out.name + "[" + i + "] = " + store(out, expr(elems)) + ";\n";
+    body += pad + "for (int64_t " + i + " = 0; " + i + " < " + numel(out) +
+            "; ++" + i + ")\n" + pad + "  " + out.name + "[" + i +
+            "] = " + store(out, expr(elems)) + ";\n";
     return;
   }
   // Broadcasting: operand dims align at the end; a size-1 dim repeats.
@@ -343,7 +350,8 @@ LogicalResult Emitter::emitWeight(memref::GetGlobalOp getGlobal) {
         }
       }
     } else {
-      return global.emitOpError("has an initial value the x86 target cannot store");
+      return global.emitOpError(
+          "has an initial value the x86 target cannot store");
     }
     if (static_cast<int64_t>(data.size()) != count * elementBytes(element))
       return global.emitOpError("holds ")
@@ -356,9 +364,10 @@ LogicalResult Emitter::emitWeight(memref::GetGlobalOp getGlobal) {
       size_t words = (data.size() + 7) / 8;
       data.resize(words * 8, 0);
       std::string decl = "static const union { uint64_t words[" +
-                         std::to_string(std::max<size_t>(words, 1)) + "]; " + ct +
-                         " values[" + std::to_string(std::max<int64_t>(count, 1)) +
-                         "]; } " + symbol + " CUVIL_ALIGN64 = {{";
+                         std::to_string(std::max<size_t>(words, 1)) + "]; " +
+                         ct + " values[" +
+                         std::to_string(std::max<int64_t>(count, 1)) + "]; } " +
+                         symbol + " CUVIL_ALIGN64 = {{";
       for (size_t w = 0; w < words; ++w) {
         uint64_t v = 0;
         std::memcpy(&v, data.data() + 8 * w, 8);
@@ -375,7 +384,8 @@ LogicalResult Emitter::emitWeight(memref::GetGlobalOp getGlobal) {
       size_t offset = (weightsBlob.size() + 63) / 64 * 64;
       weightsBlob.resize(offset, 0);
       weightsBlob += data;
-      symbol = "((const " + ct + " *)(cuvil_weights + " + std::to_string(offset) + "))";
+      symbol = "((const " + ct + " *)(cuvil_weights + " +
+               std::to_string(offset) + "))";
     }
   }
   Buffer b{symbol, cast<MemRefType>(getGlobal.getType()), {}};
@@ -388,8 +398,10 @@ LogicalResult Emitter::emitWeight(memref::GetGlobalOp getGlobal) {
 LogicalResult Emitter::run() {
   if (func.getNumArguments() < 2)
     return func.emitOpError("is not a planned level2 function");
-  int64_t numInputs = func->getAttrOfType<IntegerAttr>("cuvil.num_inputs").getInt();
-  int64_t numOutputs = func->getAttrOfType<IntegerAttr>("cuvil.num_outputs").getInt();
+  int64_t numInputs =
+      func->getAttrOfType<IntegerAttr>("cuvil.num_inputs").getInt();
+  int64_t numOutputs =
+      func->getAttrOfType<IntegerAttr>("cuvil.num_outputs").getInt();
   auto arenaType = cast<MemRefType>(func.getArguments().back().getType());
   arenaBytes = arenaType.getNumElements();
   for (int64_t i = 0; i < numInputs + numOutputs; ++i) {
@@ -439,13 +451,13 @@ LogicalResult Emitter::emitOp(Operation *op) {
       return copy.emitOpError("layout or memory-space changes are not "
                               "supported by the x86 target yet");
     line("memcpy(" + buf(copy.getTarget()).name + ", " +
-         buf(copy.getSource()).name + ", (size_t)" + bytes(buf(copy.getSource())) +
-         ");");
+         buf(copy.getSource()).name + ", (size_t)" +
+         bytes(buf(copy.getSource())) + ");");
     return success();
   }
   if (auto call = dyn_cast<cuvil::l2::UKernelCallOp>(op)) {
-    body += "  /* " + call.getKernel().str() + " at " + formatLocation(call.getLoc()) +
-            " */\n";
+    body += "  /* " + call.getKernel().str() + " at " +
+            formatLocation(call.getLoc()) + " */\n";
     return emitKernel(call);
   }
   return op->emitOpError("is not supported by the x86 C emitter");
@@ -532,46 +544,63 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       return failure();
     std::string one = lit(1), half = lit(0.5);
     if (k == "sigmoid")
-      unary = [=](ArrayRef<std::string> e) { return "(" + one + " / (" + one + " + exp" + f + "(-" + e[0] + ")))"; };
+      unary = [=](ArrayRef<std::string> e) {
+        return "(" + one + " / (" + one + " + exp" + f + "(-" + e[0] + ")))";
+      };
     else if (k == "tanh")
-      unary = [=](ArrayRef<std::string> e) { return "tanh" + f + "(" + e[0] + ")"; };
+      unary = [=](ArrayRef<std::string> e) {
+        return "tanh" + f + "(" + e[0] + ")";
+      };
     else if (k == "gelu") {
-      bool approx = call->getAttrOfType<StringAttr>("approximate") &&
-                    call->getAttrOfType<StringAttr>("approximate").getValue() == "tanh";
-      std::string c1 = lit(0.7978845608028654), c2 = lit(0.044715), r2 = lit(0.7071067811865476);
+      bool approx =
+          call->getAttrOfType<StringAttr>("approximate") &&
+          call->getAttrOfType<StringAttr>("approximate").getValue() == "tanh";
+      std::string c1 = lit(0.7978845608028654), c2 = lit(0.044715),
+                  r2 = lit(0.7071067811865476);
       unary = [=](ArrayRef<std::string> e) {
         const std::string &x = e[0];
-        return approx ? "(" + half + " * " + x + " * (" + one + " + tanh" + f + "(" + c1 +
-                            " * (" + x + " + " + c2 + " * " + x + " * " + x + " * " + x + "))))"
-                      : "(" + half + " * " + x + " * (" + one + " + erf" + f + "(" + x + " * " + r2 + ")))";
+        return approx ? "(" + half + " * " + x + " * (" + one + " + tanh" + f +
+                            "(" + c1 + " * (" + x + " + " + c2 + " * " + x +
+                            " * " + x + " * " + x + "))))"
+                      : "(" + half + " * " + x + " * (" + one + " + erf" + f +
+                            "(" + x + " * " + r2 + ")))";
       };
     } else if (k == "silu")
-      unary = [=](ArrayRef<std::string> e) { return "(" + e[0] + " / (" + one + " + exp" + f + "(-" + e[0] + ")))"; };
+      unary = [=](ArrayRef<std::string> e) {
+        return "(" + e[0] + " / (" + one + " + exp" + f + "(-" + e[0] + ")))";
+      };
     else if (k == "hardswish") {
       std::string three = lit(3), six = lit(6), zero = lit(0);
       unary = [=](ArrayRef<std::string> e) {
         std::string r = "(" + e[0] + " + " + three + ")";
-        r = "(" + r + " < " + zero + " ? " + zero + " : " + r + " > " + six + " ? " + six + " : " + r + ")";
+        r = "(" + r + " < " + zero + " ? " + zero + " : " + r + " > " + six +
+            " ? " + six + " : " + r + ")";
         return "(" + e[0] + " * " + r + " / " + six + ")";
       };
     } else if (k == "hardsigmoid") {
-      std::string a = lit(attrFloat(call, "alpha", 1.0 / 6.0)), b = lit(attrFloat(call, "beta", 0.5)), zero = lit(0);
+      std::string a = lit(attrFloat(call, "alpha", 1.0 / 6.0)),
+                  b = lit(attrFloat(call, "beta", 0.5)), zero = lit(0);
       unary = [=](ArrayRef<std::string> e) {
         std::string r = "(" + a + " * " + e[0] + " + " + b + ")";
-        return "(" + r + " < " + zero + " ? " + zero + " : " + r + " > " + one + " ? " + one + " : " + r + ")";
+        return "(" + r + " < " + zero + " ? " + zero + " : " + r + " > " + one +
+               " ? " + one + " : " + r + ")";
       };
     } else if (k == "rsqrt")
-      unary = [=](ArrayRef<std::string> e) { return "(" + one + " / sqrt" + f + "(" + e[0] + "))"; };
+      unary = [=](ArrayRef<std::string> e) {
+        return "(" + one + " / sqrt" + f + "(" + e[0] + "))";
+      };
     else if (k == "reciprocal")
-      unary = [=](ArrayRef<std::string> e) { return "(" + one + " / " + e[0] + ")"; };
+      unary = [=](ArrayRef<std::string> e) {
+        return "(" + one + " / " + e[0] + ")";
+      };
     else
-      unary = [=](ArrayRef<std::string> e) { return k.str() + f + "(" + e[0] + ")"; };
+      unary = [=](ArrayRef<std::string> e) {
+        return k.str() + f + "(" + e[0] + ")";
+      };
   } else if (k == "cast") {
-    Type from = ins[0]->type.getElementType();
     unary = [=](ArrayRef<std::string> e) {
       if (element.isInteger(1))
         return "(uint8_t)(" + e[0] + " != 0)";
-      (void)from;
       return "(" + T + ")(" + e[0] + ")";
     };
   } else if (k == "expand") {
@@ -584,9 +613,9 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
 
   // Elementwise binary and where.
   static const llvm::StringMap<const char *> binaryOps = {
-      {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"},
-      {"equal", "=="}, {"less", "<"}, {"less_equal", "<="},
-      {"greater", ">"}, {"greater_equal", ">="}};
+      {"add", "+"},         {"sub", "-"},     {"mul", "*"},
+      {"div", "/"},         {"equal", "=="},  {"less", "<"},
+      {"less_equal", "<="}, {"greater", ">"}, {"greater_equal", ">="}};
   if (auto it = binaryOps.find(k); it != binaryOps.end()) {
     std::string op = it->second;
     emitElementwise(out, {ins[0], ins[1]}, [=](ArrayRef<std::string> e) {
@@ -598,8 +627,8 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     std::string cmp = k == "max" ? ">" : "<";
     emitElementwise(out, {ins[0], ins[1]}, [=](ArrayRef<std::string> e) {
       // NaN in either operand propagates, as in PyTorch.
-      return "(" + e[0] + " " + cmp + " " + e[1] + " || " + e[0] + " != " + e[0] +
-             " ? " + e[0] + " : " + e[1] + ")";
+      return "(" + e[0] + " " + cmp + " " + e[1] + " || " + e[0] +
+             " != " + e[0] + " ? " + e[0] + " : " + e[1] + ")";
     });
     return success();
   }
@@ -608,7 +637,8 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       // Integer power by squaring; negative exponents truncate to 0 (or
       // stay exact for bases 1 and -1), as numpy does for integers.
       emitElementwise(out, {ins[0], ins[1]}, [=](ArrayRef<std::string> e) {
-        return "(" + T + ")cuvil_ipow((int64_t)" + e[0] + ", (int64_t)" + e[1] + ")";
+        return "(" + T + ")cuvil_ipow((int64_t)" + e[0] + ", (int64_t)" + e[1] +
+               ")";
       });
       return success();
     }
@@ -626,7 +656,8 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
 
   // Data movement.
   if (k == "reshape" || k == "flatten" || k == "squeeze" || k == "unsqueeze") {
-    line("memcpy(" + out.name + ", " + ins[0]->name + ", (size_t)" + bytes(out) + ");");
+    line("memcpy(" + out.name + ", " + ins[0]->name + ", (size_t)" +
+         bytes(out) + ");");
     return success();
   }
   if (k == "transpose") {
@@ -640,8 +671,9 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
         dst.push_back(vars[d] + "*" + outStrides[d]);
       }
       line(std::string(2 * (indent - 1), ' ') + out.name + "[" +
-           (dst.empty() ? "0" : absl::StrJoin(dst, " + ")) + "] = " + ins[0]->name +
-           "[" + (src.empty() ? "0" : absl::StrJoin(src, " + ")) + "];");
+           (dst.empty() ? "0" : absl::StrJoin(dst, " + ")) +
+           "] = " + ins[0]->name + "[" +
+           (src.empty() ? "0" : absl::StrJoin(src, " + ")) + "];");
     });
     return success();
   }
@@ -670,11 +702,14 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
         std::string wi = w.empty() ? "0" : absl::StrJoin(w, " + ");
         std::string qi = q.empty() ? "0" : absl::StrJoin(q, " + ");
         if (isConcat)
-          line(std::string(2 * (indent - 1), ' ') + out.name + "[" + wi + "] = " + piece.name + "[" + qi + "];");
+          line(std::string(2 * (indent - 1), ' ') + out.name + "[" + wi +
+               "] = " + piece.name + "[" + qi + "];");
         else
-          line(std::string(2 * (indent - 1), ' ') + piece.name + "[" + qi + "] = " + whole.name + "[" + wi + "];");
+          line(std::string(2 * (indent - 1), ' ') + piece.name + "[" + qi +
+               "] = " + whole.name + "[" + wi + "];");
       });
-      offset = offset == "0" ? piece.dims[axis] : offset + " + " + piece.dims[axis];
+      offset =
+          offset == "0" ? piece.dims[axis] : offset + " + " + piece.dims[axis];
     }
     return success();
   }
@@ -706,8 +741,9 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
           dst.push_back(vars[d] + "*" + outStrides[d]);
         }
         line(std::string(2 * (indent - 1), ' ') + out.name + "[" +
-             (dst.empty() ? "0" : absl::StrJoin(dst, " + ")) + "] = " +
-             ins[0]->name + "[" + (src.empty() ? "0" : absl::StrJoin(src, " + ")) + "];");
+             (dst.empty() ? "0" : absl::StrJoin(dst, " + ")) +
+             "] = " + ins[0]->name + "[" +
+             (src.empty() ? "0" : absl::StrJoin(src, " + ")) + "];");
       });
       return success();
     }
@@ -733,21 +769,25 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
         body += pad + "int64_t " + c + " = " + vars[d] + " - " +
                 std::to_string(pads[d]) + ";\n";
         if (mode == "reflect")
-          body += pad + c + " = " + c + " < 0 ? -" + c + " : " + c + " >= " + dim +
-                  " ? 2*(" + dim + ") - 2 - " + c + " : " + c + ";\n";
+          body += pad + c + " = " + c + " < 0 ? -" + c + " : " + c +
+                  " >= " + dim + " ? 2*(" + dim + ") - 2 - " + c + " : " + c +
+                  ";\n";
         else if (mode == "edge")
-          body += pad + c + " = " + c + " < 0 ? 0 : " + c + " >= " + dim + " ? " +
-                  dim + " - 1 : " + c + ";\n";
+          body += pad + c + " = " + c + " < 0 ? 0 : " + c + " >= " + dim +
+                  " ? " + dim + " - 1 : " + c + ";\n";
         else
           inside.push_back("(" + c + " >= 0 && " + c + " < " + dim + ")");
         src.push_back(c + "*" + inStrides[d]);
         dst.push_back(vars[d] + "*" + outStrides[d]);
       }
-      std::string read = ins[0]->name + "[" + (src.empty() ? "0" : absl::StrJoin(src, " + ")) + "]";
+      std::string read = ins[0]->name + "[" +
+                         (src.empty() ? "0" : absl::StrJoin(src, " + ")) + "]";
       if (!inside.empty())
-        read = "(" + absl::StrJoin(inside, " && ") + " ? " + read + " : " + value + ")";
-      body += pad + out.name + "[" + (dst.empty() ? "0" : absl::StrJoin(dst, " + ")) +
-              "] = " + read + ";\n";
+        read = "(" + absl::StrJoin(inside, " && ") + " ? " + read + " : " +
+               value + ")";
+      body += pad + out.name + "[" +
+              (dst.empty() ? "0" : absl::StrJoin(dst, " + ")) + "] = " + read +
+              ";\n";
     });
     return success();
   }
@@ -780,10 +820,12 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       aDims.insert(aDims.begin(), "1");
     if (bVector)
       bDims.push_back("1");
-    std::string m = aDims[aDims.size() - 2], kk = aDims.back(), n = bDims.back();
+    std::string m = aDims[aDims.size() - 2], kk = aDims.back(),
+                n = bDims.back();
     size_t outBatchRank = std::max(aDims.size(), bDims.size()) - 2;
     std::vector<std::string> outBatch(outBatchRank);
-    std::vector<std::string> aStride(outBatchRank, "0"), bStride(outBatchRank, "0");
+    std::vector<std::string> aStride(outBatchRank, "0"),
+        bStride(outBatchRank, "0");
     std::string aMat = joinProduct({m, kk}), bMat = joinProduct({kk, n});
     for (int side = 0; side < 2; ++side) {
       const std::vector<std::string> &dims = side ? bDims : aDims;
@@ -806,10 +848,10 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     std::string outMat = joinProduct({m, n});
     if (outBatchRank <= 1) {
       std::string count = outBatchRank ? outBatch[0] : "1";
-      line("cuvil_matmul_f32(" + count + ", " + m + ", " + n + ", " + kk + ", " +
-           a.name + ", " + (outBatchRank ? aStride[0] : "0") + ", " + kk + ", 1, " +
-           b.name + ", " + (outBatchRank ? bStride[0] : "0") + ", " + n + ", 1, " +
-           out.name + ");");
+      line("cuvil_matmul_f32(" + count + ", " + m + ", " + n + ", " + kk +
+           ", " + a.name + ", " + (outBatchRank ? aStride[0] : "0") + ", " +
+           kk + ", 1, " + b.name + ", " + (outBatchRank ? bStride[0] : "0") +
+           ", " + n + ", 1, " + out.name + ");");
       return success();
     }
     emitLoopNest(outBatch, [&](ArrayRef<std::string> vars) {
@@ -830,10 +872,10 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       auto sum = [](const std::vector<std::string> &t) {
         return t.empty() ? std::string("0") : absl::StrJoin(t, " + ");
       };
-      line(std::string(2 * (indent - 1), ' ') + "cuvil_matmul_f32(1, " + m + ", " +
-           n + ", " + kk + ", " + a.name + " + " + sum(ao) + ", 0, " + kk + ", 1, " +
-           b.name + " + " + sum(bo) + ", 0, " + n + ", 1, " + out.name + " + " +
-           sum(oo) + ");");
+      line(std::string(2 * (indent - 1), ' ') + "cuvil_matmul_f32(1, " + m +
+           ", " + n + ", " + kk + ", " + a.name + " + " + sum(ao) + ", 0, " +
+           kk + ", 1, " + b.name + " + " + sum(bo) + ", 0, " + n + ", 1, " +
+           out.name + " + " + sum(oo) + ");");
     });
     return success();
   }
@@ -843,10 +885,11 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     bool tb = static_cast<bool>(call->getAttr("trans_b"));
     std::string m = out.dims[0], n = out.dims[1];
     std::string kk = ta ? a.dims[0] : a.dims[1];
-    line("cuvil_matmul_f32(1, " + m + ", " + n + ", " + kk + ", " + a.name + ", 0, " +
-         (ta ? "1, " + m : kk + ", 1") + ", " + b.name + ", 0, " +
+    line("cuvil_matmul_f32(1, " + m + ", " + n + ", " + kk + ", " + a.name +
+         ", 0, " + (ta ? "1, " + m : kk + ", 1") + ", " + b.name + ", 0, " +
          (tb ? "1, " + kk : n + ", 1") + ", " + out.name + ");");
-    double alpha = attrFloat(call, "alpha", 1.0), beta = attrFloat(call, "beta", 1.0);
+    double alpha = attrFloat(call, "alpha", 1.0),
+           beta = attrFloat(call, "beta", 1.0);
     if (ins.size() > 2) {
       std::string al = lit(alpha), be = lit(beta);
       emitElementwise(out, {&out, ins[2]}, [=](ArrayRef<std::string> e) {
@@ -855,7 +898,9 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       });
     } else if (alpha != 1.0) {
       std::string al = lit(alpha);
-      emitElementwise(out, {&out}, [=](ArrayRef<std::string> e) { return al + " * " + e[0]; });
+      emitElementwise(out, {&out}, [=](ArrayRef<std::string> e) {
+        return al + " * " + e[0];
+      });
     }
     return success();
   }
@@ -864,14 +909,14 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     SmallVector<int64_t> st = attrInts(call, "strides", {1, 1});
     SmallVector<int64_t> pd = attrInts(call, "padding", {0, 0, 0, 0});
     SmallVector<int64_t> dl = attrInts(call, "dilations", {1, 1});
-    line("cuvil_conv2d_f32(" + absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " +
-         w.dims[0] + ", " + w.dims[2] + ", " + w.dims[3] + ", " + w.name + ", " +
-         (ins.size() > 2 ? ins[2]->name : std::string("NULL")) + ", " +
-         std::to_string(attrInt(call, "groups", 1)) + ", " + std::to_string(st[0]) +
-         ", " + std::to_string(st[1]) + ", " + std::to_string(pd[0]) + ", " +
-         std::to_string(pd[1]) + ", " + std::to_string(dl[0]) + ", " +
-         std::to_string(dl[1]) + ", " + out.dims[2] + ", " + out.dims[3] + ", " +
-         out.name + ");");
+    line("cuvil_conv2d_f32(" + absl::StrJoin(x.dims, ", ") + ", " + x.name +
+         ", " + w.dims[0] + ", " + w.dims[2] + ", " + w.dims[3] + ", " +
+         w.name + ", " + (ins.size() > 2 ? ins[2]->name : std::string("NULL")) +
+         ", " + std::to_string(attrInt(call, "groups", 1)) + ", " +
+         std::to_string(st[0]) + ", " + std::to_string(st[1]) + ", " +
+         std::to_string(pd[0]) + ", " + std::to_string(pd[1]) + ", " +
+         std::to_string(dl[0]) + ", " + std::to_string(dl[1]) + ", " +
+         out.dims[2] + ", " + out.dims[3] + ", " + out.name + ");");
     return success();
   }
   if (k == "max_pool2d" || k == "avg_pool2d") {
@@ -880,37 +925,42 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     SmallVector<int64_t> st = attrInts(call, "strides", {1, 1});
     SmallVector<int64_t> pd = attrInts(call, "padding", {0, 0, 0, 0});
     SmallVector<int64_t> dl = attrInts(call, "dilations", {1, 1});
-    line(std::string("cuvil_pool2d_f32(") + (k == "max_pool2d" ? "0" : "1") + ", " +
-         absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " + std::to_string(ks[0]) +
-         ", " + std::to_string(ks[1]) + ", " + std::to_string(st[0]) + ", " +
-         std::to_string(st[1]) + ", " + std::to_string(pd[0]) + ", " +
-         std::to_string(pd[1]) + ", " + std::to_string(dl[0]) + ", " +
-         std::to_string(dl[1]) + ", " + (call->getAttr("count_include_pad") ? "1" : "0") +
-         ", " + out.dims[2] + ", " + out.dims[3] + ", " + out.name + ");");
+    line(std::string("cuvil_pool2d_f32(") + (k == "max_pool2d" ? "0" : "1") +
+         ", " + absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " +
+         std::to_string(ks[0]) + ", " + std::to_string(ks[1]) + ", " +
+         std::to_string(st[0]) + ", " + std::to_string(st[1]) + ", " +
+         std::to_string(pd[0]) + ", " + std::to_string(pd[1]) + ", " +
+         std::to_string(dl[0]) + ", " + std::to_string(dl[1]) + ", " +
+         (call->getAttr("count_include_pad") ? "1" : "0") + ", " + out.dims[2] +
+         ", " + out.dims[3] + ", " + out.name + ");");
     return success();
   }
   if (k == "global_avg_pool" || k == "global_max_pool") {
     const Buffer &x = *ins[0];
-    line(std::string("cuvil_reduce_f32(") + (k == "global_avg_pool" ? "1" : "2") + ", " +
-         dimsRange(x, 0, 2) + ", " + dimsRange(x, 2, x.dims.size()) + ", 1, " + x.name +
-         ", " + out.name + ");");
+    line(std::string("cuvil_reduce_f32(") +
+         (k == "global_avg_pool" ? "1" : "2") + ", " + dimsRange(x, 0, 2) +
+         ", " + dimsRange(x, 2, x.dims.size()) + ", 1, " + x.name + ", " +
+         out.name + ");");
     return success();
   }
   if (k == "adaptive_avg_pool2d") {
     const Buffer &x = *ins[0];
     line("cuvil_adaptive_avg_pool2d_f32(" + absl::StrJoin(x.dims, ", ") + ", " +
-         x.name + ", " + out.dims[2] + ", " + out.dims[3] + ", " + out.name + ");");
+         x.name + ", " + out.dims[2] + ", " + out.dims[3] + ", " + out.name +
+         ");");
     return success();
   }
   if (k == "softmax" || k == "log_softmax") {
     const Buffer &x = *ins[0];
     int64_t axis = normalize(attrInt(call, "axis", -1), x.dims.size());
-    line(std::string("cuvil_softmax_f32(") + (k == "log_softmax" ? "1" : "0") + ", " +
-         dimsRange(x, 0, axis) + ", " + x.dims[axis] + ", " +
-         dimsRange(x, axis + 1, x.dims.size()) + ", " + x.name + ", " + out.name + ");");
+    line(std::string("cuvil_softmax_f32(") + (k == "log_softmax" ? "1" : "0") +
+         ", " + dimsRange(x, 0, axis) + ", " + x.dims[axis] + ", " +
+         dimsRange(x, axis + 1, x.dims.size()) + ", " + x.name + ", " +
+         out.name + ");");
     return success();
   }
-  if (k == "reduce_sum" || k == "reduce_mean" || k == "reduce_max" || k == "reduce_min") {
+  if (k == "reduce_sum" || k == "reduce_mean" || k == "reduce_max" ||
+      k == "reduce_min") {
     const Buffer &x = *ins[0];
     size_t rank = x.dims.size();
     SmallVector<int64_t> axes;
@@ -920,18 +970,25 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     bool contiguous = true;
     for (size_t i = 1; i < axes.size(); ++i)
       contiguous &= axes[i] == axes[i - 1] + 1;
-    int kind = k == "reduce_sum" ? 0 : k == "reduce_mean" ? 1 : k == "reduce_max" ? 2 : 3;
+    int kind = k == "reduce_sum"    ? 0
+               : k == "reduce_mean" ? 1
+               : k == "reduce_max"  ? 2
+                                    : 3;
     if (contiguous) {
       line("cuvil_reduce_f32(" + std::to_string(kind) + ", " +
-           dimsRange(x, 0, axes.front()) + ", " + dimsRange(x, axes.front(), axes.back() + 1) +
-           ", " + dimsRange(x, axes.back() + 1, rank) + ", " + x.name + ", " + out.name + ");");
+           dimsRange(x, 0, axes.front()) + ", " +
+           dimsRange(x, axes.front(), axes.back() + 1) + ", " +
+           dimsRange(x, axes.back() + 1, rank) + ", " + x.name + ", " +
+           out.name + ");");
       return success();
     }
     // Scattered axes: accumulate over the whole input.
-    std::string init = kind == 2 ? "-INFINITY" : kind == 3 ? "INFINITY" : lit(0);
+    std::string init = kind == 2   ? "-INFINITY"
+                       : kind == 3 ? "INFINITY"
+                                   : lit(0);
     std::string i = tmp();
-    line("for (int64_t " + i + " = 0; " + i + " < " + numel(out) + "; ++" + i + ") " +
-         out.name + "[" + i + "] = " + init + ";");
+    line("for (int64_t " + i + " = 0; " + i + " < " + numel(out) + "; ++" + i +
+         ") " + out.name + "[" + i + "] = " + init + ";");
     std::vector<std::string> xStrides = strides(x);
     std::vector<std::string> outDims;
     for (size_t d = 0; d < rank; ++d)
@@ -947,7 +1004,8 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
           suffix = joinProduct({suffix, x.dims[d]});
         }
       }
-      std::string o = out.name + "[" + (dst.empty() ? "0" : absl::StrJoin(dst, " + ")) + "]";
+      std::string o = out.name + "[" +
+                      (dst.empty() ? "0" : absl::StrJoin(dst, " + ")) + "]";
       std::string v = x.name + "[" + absl::StrJoin(src, " + ") + "]";
       std::string pad(2 * indent, ' ');
       if (kind == 2)
@@ -962,8 +1020,9 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       std::vector<std::string> reduced;
       for (int64_t a : axes)
         reduced.push_back(x.dims[a]);
-      line("for (int64_t " + j + " = 0; " + j + " < " + numel(out) + "; ++" + j + ") " +
-           out.name + "[" + j + "] /= (float)" + joinProduct(reduced) + ";");
+      line("for (int64_t " + j + " = 0; " + j + " < " + numel(out) + "; ++" +
+           j + ") " + out.name + "[" + j + "] /= (float)" +
+           joinProduct(reduced) + ";");
     }
     return success();
   }
@@ -980,35 +1039,46 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
         continue;
       const Buffer &p = *ins[next++];
       if (numel(p) != inner)
-        return call.emitOpError("layer_norm with broadcast scale or bias is not "
-                                "supported by the x86 target yet");
+        return call.emitOpError(
+            "layer_norm with broadcast scale or bias is not "
+            "supported by the x86 target yet");
       (s == 1 ? scale : bias) = p.name;
     }
-    line("cuvil_layer_norm_f32(" + dimsRange(x, 0, axis) + ", " + inner + ", " + x.name +
-         ", " + scale + ", " + bias + ", " +
-         literal(attrFloat(call, "epsilon", 1e-5), Float64Type::get(call.getContext())) +
+    line("cuvil_layer_norm_f32(" + dimsRange(x, 0, axis) + ", " + inner + ", " +
+         x.name + ", " + scale + ", " + bias + ", " +
+         literal(attrFloat(call, "epsilon", 1e-5),
+                 Float64Type::get(call.getContext())) +
          ", " + out.name + ");");
     return success();
   }
   if (k == "batch_norm") {
     const Buffer &x = *ins[0];
     line("cuvil_batch_norm_f32(" + x.dims[0] + ", " + x.dims[1] + ", " +
-         dimsRange(x, 2, x.dims.size()) + ", " + x.name + ", " + ins[1]->name + ", " +
-         ins[2]->name + ", " + ins[3]->name + ", " + ins[4]->name + ", " +
-         literal(attrFloat(call, "epsilon", 1e-5), Float64Type::get(call.getContext())) +
+         dimsRange(x, 2, x.dims.size()) + ", " + x.name + ", " + ins[1]->name +
+         ", " + ins[2]->name + ", " + ins[3]->name + ", " + ins[4]->name +
+         ", " +
+         literal(attrFloat(call, "epsilon", 1e-5),
+                 Float64Type::get(call.getContext())) +
          ", " + out.name + ");");
     return success();
   }
-  return call.emitOpError("'") << k << "' is not supported by the x86 target yet";
+  return call.emitOpError("'")
+         << k << "' is not supported by the x86 target yet";
 }
 
 std::string jsonEscape(StringRef text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
     default:
       if (static_cast<unsigned char>(c) < 0x20)
         out += llvm::formatv("\\u{0:x4}", static_cast<int>(c)).str();
@@ -1035,11 +1105,16 @@ std::string cString(StringRef text) {
 }
 
 std::string dtypeName(Type type) {
-  if (type.isF32()) return "float32";
-  if (type.isBF16()) return "bfloat16";
-  if (type.isF64()) return "float64";
-  if (type.isF16()) return "float16";
-  if (type.isInteger(1)) return "bool";
+  if (type.isF32())
+    return "float32";
+  if (type.isBF16())
+    return "bfloat16";
+  if (type.isF64())
+    return "float64";
+  if (type.isF16())
+    return "float16";
+  if (type.isInteger(1))
+    return "bool";
   if (auto i = dyn_cast<IntegerType>(type))
     return (i.isUnsigned() ? "uint" : "int") + std::to_string(i.getWidth());
   return "unknown";
@@ -1059,7 +1134,8 @@ constexpr FeatureBit kFeatureBits[] = {
     {"avx512vl", 7, 1, 31},
 };
 
-const char *kHeaderTemplate = R"cuvil(/* Generated by %COMPILER% for model '%NAME%'. Do not edit.
+const char *kHeaderTemplate =
+    R"cuvil(/* Generated by %COMPILER% for model '%NAME%'. Do not edit.
  *
  * The C ABI of a Cuvil model (docs/abi.md): reentrant, no global state,
  * every call returns a cuvil_status. Link with the model's .so, or dlopen it.
@@ -1130,7 +1206,8 @@ void cuvil_context_destroy(cuvil_context *context);
 #endif /* CUVIL_MODEL_H */
 )cuvil";
 
-const char *kAbiTemplate = R"cuvil(/* Generated by %COMPILER%: the exported entry points. Built for the
+const char *kAbiTemplate =
+    R"cuvil(/* Generated by %COMPILER%: the exported entry points. Built for the
  * baseline x86-64 ISA, so that checking the CPU cannot itself fault. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200112L /* posix_memalign */
@@ -1393,8 +1470,9 @@ static inline int64_t cuvil_ipow(int64_t base, int64_t exponent) {
 }
 )cuvil";
 
-std::string replaceAll(std::string text,
-                       const std::vector<std::pair<std::string, std::string>> &subs) {
+std::string
+replaceAll(std::string text,
+           const std::vector<std::pair<std::string, std::string>> &subs) {
   for (auto &[key, value] : subs)
     text = absl::StrReplaceAll(text, {{key, value}});
   return text;
@@ -1404,20 +1482,24 @@ std::string replaceAll(std::string text,
 
 std::string EmittedModel::singleSource() const {
   // One translation unit: the header once, then the model, then the ABI.
-  std::string model = absl::StrReplaceAll(modelSource, {{"#include \"model.h\"\n", ""}});
-  std::string abi = absl::StrReplaceAll(abiSource, {{"#include \"model.h\"\n", ""}});
+  std::string model =
+      absl::StrReplaceAll(modelSource, {{"#include \"model.h\"\n", ""}});
+  std::string abi =
+      absl::StrReplaceAll(abiSource, {{"#include \"model.h\"\n", ""}});
   return "#ifndef _POSIX_C_SOURCE\n#define _POSIX_C_SOURCE 200112L\n#endif\n" +
          header + "\n" + model + "\n" + abi;
 }
 
-absl::StatusOr<EmittedModel> emitModel(ModuleOp module, const EmitOptions &options) {
+absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
+                                       const EmitOptions &options) {
   StatusDiagnosticHandler diagnostics(module.getContext());
   func::FuncOp func;
   for (func::FuncOp candidate : module.getOps<func::FuncOp>()) {
     if (candidate.isExternal())
       continue;
     if (func)
-      return absl::UnimplementedError("the x86 target compiles one function per model");
+      return absl::UnimplementedError(
+          "the x86 target compiles one function per model");
     func = candidate;
   }
   if (!func || !func->hasAttr("cuvil.num_inputs"))
@@ -1426,8 +1508,10 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module, const EmitOptions &optio
   if (failed(emitter.run()))
     return diagnostics.consumeStatus(absl::StatusCode::kInvalidArgument);
 
-  int64_t numInputs = func->getAttrOfType<IntegerAttr>("cuvil.num_inputs").getInt();
-  int64_t numOutputs = func->getAttrOfType<IntegerAttr>("cuvil.num_outputs").getInt();
+  int64_t numInputs =
+      func->getAttrOfType<IntegerAttr>("cuvil.num_inputs").getInt();
+  int64_t numOutputs =
+      func->getAttrOfType<IntegerAttr>("cuvil.num_outputs").getInt();
   int64_t maxBatch = 0;
   if (auto attr = module->getAttrOfType<IntegerAttr>("cuvil.max_batch"))
     maxBatch = attr.getInt();
@@ -1439,16 +1523,18 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module, const EmitOptions &optio
     auto type = cast<MemRefType>(arg.getType());
     std::string name = isInput ? "input" + std::to_string(index)
                                : "output" + std::to_string(index);
-    if (auto attr = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "cuvil.name"))
+    if (auto attr =
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "cuvil.name"))
       name = attr.str();
     std::vector<std::string> dims;
     for (int64_t d : type.getShape())
       dims.push_back(ShapedType::isDynamic(d) ? "-1" : std::to_string(d));
-    ioComments += "/* " + std::string(isInput ? "input " : "output ") +
-                  std::to_string(index) + " '" + name + "': " +
-                  dtypeName(type.getElementType()) + " [" +
-                  absl::StrReplaceAll(absl::StrJoin(dims, ", "), {{"-1", "batch"}}) +
-                  "] */\n";
+    ioComments +=
+        "/* " + std::string(isInput ? "input " : "output ") +
+        std::to_string(index) + " '" + name +
+        "': " + dtypeName(type.getElementType()) + " [" +
+        absl::StrReplaceAll(absl::StrJoin(dims, ", "), {{"-1", "batch"}}) +
+        "] */\n";
     return "{\"name\": \"" + jsonEscape(name) + "\", \"dtype\": \"" +
            dtypeName(type.getElementType()) + "\", \"shape\": [" +
            absl::StrJoin(dims, ", ") + "]}";
@@ -1464,12 +1550,14 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module, const EmitOptions &optio
   result.metadata =
       "{\"abi_version\": 1, \"model\": \"" + jsonEscape(func.getName()) +
       "\", \"inputs\": [" + absl::StrJoin(inputs, ", ") + "], \"outputs\": [" +
-      absl::StrJoin(outputs, ", ") + "], \"max_batch\": " + std::to_string(maxBatch) +
+      absl::StrJoin(outputs, ", ") +
+      "], \"max_batch\": " + std::to_string(maxBatch) +
       ", \"workspace_bytes\": " + std::to_string(emitter.arenaBytes) +
       ", \"target\": {\"triple\": \"x86_64-linux-gnu\", \"cpu\": \"" +
-      jsonEscape(options.cpu) + "\", \"features\": [" + absl::StrJoin(features, ", ") +
-      "]}, \"compiler\": \"" + jsonEscape(options.compilerVersion) +
-      "\", \"model_hash\": \"" + jsonEscape(options.modelHash) + "\"}";
+      jsonEscape(options.cpu) + "\", \"features\": [" +
+      absl::StrJoin(features, ", ") + "]}, \"compiler\": \"" +
+      jsonEscape(options.compilerVersion) + "\", \"model_hash\": \"" +
+      jsonEscape(options.modelHash) + "\"}";
 
   std::vector<std::pair<std::string, std::string>> subs = {
       {"%COMPILER%", options.compilerVersion},
@@ -1531,11 +1619,15 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module, const EmitOptions &optio
         "  .balign 64\n  .globl cuvil_weights\n  .hidden cuvil_weights\n"
         "  .type cuvil_weights,@object\n"
         "cuvil_weights:\n  .incbin \"weights.bin\"\n"
-        "  .size cuvil_weights, " + std::to_string(result.weightsBlob.size()) + "\n"
+        "  .size cuvil_weights, " +
+        std::to_string(result.weightsBlob.size()) +
+        "\n"
         "  .section .note.GNU-stack,\"\",@progbits\n";
   }
-  model += "\nCUVIL_INTERNAL int cuvil_internal_run(int64_t batch, const void *const *inputs,\n"
-           "                                      void *const *outputs, unsigned char *arena) {\n" +
+  model += "\nCUVIL_INTERNAL int cuvil_internal_run(int64_t batch, const void "
+           "*const *inputs,\n"
+           "                                      void *const *outputs, "
+           "unsigned char *arena) {\n" +
            emitter.body + "  return CUVIL_OK;\n}\n";
   result.modelSource = std::move(model);
   return result;

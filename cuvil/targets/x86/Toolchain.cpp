@@ -26,8 +26,8 @@ namespace {
 
 /// Features worth checking at run time (what the code generator may use).
 constexpr const char *kCheckedFeatures[] = {
-    "sse3",     "ssse3",    "sse4.1",   "sse4.2",   "popcnt",   "avx",
-    "avx2",     "fma",      "f16c",     "bmi",      "bmi2",     "avx512f",
+    "sse3",     "ssse3",    "sse4.1",   "sse4.2",  "popcnt", "avx",
+    "avx2",     "fma",      "f16c",     "bmi",     "bmi2",   "avx512f",
     "avx512dq", "avx512cd", "avx512bw", "avx512vl"};
 
 std::vector<std::string> checkedFeatures(llvm::ArrayRef<llvm::StringRef> all) {
@@ -72,7 +72,8 @@ absl::Status run(const std::vector<std::string> &argv, const std::string &dir,
     full.push_back(a.data());
   full.insert(full.end(), args.begin(), args.end());
   pid_t pid;
-  int rc = posix_spawn(&pid, "/bin/sh", &actions, nullptr, full.data(), environ);
+  int rc =
+      posix_spawn(&pid, "/bin/sh", &actions, nullptr, full.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0)
     return absl::InternalError(
@@ -83,9 +84,9 @@ absl::Status run(const std::vector<std::string> &argv, const std::string &dir,
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return absl::OkStatus();
   absl::StatusOr<std::string> output = readFile(log);
-  return absl::InternalError(absl::StrCat(
-      what, " failed (", absl::StrJoin(argv, " "), "):\n",
-      output.ok() ? *output : std::string("(no output)")));
+  return absl::InternalError(
+      absl::StrCat(what, " failed (", absl::StrJoin(argv, " "), "):\n",
+                   output.ok() ? *output : std::string("(no output)")));
 }
 
 } // namespace
@@ -126,10 +127,11 @@ absl::StatusOr<CpuTarget> resolveCpu(const std::string &cpu) {
 absl::StatusOr<std::string> buildSharedObject(const EmittedModel &model,
                                               const CpuTarget &cpu) {
   const char *tmp = std::getenv("TMPDIR");
-  std::string tmpl = absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/cuvil-build.XXXXXX");
+  std::string tmpl =
+      absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/cuvil-build.XXXXXX");
   if (!::mkdtemp(tmpl.data()))
-    return absl::InternalError(
-        absl::StrCat("cannot create a build directory: ", std::strerror(errno)));
+    return absl::InternalError(absl::StrCat("cannot create a build directory: ",
+                                            std::strerror(errno)));
   std::string dir = tmpl;
   struct Cleanup {
     std::string dir;
@@ -154,29 +156,34 @@ absl::StatusOr<std::string> buildSharedObject(const EmittedModel &model,
     return absl::FailedPreconditionError(absl::StrCat(
         "the C compiler '", clang,
         "' is missing; run scripts/bootstrap (or set CUVIL_CLANG)"));
-  std::vector<std::string> common = {clang, "-std=c99", "-fPIC",
-                                     "-fvisibility=hidden", "-fno-math-errno",
-                                     "-Wno-everything", "-c"};
+  std::vector<std::string> common = {clang,
+                                     "-std=c99",
+                                     "-fPIC",
+                                     "-fvisibility=hidden",
+                                     "-fno-math-errno",
+                                     "-Wno-everything",
+                                     "-c"};
   auto withArgs = [&](std::vector<std::string> extra) {
     std::vector<std::string> argv = common;
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   };
-  RETURN_IF_ERROR(run(withArgs({"-O3", "-march=" + cpu.march,
-                                "-ffp-contract=fast", "model.c", "-o", "model.o"}),
-                      dir, "compiling the model"));
+  RETURN_IF_ERROR(
+      run(withArgs({"-O3", "-march=" + cpu.march, "-ffp-contract=fast",
+                    "model.c", "-o", "model.o"}),
+          dir, "compiling the model"));
   // The entry points must run on any x86-64 to report an unsupported CPU.
-  RETURN_IF_ERROR(run(withArgs({"-O2", "-march=x86-64", "-std=gnu99", "abi.c",
-                                "-o", "abi.o"}),
-                      dir, "compiling the entry points"));
+  RETURN_IF_ERROR(run(
+      withArgs({"-O2", "-march=x86-64", "-std=gnu99", "abi.c", "-o", "abi.o"}),
+      dir, "compiling the entry points"));
   RETURN_IF_ERROR(run({clang, "-c", "weights.S", "-o", "weights.o"}, dir,
                       "assembling the weights"));
-  RETURN_IF_ERROR(run({clang, "-shared", "-fuse-ld=lld", "-o", "model.so",
-                       "model.o", "abi.o", "weights.o",
-                       "-Wl,--version-script=exports.map", "-Wl,-z,noexecstack",
-                       "-Wl,-z,relro", "-Wl,-z,now", "-Wl,--as-needed",
-                       "-Wl,--build-id", "-lm"},
-                      dir, "linking"));
+  RETURN_IF_ERROR(
+      run({clang, "-shared", "-fuse-ld=lld", "-o", "model.so", "model.o",
+           "abi.o", "weights.o", "-Wl,--version-script=exports.map",
+           "-Wl,-z,noexecstack", "-Wl,-z,relro", "-Wl,-z,now",
+           "-Wl,--as-needed", "-Wl,--build-id", "-lm"},
+          dir, "linking"));
   return readFile(dir + "/model.so");
 }
 
