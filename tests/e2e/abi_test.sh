@@ -3,7 +3,7 @@
 #  - readelf: NEEDED is libc (and libm) only;
 #  - nm: only the ABI symbols are exported;
 #  - a C program with only model.h links it and passes abi_test.c (errors,
-#    contexts, 8 threads, no allocation);
+#    contexts, 8 threads, no allocation), natively and under helgrind;
 #  - --emit=c output compiles with gcc -std=c99 -pedantic -Wall -Werror.
 #   abi_test.sh CUVILC MAKE_MODEL_PY ABI_TEST_C
 set -euo pipefail
@@ -35,6 +35,8 @@ cp "$abi_test_c" abi_test.c
 gcc -std=c99 -Wall -Wextra -Werror -pedantic -O1 abi_test.c -I. -L. -l:model.so \
   -Wl,-rpath,"$dir" -lpthread -o abi_test
 ./abi_test
+# The same 8-thread run under helgrind: no data race in the model.
+valgrind --tool=helgrind --error-exitcode=9 --quiet ./abi_test
 
 "$cuvilc" --quiet --emit=c --cpu=x86-64-v2 mlp.onnx -o single.c
 gcc -std=c99 -pedantic -Wall -Werror -c single.c -o single.o

@@ -1069,7 +1069,8 @@ LogicalResult Importer::convertWhere(const onnx::NodeProto &node,
   // Selecting between shape vectors (x.expand(n, -1, -1) exports this way).
   const HostTensor *condHost = getHost(node, 0), *xHost = getHost(node, 1),
                    *yHost = getHost(node, 2);
-  if (condHost && xHost && yHost && !xHost->isFloat() && !yHost->isFloat() &&
+  if (condHost && xHost && yHost && !condHost->isFloat() &&
+      !xHost->isFloat() && !yHost->isFloat() &&
       !llvm::is_contained(condHost->ints, kUnknown)) {
     std::initializer_list<const HostTensor *> all = {condHost, xHost, yHost};
     int64_t n = 1;
@@ -1280,6 +1281,9 @@ LogicalResult Importer::convertConv(const onnx::NodeProto &node, Location loc) {
     bias = *b;
   }
   auto wType = cast<RankedTensorType>(w->getType());
+  if (wType.getRank() < 3)
+    return emitError(loc) << "Conv expects a weight of rank >= 3, got "
+                          << wType;
   SmallVector<int64_t> kernel =
       attrInts(node, "kernel_shape")
           .value_or(SmallVector<int64_t>(wType.getShape().drop_front(2)));
