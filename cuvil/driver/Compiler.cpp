@@ -177,6 +177,8 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
         "': Cuvil reads ONNX (.onnx) and level1 MLIR (.mlir) models"));
   if (options.maxBatch && *options.maxBatch < 1)
     return absl::InvalidArgumentError("--max-batch must be at least 1");
+  if (options.threadsDefault < 1)
+    return absl::InvalidArgumentError("--threads-default must be at least 1");
   if (options.target != "x86_64-linux-gnu")
     return absl::InvalidArgumentError(
         absl::StrCat("unsupported --target '", options.target,
@@ -271,6 +273,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
   emitOptions.modelHash = hexSha256(source);
   emitOptions.compilerVersion = absl::StrCat("cuvilc ", getVersionString());
   emitOptions.inlineWeights = options.emit == EmitKind::C;
+  emitOptions.threadsDefault = options.threadsDefault;
   ASSIGN_OR_RETURN(x86::EmittedModel emitted,
                    x86::emitModel(*module, emitOptions));
   if (options.emit == EmitKind::C) {

@@ -51,6 +51,8 @@ struct CompileOptions {
   std::string target = "x86_64-linux-gnu";
   /// CPU to build for: native, x86-64, x86-64-v2/v3/v4, or an LLVM CPU name.
   std::string cpu = "native";
+  /// Threads a context of the artifact uses by default.
+  int threadsDefault = 1;
   EmitKind emit = EmitKind::MlirLevel1;
   /// Print the IR after every pass to stderr.
   bool printIrAfterAll = false;

@@ -137,14 +137,29 @@ int main(void) {
   EXPECT(cuvil_context_run(NULL, BATCH, ins, outs) == CUVIL_ERROR_INVALID_ARGUMENT);
   EXPECT(strcmp(cuvil_context_error(NULL), "the context is NULL") == 0);
 
-  /* No allocation on the steady-state path. */
-  counting = 1;
-  for (i = 0; i < 1000; ++i) {
-    cuvil_model_run(BATCH, ins, outs, workspace, size);
-    cuvil_context_run(context, BATCH, ins, outs);
+  /* A context with worker threads computes the same bits. */
+  {
+    cuvil_context *threaded = NULL;
+    EXPECT(cuvil_context_create(4, &threaded) == CUVIL_OK && threaded != NULL);
+    for (i = 0; i < 200; ++i) {
+      memset(out, 0, sizeof(out));
+      EXPECT(cuvil_context_run(threaded, BATCH, ins, outs) == CUVIL_OK);
+      if (memcmp(out, reference, sizeof(out)) != 0) {
+        EXPECT(!"threaded result differs");
+        break;
+      }
+    }
+    /* No allocation on the steady-state path, with or without threads. */
+    counting = 1;
+    for (i = 0; i < 1000; ++i) {
+      cuvil_model_run(BATCH, ins, outs, workspace, size);
+      cuvil_context_run(context, BATCH, ins, outs);
+      cuvil_context_run(threaded, BATCH, ins, outs);
+    }
+    counting = 0;
+    EXPECT(allocations == 0);
+    cuvil_context_destroy(threaded);
   }
-  counting = 0;
-  EXPECT(allocations == 0);
   cuvil_context_destroy(context);
   cuvil_context_destroy(NULL);
 

@@ -37,10 +37,15 @@ class CompiledModel:
         self.lib.cuvil_model_run.argtypes = [
             ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
             ctypes.c_size_t]
+        self.lib.cuvil_context_create.argtypes = [ctypes.c_int, ctypes.c_void_p]
+        self.lib.cuvil_context_run.argtypes = [ctypes.c_void_p, ctypes.c_int64,
+                                               ctypes.c_void_p, ctypes.c_void_p]
+        self.lib.cuvil_context_destroy.argtypes = [ctypes.c_void_p]
         self.metadata = json.loads(self.lib.cuvil_model_metadata())
         self.workspace = np.zeros(self.lib.cuvil_model_workspace_size() + 64, np.uint8)
 
-    def __call__(self, *inputs, batch=0):
+    def __call__(self, *inputs, batch=0, threads=None):
+        """Runs through cuvil_model_run, or a context with `threads`."""
         outputs = []
         for spec in self.metadata["outputs"]:
             shape = [batch if d == -1 else d for d in spec["shape"]]
@@ -48,9 +53,16 @@ class CompiledModel:
         inputs = [np.ascontiguousarray(x) for x in inputs]
         ins = (ctypes.c_void_p * len(inputs))(*[x.ctypes.data for x in inputs])
         outs = (ctypes.c_void_p * len(outputs))(*[y.ctypes.data for y in outputs])
-        status = self.lib.cuvil_model_run(batch, ins, outs,
-                                          self.workspace.ctypes.data,
-                                          self.workspace.size)
+        if threads is None:
+            status = self.lib.cuvil_model_run(batch, ins, outs,
+                                              self.workspace.ctypes.data,
+                                              self.workspace.size)
+        else:
+            context = ctypes.c_void_p()
+            status = self.lib.cuvil_context_create(threads, ctypes.byref(context))
+            if status == 0:
+                status = self.lib.cuvil_context_run(context, batch, ins, outs)
+                self.lib.cuvil_context_destroy(context)
         if status != 0:
             raise RuntimeError(self.lib.cuvil_status_message(status).decode())
         return outputs
@@ -77,6 +89,12 @@ def check(cuvilc, name, batch=1, max_batch=None, workdir=None):
     error = float(np.abs(result - reference).max())
     scale = float(np.abs(reference).max())
     ok = error <= RELATIVE_TOLERANCE * scale
+    # Results do not depend on the thread count: bit for bit.
+    (threaded,) = compiled(x.numpy(), batch=batch if max_batch else 0, threads=2)
+    if not np.array_equal(threaded, result):
+        print(f"{name}: 2 threads differ from 1 (max |diff| "
+              f"{float(np.abs(threaded - result).max()):.3g})")
+        ok = False
     print(f"{name} batch={batch}: max|err| = {error:.3g}, max|ref| = {scale:.3g}, "
           f"ratio = {error / scale:.3g} ({'ok' if ok else 'FAIL'})")
     return ok

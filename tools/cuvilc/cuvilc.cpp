@@ -39,6 +39,9 @@ ABSL_FLAG(std::string, cpu, "native",
           "CPU to build for: native (this machine), x86-64, x86-64-v2, "
           "x86-64-v3, x86-64-v4, or an LLVM CPU name such as znver4. The "
           "artifact refuses to run on a CPU without the features it uses.");
+ABSL_FLAG(int32_t, threads_default, 1,
+          "Threads a context of the compiled model uses when created with "
+          "num_threads = 0 (results do not depend on the count).");
 ABSL_FLAG(bool, print_ir_after_all, false,
           "Print the IR after every compiler pass to standard error.");
 ABSL_FLAG(std::vector<std::string>, input_shape, {},
@@ -151,6 +154,7 @@ int main(int argc, char **argv) {
   options.inputPath = positional[1];
   options.target = absl::GetFlag(FLAGS_target);
   options.cpu = absl::GetFlag(FLAGS_cpu);
+  options.threadsDefault = absl::GetFlag(FLAGS_threads_default);
   for (const std::string &shape : absl::GetFlag(FLAGS_input_shape)) {
     if (absl::Status status =
             cuvil::parseInputShape(shape, options.inputShapes);

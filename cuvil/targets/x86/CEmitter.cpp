@@ -848,7 +848,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     std::string outMat = joinProduct({m, n});
     if (outBatchRank <= 1) {
       std::string count = outBatchRank ? outBatch[0] : "1";
-      line("cuvil_matmul_f32(" + count + ", " + m + ", " + n + ", " + kk +
+      line("cuvil_matmul_f32(pool, " + count + ", " + m + ", " + n + ", " + kk +
            ", " + a.name + ", " + (outBatchRank ? aStride[0] : "0") + ", " +
            kk + ", 1, " + b.name + ", " + (outBatchRank ? bStride[0] : "0") +
            ", " + n + ", 1, " + out.name + ");");
@@ -872,7 +872,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       auto sum = [](const std::vector<std::string> &t) {
         return t.empty() ? std::string("0") : absl::StrJoin(t, " + ");
       };
-      line(std::string(2 * (indent - 1), ' ') + "cuvil_matmul_f32(1, " + m +
+      line(std::string(2 * (indent - 1), ' ') + "cuvil_matmul_f32(pool, 1, " + m +
            ", " + n + ", " + kk + ", " + a.name + " + " + sum(ao) + ", 0, " +
            kk + ", 1, " + b.name + " + " + sum(bo) + ", 0, " + n + ", 1, " +
            out.name + " + " + sum(oo) + ");");
@@ -885,7 +885,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     bool tb = static_cast<bool>(call->getAttr("trans_b"));
     std::string m = out.dims[0], n = out.dims[1];
     std::string kk = ta ? a.dims[0] : a.dims[1];
-    line("cuvil_matmul_f32(1, " + m + ", " + n + ", " + kk + ", " + a.name +
+    line("cuvil_matmul_f32(pool, 1, " + m + ", " + n + ", " + kk + ", " + a.name +
          ", 0, " + (ta ? "1, " + m : kk + ", 1") + ", " + b.name + ", 0, " +
          (tb ? "1, " + kk : n + ", 1") + ", " + out.name + ");");
     double alpha = attrFloat(call, "alpha", 1.0),
@@ -909,7 +909,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     SmallVector<int64_t> st = attrInts(call, "strides", {1, 1});
     SmallVector<int64_t> pd = attrInts(call, "padding", {0, 0, 0, 0});
     SmallVector<int64_t> dl = attrInts(call, "dilations", {1, 1});
-    line("cuvil_conv2d_f32(" + absl::StrJoin(x.dims, ", ") + ", " + x.name +
+    line("cuvil_conv2d_f32(pool, " + absl::StrJoin(x.dims, ", ") + ", " + x.name +
          ", " + w.dims[0] + ", " + w.dims[2] + ", " + w.dims[3] + ", " +
          w.name + ", " + (ins.size() > 2 ? ins[2]->name : std::string("NULL")) +
          ", " + std::to_string(attrInt(call, "groups", 1)) + ", " +
@@ -1166,6 +1166,8 @@ typedef enum cuvil_status {
 #define CUVIL_MODEL_MAX_BATCH %MAX_BATCH%
 /* Bytes of workspace cuvil_model_run needs (any batch up to the maximum). */
 #define CUVIL_MODEL_WORKSPACE_SIZE %WORKSPACE%
+/* Threads a context uses when created with num_threads = 0. */
+#define CUVIL_MODEL_DEFAULT_THREADS %THREADS%
 
 %IO_COMMENTS%
 /* A human-readable description of a status code. */
@@ -1189,8 +1191,10 @@ int cuvil_model_run(int64_t batch, const void *const *inputs,
                     void *const *outputs, void *workspace,
                     size_t workspace_size);
 
-/* A context owns a workspace, so each call needs only the tensors. One
- * context serves one thread at a time. */
+/* A context owns a workspace and num_threads - 1 worker pthreads (0: the
+ * compiled default), so each call needs only the tensors; results are the
+ * same for any thread count. One context serves one caller at a time.
+ * cuvil_model_run always runs on the calling thread alone. */
 typedef struct cuvil_context cuvil_context;
 int cuvil_context_create(int num_threads, cuvil_context **context);
 int cuvil_context_run(cuvil_context *context, int64_t batch,
@@ -1228,7 +1232,10 @@ const char *kAbiTemplate =
 #endif
 
 CUVIL_INTERNAL int cuvil_internal_run(int64_t batch, const void *const *inputs,
-                                      void *const *outputs, unsigned char *arena);
+                                      void *const *outputs, unsigned char *arena,
+                                      struct cuvil_pool *pool);
+struct cuvil_pool *cuvil_pool_create(int num_threads);
+void cuvil_pool_destroy(struct cuvil_pool *pool);
 
 static const char cuvil_metadata_json[] =
     %METADATA%;
@@ -1323,11 +1330,13 @@ CUVIL_EXPORT int cuvil_model_run(int64_t batch, const void *const *inputs,
     return CUVIL_ERROR_INVALID_ARGUMENT;
   if (workspace_size < CUVIL_MODEL_WORKSPACE_SIZE)
     return CUVIL_ERROR_WORKSPACE_TOO_SMALL;
-  return cuvil_internal_run(batch, inputs, outputs, (unsigned char *)workspace);
+  return cuvil_internal_run(batch, inputs, outputs, (unsigned char *)workspace,
+                            NULL);
 }
 
 struct cuvil_context {
   void *workspace;
+  struct cuvil_pool *pool; /* NULL: run on the calling thread */
   int num_threads;
   char error[256];
 };
@@ -1342,11 +1351,19 @@ CUVIL_EXPORT int cuvil_context_create(int num_threads, cuvil_context **context) 
   ctx = (cuvil_context *)calloc(1, sizeof(*ctx));
   if (!ctx)
     return CUVIL_ERROR_OUT_OF_MEMORY;
-  /* Kernels run on the calling thread; num_threads is recorded for the
-   * multi-threaded kernels (results never depend on it). */
-  ctx->num_threads = num_threads ? num_threads : 1;
+  /* Heavy kernels split their work over num_threads pthreads (the caller
+   * and num_threads - 1 workers); results never depend on the count. */
+  ctx->num_threads = num_threads ? num_threads : CUVIL_MODEL_DEFAULT_THREADS;
+  if (ctx->num_threads > 1) {
+    ctx->pool = cuvil_pool_create(ctx->num_threads);
+    if (!ctx->pool) {
+      free(ctx);
+      return CUVIL_ERROR_OUT_OF_MEMORY;
+    }
+  }
   if (CUVIL_MODEL_WORKSPACE_SIZE > 0) {
     if (posix_memalign(&ctx->workspace, 64, (size_t)CUVIL_MODEL_WORKSPACE_SIZE) != 0) {
+      cuvil_pool_destroy(ctx->pool);
       free(ctx);
       return CUVIL_ERROR_OUT_OF_MEMORY;
     }
@@ -1364,7 +1381,8 @@ CUVIL_EXPORT int cuvil_context_run(cuvil_context *context, int64_t batch,
   status = cuvil_check(batch, inputs, outputs, context->error, sizeof(context->error));
   if (status != CUVIL_OK)
     return status;
-  status = cuvil_internal_run(batch, inputs, outputs, (unsigned char *)context->workspace);
+  status = cuvil_internal_run(batch, inputs, outputs,
+                              (unsigned char *)context->workspace, context->pool);
   if (status != CUVIL_OK)
     snprintf(context->error, sizeof(context->error), "%s", cuvil_status_message(status));
   return status;
@@ -1377,6 +1395,7 @@ CUVIL_EXPORT const char *cuvil_context_error(const cuvil_context *context) {
 CUVIL_EXPORT void cuvil_context_destroy(cuvil_context *context) {
   if (!context)
     return;
+  cuvil_pool_destroy(context->pool);
   free(context->workspace);
   free(context);
 }
@@ -1566,6 +1585,7 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
       {"%NUM_OUTPUTS%", std::to_string(numOutputs)},
       {"%MAX_BATCH%", std::to_string(maxBatch)},
       {"%WORKSPACE%", std::to_string(emitter.arenaBytes)},
+      {"%THREADS%", std::to_string(std::max(options.threadsDefault, 1))},
       {"%IO_COMMENTS%", ioComments},
       {"%CPU%", options.cpu},
   };
@@ -1624,10 +1644,12 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
         "\n"
         "  .section .note.GNU-stack,\"\",@progbits\n";
   }
-  model += "\nCUVIL_INTERNAL int cuvil_internal_run(int64_t batch, const void "
-           "*const *inputs,\n"
-           "                                      void *const *outputs, "
-           "unsigned char *arena) {\n" +
+  model += "\nCUVIL_INTERNAL int cuvil_internal_run(int64_t batch,\n"
+           "                                      const void *const *inputs,\n"
+           "                                      void *const *outputs,\n"
+           "                                      unsigned char *arena,\n"
+           "                                      cuvil_pool *pool) {\n"
+           "  (void)pool;\n" +
            emitter.body + "  return CUVIL_OK;\n}\n";
   result.modelSource = std::move(model);
   return result;

@@ -25,6 +25,8 @@ struct EmitOptions {
   /// Hash of the input model, for the metadata.
   std::string modelHash;
   std::string compilerVersion;
+  /// Threads a context uses when its creator asks for 0.
+  int threadsDefault = 1;
   /// Weights as C arrays in the source (--emit=c) instead of a binary blob
   /// assembled with .incbin (the .so path: fast for large models).
   bool inlineWeights = true;

@@ -10,83 +10,284 @@
 
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
-void cuvil_matmul_f32(int64_t batch, int64_t m, int64_t n, int64_t k,
-                      const float *a, int64_t a_batch_stride, int64_t a_row_stride,
-                      int64_t a_col_stride, const float *b,
-                      int64_t b_batch_stride, int64_t b_row_stride,
-                      int64_t b_col_stride, float *c) {
-  for (int64_t p = 0; p < batch; ++p) {
-    const float *ap = a + p * a_batch_stride;
-    const float *bp = b + p * b_batch_stride;
-    float *cp = c + p * m * n;
-    for (int64_t i = 0; i < m; ++i) {
-      float *crow = cp + i * n;
-      for (int64_t j = 0; j < n; ++j)
-        crow[j] = 0.0f;
-      for (int64_t l = 0; l < k; ++l) {
-        float av = ap[i * a_row_stride + l * a_col_stride];
-        const float *brow = bp + l * b_row_stride;
-        if (b_col_stride == 1) {
-          for (int64_t j = 0; j < n; ++j)
-            crow[j] += av * brow[j];
-        } else {
-          for (int64_t j = 0; j < n; ++j)
-            crow[j] += av * brow[j * b_col_stride];
-        }
+/*===------------------------------------------------------------------===*
+ * Thread pool
+ *===------------------------------------------------------------------===*/
+
+struct cuvil_worker {
+  struct cuvil_pool *pool;
+  int index;
+};
+
+struct cuvil_pool {
+  int num_threads; /* including the calling thread */
+  pthread_t *threads;
+  struct cuvil_worker *workers;
+  pthread_mutex_t mutex;
+  pthread_cond_t wake, done;
+  unsigned long generation; /* one per job */
+  int pending;              /* workers still on the current job */
+  int stop;
+  cuvil_task_fn fn;
+  void *arg;
+  int64_t count;
+};
+
+static void cuvil_run_slice(struct cuvil_pool *pool, int index) {
+  int64_t begin = pool->count * index / pool->num_threads;
+  int64_t end = pool->count * (index + 1) / pool->num_threads;
+  if (begin < end)
+    pool->fn(pool->arg, begin, end);
+}
+
+static void *cuvil_worker_main(void *p) {
+  struct cuvil_worker *self = (struct cuvil_worker *)p;
+  struct cuvil_pool *pool = self->pool;
+  unsigned long seen = 0;
+  for (;;) {
+    pthread_mutex_lock(&pool->mutex);
+    while (!pool->stop && pool->generation == seen)
+      pthread_cond_wait(&pool->wake, &pool->mutex);
+    if (pool->stop) {
+      pthread_mutex_unlock(&pool->mutex);
+      return NULL;
+    }
+    seen = pool->generation;
+    pthread_mutex_unlock(&pool->mutex);
+    cuvil_run_slice(pool, self->index);
+    pthread_mutex_lock(&pool->mutex);
+    if (--pool->pending == 0)
+      pthread_cond_signal(&pool->done);
+    pthread_mutex_unlock(&pool->mutex);
+  }
+}
+
+cuvil_pool *cuvil_pool_create(int num_threads) {
+  struct cuvil_pool *pool;
+  int i;
+  if (num_threads <= 1)
+    return NULL;
+  pool = (struct cuvil_pool *)calloc(1, sizeof(*pool));
+  if (!pool)
+    return NULL;
+  pool->num_threads = num_threads;
+  pool->threads = (pthread_t *)calloc((size_t)num_threads, sizeof(pthread_t));
+  pool->workers = (struct cuvil_worker *)calloc((size_t)num_threads,
+                                                sizeof(struct cuvil_worker));
+  if (!pool->threads || !pool->workers) {
+    free(pool->threads);
+    free(pool->workers);
+    free(pool);
+    return NULL;
+  }
+  pthread_mutex_init(&pool->mutex, NULL);
+  pthread_cond_init(&pool->wake, NULL);
+  pthread_cond_init(&pool->done, NULL);
+  for (i = 1; i < num_threads; ++i) {
+    pool->workers[i].pool = pool;
+    pool->workers[i].index = i;
+    if (pthread_create(&pool->threads[i], NULL, cuvil_worker_main,
+                       &pool->workers[i]) != 0) {
+      /* Run with the threads that started. */
+      pool->num_threads = i;
+      break;
+    }
+  }
+  if (pool->num_threads == 1) {
+    cuvil_pool_destroy(pool);
+    return NULL;
+  }
+  return pool;
+}
+
+void cuvil_pool_destroy(cuvil_pool *pool) {
+  int i;
+  if (!pool)
+    return;
+  pthread_mutex_lock(&pool->mutex);
+  pool->stop = 1;
+  pthread_cond_broadcast(&pool->wake);
+  pthread_mutex_unlock(&pool->mutex);
+  for (i = 1; i < pool->num_threads; ++i)
+    pthread_join(pool->threads[i], NULL);
+  pthread_mutex_destroy(&pool->mutex);
+  pthread_cond_destroy(&pool->wake);
+  pthread_cond_destroy(&pool->done);
+  free(pool->threads);
+  free(pool->workers);
+  free(pool);
+}
+
+void cuvil_parallel_for(cuvil_pool *pool, int64_t count, cuvil_task_fn fn,
+                        void *arg) {
+  if (!pool || count < 2) {
+    if (count > 0)
+      fn(arg, 0, count);
+    return;
+  }
+  pthread_mutex_lock(&pool->mutex);
+  pool->fn = fn;
+  pool->arg = arg;
+  pool->count = count;
+  pool->pending = pool->num_threads - 1;
+  ++pool->generation;
+  pthread_cond_broadcast(&pool->wake);
+  pthread_mutex_unlock(&pool->mutex);
+  cuvil_run_slice(pool, 0);
+  pthread_mutex_lock(&pool->mutex);
+  while (pool->pending)
+    pthread_cond_wait(&pool->done, &pool->mutex);
+  pthread_mutex_unlock(&pool->mutex);
+}
+
+/*===------------------------------------------------------------------===*
+ * Kernels
+ *===------------------------------------------------------------------===*/
+
+struct cuvil_matmul_args {
+  int64_t m, n, k;
+  const float *a;
+  int64_t a_batch_stride, a_row_stride, a_col_stride;
+  const float *b;
+  int64_t b_batch_stride, b_row_stride, b_col_stride;
+  float *c;
+};
+
+/* Rows [begin, end) of all batches flattened (row r: batch r / m). */
+static void cuvil_matmul_rows(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_matmul_args *x = (const struct cuvil_matmul_args *)p;
+  int64_t r;
+  for (r = begin; r < end; ++r) {
+    int64_t batch = r / x->m, i = r % x->m, j, l;
+    const float *ap = x->a + batch * x->a_batch_stride;
+    const float *bp = x->b + batch * x->b_batch_stride;
+    float *crow = x->c + r * x->n;
+    for (j = 0; j < x->n; ++j)
+      crow[j] = 0.0f;
+    for (l = 0; l < x->k; ++l) {
+      float av = ap[i * x->a_row_stride + l * x->a_col_stride];
+      const float *brow = bp + l * x->b_row_stride;
+      if (x->b_col_stride == 1) {
+        for (j = 0; j < x->n; ++j)
+          crow[j] += av * brow[j];
+      } else {
+        for (j = 0; j < x->n; ++j)
+          crow[j] += av * brow[j * x->b_col_stride];
       }
     }
   }
 }
 
-void cuvil_conv2d_f32(int64_t n, int64_t c, int64_t h, int64_t w,
-                      const float *input, int64_t oc, int64_t kh, int64_t kw,
-                      const float *weight, const float *bias, int64_t groups,
-                      int64_t stride_h, int64_t stride_w, int64_t pad_top,
-                      int64_t pad_left, int64_t dil_h, int64_t dil_w,
-                      int64_t oh, int64_t ow, float *output) {
-  int64_t cg = c / groups, ocg = oc / groups;
-  for (int64_t b = 0; b < n; ++b) {
-    for (int64_t o = 0; o < oc; ++o) {
-      int64_t g = o / ocg;
-      float *out = output + (b * oc + o) * oh * ow;
-      float init = bias ? bias[o] : 0.0f;
-      for (int64_t i = 0; i < oh * ow; ++i)
-        out[i] = init;
-      for (int64_t ci = 0; ci < cg; ++ci) {
-        const float *in = input + (b * c + g * cg + ci) * h * w;
-        const float *wt = weight + (o * cg + ci) * kh * kw;
-        for (int64_t ky = 0; ky < kh; ++ky) {
-          for (int64_t kx = 0; kx < kw; ++kx) {
-            float wv = wt[ky * kw + kx];
-            for (int64_t y = 0; y < oh; ++y) {
-              int64_t iy = y * stride_h - pad_top + ky * dil_h;
-              if (iy < 0 || iy >= h)
-                continue;
-              const float *inrow = in + iy * w;
-              float *outrow = out + y * ow;
-              /* Output columns whose input column is inside the image. */
-              int64_t x0 = 0, x1 = ow;
-              int64_t base = -pad_left + kx * dil_w;
-              while (x0 < ow && x0 * stride_w + base < 0)
-                ++x0;
-              while (x1 > x0 && (x1 - 1) * stride_w + base >= w)
-                --x1;
-              if (stride_w == 1) {
-                const float *src = inrow + base;
-                for (int64_t x = x0; x < x1; ++x)
-                  outrow[x] += wv * src[x];
-              } else {
-                for (int64_t x = x0; x < x1; ++x)
-                  outrow[x] += wv * inrow[x * stride_w + base];
-              }
+void cuvil_matmul_f32(cuvil_pool *pool, int64_t batch, int64_t m, int64_t n,
+                      int64_t k, const float *a, int64_t a_batch_stride,
+                      int64_t a_row_stride, int64_t a_col_stride,
+                      const float *b, int64_t b_batch_stride,
+                      int64_t b_row_stride, int64_t b_col_stride, float *c) {
+  struct cuvil_matmul_args args;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = a;
+  args.a_batch_stride = a_batch_stride;
+  args.a_row_stride = a_row_stride;
+  args.a_col_stride = a_col_stride;
+  args.b = b;
+  args.b_batch_stride = b_batch_stride;
+  args.b_row_stride = b_row_stride;
+  args.b_col_stride = b_col_stride;
+  args.c = c;
+  cuvil_parallel_for(pool, batch * m, cuvil_matmul_rows, &args);
+}
+
+struct cuvil_conv2d_args {
+  int64_t c, h, w, oc, kh, kw, groups, stride_h, stride_w, pad_top, pad_left,
+      dil_h, dil_w, oh, ow;
+  const float *input, *weight, *bias;
+  float *output;
+};
+
+/* Output planes [begin, end) of n * oc (plane p: image p / oc, channel
+ * p % oc). */
+static void cuvil_conv2d_planes(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_conv2d_args *x = (const struct cuvil_conv2d_args *)p;
+  int64_t cg = x->c / x->groups, ocg = x->oc / x->groups, plane;
+  int64_t h = x->h, w = x->w, kh = x->kh, kw = x->kw, oh = x->oh, ow = x->ow;
+  int64_t stride_h = x->stride_h, stride_w = x->stride_w;
+  for (plane = begin; plane < end; ++plane) {
+    int64_t b = plane / x->oc, o = plane % x->oc, g = o / ocg, ci, i;
+    float *out = x->output + plane * oh * ow;
+    float init = x->bias ? x->bias[o] : 0.0f;
+    for (i = 0; i < oh * ow; ++i)
+      out[i] = init;
+    for (ci = 0; ci < cg; ++ci) {
+      const float *in = x->input + (b * x->c + g * cg + ci) * h * w;
+      const float *wt = x->weight + (o * cg + ci) * kh * kw;
+      int64_t ky, kx;
+      for (ky = 0; ky < kh; ++ky) {
+        for (kx = 0; kx < kw; ++kx) {
+          float wv = wt[ky * kw + kx];
+          int64_t y;
+          for (y = 0; y < oh; ++y) {
+            int64_t iy = y * stride_h - x->pad_top + ky * x->dil_h;
+            const float *inrow;
+            float *outrow;
+            int64_t x0 = 0, x1 = ow, base, col;
+            if (iy < 0 || iy >= h)
+              continue;
+            inrow = in + iy * w;
+            outrow = out + y * ow;
+            /* Output columns whose input column is inside the image. */
+            base = -x->pad_left + kx * x->dil_w;
+            while (x0 < ow && x0 * stride_w + base < 0)
+              ++x0;
+            while (x1 > x0 && (x1 - 1) * stride_w + base >= w)
+              --x1;
+            if (stride_w == 1) {
+              const float *src = inrow + base;
+              for (col = x0; col < x1; ++col)
+                outrow[col] += wv * src[col];
+            } else {
+              for (col = x0; col < x1; ++col)
+                outrow[col] += wv * inrow[col * stride_w + base];
             }
           }
         }
       }
     }
   }
+}
+
+void cuvil_conv2d_f32(cuvil_pool *pool, int64_t n, int64_t c, int64_t h,
+                      int64_t w, const float *input, int64_t oc, int64_t kh,
+                      int64_t kw, const float *weight, const float *bias,
+                      int64_t groups, int64_t stride_h, int64_t stride_w,
+                      int64_t pad_top, int64_t pad_left, int64_t dil_h,
+                      int64_t dil_w, int64_t oh, int64_t ow, float *output) {
+  struct cuvil_conv2d_args args;
+  args.c = c;
+  args.h = h;
+  args.w = w;
+  args.oc = oc;
+  args.kh = kh;
+  args.kw = kw;
+  args.groups = groups;
+  args.stride_h = stride_h;
+  args.stride_w = stride_w;
+  args.pad_top = pad_top;
+  args.pad_left = pad_left;
+  args.dil_h = dil_h;
+  args.dil_w = dil_w;
+  args.oh = oh;
+  args.ow = ow;
+  args.input = input;
+  args.weight = weight;
+  args.bias = bias;
+  args.output = output;
+  cuvil_parallel_for(pool, n * oc, cuvil_conv2d_planes, &args);
 }
 
 void cuvil_pool2d_f32(int kind, int64_t n, int64_t c, int64_t h, int64_t w,

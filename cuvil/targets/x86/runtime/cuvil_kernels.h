@@ -12,16 +12,31 @@
 
 #include <stdint.h>
 
+/* A fixed set of pthreads that run slices of a kernel's work. The work is
+ * split into contiguous ranges, and every output element is computed by the
+ * same sequence of operations whatever the number of threads, so results
+ * do not depend on it. Created with a context; NULL means "this thread". */
+typedef struct cuvil_pool cuvil_pool;
+typedef void (*cuvil_task_fn)(void *arg, int64_t begin, int64_t end);
+
+/* Returns NULL if `num_threads` <= 1 or on failure (then work runs on the
+ * calling thread). */
+cuvil_pool *cuvil_pool_create(int num_threads);
+void cuvil_pool_destroy(cuvil_pool *pool);
+/* Runs fn(arg, begin, end) over [0, count), split across the pool. */
+void cuvil_parallel_for(cuvil_pool *pool, int64_t count, cuvil_task_fn fn,
+                        void *arg);
+
 /* C[b] = A[b] @ B[b] for `batch` matrices; A is MxK, B is KxN, C is MxN.
  * Batch strides are in elements (0 broadcasts one matrix). */
-void cuvil_matmul_f32(int64_t batch, int64_t m, int64_t n, int64_t k,
+void cuvil_matmul_f32(cuvil_pool *pool, int64_t batch, int64_t m, int64_t n, int64_t k,
                       const float *a, int64_t a_batch_stride, int64_t a_row_stride,
                       int64_t a_col_stride, const float *b,
                       int64_t b_batch_stride, int64_t b_row_stride,
                       int64_t b_col_stride, float *c);
 
 /* NCHW input, OIHW weight, optional bias (NULL), grouped, dilated. */
-void cuvil_conv2d_f32(int64_t n, int64_t c, int64_t h, int64_t w,
+void cuvil_conv2d_f32(cuvil_pool *pool, int64_t n, int64_t c, int64_t h, int64_t w,
                       const float *input, int64_t oc, int64_t kh, int64_t kw,
                       const float *weight, const float *bias, int64_t groups,
                       int64_t stride_h, int64_t stride_w, int64_t pad_top,
