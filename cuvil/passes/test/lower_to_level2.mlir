@@ -1,0 +1,74 @@
+// RUN: cuvil-opt %s --cuvil-lower-to-level2 --split-input-file --verify-diagnostics | FileCheck %s
+
+// Each level1 op becomes a micro-kernel call; constants become globals; the
+// returned value is written straight into the output buffer.
+// CHECK: memref.global "private" constant @mlp_constant_0 : memref<10x4xf32> = dense<5.000000e-01> {alignment = 64 : i64}
+// CHECK-LABEL: func.func @mlp
+// CHECK-SAME: (%[[BATCH:[a-z0-9]+]]: index {cuvil.name = "batch"}, %[[X:[a-z0-9]+]]: memref<?x10xf32> {cuvil.name = "x"}, %[[Y:[a-z0-9]+]]: memref<?x4xf32> {cuvil.name = "y"})
+// CHECK-SAME: attributes {cuvil.num_inputs = 1 : i64, cuvil.num_outputs = 1 : i64}
+// CHECK: %[[W:.+]] = memref.get_global @mlp_constant_0 : memref<10x4xf32>
+// CHECK: %[[H:.+]] = memref.alloc(%[[BATCH]]) {alignment = 64 : i64} : memref<?x4xf32>
+// CHECK: cuvil_l2.ukernel_call "matmul" ins(%[[X]], %[[W]] : memref<?x10xf32>, memref<10x4xf32>) outs(%[[H]] : memref<?x4xf32>)
+// CHECK: cuvil_l2.ukernel_call "softmax" ins(%[[H]] : memref<?x4xf32>) outs(%[[Y]] : memref<?x4xf32>) {axis = 1 : i64}
+// CHECK-NEXT: return
+func.func @mlp(%x: tensor<?x10xf32> {cuvil.name = "x"}) -> (tensor<?x4xf32> {cuvil.name = "y"}) {
+  %w = cuvil.constant dense<0.5> : tensor<10x4xf32>
+  %h = cuvil.matmul %x, %w : tensor<?x10xf32>, tensor<10x4xf32>
+  %y = cuvil.softmax %h, axis = 1 : tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// -----
+
+// A reshape to [batch * 8, 4] is sized batch * 8; an input returned as is,
+// and a value returned twice, are copied.
+// CHECK-LABEL: func.func @sizes_and_copies
+// CHECK-SAME: (%[[BATCH:[a-z0-9]+]]: index {cuvil.name = "batch"}, %[[X:[a-z0-9]+]]: memref<?x8x4xf32>, %[[O0:[a-z0-9]+]]: memref<?x4xf32>, %[[O1:[a-z0-9]+]]: memref<?x8x4xf32>, %[[O2:[a-z0-9]+]]: memref<?x4xf32>)
+// CHECK: %[[C8:.+]] = arith.constant 8 : index
+// CHECK: %[[N:.+]] = arith.muli %[[BATCH]], %[[C8]] : index
+// CHECK: %[[R:.+]] = memref.alloc(%[[N]]) {alignment = 64 : i64} : memref<?x4xf32>
+// CHECK: cuvil_l2.ukernel_call "reshape" ins(%[[X]] : memref<?x8x4xf32>) outs(%[[R]] : memref<?x4xf32>) {shape = array<i64: -1, 4>}
+// CHECK: cuvil_l2.ukernel_call "relu" ins(%[[R]] : memref<?x4xf32>) outs(%[[O0]] : memref<?x4xf32>)
+// CHECK: cuvil_l2.copy %[[X]], %[[O1]]
+// CHECK: cuvil_l2.copy %[[O0]], %[[O2]]
+func.func @sizes_and_copies(%x: tensor<?x8x4xf32>) -> (tensor<?x4xf32>, tensor<?x8x4xf32>, tensor<?x4xf32>) {
+  %r = cuvil.reshape %x, shape = [-1, 4] : tensor<?x8x4xf32>
+  %y = cuvil.relu %r : tensor<?x4xf32>
+  return %y, %x, %y : tensor<?x4xf32>, tensor<?x8x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// Optional operands travel as cuvil.segments.
+// CHECK-LABEL: func.func @layer_norm
+// CHECK: cuvil_l2.ukernel_call "layer_norm" {{.*}} {axis = -1 : i64, cuvil.segments = array<i32: 1, 0, 1>, epsilon = 1.000000e-05 : f64}
+func.func @layer_norm(%x: tensor<2x8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
+  %y = cuvil.layer_norm %x bias %b : tensor<8xf32> : tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 of type 'tensor<4x?xf32>' has a dynamic dimension other than the batch (dimension 0)}}
+func.func @not_batch(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  return %x : tensor<4x?xf32>
+}
+
+// -----
+
+func.func @concat_batch(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'cuvil.concat' op concatenation along the dynamic batch is not supported}}
+  %y = cuvil.concat(%x, %x) axis = 0 : tensor<?x4xf32>, tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @fused(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'cuvil.fused_group' op is not supported by the x86 target yet}}
+  %y = cuvil.fused_group (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    cuvil.yield %a : tensor<4xf32>
+  }
+  return %y : tensor<4xf32>
+}
