@@ -177,6 +177,9 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
         "': Cuvil reads ONNX (.onnx) and level1 MLIR (.mlir) models"));
   if (options.maxBatch && *options.maxBatch < 1)
     return absl::InvalidArgumentError("--max-batch must be at least 1");
+  if (options.externalWeights && options.emit != EmitKind::SharedObject)
+    return absl::InvalidArgumentError(
+        "--external-weights applies to --emit=so (the .so mmaps the file)");
   if (options.threadsDefault < 1)
     return absl::InvalidArgumentError("--threads-default must be at least 1");
   if (options.target != "x86_64-linux-gnu")
@@ -274,6 +277,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
   emitOptions.compilerVersion = absl::StrCat("cuvilc ", getVersionString());
   emitOptions.inlineWeights = options.emit == EmitKind::C;
   emitOptions.threadsDefault = options.threadsDefault;
+  emitOptions.externalWeights = options.externalWeights;
   ASSIGN_OR_RETURN(x86::EmittedModel emitted,
                    x86::emitModel(*module, emitOptions));
   if (options.emit == EmitKind::C) {
@@ -288,6 +292,8 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
       "building the shared object with clang (-march=", cpu.march, ")"));
   ASSIGN_OR_RETURN(artifact.contents, x86::buildSharedObject(emitted, cpu));
   artifact.header = emitted.header;
+  if (options.externalWeights)
+    artifact.externalWeights = std::move(emitted.weightsBlob);
   return artifact;
 }
 

@@ -53,6 +53,8 @@ struct CompileOptions {
   std::string cpu = "native";
   /// Threads a context of the artifact uses by default.
   int threadsDefault = 1;
+  /// Keep the weights in a file beside the .so (<name>.weights.bin).
+  bool externalWeights = false;
   EmitKind emit = EmitKind::MlirLevel1;
   /// Print the IR after every pass to stderr.
   bool printIrAfterAll = false;
@@ -70,6 +72,8 @@ struct Artifact {
   std::string contents;
   /// For EmitKind::SharedObject: the header that goes beside the .so.
   std::string header;
+  /// With externalWeights: <name>.weights.bin, also beside the .so.
+  std::string externalWeights;
   /// Memory plan of the model (arena and intermediate bytes), once lowered.
   std::string memoryReport;
 };

@@ -39,6 +39,9 @@ ABSL_FLAG(std::string, cpu, "native",
           "CPU to build for: native (this machine), x86-64, x86-64-v2, "
           "x86-64-v3, x86-64-v4, or an LLVM CPU name such as znver4. The "
           "artifact refuses to run on a CPU without the features it uses.");
+ABSL_FLAG(bool, external_weights, false,
+          "Write the weights to <output>.weights.bin beside the .so, which "
+          "maps them when loaded, instead of embedding them (large models).");
 ABSL_FLAG(int32_t, threads_default, 1,
           "Threads a context of the compiled model uses when created with "
           "num_threads = 0 (results do not depend on the count).");
@@ -155,6 +158,7 @@ int main(int argc, char **argv) {
   options.target = absl::GetFlag(FLAGS_target);
   options.cpu = absl::GetFlag(FLAGS_cpu);
   options.threadsDefault = absl::GetFlag(FLAGS_threads_default);
+  options.externalWeights = absl::GetFlag(FLAGS_external_weights);
   for (const std::string &shape : absl::GetFlag(FLAGS_input_shape)) {
     if (absl::Status status =
             cuvil::parseInputShape(shape, options.inputShapes);
@@ -192,34 +196,38 @@ int main(int argc, char **argv) {
                 stdout);
     return std::fflush(stdout) == 0 ? 0 : 1;
   }
-  // The header goes beside the .so: model.so -> model.h.
-  std::string headerPath;
-  if (!artifact->header.empty()) {
-    size_t dot = output.rfind('.');
-    size_t slash = output.rfind('/');
-    headerPath =
-        (dot != std::string::npos && (slash == std::string::npos || dot > slash)
-             ? output.substr(0, dot)
-             : output) +
-        ".h";
-    if (absl::Status status =
-            cuvil::writeFileAtomically(headerPath, artifact->header);
+  // Companions go beside the .so: model.so -> model.h, model.weights.bin
+  // (the name the .so looks for). The .so is written last.
+  auto companion = [&](const std::string &suffix, bool stripSo) {
+    std::string base = output;
+    size_t dot = output.rfind('.'), slash = output.rfind('/');
+    bool hasExtension =
+        dot != std::string::npos && (slash == std::string::npos || dot > slash);
+    if (stripSo ? output.size() > 3 && output.compare(output.size() - 3, 3,
+                                                      ".so") == 0
+                : hasExtension)
+      base = output.substr(0, stripSo ? output.size() - 3 : dot);
+    return base + suffix;
+  };
+  std::vector<std::pair<std::string, const std::string *>> files;
+  if (!artifact->header.empty())
+    files.push_back({companion(".h", false), &artifact->header});
+  if (!artifact->externalWeights.empty())
+    files.push_back(
+        {companion(".weights.bin", true), &artifact->externalWeights});
+  files.push_back({output, &artifact->contents});
+  for (auto &[path, contents] : files) {
+    if (absl::Status status = cuvil::writeFileAtomically(path, *contents);
         !status.ok()) {
       std::cerr << "cuvilc: error: " << status.message() << "\n";
       return 1;
     }
   }
-  if (absl::Status status =
-          cuvil::writeFileAtomically(output, artifact->contents);
-      !status.ok()) {
-    std::cerr << "cuvilc: error: " << status.message() << "\n";
-    return 1;
-  }
   if (!quiet) {
     std::cerr << "cuvilc: wrote " << output << " (" << artifact->contents.size()
               << " bytes)";
-    if (!headerPath.empty())
-      std::cerr << " and " << headerPath;
+    for (size_t i = 0; i + 1 < files.size(); ++i)
+      std::cerr << (i + 2 == files.size() ? " and " : ", ") << files[i].first;
     std::cerr << "\n";
   }
   return 0;

@@ -30,6 +30,9 @@ struct EmitOptions {
   /// Weights as C arrays in the source (--emit=c) instead of a binary blob
   /// assembled with .incbin (the .so path: fast for large models).
   bool inlineWeights = true;
+  /// Weights in a file beside the .so (<name>.weights.bin), mmap'd when the
+  /// .so is loaded, instead of in its .rodata (for large models).
+  bool externalWeights = false;
 };
 
 struct EmittedModel {
@@ -41,8 +44,8 @@ struct EmittedModel {
   std::string abiSource;
   /// The public header (model.h).
   std::string header;
-  /// With !inlineWeights: the blob and an assembler file that includes it
-  /// (as "weights.bin").
+  /// With !inlineWeights: the blob, and (unless external) an assembler file
+  /// that includes it as "weights.bin".
   std::string weightsBlob;
   std::string weightsAsm;
   /// The metadata JSON the artifact returns.
