@@ -20,6 +20,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -29,8 +30,10 @@
 #include <vector>
 
 ABSL_FLAG(std::string, o, "",
-          "Output path. Without it the artifact goes to standard output. The "
-          "file is written atomically: a failed compile leaves none.");
+          "Output path. --emit=so defaults to <model>.so in the current "
+          "directory (with <model>.h beside it); other outputs go to "
+          "standard output. Files are written atomically: a failed compile "
+          "leaves none.");
 ABSL_FLAG(std::string, emit, "so",
           "What to produce: so (a model .so plus its .h), c (one C99 file), "
           "header, mlir-level1 or mlir-level2.");
@@ -98,8 +101,17 @@ void printHelp() {
     std::cout << "  " << (name.size() == 1 ? "-" : "--") << name;
     if (!flag->IsOfType<bool>())
       std::cout << "=VALUE";
-    std::cout << "\n      " << flag->Help()
-              << "\n      (default: " << flag->DefaultValue() << ")\n";
+    // Wrap the help text at 80 columns.
+    std::string line = "     ";
+    for (absl::string_view word : absl::StrSplit(flag->Help(), ' ')) {
+      if (line.size() + 1 + word.size() > 80) {
+        std::cout << "\n" << line;
+        line = "     ";
+      }
+      absl::StrAppend(&line, " ", word);
+    }
+    std::cout << "\n" << line << "\n      (default: " << flag->DefaultValue()
+              << ")\n";
   }
   std::cout << "  --version\n      Print the compiler and LLVM versions.\n";
 }
