@@ -211,48 +211,65 @@ struct cuvil_conv2d_args {
 };
 
 /* Output planes [begin, end) of n * oc (plane p: image p / oc, channel
- * p % oc). */
+ * p % oc). Up to four planes of one group are computed together so that
+ * each input row loaded feeds four accumulations; every output element still
+ * sums its terms in the same order (input channel, then ky, then kx), so the
+ * result does not depend on how planes are grouped or split across threads. */
 static void cuvil_conv2d_planes(void *p, int64_t begin, int64_t end) {
   const struct cuvil_conv2d_args *x = (const struct cuvil_conv2d_args *)p;
-  int64_t cg = x->c / x->groups, ocg = x->oc / x->groups, plane;
+  int64_t cg = x->c / x->groups, ocg = x->oc / x->groups, plane, count;
   int64_t h = x->h, w = x->w, kh = x->kh, kw = x->kw, oh = x->oh, ow = x->ow;
   int64_t stride_h = x->stride_h, stride_w = x->stride_w;
-  for (plane = begin; plane < end; ++plane) {
-    int64_t b = plane / x->oc, o = plane % x->oc, g = o / ocg, ci, i;
-    float *out = x->output + plane * oh * ow;
-    float init = x->bias ? x->bias[o] : 0.0f;
-    for (i = 0; i < oh * ow; ++i)
-      out[i] = init;
+  for (plane = begin; plane < end; plane += count) {
+    int64_t b = plane / x->oc, o = plane % x->oc, g = o / ocg, ci, i, j;
+    float *out[4];
+    count = end - plane;
+    if (count > 4)
+      count = 4;
+    if (count > ocg - o % ocg)
+      count = ocg - o % ocg;
+    for (j = 0; j < count; ++j) {
+      float init = x->bias ? x->bias[o + j] : 0.0f;
+      out[j] = x->output + (plane + j) * oh * ow;
+      for (i = 0; i < oh * ow; ++i)
+        out[j][i] = init;
+    }
     for (ci = 0; ci < cg; ++ci) {
       const float *in = x->input + (b * x->c + g * cg + ci) * h * w;
-      const float *wt = x->weight + (o * cg + ci) * kh * kw;
       int64_t ky, kx;
       for (ky = 0; ky < kh; ++ky) {
         for (kx = 0; kx < kw; ++kx) {
-          float wv = wt[ky * kw + kx];
-          int64_t y;
+          float wv[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+          int64_t y, x0 = 0, x1 = ow, base = -x->pad_left + kx * x->dil_w;
+          for (j = 0; j < count; ++j)
+            wv[j] = x->weight[((o + j) * cg + ci) * kh * kw + ky * kw + kx];
+          /* Output columns whose input column is inside the image. */
+          while (x0 < ow && x0 * stride_w + base < 0)
+            ++x0;
+          while (x1 > x0 && (x1 - 1) * stride_w + base >= w)
+            --x1;
           for (y = 0; y < oh; ++y) {
-            int64_t iy = y * stride_h - x->pad_top + ky * x->dil_h;
+            int64_t iy = y * stride_h - x->pad_top + ky * x->dil_h, col;
             const float *inrow;
-            float *outrow;
-            int64_t x0 = 0, x1 = ow, base, col;
             if (iy < 0 || iy >= h)
               continue;
-            inrow = in + iy * w;
-            outrow = out + y * ow;
-            /* Output columns whose input column is inside the image. */
-            base = -x->pad_left + kx * x->dil_w;
-            while (x0 < ow && x0 * stride_w + base < 0)
-              ++x0;
-            while (x1 > x0 && (x1 - 1) * stride_w + base >= w)
-              --x1;
-            if (stride_w == 1) {
-              const float *src = inrow + base;
-              for (col = x0; col < x1; ++col)
-                outrow[col] += wv * src[col];
+            inrow = in + iy * w + base;
+            if (count == 4 && stride_w == 1) {
+              float *o0 = out[0] + y * ow, *o1 = out[1] + y * ow;
+              float *o2 = out[2] + y * ow, *o3 = out[3] + y * ow;
+              for (col = x0; col < x1; ++col) {
+                float v = inrow[col];
+                o0[col] += wv[0] * v;
+                o1[col] += wv[1] * v;
+                o2[col] += wv[2] * v;
+                o3[col] += wv[3] * v;
+              }
             } else {
-              for (col = x0; col < x1; ++col)
-                outrow[col] += wv * inrow[col * stride_w + base];
+              for (j = 0; j < count; ++j) {
+                float *orow = out[j] + y * ow;
+                for (col = x0; col < x1; ++col)
+                  orow[col] += wv[j] * inrow[col * stride_w];
+              }
             }
           }
         }
