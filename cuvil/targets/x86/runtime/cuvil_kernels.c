@@ -157,26 +157,45 @@ struct cuvil_matmul_args {
   float *c;
 };
 
-/* Rows [begin, end) of all batches flattened (row r: batch r / m). */
+/* Rows [begin, end) of all batches flattened (row r: batch r / m). Up to
+ * four rows of one batch share each loaded row of B; every element still
+ * sums over l in order, whatever the grouping or the thread split. */
 static void cuvil_matmul_rows(void *p, int64_t begin, int64_t end) {
   const struct cuvil_matmul_args *x = (const struct cuvil_matmul_args *)p;
-  int64_t r;
-  for (r = begin; r < end; ++r) {
-    int64_t batch = r / x->m, i = r % x->m, j, l;
+  int64_t r, count, n = x->n;
+  for (r = begin; r < end; r += count) {
+    int64_t batch = r / x->m, i = r % x->m, j, l, q;
     const float *ap = x->a + batch * x->a_batch_stride;
     const float *bp = x->b + batch * x->b_batch_stride;
-    float *crow = x->c + r * x->n;
-    for (j = 0; j < x->n; ++j)
-      crow[j] = 0.0f;
+    float *c[4];
+    count = end - r;
+    if (count > 4)
+      count = 4;
+    if (count > x->m - i)
+      count = x->m - i;
+    for (q = 0; q < count; ++q) {
+      c[q] = x->c + (r + q) * n;
+      for (j = 0; j < n; ++j)
+        c[q][j] = 0.0f;
+    }
     for (l = 0; l < x->k; ++l) {
-      float av = ap[i * x->a_row_stride + l * x->a_col_stride];
       const float *brow = bp + l * x->b_row_stride;
-      if (x->b_col_stride == 1) {
-        for (j = 0; j < x->n; ++j)
-          crow[j] += av * brow[j];
+      float av[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (q = 0; q < count; ++q)
+        av[q] = ap[(i + q) * x->a_row_stride + l * x->a_col_stride];
+      if (count == 4 && x->b_col_stride == 1) {
+        float *c0 = c[0], *c1 = c[1], *c2 = c[2], *c3 = c[3];
+        for (j = 0; j < n; ++j) {
+          float bv = brow[j];
+          c0[j] += av[0] * bv;
+          c1[j] += av[1] * bv;
+          c2[j] += av[2] * bv;
+          c3[j] += av[3] * bv;
+        }
       } else {
-        for (j = 0; j < x->n; ++j)
-          crow[j] += av * brow[j * x->b_col_stride];
+        for (q = 0; q < count; ++q)
+          for (j = 0; j < n; ++j)
+            c[q][j] += av[q] * brow[j * x->b_col_stride];
       }
     }
   }
