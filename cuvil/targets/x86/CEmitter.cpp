@@ -875,10 +875,10 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       auto sum = [](const std::vector<std::string> &t) {
         return t.empty() ? std::string("0") : absl::StrJoin(t, " + ");
       };
-      line(std::string(2 * (indent - 1), ' ') + "cuvil_matmul_f32(pool, 1, " + m +
-           ", " + n + ", " + kk + ", " + a.name + " + " + sum(ao) + ", 0, " +
-           kk + ", 1, " + b.name + " + " + sum(bo) + ", 0, " + n + ", 1, " +
-           out.name + " + " + sum(oo) + ");");
+      line(std::string(2 * (indent - 1), ' ') + "cuvil_matmul_f32(pool, 1, " +
+           m + ", " + n + ", " + kk + ", " + a.name + " + " + sum(ao) +
+           ", 0, " + kk + ", 1, " + b.name + " + " + sum(bo) + ", 0, " + n +
+           ", 1, " + out.name + " + " + sum(oo) + ");");
     });
     return success();
   }
@@ -888,9 +888,9 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     bool tb = static_cast<bool>(call->getAttr("trans_b"));
     std::string m = out.dims[0], n = out.dims[1];
     std::string kk = ta ? a.dims[0] : a.dims[1];
-    line("cuvil_matmul_f32(pool, 1, " + m + ", " + n + ", " + kk + ", " + a.name +
-         ", 0, " + (ta ? "1, " + m : kk + ", 1") + ", " + b.name + ", 0, " +
-         (tb ? "1, " + kk : n + ", 1") + ", " + out.name + ");");
+    line("cuvil_matmul_f32(pool, 1, " + m + ", " + n + ", " + kk + ", " +
+         a.name + ", 0, " + (ta ? "1, " + m : kk + ", 1") + ", " + b.name +
+         ", 0, " + (tb ? "1, " + kk : n + ", 1") + ", " + out.name + ");");
     double alpha = attrFloat(call, "alpha", 1.0),
            beta = attrFloat(call, "beta", 1.0);
     if (ins.size() > 2) {
@@ -912,10 +912,11 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     SmallVector<int64_t> st = attrInts(call, "strides", {1, 1});
     SmallVector<int64_t> pd = attrInts(call, "padding", {0, 0, 0, 0});
     SmallVector<int64_t> dl = attrInts(call, "dilations", {1, 1});
-    line("cuvil_conv2d_f32(pool, " + absl::StrJoin(x.dims, ", ") + ", " + x.name +
-         ", " + w.dims[0] + ", " + w.dims[2] + ", " + w.dims[3] + ", " +
-         w.name + ", " + (ins.size() > 2 ? ins[2]->name : std::string("NULL")) +
-         ", " + std::to_string(attrInt(call, "groups", 1)) + ", " +
+    line("cuvil_conv2d_f32(pool, " + absl::StrJoin(x.dims, ", ") + ", " +
+         x.name + ", " + w.dims[0] + ", " + w.dims[2] + ", " + w.dims[3] +
+         ", " + w.name + ", " +
+         (ins.size() > 2 ? ins[2]->name : std::string("NULL")) + ", " +
+         std::to_string(attrInt(call, "groups", 1)) + ", " +
          std::to_string(st[0]) + ", " + std::to_string(st[1]) + ", " +
          std::to_string(pd[0]) + ", " + std::to_string(pd[1]) + ", " +
          std::to_string(dl[0]) + ", " + std::to_string(dl[1]) + ", " +
@@ -1624,6 +1625,25 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
     outputs.push_back(describe(i, false));
   for (const std::string &f : options.cpuFeatures)
     features.push_back("\"" + jsonEscape(f) + "\"");
+  // Micro-kernel variants are chosen by the target's features: the last
+  // listed variant whose features the CPU has (ukernels/sgemm4.inc). The
+  // portable C99 output (--emit=c) keeps to the reference kernels.
+  std::string sgemm4 = "reference";
+  if (!options.inlineWeights) {
+    auto hasAll = [&](StringRef features) {
+      SmallVector<StringRef> needed;
+      features.split(needed, ' ', -1, /*KeepEmpty=*/false);
+      return llvm::all_of(needed, [&](StringRef f) {
+        return llvm::is_contained(options.cpuFeatures, f.str());
+      });
+    };
+#define CUVIL_SGEMM4_VARIANT(name, target, features)                           \
+  if (hasAll(features))                                                        \
+    sgemm4 = #name;
+#include "cuvil/targets/x86/runtime/ukernels/sgemm4.inc"
+#undef CUVIL_SGEMM4_VARIANT
+  }
+
   EmittedModel result;
   result.metadata =
       "{\"abi_version\": 1, \"model\": \"" + jsonEscape(func.getName()) +
@@ -1636,9 +1656,9 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
       "\", \"bytes\": " + std::to_string(emitter.weightBytes) + "}" +
       ", \"target\": {\"triple\": \"x86_64-linux-gnu\", \"cpu\": \"" +
       jsonEscape(options.cpu) + "\", \"features\": [" +
-      absl::StrJoin(features, ", ") + "]}, \"compiler\": \"" +
-      jsonEscape(options.compilerVersion) + "\", \"model_hash\": \"" +
-      jsonEscape(options.modelHash) + "\"}";
+      absl::StrJoin(features, ", ") + "]}, \"kernels\": {\"sgemm4\": \"" +
+      sgemm4 + "\"}, \"compiler\": \"" + jsonEscape(options.compilerVersion) +
+      "\", \"model_hash\": \"" + jsonEscape(options.modelHash) + "\"}";
 
   std::vector<std::pair<std::string, std::string>> subs = {
       {"%COMPILER%", options.compilerVersion},
@@ -1678,10 +1698,11 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
   subs.push_back({"%HEADER_INCLUDE%", "#include \"model.h\""});
   if (options.externalWeights) {
     subs.push_back({"%ABI_PRELUDE%", "#define _GNU_SOURCE /* dladdr */\n"});
-    subs.push_back({"%WEIGHTS_LOADER%",
-                    absl::StrReplaceAll(
-                        kWeightsLoader,
-                        {{"%BYTES%", std::to_string(emitter.weightsBlob.size())}})});
+    subs.push_back(
+        {"%WEIGHTS_LOADER%",
+         absl::StrReplaceAll(
+             kWeightsLoader,
+             {{"%BYTES%", std::to_string(emitter.weightsBlob.size())}})});
   } else {
     subs.push_back({"%ABI_PRELUDE%", ""});
     subs.push_back({"%WEIGHTS_LOADER%", "#define CUVIL_WEIGHTS_READY 1\n"});
@@ -1690,6 +1711,11 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
 
   std::string kernels = absl::StrReplaceAll(
       kKernelsSource, {{"#include \"cuvil_kernels.h\"\n", ""}});
+  std::string kernelSelection;
+  if (!options.inlineWeights)
+    kernelSelection = "#define CUVIL_ENABLE_SIMD_KERNELS\n"
+                      "#define CUVIL_SGEMM4 cuvil_sgemm4_" +
+                      sgemm4 + "\n";
   std::string model =
       "/* Generated by " + options.compilerVersion +
       ": the model's code. Do not edit. */\n"
@@ -1699,13 +1725,15 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
       "#define CUVIL_ALIGN64 __attribute__((aligned(64)))\n"
       "#define CUVIL_INTERNAL __attribute__((visibility(\"hidden\")))\n"
       "#else\n#define CUVIL_ALIGN64\n#define CUVIL_INTERNAL\n#endif\n\n" +
-      std::string(kKernelsHeader) + "\n" + kernels + "\n" + kHalfHelpers;
+      kernelSelection + std::string(kKernelsHeader) + "\n" + kernels + "\n" +
+      kHalfHelpers;
   if (options.inlineWeights) {
     model += emitter.weightsDecls;
   } else if (options.externalWeights) {
     // Mapped by the entry points' constructor (see the ABI source).
-    model += "extern const unsigned char *cuvil_weights_external CUVIL_INTERNAL;\n"
-             "#define cuvil_weights cuvil_weights_external\n";
+    model +=
+        "extern const unsigned char *cuvil_weights_external CUVIL_INTERNAL;\n"
+        "#define cuvil_weights cuvil_weights_external\n";
     result.weightsBlob = std::move(emitter.weightsBlob);
   } else {
     model += "extern const unsigned char cuvil_weights[] CUVIL_INTERNAL;\n";

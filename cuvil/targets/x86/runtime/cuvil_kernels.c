@@ -157,9 +157,148 @@ struct cuvil_matmul_args {
   float *c;
 };
 
-/* Rows [begin, end) of all batches flattened (row r: batch r / m). Up to
- * four rows of one batch share each loaded row of B; every element still
- * sums over l in order, whatever the grouping or the thread split. */
+void cuvil_sgemm4_reference(int64_t rows, int64_t n, int64_t k, const float *a,
+                            int64_t a_row, int64_t a_col, const float *b,
+                            int64_t b_row, float *const *c) {
+  int64_t q, j, l;
+  for (q = 0; q < rows; ++q)
+    for (j = 0; j < n; ++j)
+      c[q][j] = 0.0f;
+  for (l = 0; l < k; ++l) {
+    const float *brow = b + l * b_row;
+    float av[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (q = 0; q < rows; ++q)
+      av[q] = a[q * a_row + l * a_col];
+    if (rows == 4) {
+      float *c0 = c[0], *c1 = c[1], *c2 = c[2], *c3 = c[3];
+      for (j = 0; j < n; ++j) {
+        float bv = brow[j];
+        c0[j] += av[0] * bv;
+        c1[j] += av[1] * bv;
+        c2[j] += av[2] * bv;
+        c3[j] += av[3] * bv;
+      }
+    } else {
+      for (q = 0; q < rows; ++q)
+        for (j = 0; j < n; ++j)
+          c[q][j] += av[q] * brow[j];
+    }
+  }
+}
+
+#if defined(CUVIL_ENABLE_SIMD_KERNELS)
+#include <immintrin.h>
+
+/* 4 rows x 16 columns in eight YMM accumulators over the whole k. */
+__attribute__((target("avx2,fma"))) void
+cuvil_sgemm4_avx2(int64_t rows, int64_t n, int64_t k, const float *a,
+                  int64_t a_row, int64_t a_col, const float *b, int64_t b_row,
+                  float *const *c) {
+  /* Rows past `rows` repeat the last row (computed, never stored), so the
+   * loop always keeps 4 x 2 accumulators in registers. */
+  const float *arow[4];
+  int64_t j = 0, l, q;
+  for (q = 0; q < 4; ++q)
+    arow[q] = a + (q < rows ? q : rows - 1) * a_row;
+  for (; j + 16 <= n; j += 16) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps(), c10 = _mm256_setzero_ps(),
+           c11 = _mm256_setzero_ps(), c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps(),
+           c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+    for (l = 0; l < k; ++l) {
+      const float *brow = b + l * b_row + j;
+      __m256 b0 = _mm256_loadu_ps(brow), b1 = _mm256_loadu_ps(brow + 8);
+      __m256 a0 = _mm256_set1_ps(arow[0][l * a_col]), a1 = _mm256_set1_ps(arow[1][l * a_col]);
+      __m256 a2 = _mm256_set1_ps(arow[2][l * a_col]), a3 = _mm256_set1_ps(arow[3][l * a_col]);
+      c00 = _mm256_fmadd_ps(a0, b0, c00);
+      c01 = _mm256_fmadd_ps(a0, b1, c01);
+      c10 = _mm256_fmadd_ps(a1, b0, c10);
+      c11 = _mm256_fmadd_ps(a1, b1, c11);
+      c20 = _mm256_fmadd_ps(a2, b0, c20);
+      c21 = _mm256_fmadd_ps(a2, b1, c21);
+      c30 = _mm256_fmadd_ps(a3, b0, c30);
+      c31 = _mm256_fmadd_ps(a3, b1, c31);
+    }
+    _mm256_storeu_ps(c[0] + j, c00);
+    _mm256_storeu_ps(c[0] + j + 8, c01);
+    if (rows > 1) {
+      _mm256_storeu_ps(c[1] + j, c10);
+      _mm256_storeu_ps(c[1] + j + 8, c11);
+    }
+    if (rows > 2) {
+      _mm256_storeu_ps(c[2] + j, c20);
+      _mm256_storeu_ps(c[2] + j + 8, c21);
+    }
+    if (rows > 3) {
+      _mm256_storeu_ps(c[3] + j, c30);
+      _mm256_storeu_ps(c[3] + j + 8, c31);
+    }
+  }
+  if (j < n) {
+    /* The remaining columns, in the same summation order. */
+    float *tail[4];
+    for (q = 0; q < rows; ++q)
+      tail[q] = c[q] + j;
+    cuvil_sgemm4_reference(rows, n - j, k, a, a_row, a_col, b + j, b_row, tail);
+  }
+}
+
+/* 4 rows x 32 columns in eight ZMM accumulators over the whole k. */
+__attribute__((target("avx512f"))) void
+cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
+                    int64_t a_row, int64_t a_col, const float *b,
+                    int64_t b_row, float *const *c) {
+  /* Rows past `rows` repeat the last row (computed, never stored), so the
+   * loop always keeps 4 x 2 accumulators in registers. */
+  const float *arow[4];
+  int64_t j = 0, l, q;
+  for (q = 0; q < 4; ++q)
+    arow[q] = a + (q < rows ? q : rows - 1) * a_row;
+  for (; j + 32 <= n; j += 32) {
+    __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps(), c10 = _mm512_setzero_ps(),
+           c11 = _mm512_setzero_ps(), c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps(),
+           c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
+    for (l = 0; l < k; ++l) {
+      const float *brow = b + l * b_row + j;
+      __m512 b0 = _mm512_loadu_ps(brow), b1 = _mm512_loadu_ps(brow + 16);
+      __m512 a0 = _mm512_set1_ps(arow[0][l * a_col]), a1 = _mm512_set1_ps(arow[1][l * a_col]);
+      __m512 a2 = _mm512_set1_ps(arow[2][l * a_col]), a3 = _mm512_set1_ps(arow[3][l * a_col]);
+      c00 = _mm512_fmadd_ps(a0, b0, c00);
+      c01 = _mm512_fmadd_ps(a0, b1, c01);
+      c10 = _mm512_fmadd_ps(a1, b0, c10);
+      c11 = _mm512_fmadd_ps(a1, b1, c11);
+      c20 = _mm512_fmadd_ps(a2, b0, c20);
+      c21 = _mm512_fmadd_ps(a2, b1, c21);
+      c30 = _mm512_fmadd_ps(a3, b0, c30);
+      c31 = _mm512_fmadd_ps(a3, b1, c31);
+    }
+    _mm512_storeu_ps(c[0] + j, c00);
+    _mm512_storeu_ps(c[0] + j + 16, c01);
+    if (rows > 1) {
+      _mm512_storeu_ps(c[1] + j, c10);
+      _mm512_storeu_ps(c[1] + j + 16, c11);
+    }
+    if (rows > 2) {
+      _mm512_storeu_ps(c[2] + j, c20);
+      _mm512_storeu_ps(c[2] + j + 16, c21);
+    }
+    if (rows > 3) {
+      _mm512_storeu_ps(c[3] + j, c30);
+      _mm512_storeu_ps(c[3] + j + 16, c31);
+    }
+  }
+  if (j < n) {
+    /* The remaining columns, in the same summation order. */
+    float *tail[4];
+    for (q = 0; q < rows; ++q)
+      tail[q] = c[q] + j;
+    cuvil_sgemm4_reference(rows, n - j, k, a, a_row, a_col, b + j, b_row, tail);
+  }
+}
+#endif
+
+/* Rows [begin, end) of all batches flattened (row r: batch r / m), four at a
+ * time through the target's sgemm4 micro-kernel. Every element sums over l
+ * in order, so the result does not depend on the thread split. */
 static void cuvil_matmul_rows(void *p, int64_t begin, int64_t end) {
   const struct cuvil_matmul_args *x = (const struct cuvil_matmul_args *)p;
   int64_t r, count, n = x->n;
@@ -173,29 +312,22 @@ static void cuvil_matmul_rows(void *p, int64_t begin, int64_t end) {
       count = 4;
     if (count > x->m - i)
       count = x->m - i;
-    for (q = 0; q < count; ++q) {
+    for (q = 0; q < count; ++q)
       c[q] = x->c + (r + q) * n;
+    if (x->b_col_stride == 1) {
+      CUVIL_SGEMM4(count, n, x->k, ap + i * x->a_row_stride, x->a_row_stride,
+                   x->a_col_stride, bp, x->b_row_stride, c);
+      continue;
+    }
+    for (q = 0; q < count; ++q)
       for (j = 0; j < n; ++j)
         c[q][j] = 0.0f;
-    }
     for (l = 0; l < x->k; ++l) {
       const float *brow = bp + l * x->b_row_stride;
-      float av[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      for (q = 0; q < count; ++q)
-        av[q] = ap[(i + q) * x->a_row_stride + l * x->a_col_stride];
-      if (count == 4 && x->b_col_stride == 1) {
-        float *c0 = c[0], *c1 = c[1], *c2 = c[2], *c3 = c[3];
-        for (j = 0; j < n; ++j) {
-          float bv = brow[j];
-          c0[j] += av[0] * bv;
-          c1[j] += av[1] * bv;
-          c2[j] += av[2] * bv;
-          c3[j] += av[3] * bv;
-        }
-      } else {
-        for (q = 0; q < count; ++q)
-          for (j = 0; j < n; ++j)
-            c[q][j] += av[q] * brow[j * x->b_col_stride];
+      for (q = 0; q < count; ++q) {
+        float av = ap[(i + q) * x->a_row_stride + l * x->a_col_stride];
+        for (j = 0; j < n; ++j)
+          c[q][j] += av * brow[j * x->b_col_stride];
       }
     }
   }

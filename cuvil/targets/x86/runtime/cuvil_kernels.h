@@ -27,6 +27,28 @@ void cuvil_pool_destroy(cuvil_pool *pool);
 void cuvil_parallel_for(cuvil_pool *pool, int64_t count, cuvil_task_fn fn,
                         void *arg);
 
+/* The sgemm4 micro-kernels (ukernels/sgemm4.inc): up to 4 rows of C = A B,
+ * B with unit column stride. The reference variant is plain C; the SIMD
+ * variants exist when CUVIL_ENABLE_SIMD_KERNELS is defined (the .so build)
+ * and are chosen by the target's features through CUVIL_SGEMM4. */
+typedef void (*cuvil_sgemm4_fn)(int64_t rows, int64_t n, int64_t k,
+                                const float *a, int64_t a_row, int64_t a_col,
+                                const float *b, int64_t b_row, float *const *c);
+void cuvil_sgemm4_reference(int64_t rows, int64_t n, int64_t k, const float *a,
+                            int64_t a_row, int64_t a_col, const float *b,
+                            int64_t b_row, float *const *c);
+#if defined(CUVIL_ENABLE_SIMD_KERNELS)
+void cuvil_sgemm4_avx2(int64_t rows, int64_t n, int64_t k, const float *a,
+                       int64_t a_row, int64_t a_col, const float *b,
+                       int64_t b_row, float *const *c);
+void cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
+                         int64_t a_row, int64_t a_col, const float *b,
+                         int64_t b_row, float *const *c);
+#endif
+#ifndef CUVIL_SGEMM4
+#define CUVIL_SGEMM4 cuvil_sgemm4_reference
+#endif
+
 /* C[b] = A[b] @ B[b] for `batch` matrices; A is MxK, B is KxN, C is MxN.
  * Batch strides are in elements (0 broadcasts one matrix). */
 void cuvil_matmul_f32(cuvil_pool *pool, int64_t batch, int64_t m, int64_t n, int64_t k,

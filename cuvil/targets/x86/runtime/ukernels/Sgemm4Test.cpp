@@ -1,0 +1,93 @@
+// Every sgemm4 variant this CPU can run (listed once in sgemm4.inc) against
+// a double-precision product, over shapes that hit the vector blocks and the
+// remainders, 1 to 4 rows, and strided A.
+extern "C" {
+#include "cuvil/targets/x86/runtime/cuvil_kernels.h"
+}
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Variant {
+  const char *name;
+  cuvil_sgemm4_fn fn;
+  std::string features;
+};
+
+std::vector<Variant> variants() {
+  return {
+#define CUVIL_SGEMM4_VARIANT(name, target, features)                           \
+  {#name, cuvil_sgemm4_##name, features},
+#include "cuvil/targets/x86/runtime/ukernels/sgemm4.inc"
+#undef CUVIL_SGEMM4_VARIANT
+  };
+}
+
+bool cpuHas(const std::string &features) {
+  std::istringstream in(features);
+  std::string f;
+  __builtin_cpu_init();
+  while (in >> f) {
+    if ((f == "avx2" && !__builtin_cpu_supports("avx2")) ||
+        (f == "fma" && !__builtin_cpu_supports("fma")) ||
+        (f == "avx512f" && !__builtin_cpu_supports("avx512f")))
+      return false;
+  }
+  return true;
+}
+
+TEST(Sgemm4Test, VariantsMatchDoublePrecision) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  int tested = 0;
+  for (const Variant &v : variants()) {
+    if (!cpuHas(v.features)) {
+      std::printf("skipping %s: this CPU lacks %s\n", v.name,
+                  v.features.c_str());
+      continue;
+    }
+    ++tested;
+    for (int64_t rows = 1; rows <= 4; ++rows) {
+      for (int64_t n : {1, 15, 16, 33, 64, 100}) {
+        for (int64_t k : {1, 7, 64}) {
+          for (int64_t aCol : {1, 3}) {
+            int64_t aRow = aCol == 1 ? k + 2 : 1;
+            std::vector<float> a(4 * (k + 2) * 3), b(k * (n + 1));
+            for (float &x : a)
+              x = dist(rng);
+            for (float &x : b)
+              x = dist(rng);
+            std::vector<std::vector<float>> c(4, std::vector<float>(n, NAN));
+            float *cp[4] = {c[0].data(), c[1].data(), c[2].data(), c[3].data()};
+            v.fn(rows, n, k, a.data(), aRow, aCol, b.data(), n + 1, cp);
+            for (int64_t q = 0; q < 4; ++q) {
+              for (int64_t j = 0; j < n; ++j) {
+                if (q >= rows) {
+                  EXPECT_TRUE(std::isnan(c[q][j]))
+                      << v.name << " wrote row " << q;
+                  continue;
+                }
+                double want = 0;
+                for (int64_t l = 0; l < k; ++l)
+                  want += double(a[q * aRow + l * aCol]) * b[l * (n + 1) + j];
+                EXPECT_NEAR(c[q][j], want, 1e-5 * (1 + k))
+                    << v.name << " rows=" << rows << " n=" << n << " k=" << k
+                    << " at (" << q << ", " << j << ")";
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(tested, 1);
+}
+
+} // namespace
