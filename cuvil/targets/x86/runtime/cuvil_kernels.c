@@ -436,6 +436,22 @@ void cuvil_conv2d_f32(cuvil_pool *pool, int64_t n, int64_t c, int64_t h,
                       int64_t pad_top, int64_t pad_left, int64_t dil_h,
                       int64_t dil_w, int64_t oh, int64_t ow, float *output) {
   struct cuvil_conv2d_args args;
+  if (kh == 1 && kw == 1 && stride_h == 1 && stride_w == 1 && pad_top == 0 &&
+      pad_left == 0 && groups == 1 && oh == h && ow == w) {
+    /* A pointwise convolution is a matrix product per image:
+     * out[oc, hw] = weight[oc, c] @ in[c, hw], through the target's sgemm4. */
+    int64_t b, o, i;
+    for (b = 0; b < n; ++b) {
+      float *out = output + b * oc * h * w;
+      cuvil_matmul_f32(pool, 1, oc, h * w, c, weight, 0, c, 1,
+                       input + b * c * h * w, 0, h * w, 1, out);
+      if (bias)
+        for (o = 0; o < oc; ++o)
+          for (i = 0; i < h * w; ++i)
+            out[o * h * w + i] += bias[o];
+    }
+    return;
+  }
   args.c = c;
   args.h = h;
   args.w = w;
