@@ -237,6 +237,30 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
       outs.push_back(allocate(result, opLoc));
       buffers.map(result, outs.back());
     }
+    // A convolution that is not pointwise gets scratch for its patches
+    // (im2col, [C * KH * KW, OH * OW] per image), so that it runs as a
+    // matrix product; the planner places it like any buffer.
+    if (auto conv = dyn_cast<l1::Conv2dOp>(op)) {
+      auto inType = cast<RankedTensorType>(conv.getInput().getType());
+      auto wType = cast<RankedTensorType>(conv.getWeight().getType());
+      auto outType = cast<RankedTensorType>(conv.getType());
+      SmallVector<int64_t> strides = conv.getStridesOrDefault();
+      SmallVector<int64_t> padding = conv.getPaddingOrDefault();
+      bool pointwise = wType.getDimSize(2) == 1 && wType.getDimSize(3) == 1 &&
+                       strides[0] == 1 && strides[1] == 1 &&
+                       llvm::all_of(padding, [](int64_t p) { return p == 0; });
+      int64_t patch =
+          inType.getDimSize(1) * wType.getDimSize(2) * wType.getDimSize(3);
+      int64_t positions = outType.getDimSize(2) * outType.getDimSize(3);
+      if (!pointwise && conv.getGroups() == 1 &&
+          !ShapedType::isDynamic(inType.getDimSize(1)) &&
+          !ShapedType::isDynamic(outType.getDimSize(2)) &&
+          !ShapedType::isDynamic(outType.getDimSize(3)))
+        outs.push_back(memref::AllocOp::create(
+            builder, opLoc,
+            MemRefType::get({patch, positions}, inType.getElementType()),
+            ValueRange(), builder.getI64IntegerAttr(64)));
+    }
     StringRef mnemonic = op.getName().stripDialect();
     auto call = cuvil::l2::UKernelCallOp::create(
         builder, opLoc, builder.getStringAttr(mnemonic), ins, outs);

@@ -912,9 +912,14 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     SmallVector<int64_t> st = attrInts(call, "strides", {1, 1});
     SmallVector<int64_t> pd = attrInts(call, "padding", {0, 0, 0, 0});
     SmallVector<int64_t> dl = attrInts(call, "dilations", {1, 1});
-    line("cuvil_conv2d_f32(pool, " + absl::StrJoin(x.dims, ", ") + ", " +
-         x.name + ", " + w.dims[0] + ", " + w.dims[2] + ", " + w.dims[3] +
-         ", " + w.name + ", " +
+    // With scratch (a second output), the convolution runs as im2col plus
+    // the target's matrix-product micro-kernel.
+    std::string scratch = call.getOutputs().size() > 1
+                              ? buffers[call.getOutputs()[1]].name
+                              : std::string("NULL");
+    line("cuvil_conv2d_f32(pool, " + scratch + ", " +
+         absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " + w.dims[0] + ", " +
+         w.dims[2] + ", " + w.dims[3] + ", " + w.name + ", " +
          (ins.size() > 2 ? ins[2]->name : std::string("NULL")) + ", " +
          std::to_string(attrInt(call, "groups", 1)) + ", " +
          std::to_string(st[0]) + ", " + std::to_string(st[1]) + ", " +

@@ -429,13 +429,63 @@ static void cuvil_conv2d_planes(void *p, int64_t begin, int64_t end) {
   }
 }
 
-void cuvil_conv2d_f32(cuvil_pool *pool, int64_t n, int64_t c, int64_t h,
-                      int64_t w, const float *input, int64_t oc, int64_t kh,
-                      int64_t kw, const float *weight, const float *bias,
-                      int64_t groups, int64_t stride_h, int64_t stride_w,
-                      int64_t pad_top, int64_t pad_left, int64_t dil_h,
-                      int64_t dil_w, int64_t oh, int64_t ow, float *output) {
+/* Writes the patches of one image: row (ci, ky, kx), column (y, x); zero
+ * where the window reads padding. */
+static void cuvil_im2col_f32(int64_t c, int64_t h, int64_t w,
+                             const float *input, int64_t kh, int64_t kw,
+                             int64_t stride_h, int64_t stride_w,
+                             int64_t pad_top, int64_t pad_left, int64_t dil_h,
+                             int64_t dil_w, int64_t oh, int64_t ow,
+                             float *patches) {
+  int64_t ci, ky, kx, y, col;
+  for (ci = 0; ci < c; ++ci) {
+    for (ky = 0; ky < kh; ++ky) {
+      for (kx = 0; kx < kw; ++kx) {
+        float *row = patches + ((ci * kh + ky) * kw + kx) * oh * ow;
+        for (y = 0; y < oh; ++y) {
+          int64_t iy = y * stride_h - pad_top + ky * dil_h;
+          int64_t base = kx * dil_w - pad_left;
+          float *dst = row + y * ow;
+          if (iy < 0 || iy >= h) {
+            for (col = 0; col < ow; ++col)
+              dst[col] = 0.0f;
+            continue;
+          }
+          for (col = 0; col < ow; ++col) {
+            int64_t ix = col * stride_w + base;
+            dst[col] = ix >= 0 && ix < w ? input[(ci * h + iy) * w + ix] : 0.0f;
+          }
+        }
+      }
+    }
+  }
+}
+
+void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
+                      int64_t h, int64_t w, const float *input, int64_t oc,
+                      int64_t kh, int64_t kw, const float *weight,
+                      const float *bias, int64_t groups, int64_t stride_h,
+                      int64_t stride_w, int64_t pad_top, int64_t pad_left,
+                      int64_t dil_h, int64_t dil_w, int64_t oh, int64_t ow,
+                      float *output) {
   struct cuvil_conv2d_args args;
+  if (scratch && groups == 1) {
+    /* out[oc, oh*ow] = weight[oc, c*kh*kw] @ patches[c*kh*kw, oh*ow]. */
+    int64_t b, o, i, patch = c * kh * kw;
+    for (b = 0; b < n; ++b) {
+      float *out = output + b * oc * oh * ow;
+      cuvil_im2col_f32(c, h, w, input + b * c * h * w, kh, kw, stride_h,
+                       stride_w, pad_top, pad_left, dil_h, dil_w, oh, ow,
+                       scratch);
+      cuvil_matmul_f32(pool, 1, oc, oh * ow, patch, weight, 0, patch, 1,
+                       scratch, 0, oh * ow, 1, out);
+      if (bias)
+        for (o = 0; o < oc; ++o)
+          for (i = 0; i < oh * ow; ++i)
+            out[o * oh * ow + i] += bias[o];
+    }
+    return;
+  }
   if (kh == 1 && kw == 1 && stride_h == 1 && stride_w == 1 && pad_top == 0 &&
       pad_left == 0 && groups == 1 && oh == h && ow == w) {
     /* A pointwise convolution is a matrix product per image:

@@ -57,8 +57,10 @@ void cuvil_matmul_f32(cuvil_pool *pool, int64_t batch, int64_t m, int64_t n, int
                       int64_t b_batch_stride, int64_t b_row_stride,
                       int64_t b_col_stride, float *c);
 
-/* NCHW input, OIHW weight, optional bias (NULL), grouped, dilated. */
-void cuvil_conv2d_f32(cuvil_pool *pool, int64_t n, int64_t c, int64_t h, int64_t w,
+/* NCHW input, OIHW weight, optional bias (NULL), grouped, dilated. With
+ * `scratch` ([C * KH * KW, OH * OW] floats; groups == 1) the convolution
+ * runs as im2col and a matrix product; NULL computes it directly. */
+void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c, int64_t h, int64_t w,
                       const float *input, int64_t oc, int64_t kh, int64_t kw,
                       const float *weight, const float *bias, int64_t groups,
                       int64_t stride_h, int64_t stride_w, int64_t pad_top,
