@@ -210,8 +210,12 @@ private:
   std::optional<SmallVector<int64_t>> attrInts(const onnx::NodeProto &node,
                                                StringRef name);
 
-  /// Creates a level1 op typed by inference; fails (with the inference
-  /// diagnostic at `loc`) instead of aborting.
+  /// Creates a level1 op with `numResults` results typed by inference;
+  /// fails (with the inference diagnostic at `loc`) instead of aborting.
+  template <typename OpTy, typename... Args>
+  FailureOr<Operation *> createTyped(Location loc, unsigned numResults,
+                                     Args &&...args);
+  /// createTyped for single-result ops.
   template <typename OpTy, typename... Args>
   FailureOr<Value> create(Location loc, Args &&...args);
 
@@ -831,20 +835,32 @@ void Importer::defineHost(const onnx::NodeProto &node, int output,
 }
 
 template <typename OpTy, typename... Args>
-FailureOr<Value> Importer::create(Location loc, Args &&...args) {
-  Type placeholder = NoneType::get(&context);
-  auto op = OpTy::create(builder, loc, TypeRange{placeholder},
+FailureOr<Operation *> Importer::createTyped(Location loc, unsigned numResults,
+                                             Args &&...args) {
+  SmallVector<Type> placeholders(numResults, NoneType::get(&context));
+  auto op = OpTy::create(builder, loc, TypeRange(placeholders),
                          std::forward<Args>(args)...);
   SmallVector<Type> types;
   auto inference = cast<InferTypeOpInterface>(op.getOperation());
   if (failed(inference.inferReturnTypes(
           &context, loc, op->getOperands(), op->getRawDictionaryAttrs(),
-          op->getPropertiesStorage(), op->getRegions(), types))) {
+          op->getPropertiesStorage(), op->getRegions(), types)) ||
+      types.size() != numResults) {
     op->erase();
     return failure();
   }
-  op->getResult(0).setType(types.front());
-  return op->getResult(0);
+  for (auto [result, type] : llvm::zip(op->getResults(), types))
+    result.setType(type);
+  return op.getOperation();
+}
+
+template <typename OpTy, typename... Args>
+FailureOr<Value> Importer::create(Location loc, Args &&...args) {
+  FailureOr<Operation *> op =
+      createTyped<OpTy>(loc, 1, std::forward<Args>(args)...);
+  if (failed(op))
+    return failure();
+  return (*op)->getResult(0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1069,9 +1085,8 @@ LogicalResult Importer::convertWhere(const onnx::NodeProto &node,
   // Selecting between shape vectors (x.expand(n, -1, -1) exports this way).
   const HostTensor *condHost = getHost(node, 0), *xHost = getHost(node, 1),
                    *yHost = getHost(node, 2);
-  if (condHost && xHost && yHost && !condHost->isFloat() &&
-      !xHost->isFloat() && !yHost->isFloat() &&
-      !llvm::is_contained(condHost->ints, kUnknown)) {
+  if (condHost && xHost && yHost && !condHost->isFloat() && !xHost->isFloat() &&
+      !yHost->isFloat() && !llvm::is_contained(condHost->ints, kUnknown)) {
     std::initializer_list<const HostTensor *> all = {condHost, xHost, yHost};
     int64_t n = 1;
     for (const HostTensor *t : all)
@@ -1698,23 +1713,13 @@ LogicalResult Importer::convertSplit(const onnx::NodeProto &node,
     return emitError(loc) << "Split makes " << sizes.size()
                           << " pieces but has " << node.output_size()
                           << " outputs";
-  SmallVector<Type> placeholders(sizes.size(), NoneType::get(&context));
-  auto op = l1::SplitOp::create(builder, loc, TypeRange(placeholders), *x,
-                                builder.getI64IntegerAttr(axis),
-                                builder.getDenseI64ArrayAttr(sizes));
-  SmallVector<Type> types;
-  if (failed(cast<InferTypeOpInterface>(op.getOperation())
-                 .inferReturnTypes(&context, loc, op->getOperands(),
-                                   op->getRawDictionaryAttrs(),
-                                   op->getPropertiesStorage(), op->getRegions(),
-                                   types))) {
-    op->erase();
+  FailureOr<Operation *> op = createTyped<l1::SplitOp>(
+      loc, sizes.size(), *x, builder.getI64IntegerAttr(axis),
+      builder.getDenseI64ArrayAttr(sizes));
+  if (failed(op))
     return failure();
-  }
-  for (auto [i, t] : llvm::enumerate(types)) {
-    op->getResult(i).setType(t);
-    define(node, i, op->getResult(i));
-  }
+  for (auto [i, result] : llvm::enumerate((*op)->getResults()))
+    define(node, i, result);
   return success();
 }
 
