@@ -22,10 +22,15 @@ def transformer_encoder_layer():
 def torchvision_model(name, size=224):
     import torchvision
     model = getattr(torchvision.models, name)()
-    if name.startswith("vit"):
-        # torchvision zero-initializes the ViT head, which would make every
-        # output 0 and a numeric comparison meaningless.
-        torch.nn.init.normal_(model.heads.head.weight, std=0.02)
+    # torchvision's training initializations (small truncated normals, zero
+    # heads) make random-weight activations vanish (GoogLeNet's pooled
+    # features are ~1e-11, its output just the bias), which would make a
+    # numeric comparison vacuous. Fan-in scaled weights keep every layer's
+    # activations of order one.
+    for module in model.modules():
+        if isinstance(module, (torch.nn.Conv2d, torch.nn.Linear)):
+            torch.nn.init.kaiming_normal_(module.weight, mode="fan_in",
+                                          nonlinearity="relu")
     return model, torch.randn(1, 3, size, size)
 
 
