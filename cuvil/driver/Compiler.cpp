@@ -196,7 +196,12 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
 
   ProgressReporter progress(options, 2 + toLevel2 + toC + build);
   progress.stage(absl::StrCat("reading ", path));
-  ASSIGN_OR_RETURN(std::string source, readFile(path));
+  std::string source;
+  if (options.inputContents) {
+    source = *options.inputContents;
+  } else {
+    ASSIGN_OR_RETURN(source, readFile(path));
+  }
 
   mlir::DialectRegistry registry;
   registerCuvilDialects(registry);

@@ -43,6 +43,10 @@ struct CompileOptions {
   /// Path of the input model. Format by extension: `.onnx` (ONNX) or
   /// `.mlir` (level1).
   std::string inputPath;
+  /// The model itself, when it is in memory (the Python extension passes
+  /// captured models this way); `inputPath` then only names it in messages
+  /// and gives the format by its extension.
+  std::optional<std::string> inputContents;
   /// ONNX input shapes by input name (-1: dynamic), overriding the model's.
   std::map<std::string, std::vector<int64_t>> inputShapes;
   /// If set, dimension 0 of every input is a dynamic batch up to this size.

@@ -15,6 +15,10 @@ std::string formatLocation(mlir::Location loc) {
         // Line 0: a file without lines (an ONNX model).
         if (fileLoc.getLine() == 0)
           return fileLoc.getFilename().str();
+        // Column 0: a line without a known column (a traced Python stack).
+        if (fileLoc.getColumn() == 0)
+          return absl::StrCat(fileLoc.getFilename().str(), ":",
+                              fileLoc.getLine());
         return absl::StrCat(fileLoc.getFilename().str(), ":", fileLoc.getLine(),
                             ":", fileLoc.getColumn());
       })

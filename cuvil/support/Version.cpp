@@ -4,7 +4,8 @@
 
 namespace cuvil {
 
-const char *getVersionString() { return "0.1.0"; }
+// CUVIL_VERSION comes from build_defs/version.bzl.
+const char *getVersionString() { return CUVIL_VERSION; }
 
 const char *getLLVMVersionString() { return LLVM_VERSION_STRING; }
 

@@ -19,7 +19,7 @@
 #include "cuvil/ir/CuvilOps.h"
 #include "cuvil/support/Diagnostics.h"
 #include "cuvil/support/FileUtil.h"
-#include "onnx/onnx.pb.h"
+#include "cuvil_onnx/onnx.pb.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -29,6 +29,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Endian.h"
 
@@ -406,8 +407,12 @@ LogicalResult Importer::checkSupported() {
     std::string key = absl::StrCat("'", node.op_type(), "' (domain ",
                                    defaultDomain ? "ai.onnx" : node.domain(),
                                    ", opset ", opset, ")");
-    unsupported[key].push_back(node.name().empty() ? absl::StrCat("#", i)
-                                                   : node.name());
+    std::string where =
+        node.name().empty() ? absl::StrCat("#", i) : node.name();
+    if (std::optional<SourceFrame> frame =
+            parseTorchDocString(node.doc_string()))
+      absl::StrAppend(&where, " (", frame->file, ":", frame->line, ")");
+    unsupported[key].push_back(std::move(where));
   }
   if (unsupported.empty())
     return success();
@@ -507,8 +512,13 @@ Location Importer::nodeLoc(const onnx::NodeProto &node, int index) {
   std::string name = node.name().empty()
                          ? absl::StrCat(node.op_type(), "_", index)
                          : node.name();
-  return NameLoc::get(StringAttr::get(&context, name),
-                      FileLineColLoc::get(&context, options.modelPath, 0, 0));
+  // Exporters such as torch.onnx (verbose) record the Python source of each
+  // node; errors then point at the user's line instead of the model file.
+  Location child = FileLineColLoc::get(&context, options.modelPath, 0, 0);
+  if (std::optional<SourceFrame> frame = parseTorchDocString(node.doc_string()))
+    child =
+        FileLineColLoc::get(&context, frame->file, frame->line, frame->column);
+  return NameLoc::get(StringAttr::get(&context, name), child);
 }
 
 LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
@@ -2041,6 +2051,60 @@ LogicalResult Importer::convertConstantOfShape(const onnx::NodeProto &node,
 }
 
 } // namespace
+
+/// True for a Python file inside the torch package (or torchvision's
+/// building blocks under torch), which a user did not write.
+static bool isTorchInternal(StringRef file) {
+  return file.contains("/torch/") || file.starts_with("torch/");
+}
+
+std::optional<SourceFrame> parseTorchDocString(StringRef docString) {
+  // TorchScript (scripted code): `  File "PATH", line N[, in FN]`, the source
+  // lines, then a caret line `    ~~~~~ <--- HERE` under the node's code.
+  // Traced code: a Python stack, innermost first, one `PATH(N): FN` per line.
+  std::optional<SourceFrame> first, user;
+  SmallVector<StringRef> lines;
+  docString.split(lines, '\n');
+  for (size_t i = 0; i < lines.size(); ++i) {
+    StringRef line = lines[i].trim();
+    SourceFrame frame;
+    if (line.consume_front("File \"")) {
+      size_t quote = line.find('"');
+      if (quote == StringRef::npos)
+        continue;
+      frame.file = line.take_front(quote).str();
+      StringRef rest = line.drop_front(quote + 1);
+      if (!rest.consume_front(", line ") ||
+          rest.take_while([](char c) { return llvm::isDigit(c); })
+              .getAsInteger(10, frame.line))
+        continue;
+      for (size_t j = i + 1; j < lines.size(); ++j) {
+        if (!lines[j].contains("<--- HERE"))
+          continue;
+        size_t caret = lines[j].find_first_of("~^");
+        if (caret != StringRef::npos)
+          frame.column = caret + 1;
+        break;
+      }
+    } else {
+      size_t open = line.rfind("): ");
+      size_t paren = line.take_front(open).rfind('(');
+      if (open == StringRef::npos || paren == StringRef::npos || paren == 0 ||
+          line.slice(paren + 1, open).getAsInteger(10, frame.line))
+        continue;
+      frame.file = line.take_front(paren).str();
+    }
+    if (frame.line == 0)
+      continue;
+    if (!first)
+      first = frame;
+    if (!isTorchInternal(frame.file)) {
+      user = frame;
+      break;
+    }
+  }
+  return user ? user : first;
+}
 
 absl::StatusOr<OwningOpRef<ModuleOp>>
 importOnnxModel(MLIRContext &context, absl::string_view bytes,

@@ -16,9 +16,11 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,20 @@ struct OnnxImportOptions {
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>>
 importOnnxModel(mlir::MLIRContext &context, absl::string_view bytes,
                 const OnnxImportOptions &options);
+
+/// A Python source position an exporter recorded for a node.
+struct SourceFrame {
+  std::string file;
+  unsigned line = 0;
+  /// 1-based; 0 when unknown.
+  unsigned column = 0;
+};
+
+/// Reads the source position torch.onnx.export (verbose) stores in a node's
+/// doc_string: a TorchScript source range or a traced Python stack. Picks
+/// the innermost frame outside the torch package (the user's code, or the
+/// model library's), else the innermost frame; nullopt if there is none.
+std::optional<SourceFrame> parseTorchDocString(llvm::StringRef docString);
 
 /// The ONNX operator types the importer lowers (default domain).
 std::vector<std::string> getSupportedOnnxOps();

@@ -164,7 +164,39 @@ def runtime_reshape():
     ], [tensor("x", [2])], [tensor("y", [2])])
 
 
+# Source positions as torch.onnx.export(verbose=True) records them.
+SCRIPTED_DOC = ('  File "/home/user/model.py", line 7\n'
+                "def classify(x: torch.Tensor) -> torch.Tensor:\n"
+                "    return torch.softmax(x @ torch.eye(10) * 0.1, dim=1)\n"
+                "                         ~~~~~~~~~~~~~~~~ <--- HERE\n")
+TRACED_DOC = ("/usr/lib/python3/dist-packages/torch/nn/modules/linear.py(114): "
+              "forward\n"
+              "/usr/lib/python3/dist-packages/torch/nn/modules/module.py(1182): "
+              "_slow_forward\n"
+              "/home/user/net.py(21): forward\n"
+              "/usr/lib/python3/dist-packages/torch/jit/_trace.py(118): wrapper\n")
+
+
+def scripted_shape_mismatch():
+    """shape_mismatch, exported from TorchScript: errors name the Python line."""
+    m = shape_mismatch()
+    m.graph.node[0].doc_string = SCRIPTED_DOC
+    return m
+
+
+def traced_unsupported():
+    """Unsupported ops of a traced module: each listed with its user line."""
+    m = unsupported()
+    m.graph.node[1].doc_string = TRACED_DOC
+    m.graph.node[2].doc_string = SCRIPTED_DOC
+    # A stack entirely inside torch: the innermost frame is kept.
+    m.graph.node[3].doc_string = TRACED_DOC.split("/home")[0]
+    m.graph.node[4].doc_string = "no position in here\n(not a frame): x"
+    return m
+
+
 CASES = {f.__name__: f for f in (
+    scripted_shape_mismatch, traced_unsupported,
     mlp, flatten_dynamic, conv_bn, unsupported, dangling, dtype_mismatch,
     shape_mismatch, negative_dim, bad_initializer_size, unsupported_dtype,
     old_opset, missing_output, runtime_reshape)}

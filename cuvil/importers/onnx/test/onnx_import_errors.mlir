@@ -73,3 +73,13 @@
 // OVERRIDE: cuvilc: error: 'fc/MatMul' (mlp.onnx): error: 'cuvil.matmul' op contracting dimensions differ
 // RUN: not cuvilc --quiet --max-batch=-2 mlp.onnx 2>&1 | FileCheck %s --check-prefix=MAXBATCH
 // MAXBATCH: cuvilc: error: --max-batch must be at least 1
+
+// Nodes exported by torch.onnx (verbose) carry their Python source in
+// doc_string; errors point at the user's line (TorchScript: with column).
+// RUN: %{gen} scripted_shape_mismatch scripted.onnx
+// RUN: not cuvilc --quiet scripted.onnx 2>&1 | FileCheck %s --check-prefix=SCRIPTED
+// SCRIPTED: cuvilc: error: '/MatMul' (/home/user/model.py:7:26): error: 'cuvil.matmul' op contracting dimensions differ
+
+// RUN: %{gen} traced_unsupported traced.onnx
+// RUN: not cuvilc --quiet traced.onnx 2>&1 | FileCheck %s --check-prefix=TRACED
+// TRACED: 'FusedThing' (domain com.example, opset 13) at node custom; 'NonZero' (domain ai.onnx, opset 13) at nodes nz_1 (/home/user/net.py:21), nz_2 (/usr/lib/python3/dist-packages/torch/nn/modules/linear.py:114); 'TopK' (domain ai.onnx, opset 13) at node topk (/home/user/model.py:7). Nothing

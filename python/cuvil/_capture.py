@@ -1,0 +1,226 @@
+"""Captures Python models as ONNX bytes for the C++ compiler.
+
+Python does capture only: a TorchScript function or module, a traced
+module, an nn.Module or a plain callable is exported by torch.onnx in
+memory, with each node's Python source position kept (the exporter's
+verbose doc strings), so that compile errors in C++ point at the user's
+line. Nothing is rewritten here; the one importer is the C++ ONNX importer.
+"""
+
+import contextlib
+import io
+import linecache
+import os
+import re
+import traceback
+import warnings
+
+from cuvil._errors import CompileError
+
+# The opset the exporter writes; the importer takes 11..18.
+OPSET = 17
+
+# Python files of these packages are library code, not the user's.
+_LIBRARY_DIRS = tuple(os.sep + name + os.sep for name in ("torch", "torchvision"))
+
+
+def _is_library(filename):
+    return any(part in filename for part in _LIBRARY_DIRS)
+
+
+def _user_frame(tb):
+    """The innermost traceback frame outside torch (the user's code)."""
+    frames = traceback.extract_tb(tb)
+    for frame in reversed(frames):
+        if not _is_library(frame.filename) and frame.filename != __file__:
+            return frame
+    return frames[-1] if frames else None
+
+
+class _Callable:
+    """Wraps a plain callable so that torch.onnx can trace it."""
+
+    @staticmethod
+    def wrap(function):
+        import torch
+
+        class Function(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.function = function
+
+            def forward(self, *inputs):
+                return self.function(*inputs)
+
+        return Function()
+
+
+def _example_inputs(specs):
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    tensors = []
+    for spec in specs:
+        # Dynamic dimensions get 2, so that the exporter does not treat
+        # them as the constant 1 anywhere in the traced graph.
+        shape = [2 if d is None else d for d in spec.shape]
+        dtype = getattr(torch, spec.dtype)
+        if dtype.is_floating_point:
+            tensors.append(torch.randn(shape, generator=generator).to(dtype))
+        else:
+            # Zeros are valid indices and valid lengths.
+            tensors.append(torch.zeros(shape, dtype=dtype))
+    return tuple(tensors)
+
+
+@contextlib.contextmanager
+def _quiet_exporter():
+    """Keeps node doc strings (verbose export) without printing the graph."""
+    import torch
+
+    log = torch.onnx.log
+    torch.onnx.log = lambda *args: None
+    try:
+        yield
+    finally:
+        torch.onnx.log = log
+
+
+_BOOL_WARNING = "Converting a tensor to a Python boolean"
+
+
+def _control_flow_error(warning):
+    line = linecache.getline(warning.filename, warning.lineno).strip()
+    return CompileError(
+        f"{warning.filename}:{warning.lineno}: data-dependent control flow "
+        f"(`{line}`): a condition on tensor values cannot be traced, the "
+        "compiled model would keep only the branch the example input took. "
+        "Compute both sides and select with torch.where, or compile a "
+        "torch.jit.script function (its `if` becomes an ONNX If, which "
+        "Cuvil reports if it cannot lower it).",
+        op="prim::If", location=f"{warning.filename}:{warning.lineno}")
+
+
+def _script_failure(model, error):
+    """A CompileError from a TorchScript interpreter failure during export."""
+    text = str(error)
+    match = re.search(r'File "([^"]+)", line (\d+)', text)
+    location = f"{match.group(1)}:{match.group(2)}" if match else None
+    # The node whose source range is the highlighted one names the op.
+    op = None
+    def code_of(source_range):
+        # The source lines and the caret line, without the `File` header
+        # (whose `, in fn` suffix differs between the two texts).
+        return source_range.split("<--- HERE")[0].split("\n", 1)[-1].rstrip()
+
+    graph = getattr(model, "graph", None)
+    if match and graph is not None:
+        highlight = code_of(text[match.start():])
+        for node in graph.nodes():
+            if not node.kind().startswith("prim::") and \
+                    code_of(node.sourceRange()) == highlight:
+                op = node.kind()
+                break
+    reason = text.strip().splitlines()[-1]
+    return CompileError(
+        f"{location or '<unknown>'}: {op or 'an op'} fails on the input "
+        f"signature: {reason}", op=op, location=location)
+
+
+def _trace_failure(error):
+    """A CompileError from an exception raised while tracing Python code."""
+    frame = _user_frame(error.__traceback__)
+    # The innermost library frame (e.g. torch/nn/modules/linear.py forward)
+    # says which layer failed.
+    op = None
+    tb = error.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if _is_library(code.co_filename):
+            owner = tb.tb_frame.f_locals.get("self")
+            op = type(owner).__name__ if owner is not None else code.co_name
+        tb = tb.tb_next
+    if op in ("Function", "Module", "_call_impl", "_slow_forward", None):
+        op = None
+    location = f"{frame.filename}:{frame.lineno}" if frame else None
+    line = f" (`{frame.line}`)" if frame and frame.line else ""
+    reason = str(error).strip().splitlines()[-1] if str(error).strip() else \
+        type(error).__name__
+    return CompileError(
+        f"{location or '<unknown>'}{line}: {op + ' ' if op else ''}fails on "
+        f"the input signature: {reason}", op=op, location=location)
+
+
+def _run_in_eval_mode(model, inputs):
+    """Calls `model` as inference would (eval mode), leaving its mode as is."""
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        return model(*inputs)
+    modes = {module: module.training for module in model.modules()}
+    model.eval()
+    try:
+        return model(*inputs)
+    finally:
+        for module, training in modes.items():
+            module.training = training
+
+
+def torch_to_onnx(model, specs):
+    """Exports a torch model (script, traced, nn.Module or callable)."""
+    import torch
+
+    if isinstance(model, (torch.jit.ScriptFunction, torch.jit.ScriptModule)):
+        exported, scripted = model, True
+    elif isinstance(model, torch.nn.Module):
+        exported, scripted = model, False
+    elif callable(model):
+        exported, scripted = _Callable.wrap(model), False
+    else:
+        raise TypeError(f"cannot compile a {type(model).__name__}: pass a "
+                        "torch.jit.script function or module, a traced "
+                        "module, an nn.Module, a callable on tensors, an "
+                        "ONNX file path or an onnx.ModelProto")
+    names = [spec.name for spec in specs]
+    dynamic_axes = {spec.name: {i: f"{spec.name}_dim{i}"
+                                for i in spec.dynamic_dims}
+                    for spec in specs if spec.dynamic_dims}
+    buffer = io.BytesIO()
+    examples = _example_inputs(specs)
+    # Grad stays enabled while exporting (nothing is differentiated):
+    # without it torch.nn's attention layers take a "fast path" through
+    # fused kernels that ONNX cannot express.
+    with warnings.catch_warnings(record=True) as caught, _quiet_exporter():
+        warnings.simplefilter("always")
+        try:
+            # One eager run: the output count names the outputs, and a
+            # signature that does not fit fails here with a Python stack.
+            with torch.no_grad():
+                result = _run_in_eval_mode(exported, examples)
+            count = len(result) if isinstance(result, (tuple, list)) else 1
+            output_names = ["output"] if count == 1 else [
+                f"output_{i}" for i in range(count)]
+            torch.onnx.export(
+                exported, examples, buffer, input_names=names,
+                output_names=output_names, dynamic_axes=dynamic_axes or None,
+                opset_version=OPSET, verbose=True, do_constant_folding=True,
+                training=torch.onnx.TrainingMode.EVAL,
+                # Ops without an ONNX form stay as they are, so the C++
+                # importer reports all of them at once, with source lines.
+                operator_export_type=(
+                    torch.onnx.OperatorExportTypes.ONNX_FALLTHROUGH))
+        except CompileError:
+            raise
+        except Exception as error:  # noqa: BLE001 - any failure is the model's
+            for warning in caught:
+                if _BOOL_WARNING in str(warning.message) and \
+                        not _is_library(warning.filename):
+                    raise _control_flow_error(warning) from error
+            if scripted and "TorchScript" in str(error):
+                raise _script_failure(model, error) from None
+            raise _trace_failure(error) from None
+    for warning in caught:
+        if _BOOL_WARNING in str(warning.message) and \
+                not _is_library(warning.filename):
+            raise _control_flow_error(warning)
+    return buffer.getvalue()

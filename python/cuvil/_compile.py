@@ -1,0 +1,145 @@
+"""cuvil.compile: capture in Python, compile in C++ (cuvil._C)."""
+
+import os
+import re
+import sys
+import tempfile
+import warnings
+
+from cuvil import _signature
+from cuvil._errors import CompileError
+from cuvil._runtime import CompiledModule
+
+# absl::StatusCode values the compiler returns.
+_NOT_FOUND, _PERMISSION_DENIED = 5, 7
+
+
+def _is_onnx_model_proto(model):
+    return type(model).__name__ == "ModelProto" and hasattr(
+        model, "SerializeToString")
+
+
+def _is_torch_model(model):
+    torch = sys.modules.get("torch")
+    return torch is not None and (
+        isinstance(model, (torch.nn.Module, torch.jit.ScriptFunction))
+        or callable(model))
+
+
+def _source(model, specs):
+    """(bytes, name) of the model in a format the C++ compiler reads."""
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        if not path.endswith((".onnx", ".mlir")):
+            raise ValueError(f"cannot compile '{path}': Cuvil reads ONNX "
+                             "(.onnx) and level1 MLIR (.mlir) files")
+        try:
+            with open(path, "rb") as f:
+                return f.read(), path
+        except OSError as error:
+            raise type(error)(error.errno, f"cannot read model: "
+                              f"{error.strerror}", path) from None
+    if _is_onnx_model_proto(model):
+        return model.SerializeToString(), f"{model.graph.name or 'model'}.onnx"
+    if _is_torch_model(model):
+        if specs is None:
+            raise ValueError("input_signature is required for torch models: "
+                             "[(name, dtype, shape), ...], e.g. "
+                             "[('x', torch.float32, (1, 10))]")
+        from cuvil import _capture
+        name = next((n for n in (getattr(model, attr, None) for attr in (
+            "__name__", "name", "original_name")) if isinstance(n, str) and n),
+            type(model).__name__)
+        return _capture.torch_to_onnx(model, specs), f"{name}.onnx"
+    raise TypeError(f"cannot compile a {type(model).__name__}: pass a "
+                    "torch.jit.script function or module, a traced module, "
+                    "an nn.Module, a callable on tensors, an ONNX file path "
+                    "or an onnx.ModelProto")
+
+
+def _location_of(message):
+    """The first "file:line[:col]" in parentheses in a compiler message."""
+    match = re.search(r"\(([^()\s]+:\d+(?::\d+)?)\)", message)
+    return match.group(1) if match else None
+
+
+def _op_of(message):
+    """The operator a compiler message is about, when it names one."""
+    match = re.search(r"unsupported ONNX operators: '([^']+)'", message) or \
+        re.search(r"error: '?([a-z_0-9]+\.[a-z_0-9]+)'? op", message)
+    return match.group(1) if match else None
+
+
+def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
+            cpu="native", threads=1, max_batch=None, external_weights=False,
+            verbose=False):
+    """Compiles `model` to a native CompiledModule.
+
+    model: a torch.jit.script function or module, a torch.jit.trace'd
+        module, an nn.Module (exported in eval mode, weights frozen), a
+        Python callable on tensors (traced), an ONNX file path or an
+        onnx.ModelProto.
+    input_signature: [(name, dtype, shape), ...]; -1 or None in a shape
+        marks a dynamic dimension (dimension 0, the batch). Required for
+        torch models; for ONNX it overrides the model's input shapes.
+    target: the target triple (x86_64-linux-gnu).
+    cpu: native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU
+        name (cuvilc --cpu).
+    threads: threads a call uses (cuvilc --threads-default).
+    max_batch: the largest batch of a dynamic batch (cuvilc --max-batch).
+    external_weights: keep weights in <name>.weights.bin beside the .so.
+    verbose: print the compiler's progress lines to stderr.
+
+    Raises CompileError (unsupported op or construct, shape or dtype
+    mismatch: with the op and the source line), ValueError (bad arguments)
+    or FileNotFoundError.
+    """
+    specs = _signature.parse(input_signature)
+    if not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be an int >= 1, got {threads!r}")
+    if max_batch is not None and (not isinstance(max_batch, int)
+                                  or max_batch < 1):
+        raise ValueError(f"max_batch must be an int >= 1, got {max_batch!r}")
+    for spec in specs or ():
+        for dim in spec.dynamic_dims:
+            if dim != 0:
+                raise CompileError(
+                    f"dimension {dim} of input '{spec.name}' is dynamic; "
+                    "Cuvil compiles a dynamic batch (dimension 0) only. Give "
+                    "the other dimensions their sizes.",
+                    location=f"input_signature[{spec.name}]")
+    dynamic = any(spec.dynamic_dims for spec in specs or ())
+    if max_batch is not None and specs is not None and not dynamic:
+        raise ValueError("max_batch needs a dynamic batch: write dimension 0 "
+                         "of the inputs as -1 or None in input_signature")
+    if dynamic and max_batch is None:
+        warnings.warn("the model has a dynamic batch; it is bounded to 1 "
+                      "(pass max_batch=N for batches up to N)", stacklevel=2)
+
+    contents, name = _source(model, specs)
+    input_shapes = {spec.name: [-1 if d is None else d for d in spec.shape]
+                    for spec in specs or ()}
+    progress = (lambda line: print(f"cuvil: {line}", file=sys.stderr)) \
+        if verbose else None
+
+    from cuvil import _C
+    code, message, artifact = _C.compile(
+        contents, name, input_shapes, max_batch, target, cpu, threads,
+        external_weights, "so", progress)
+    if code == _NOT_FOUND:
+        raise FileNotFoundError(message)
+    if code == _PERMISSION_DENIED:
+        raise PermissionError(message)
+    if code != 0:
+        raise CompileError(message, op=_op_of(message),
+                           location=_location_of(message))
+
+    directory = tempfile.mkdtemp(prefix="cuvil-")
+    files = {".so": artifact["contents"], ".h": artifact["header"].encode()}
+    if external_weights:
+        files[".weights.bin"] = artifact["external_weights"]
+    for suffix, data in files.items():
+        with open(os.path.join(directory, "model" + suffix), "wb") as f:
+            f.write(data)
+    return CompiledModule(os.path.join(directory, "model.so"), files,
+                          owned_dir=directory)

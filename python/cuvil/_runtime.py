@@ -1,0 +1,264 @@
+"""Runs compiled models through their C ABI (docs/abi.md) with ctypes.
+
+Needs numpy only: torch is used when the caller passes torch tensors, and is
+never imported otherwise. ctypes releases the GIL for the duration of each
+call into the .so, so Python threads run models concurrently; each thread
+gets its own context (workspace and worker threads) from the .so.
+"""
+
+import ctypes
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import weakref
+
+import numpy as np
+
+_NUMPY_DTYPES = {
+    "float32": np.float32, "float64": np.float64, "float16": np.float16,
+    "int64": np.int64, "int32": np.int32, "int16": np.int16, "int8": np.int8,
+    "uint8": np.uint8, "bool": np.bool_,
+}
+
+
+def _address(array):
+    """The data address of a numpy array (cheaper than array.ctypes.data)."""
+    if array.flags.writeable and array.nbytes:
+        return ctypes.addressof(ctypes.c_char.from_buffer(array))
+    return array.ctypes.data
+
+
+class _Context:
+    """One cuvil_context (workspace + worker pthreads), freed with Python's."""
+
+    def __init__(self, library, threads):
+        self._library = library
+        self.handle = ctypes.c_void_p()
+        status = library.cuvil_context_create(threads, ctypes.byref(self.handle))
+        if status != 0:
+            raise RuntimeError("cuvil_context_create failed: "
+                               + library.cuvil_status_message(status).decode())
+
+    def __del__(self):
+        if self.handle:
+            self._library.cuvil_context_destroy(self.handle)
+            self.handle = ctypes.c_void_p()
+
+
+def _declare(library):
+    library.cuvil_model_metadata.restype = ctypes.c_char_p
+    library.cuvil_model_metadata.argtypes = []
+    library.cuvil_status_message.restype = ctypes.c_char_p
+    library.cuvil_status_message.argtypes = [ctypes.c_int]
+    library.cuvil_context_create.restype = ctypes.c_int
+    library.cuvil_context_create.argtypes = [
+        ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)]
+    library.cuvil_context_run.restype = ctypes.c_int
+    library.cuvil_context_run.argtypes = [
+        ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
+    library.cuvil_context_error.restype = ctypes.c_char_p
+    library.cuvil_context_error.argtypes = [ctypes.c_void_p]
+    library.cuvil_context_destroy.restype = None
+    library.cuvil_context_destroy.argtypes = [ctypes.c_void_p]
+
+
+class CompiledModule:
+    """A compiled model: call it like the original, save it as a .so.
+
+    `inputs` and `outputs` describe the tensors: dicts with `name`, `dtype`
+    (a numpy-style name) and `shape` (None marks the dynamic batch).
+    """
+
+    def __init__(self, path, files=None, owned_dir=None):
+        self._path = os.fspath(path)
+        # What save() writes, by suffix: bytes, or the path of a file to copy.
+        self._files = files or {".so": self._path}
+        if owned_dir is not None:
+            weakref.finalize(self, shutil.rmtree, owned_dir, True)
+        try:
+            self._library = ctypes.CDLL(self._path, mode=os.RTLD_LOCAL)
+        except OSError as error:
+            raise ValueError(f"cannot load {self._path} as a compiled "
+                             f"model: {error}") from None
+        try:
+            _declare(self._library)
+        except AttributeError:
+            raise ValueError(f"{self._path} is not a Cuvil model (it lacks "
+                             "the cuvil_* entry points)") from None
+        self.metadata = json.loads(self._library.cuvil_model_metadata())
+        self.inputs = [self._describe(t) for t in self.metadata["inputs"]]
+        self.outputs = [self._describe(t) for t in self.metadata["outputs"]]
+        # The batch bound of a dynamic batch; None for static shapes.
+        dynamic = any(None in t["shape"] for t in self.inputs)
+        self.max_batch = self.metadata.get("max_batch") if dynamic else None
+        self._local = threading.local()
+        # Per-tensor facts the call path reads: (spec, numpy dtype, shape).
+        self._torch_input_dtypes = None
+        self._input_plan = [(t, np.dtype(_NUMPY_DTYPES.get(t["dtype"], np.uint8)),
+                             t["shape"]) for t in self.inputs]
+
+
+    @staticmethod
+    def _describe(tensor):
+        return {"name": tensor["name"], "dtype": tensor["dtype"],
+                "shape": tuple(None if d == -1 else d for d in tensor["shape"])}
+
+    def __repr__(self):
+        def fmt(t):
+            dims = "x".join("?" if d is None else str(d) for d in t["shape"])
+            return f"{t['name']}: {t['dtype']}[{dims}]"
+        return (f"CompiledModule({', '.join(map(fmt, self.inputs))} -> "
+                f"{', '.join(map(fmt, self.outputs))})")
+
+    def _thread_state(self):
+        """This thread's context and pointer arrays (created on first use)."""
+        state = getattr(self._local, "state", None)
+        if state is None:
+            state = self._local.state = (
+                _Context(self._library, 0),
+                (ctypes.c_void_p * len(self.inputs))(),
+                (ctypes.c_void_p * len(self.outputs))())
+        return state
+
+    def _shape_error(self, spec, value):
+        expected = "x".join("?" if d is None else str(d) for d in spec["shape"])
+        return ValueError(f"input '{spec['name']}' has shape "
+                          f"{tuple(value.shape)}; the model takes "
+                          f"[{expected}]")
+
+    def __call__(self, *inputs):
+        # The hot path of every call from Python: kept to plain attribute
+        # checks (a few microseconds); the model's own work is in the .so.
+        if len(inputs) != len(self.inputs):
+            raise ValueError(f"the model takes {len(self.inputs)} input(s) "
+                             f"({', '.join(t['name'] for t in self.inputs)}), "
+                             f"got {len(inputs)}")
+        torch = sys.modules.get("torch")
+        tensor_type = torch.Tensor if torch is not None else ()
+        context, inputs_c, outputs_c = self._thread_state()
+        use_torch = False
+        batch = None
+        alive = []  # contiguous copies stay alive until the call returns
+        torch_dtypes = self._torch_dtypes(torch)
+        index = 0
+        for value, (spec, numpy_dtype, want) in zip(inputs, self._input_plan):
+            if isinstance(value, tensor_type):
+                use_torch = True
+                if value.dtype != torch_dtypes[index]:
+                    raise ValueError(
+                        f"input '{spec['name']}' has dtype "
+                        f"{str(value.dtype).replace('torch.', '')}; the model "
+                        f"takes {spec['dtype']}")
+                if not value.is_cpu:
+                    raise ValueError(f"input '{spec['name']}' is on "
+                                     f"{value.device}; pass a CPU tensor")
+                if value.requires_grad:
+                    value = value.detach()
+                if not value.is_contiguous():
+                    value = value.contiguous()
+                address = value.data_ptr()
+            elif isinstance(value, np.ndarray):
+                if value.dtype != numpy_dtype:
+                    raise ValueError(f"input '{spec['name']}' has dtype "
+                                     f"{value.dtype.name}; the model takes "
+                                     f"{spec['dtype']}")
+                if not value.flags.c_contiguous:
+                    value = np.ascontiguousarray(value)
+                address = _address(value)
+            else:
+                raise ValueError(f"input '{spec['name']}' must be a numpy "
+                                 f"array or a torch tensor, not "
+                                 f"{type(value).__name__}")
+            shape = value.shape
+            if len(shape) != len(want):
+                raise self._shape_error(spec, value)
+            for got, expected in zip(shape, want):
+                if expected is None:  # the batch
+                    if batch is None:
+                        batch = got
+                    elif got != batch:
+                        raise ValueError("inputs disagree on the batch size "
+                                         f"(dimension 0): {batch} and {got}")
+                elif got != expected:
+                    raise self._shape_error(spec, value)
+            alive.append(value)
+            inputs_c[index] = address
+            index += 1
+        if batch is not None and not 1 <= batch <= self.max_batch:
+            raise ValueError(f"batch {batch} is outside 1..{self.max_batch}, "
+                             "the range this model was compiled for "
+                             "(max_batch)")
+        outputs = []
+        for index, spec in enumerate(self.outputs):
+            shape = spec["shape"]
+            if batch is not None:
+                shape = (batch,) + shape[1:]
+            numpy_dtype = _NUMPY_DTYPES.get(spec["dtype"])
+            if numpy_dtype is not None:
+                array = np.empty(shape, dtype=numpy_dtype)
+                outputs_c[index] = _address(array)
+                outputs.append(torch.from_numpy(array) if use_torch else array)
+            elif use_torch:  # bfloat16: no numpy type
+                tensor = torch.empty(shape, dtype=getattr(torch, spec["dtype"]))
+                outputs_c[index] = tensor.data_ptr()
+                outputs.append(tensor)
+            else:
+                raise ValueError(f"output '{spec['name']}' is {spec['dtype']}, "
+                                 "which numpy has no type for; call with "
+                                 "torch tensors")
+        status = self._library.cuvil_context_run(context.handle, batch or 1,
+                                                 inputs_c, outputs_c)
+        if status != 0:
+            detail = self._library.cuvil_context_error(context.handle)
+            raise RuntimeError((detail or self._library.cuvil_status_message(
+                status)).decode())
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _torch_dtypes(self, torch):
+        """The inputs' torch dtypes, once torch is there (it is optional)."""
+        if torch is None:
+            return None
+        if self._torch_input_dtypes is None:
+            self._torch_input_dtypes = [getattr(torch, t["dtype"])
+                                        for t in self.inputs]
+        return self._torch_input_dtypes
+
+    def save(self, path):
+        """Writes the .so to `path`, with its header (and external weights)
+        beside it: `model.so`, `model.h`, `model.weights.bin`."""
+        path = os.fspath(path)
+        stem = path[:-3] if path.endswith(".so") else path
+        for suffix, source in self._files.items():
+            target = path if suffix == ".so" else stem + suffix
+            # Atomic: a failed save leaves no partial file behind.
+            directory = os.path.dirname(os.path.abspath(target))
+            fd, temporary = tempfile.mkstemp(dir=directory, prefix=".cuvil-")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    if isinstance(source, bytes):
+                        f.write(source)
+                    else:
+                        with open(source, "rb") as original:
+                            shutil.copyfileobj(original, f)
+                os.chmod(temporary, 0o755 if suffix == ".so" else 0o644)
+                os.replace(temporary, target)
+            except BaseException:
+                os.unlink(temporary)
+                raise
+        return path
+
+
+def load(path):
+    """Loads a compiled model .so (its .h and .weights.bin go with it)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no compiled model at {path}")
+    stem = path[:-3] if path.endswith(".so") else path
+    files = {".so": path}
+    for suffix in (".h", ".weights.bin"):
+        if os.path.exists(stem + suffix):
+            files[suffix] = stem + suffix
+    return CompiledModule(path, files)

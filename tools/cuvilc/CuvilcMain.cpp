@@ -1,0 +1,249 @@
+//===- CuvilcMain.cpp - the Cuvil compiler command line -------------------===//
+//
+//   cuvilc model.mlir -o model.level1.mlir
+//
+// A thin layer over cuvil::compile: flags, progress lines on stderr, and an
+// output written atomically (a failed compile leaves no partial file). The
+// cuvilc binary and the Python wheel's `cuvilc` entry point both run it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/cuvilc/CuvilcMain.h"
+
+#include "cuvil/driver/Compiler.h"
+#include "cuvil/importers/onnx/OnnxImporter.h"
+#include "cuvil/support/FileUtil.h"
+#include "cuvil/support/Version.h"
+
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+ABSL_FLAG(std::string, o, "",
+          "Output path. --emit=so defaults to <model>.so in the current "
+          "directory (with <model>.h beside it); other outputs go to "
+          "standard output. Files are written atomically: a failed compile "
+          "leaves none.");
+ABSL_FLAG(std::string, emit, "so",
+          "What to produce: so (a model .so plus its .h), c (one C99 file), "
+          "header, mlir-level1 or mlir-level2.");
+ABSL_FLAG(std::string, target, "x86_64-linux-gnu", "Target triple.");
+ABSL_FLAG(std::string, cpu, "native",
+          "CPU to build for: native (this machine), x86-64, x86-64-v2, "
+          "x86-64-v3, x86-64-v4, or an LLVM CPU name such as znver4. The "
+          "artifact refuses to run on a CPU without the features it uses.");
+ABSL_FLAG(bool, external_weights, false,
+          "Write the weights to <output>.weights.bin beside the .so, which "
+          "maps them when loaded, instead of embedding them (large models).");
+ABSL_FLAG(int32_t, threads_default, 1,
+          "Threads a context of the compiled model uses when created with "
+          "num_threads = 0 (results do not depend on the count).");
+ABSL_FLAG(bool, print_ir_after_all, false,
+          "Print the IR after every compiler pass to standard error.");
+ABSL_FLAG(std::vector<std::string>, input_shape, {},
+          "ONNX input shapes, overriding the model's: NAME=DIMxDIM..., "
+          "comma-separated (e.g. x=1x3x224x224,y=1x10; ? is dynamic).");
+ABSL_FLAG(int64_t, max_batch, 0,
+          "Make dimension 0 of every input a dynamic batch of 1 to N "
+          "(0: the batch is what the model says).");
+ABSL_FLAG(bool, quiet, false, "Do not print progress lines.");
+ABSL_FLAG(bool, list_onnx_ops, false,
+          "Print the ONNX operators cuvilc imports, one per line, and exit.");
+
+namespace {
+
+const char kUsage[] = R"(Cuvil: an ahead-of-time compiler for AI inference.
+
+Usage:
+  cuvilc [flags] MODEL [-o OUTPUT]
+
+MODEL is an ONNX model (.onnx) or a level1 MLIR file (.mlir). cuvilc imports
+it, checks every shape and dtype (a mismatch is reported with the op and its
+source location: the ONNX node or the MLIR line), runs the optimization
+pipeline and writes what --emit asks for.
+
+Examples:
+  cuvilc resnet18.onnx -o resnet18.so          # also writes resnet18.h
+  cuvilc resnet18.onnx --max-batch 16 --cpu=x86-64-v3 -o resnet18.so
+  cuvilc resnet18.onnx --input-shape input=1x3x224x224 --emit=c -o resnet18.c
+  cuvilc examples/classifier.mlir --emit=mlir-level2
+
+Exit status: 0 on success, non-zero on any error (explained on stderr).)";
+
+std::string versionString() {
+  return absl::StrCat("cuvilc ", cuvil::getVersionString(), " (LLVM/MLIR ",
+                      cuvil::getLLVMVersionString(), ")\n");
+}
+
+/// Prints the usage text and this program's flags. Abseil's own --help
+/// exits with status 1; asking for help is not an error.
+void printHelp() {
+  std::cout << kUsage << "\n\nFlags:\n";
+  std::vector<absl::CommandLineFlag *> flags;
+  for (auto &[name, flag] : absl::GetAllFlags())
+    if (flag->Filename().find("tools/cuvilc/") != std::string::npos)
+      flags.push_back(flag);
+  std::sort(flags.begin(), flags.end(),
+            [](auto *a, auto *b) { return a->Name() < b->Name(); });
+  for (absl::CommandLineFlag *flag : flags) {
+    std::string name(flag->Name());
+    std::replace(name.begin(), name.end(), '_', '-');
+    std::cout << "  " << (name.size() == 1 ? "-" : "--") << name;
+    if (!flag->IsOfType<bool>())
+      std::cout << "=VALUE";
+    // Wrap the help text at 80 columns.
+    std::string line = "     ";
+    for (absl::string_view word : absl::StrSplit(flag->Help(), ' ')) {
+      if (line.size() + 1 + word.size() > 80) {
+        std::cout << "\n" << line;
+        line = "     ";
+      }
+      absl::StrAppend(&line, " ", word);
+    }
+    std::cout << "\n"
+              << line << "\n      (default: " << flag->DefaultValue() << ")\n";
+  }
+  std::cout << "  --version\n      Print the compiler and LLVM versions.\n";
+}
+
+} // namespace
+
+int cuvil::cuvilcMain(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-help") ||
+        !std::strcmp(argv[i], "-h")) {
+      printHelp();
+      return 0;
+    }
+  }
+  // Flags are spelled with dashes (--input-shape) or underscores.
+  std::vector<std::string> normalizedArgs(argv, argv + argc);
+  std::vector<char *> args;
+  for (std::string &arg : normalizedArgs) {
+    if (arg.rfind("--", 0) == 0 && arg != "--") {
+      size_t end = std::min(arg.find('='), arg.size());
+      std::replace(arg.begin() + 2, arg.begin() + end, '-', '_');
+    }
+    args.push_back(arg.data());
+  }
+  argc = static_cast<int>(args.size());
+  argv = args.data();
+  absl::SetProgramUsageMessage(kUsage);
+  absl::FlagsUsageConfig usageConfig;
+  usageConfig.version_string = versionString;
+  // --help lists this program's flags, not the libraries'.
+  usageConfig.contains_help_flags = [](absl::string_view file) {
+    return file.find("tools/cuvilc/") != absl::string_view::npos;
+  };
+  absl::SetFlagsUsageConfig(usageConfig);
+  std::vector<char *> positional = absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_list_onnx_ops)) {
+    for (const std::string &op : cuvil::getSupportedOnnxOps())
+      std::cout << op << "\n";
+    return 0;
+  }
+
+  if (positional.size() != 2) {
+    std::cerr << "cuvilc: expected exactly one input model, got "
+              << positional.size() - 1 << "\nRun 'cuvilc --help' for usage.\n";
+    return 2;
+  }
+  absl::StatusOr<cuvil::EmitKind> emit =
+      cuvil::parseEmitKind(absl::GetFlag(FLAGS_emit));
+  if (!emit.ok()) {
+    std::cerr << "cuvilc: " << emit.status().message() << "\n";
+    return 2;
+  }
+
+  cuvil::CompileOptions options;
+  options.inputPath = positional[1];
+  options.target = absl::GetFlag(FLAGS_target);
+  options.cpu = absl::GetFlag(FLAGS_cpu);
+  options.threadsDefault = absl::GetFlag(FLAGS_threads_default);
+  options.externalWeights = absl::GetFlag(FLAGS_external_weights);
+  for (const std::string &shape : absl::GetFlag(FLAGS_input_shape)) {
+    if (absl::Status status =
+            cuvil::parseInputShape(shape, options.inputShapes);
+        !status.ok()) {
+      std::cerr << "cuvilc: " << status.message() << "\n";
+      return 2;
+    }
+  }
+  if (int64_t maxBatch = absl::GetFlag(FLAGS_max_batch); maxBatch != 0)
+    options.maxBatch = maxBatch;
+  options.emit = *emit;
+  options.printIrAfterAll = absl::GetFlag(FLAGS_print_ir_after_all);
+  if (!absl::GetFlag(FLAGS_quiet))
+    options.progress = [](absl::string_view line) {
+      std::cerr << "cuvilc: " << line << std::endl;
+    };
+
+  std::string output = absl::GetFlag(FLAGS_o);
+  if (*emit == cuvil::EmitKind::SharedObject && output.empty()) {
+    // A binary never goes to a terminal: name it after the model.
+    std::string base =
+        options.inputPath.substr(options.inputPath.rfind('/') + 1);
+    output = base.substr(0, base.rfind('.')) + ".so";
+  }
+  absl::StatusOr<cuvil::Artifact> artifact = cuvil::compile(options);
+  if (!artifact.ok()) {
+    std::cerr << "cuvilc: error: " << artifact.status().message() << "\n";
+    return 1;
+  }
+  bool quiet = absl::GetFlag(FLAGS_quiet);
+  if (!quiet && !artifact->memoryReport.empty())
+    std::cerr << "cuvilc: memory plan: " << artifact->memoryReport << "\n";
+  if (output.empty()) {
+    std::fwrite(artifact->contents.data(), 1, artifact->contents.size(),
+                stdout);
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
+  // Companions go beside the .so: model.so -> model.h, model.weights.bin
+  // (the name the .so looks for). The .so is written last.
+  auto companion = [&](const std::string &suffix, bool stripSo) {
+    std::string base = output;
+    size_t dot = output.rfind('.'), slash = output.rfind('/');
+    bool hasExtension =
+        dot != std::string::npos && (slash == std::string::npos || dot > slash);
+    if (stripSo ? output.size() > 3 &&
+                      output.compare(output.size() - 3, 3, ".so") == 0
+                : hasExtension)
+      base = output.substr(0, stripSo ? output.size() - 3 : dot);
+    return base + suffix;
+  };
+  std::vector<std::pair<std::string, const std::string *>> files;
+  if (!artifact->header.empty())
+    files.push_back({companion(".h", false), &artifact->header});
+  if (!artifact->externalWeights.empty())
+    files.push_back(
+        {companion(".weights.bin", true), &artifact->externalWeights});
+  files.push_back({output, &artifact->contents});
+  for (auto &[path, contents] : files) {
+    if (absl::Status status = cuvil::writeFileAtomically(path, *contents);
+        !status.ok()) {
+      std::cerr << "cuvilc: error: " << status.message() << "\n";
+      return 1;
+    }
+  }
+  if (!quiet) {
+    std::cerr << "cuvilc: wrote " << output << " (" << artifact->contents.size()
+              << " bytes)";
+    for (size_t i = 0; i + 1 < files.size(); ++i)
+      std::cerr << (i + 2 == files.size() ? " and " : ", ") << files[i].first;
+    std::cerr << "\n";
+  }
+  return 0;
+}
