@@ -59,57 +59,63 @@ LogicalResult BatchMultipliers::compute(func::FuncOp func) {
              << " has a dynamic dimension other than the batch (dimension 0)";
     multipliers[arg] = 1;
   }
-  WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
-    for (Value result : op->getResults()) {
-      auto type = dyn_cast<RankedTensorType>(result.getType());
-      if (!type || type.getNumDynamicDims() == 0)
-        continue;
-      if (type.getNumDynamicDims() > 1)
-        return op->emitOpError("result ")
-               << type
-               << " has more than one dynamic dimension; only the "
-                  "batch may be dynamic";
-      // The operand with a dynamic dimension this result derives from.
-      Value source;
-      for (Value operand : op->getOperands())
-        if (multipliers.count(operand)) {
-          source = operand;
-          break;
+  // Pre-order, so that a fused group is sized as one op (its body's block
+  // arguments are not values of the function).
+  WalkResult walk =
+      func.walk<WalkOrder::PreOrder>([&](Operation *op) -> WalkResult {
+        if (op == func.getOperation())
+          return WalkResult::advance();
+        for (Value result : op->getResults()) {
+          auto type = dyn_cast<RankedTensorType>(result.getType());
+          if (!type || type.getNumDynamicDims() == 0)
+            continue;
+          if (type.getNumDynamicDims() > 1)
+            return op->emitOpError("result ")
+                   << type
+                   << " has more than one dynamic dimension; only the "
+                      "batch may be dynamic";
+          // The operand with a dynamic dimension this result derives from.
+          Value source;
+          for (Value operand : op->getOperands())
+            if (multipliers.count(operand)) {
+              source = operand;
+              break;
+            }
+          if (!source)
+            return op->emitOpError("result ")
+                   << type << " is dynamic but no operand is";
+          int64_t k = multipliers[source];
+          if (isa<l1::ReshapeOp, l1::FlattenOp>(op)) {
+            // Element counts agree: P_in * k_in == P_out * k_out.
+            auto sourceType = cast<RankedTensorType>(source.getType());
+            int64_t numerator = staticProduct(sourceType) * k;
+            int64_t denominator = staticProduct(type);
+            if (denominator == 0 || numerator % denominator != 0)
+              return op->emitOpError("cannot size ")
+                     << type
+                     << " at run time: it is not a whole multiple of "
+                        "the batch";
+            k = numerator / denominator;
+          } else if (auto concat = dyn_cast<l1::ConcatOp>(op)) {
+            int64_t axis = static_cast<int64_t>(concat.getAxis());
+            if (axis < 0)
+              axis += type.getRank();
+            if (type.isDynamicDim(axis))
+              return op->emitOpError("concatenation along the dynamic batch is "
+                                     "not supported");
+          } else if (auto split = dyn_cast<l1::SplitOp>(op)) {
+            int64_t axis = static_cast<int64_t>(split.getAxis());
+            if (axis < 0)
+              axis += type.getRank();
+            if (type.isDynamicDim(axis))
+              return op->emitOpError(
+                  "splitting the dynamic batch is not supported");
+          }
+          multipliers[result] = k;
         }
-      if (!source)
-        return op->emitOpError("result ")
-               << type << " is dynamic but no operand is";
-      int64_t k = multipliers[source];
-      if (isa<l1::ReshapeOp, l1::FlattenOp>(op)) {
-        // Element counts agree: P_in * k_in == P_out * k_out.
-        auto sourceType = cast<RankedTensorType>(source.getType());
-        int64_t numerator = staticProduct(sourceType) * k;
-        int64_t denominator = staticProduct(type);
-        if (denominator == 0 || numerator % denominator != 0)
-          return op->emitOpError("cannot size ")
-                 << type
-                 << " at run time: it is not a whole multiple of "
-                    "the batch";
-        k = numerator / denominator;
-      } else if (auto concat = dyn_cast<l1::ConcatOp>(op)) {
-        int64_t axis = static_cast<int64_t>(concat.getAxis());
-        if (axis < 0)
-          axis += type.getRank();
-        if (type.isDynamicDim(axis))
-          return op->emitOpError("concatenation along the dynamic batch is "
-                                 "not supported");
-      } else if (auto split = dyn_cast<l1::SplitOp>(op)) {
-        int64_t axis = static_cast<int64_t>(split.getAxis());
-        if (axis < 0)
-          axis += type.getRank();
-        if (type.isDynamicDim(axis))
-          return op->emitOpError(
-              "splitting the dynamic batch is not supported");
-      }
-      multipliers[result] = k;
-    }
-    return WalkResult::advance();
-  });
+        return isa<l1::FusedGroupOp>(op) ? WalkResult::skip()
+                                         : WalkResult::advance();
+      });
   return failure(walk.wasInterrupted());
 }
 
@@ -224,14 +230,50 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
                   memref::GetGlobalOp::create(builder, opLoc, type, name));
       continue;
     }
-    if (isa<l1::MapReduceOp, l1::FusedGroupOp>(op))
+    auto group = dyn_cast<l1::FusedGroupOp>(op);
+    if (isa<l1::MapReduceOp>(op) ||
+        (group && group.getKind() != std::optional<StringRef>("epilogue")))
       return op.emitOpError("is not supported by the x86 target yet");
     if (op.getDialect() != context->getLoadedDialect<l1::CuvilDialect>())
       return op.emitOpError("is not a level1 op; cannot lower it to level2");
 
+    // An epilogue group is one call of its producer (the first op of the
+    // body); the ops after it become the call's `cuvil.epilogue`, and a
+    // residual add's other operand its last input.
+    Operation *kernelOp = &op;
     SmallVector<Value> ins;
-    for (Value operand : op.getOperands())
-      ins.push_back(buffers.lookup(operand));
+    SmallVector<NamedAttribute> epilogueAttrs;
+    if (group) {
+      Block &body = group.getBody().front();
+      kernelOp = &body.front();
+      auto outer = [&](Value inner) {
+        return buffers.lookup(
+            group.getOperand(cast<BlockArgument>(inner).getArgNumber()));
+      };
+      for (Value operand : kernelOp->getOperands())
+        ins.push_back(outer(operand));
+      SmallVector<Attribute> epilogue;
+      for (Operation &step : llvm::drop_begin(body.without_terminator())) {
+        epilogue.push_back(
+            builder.getStringAttr(step.getName().stripDialect()));
+        if (auto add = dyn_cast<l1::AddOp>(step))
+          ins.push_back(outer(isa<BlockArgument>(add.getRhs()) ? add.getRhs()
+                                                               : add.getLhs()));
+        if (auto clip = dyn_cast<l1::ClipOp>(step)) {
+          if (auto min = clip.getMinAttr())
+            epilogueAttrs.push_back(
+                builder.getNamedAttr("cuvil.clip_min", min));
+          if (auto max = clip.getMaxAttr())
+            epilogueAttrs.push_back(
+                builder.getNamedAttr("cuvil.clip_max", max));
+        }
+      }
+      epilogueAttrs.push_back(builder.getNamedAttr(
+          "cuvil.epilogue", builder.getArrayAttr(epilogue)));
+    } else {
+      for (Value operand : op.getOperands())
+        ins.push_back(buffers.lookup(operand));
+    }
     SmallVector<Value> outs;
     for (Value result : op.getResults()) {
       outs.push_back(allocate(result, opLoc));
@@ -240,7 +282,7 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
     // A convolution that is not pointwise gets scratch for its patches
     // (im2col, [C * KH * KW, OH * OW] per image), so that it runs as a
     // matrix product; the planner places it like any buffer.
-    if (auto conv = dyn_cast<l1::Conv2dOp>(op)) {
+    if (auto conv = dyn_cast<l1::Conv2dOp>(kernelOp)) {
       auto inType = cast<RankedTensorType>(conv.getInput().getType());
       auto wType = cast<RankedTensorType>(conv.getWeight().getType());
       auto outType = cast<RankedTensorType>(conv.getType());
@@ -261,17 +303,19 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
             MemRefType::get({patch, positions}, inType.getElementType()),
             ValueRange(), builder.getI64IntegerAttr(64)));
     }
-    StringRef mnemonic = op.getName().stripDialect();
+    StringRef mnemonic = kernelOp->getName().stripDialect();
     auto call = cuvil::l2::UKernelCallOp::create(
         builder, opLoc, builder.getStringAttr(mnemonic), ins, outs);
     // The level1 op's attributes parameterize the kernel. Which optional
     // operands are present travels as cuvil.segments.
-    for (NamedAttribute attr : op.getAttrDictionary()) {
+    for (NamedAttribute attr : kernelOp->getAttrDictionary()) {
       if (attr.getName() == "operandSegmentSizes")
         call->setAttr("cuvil.segments", attr.getValue());
       else
         call->setAttr(attr.getName(), attr.getValue());
     }
+    for (NamedAttribute attr : epilogueAttrs)
+      call->setAttr(attr.getName(), attr.getValue());
   }
 
   // Returned values not already written in place (inputs, constants, a

@@ -5,6 +5,26 @@
 
 include "mlir/Pass/PassBase.td"
 
+def CuvilFuseEpilogues : Pass<"cuvil-fuse-epilogues", "::mlir::func::FuncOp"> {
+  let summary = "Fuse elementwise epilogues into the convolution producing them";
+  let description = [{
+    Wraps a `cuvil.conv2d` and the elementwise ops that consume its result
+    alone into one `cuvil.fused_group kind = "epilogue"`: first an optional
+    residual `cuvil.add` of a tensor of the same type, then an optional
+    activation (`cuvil.relu`, `cuvil.clip`). That is the order the x86
+    kernel applies them in, to each block of output while it is still in
+    cache, instead of three passes over memory (ResNet's conv + add + relu,
+    MobileNet's conv + relu6).
+  }];
+  let statistics = [
+    Statistic<"numGroups", "groups", "Fused groups formed">,
+    Statistic<"numOpsFused", "ops-fused", "Epilogue ops fused into a producer">,
+    Statistic<"bytesSaved", "bytes-saved",
+              "Intermediate tensor bytes no longer written (static shapes)">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
+}
+
 def CuvilLowerToLevel2 : Pass<"cuvil-lower-to-level2", "::mlir::ModuleOp"> {
   let summary = "Bufferize level1 into level2 micro-kernel calls";
   let description = [{

@@ -11,6 +11,7 @@ namespace cuvil {
 void buildLevel1Pipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseEpilogues());
 }
 
 void buildLevel2Pipeline(mlir::OpPassManager &pm) {

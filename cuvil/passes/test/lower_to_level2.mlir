@@ -88,3 +88,38 @@ func.func @convs(%x: tensor<1x8x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %b = cuvil.conv2d %a, %w1 : tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>
   return %b : tensor<1x4x8x8xf32>
 }
+
+// -----
+
+// An epilogue group is one call of its producer: the ops after it become
+// cuvil.epilogue (clip bounds as cuvil.clip_*), the residual the last input.
+// CHECK-LABEL: func.func @epilogue_group
+// CHECK-SAME: (%{{.+}}: index {cuvil.name = "batch"}, %[[X:[a-z0-9]+]]: memref<1x4x5x5xf32>, %[[Y:[a-z0-9]+]]: memref<1x4x5x5xf32>)
+// CHECK: %[[W:.+]] = memref.get_global
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[X]], %[[W]], %[[X]] : memref<1x4x5x5xf32>, memref<4x4x1x1xf32>, memref<1x4x5x5xf32>) outs(%[[Y]] : memref<1x4x5x5xf32>)
+// CHECK-SAME: cuvil.clip_max = 6.000000e+00 : f64, cuvil.clip_min = 0.000000e+00 : f64, cuvil.epilogue = ["add", "clip"]
+// CHECK-NOT: ukernel_call
+func.func @epilogue_group(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
+  %w = cuvil.constant dense<0.5> : tensor<4x4x1x1xf32>
+  %y = cuvil.fused_group kind = "epilogue"(%x, %w, %x) : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>, tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
+  ^bb0(%a: tensor<1x4x5x5xf32>, %b: tensor<4x4x1x1xf32>, %r: tensor<1x4x5x5xf32>):
+    %c = cuvil.conv2d %a, %b : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>
+    %s = cuvil.add %c, %r : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
+    %t = cuvil.clip %s min = 0.0 max = 6.0 : tensor<1x4x5x5xf32>
+    cuvil.yield %t : tensor<1x4x5x5xf32>
+  }
+  return %y : tensor<1x4x5x5xf32>
+}
+
+// -----
+
+// Other groups are not supported by the x86 lowering yet.
+func.func @other_group(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'cuvil.fused_group' op is not supported by the x86 target yet}}
+  %y = cuvil.fused_group kind = "mystery"(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %r = cuvil.relu %a : tensor<4xf32>
+    cuvil.yield %r : tensor<4xf32>
+  }
+  return %y : tensor<4xf32>
+}

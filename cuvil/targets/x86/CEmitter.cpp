@@ -27,6 +27,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
+#include <limits>
 
 namespace cuvil::x86 {
 namespace {
@@ -484,6 +485,46 @@ SmallVector<int64_t> attrInts(Operation *op, StringRef name,
   return def;
 }
 
+/// The elementwise epilogue fused into a producer's call (`cuvil.epilogue`,
+/// from cuvil-fuse-epilogues): its residual input and activation, as the
+/// runtime's cuvil_epilogue takes them.
+struct Epilogue {
+  bool present = false;
+  const Buffer *residual = nullptr;
+  std::string activation = "CUVIL_ACT_NONE";
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+};
+
+FailureOr<Epilogue> getEpilogue(cuvil::l2::UKernelCallOp call,
+                                ArrayRef<const Buffer *> ins) {
+  Epilogue epilogue;
+  auto steps = call->getAttrOfType<ArrayAttr>("cuvil.epilogue");
+  if (!steps)
+    return epilogue;
+  epilogue.present = true;
+  for (auto step : steps.getAsValueRange<StringAttr>()) {
+    if (step == "add" && !epilogue.residual &&
+        epilogue.activation == "CUVIL_ACT_NONE") {
+      epilogue.residual = ins.back();
+    } else if (step == "relu" && epilogue.activation == "CUVIL_ACT_NONE") {
+      epilogue.activation = "CUVIL_ACT_RELU";
+    } else if (step == "clip" && epilogue.activation == "CUVIL_ACT_NONE") {
+      epilogue.activation = "CUVIL_ACT_CLIP";
+      if (auto lo = call->getAttrOfType<FloatAttr>("cuvil.clip_min"))
+        epilogue.lo = lo.getValueAsDouble();
+      if (auto hi = call->getAttrOfType<FloatAttr>("cuvil.clip_max"))
+        epilogue.hi = hi.getValueAsDouble();
+    } else {
+      return call.emitOpError("epilogue step '")
+             << step << "' (in " << steps
+             << ") is not one the x86 kernels apply; they take [add] then "
+                "[relu | clip]";
+    }
+  }
+  return epilogue;
+}
+
 LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
   StringRef k = call.getKernel();
   SmallVector<const Buffer *> ins;
@@ -854,7 +895,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       line("cuvil_matmul_f32(pool, " + count + ", " + m + ", " + n + ", " + kk +
            ", " + a.name + ", " + (outBatchRank ? aStride[0] : "0") + ", " +
            kk + ", 1, " + b.name + ", " + (outBatchRank ? bStride[0] : "0") +
-           ", " + n + ", 1, " + out.name + ");");
+           ", " + n + ", 1, " + out.name + ", NULL);");
       return success();
     }
     emitLoopNest(outBatch, [&](ArrayRef<std::string> vars) {
@@ -878,7 +919,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       line(std::string(2 * (indent - 1), ' ') + "cuvil_matmul_f32(pool, 1, " +
            m + ", " + n + ", " + kk + ", " + a.name + " + " + sum(ao) +
            ", 0, " + kk + ", 1, " + b.name + " + " + sum(bo) + ", 0, " + n +
-           ", 1, " + out.name + " + " + sum(oo) + ");");
+           ", 1, " + out.name + " + " + sum(oo) + ", NULL);");
     });
     return success();
   }
@@ -890,7 +931,8 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     std::string kk = ta ? a.dims[0] : a.dims[1];
     line("cuvil_matmul_f32(pool, 1, " + m + ", " + n + ", " + kk + ", " +
          a.name + ", 0, " + (ta ? "1, " + m : kk + ", 1") + ", " + b.name +
-         ", 0, " + (tb ? "1, " + kk : n + ", 1") + ", " + out.name + ");");
+         ", 0, " + (tb ? "1, " + kk : n + ", 1") + ", " + out.name +
+         ", NULL);");
     double alpha = attrFloat(call, "alpha", 1.0),
            beta = attrFloat(call, "beta", 1.0);
     if (ins.size() > 2) {
@@ -917,15 +959,31 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     std::string scratch = call.getOutputs().size() > 1
                               ? buffers[call.getOutputs()[1]].name
                               : std::string("NULL");
-    line("cuvil_conv2d_f32(pool, " + scratch + ", " +
-         absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " + w.dims[0] + ", " +
-         w.dims[2] + ", " + w.dims[3] + ", " + w.name + ", " +
-         (ins.size() > 2 ? ins[2]->name : std::string("NULL")) + ", " +
-         std::to_string(attrInt(call, "groups", 1)) + ", " +
-         std::to_string(st[0]) + ", " + std::to_string(st[1]) + ", " +
-         std::to_string(pd[0]) + ", " + std::to_string(pd[1]) + ", " +
-         std::to_string(dl[0]) + ", " + std::to_string(dl[1]) + ", " +
-         out.dims[2] + ", " + out.dims[3] + ", " + out.name + ");");
+    FailureOr<Epilogue> epilogue = getEpilogue(call, ins);
+    if (failed(epilogue))
+      return failure();
+    bool hasBias = ins.size() - (epilogue->residual ? 1 : 0) > 2;
+    std::string call_ =
+        "cuvil_conv2d_f32(pool, " + scratch + ", " +
+        absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " + w.dims[0] + ", " +
+        w.dims[2] + ", " + w.dims[3] + ", " + w.name + ", " +
+        (hasBias ? ins[2]->name : std::string("NULL")) + ", " +
+        std::to_string(attrInt(call, "groups", 1)) + ", " +
+        std::to_string(st[0]) + ", " + std::to_string(st[1]) + ", " +
+        std::to_string(pd[0]) + ", " + std::to_string(pd[1]) + ", " +
+        std::to_string(dl[0]) + ", " + std::to_string(dl[1]) + ", " +
+        out.dims[2] + ", " + out.dims[3] + ", " + out.name + ", ";
+    if (!epilogue->present) {
+      line(call_ + "NULL);");
+      return success();
+    }
+    line("{");
+    line("  const cuvil_epilogue epilogue = {NULL, " +
+         (epilogue->residual ? epilogue->residual->name : std::string("NULL")) +
+         ", " + epilogue->activation + ", " + lit(epilogue->lo) + ", " +
+         lit(epilogue->hi) + "};");
+    line("  " + call_ + "&epilogue);");
+    line("}");
     return success();
   }
   if (k == "max_pool2d" || k == "avg_pool2d") {

@@ -155,7 +155,33 @@ struct cuvil_matmul_args {
   const float *b;
   int64_t b_batch_stride, b_row_stride, b_col_stride;
   float *c;
+  const cuvil_epilogue *epilogue;
 };
+
+/* Applies `e` to `count` elements of one output row; `offset` is the row's
+ * position in the output (where its residual is), `row` its bias index. */
+static void cuvil_epilogue_row(const cuvil_epilogue *e, float *out,
+                               int64_t offset, int64_t row, int64_t count) {
+  const float *residual = e->residual ? e->residual + offset : 0;
+  float bias = e->row_bias ? e->row_bias[row] : 0.0f;
+  int64_t j;
+  if (e->row_bias)
+    for (j = 0; j < count; ++j)
+      out[j] += bias;
+  if (residual)
+    for (j = 0; j < count; ++j)
+      out[j] += residual[j];
+  if (e->activation == CUVIL_ACT_RELU) {
+    for (j = 0; j < count; ++j)
+      out[j] = out[j] > 0.0f ? out[j] : 0.0f;
+  } else if (e->activation == CUVIL_ACT_CLIP) {
+    float lo = e->lo, hi = e->hi;
+    for (j = 0; j < count; ++j) {
+      float v = out[j] < lo ? lo : out[j];
+      out[j] = v > hi ? hi : v;
+    }
+  }
+}
 
 void cuvil_sgemm4_reference(int64_t rows, int64_t n, int64_t k, const float *a,
                             int64_t a_row, int64_t a_col, const float *b,
@@ -317,19 +343,22 @@ static void cuvil_matmul_rows(void *p, int64_t begin, int64_t end) {
     if (x->b_col_stride == 1) {
       CUVIL_SGEMM4(count, n, x->k, ap + i * x->a_row_stride, x->a_row_stride,
                    x->a_col_stride, bp, x->b_row_stride, c);
-      continue;
-    }
-    for (q = 0; q < count; ++q)
-      for (j = 0; j < n; ++j)
-        c[q][j] = 0.0f;
-    for (l = 0; l < x->k; ++l) {
-      const float *brow = bp + l * x->b_row_stride;
-      for (q = 0; q < count; ++q) {
-        float av = ap[(i + q) * x->a_row_stride + l * x->a_col_stride];
+    } else {
+      for (q = 0; q < count; ++q)
         for (j = 0; j < n; ++j)
-          c[q][j] += av * brow[j * x->b_col_stride];
+          c[q][j] = 0.0f;
+      for (l = 0; l < x->k; ++l) {
+        const float *brow = bp + l * x->b_row_stride;
+        for (q = 0; q < count; ++q) {
+          float av = ap[(i + q) * x->a_row_stride + l * x->a_col_stride];
+          for (j = 0; j < n; ++j)
+            c[q][j] += av * brow[j * x->b_col_stride];
+        }
       }
     }
+    if (x->epilogue)
+      for (q = 0; q < count; ++q)
+        cuvil_epilogue_row(x->epilogue, c[q], (r + q) * n, i + q, n);
   }
 }
 
@@ -337,7 +366,8 @@ void cuvil_matmul_f32(cuvil_pool *pool, int64_t batch, int64_t m, int64_t n,
                       int64_t k, const float *a, int64_t a_batch_stride,
                       int64_t a_row_stride, int64_t a_col_stride,
                       const float *b, int64_t b_batch_stride,
-                      int64_t b_row_stride, int64_t b_col_stride, float *c) {
+                      int64_t b_row_stride, int64_t b_col_stride, float *c,
+                      const cuvil_epilogue *epilogue) {
   struct cuvil_matmul_args args;
   args.m = m;
   args.n = n;
@@ -351,6 +381,7 @@ void cuvil_matmul_f32(cuvil_pool *pool, int64_t batch, int64_t m, int64_t n,
   args.b_row_stride = b_row_stride;
   args.b_col_stride = b_col_stride;
   args.c = c;
+  args.epilogue = epilogue;
   cuvil_parallel_for(pool, batch * m, cuvil_matmul_rows, &args);
 }
 
@@ -359,6 +390,7 @@ struct cuvil_conv2d_args {
       dil_h, dil_w, oh, ow;
   const float *input, *weight, *bias;
   float *output;
+  const cuvil_epilogue *epilogue;
 };
 
 /* Output planes [begin, end) of n * oc (plane p: image p / oc, channel
@@ -426,6 +458,10 @@ static void cuvil_conv2d_planes(void *p, int64_t begin, int64_t end) {
         }
       }
     }
+    if (x->epilogue)
+      for (j = 0; j < count; ++j)
+        cuvil_epilogue_row(x->epilogue, out[j], (plane + j) * oh * ow, 0,
+                           oh * ow);
   }
 }
 
@@ -467,38 +503,35 @@ void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
                       const float *bias, int64_t groups, int64_t stride_h,
                       int64_t stride_w, int64_t pad_top, int64_t pad_left,
                       int64_t dil_h, int64_t dil_w, int64_t oh, int64_t ow,
-                      float *output) {
+                      float *output, const cuvil_epilogue *epilogue) {
   struct cuvil_conv2d_args args;
-  if (scratch && groups == 1) {
-    /* out[oc, oh*ow] = weight[oc, c*kh*kw] @ patches[c*kh*kw, oh*ow]. */
-    int64_t b, o, i, patch = c * kh * kw;
+  /* As a matrix product, the bias joins the epilogue of each image. */
+  cuvil_epilogue image_epilogue = {0, 0, CUVIL_ACT_NONE, 0.0f, 0.0f};
+  int as_product = (scratch && groups == 1) ||
+                   (kh == 1 && kw == 1 && stride_h == 1 && stride_w == 1 &&
+                    pad_top == 0 && pad_left == 0 && groups == 1 && oh == h &&
+                    ow == w);
+  if (as_product) {
+    /* out[oc, oh*ow] = weight[oc, c*kh*kw] @ patches[c*kh*kw, oh*ow]; a
+     * pointwise convolution multiplies the image itself, no patches. */
+    int64_t b, patch = c * kh * kw;
+    int pointwise = !(scratch && groups == 1);
+    if (epilogue)
+      image_epilogue = *epilogue;
+    image_epilogue.row_bias = bias;
     for (b = 0; b < n; ++b) {
       float *out = output + b * oc * oh * ow;
-      cuvil_im2col_f32(c, h, w, input + b * c * h * w, kh, kw, stride_h,
-                       stride_w, pad_top, pad_left, dil_h, dil_w, oh, ow,
-                       scratch);
-      cuvil_matmul_f32(pool, 1, oc, oh * ow, patch, weight, 0, patch, 1,
-                       scratch, 0, oh * ow, 1, out);
-      if (bias)
-        for (o = 0; o < oc; ++o)
-          for (i = 0; i < oh * ow; ++i)
-            out[o * oh * ow + i] += bias[o];
-    }
-    return;
-  }
-  if (kh == 1 && kw == 1 && stride_h == 1 && stride_w == 1 && pad_top == 0 &&
-      pad_left == 0 && groups == 1 && oh == h && ow == w) {
-    /* A pointwise convolution is a matrix product per image:
-     * out[oc, hw] = weight[oc, c] @ in[c, hw], through the target's sgemm4. */
-    int64_t b, o, i;
-    for (b = 0; b < n; ++b) {
-      float *out = output + b * oc * h * w;
-      cuvil_matmul_f32(pool, 1, oc, h * w, c, weight, 0, c, 1,
-                       input + b * c * h * w, 0, h * w, 1, out);
-      if (bias)
-        for (o = 0; o < oc; ++o)
-          for (i = 0; i < h * w; ++i)
-            out[o * h * w + i] += bias[o];
+      const float *rhs = input + b * c * h * w;
+      if (!pointwise) {
+        cuvil_im2col_f32(c, h, w, rhs, kh, kw, stride_h, stride_w, pad_top,
+                         pad_left, dil_h, dil_w, oh, ow, scratch);
+        rhs = scratch;
+      }
+      if (epilogue && epilogue->residual)
+        image_epilogue.residual = epilogue->residual + b * oc * oh * ow;
+      cuvil_matmul_f32(pool, 1, oc, oh * ow, patch, weight, 0, patch, 1, rhs,
+                       0, oh * ow, 1, out,
+                       bias || epilogue ? &image_epilogue : 0);
     }
     return;
   }
@@ -521,6 +554,7 @@ void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
   args.weight = weight;
   args.bias = bias;
   args.output = output;
+  args.epilogue = epilogue;
   cuvil_parallel_for(pool, n * oc, cuvil_conv2d_planes, &args);
 }
 

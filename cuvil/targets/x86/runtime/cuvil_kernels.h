@@ -49,23 +49,40 @@ void cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
 #define CUVIL_SGEMM4 cuvil_sgemm4_reference
 #endif
 
+/* An elementwise epilogue (the passes' fused groups) that a producer kernel
+ * applies to each row of output right after computing it, while it is in
+ * cache: out = activation(out + row_bias[row] + residual), in that order
+ * (the order of the unfused ops, so results are the same bit for bit). */
+enum { CUVIL_ACT_NONE = 0, CUVIL_ACT_RELU = 1, CUVIL_ACT_CLIP = 2 };
+typedef struct cuvil_epilogue {
+  const float *row_bias; /* one per row (a convolution's channel), or NULL */
+  const float *residual; /* laid out like the output, or NULL */
+  int activation;        /* CUVIL_ACT_* */
+  float lo, hi;          /* CUVIL_ACT_CLIP bounds (-/+ huge if absent) */
+} cuvil_epilogue;
+
 /* C[b] = A[b] @ B[b] for `batch` matrices; A is MxK, B is KxN, C is MxN.
- * Batch strides are in elements (0 broadcasts one matrix). */
+ * Batch strides are in elements (0 broadcasts one matrix). `epilogue` (or
+ * NULL) is applied to each row of C, row index within its matrix. */
 void cuvil_matmul_f32(cuvil_pool *pool, int64_t batch, int64_t m, int64_t n, int64_t k,
                       const float *a, int64_t a_batch_stride, int64_t a_row_stride,
                       int64_t a_col_stride, const float *b,
                       int64_t b_batch_stride, int64_t b_row_stride,
-                      int64_t b_col_stride, float *c);
+                      int64_t b_col_stride, float *c,
+                      const cuvil_epilogue *epilogue);
 
 /* NCHW input, OIHW weight, optional bias (NULL), grouped, dilated. With
  * `scratch` ([C * KH * KW, OH * OW] floats; groups == 1) the convolution
- * runs as im2col and a matrix product; NULL computes it directly. */
+ * runs as im2col and a matrix product; NULL computes it directly.
+ * `epilogue` (or NULL; its row_bias unused: `bias` is the conv's) adds a
+ * residual and applies an activation to each output plane. */
 void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c, int64_t h, int64_t w,
                       const float *input, int64_t oc, int64_t kh, int64_t kw,
                       const float *weight, const float *bias, int64_t groups,
                       int64_t stride_h, int64_t stride_w, int64_t pad_top,
                       int64_t pad_left, int64_t dil_h, int64_t dil_w,
-                      int64_t oh, int64_t ow, float *output);
+                      int64_t oh, int64_t ow, float *output,
+                      const cuvil_epilogue *epilogue);
 
 /* kind: 0 max, 1 average (count_include_pad selects the divisor). */
 void cuvil_pool2d_f32(int kind, int64_t n, int64_t c, int64_t h, int64_t w,

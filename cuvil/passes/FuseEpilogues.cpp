@@ -1,0 +1,118 @@
+//===- FuseEpilogues.cpp - conv + residual add + activation ---------------===//
+//
+// Forms `cuvil.fused_group kind = "epilogue"` groups: a producer (conv2d)
+// followed by the elementwise ops the x86 kernels apply to each block of
+// output they have just computed. Only single-use chains are fused, in the
+// kernel's order (residual add, then activation), so the group computes
+// exactly what the ops did.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/CuvilOps.h"
+#include "cuvil/passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace cuvil {
+#define GEN_PASS_DEF_CUVILFUSEEPILOGUES
+#include "cuvil/passes/Passes.h.inc"
+} // namespace cuvil
+
+using namespace mlir;
+namespace l1 = cuvil::l1;
+
+namespace {
+
+/// The only user of `value`, if it has exactly one use.
+Operation *soleUser(Value value) {
+  return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
+}
+
+/// Bytes of a statically shaped tensor; 0 if any dimension is dynamic.
+int64_t staticBytes(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  if (!tensor.hasStaticShape())
+    return 0;
+  return tensor.getNumElements() *
+         static_cast<int64_t>(tensor.getElementTypeBitWidth() / 8);
+}
+
+struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
+  void runOnOperation() override {
+    SmallVector<l1::Conv2dOp> producers;
+    getOperation().walk([&](l1::Conv2dOp conv) {
+      if (!conv->getParentOfType<l1::FusedGroupOp>())
+        producers.push_back(conv);
+    });
+    for (l1::Conv2dOp conv : producers)
+      fuse(conv);
+  }
+
+  /// The epilogue chain after `producer`: [add], [relu | clip].
+  SmallVector<Operation *> findChain(Operation *producer) {
+    SmallVector<Operation *> chain = {producer};
+    Value current = producer->getResult(0);
+    Operation *user = soleUser(current);
+    if (auto add = dyn_cast_or_null<l1::AddOp>(user)) {
+      Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
+      // Same type: an elementwise residual, no broadcasting.
+      if (other != current && other.getType() == current.getType() &&
+          add.getType() == current.getType()) {
+        chain.push_back(add);
+        current = add.getResult();
+        user = soleUser(current);
+      }
+    }
+    if (user && isa<l1::ReluOp, l1::ClipOp>(user) &&
+        user->getResult(0).getType() == current.getType())
+      chain.push_back(user);
+    return chain;
+  }
+
+  void fuse(Operation *producer) {
+    SmallVector<Operation *> chain = findChain(producer);
+    if (chain.size() < 2)
+      return;
+    // Operands from outside the chain become the group's inputs, in order:
+    // the producer's, then the residual.
+    SmallVector<Value> inputs;
+    llvm::SmallPtrSet<Operation *, 4> inChain(chain.begin(), chain.end());
+    for (Operation *op : chain)
+      for (Value operand : op->getOperands())
+        if (!inChain.contains(operand.getDefiningOp()) &&
+            !llvm::is_contained(inputs, operand))
+          inputs.push_back(operand);
+
+    Operation *last = chain.back();
+    OpBuilder builder(last);
+    SmallVector<Location> locs;
+    for (Operation *op : chain)
+      locs.push_back(op->getLoc());
+    Location loc = builder.getFusedLoc(locs);
+    auto group =
+        l1::FusedGroupOp::create(builder, loc, last->getResultTypes(), inputs,
+                                 builder.getStringAttr("epilogue"));
+    Block *body = new Block();
+    group.getBody().push_back(body);
+    IRMapping mapping;
+    for (Value input : inputs)
+      mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
+    builder.setInsertionPointToStart(body);
+    for (Operation *op : chain)
+      builder.clone(*op, mapping);
+    l1::YieldOp::create(builder, loc, mapping.lookup(last->getResult(0)));
+
+    last->getResult(0).replaceAllUsesWith(group.getResult(0));
+    for (Operation *op : llvm::reverse(chain)) {
+      if (op != last)
+        bytesSaved += staticBytes(op->getResult(0).getType());
+      op->erase();
+    }
+    ++numGroups;
+    numOpsFused += chain.size() - 1;
+  }
+};
+
+} // namespace

@@ -1,0 +1,83 @@
+// RUN: cuvil-opt %s --cuvil-fuse-epilogues --split-input-file | FileCheck %s
+
+// A ResNet basic block: conv + relu, and conv + residual add + relu, each
+// become one group; the group takes the producer's operands, then the
+// residual.
+// CHECK-LABEL: func.func @basic_block
+// CHECK-SAME: (%[[X:.+]]: tensor<?x8x6x6xf32>)
+// CHECK: %[[W:.+]] = cuvil.constant dense<5.000000e-01>
+// CHECK: %[[B:.+]] = cuvil.constant dense<2.500000e-01>
+// CHECK: %[[G1:.+]] = cuvil.fused_group kind = "epilogue"(%[[X]], %[[W]], %[[B]]) : (tensor<?x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>) -> tensor<?x8x6x6xf32> {
+// CHECK-NEXT: ^bb0(%[[A0:.+]]: tensor<?x8x6x6xf32>, %[[A1:.+]]: tensor<8x8x3x3xf32>, %[[A2:.+]]: tensor<8xf32>):
+// CHECK-NEXT: %[[C:.+]] = cuvil.conv2d %[[A0]], %[[A1]], %[[A2]]
+// CHECK-NEXT: %[[R:.+]] = cuvil.relu %[[C]]
+// CHECK-NEXT: cuvil.yield %[[R]]
+// CHECK: %[[G2:.+]] = cuvil.fused_group kind = "epilogue"(%[[G1]], %[[W]], %[[X]])
+// CHECK-NEXT: ^bb0(%[[B0:.+]]: tensor<?x8x6x6xf32>, %[[B1:.+]]: tensor<8x8x3x3xf32>, %[[B2:.+]]: tensor<?x8x6x6xf32>):
+// CHECK-NEXT: %[[C2:.+]] = cuvil.conv2d %[[B0]], %[[B1]]
+// CHECK-NEXT: %[[S:.+]] = cuvil.add %[[C2]], %[[B2]]
+// CHECK-NEXT: %[[R2:.+]] = cuvil.relu %[[S]]
+// CHECK-NEXT: cuvil.yield %[[R2]]
+// CHECK: return %[[G2]]
+// CHECK-NOT: cuvil.relu
+func.func @basic_block(%x: tensor<?x8x6x6xf32>) -> tensor<?x8x6x6xf32> {
+  %w = cuvil.constant dense<0.5> : tensor<8x8x3x3xf32>
+  %b = cuvil.constant dense<0.25> : tensor<8xf32>
+  %c1 = cuvil.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>} : tensor<?x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>
+  %r1 = cuvil.relu %c1 : tensor<?x8x6x6xf32>
+  %c2 = cuvil.conv2d %r1, %w {padding = array<i64: 1, 1, 1, 1>} : tensor<?x8x6x6xf32>, tensor<8x8x3x3xf32>
+  %s = cuvil.add %c2, %x : tensor<?x8x6x6xf32>, tensor<?x8x6x6xf32>
+  %y = cuvil.relu %s : tensor<?x8x6x6xf32>
+  return %y : tensor<?x8x6x6xf32>
+}
+
+// -----
+
+// relu6 (clip) keeps its bounds; a residual on the left works too.
+// CHECK-LABEL: func.func @clip_and_left_residual
+// CHECK: cuvil.fused_group kind = "epilogue"
+// CHECK: cuvil.conv2d
+// CHECK-NEXT: cuvil.clip %{{.+}} min = 0.000000e+00 max = 6.000000e+00
+// CHECK: cuvil.fused_group kind = "epilogue"
+// CHECK: %[[C:.+]] = cuvil.conv2d
+// CHECK-NEXT: cuvil.add %{{.+}}, %[[C]]
+// CHECK-NEXT: cuvil.yield
+func.func @clip_and_left_residual(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
+  %w = cuvil.constant dense<0.5> : tensor<4x4x1x1xf32>
+  %c = cuvil.conv2d %x, %w : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>
+  %r = cuvil.clip %c min = 0.0 max = 6.0 : tensor<1x4x5x5xf32>
+  %c2 = cuvil.conv2d %r, %w : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>
+  %y = cuvil.add %x, %c2 : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
+  return %y : tensor<1x4x5x5xf32>
+}
+
+// -----
+
+// Not fused: a convolution used twice (its value must exist), a broadcast
+// add (not a residual), and an activation before the add (the kernel
+// applies add first). The relu of the last conv is fused; the add after it
+// stays.
+// CHECK-LABEL: func.func @not_fused
+// CHECK: %[[C1:.+]] = cuvil.conv2d
+// CHECK: cuvil.relu %[[C1]]
+// CHECK: cuvil.add %[[C1]]
+// CHECK: %[[C2:.+]] = cuvil.conv2d
+// CHECK: cuvil.add %[[C2]], %{{.+}} : tensor<1x4x5x5xf32>, tensor<4x1x1xf32>
+// CHECK: %[[G:.+]] = cuvil.fused_group kind = "epilogue"
+// CHECK: cuvil.conv2d
+// CHECK-NEXT: cuvil.relu
+// CHECK-NEXT: cuvil.yield
+// CHECK: cuvil.add %[[G]]
+func.func @not_fused(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) {
+  %w = cuvil.constant dense<0.5> : tensor<4x4x1x1xf32>
+  %bias = cuvil.constant dense<1.0> : tensor<4x1x1xf32>
+  %c1 = cuvil.conv2d %x, %w : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>
+  %r1 = cuvil.relu %c1 : tensor<1x4x5x5xf32>
+  %a1 = cuvil.add %c1, %r1 : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
+  %c2 = cuvil.conv2d %x, %w : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>
+  %a2 = cuvil.add %c2, %bias : tensor<1x4x5x5xf32>, tensor<4x1x1xf32>
+  %c3 = cuvil.conv2d %x, %w : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>
+  %r3 = cuvil.relu %c3 : tensor<1x4x5x5xf32>
+  %a3 = cuvil.add %r3, %x : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
+  return %a1, %a2, %a3 : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
+}
