@@ -280,8 +280,9 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
       buffers.map(result, outs.back());
     }
     // A convolution that is not pointwise gets scratch for its patches
-    // (im2col, [C * KH * KW, OH * OW] per image), so that it runs as a
-    // matrix product; the planner places it like any buffer.
+    // (im2col, [C * KH * KW, OH * OW] per image, positions padded to the
+    // micro-kernels' strip of 32), so that it runs as a matrix product; the
+    // planner places it like any buffer.
     if (auto conv = dyn_cast<l1::Conv2dOp>(kernelOp)) {
       auto inType = cast<RankedTensorType>(conv.getInput().getType());
       auto wType = cast<RankedTensorType>(conv.getWeight().getType());
@@ -293,7 +294,8 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
                        llvm::all_of(padding, [](int64_t p) { return p == 0; });
       int64_t patch =
           inType.getDimSize(1) * wType.getDimSize(2) * wType.getDimSize(3);
-      int64_t positions = outType.getDimSize(2) * outType.getDimSize(3);
+      int64_t positions =
+          llvm::alignTo(outType.getDimSize(2) * outType.getDimSize(3), 32);
       if (!pointwise && conv.getGroups() == 1 &&
           !ShapedType::isDynamic(inType.getDimSize(1)) &&
           !ShapedType::isDynamic(outType.getDimSize(2)) &&

@@ -268,7 +268,9 @@ cuvil_sgemm4_avx2(int64_t rows, int64_t n, int64_t k, const float *a,
   }
 }
 
-/* 4 rows x 32 columns in eight ZMM accumulators over the whole k. */
+/* 4 rows x 32 columns in eight ZMM accumulators over the whole k; the last
+ * strip of fewer than 32 columns is masked (loads and stores), so every
+ * column runs the same FMA sequence. */
 __attribute__((target("avx512f"))) void
 cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
                     int64_t a_row, int64_t a_col, const float *b,
@@ -279,87 +281,92 @@ cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
   int64_t j = 0, l, q;
   for (q = 0; q < 4; ++q)
     arow[q] = a + (q < rows ? q : rows - 1) * a_row;
-  for (; j + 32 <= n; j += 32) {
-    __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps(), c10 = _mm512_setzero_ps(),
-           c11 = _mm512_setzero_ps(), c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps(),
-           c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
+  for (; j < n; j += 32) {
+    int64_t rest = n - j;
+    __mmask16 m0 = rest >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << rest) - 1);
+    __mmask16 m1 = rest >= 32   ? (__mmask16)0xFFFF
+                   : rest > 16 ? (__mmask16)((1u << (rest - 16)) - 1)
+                               : (__mmask16)0;
+    __m512 acc[8];
+    for (q = 0; q < 8; ++q)
+      acc[q] = _mm512_setzero_ps();
     for (l = 0; l < k; ++l) {
       const float *brow = b + l * b_row + j;
-      __m512 b0 = _mm512_loadu_ps(brow), b1 = _mm512_loadu_ps(brow + 16);
+      __m512 b0 = _mm512_maskz_loadu_ps(m0, brow);
+      __m512 b1 = _mm512_maskz_loadu_ps(m1, brow + 16);
       __m512 a0 = _mm512_set1_ps(arow[0][l * a_col]), a1 = _mm512_set1_ps(arow[1][l * a_col]);
       __m512 a2 = _mm512_set1_ps(arow[2][l * a_col]), a3 = _mm512_set1_ps(arow[3][l * a_col]);
-      c00 = _mm512_fmadd_ps(a0, b0, c00);
-      c01 = _mm512_fmadd_ps(a0, b1, c01);
-      c10 = _mm512_fmadd_ps(a1, b0, c10);
-      c11 = _mm512_fmadd_ps(a1, b1, c11);
-      c20 = _mm512_fmadd_ps(a2, b0, c20);
-      c21 = _mm512_fmadd_ps(a2, b1, c21);
-      c30 = _mm512_fmadd_ps(a3, b0, c30);
-      c31 = _mm512_fmadd_ps(a3, b1, c31);
+      acc[0] = _mm512_fmadd_ps(a0, b0, acc[0]);
+      acc[1] = _mm512_fmadd_ps(a0, b1, acc[1]);
+      acc[2] = _mm512_fmadd_ps(a1, b0, acc[2]);
+      acc[3] = _mm512_fmadd_ps(a1, b1, acc[3]);
+      acc[4] = _mm512_fmadd_ps(a2, b0, acc[4]);
+      acc[5] = _mm512_fmadd_ps(a2, b1, acc[5]);
+      acc[6] = _mm512_fmadd_ps(a3, b0, acc[6]);
+      acc[7] = _mm512_fmadd_ps(a3, b1, acc[7]);
     }
-    _mm512_storeu_ps(c[0] + j, c00);
-    _mm512_storeu_ps(c[0] + j + 16, c01);
-    if (rows > 1) {
-      _mm512_storeu_ps(c[1] + j, c10);
-      _mm512_storeu_ps(c[1] + j + 16, c11);
+    for (q = 0; q < rows; ++q) {
+      _mm512_mask_storeu_ps(c[q] + j, m0, acc[2 * q]);
+      _mm512_mask_storeu_ps(c[q] + j + 16, m1, acc[2 * q + 1]);
     }
-    if (rows > 2) {
-      _mm512_storeu_ps(c[2] + j, c20);
-      _mm512_storeu_ps(c[2] + j + 16, c21);
-    }
-    if (rows > 3) {
-      _mm512_storeu_ps(c[3] + j, c30);
-      _mm512_storeu_ps(c[3] + j + 16, c31);
-    }
-  }
-  if (j < n) {
-    /* The remaining columns, in the same summation order. */
-    float *tail[4];
-    for (q = 0; q < rows; ++q)
-      tail[q] = c[q] + j;
-    cuvil_sgemm4_reference(rows, n - j, k, a, a_row, a_col, b + j, b_row, tail);
   }
 }
 #endif
 
+/* Columns per block of the product: the block of B (k x block floats) that
+ * every 4-row group of a thread's range reuses should stay in L2 (about
+ * 128 KiB of it), instead of streaming all of B from memory once per group.
+ * A multiple of 32 (the widest micro-kernel strip), at least one strip. */
+static int64_t cuvil_matmul_column_block(int64_t n, int64_t k) {
+  int64_t block = (int64_t)32768 / (k > 0 ? k : 1) / 32 * 32;
+  if (block < 32)
+    block = 32;
+  return block < n ? block : n;
+}
+
 /* Rows [begin, end) of all batches flattened (row r: batch r / m), four at a
- * time through the target's sgemm4 micro-kernel. Every element sums over l
- * in order, so the result does not depend on the thread split. */
+ * time through the target's sgemm4 micro-kernel, one column block at a
+ * time. Every element sums over l in order, so the result does not depend
+ * on the blocking or the thread split. */
 static void cuvil_matmul_rows(void *p, int64_t begin, int64_t end) {
   const struct cuvil_matmul_args *x = (const struct cuvil_matmul_args *)p;
-  int64_t r, count, n = x->n;
-  for (r = begin; r < end; r += count) {
-    int64_t batch = r / x->m, i = r % x->m, j, l, q;
-    const float *ap = x->a + batch * x->a_batch_stride;
-    const float *bp = x->b + batch * x->b_batch_stride;
-    float *c[4];
-    count = end - r;
-    if (count > 4)
-      count = 4;
-    if (count > x->m - i)
-      count = x->m - i;
-    for (q = 0; q < count; ++q)
-      c[q] = x->c + (r + q) * n;
-    if (x->b_col_stride == 1) {
-      CUVIL_SGEMM4(count, n, x->k, ap + i * x->a_row_stride, x->a_row_stride,
-                   x->a_col_stride, bp, x->b_row_stride, c);
-    } else {
+  int64_t r, count, n = x->n, j0, q;
+  int64_t block = cuvil_matmul_column_block(n, x->k);
+  for (j0 = 0; j0 < n; j0 += block) {
+    int64_t width = n - j0 < block ? n - j0 : block;
+    for (r = begin; r < end; r += count) {
+      int64_t batch = r / x->m, i = r % x->m, j, l;
+      const float *ap = x->a + batch * x->a_batch_stride;
+      const float *bp = x->b + batch * x->b_batch_stride + j0 * x->b_col_stride;
+      float *c[4];
+      count = end - r;
+      if (count > 4)
+        count = 4;
+      if (count > x->m - i)
+        count = x->m - i;
       for (q = 0; q < count; ++q)
-        for (j = 0; j < n; ++j)
+        c[q] = x->c + (r + q) * n + j0;
+      if (x->b_col_stride == 1) {
+        CUVIL_SGEMM4(count, width, x->k, ap + i * x->a_row_stride,
+                     x->a_row_stride, x->a_col_stride, bp, x->b_row_stride, c);
+        continue;
+      }
+      for (q = 0; q < count; ++q)
+        for (j = 0; j < width; ++j)
           c[q][j] = 0.0f;
       for (l = 0; l < x->k; ++l) {
         const float *brow = bp + l * x->b_row_stride;
         for (q = 0; q < count; ++q) {
           float av = ap[(i + q) * x->a_row_stride + l * x->a_col_stride];
-          for (j = 0; j < n; ++j)
+          for (j = 0; j < width; ++j)
             c[q][j] += av * brow[j * x->b_col_stride];
         }
       }
     }
-    if (x->epilogue)
-      for (q = 0; q < count; ++q)
-        cuvil_epilogue_row(x->epilogue, c[q], (r + q) * n, i + q, n);
   }
+  if (x->epilogue)
+    for (r = begin; r < end; ++r)
+      cuvil_epilogue_row(x->epilogue, x->c + r * n, r * n, r % x->m, n);
 }
 
 void cuvil_matmul_f32(cuvil_pool *pool, int64_t batch, int64_t m, int64_t n,
@@ -465,36 +472,83 @@ static void cuvil_conv2d_planes(void *p, int64_t begin, int64_t end) {
   }
 }
 
-/* Writes the patches of one image: row (ci, ky, kx), column (y, x); zero
- * where the window reads padding. */
-static void cuvil_im2col_f32(int64_t c, int64_t h, int64_t w,
-                             const float *input, int64_t kh, int64_t kw,
-                             int64_t stride_h, int64_t stride_w,
-                             int64_t pad_top, int64_t pad_left, int64_t dil_h,
-                             int64_t dil_w, int64_t oh, int64_t ow,
-                             float *patches) {
-  int64_t ci, ky, kx, y, col;
+/* Writes the patches of one image, packed for the micro-kernels: column
+ * strips of CUVIL_STRIP positions, each strip [c * kh * kw][CUVIL_STRIP]
+ * contiguous (row (ci, ky, kx), column (y, x) - strip start), zero where the
+ * window reads padding and past the last position. A strip is then read
+ * sequentially by the kernel instead of one cache line per row of patches. */
+#define CUVIL_STRIP 32
+static void cuvil_im2col_packed_f32(int64_t c, int64_t h, int64_t w,
+                                    const float *input, int64_t kh, int64_t kw,
+                                    int64_t stride_h, int64_t stride_w,
+                                    int64_t pad_top, int64_t pad_left,
+                                    int64_t dil_h, int64_t dil_w, int64_t oh,
+                                    int64_t ow, float *patches) {
+  int64_t rows = c * kh * kw, ci, ky, kx;
   for (ci = 0; ci < c; ++ci) {
     for (ky = 0; ky < kh; ++ky) {
       for (kx = 0; kx < kw; ++kx) {
-        float *row = patches + ((ci * kh + ky) * kw + kx) * oh * ow;
+        int64_t row = (ci * kh + ky) * kw + kx, base = kx * dil_w - pad_left;
+        int64_t y, col, x0 = 0, x1 = ow, p, end;
+        const float *plane = input + ci * h * w;
+        float *dst = patches + row * CUVIL_STRIP;
+#define CUVIL_PACKED(p) dst[((p) >> 5) * rows * CUVIL_STRIP + ((p)&31)]
+        /* Output columns whose input column is inside the image. */
+        while (x0 < ow && x0 * stride_w + base < 0)
+          ++x0;
+        while (x1 > x0 && (x1 - 1) * stride_w + base >= w)
+          --x1;
         for (y = 0; y < oh; ++y) {
-          int64_t iy = y * stride_h - pad_top + ky * dil_h;
-          int64_t base = kx * dil_w - pad_left;
-          float *dst = row + y * ow;
+          int64_t iy = y * stride_h - pad_top + ky * dil_h, p0 = y * ow;
+          const float *in = plane + iy * w + base;
           if (iy < 0 || iy >= h) {
             for (col = 0; col < ow; ++col)
-              dst[col] = 0.0f;
+              CUVIL_PACKED(p0 + col) = 0.0f;
             continue;
           }
-          for (col = 0; col < ow; ++col) {
-            int64_t ix = col * stride_w + base;
-            dst[col] = ix >= 0 && ix < w ? input[(ci * h + iy) * w + ix] : 0.0f;
-          }
+          for (col = 0; col < x0; ++col)
+            CUVIL_PACKED(p0 + col) = 0.0f;
+          for (; col < x1; ++col)
+            CUVIL_PACKED(p0 + col) = in[col * stride_w];
+          for (; col < ow; ++col)
+            CUVIL_PACKED(p0 + col) = 0.0f;
         }
+        /* Zero the lanes past the last position. */
+        end = (oh * ow + CUVIL_STRIP - 1) / CUVIL_STRIP * CUVIL_STRIP;
+        for (p = oh * ow; p < end; ++p)
+          CUVIL_PACKED(p) = 0.0f;
+#undef CUVIL_PACKED
       }
     }
   }
+}
+
+struct cuvil_packed_args {
+  int64_t m, n, k;
+  const float *a, *packed;
+  float *c;
+  const cuvil_epilogue *epilogue;
+};
+
+/* Rows [begin, end) of C = A @ B with B in packed strips: strip by strip,
+ * each reused by every 4-row group of the range while it is in cache. */
+static void cuvil_packed_rows(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_packed_args *x = (const struct cuvil_packed_args *)p;
+  int64_t n = x->n, k = x->k, j0, r, count, q;
+  for (j0 = 0; j0 < n; j0 += CUVIL_STRIP) {
+    int64_t width = n - j0 < CUVIL_STRIP ? n - j0 : CUVIL_STRIP;
+    const float *strip = x->packed + (j0 / CUVIL_STRIP) * k * CUVIL_STRIP;
+    for (r = begin; r < end; r += count) {
+      float *c[4];
+      count = end - r < 4 ? end - r : 4;
+      for (q = 0; q < count; ++q)
+        c[q] = x->c + (r + q) * n + j0;
+      CUVIL_SGEMM4(count, width, k, x->a + r * k, k, 1, strip, CUVIL_STRIP, c);
+    }
+  }
+  if (x->epilogue)
+    for (r = begin; r < end; ++r)
+      cuvil_epilogue_row(x->epilogue, x->c + r * n, r * n, r, n);
 }
 
 void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
@@ -512,8 +566,8 @@ void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
                     pad_top == 0 && pad_left == 0 && groups == 1 && oh == h &&
                     ow == w);
   if (as_product) {
-    /* out[oc, oh*ow] = weight[oc, c*kh*kw] @ patches[c*kh*kw, oh*ow]; a
-     * pointwise convolution multiplies the image itself, no patches. */
+    /* out[oc, oh*ow] = weight[oc, c*kh*kw] @ patches[c*kh*kw, oh*ow] (packed
+     * in strips); a pointwise convolution multiplies the image itself. */
     int64_t b, patch = c * kh * kw;
     int pointwise = !(scratch && groups == 1);
     if (epilogue)
@@ -522,13 +576,23 @@ void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
     for (b = 0; b < n; ++b) {
       float *out = output + b * oc * oh * ow;
       const float *rhs = input + b * c * h * w;
-      if (!pointwise) {
-        cuvil_im2col_f32(c, h, w, rhs, kh, kw, stride_h, stride_w, pad_top,
-                         pad_left, dil_h, dil_w, oh, ow, scratch);
-        rhs = scratch;
-      }
       if (epilogue && epilogue->residual)
         image_epilogue.residual = epilogue->residual + b * oc * oh * ow;
+      if (!pointwise) {
+        struct cuvil_packed_args packed;
+        cuvil_im2col_packed_f32(c, h, w, rhs, kh, kw, stride_h, stride_w,
+                                pad_top, pad_left, dil_h, dil_w, oh, ow,
+                                scratch);
+        packed.m = oc;
+        packed.n = oh * ow;
+        packed.k = patch;
+        packed.a = weight;
+        packed.packed = scratch;
+        packed.c = out;
+        packed.epilogue = bias || epilogue ? &image_epilogue : 0;
+        cuvil_parallel_for(pool, oc, cuvil_packed_rows, &packed);
+        continue;
+      }
       cuvil_matmul_f32(pool, 1, oc, oh * ow, patch, weight, 0, patch, 1, rhs,
                        0, oh * ow, 1, out,
                        bias || epilogue ? &image_epilogue : 0);

@@ -72,8 +72,9 @@ void cuvil_matmul_f32(cuvil_pool *pool, int64_t batch, int64_t m, int64_t n, int
                       const cuvil_epilogue *epilogue);
 
 /* NCHW input, OIHW weight, optional bias (NULL), grouped, dilated. With
- * `scratch` ([C * KH * KW, OH * OW] floats; groups == 1) the convolution
- * runs as im2col and a matrix product; NULL computes it directly.
+ * `scratch` (C * KH * KW * round_up(OH * OW, 32) floats; groups == 1) the
+ * convolution runs as im2col, packed in strips of 32 positions, and a matrix
+ * product; NULL computes it directly.
  * `epilogue` (or NULL; its row_bias unused: `bias` is the conv's) adds a
  * residual and applies an activation to each output plane. */
 void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c, int64_t h, int64_t w,
