@@ -268,9 +268,51 @@ cuvil_sgemm4_avx2(int64_t rows, int64_t n, int64_t k, const float *a,
   }
 }
 
-/* 4 rows x 32 columns in eight ZMM accumulators over the whole k; the last
- * strip of fewer than 32 columns is masked (loads and stores), so every
- * column runs the same FMA sequence. */
+/* One strip of 4 rows x 32 columns in eight ZMM accumulators over the whole
+ * k; m0/m1 mask the columns of a last, narrower strip (loads and stores),
+ * so every column runs the same FMA sequence. Inlined twice: full strips
+ * with constant all-ones masks compile to plain loads and stores. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+cuvil_sgemm4_avx512_strip(const float *const *arow, int64_t a_col,
+                          const float *b, int64_t b_row, int64_t k, int rows,
+                          __mmask16 m0, __mmask16 m1, float *const *c) {
+  __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps(),
+         c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps(),
+         c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps(),
+         c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
+  int64_t l;
+  for (l = 0; l < k; ++l) {
+    const float *brow = b + l * b_row;
+    __m512 b0 = _mm512_maskz_loadu_ps(m0, brow);
+    __m512 b1 = _mm512_maskz_loadu_ps(m1, brow + 16);
+    __m512 a0 = _mm512_set1_ps(arow[0][l * a_col]), a1 = _mm512_set1_ps(arow[1][l * a_col]);
+    __m512 a2 = _mm512_set1_ps(arow[2][l * a_col]), a3 = _mm512_set1_ps(arow[3][l * a_col]);
+    c00 = _mm512_fmadd_ps(a0, b0, c00);
+    c01 = _mm512_fmadd_ps(a0, b1, c01);
+    c10 = _mm512_fmadd_ps(a1, b0, c10);
+    c11 = _mm512_fmadd_ps(a1, b1, c11);
+    c20 = _mm512_fmadd_ps(a2, b0, c20);
+    c21 = _mm512_fmadd_ps(a2, b1, c21);
+    c30 = _mm512_fmadd_ps(a3, b0, c30);
+    c31 = _mm512_fmadd_ps(a3, b1, c31);
+  }
+  _mm512_mask_storeu_ps(c[0], m0, c00);
+  _mm512_mask_storeu_ps(c[0] + 16, m1, c01);
+  if (rows > 1) {
+    _mm512_mask_storeu_ps(c[1], m0, c10);
+    _mm512_mask_storeu_ps(c[1] + 16, m1, c11);
+  }
+  if (rows > 2) {
+    _mm512_mask_storeu_ps(c[2], m0, c20);
+    _mm512_mask_storeu_ps(c[2] + 16, m1, c21);
+  }
+  if (rows > 3) {
+    _mm512_mask_storeu_ps(c[3], m0, c30);
+    _mm512_mask_storeu_ps(c[3] + 16, m1, c31);
+  }
+}
+
+/* 4 rows x 32 columns at a time; a last strip of fewer columns is masked. */
 __attribute__((target("avx512f"))) void
 cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
                     int64_t a_row, int64_t a_col, const float *b,
@@ -278,37 +320,26 @@ cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
   /* Rows past `rows` repeat the last row (computed, never stored), so the
    * loop always keeps 4 x 2 accumulators in registers. */
   const float *arow[4];
-  int64_t j = 0, l, q;
+  float *strip[4];
+  int64_t j = 0, q;
   for (q = 0; q < 4; ++q)
     arow[q] = a + (q < rows ? q : rows - 1) * a_row;
-  for (; j < n; j += 32) {
+  for (; j + 32 <= n; j += 32) {
+    for (q = 0; q < rows; ++q)
+      strip[q] = c[q] + j;
+    cuvil_sgemm4_avx512_strip(arow, a_col, b + j, b_row, k, (int)rows,
+                              (__mmask16)0xFFFF, (__mmask16)0xFFFF, strip);
+  }
+  if (j < n) {
     int64_t rest = n - j;
-    __mmask16 m0 = rest >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << rest) - 1);
-    __mmask16 m1 = rest >= 32   ? (__mmask16)0xFFFF
-                   : rest > 16 ? (__mmask16)((1u << (rest - 16)) - 1)
-                               : (__mmask16)0;
-    __m512 acc[8];
-    for (q = 0; q < 8; ++q)
-      acc[q] = _mm512_setzero_ps();
-    for (l = 0; l < k; ++l) {
-      const float *brow = b + l * b_row + j;
-      __m512 b0 = _mm512_maskz_loadu_ps(m0, brow);
-      __m512 b1 = _mm512_maskz_loadu_ps(m1, brow + 16);
-      __m512 a0 = _mm512_set1_ps(arow[0][l * a_col]), a1 = _mm512_set1_ps(arow[1][l * a_col]);
-      __m512 a2 = _mm512_set1_ps(arow[2][l * a_col]), a3 = _mm512_set1_ps(arow[3][l * a_col]);
-      acc[0] = _mm512_fmadd_ps(a0, b0, acc[0]);
-      acc[1] = _mm512_fmadd_ps(a0, b1, acc[1]);
-      acc[2] = _mm512_fmadd_ps(a1, b0, acc[2]);
-      acc[3] = _mm512_fmadd_ps(a1, b1, acc[3]);
-      acc[4] = _mm512_fmadd_ps(a2, b0, acc[4]);
-      acc[5] = _mm512_fmadd_ps(a2, b1, acc[5]);
-      acc[6] = _mm512_fmadd_ps(a3, b0, acc[6]);
-      acc[7] = _mm512_fmadd_ps(a3, b1, acc[7]);
-    }
-    for (q = 0; q < rows; ++q) {
-      _mm512_mask_storeu_ps(c[q] + j, m0, acc[2 * q]);
-      _mm512_mask_storeu_ps(c[q] + j + 16, m1, acc[2 * q + 1]);
-    }
+    __mmask16 m0 = rest >= 16 ? (__mmask16)0xFFFF
+                              : (__mmask16)((1u << rest) - 1);
+    __mmask16 m1 = rest > 16 ? (__mmask16)((1u << (rest - 16)) - 1)
+                             : (__mmask16)0;
+    for (q = 0; q < rows; ++q)
+      strip[q] = c[q] + j;
+    cuvil_sgemm4_avx512_strip(arow, a_col, b + j, b_row, k, (int)rows, m0, m1,
+                              strip);
   }
 }
 #endif

@@ -45,6 +45,14 @@ void cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
                          int64_t a_row, int64_t a_col, const float *b,
                          int64_t b_row, float *const *c);
 #endif
+#if defined(CUVIL_SGEMM4_RUNTIME_DISPATCH)
+/* Benchmarks built once for any CPU choose the variant when they start;
+ * compiled models never do (the emitter picks one for --cpu). */
+void cuvil_sgemm4_dispatch(int64_t rows, int64_t n, int64_t k, const float *a,
+                           int64_t a_row, int64_t a_col, const float *b,
+                           int64_t b_row, float *const *c);
+#define CUVIL_SGEMM4 cuvil_sgemm4_dispatch
+#endif
 #ifndef CUVIL_SGEMM4
 #define CUVIL_SGEMM4 cuvil_sgemm4_reference
 #endif

@@ -1,0 +1,81 @@
+// GFLOP/s of the x86 runtime's matrix product and convolution kernels, as
+// compiled models call them (one thread, the best sgemm4 variant the CPU
+// has), for scripts/bench: an SGEMM size sweep and the convolution layers
+// issue #8 names.
+extern "C" {
+#include "cuvil/targets/x86/runtime/cuvil_kernels.h"
+}
+
+#include "benchmark/benchmark.h"
+
+#include <vector>
+
+namespace {
+
+cuvil_sgemm4_fn chooseSgemm4() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f"))
+    return cuvil_sgemm4_avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return cuvil_sgemm4_avx2;
+  return cuvil_sgemm4_reference;
+}
+
+const cuvil_sgemm4_fn bestSgemm4 = chooseSgemm4();
+
+} // namespace
+
+extern "C" void cuvil_sgemm4_dispatch(int64_t rows, int64_t n, int64_t k,
+                                      const float *a, int64_t a_row,
+                                      int64_t a_col, const float *b,
+                                      int64_t b_row, float *const *c) {
+  bestSgemm4(rows, n, k, a, a_row, a_col, b, b_row, c);
+}
+
+namespace {
+
+void sgemm(benchmark::State &state) {
+  int64_t n = state.range(0);
+  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
+  for (auto _ : state) {
+    cuvil_matmul_f32(nullptr, 1, n, n, n, a.data(), 0, n, 1, b.data(), 0, n, 1,
+                     c.data(), nullptr);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate,
+      benchmark::Counter::kIs1000);
+}
+BENCHMARK(sgemm)->Arg(64)->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->Arg(2048);
+
+/// One NCHW convolution (batch 1, "same" padding, stride 1) with the
+/// scratch cuvil-lower-to-level2 gives it.
+void conv(benchmark::State &state) {
+  int64_t c = state.range(0), oc = state.range(1), hw = state.range(2),
+          k = state.range(3), groups = state.range(4);
+  int64_t pad = k / 2, positions = hw * hw;
+  bool product = groups == 1 && k > 1;
+  std::vector<float> input(c * positions, 0.5f),
+      weight(oc * (c / groups) * k * k, 0.01f), bias(oc, 0.1f),
+      output(oc * positions),
+      scratch(product ? c * k * k * ((positions + 31) / 32 * 32) : 0);
+  for (auto _ : state) {
+    cuvil_conv2d_f32(nullptr, product ? scratch.data() : nullptr, 1, c, hw, hw,
+                     input.data(), oc, k, k, weight.data(), bias.data(), groups,
+                     1, 1, pad, pad, 1, 1, hw, hw, output.data(), nullptr);
+    benchmark::DoNotOptimize(output.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * oc * (c / groups) * k * k * positions,
+      benchmark::Counter::kIsIterationInvariantRate,
+      benchmark::Counter::kIs1000);
+}
+// {C, OC, H=W, K, groups}
+BENCHMARK(conv)
+    ->ArgNames({"c", "oc", "hw", "k", "groups"})
+    ->Args({64, 64, 56, 3, 1})
+    ->Args({64, 256, 56, 1, 1})
+    ->Args({512, 512, 7, 3, 1})
+    ->Args({32, 32, 112, 3, 32});
+
+} // namespace
