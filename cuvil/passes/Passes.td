@@ -5,6 +5,20 @@
 
 include "mlir/Pass/PassBase.td"
 
+def CuvilPrepackWeights : Pass<"cuvil-prepack-weights", "::mlir::func::FuncOp"> {
+  let summary = "Store constant weights in the layout the kernels read";
+  let description = [{
+    Permutes constant operands at compile time: a `cuvil.gemm` with
+    `trans_b` and a constant B (torch.nn.Linear weights) gets B transposed
+    and `trans_b` dropped, and a `cuvil.transpose` of a constant becomes
+    the transposed constant. The old constants are left for DCE.
+  }];
+  let statistics = [
+    Statistic<"numPrepacked", "prepacked", "Constants stored in a new layout">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
+}
+
 def CuvilFuseEpilogues : Pass<"cuvil-fuse-epilogues", "::mlir::func::FuncOp"> {
   let summary = "Fuse elementwise epilogues into the convolution producing them";
   let description = [{
