@@ -20,7 +20,9 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -234,17 +236,39 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
 
   auto runPipeline = [&](auto buildPipeline) -> absl::Status {
     mlir::PassManager pm(&context);
-    if (options.printIrAfterAll) {
+    const std::vector<std::string> &after = options.printIrAfter;
+    if (options.printIrAfterAll || !after.empty()) {
+      bool all = options.printIrAfterAll;
       pm.enableIRPrinting(
           /*shouldPrintBeforePass=*/[](mlir::Pass *,
                                        mlir::Operation *) { return false; },
           /*shouldPrintAfterPass=*/
-          [](mlir::Pass *, mlir::Operation *) { return true; },
+          [all, after](mlir::Pass *pass, mlir::Operation *) {
+            return all || llvm::is_contained(after, pass->getArgument().str());
+          },
           /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
     }
+    if (options.timePasses)
+      pm.enableTiming();
+    if (!options.reproducerPath.empty()) {
+      // Only this run's failure may leave the file.
+      llvm::sys::fs::remove(options.reproducerPath);
+      pm.enableCrashReproducerGeneration(options.reproducerPath,
+                                         /*genLocalReproducer=*/false);
+    }
     buildPipeline(pm);
-    if (failed(pm.run(*module)))
-      return diagnostics.consumeStatus(absl::StatusCode::kInvalidArgument);
+    if (failed(pm.run(*module))) {
+      absl::Status status =
+          diagnostics.consumeStatus(absl::StatusCode::kInvalidArgument);
+      if (!options.reproducerPath.empty() &&
+          llvm::sys::fs::exists(options.reproducerPath))
+        status = absl::Status(
+            status.code(),
+            absl::StrCat(status.message(), "\nA reproducer is in ",
+                         options.reproducerPath, "; rerun it with: cuvil-opt ",
+                         "--run-reproducer ", options.reproducerPath));
+      return status;
+    }
     return absl::OkStatus();
   };
 

@@ -62,6 +62,14 @@ struct CompileOptions {
   EmitKind emit = EmitKind::MlirLevel1;
   /// Print the IR after every pass to stderr.
   bool printIrAfterAll = false;
+  /// Print the IR after the passes with these arguments (e.g.
+  /// "cuvil-fuse-epilogues") to stderr.
+  std::vector<std::string> printIrAfter;
+  /// Report the time each pass took, to stderr.
+  bool timePasses = false;
+  /// If set, a failing pass pipeline writes the IR it started from and the
+  /// pipeline to this file, which `cuvil-opt --run-reproducer` reruns.
+  std::string reproducerPath;
   /// Receives one human-readable line per compilation stage, if set.
   std::function<void(absl::string_view)> progress;
 };

@@ -5,6 +5,20 @@
 
 include "mlir/Pass/PassBase.td"
 
+def CuvilFoldBatchNorm : Pass<"cuvil-fold-batch-norm", "::mlir::func::FuncOp"> {
+  let summary = "Fold inference batch norm into the preceding convolution";
+  let description = [{
+    A `cuvil.batch_norm` whose input is a `cuvil.conv2d` used only by it,
+    with constant f32 weights and statistics, becomes new convolution
+    weights and bias: W' = W * s, b' = (b - mean) * s + bias with
+    s = scale / sqrt(variance + epsilon), computed in double.
+  }];
+  let statistics = [
+    Statistic<"numFolded", "folded", "Batch norms folded into convolutions">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
+}
+
 def CuvilPrepackWeights : Pass<"cuvil-prepack-weights", "::mlir::func::FuncOp"> {
   let summary = "Store constant weights in the layout the kernels read";
   let description = [{

@@ -11,8 +11,9 @@ namespace cuvil {
 void buildLevel1Pipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldBatchNorm());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilPrepackWeights());
-  // Drops the constants prepacking replaced.
+  // Drops the constants folding and prepacking replaced.
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseEpilogues());
 }

@@ -13,12 +13,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/ir/CuvilOps.h"
+#include "cuvil/passes/ConstantUtil.h"
 #include "cuvil/passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 
 #include <cstring>
 #include <string>
@@ -32,33 +31,6 @@ using namespace mlir;
 namespace l1 = cuvil::l1;
 
 namespace {
-
-/// The row-major bytes of a constant, or failure for what is not stored
-/// byte-addressably (bit-packed i1, opaque attributes).
-FailureOr<std::string> getBytes(ElementsAttr value) {
-  auto type = cast<ShapedType>(value.getType());
-  if (type.getElementTypeBitWidth() % 8 != 0)
-    return failure();
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return failure();
-    ArrayRef<char> raw = blob->getData();
-    return std::string(raw.begin(), raw.end());
-  }
-  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    ArrayRef<char> raw = dense.getRawData();
-    std::string bytes;
-    if (dense.isSplat()) {
-      for (int64_t i = 0; i < type.getNumElements(); ++i)
-        bytes.append(raw.begin(), raw.end());
-    } else {
-      bytes.assign(raw.begin(), raw.end());
-    }
-    return bytes;
-  }
-  return failure();
-}
 
 /// `bytes` (shape `shape`, `width` bytes per element) permuted: result
 /// dimension i is input dimension perm[i].
@@ -87,15 +59,6 @@ std::string permute(const std::string &bytes, ArrayRef<int64_t> shape,
   return out;
 }
 
-/// A new constant of `type` holding `bytes`, as a 64-byte aligned resource.
-Value makeConstant(OpBuilder &builder, Location loc, RankedTensorType type,
-                   StringRef name, const std::string &bytes) {
-  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      ArrayRef<char>(bytes.data(), bytes.size()), 64);
-  auto attr = DenseResourceElementsAttr::get(type, name, std::move(blob));
-  return l1::ConstantOp::create(builder, loc, attr).getResult();
-}
-
 /// The constant `value` permuted by `perm`, or null if it is not a constant
 /// this pass can read.
 Value transposedConstant(OpBuilder &builder, Location loc, Value value,
@@ -104,16 +67,16 @@ Value transposedConstant(OpBuilder &builder, Location loc, Value value,
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!constant || !type || !type.hasStaticShape())
     return {};
-  FailureOr<std::string> bytes = getBytes(constant.getValue());
+  FailureOr<std::string> bytes = cuvil::getConstantBytes(constant.getValue());
   if (failed(bytes))
     return {};
   SmallVector<int64_t> shape;
   for (int64_t d : perm)
     shape.push_back(type.getDimSize(d));
-  return makeConstant(builder, loc,
-                      RankedTensorType::get(shape, type.getElementType()), name,
-                      permute(*bytes, type.getShape(), perm,
-                              type.getElementTypeBitWidth() / 8));
+  return cuvil::createResourceConstant(
+      builder, loc, RankedTensorType::get(shape, type.getElementType()), name,
+      permute(*bytes, type.getShape(), perm,
+              type.getElementTypeBitWidth() / 8));
 }
 
 struct PrepackWeights : cuvil::impl::CuvilPrepackWeightsBase<PrepackWeights> {

@@ -159,3 +159,17 @@ def test_verbose_prints_progress(capfd):
     cuvil.compile(lambda x: x + 1, [("x", torch.float32, (2,))], verbose=True)
     err = capfd.readouterr().err
     assert "cuvil: " in err and "level2" in err
+
+
+def test_batch_norm_left_in_onnx_is_folded_by_cuvil(tmp_path):
+    # torch folds BN itself when exporting for inference; kept here
+    # (PRESERVE, no constant folding) the ONNX BatchNormalization reaches
+    # Cuvil, whose cuvil-fold-batch-norm pass folds it into the convolution.
+    net = make_net().eval()
+    path = tmp_path / "net_bn.onnx"
+    torch.onnx.export(net, torch.randn(2, 3, 8, 8), str(path),
+                      input_names=["x"], opset_version=14,
+                      training=torch.onnx.TrainingMode.PRESERVE,
+                      do_constant_folding=False)
+    assert "BatchNormalization" in [n.op_type for n in onnx.load(str(path)).graph.node]
+    check(cuvil.compile(path), net, torch.randn(2, 3, 8, 8))

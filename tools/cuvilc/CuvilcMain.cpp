@@ -27,10 +27,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 ABSL_FLAG(std::string, o, "",
           "Output path. --emit=so defaults to <model>.so in the current "
@@ -53,6 +56,15 @@ ABSL_FLAG(int32_t, threads_default, 1,
           "num_threads = 0 (results do not depend on the count).");
 ABSL_FLAG(bool, print_ir_after_all, false,
           "Print the IR after every compiler pass to standard error.");
+ABSL_FLAG(std::vector<std::string>, print_ir_after, {},
+          "Print the IR after these passes (comma-separated pass names such "
+          "as cuvil-fuse-epilogues,cuvil-plan-memory) to standard error.");
+ABSL_FLAG(bool, time_passes, false,
+          "Report the time each compiler pass took, to standard error.");
+ABSL_FLAG(std::string, reproducer, "",
+          "Where a failing pass pipeline writes its reproducer (the IR it "
+          "started from and the pipeline; rerun it with cuvil-opt "
+          "--run-reproducer). Default: $TMPDIR/cuvilc-<pid>.reproducer.mlir.");
 ABSL_FLAG(std::vector<std::string>, input_shape, {},
           "ONNX input shapes, overriding the model's: NAME=DIMxDIM..., "
           "comma-separated (e.g. x=1x3x224x224,y=1x10; ? is dynamic).");
@@ -186,6 +198,15 @@ int cuvil::cuvilcMain(int argc, char **argv) {
     options.maxBatch = maxBatch;
   options.emit = *emit;
   options.printIrAfterAll = absl::GetFlag(FLAGS_print_ir_after_all);
+  options.printIrAfter = absl::GetFlag(FLAGS_print_ir_after);
+  options.timePasses = absl::GetFlag(FLAGS_time_passes);
+  options.reproducerPath = absl::GetFlag(FLAGS_reproducer);
+  if (options.reproducerPath.empty()) {
+    const char *tmp = std::getenv("TMPDIR");
+    options.reproducerPath =
+        absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/cuvilc-", getpid(),
+                     ".reproducer.mlir");
+  }
   if (!absl::GetFlag(FLAGS_quiet))
     options.progress = [](absl::string_view line) {
       std::cerr << "cuvilc: " << line << std::endl;

@@ -8,8 +8,18 @@
 // CLASSIFIER: cuvil.softmax {{.*}} : tensor<?x10xf32>
 // CLASSIFIER: return {{.*}} : tensor<?x10xf32>
 
+// The ResNet block after the level1 pipeline: batch norms folded into the
+// convolutions, each convolution fused with its residual add and relu.
 // RESNET-LABEL: func.func @basic_block
-// RESNET: cuvil.conv2d
-// RESNET: cuvil.batch_norm {{.*}} : tensor<?x64x56x56xf32>,
-// RESNET: cuvil.add {{.*}} : tensor<?x64x56x56xf32>, tensor<?x64x56x56xf32>
+// RESNET-NOT: cuvil.batch_norm
+// RESNET: cuvil.fused_group kind = "epilogue"
+// RESNET-NEXT: ^bb0
+// RESNET-NEXT: cuvil.conv2d {{.*}} : tensor<?x64x56x56xf32>, tensor<64x64x3x3xf32>, tensor<64xf32>
+// RESNET-NEXT: cuvil.relu
+// RESNET: cuvil.fused_group kind = "epilogue"
+// RESNET-NEXT: ^bb0
+// RESNET-NEXT: cuvil.conv2d
+// RESNET-NEXT: cuvil.add {{.*}} : tensor<?x64x56x56xf32>, tensor<?x64x56x56xf32>
+// RESNET-NEXT: cuvil.relu
+// RESNET-NOT: cuvil.batch_norm
 // RESNET: return {{.*}} : tensor<?x64x56x56xf32>
