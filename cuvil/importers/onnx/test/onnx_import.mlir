@@ -28,11 +28,13 @@
 // FLATTEN-NEXT: %[[R:.+]] = cuvil.reshape %[[X]], shape = [-1, 32] : tensor<?x8x2x2xf32>
 // FLATTEN-NEXT: return %[[R]]
 
-// Conv with SAME_UPPER auto-padding, BatchNormalization and ceil-mode pooling.
+// Conv with SAME_UPPER auto-padding, BatchNormalization (imported as
+// cuvil.batch_norm, which cuvil-fold-batch-norm then folds into the conv's
+// weights and a new bias) and ceil-mode pooling.
 // RUN: python3 %{cuvil_root}/cuvil/importers/onnx/test/make_model.py conv_bn %t.conv.onnx
 // RUN: cuvilc --emit=mlir-level1 --quiet %t.conv.onnx | FileCheck %s --check-prefix=CONV
-// CONV: cuvil.conv2d %{{.+}}, %{{.+}} {dilations = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x3x9x9xf32>, tensor<4x3x3x3xf32>
-// CONV: cuvil.batch_norm {{.*}} : tensor<1x4x5x5xf32>
+// CONV: cuvil.conv2d %{{.+}}, %{{.+}}, %{{.+}} {dilations = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x3x9x9xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>
+// CONV-NOT: cuvil.batch_norm
 // CONV: cuvil.max_pool2d {{.*}}ceil_mode{{.*}} : tensor<1x4x5x5xf32>
 // CONV: return {{.*}} : tensor<1x4x3x3xf32>
 
