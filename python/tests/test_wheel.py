@@ -3,6 +3,7 @@
 import base64
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -44,24 +45,8 @@ def test_wheel_name_and_metadata(wheel_path):
             assert int(size) == len(data), path
 
 
-QUICKSTART = '''
-import torch
-import cuvil
-
-@torch.jit.script
-def simple_classifier(x: torch.Tensor) -> torch.Tensor:
-    return torch.softmax(x @ torch.eye(10) * 0.1, dim=1)
-
-compiled = cuvil.compile(
-    simple_classifier,
-    input_signature=[("x", torch.float32, (1, 10))],
-    target="x86_64-linux-gnu",
-)
-compiled.save("classifier.so")
-x = torch.randn(1, 10)
-assert torch.allclose(compiled(x), simple_classifier(x), atol=1e-6)
-print("installed cuvil", cuvil.__version__, "from", cuvil.__file__)
-'''
+QUICKSTART = os.path.join(os.path.dirname(__file__), "..", "..", "examples",
+                          "quickstart.py")
 
 
 @pytest.mark.skipif(sys.executable != "/usr/bin/python3",
@@ -90,13 +75,18 @@ def test_fresh_venv_installs_and_runs_the_quickstart(wheel_path, tmp_path):
     assert not any("cuvil" in line for line in after), after
     work = tmp_path / "work"
     work.mkdir()
-    # A file: torch.jit.script reads the function's source.
-    (work / "quickstart.py").write_text(QUICKSTART)
-    run = subprocess.run([python, "quickstart.py"], cwd=work,
-                         capture_output=True, text=True)
+    # The README quick-start (examples/quickstart.py, which scripts/quickstart
+    # runs), from an unrelated folder, with the installed package.
+    run = subprocess.run([python, QUICKSTART], cwd=work, capture_output=True,
+                         text=True)
     assert run.returncode == 0, run.stderr
-    assert str(venv) in run.stdout  # the installed copy, not a source tree
-    assert (work / "classifier.so").exists() and (work / "classifier.h").exists()
+    error = re.search(r"max \|cuvil - torch\| = (\S+)", run.stdout)
+    assert error and float(error.group(1)) < 1e-6, run.stdout
+    assert "Cuvil (CompiledModule)" in run.stdout
+    assert "aten::matmul fails on the input signature" in run.stdout
+    where = subprocess.run([python, "-c", "import cuvil; print(cuvil.__file__)"],
+                           cwd=work, capture_output=True, text=True)
+    assert where.stdout.startswith(str(venv)), where  # not a source tree
     # The console entry point runs the C++ command line.
     cuvilc = str(venv / "bin" / "cuvilc")
     version = subprocess.run([cuvilc, "--version"], capture_output=True,

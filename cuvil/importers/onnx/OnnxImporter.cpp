@@ -2052,8 +2052,8 @@ LogicalResult Importer::convertConstantOfShape(const onnx::NodeProto &node,
 
 } // namespace
 
-/// True for a Python file inside the torch package (or torchvision's
-/// building blocks under torch), which a user did not write.
+/// True for a Python file inside the torch package, which the user did not
+/// write. (torchvision's model files are kept: they are the model's source.)
 static bool isTorchInternal(StringRef file) {
   return file.contains("/torch/") || file.starts_with("torch/");
 }
