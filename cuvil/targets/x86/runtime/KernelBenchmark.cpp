@@ -23,7 +23,29 @@ cuvil_sgemm4_fn chooseSgemm4() {
 
 const cuvil_sgemm4_fn bestSgemm4 = chooseSgemm4();
 
+cuvil_dwconv_fn chooseDwconv() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f"))
+    return cuvil_dwconv_avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return cuvil_dwconv_avx2;
+  return cuvil_dwconv_reference;
+}
+
+const cuvil_dwconv_fn bestDwconv = chooseDwconv();
+
 } // namespace
+
+extern "C" void cuvil_dwconv_dispatch(int64_t h, int64_t w, const float *input,
+                                      int64_t kh, int64_t kw,
+                                      const float *weight, float bias,
+                                      int64_t stride_h, int64_t stride_w,
+                                      int64_t pad_top, int64_t pad_left,
+                                      int64_t dil_h, int64_t dil_w, int64_t oh,
+                                      int64_t ow, float *output) {
+  bestDwconv(h, w, input, kh, kw, weight, bias, stride_h, stride_w, pad_top,
+             pad_left, dil_h, dil_w, oh, ow, output);
+}
 
 extern "C" void cuvil_sgemm4_dispatch(int64_t rows, int64_t n, int64_t k,
                                       const float *a, int64_t a_row,

@@ -344,6 +344,84 @@ cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
 }
 #endif
 
+void cuvil_dwconv_reference(int64_t h, int64_t w, const float *input,
+                            int64_t kh, int64_t kw, const float *weight,
+                            float bias, int64_t stride_h, int64_t stride_w,
+                            int64_t pad_top, int64_t pad_left, int64_t dil_h,
+                            int64_t dil_w, int64_t oh, int64_t ow,
+                            float *output) {
+  /* Tap by tap over the whole plane: out[y][x0..x1) += w * in[iy][x *
+   * stride + base], [x0, x1) the columns whose tap is inside the image:
+   * long loops the compiler vectorizes for any stride, and each element
+   * still sums its taps in (ky, kx) order. */
+  int64_t y, x, ky, kx;
+  for (x = 0; x < oh * ow; ++x)
+    output[x] = bias;
+  for (ky = 0; ky < kh; ++ky) {
+    for (kx = 0; kx < kw; ++kx) {
+      float wv = weight[ky * kw + kx];
+      int64_t base = kx * dil_w - pad_left, x0 = 0, x1 = ow;
+      while (x0 < ow && x0 * stride_w + base < 0)
+        ++x0;
+      while (x1 > x0 && (x1 - 1) * stride_w + base >= w)
+        --x1;
+      for (y = 0; y < oh; ++y) {
+        int64_t iy = y * stride_h - pad_top + ky * dil_h;
+        const float *row = input + iy * w + base;
+        float *out = output + y * ow;
+        if (iy < 0 || iy >= h)
+          continue;
+        for (x = x0; x < x1; ++x)
+          out[x] += wv * row[x * stride_w];
+      }
+    }
+  }
+}
+
+#if defined(CUVIL_ENABLE_SIMD_KERNELS)
+/* The reference's loops with the unit-stride row update written in LANES
+ * wide FMAs (other strides, and the last < LANES columns, as in C). */
+#define CUVIL_DWCONV_SIMD(name, isa, vec, LANES, set1, loadu, storeu, fmadd)    \
+  __attribute__((target(isa))) void cuvil_dwconv_##name(                       \
+      int64_t h, int64_t w, const float *input, int64_t kh, int64_t kw,        \
+      const float *weight, float bias, int64_t stride_h, int64_t stride_w,     \
+      int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,         \
+      int64_t oh, int64_t ow, float *output) {                                 \
+    int64_t y, x, ky, kx;                                                      \
+    for (x = 0; x < oh * ow; ++x)                                              \
+      output[x] = bias;                                                        \
+    for (ky = 0; ky < kh; ++ky) {                                              \
+      for (kx = 0; kx < kw; ++kx) {                                            \
+        float wv = weight[ky * kw + kx];                                       \
+        vec wvec = set1(wv);                                                   \
+        int64_t base = kx * dil_w - pad_left, x0 = 0, x1 = ow;                 \
+        while (x0 < ow && x0 * stride_w + base < 0)                            \
+          ++x0;                                                                \
+        while (x1 > x0 && (x1 - 1) * stride_w + base >= w)                     \
+          --x1;                                                                \
+        for (y = 0; y < oh; ++y) {                                             \
+          int64_t iy = y * stride_h - pad_top + ky * dil_h;                    \
+          const float *row = input + iy * w + base;                            \
+          float *out = output + y * ow;                                        \
+          if (iy < 0 || iy >= h)                                               \
+            continue;                                                          \
+          x = x0;                                                              \
+          if (stride_w == 1)                                                   \
+            for (; x + LANES <= x1; x += LANES)                                \
+              storeu(out + x, fmadd(wvec, loadu(row + x), loadu(out + x)));    \
+          for (; x < x1; ++x)                                                  \
+            out[x] += wv * row[x * stride_w];                                  \
+        }                                                                      \
+      }                                                                        \
+    }                                                                          \
+  }
+CUVIL_DWCONV_SIMD(avx2, "avx2,fma", __m256, 8, _mm256_set1_ps, _mm256_loadu_ps,
+                  _mm256_storeu_ps, _mm256_fmadd_ps)
+CUVIL_DWCONV_SIMD(avx512, "avx512f", __m512, 16, _mm512_set1_ps,
+                  _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps)
+#undef CUVIL_DWCONV_SIMD
+#endif
+
 /* Columns per block of the product: the block of B (k x block floats) that
  * every 4-row group of a thread's range reuses should stay in L2 (about
  * 128 KiB of it), instead of streaming all of B from memory once per group.
@@ -438,6 +516,23 @@ struct cuvil_conv2d_args {
  * result does not depend on how planes are grouped or split across threads. */
 static void cuvil_conv2d_planes(void *p, int64_t begin, int64_t end) {
   const struct cuvil_conv2d_args *x = (const struct cuvil_conv2d_args *)p;
+  if (x->groups == x->c && x->oc == x->c) {
+    /* Depthwise: one plane per channel, through the micro-kernel family. */
+    int64_t plane;
+    for (plane = begin; plane < end; ++plane) {
+      int64_t b = plane / x->oc, o = plane % x->oc;
+      float *out = x->output + plane * x->oh * x->ow;
+      CUVIL_DWCONV(x->h, x->w, x->input + (b * x->c + o) * x->h * x->w, x->kh,
+                   x->kw, x->weight + o * x->kh * x->kw,
+                   x->bias ? x->bias[o] : 0.0f, x->stride_h, x->stride_w,
+                   x->pad_top, x->pad_left, x->dil_h, x->dil_w, x->oh, x->ow,
+                   out);
+      if (x->epilogue)
+        cuvil_epilogue_row(x->epilogue, out, plane * x->oh * x->ow, 0,
+                           x->oh * x->ow);
+    }
+    return;
+  }
   int64_t cg = x->c / x->groups, ocg = x->oc / x->groups, plane, count;
   int64_t h = x->h, w = x->w, kh = x->kh, kw = x->kw, oh = x->oh, ow = x->ow;
   int64_t stride_h = x->stride_h, stride_w = x->stride_w;

@@ -45,7 +45,30 @@ void cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
                          int64_t a_row, int64_t a_col, const float *b,
                          int64_t b_row, float *const *c);
 #endif
+/* The depthwise convolution micro-kernels (ukernels/dwconv.inc): one output
+ * plane of one channel; chosen through CUVIL_DWCONV like CUVIL_SGEMM4. */
+typedef void (*cuvil_dwconv_fn)(int64_t h, int64_t w, const float *input,
+                                int64_t kh, int64_t kw, const float *weight,
+                                float bias, int64_t stride_h, int64_t stride_w,
+                                int64_t pad_top, int64_t pad_left,
+                                int64_t dil_h, int64_t dil_w, int64_t oh,
+                                int64_t ow, float *output);
+#define CUVIL_DWCONV_DECLARE(name)                                             \
+  void cuvil_dwconv_##name(int64_t h, int64_t w, const float *input,           \
+                           int64_t kh, int64_t kw, const float *weight,        \
+                           float bias, int64_t stride_h, int64_t stride_w,     \
+                           int64_t pad_top, int64_t pad_left, int64_t dil_h,   \
+                           int64_t dil_w, int64_t oh, int64_t ow,              \
+                           float *output);
+CUVIL_DWCONV_DECLARE(reference)
+#if defined(CUVIL_ENABLE_SIMD_KERNELS)
+CUVIL_DWCONV_DECLARE(avx2)
+CUVIL_DWCONV_DECLARE(avx512)
+#endif
+
 #if defined(CUVIL_SGEMM4_RUNTIME_DISPATCH)
+CUVIL_DWCONV_DECLARE(dispatch)
+#define CUVIL_DWCONV cuvil_dwconv_dispatch
 /* Benchmarks built once for any CPU choose the variant when they start;
  * compiled models never do (the emitter picks one for --cpu). */
 void cuvil_sgemm4_dispatch(int64_t rows, int64_t n, int64_t k, const float *a,
@@ -55,6 +78,9 @@ void cuvil_sgemm4_dispatch(int64_t rows, int64_t n, int64_t k, const float *a,
 #endif
 #ifndef CUVIL_SGEMM4
 #define CUVIL_SGEMM4 cuvil_sgemm4_reference
+#endif
+#ifndef CUVIL_DWCONV
+#define CUVIL_DWCONV cuvil_dwconv_reference
 #endif
 
 /* An elementwise epilogue (the passes' fused groups) that a producer kernel
