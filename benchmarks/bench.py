@@ -30,7 +30,6 @@ import json
 import os
 import pathlib
 import platform
-import resource
 import subprocess
 import sys
 import tempfile

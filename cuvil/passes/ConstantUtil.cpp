@@ -1,6 +1,7 @@
 #include "cuvil/passes/ConstantUtil.h"
 
 #include "cuvil/ir/CuvilOps.h"
+#include "cuvil/support/ElementsBytes.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -11,39 +12,14 @@ using namespace mlir;
 
 namespace cuvil {
 
-FailureOr<std::string> getConstantBytes(ElementsAttr value) {
-  auto type = cast<ShapedType>(value.getType());
-  if (type.getElementTypeBitWidth() % 8 != 0)
-    return failure();
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return failure();
-    ArrayRef<char> raw = blob->getData();
-    return std::string(raw.begin(), raw.end());
-  }
-  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    ArrayRef<char> raw = dense.getRawData();
-    std::string bytes;
-    if (dense.isSplat()) {
-      for (int64_t i = 0; i < type.getNumElements(); ++i)
-        bytes.append(raw.begin(), raw.end());
-    } else {
-      bytes.assign(raw.begin(), raw.end());
-    }
-    return bytes;
-  }
-  return failure();
-}
-
 FailureOr<std::vector<float>> getF32Constant(Value value) {
   auto constant = value.getDefiningOp<l1::ConstantOp>();
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!constant || !type || !type.getElementType().isF32() ||
       !type.hasStaticShape())
     return failure();
-  FailureOr<std::string> bytes = getConstantBytes(constant.getValue());
-  if (failed(bytes) ||
+  absl::StatusOr<std::string> bytes = getElementsBytes(constant.getValue());
+  if (!bytes.ok() ||
       bytes->size() != static_cast<size_t>(type.getNumElements()) * 4)
     return failure();
   std::vector<float> values(type.getNumElements());

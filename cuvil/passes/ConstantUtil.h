@@ -18,10 +18,6 @@
 
 namespace cuvil {
 
-/// The row-major bytes of a constant (splats expanded); failure for what is
-/// not stored byte-addressably (bit-packed i1, opaque attributes).
-mlir::FailureOr<std::string> getConstantBytes(mlir::ElementsAttr value);
-
 /// The f32 elements of `value` if it is an f32 cuvil.constant.
 mlir::FailureOr<std::vector<float>> getF32Constant(mlir::Value value);
 

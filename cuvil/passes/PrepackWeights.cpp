@@ -15,6 +15,7 @@
 #include "cuvil/ir/CuvilOps.h"
 #include "cuvil/passes/ConstantUtil.h"
 #include "cuvil/passes/Passes.h"
+#include "cuvil/support/ElementsBytes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -65,10 +66,13 @@ Value transposedConstant(OpBuilder &builder, Location loc, Value value,
                          ArrayRef<int64_t> perm, StringRef name) {
   auto constant = value.getDefiningOp<l1::ConstantOp>();
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!constant || !type || !type.hasStaticShape())
+  // Bit-sized elements (i1) have no byte stride to permute by.
+  if (!constant || !type || !type.hasStaticShape() ||
+      type.getElementTypeBitWidth() % 8 != 0)
     return {};
-  FailureOr<std::string> bytes = cuvil::getConstantBytes(constant.getValue());
-  if (failed(bytes))
+  absl::StatusOr<std::string> bytes =
+      cuvil::getElementsBytes(constant.getValue());
+  if (!bytes.ok())
     return {};
   SmallVector<int64_t> shape;
   for (int64_t d : perm)

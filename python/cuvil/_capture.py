@@ -37,22 +37,19 @@ def _user_frame(tb):
     return frames[-1] if frames else None
 
 
-class _Callable:
+def _as_module(function):
     """Wraps a plain callable so that torch.onnx can trace it."""
+    import torch
 
-    @staticmethod
-    def wrap(function):
-        import torch
+    class Function(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.function = function
 
-        class Function(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.function = function
+        def forward(self, *inputs):
+            return self.function(*inputs)
 
-            def forward(self, *inputs):
-                return self.function(*inputs)
-
-        return Function()
+    return Function()
 
 
 def _example_inputs(specs):
@@ -175,7 +172,7 @@ def torch_to_onnx(model, specs):
     elif isinstance(model, torch.nn.Module):
         exported, scripted = model, False
     elif callable(model):
-        exported, scripted = _Callable.wrap(model), False
+        exported, scripted = _as_module(model), False
     else:
         raise TypeError(f"cannot compile a {type(model).__name__}: pass a "
                         "torch.jit.script function or module, a traced "

@@ -344,6 +344,18 @@ cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
 }
 #endif
 
+/* The output columns [*x0, *x1) of a row whose input column
+ * x * stride + base lies inside [0, w): a convolution tap's valid span. */
+static void cuvil_tap_columns(int64_t ow, int64_t w, int64_t stride,
+                              int64_t base, int64_t *x0, int64_t *x1) {
+  *x0 = 0;
+  while (*x0 < ow && *x0 * stride + base < 0)
+    ++*x0;
+  *x1 = ow;
+  while (*x1 > *x0 && (*x1 - 1) * stride + base >= w)
+    --*x1;
+}
+
 void cuvil_dwconv_reference(int64_t h, int64_t w, const float *input,
                             int64_t kh, int64_t kw, const float *weight,
                             float bias, int64_t stride_h, int64_t stride_w,
@@ -360,11 +372,8 @@ void cuvil_dwconv_reference(int64_t h, int64_t w, const float *input,
   for (ky = 0; ky < kh; ++ky) {
     for (kx = 0; kx < kw; ++kx) {
       float wv = weight[ky * kw + kx];
-      int64_t base = kx * dil_w - pad_left, x0 = 0, x1 = ow;
-      while (x0 < ow && x0 * stride_w + base < 0)
-        ++x0;
-      while (x1 > x0 && (x1 - 1) * stride_w + base >= w)
-        --x1;
+      int64_t base = kx * dil_w - pad_left, x0, x1;
+      cuvil_tap_columns(ow, w, stride_w, base, &x0, &x1);
       for (y = 0; y < oh; ++y) {
         int64_t iy = y * stride_h - pad_top + ky * dil_h;
         const float *row = input + iy * w + base;
@@ -394,11 +403,8 @@ void cuvil_dwconv_reference(int64_t h, int64_t w, const float *input,
       for (kx = 0; kx < kw; ++kx) {                                            \
         float wv = weight[ky * kw + kx];                                       \
         vec wvec = set1(wv);                                                   \
-        int64_t base = kx * dil_w - pad_left, x0 = 0, x1 = ow;                 \
-        while (x0 < ow && x0 * stride_w + base < 0)                            \
-          ++x0;                                                                \
-        while (x1 > x0 && (x1 - 1) * stride_w + base >= w)                     \
-          --x1;                                                                \
+        int64_t base = kx * dil_w - pad_left, x0, x1;                          \
+        cuvil_tap_columns(ow, w, stride_w, base, &x0, &x1);                    \
         for (y = 0; y < oh; ++y) {                                             \
           int64_t iy = y * stride_h - pad_top + ky * dil_h;                    \
           const float *row = input + iy * w + base;                            \
@@ -556,14 +562,10 @@ static void cuvil_conv2d_planes(void *p, int64_t begin, int64_t end) {
       for (ky = 0; ky < kh; ++ky) {
         for (kx = 0; kx < kw; ++kx) {
           float wv[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-          int64_t y, x0 = 0, x1 = ow, base = -x->pad_left + kx * x->dil_w;
+          int64_t y, x0, x1, base = -x->pad_left + kx * x->dil_w;
           for (j = 0; j < count; ++j)
             wv[j] = x->weight[((o + j) * cg + ci) * kh * kw + ky * kw + kx];
-          /* Output columns whose input column is inside the image. */
-          while (x0 < ow && x0 * stride_w + base < 0)
-            ++x0;
-          while (x1 > x0 && (x1 - 1) * stride_w + base >= w)
-            --x1;
+          cuvil_tap_columns(ow, w, stride_w, base, &x0, &x1);
           for (y = 0; y < oh; ++y) {
             int64_t iy = y * stride_h - x->pad_top + ky * x->dil_h, col;
             const float *inrow;
@@ -615,15 +617,11 @@ static void cuvil_im2col_packed_f32(int64_t c, int64_t h, int64_t w,
     for (ky = 0; ky < kh; ++ky) {
       for (kx = 0; kx < kw; ++kx) {
         int64_t row = (ci * kh + ky) * kw + kx, base = kx * dil_w - pad_left;
-        int64_t y, col, x0 = 0, x1 = ow, p, end;
+        int64_t y, col, x0, x1, p, end;
         const float *plane = input + ci * h * w;
         float *dst = patches + row * CUVIL_STRIP;
 #define CUVIL_PACKED(p) dst[((p) >> 5) * rows * CUVIL_STRIP + ((p)&31)]
-        /* Output columns whose input column is inside the image. */
-        while (x0 < ow && x0 * stride_w + base < 0)
-          ++x0;
-        while (x1 > x0 && (x1 - 1) * stride_w + base >= w)
-          --x1;
+        cuvil_tap_columns(ow, w, stride_w, base, &x0, &x1);
         for (y = 0; y < oh; ++y) {
           int64_t iy = y * stride_h - pad_top + ky * dil_h, p0 = y * ow;
           const float *in = plane + iy * w + base;
