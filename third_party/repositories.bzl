@@ -88,5 +88,19 @@ def cuvil_dependencies():
     pkg_config_repository(
         name = "com_github_grpc_grpc",
         libraries = {"grpc++": ["grpc++", "protobuf"]},
-        binaries = {"grpc_cpp_plugin": "/usr/bin/grpc_cpp_plugin"},
+        binaries = {
+            "grpc_cpp_plugin": "/usr/bin/grpc_cpp_plugin",
+            "grpc_python_plugin": "/usr/bin/grpc_python_plugin",
+        },
+    )
+
+    # The serving front ends: HTTP/1.1 (libmicrohttpd) and JSON (nlohmann,
+    # header-only).
+    pkg_config_repository(
+        name = "org_gnu_libmicrohttpd",
+        libraries = {"microhttpd": ["libmicrohttpd"]},
+    )
+    pkg_config_repository(
+        name = "com_github_nlohmann_json",
+        libraries = {"json": ["nlohmann_json"]},
     )

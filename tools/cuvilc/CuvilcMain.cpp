@@ -14,11 +14,10 @@
 #include "cuvil/importers/onnx/OnnxImporter.h"
 #include "cuvil/support/FileUtil.h"
 #include "cuvil/support/Version.h"
+#include "tools/common/FlagUtil.h"
 
-#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/str_cat.h"
@@ -100,57 +99,17 @@ std::string versionString() {
                       cuvil::getLLVMVersionString(), ")\n");
 }
 
-/// Prints the usage text and this program's flags. Abseil's own --help
-/// exits with status 1; asking for help is not an error.
-void printHelp() {
-  std::cout << kUsage << "\n\nFlags:\n";
-  std::vector<absl::CommandLineFlag *> flags;
-  for (auto &[name, flag] : absl::GetAllFlags())
-    if (flag->Filename().find("tools/cuvilc/") != std::string::npos)
-      flags.push_back(flag);
-  std::sort(flags.begin(), flags.end(),
-            [](auto *a, auto *b) { return a->Name() < b->Name(); });
-  for (absl::CommandLineFlag *flag : flags) {
-    std::string name(flag->Name());
-    std::replace(name.begin(), name.end(), '_', '-');
-    std::cout << "  " << (name.size() == 1 ? "-" : "--") << name;
-    if (!flag->IsOfType<bool>())
-      std::cout << "=VALUE";
-    // Wrap the help text at 80 columns.
-    std::string line = "     ";
-    for (absl::string_view word : absl::StrSplit(flag->Help(), ' ')) {
-      if (line.size() + 1 + word.size() > 80) {
-        std::cout << "\n" << line;
-        line = "     ";
-      }
-      absl::StrAppend(&line, " ", word);
-    }
-    std::cout << "\n"
-              << line << "\n      (default: " << flag->DefaultValue() << ")\n";
-  }
-  std::cout << "  --version\n      Print the compiler and LLVM versions.\n";
-}
-
 } // namespace
 
 int cuvil::cuvilcMain(int argc, char **argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-help") ||
-        !std::strcmp(argv[i], "-h")) {
-      printHelp();
-      return 0;
-    }
+  if (cuvil::wantsHelp(argc, argv)) {
+    cuvil::printFlagsHelp(kUsage, "tools/cuvilc/");
+    std::cout << "  --version\n      Print the compiler and LLVM versions.\n";
+    return 0;
   }
   // Flags are spelled with dashes (--input-shape) or underscores.
-  std::vector<std::string> normalizedArgs(argv, argv + argc);
-  std::vector<char *> args;
-  for (std::string &arg : normalizedArgs) {
-    if (arg.rfind("--", 0) == 0 && arg != "--") {
-      size_t end = std::min(arg.find('='), arg.size());
-      std::replace(arg.begin() + 2, arg.begin() + end, '-', '_');
-    }
-    args.push_back(arg.data());
-  }
+  std::vector<std::string> storage;
+  std::vector<char *> args = cuvil::normalizeFlagSpelling(argc, argv, storage);
   argc = static_cast<int>(args.size());
   argv = args.data();
   absl::SetProgramUsageMessage(kUsage);

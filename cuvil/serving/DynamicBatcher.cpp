@@ -1,0 +1,157 @@
+//===- DynamicBatcher.cpp - request queue and model executors -------------===//
+
+#include "cuvil/serving/DynamicBatcher.h"
+
+#include <cstring>
+#include <future>
+
+namespace cuvil::serving {
+
+using Clock = std::chrono::steady_clock;
+
+struct DynamicBatcher::Pending {
+  int64_t batch;
+  const std::vector<const std::string *> *inputs;
+  Clock::time_point arrival;
+  std::promise<void> done;
+  absl::Status status;
+  BatchResult result;
+};
+
+DynamicBatcher::DynamicBatcher(ModelSignature signature,
+                               std::vector<std::unique_ptr<Executor>> executors,
+                               BatchSettings settings, std::shared_ptr<ModelMetrics> metrics)
+    : signature_(std::move(signature)), executors_(std::move(executors)), settings_(settings),
+      metrics_(std::move(metrics)) {
+  for (size_t i = 0; i < executors_.size(); ++i)
+    workers_.emplace_back([this, i] { work(i); });
+}
+
+DynamicBatcher::~DynamicBatcher() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread &worker : workers_)
+    worker.join();
+}
+
+absl::StatusOr<BatchResult> DynamicBatcher::run(int64_t batch,
+                                                const std::vector<const std::string *> &inputs) {
+  Pending pending{batch, &inputs, Clock::now(), {}, {}, {}};
+  std::future<void> done = pending.done.get_future();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back(&pending);
+  }
+  wake_.notify_all();
+  done.wait();
+  if (!pending.status.ok())
+    return pending.status;
+  return std::move(pending.result);
+}
+
+void DynamicBatcher::work(size_t index) {
+  Executor &executor = *executors_[index];
+  // Concatenation buffers, sized once for the largest batch.
+  std::vector<std::string> inputBuffers, outputBuffers;
+  if (signature_.dynamicBatch && settings_.maxBatch > 1) {
+    for (size_t bytes : signature_.inputRowBytes)
+      inputBuffers.emplace_back(bytes * settings_.maxBatch, '\0');
+    for (size_t bytes : signature_.outputRowBytes)
+      outputBuffers.emplace_back(bytes * settings_.maxBatch, '\0');
+  }
+  const bool merge = signature_.dynamicBatch && settings_.maxBatch > 1;
+  std::vector<Pending *> group;
+  while (true) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty())
+      return; // stopping, and nothing left to finish
+    group.clear();
+    int64_t rows = 0;
+    auto takeFitting = [&] {
+      while (!queue_.empty() && (group.empty() || (merge && rows + queue_.front()->batch <=
+                                                                  settings_.maxBatch))) {
+        rows += queue_.front()->batch;
+        group.push_back(queue_.front());
+        queue_.pop_front();
+      }
+    };
+    takeFitting();
+    if (merge && settings_.maxQueueDelay.count() > 0) {
+      Clock::time_point deadline = group.front()->arrival + settings_.maxQueueDelay;
+      while (rows < settings_.maxBatch && !stopping_ && queue_.empty()) {
+        if (wake_.wait_until(lock, deadline) == std::cv_status::timeout)
+          break;
+        takeFitting();
+        if (!queue_.empty())
+          break; // the next request does not fit
+      }
+      takeFitting();
+    }
+    bool more = !queue_.empty();
+    lock.unlock();
+    if (more)
+      wake_.notify_one();
+    execute(executor, group, rows, inputBuffers, outputBuffers);
+  }
+}
+
+void DynamicBatcher::execute(Executor &executor, std::vector<Pending *> &group, int64_t rows,
+                             std::vector<std::string> &inputBuffers,
+                             std::vector<std::string> &outputBuffers) {
+  const size_t numInputs = signature_.inputs.size(), numOutputs = signature_.outputs.size();
+  Clock::time_point start = Clock::now();
+  std::vector<const void *> inputs(numInputs);
+  std::vector<void *> outputs(numOutputs);
+  absl::Status status;
+  if (group.size() == 1) {
+    // One request: run on its own tensors, no copies.
+    Pending &only = *group.front();
+    for (size_t i = 0; i < numInputs; ++i)
+      inputs[i] = (*only.inputs)[i]->data();
+    only.result.outputs.resize(numOutputs);
+    for (size_t i = 0; i < numOutputs; ++i) {
+      only.result.outputs[i].resize(signature_.outputRowBytes[i] *
+                                    (signature_.dynamicBatch ? only.batch : 1));
+      outputs[i] = only.result.outputs[i].data();
+    }
+    status = executor.run(signature_.dynamicBatch ? only.batch : 1, inputs, outputs);
+  } else {
+    for (size_t i = 0; i < numInputs; ++i) {
+      char *cursor = inputBuffers[i].data();
+      for (Pending *pending : group) {
+        const std::string &tensor = *(*pending->inputs)[i];
+        std::memcpy(cursor, tensor.data(), tensor.size());
+        cursor += tensor.size();
+      }
+      inputs[i] = inputBuffers[i].data();
+    }
+    for (size_t i = 0; i < numOutputs; ++i)
+      outputs[i] = outputBuffers[i].data();
+    status = executor.run(rows, inputs, outputs);
+    if (status.ok())
+      for (size_t i = 0; i < numOutputs; ++i) {
+        const char *cursor = outputBuffers[i].data();
+        for (Pending *pending : group) {
+          size_t bytes = signature_.outputRowBytes[i] * pending->batch;
+          pending->result.outputs.emplace_back(cursor, bytes);
+          cursor += bytes;
+        }
+      }
+  }
+  Clock::time_point end = Clock::now();
+  if (metrics_)
+    metrics_->recordExecution(signature_.dynamicBatch ? rows : 1);
+  for (Pending *pending : group) {
+    pending->status = status;
+    pending->result.queueTime =
+        std::chrono::duration_cast<std::chrono::microseconds>(start - pending->arrival);
+    pending->result.computeTime = std::chrono::duration_cast<std::chrono::microseconds>(end - start);
+    pending->done.set_value();
+  }
+}
+
+} // namespace cuvil::serving

@@ -1,0 +1,240 @@
+//===- GrpcServer.cpp - the gRPC front end --------------------------------===//
+
+#include "cuvil/serving/GrpcServer.h"
+
+#include "cuvil/serving/grpc_predict_v2.grpc.pb.h"
+#include "cuvil/support/StatusMacros.h"
+#include "cuvil/support/Version.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <cstring>
+#include <limits>
+
+namespace cuvil::serving {
+namespace {
+
+grpc::Status toGrpc(const absl::Status &status) {
+  // absl and gRPC share the canonical code numbering.
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+template <typename T, typename Repeated>
+absl::Status appendContents(const Repeated &values, std::string &out, const std::string &name) {
+  for (auto value : values) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && sizeof(T) < 8) {
+      int64_t wide = static_cast<int64_t>(value);
+      if (wide < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+          wide > static_cast<int64_t>(std::numeric_limits<T>::max()))
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input '", name, "': ", value, " in contents is out of range for the datatype"));
+    }
+    T element = static_cast<T>(value);
+    char bytes[sizeof(T)];
+    std::memcpy(bytes, &element, sizeof(T));
+    out.append(bytes, sizeof(T));
+  }
+  return absl::OkStatus();
+}
+
+/// The typed `contents` of `input` as dense bytes of `type`.
+absl::Status decodeContents(const inference::ModelInferRequest::InferInputTensor &input,
+                            DataType type, std::string &out) {
+  const inference::InferTensorContents &c = input.contents();
+  const std::string &name = input.name();
+  switch (type) {
+  case DataType::kBool: return appendContents<bool>(c.bool_contents(), out, name);
+  case DataType::kUint8: return appendContents<uint8_t>(c.uint_contents(), out, name);
+  case DataType::kInt8: return appendContents<int8_t>(c.int_contents(), out, name);
+  case DataType::kInt16: return appendContents<int16_t>(c.int_contents(), out, name);
+  case DataType::kInt32: return appendContents<int32_t>(c.int_contents(), out, name);
+  case DataType::kInt64: return appendContents<int64_t>(c.int64_contents(), out, name);
+  case DataType::kFp32: return appendContents<float>(c.fp32_contents(), out, name);
+  case DataType::kFp64: return appendContents<double>(c.fp64_contents(), out, name);
+  }
+  return absl::InternalError("unhandled datatype");
+}
+
+absl::StatusOr<InferRequest> decodeRequest(const inference::ModelInferRequest &request) {
+  InferRequest result;
+  result.modelName = request.model_name();
+  result.modelVersion = request.model_version();
+  result.id = request.id();
+  bool raw = request.raw_input_contents_size() > 0;
+  if (raw && request.raw_input_contents_size() != request.inputs_size())
+    return absl::InvalidArgumentError(
+        absl::StrCat("raw_input_contents has ", request.raw_input_contents_size(),
+                     " entries for ", request.inputs_size(), " inputs"));
+  for (int i = 0; i < request.inputs_size(); ++i) {
+    const auto &input = request.inputs(i);
+    Tensor tensor;
+    tensor.name = input.name();
+    absl::StatusOr<DataType> type = parseV2Name(input.datatype());
+    if (!type.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", input.name(), "': ", type.status().message()));
+    tensor.datatype = *type;
+    for (int64_t dim : input.shape()) {
+      if (dim < 0)
+        return absl::InvalidArgumentError(
+            absl::StrCat("input '", input.name(), "' has a negative dimension"));
+      tensor.shape.push_back(dim);
+    }
+    if (raw) {
+      if (input.has_contents())
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input '", input.name(), "' has contents while the request uses raw_input_contents"));
+      tensor.data = request.raw_input_contents(i);
+    } else {
+      RETURN_IF_ERROR(decodeContents(input, tensor.datatype, tensor.data));
+    }
+    result.inputs.push_back(std::move(tensor));
+  }
+  for (const auto &output : request.outputs())
+    result.outputs.push_back({output.name(), true});
+  return result;
+}
+
+void setTensorMetadata(const TensorSpec &spec,
+                       inference::ModelMetadataResponse::TensorMetadata *out) {
+  out->set_name(spec.name);
+  out->set_datatype(std::string(v2Name(spec.datatype)));
+  for (int64_t dim : spec.shape)
+    out->add_shape(dim);
+}
+
+} // namespace
+
+class GrpcService final : public inference::GRPCInferenceService::Service {
+public:
+  explicit GrpcService(InferenceServer &server) : server_(server) {}
+
+  grpc::Status ServerLive(grpc::ServerContext *, const inference::ServerLiveRequest *,
+                          inference::ServerLiveResponse *response) override {
+    response->set_live(server_.live());
+    return grpc::Status::OK;
+  }
+  grpc::Status ServerReady(grpc::ServerContext *, const inference::ServerReadyRequest *,
+                           inference::ServerReadyResponse *response) override {
+    response->set_ready(server_.ready().ok());
+    return grpc::Status::OK;
+  }
+  grpc::Status ModelReady(grpc::ServerContext *, const inference::ModelReadyRequest *request,
+                          inference::ModelReadyResponse *response) override {
+    response->set_ready(server_.modelReady(request->name(), request->version()).ok());
+    return grpc::Status::OK;
+  }
+  grpc::Status ServerMetadata(grpc::ServerContext *, const inference::ServerMetadataRequest *,
+                              inference::ServerMetadataResponse *response) override {
+    response->set_name(InferenceServer::kName);
+    response->set_version(cuvil::getVersionString());
+    for (const char *extension : {"binary_tensor_data", "model_repository", "metrics"})
+      response->add_extensions(extension);
+    return grpc::Status::OK;
+  }
+  grpc::Status ModelMetadata(grpc::ServerContext *, const inference::ModelMetadataRequest *request,
+                             inference::ModelMetadataResponse *response) override {
+    absl::StatusOr<cuvil::serving::ModelMetadata> metadata =
+        server_.modelMetadata(request->name(), request->version());
+    if (!metadata.ok())
+      return toGrpc(metadata.status());
+    response->set_name(metadata->name);
+    response->set_platform(metadata->platform);
+    for (const std::string &version : metadata->versions)
+      response->add_versions(version);
+    for (const TensorSpec &spec : metadata->inputs)
+      setTensorMetadata(spec, response->add_inputs());
+    for (const TensorSpec &spec : metadata->outputs)
+      setTensorMetadata(spec, response->add_outputs());
+    return grpc::Status::OK;
+  }
+  grpc::Status ModelInfer(grpc::ServerContext *, const inference::ModelInferRequest *request,
+                          inference::ModelInferResponse *response) override {
+    absl::StatusOr<InferRequest> decoded = decodeRequest(*request);
+    if (!decoded.ok())
+      return toGrpc(decoded.status());
+    absl::StatusOr<InferResponse> result = server_.infer(*decoded);
+    if (!result.ok())
+      return toGrpc(result.status());
+    response->set_model_name(result->modelName);
+    response->set_model_version(result->modelVersion);
+    response->set_id(result->id);
+    for (Tensor &tensor : result->outputs) {
+      auto *output = response->add_outputs();
+      output->set_name(tensor.name);
+      output->set_datatype(std::string(v2Name(tensor.datatype)));
+      for (int64_t dim : tensor.shape)
+        output->add_shape(dim);
+      *response->add_raw_output_contents() = std::move(tensor.data);
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status RepositoryIndex(grpc::ServerContext *,
+                               const inference::RepositoryIndexRequest *request,
+                               inference::RepositoryIndexResponse *response) override {
+    for (const IndexEntry &entry : server_.index(request->ready())) {
+      auto *model = response->add_models();
+      model->set_name(entry.name);
+      model->set_version(entry.version);
+      model->set_state(entry.state);
+      model->set_reason(entry.reason);
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status RepositoryModelLoad(grpc::ServerContext *,
+                                   const inference::RepositoryModelLoadRequest *request,
+                                   inference::RepositoryModelLoadResponse *) override {
+    std::optional<std::string> config;
+    auto it = request->parameters().find("config");
+    if (it != request->parameters().end()) {
+      if (it->second.parameter_choice_case() !=
+          inference::ModelRepositoryParameter::kStringParam)
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            "parameter 'config' must be a string_param holding JSON");
+      config = it->second.string_param();
+    }
+    return toGrpc(server_.load(request->model_name(), config));
+  }
+  grpc::Status RepositoryModelUnload(grpc::ServerContext *,
+                                     const inference::RepositoryModelUnloadRequest *request,
+                                     inference::RepositoryModelUnloadResponse *) override {
+    return toGrpc(server_.unload(request->model_name()));
+  }
+
+private:
+  InferenceServer &server_;
+};
+
+absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::start(InferenceServer &server, int port,
+                                                              size_t maxMessageBytes) {
+  if (port < 0 || port > 65535)
+    return absl::InvalidArgumentError(absl::StrCat("gRPC port ", port, " is not a port"));
+  std::unique_ptr<GrpcServer> result(new GrpcServer());
+  result->service_ = std::make_unique<GrpcService>(server);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(absl::StrCat("0.0.0.0:", port), grpc::InsecureServerCredentials(),
+                           &result->port_);
+  builder.RegisterService(result->service_.get());
+  builder.SetMaxReceiveMessageSize(static_cast<int>(
+      std::min<size_t>(maxMessageBytes, std::numeric_limits<int>::max())));
+  builder.SetMaxSendMessageSize(std::numeric_limits<int>::max());
+  result->server_ = builder.BuildAndStart();
+  if (!result->server_ || result->port_ == 0)
+    return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on port ", port,
+                                               " (in use?)"));
+  return result;
+}
+
+GrpcServer::~GrpcServer() { stop(); }
+
+void GrpcServer::stop() {
+  if (server_)
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+}
+
+} // namespace cuvil::serving

@@ -1,0 +1,80 @@
+//===- ModelLibrary.h - a compiled model .so, loaded ------------*- C++ -*-===//
+//
+// dlopen()s a `cuvilc` artifact through its C ABI (docs/abi.md), reads its
+// metadata, and creates executors (one cuvil_context each). The .so is copied
+// to a private file before loading, so that every load of a path gets fresh
+// code (dlopen caches by name) and a model overwritten in the repository
+// cannot fault the process that has the old one mapped.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_SERVING_MODELLIBRARY_H
+#define CUVIL_SERVING_MODELLIBRARY_H
+
+#include "cuvil/serving/Tensor.h"
+
+#include "absl/status/statusor.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cuvil::serving {
+
+/// The ABI version of docs/abi.md this server speaks.
+constexpr int kAbiVersion = 1;
+
+struct TensorSpec {
+  std::string name;
+  DataType datatype = DataType::kFp32;
+  /// -1 marks the dynamic batch dimension.
+  std::vector<int64_t> shape;
+};
+
+struct ModelSignature {
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  /// Dimension 0 of every input and output is a batch of 1..maxBatch.
+  bool dynamicBatch = false;
+  int64_t maxBatch = 1;
+  /// Bytes of one batch row of each tensor (its whole size if static).
+  std::vector<size_t> inputRowBytes, outputRowBytes;
+  std::string metadataJson;
+};
+
+/// Runs the model on one cuvil_context; one caller at a time.
+class Executor {
+public:
+  virtual ~Executor() = default;
+  virtual absl::Status run(int64_t batch, const std::vector<const void *> &inputs,
+                           const std::vector<void *> &outputs) = 0;
+};
+
+class ModelLibrary : public std::enable_shared_from_this<ModelLibrary> {
+public:
+  /// Loads `soPath` (with `<stem>.weights.bin` beside it if there is one).
+  /// Errors explain what is wrong: not loadable, not a Cuvil model, another
+  /// ABI version, unreadable metadata.
+  static absl::StatusOr<std::shared_ptr<ModelLibrary>> load(const std::string &soPath);
+  ~ModelLibrary();
+
+  const ModelSignature &signature() const { return signature_; }
+
+  /// A context with `threads` threads (0: the model's compiled default).
+  absl::StatusOr<std::unique_ptr<Executor>> createExecutor(int threads);
+
+  struct Api;
+
+private:
+  ModelLibrary() = default;
+  void *handle_ = nullptr;
+  std::unique_ptr<Api> api_;
+  ModelSignature signature_;
+};
+
+/// Parses a model's metadata JSON (exposed for tests).
+absl::StatusOr<ModelSignature> parseSignature(const std::string &metadataJson);
+
+} // namespace cuvil::serving
+
+#endif // CUVIL_SERVING_MODELLIBRARY_H

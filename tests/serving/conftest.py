@@ -1,0 +1,168 @@
+"""Fixtures for the cuvil-serve tests: real models compiled by cuvilc, a
+model repository, the real server binary on loopback ports, and clients
+(HTTP through http.client / urllib, gRPC through Debian's grpcio with stubs
+generated from cuvil/serving/grpc_predict_v2.proto).
+
+scripts/test builds everything before pytest; run alone, this builds what it
+needs with Bazel.
+"""
+
+import http.client
+import json
+import os
+import pathlib
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = ROOT / "bazel-bin"
+_NEEDED = {
+    "//tools:cuvil-serve": BIN / "tools" / "cuvil-serve",
+    "//tools:cuvilc": BIN / "tools" / "cuvilc",
+    "//cuvil/serving:grpc_predict_v2_py": BIN / "cuvil" / "serving" / "grpc_predict_v2_pb2_grpc.py",
+}
+if not all(path.exists() for path in _NEEDED.values()):
+    subprocess.run(["bazel", "build", *_NEEDED], cwd=ROOT, check=True)
+SERVE = str(_NEEDED["//tools:cuvil-serve"])
+CUVILC = str(_NEEDED["//tools:cuvilc"])
+sys.path.insert(0, str(BIN / "cuvil" / "serving"))
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+
+import serving_models  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def models(tmp_path_factory):
+    """The compiled test models: {name: serving_models.Model}."""
+    out = tmp_path_factory.mktemp("models")
+    return serving_models.build_all(CUVILC, out)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A running cuvil-serve with a REST and a gRPC endpoint."""
+
+    def __init__(self, repository, *flags, wait_ready=True):
+        self.repository = pathlib.Path(repository)
+        self.http_port, self.grpc_port = free_port(), free_port()
+        self.log = open(self.repository.parent / f"serve-{self.http_port}.log", "w+")
+        self.proc = subprocess.Popen(
+            [SERVE, f"--model-repository={repository}",
+             f"--http-port={self.http_port}", f"--grpc-port={self.grpc_port}", *flags],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 60
+        while True:
+            assert self.proc.poll() is None, "cuvil-serve exited:\n" + self.output()
+            try:
+                status, _ = self.get("/v2/health/ready" if wait_ready else "/v2/health/live")
+                if status == 200:
+                    break
+            except OSError:
+                pass
+            assert time.time() < deadline, "cuvil-serve did not come up:\n" + self.output()
+            time.sleep(0.05)
+
+    def output(self):
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def request(self, method, path, body=None, headers=None, timeout=60):
+        conn = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=timeout)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            response = conn.getresponse()
+            return response.status, response.read(), dict(response.getheaders())
+        finally:
+            conn.close()
+
+    def get(self, path):
+        status, body, _ = self.request("GET", path)
+        return status, body
+
+    def post_json(self, path, payload):
+        status, body, _ = self.request("POST", path, json.dumps(payload).encode(),
+                                       {"Content-Type": "application/json"})
+        return status, (json.loads(body) if body else None)
+
+    def infer(self, model, inputs, version=None, **extra):
+        path = f"/v2/models/{model}" + (f"/versions/{version}" if version else "") + "/infer"
+        return self.post_json(path, {"inputs": inputs, **extra})
+
+    def grpc_stub(self):
+        import grpc
+        import grpc_predict_v2_pb2_grpc as pb_grpc
+        channel = grpc.insecure_channel(f"127.0.0.1:{self.grpc_port}")
+        return pb_grpc.GRPCInferenceServiceStub(channel)
+
+    def metrics(self):
+        status, body = self.get("/metrics")
+        assert status == 200
+        values = {}
+        for line in body.decode().splitlines():
+            if line and not line.startswith("#"):
+                key, value = line.rsplit(" ", 1)
+                values[key] = float(value)
+        return values
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def start_server():
+    """start_server(repository, *flags) -> Server, stopped after the test."""
+    servers = []
+
+    def start(repository, *flags, **kwargs):
+        server = Server(repository, *flags, **kwargs)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def make_repository(root, models, entries):
+    """entries: {repo_name: [(version, model_name), ...] or with a config}.
+    A value may be a dict {"versions": [...], "config": {...}}."""
+    root = pathlib.Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    for name, spec in entries.items():
+        if isinstance(spec, list):
+            spec = {"versions": spec}
+        for version, model in spec["versions"]:
+            install(root, name, version, models[model].so)
+        if "config" in spec:
+            (root / name / "config.json").write_text(json.dumps(spec["config"]))
+    return root
+
+
+def install(root, name, version, so):
+    """Copies a .so into the repository atomically (as a deploy would)."""
+    folder = pathlib.Path(root) / name / str(version)
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / ".model.so.tmp"
+    shutil.copyfile(so, tmp)
+    os.replace(tmp, folder / "model.so")
