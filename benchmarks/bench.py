@@ -30,6 +30,7 @@ import json
 import os
 import pathlib
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -238,6 +239,99 @@ def cabi_latency(work, so, warmup, runs):
         capture_output=True, text=True).stdout)
 
 
+def serving_load(work, serve, so, example_shape, concurrencies, seconds):
+    """cuvil-serve over loopback with the model at `so`: REST through
+    benchmarks/http_load.c (a C client, closed loop, keep-alive) and gRPC
+    through grpcio (a Python client, so its numbers include the
+    interpreter), swept over concurrency."""
+    import socket
+    client = work / "http_load"
+    if not client.exists():
+        subprocess.run([CLANG, "-O2", "-o", str(client),
+                        str(ROOT / "benchmarks" / "http_load.c"), "-lpthread"], check=True)
+    repo = work / "serving-repository"
+    (repo / "model" / "1").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(so, repo / "model" / "1" / "model.so")
+    ports = []
+    for _ in range(2):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            ports.append(s.getsockname()[1])
+    proc = subprocess.Popen([serve, f"--model-repository={repo}", f"--http-port={ports[0]}",
+                             f"--grpc-port={ports[1]}"], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", ports[0]), timeout=1):
+                    break
+            except OSError:
+                if time.time() > deadline:
+                    raise RuntimeError("cuvil-serve did not start")
+                time.sleep(0.05)
+        import urllib.request
+        with urllib.request.urlopen(f"http://127.0.0.1:{ports[0]}/v2/models/model") as reply:
+            name = json.loads(reply.read())["inputs"][0]["name"]
+        x = np.zeros(example_shape, np.float32)
+        body = work / "request.json"
+        body.write_text(json.dumps({"inputs": [{"name": name, "datatype": "FP32",
+                                                "shape": list(x.shape),
+                                                "data": x.ravel().tolist()}]}))
+        rest = {}
+        for concurrency in concurrencies:
+            rest[concurrency] = json.loads(subprocess.run(
+                [str(client), str(ports[0]), "/v2/models/model/infer", str(body),
+                 str(concurrency), str(seconds)], check=True, capture_output=True,
+                text=True).stdout)
+            if rest[concurrency]["errors"]:
+                raise RuntimeError(f"REST load test: {rest[concurrency]['errors']} errors")
+        grpc_stats = grpc_load(ports[1], name, x, concurrencies, seconds)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    return {"rest": rest, "grpc": grpc_stats}
+
+
+def grpc_load(port, name, x, concurrencies, seconds):
+    import threading
+    import grpc
+    bin_dir = ROOT / "bazel-bin" / "cuvil" / "serving"
+    sys.path.insert(0, str(bin_dir))
+    import grpc_predict_v2_pb2 as pb
+    import grpc_predict_v2_pb2_grpc as pb_grpc
+    request = pb.ModelInferRequest(model_name="model")
+    request.inputs.add(name=name, datatype="FP32", shape=list(x.shape))
+    request.raw_input_contents.append(x.tobytes())
+    results = {}
+    for concurrency in concurrencies:
+        latencies, stop = [], time.time() + seconds
+
+        def client():
+            stub = pb_grpc.GRPCInferenceServiceStub(
+                grpc.insecure_channel(f"127.0.0.1:{port}"))
+            stub.ModelInfer(request)
+            own = []
+            while time.time() < stop:
+                start = time.perf_counter()
+                stub.ModelInfer(request)
+                own.append((time.perf_counter() - start) * 1e3)
+            latencies.extend(own)
+
+        threads = [threading.Thread(target=client) for _ in range(concurrency)]
+        began = time.time()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        latencies.sort()
+        results[concurrency] = {"requests": len(latencies),
+                                "throughput": len(latencies) / (time.time() - began),
+                                "p50": latencies[len(latencies) // 2],
+                                "p99": latencies[int(len(latencies) * 0.99)],
+                                "min": latencies[0]}
+    return results
+
+
 def kernel_benchmarks(binary):
     out = subprocess.run([binary, "--benchmark_format=json",
                           "--benchmark_min_time=0.2"], check=True,
@@ -284,6 +378,13 @@ def targets_table(results, peak):
             add("quick-start: CompiledModule call vs torch eager", f"{r:.1f}x",
                 ">= 2x", r >= 2, "per-call Python work in CompiledModule "
                 "(input checks, output allocation through numpy/torch, ctypes)")
+    if results.get("serving") and "classifier" in m:
+        rest = results["serving"]["rest"]
+        one = rest.get("1", rest.get(1))
+        overhead = 1e3 * (one["p50"] - m["classifier"]["cabi"]["p50"])
+        add("serving: REST per-request overhead, quick-start model, p50 "
+            "(C client, concurrency 1, minus the C-ABI call)", f"{overhead:.0f} us",
+            "< 100 us", overhead < 100, "HTTP parsing and JSON in cuvil-serve")
     for model, label in (("resnet18", "ResNet-18"), ("resnet50", "ResNet-50")):
         if model not in m:
             continue
@@ -385,6 +486,7 @@ def main():
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "out"))
     parser.add_argument("--results", default=str(ROOT / "benchmarks" / "RESULTS.md"))
+    parser.add_argument("--serve", help="cuvil-serve binary: adds the serving load test")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--render", metavar="RESULTS_JSON",
                         help="only write --results from a results.json")
@@ -437,6 +539,14 @@ def main():
                  "kernels": compiled.metadata.get("kernels")}
         if key == "classifier":
             entry["cabi"] = cabi_latency(work, so, args.warmup, max(args.runs, 1000))
+            if args.serve:
+                results["serving"] = serving_load(
+                    work, args.serve, so, tuple(example.shape),
+                    [1] if args.smoke else [1, 2, 4, 8], 0.5 if args.smoke else 3)
+                for proto in ("rest", "grpc"):
+                    for c, stat in results["serving"][proto].items():
+                        print(f"serving {proto} concurrency {c}: {stat['throughput']:.0f} "
+                              f"req/s, p50 {1e3 * stat['p50']:.0f} us", flush=True)
         script_model = torchscript(model, example)
         for batch in batches:
             x = torch.randn(batch, *example.shape[1:])
@@ -554,6 +664,19 @@ def write_markdown(results, args, path, cores):
         cm = results["compiled_module"]
         lines += ["", f"Quick-start classifier through `cuvil.CompiledModule` "
                   f"(Python, torch tensors): {fmt(cm)} ms."]
+    if results.get("serving"):
+        lines += ["", "## Serving (cuvil-serve over loopback, quick-start classifier)", "",
+                  "REST from `benchmarks/http_load.c` (C, closed loop, keep-alive); gRPC "
+                  "from grpcio in Python threads (its latency includes the interpreter "
+                  "and the GIL). Direct C-ABI call for comparison: "
+                  f"{1e3 * results['models']['classifier']['cabi']['p50']:.1f} us p50.", "",
+                  "| protocol | concurrency | requests/s | p50 (us) | p99 (us) |",
+                  "| --- | --- | --- | --- | --- |"]
+        for proto in ("rest", "grpc"):
+            for c, stat in results["serving"][proto].items():
+                lines.append(f"| {proto.upper() if proto == 'rest' else 'gRPC'} | {c} | "
+                             f"{stat['throughput']:.0f} | {1e3 * stat['p50']:.0f} | "
+                             f"{1e3 * stat['p99']:.0f} |")
     if results.get("kernels"):
         lines += ["", "## Kernels (one thread, `//cuvil/targets/x86:kernel_benchmark`)",
                   "", "| benchmark | GFLOP/s | % of 1-core peak |", "| --- | --- | --- |"]

@@ -12,10 +12,12 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 def test_bench_smoke(tmp_path):
     cuvilc = ROOT / "bazel-bin" / "tools" / "cuvilc"
     assert cuvilc.exists(), "build //tools:cuvilc first (scripts/test does)"
+    serve = ROOT / "bazel-bin" / "tools" / "cuvil-serve"
+    assert serve.exists(), "build //tools:cuvil-serve first (scripts/test does)"
     results = tmp_path / "RESULTS.md"
     run = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "bench.py"), "--smoke",
-         "--cuvilc", str(cuvilc), "--out-dir", str(tmp_path),
+         "--cuvilc", str(cuvilc), "--serve", str(serve), "--out-dir", str(tmp_path),
          "--results", str(results)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     data = json.loads((tmp_path / "results.json").read_text())
@@ -26,6 +28,11 @@ def test_bench_smoke(tmp_path):
         assert cell[engine]["runs"] == 5 and cell[engine]["p50"] > 0
     assert cell["max_abs_error"] < 1e-6
     assert model["cabi"]["p50"] > 0
+    for proto in ("rest", "grpc"):
+        stat = data["serving"][proto]["1"]
+        assert stat["requests"] > 0 and stat["p50"] > 0
+    assert data["serving"]["rest"]["1"]["errors"] == 0
     text = results.read_text()
     assert "## Targets (issue #8)" in text
     assert "quick-start: C-ABI call (from C) vs torch eager call" in text
+    assert "serving: REST per-request overhead" in text and "## Serving" in text

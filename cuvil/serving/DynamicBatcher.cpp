@@ -24,6 +24,8 @@ DynamicBatcher::DynamicBatcher(ModelSignature signature,
     : signature_(std::move(signature)), executors_(std::move(executors)), settings_(settings),
       metrics_(std::move(metrics)) {
   for (size_t i = 0; i < executors_.size(); ++i)
+    executorBusy_.push_back(std::make_unique<std::mutex>());
+  for (size_t i = 0; i < executors_.size(); ++i)
     workers_.emplace_back([this, i] { work(i); });
 }
 
@@ -42,11 +44,29 @@ absl::StatusOr<BatchResult> DynamicBatcher::run(int64_t batch,
   Pending pending{batch, &inputs, Clock::now(), {}, {}, {}};
   std::future<void> done = pending.done.get_future();
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    bool mayWait = signature_.dynamicBatch && settings_.maxBatch > 1 &&
+                   settings_.maxQueueDelay.count() > 0;
+    if (queue_.empty() && !mayWait && !stopping_) {
+      for (size_t i = 0; i < executors_.size(); ++i) {
+        std::unique_lock<std::mutex> busy(*executorBusy_[i], std::try_to_lock);
+        if (!busy.owns_lock())
+          continue;
+        lock.unlock();
+        std::vector<Pending *> group = {&pending};
+        std::vector<std::string> none;
+        execute(*executors_[i], group, batch, none, none);
+        return pendingResult(pending);
+      }
+    }
     queue_.push_back(&pending);
   }
   wake_.notify_all();
   done.wait();
+  return pendingResult(pending);
+}
+
+absl::StatusOr<BatchResult> DynamicBatcher::pendingResult(Pending &pending) {
   if (!pending.status.ok())
     return pending.status;
   return std::move(pending.result);
@@ -95,6 +115,7 @@ void DynamicBatcher::work(size_t index) {
     lock.unlock();
     if (more)
       wake_.notify_one();
+    std::lock_guard<std::mutex> busy(*executorBusy_[index]);
     execute(executor, group, rows, inputBuffers, outputBuffers);
   }
 }

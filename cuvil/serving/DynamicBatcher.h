@@ -6,7 +6,8 @@
 // batch, waiting at most the queue delay (counted from the oldest request's
 // arrival) for more. Inputs are concatenated along dimension 0 into buffers
 // sized once for the maximum batch, so the steady state allocates only the
-// response tensors. Destruction finishes every queued request first: a
+// response tensors. A request arriving at an idle batcher with no queue delay
+// runs on the caller's thread. Destruction finishes every queued request: a
 // version being replaced drains on its own while the new one serves.
 //
 //===----------------------------------------------------------------------===//
@@ -54,11 +55,16 @@ public:
 private:
   struct Pending;
   void work(size_t executor);
+  static absl::StatusOr<BatchResult> pendingResult(Pending &pending);
   void execute(Executor &executor, std::vector<Pending *> &group, int64_t rows,
                std::vector<std::string> &inputBuffers, std::vector<std::string> &outputBuffers);
 
   const ModelSignature signature_;
   std::vector<std::unique_ptr<Executor>> executors_;
+  /// Held while an executor runs: by its worker, or by a caller taking the
+  /// fast path (nothing queued, no delay to wait out, executor free), which
+  /// runs on its own thread and skips two thread hand-offs.
+  std::vector<std::unique_ptr<std::mutex>> executorBusy_;
   const BatchSettings settings_;
   std::shared_ptr<ModelMetrics> metrics_;
 

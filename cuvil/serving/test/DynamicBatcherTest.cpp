@@ -101,6 +101,32 @@ TEST(DynamicBatcherTest, StaticModelsRunEachRequestAlone) {
   EXPECT_EQ(batches, (std::vector<int64_t>{1, 1}));
 }
 
+/// Records the thread each run happens on.
+class ThreadRecorder : public Executor {
+public:
+  absl::Status run(int64_t batch, const std::vector<const void *> &inputs,
+                   const std::vector<void *> &outputs) override {
+    std::memcpy(outputs[0], inputs[0], 4 * batch);
+    thread = std::this_thread::get_id();
+    return absl::OkStatus();
+  }
+  std::thread::id thread;
+};
+
+TEST(DynamicBatcherTest, AnIdleBatcherWithoutDelayRunsOnTheCallersThread) {
+  auto recorder = std::make_unique<ThreadRecorder>();
+  ThreadRecorder *raw = recorder.get();
+  std::vector<std::unique_ptr<Executor>> executors;
+  executors.push_back(std::move(recorder));
+  DynamicBatcher batcher(rowSignature(true), std::move(executors),
+                         {4, std::chrono::microseconds(0)}, nullptr);
+  std::string input = rows({9});
+  absl::StatusOr<BatchResult> result = batcher.run(1, {&input});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->outputs[0], input);
+  EXPECT_EQ(raw->thread, std::this_thread::get_id());
+}
+
 TEST(DynamicBatcherTest, AnErrorReachesEveryRequestOfTheBatch) {
   std::vector<int64_t> batches;
   std::mutex mutex;
