@@ -7,6 +7,7 @@
 #include "cuvil/support/FileUtil.h"
 #include "cuvil/support/StatusMacros.h"
 #include "cuvil/support/Version.h"
+#include "cuvil/targets/TargetDescription.h"
 #include "cuvil/targets/x86/CEmitter.h"
 #include "cuvil/targets/x86/Toolchain.h"
 
@@ -191,10 +192,11 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
   bool toLevel2 = options.emit != EmitKind::MlirLevel1;
   bool toC = toLevel2 && options.emit != EmitKind::MlirLevel2;
   bool build = options.emit == EmitKind::SharedObject;
-  x86::CpuTarget cpu;
-  if (toC) {
-    ASSIGN_OR_RETURN(cpu, x86::resolveCpu(options.cpu));
-  }
+  // Resolved for every output: the target description it implies steers
+  // the level1 passes too, so --emit=mlir-level1 shows what the .so runs.
+  ASSIGN_OR_RETURN(x86::CpuTarget cpu, x86::resolveCpu(options.cpu));
+  TargetDescription target =
+      describeX86Target(cpu.features, /*native=*/options.cpu == "native");
 
   ProgressReporter progress(options, 2 + toLevel2 + toC + build);
   progress.stage(absl::StrCat("reading ", path));
@@ -233,6 +235,8 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
         "cuvil.max_batch",
         mlir::IntegerAttr::get(mlir::IntegerType::get(&context, 64), bound));
   }
+
+  module->getOperation()->setAttr(kTargetAttrName, target.toAttribute(&context));
 
   auto runPipeline = [&](auto buildPipeline) -> absl::Status {
     mlir::PassManager pm(&context);
@@ -306,6 +310,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
   emitOptions.compilerVersion = absl::StrCat("cuvilc ", getVersionString());
   emitOptions.inlineWeights = options.emit == EmitKind::C;
   emitOptions.threadsDefault = options.threadsDefault;
+  emitOptions.l2Bytes = target.l2Bytes;
   emitOptions.externalWeights = options.externalWeights;
   ASSIGN_OR_RETURN(x86::EmittedModel emitted,
                    x86::emitModel(*module, emitOptions));

@@ -33,6 +33,28 @@ def CuvilPrepackWeights : Pass<"cuvil-prepack-weights", "::mlir::func::FuncOp"> 
   let dependentDialects = ["::cuvil::l1::CuvilDialect"];
 }
 
+def CuvilBatchParallelConvs : Pass<"cuvil-batch-parallel-convs", "::mlir::func::FuncOp"> {
+  let summary = "Merge convolutions that read the same tensor when it pays";
+  let description = [{
+    Bandwidth-aware batching. Convolutions of one input with the same
+    geometry (kernel size, strides, padding, dilations, groups = 1) and
+    constant weights, each followed by the same activation or by none,
+    become one convolution over the concatenated weights and biases (built
+    at compile time), the shared activation, and a `cuvil.split` along the
+    channels into the branches' results: an Inception block's parallel 1x1
+    convolutions read their input once. Whether it pays is decided per
+    group by the memory-traffic model in BatchingCostModel.h with the
+    bandwidths, cache sizes, per-kernel overhead and threshold of the
+    module's `cuvil.target` description.
+  }];
+  let statistics = [
+    Statistic<"numMerged", "merged", "Groups of parallel convolutions merged">,
+    Statistic<"numConvsMerged", "convs-merged", "Convolutions merged into batched ones">,
+    Statistic<"numRejected", "rejected", "Groups the cost model kept apart">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
+}
+
 def CuvilFuseEpilogues : Pass<"cuvil-fuse-epilogues", "::mlir::func::FuncOp"> {
   let summary = "Fuse elementwise epilogues into the convolution producing them";
   let description = [{

@@ -1761,9 +1761,10 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
 
   std::string kernels = absl::StrReplaceAll(
       kKernelsSource, {{"#include \"cuvil_kernels.h\"\n", ""}});
-  std::string kernelSelection;
+  std::string kernelSelection =
+      "#define CUVIL_L2_BYTES " + std::to_string(std::max<int64_t>(options.l2Bytes, 65536)) + "\n";
   if (!options.inlineWeights)
-    kernelSelection = "#define CUVIL_ENABLE_SIMD_KERNELS\n"
+    kernelSelection += "#define CUVIL_ENABLE_SIMD_KERNELS\n"
                       "#define CUVIL_SGEMM4 cuvil_sgemm4_" +
                       sgemm4 + "\n#define CUVIL_DWCONV cuvil_dwconv_" + dwconv +
                       "\n";

@@ -27,6 +27,9 @@ struct EmitOptions {
   std::string compilerVersion;
   /// Threads a context uses when its creator asks for 0.
   int threadsDefault = 1;
+  /// L2 bytes per core of the target (TargetDescription): the matrix
+  /// products size their column blocks to it.
+  int64_t l2Bytes = 1 << 20;
   /// Weights as C arrays in the source (--emit=c) instead of a binary blob
   /// assembled with .incbin (the .so path: fast for large models).
   bool inlineWeights = true;

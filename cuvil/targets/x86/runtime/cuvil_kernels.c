@@ -428,12 +428,18 @@ CUVIL_DWCONV_SIMD(avx512, "avx512f", __m512, 16, _mm512_set1_ps,
 #undef CUVIL_DWCONV_SIMD
 #endif
 
+/* The target's L2 per core, from its description (cuvilc defines it). */
+#ifndef CUVIL_L2_BYTES
+#define CUVIL_L2_BYTES 1048576
+#endif
+
 /* Columns per block of the product: the block of B (k x block floats) that
- * every 4-row group of a thread's range reuses should stay in L2 (about
- * 128 KiB of it), instead of streaming all of B from memory once per group.
- * A multiple of 32 (the widest micro-kernel strip), at least one strip. */
+ * every 4-row group of a thread's range reuses should stay in L2 (an eighth
+ * of it, leaving room for A's rows, C and the other operands), instead of
+ * streaming all of B from memory once per group. A multiple of 32 (the
+ * widest micro-kernel strip), at least one strip. */
 static int64_t cuvil_matmul_column_block(int64_t n, int64_t k) {
-  int64_t block = (int64_t)32768 / (k > 0 ? k : 1) / 32 * 32;
+  int64_t block = (int64_t)(CUVIL_L2_BYTES / 8 / sizeof(float)) / (k > 0 ? k : 1) / 32 * 32;
   if (block < 32)
     block = 32;
   return block < n ? block : n;
