@@ -283,6 +283,7 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
     // (im2col, [C * KH * KW, OH * OW] per image, positions padded to the
     // micro-kernels' strip of 32), so that it runs as a matrix product; the
     // planner places it like any buffer.
+    StringRef algorithm;
     if (auto conv = dyn_cast<l1::Conv2dOp>(kernelOp)) {
       auto inType = cast<RankedTensorType>(conv.getInput().getType());
       auto wType = cast<RankedTensorType>(conv.getWeight().getType());
@@ -296,14 +297,35 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
           inType.getDimSize(1) * wType.getDimSize(2) * wType.getDimSize(3);
       int64_t positions =
           llvm::alignTo(outType.getDimSize(2) * outType.getDimSize(3), 32);
-      if (!pointwise && conv.getGroups() == 1 &&
-          !ShapedType::isDynamic(inType.getDimSize(1)) &&
-          !ShapedType::isDynamic(outType.getDimSize(2)) &&
-          !ShapedType::isDynamic(outType.getDimSize(3)))
+      bool staticDims = !ShapedType::isDynamic(inType.getDimSize(1)) &&
+                        !ShapedType::isDynamic(outType.getDimSize(2)) &&
+                        !ShapedType::isDynamic(outType.getDimSize(3));
+      SmallVector<int64_t> dilations = conv.getDilationsOrDefault();
+      int64_t oh = outType.getDimSize(2), ow = outType.getDimSize(3);
+      // Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions on planes large
+      // enough that transforming the weights in every call (~160 flops per
+      // channel pair) is small next to the 36 * tiles multiply-adds it saves
+      // per pair: at least 28x28 outputs (49 tiles) and 8 channels. (Rows of
+      // up to 1024 outputs: the kernel's line buffers.)
+      bool winograd = staticDims && conv.getGroups() == 1 && wType.getDimSize(2) == 3 &&
+                      wType.getDimSize(3) == 3 && strides[0] == 1 && strides[1] == 1 &&
+                      dilations[0] == 1 && dilations[1] == 1 && oh * ow >= 28 * 28 && ow <= 1024 &&
+                      inType.getDimSize(1) >= 8 && wType.getDimSize(0) >= 8 &&
+                      wType.getElementType().isF32();
+      if (winograd) {
+        int64_t tiles = ((oh + 3) / 4) * ((ow + 3) / 4);
+        int64_t c = inType.getDimSize(1), k = wType.getDimSize(0);
+        outs.push_back(memref::AllocOp::create(
+            builder, opLoc,
+            MemRefType::get({36 * (k * c + c * tiles + k * tiles)}, inType.getElementType()),
+            ValueRange(), builder.getI64IntegerAttr(64)));
+        algorithm = "winograd_f4x3";
+      } else if (!pointwise && conv.getGroups() == 1 && staticDims) {
         outs.push_back(memref::AllocOp::create(
             builder, opLoc,
             MemRefType::get({patch, positions}, inType.getElementType()),
             ValueRange(), builder.getI64IntegerAttr(64)));
+      }
     }
     StringRef mnemonic = kernelOp->getName().stripDialect();
     auto call = cuvil::l2::UKernelCallOp::create(
@@ -318,6 +340,8 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
     }
     for (NamedAttribute attr : epilogueAttrs)
       call->setAttr(attr.getName(), attr.getValue());
+    if (!algorithm.empty())
+      call->setAttr("cuvil.algorithm", builder.getStringAttr(algorithm));
   }
 
   // Returned values not already written in place (inputs, constants, a

@@ -944,8 +944,15 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     if (failed(epilogue))
       return failure();
     bool hasBias = ins.size() - (epilogue->residual ? 1 : 0) > 2;
+    auto algorithm = call->getAttrOfType<StringAttr>("cuvil.algorithm");
     std::string call_ =
-        "cuvil_conv2d_f32(pool, " + scratch + ", " +
+        algorithm && algorithm.getValue() == "winograd_f4x3"
+            ? "cuvil_conv2d_winograd_f32(pool, " + scratch + ", " +
+                  absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " + w.dims[0] + ", " +
+                  w.name + ", " + (hasBias ? ins[2]->name : std::string("NULL")) + ", " +
+                  std::to_string(pd[0]) + ", " + std::to_string(pd[1]) + ", " + out.dims[2] +
+                  ", " + out.dims[3] + ", " + out.name + ", "
+            : "cuvil_conv2d_f32(pool, " + scratch + ", " +
         absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " + w.dims[0] + ", " +
         w.dims[2] + ", " + w.dims[3] + ", " + w.name + ", " +
         (hasBias ? ins[2]->name : std::string("NULL")) + ", " +

@@ -100,4 +100,26 @@ BENCHMARK(conv)
     ->Args({512, 512, 7, 3, 1})
     ->Args({32, 32, 112, 3, 32});
 
+/// A 3x3 convolution by Winograd F(4x4, 3x3) (what cuvil-lower-to-level2
+/// picks for 3x3 stride-1 layers of 28x28 and more). GFLOP/s counts the
+/// direct convolution's flops, so it compares with `conv` above.
+void conv_winograd(benchmark::State &state) {
+  int64_t c = state.range(0), oc = state.range(1), hw = state.range(2), positions = hw * hw;
+  std::vector<float> input(c * positions, 0.5f), weight(oc * c * 9, 0.01f), bias(oc, 0.1f),
+      output(oc * positions), scratch(cuvil_winograd_scratch_floats(c, oc, hw, hw));
+  for (auto _ : state) {
+    cuvil_conv2d_winograd_f32(nullptr, scratch.data(), 1, c, hw, hw, input.data(), oc,
+                              weight.data(), bias.data(), 1, 1, hw, hw, output.data(), nullptr);
+    benchmark::DoNotOptimize(output.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * oc * c * 9 * positions,
+                                                 benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1000);
+}
+BENCHMARK(conv_winograd)
+    ->ArgNames({"c", "oc", "hw"})
+    ->Args({64, 64, 56})
+    ->Args({128, 128, 28})
+    ->Args({256, 256, 14});
+
 } // namespace

@@ -752,6 +752,218 @@ void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
   cuvil_parallel_for(pool, n * oc, cuvil_conv2d_planes, &args);
 }
 
+/* Winograd F(4x4, 3x3) with the points 0, 1, -1, 2, -2 and infinity
+ * (Lavin and Gray): Y = A^T [(G g G^T) . (B^T d B)] A. */
+#define CUVIL_WINO_TILES(o) (((o) + 3) / 4)
+
+int64_t cuvil_winograd_scratch_floats(int64_t c, int64_t oc, int64_t oh, int64_t ow) {
+  int64_t t = CUVIL_WINO_TILES(oh) * CUVIL_WINO_TILES(ow);
+  return 36 * (oc * c + c * t + oc * t);
+}
+
+struct cuvil_winograd_args {
+  int64_t c, h, w, oc, pad_top, pad_left, oh, ow, tiles_x, tiles;
+  const float *input, *weight, *bias;
+  float *u, *v, *m, *output;
+  const cuvil_epilogue *epilogue;
+};
+
+/* U[xi][o][i] = (G g G^T)[xi] for output channels [begin, end), 16 input
+ * channels at a time with the channel innermost, so that the arithmetic
+ * vectorizes and each of the 36 rows of U is written contiguously. */
+#define CUVIL_WINO_LANES 16
+static void cuvil_winograd_weights(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_winograd_args *x = (const struct cuvil_winograd_args *)p;
+  int64_t o, i0, r, col, l, k;
+  for (o = begin; o < end; ++o)
+    for (i0 = 0; i0 < x->c; i0 += CUVIL_WINO_LANES) {
+      int64_t lanes = x->c - i0 < CUVIL_WINO_LANES ? x->c - i0 : CUVIL_WINO_LANES;
+      float g[9][CUVIL_WINO_LANES], t[6][3][CUVIL_WINO_LANES], u[36][CUVIL_WINO_LANES];
+      const float *src = x->weight + (o * x->c + i0) * 9;
+      for (l = 0; l < CUVIL_WINO_LANES; ++l)
+        for (k = 0; k < 9; ++k)
+          g[k][l] = l < lanes ? src[l * 9 + k] : 0.0f;
+      for (col = 0; col < 3; ++col)
+        for (l = 0; l < CUVIL_WINO_LANES; ++l) {
+          float g0 = g[col][l], g1 = g[3 + col][l], g2 = g[6 + col][l];
+          t[0][col][l] = g0 * 0.25f;
+          t[1][col][l] = -(g0 + g1 + g2) * (1.0f / 6);
+          t[2][col][l] = -(g0 - g1 + g2) * (1.0f / 6);
+          t[3][col][l] = g0 * (1.0f / 24) + g1 * (1.0f / 12) + g2 * (1.0f / 6);
+          t[4][col][l] = g0 * (1.0f / 24) - g1 * (1.0f / 12) + g2 * (1.0f / 6);
+          t[5][col][l] = g2;
+        }
+      for (r = 0; r < 6; ++r)
+        for (l = 0; l < CUVIL_WINO_LANES; ++l) {
+          float g0 = t[r][0][l], g1 = t[r][1][l], g2 = t[r][2][l];
+          u[r * 6 + 0][l] = g0 * 0.25f;
+          u[r * 6 + 1][l] = -(g0 + g1 + g2) * (1.0f / 6);
+          u[r * 6 + 2][l] = -(g0 - g1 + g2) * (1.0f / 6);
+          u[r * 6 + 3][l] = g0 * (1.0f / 24) + g1 * (1.0f / 12) + g2 * (1.0f / 6);
+          u[r * 6 + 4][l] = g0 * (1.0f / 24) - g1 * (1.0f / 12) + g2 * (1.0f / 6);
+          u[r * 6 + 5][l] = g2;
+        }
+      for (r = 0; r < 36; ++r)
+        memcpy(x->u + (r * x->oc + o) * x->c + i0, u[r], (size_t)lanes * sizeof(float));
+    }
+}
+
+/* V[xi][i][t] = (B^T d B)[xi] for input channels [begin, end): d is the 6x6
+ * window of tile t, zero outside the image. A row of tiles at a time: its six
+ * input rows are copied into zero-padded lines, then 16 tiles are
+ * transformed together (tile innermost, vectorized) and each of the 36 rows
+ * of V gets 16 consecutive tiles. */
+static void cuvil_winograd_inputs(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_winograd_args *x = (const struct cuvil_winograd_args *)p;
+  int64_t tiles_y = x->tiles / x->tiles_x, width = x->tiles_x * 4 + 2;
+  int64_t i, ty, t0, r, col, l, step = x->c * x->tiles;
+  float line[6][4 * 256 + 2];
+  for (i = begin; i < end; ++i) {
+    const float *plane = x->input + i * x->h * x->w;
+    for (ty = 0; ty < tiles_y; ++ty) {
+      for (r = 0; r < 6; ++r) {
+        int64_t yy = ty * 4 - x->pad_top + r, xx;
+        for (col = 0; col < width; ++col) {
+          xx = col - x->pad_left;
+          line[r][col] =
+              yy >= 0 && yy < x->h && xx >= 0 && xx < x->w ? plane[yy * x->w + xx] : 0.0f;
+        }
+      }
+      for (t0 = 0; t0 < x->tiles_x; t0 += CUVIL_WINO_LANES) {
+        int64_t lanes = x->tiles_x - t0 < CUVIL_WINO_LANES ? x->tiles_x - t0 : CUVIL_WINO_LANES;
+        float sv[6][6][CUVIL_WINO_LANES], v[36][CUVIL_WINO_LANES];
+        for (col = 0; col < 6; ++col)
+          for (l = 0; l < CUVIL_WINO_LANES; ++l) {
+            int64_t at = 4 * (t0 + (l < lanes ? l : 0)) + col;
+            float d0 = line[0][at], d1 = line[1][at], d2 = line[2][at], d3 = line[3][at],
+                  d4 = line[4][at], d5 = line[5][at];
+            sv[0][col][l] = 4 * d0 - 5 * d2 + d4;
+            sv[1][col][l] = -4 * d1 - 4 * d2 + d3 + d4;
+            sv[2][col][l] = 4 * d1 - 4 * d2 - d3 + d4;
+            sv[3][col][l] = -2 * d1 - d2 + 2 * d3 + d4;
+            sv[4][col][l] = 2 * d1 - d2 - 2 * d3 + d4;
+            sv[5][col][l] = 4 * d1 - 5 * d3 + d5;
+          }
+        for (r = 0; r < 6; ++r)
+          for (l = 0; l < CUVIL_WINO_LANES; ++l) {
+            float d0 = sv[r][0][l], d1 = sv[r][1][l], d2 = sv[r][2][l], d3 = sv[r][3][l],
+                  d4 = sv[r][4][l], d5 = sv[r][5][l];
+            v[r * 6 + 0][l] = 4 * d0 - 5 * d2 + d4;
+            v[r * 6 + 1][l] = -4 * d1 - 4 * d2 + d3 + d4;
+            v[r * 6 + 2][l] = 4 * d1 - 4 * d2 - d3 + d4;
+            v[r * 6 + 3][l] = -2 * d1 - d2 + 2 * d3 + d4;
+            v[r * 6 + 4][l] = 2 * d1 - d2 - 2 * d3 + d4;
+            v[r * 6 + 5][l] = 4 * d1 - 5 * d3 + d5;
+          }
+        for (r = 0; r < 36; ++r)
+          memcpy(x->v + r * step + i * x->tiles + ty * x->tiles_x + t0, v[r],
+                 (size_t)lanes * sizeof(float));
+      }
+    }
+  }
+}
+
+/* Output channels [begin, end): Y = A^T M A per tile (16 tiles of a row at a
+ * time, vectorized), then bias and the epilogue in the order
+ * cuvil_epilogue_row applies them. */
+static void cuvil_winograd_outputs(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_winograd_args *x = (const struct cuvil_winograd_args *)p;
+  const cuvil_epilogue *e = x->epilogue;
+  int64_t tiles_y = x->tiles / x->tiles_x;
+  int64_t o, ty, t0, r, col, l, step = x->oc * x->tiles;
+  for (o = begin; o < end; ++o) {
+    float *plane = x->output + o * x->oh * x->ow;
+    const float *residual = e && e->residual ? e->residual + o * x->oh * x->ow : 0;
+    float bias = x->bias ? x->bias[o] : 0.0f;
+    for (ty = 0; ty < tiles_y; ++ty)
+      for (t0 = 0; t0 < x->tiles_x; t0 += CUVIL_WINO_LANES) {
+        int64_t lanes = x->tiles_x - t0 < CUVIL_WINO_LANES ? x->tiles_x - t0 : CUVIL_WINO_LANES;
+        const float *mp = x->m + o * x->tiles + ty * x->tiles_x + t0;
+        float m[36][CUVIL_WINO_LANES], sv[4][6][CUVIL_WINO_LANES], y[4][4][CUVIL_WINO_LANES];
+        for (r = 0; r < 36; ++r)
+          for (l = 0; l < CUVIL_WINO_LANES; ++l)
+            m[r][l] = l < lanes ? mp[r * step + l] : 0.0f;
+        for (col = 0; col < 6; ++col)
+          for (l = 0; l < CUVIL_WINO_LANES; ++l) {
+            float m0 = m[col][l], m1 = m[6 + col][l], m2 = m[12 + col][l],
+                  m3 = m[18 + col][l], m4 = m[24 + col][l], m5 = m[30 + col][l];
+            sv[0][col][l] = m0 + m1 + m2 + m3 + m4;
+            sv[1][col][l] = m1 - m2 + 2 * m3 - 2 * m4;
+            sv[2][col][l] = m1 + m2 + 4 * m3 + 4 * m4;
+            sv[3][col][l] = m1 - m2 + 8 * m3 - 8 * m4 + m5;
+          }
+        for (r = 0; r < 4; ++r)
+          for (l = 0; l < CUVIL_WINO_LANES; ++l) {
+            float m0 = sv[r][0][l], m1 = sv[r][1][l], m2 = sv[r][2][l], m3 = sv[r][3][l],
+                  m4 = sv[r][4][l], m5 = sv[r][5][l];
+            y[r][0][l] = m0 + m1 + m2 + m3 + m4;
+            y[r][1][l] = m1 - m2 + 2 * m3 - 2 * m4;
+            y[r][2][l] = m1 + m2 + 4 * m3 + 4 * m4;
+            y[r][3][l] = m1 - m2 + 8 * m3 - 8 * m4 + m5;
+          }
+        for (r = 0; r < 4 && ty * 4 + r < x->oh; ++r) {
+          float *out = plane + (ty * 4 + r) * x->ow;
+          const float *res = residual ? residual + (ty * 4 + r) * x->ow : 0;
+          for (l = 0; l < lanes; ++l)
+            for (col = 0; col < 4 && 4 * (t0 + l) + col < x->ow; ++col) {
+              int64_t at = 4 * (t0 + l) + col;
+              float v = y[r][col][l];
+              if (x->bias)
+                v += bias;
+              if (res)
+                v += res[at];
+              if (e && e->activation == CUVIL_ACT_RELU)
+                v = v > 0.0f ? v : 0.0f;
+              else if (e && e->activation == CUVIL_ACT_CLIP)
+                v = v < e->lo ? e->lo : v > e->hi ? e->hi : v;
+              out[at] = v;
+            }
+        }
+      }
+  }
+}
+
+void cuvil_conv2d_winograd_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
+                               int64_t h, int64_t w, const float *input, int64_t oc,
+                               const float *weight, const float *bias, int64_t pad_top,
+                               int64_t pad_left, int64_t oh, int64_t ow, float *output,
+                               const cuvil_epilogue *epilogue) {
+  struct cuvil_winograd_args x;
+  int64_t b;
+  x.c = c;
+  x.h = h;
+  x.w = w;
+  x.oc = oc;
+  x.pad_top = pad_top;
+  x.pad_left = pad_left;
+  x.oh = oh;
+  x.ow = ow;
+  x.tiles_x = CUVIL_WINO_TILES(ow);
+  x.tiles = CUVIL_WINO_TILES(oh) * x.tiles_x;
+  x.weight = weight;
+  x.bias = bias;
+  x.u = scratch;
+  x.v = x.u + 36 * oc * c;
+  x.m = x.v + 36 * c * x.tiles;
+  cuvil_parallel_for(pool, oc, cuvil_winograd_weights, &x);
+  for (b = 0; b < n; ++b) {
+    cuvil_epilogue image = {0, 0, CUVIL_ACT_NONE, 0.0f, 0.0f};
+    x.input = input + b * c * h * w;
+    x.output = output + b * oc * oh * ow;
+    if (epilogue) {
+      image = *epilogue;
+      if (image.residual)
+        image.residual += b * oc * oh * ow;
+    }
+    x.epilogue = epilogue ? &image : 0;
+    cuvil_parallel_for(pool, c, cuvil_winograd_inputs, &x);
+    /* M[xi] = U[xi] @ V[xi] for the 36 points, one batched product. */
+    cuvil_matmul_f32(pool, 36, oc, x.tiles, c, x.u, oc * c, c, 1, x.v, c * x.tiles, x.tiles, 1,
+                     x.m, 0);
+    cuvil_parallel_for(pool, oc, cuvil_winograd_outputs, &x);
+  }
+}
+
 void cuvil_pool2d_f32(int kind, int64_t n, int64_t c, int64_t h, int64_t w,
                       const float *input, int64_t kh, int64_t kw,
                       int64_t stride_h, int64_t stride_w, int64_t pad_top,

@@ -111,6 +111,22 @@ void cuvil_matmul_f32(cuvil_pool *pool, int64_t batch, int64_t m, int64_t n, int
  * product; NULL computes it directly.
  * `epilogue` (or NULL; its row_bias unused: `bias` is the conv's) adds a
  * residual and applies an activation to each output plane. */
+/* A 3x3, stride-1, undilated, ungrouped convolution by Winograd's minimal
+ * filtering F(4x4, 3x3): per image, 6x6 input tiles (stride 4) and the
+ * weights go to the transform domain, 36 matrix products of
+ * [OC x C] @ [C x T] (T = ceil(OH/4) * ceil(OW/4) tiles) replace 9 * OH * OW
+ * multiply-adds per channel pair by 36 * T, and each 4x4 output tile comes
+ * back by the inverse transform, with bias and `epilogue` applied. 2.25x
+ * fewer multiplies than direct at 56x56. `scratch` holds
+ * cuvil_winograd_scratch_floats(...) floats (weights transformed per call:
+ * the artifact stores only the original ones). OW is at most 1024. */
+int64_t cuvil_winograd_scratch_floats(int64_t c, int64_t oc, int64_t oh, int64_t ow);
+void cuvil_conv2d_winograd_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
+                               int64_t h, int64_t w, const float *input, int64_t oc,
+                               const float *weight, const float *bias, int64_t pad_top,
+                               int64_t pad_left, int64_t oh, int64_t ow, float *output,
+                               const cuvil_epilogue *epilogue);
+
 void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c, int64_t h, int64_t w,
                       const float *input, int64_t oc, int64_t kh, int64_t kw,
                       const float *weight, const float *bias, int64_t groups,
