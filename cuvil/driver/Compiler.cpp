@@ -7,6 +7,7 @@
 #include "cuvil/support/FileUtil.h"
 #include "cuvil/support/StatusMacros.h"
 #include "cuvil/support/Version.h"
+#include "cuvil/passes/PassStatistics.h"
 #include "cuvil/targets/TargetDescription.h"
 #include "cuvil/targets/x86/CEmitter.h"
 #include "cuvil/targets/x86/Toolchain.h"
@@ -276,9 +277,24 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
     return absl::OkStatus();
   };
 
+  // Pass statistics are collected per context: taken after the passes, and
+  // dropped however the compile ends, so that a later context at the same
+  // address starts clean.
+  Artifact artifact;
+  struct DropStatistics {
+    mlir::MLIRContext *context;
+    ~DropStatistics() { takeStatistics(context); }
+  } dropStatistics{&context};
+  takeStatistics(&context);
+  auto collectStatistics = [&] {
+    for (const PassStatistic &s : takeStatistics(&context))
+      artifact.passStatistics.push_back(
+          absl::StrCat(s.pass, ": ", s.value, " ", s.name));
+  };
+
   progress.stage("optimizing level1");
   RETURN_IF_ERROR(runPipeline(buildLevel1Pipeline));
-  Artifact artifact;
+  collectStatistics();
   if (!toLevel2) {
     artifact.contents = printModule(*module);
     RETURN_IF_ERROR(diagnostics.consumeStatus());
@@ -287,6 +303,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
 
   progress.stage("lowering to level2 and planning memory");
   RETURN_IF_ERROR(runPipeline(buildLevel2Pipeline));
+  collectStatistics();
   module->walk([&](mlir::func::FuncOp func) {
     auto get = [&](llvm::StringRef name) {
       auto attr = func->getAttrOfType<mlir::IntegerAttr>(name);

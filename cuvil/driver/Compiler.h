@@ -88,6 +88,9 @@ struct Artifact {
   std::string externalWeights;
   /// Memory plan of the model (arena and intermediate bytes), once lowered.
   std::string memoryReport;
+  /// What the passes did ("cuvil-fold-batch-norm: 20 folded"; the names are
+  /// the statistics in cuvil/passes/Passes.td), one line each.
+  std::vector<std::string> passStatistics;
 };
 
 /// Compiles `options.inputPath`. Errors are InvalidArgument (bad model: with

@@ -14,6 +14,7 @@
 #include "cuvil/ir/CuvilOps.h"
 #include "cuvil/passes/BatchingCostModel.h"
 #include "cuvil/passes/ConstantUtil.h"
+#include "cuvil/passes/PassStatistics.h"
 #include "cuvil/passes/Passes.h"
 #include "cuvil/targets/TargetDescription.h"
 
@@ -134,12 +135,13 @@ struct BatchParallelConvs : cuvil::impl::CuvilBatchParallelConvsBase<BatchParall
         }
         cuvil::BatchingEstimate estimate = cuvil::estimateBatching(target, traffic);
         if (!estimate.pays) {
-          ++numRejected;
+          cuvil::addStatistic(getOperation(), *this, numRejected, "rejected");
           continue;
         }
         merge(branches);
-        ++numMerged;
-        numConvsMerged += branches.size();
+        cuvil::addStatistic(getOperation(), *this, numMerged, "merged");
+        cuvil::addStatistic(getOperation(), *this, numConvsMerged, "convs-merged",
+                            branches.size());
       }
     }
   }

@@ -11,6 +11,7 @@
 
 #include "cuvil/ir/CuvilOps.h"
 #include "cuvil/passes/ConstantUtil.h"
+#include "cuvil/passes/PassStatistics.h"
 #include "cuvil/passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -41,7 +42,7 @@ struct FoldBatchNorm : cuvil::impl::CuvilFoldBatchNormBase<FoldBatchNorm> {
     getOperation().walk([&](l1::BatchNormOp bn) { norms.push_back(bn); });
     for (l1::BatchNormOp bn : norms)
       if (succeeded(fold(bn)))
-        ++numFolded;
+        cuvil::addStatistic(getOperation(), *this, numFolded, "folded");
   }
 
   LogicalResult fold(l1::BatchNormOp bn) {

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/ir/CuvilOps.h"
+#include "cuvil/passes/PassStatistics.h"
 #include "cuvil/passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -107,11 +108,13 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
     last->getResult(0).replaceAllUsesWith(group.getResult(0));
     for (Operation *op : llvm::reverse(chain)) {
       if (op != last)
-        bytesSaved += staticBytes(op->getResult(0).getType());
+        cuvil::addStatistic(getOperation(), *this, bytesSaved, "bytes-saved",
+                            staticBytes(op->getResult(0).getType()));
       op->erase();
     }
-    ++numGroups;
-    numOpsFused += chain.size() - 1;
+    cuvil::addStatistic(getOperation(), *this, numGroups, "groups");
+    cuvil::addStatistic(getOperation(), *this, numOpsFused, "ops-fused",
+                        chain.size() - 1);
   }
 };
 

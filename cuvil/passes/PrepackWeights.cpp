@@ -14,6 +14,7 @@
 
 #include "cuvil/ir/CuvilOps.h"
 #include "cuvil/passes/ConstantUtil.h"
+#include "cuvil/passes/PassStatistics.h"
 #include "cuvil/passes/Passes.h"
 #include "cuvil/support/ElementsBytes.h"
 
@@ -105,7 +106,7 @@ struct PrepackWeights : cuvil::impl::CuvilPrepackWeightsBase<PrepackWeights> {
         continue;
       gemm.getBMutable().assign(b);
       gemm.removeTransBAttr();
-      ++numPrepacked;
+      cuvil::addStatistic(getOperation(), *this, numPrepacked, "prepacked");
     }
     for (l1::TransposeOp transpose : transposes) {
       OpBuilder builder(transpose);
@@ -116,7 +117,7 @@ struct PrepackWeights : cuvil::impl::CuvilPrepackWeightsBase<PrepackWeights> {
         continue;
       transpose.getResult().replaceAllUsesWith(folded);
       transpose.erase();
-      ++numPrepacked;
+      cuvil::addStatistic(getOperation(), *this, numPrepacked, "prepacked");
     }
   }
 };

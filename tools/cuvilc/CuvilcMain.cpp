@@ -58,6 +58,9 @@ ABSL_FLAG(bool, print_ir_after_all, false,
 ABSL_FLAG(std::vector<std::string>, print_ir_after, {},
           "Print the IR after these passes (comma-separated pass names such "
           "as cuvil-fuse-epilogues,cuvil-plan-memory) to standard error.");
+ABSL_FLAG(bool, pass_statistics, false,
+          "Report what each compiler pass did (batch norms folded, convolutions "
+          "merged, ops fused, bytes saved), to standard error.");
 ABSL_FLAG(bool, time_passes, false,
           "Report the time each compiler pass took, to standard error.");
 ABSL_FLAG(std::string, reproducer, "",
@@ -184,6 +187,9 @@ int cuvil::cuvilcMain(int argc, char **argv) {
     return 1;
   }
   bool quiet = absl::GetFlag(FLAGS_quiet);
+  if (absl::GetFlag(FLAGS_pass_statistics))
+    for (const std::string &line : artifact->passStatistics)
+      std::cerr << "cuvilc: " << line << "\n";
   if (!quiet && !artifact->memoryReport.empty())
     std::cerr << "cuvilc: memory plan: " << artifact->memoryReport << "\n";
   if (output.empty()) {

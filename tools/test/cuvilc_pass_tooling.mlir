@@ -23,3 +23,10 @@ func.func @two_dynamic(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %y = cuvil.relu %x : tensor<?x?xf32>
   return %y : tensor<?x?xf32>
 }
+
+// --pass-statistics reports what each pass did (counted by Cuvil itself:
+// Debian's LLVM keeps no statistics).
+// RUN: cuvilc %{cuvil_root}/examples/resnet_block.mlir --emit=mlir-level1 --quiet --pass-statistics -o %t.stats.mlir 2>&1 | FileCheck %s --check-prefix=STATS
+// STATS-DAG: cuvilc: cuvil-fold-batch-norm: {{[1-9][0-9]*}} folded
+// STATS-DAG: cuvilc: cuvil-fuse-epilogues: {{[1-9][0-9]*}} groups
+// STATS-DAG: cuvilc: cuvil-fuse-epilogues: {{[0-9]+}} bytes-saved

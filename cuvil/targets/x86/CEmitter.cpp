@@ -567,14 +567,20 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
              k == "erf") {
     if (failed(floatOnly()))
       return failure();
-    std::string one = lit(1), half = lit(0.5);
+    std::string one = lit(1), half = lit(0.5), two = lit(2);
+    // f32 exponentials go through the kernels' cuvil_expf, which vectorizes
+    // (libm's expf is a call per element).
+    std::string exp = f == "f" ? "cuvil_expf" : "exp";
     if (k == "sigmoid")
       unary = [=](ArrayRef<std::string> e) {
-        return "(" + one + " / (" + one + " + exp" + f + "(-" + e[0] + ")))";
+        return "(" + one + " / (" + one + " + " + exp + "(-" + e[0] + ")))";
       };
     else if (k == "tanh")
       unary = [=](ArrayRef<std::string> e) {
-        return "tanh" + f + "(" + e[0] + ")";
+        if (f != "f")
+          return "tanh(" + e[0] + ")";
+        return "(" + one + " - " + two + " / (cuvil_expf(" + two + " * " + e[0] + ") + " +
+               one + "))";
       };
     else if (k == "gelu") {
       bool approx =
@@ -592,7 +598,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       };
     } else if (k == "silu")
       unary = [=](ArrayRef<std::string> e) {
-        return "(" + e[0] + " / (" + one + " + exp" + f + "(-" + e[0] + ")))";
+        return "(" + e[0] + " / (" + one + " + " + exp + "(-" + e[0] + ")))";
       };
     else if (k == "hardswish") {
       std::string three = lit(3), six = lit(6), zero = lit(0);
@@ -618,6 +624,8 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       unary = [=](ArrayRef<std::string> e) {
         return "(" + one + " / " + e[0] + ")";
       };
+    else if (k == "exp")
+      unary = [=](ArrayRef<std::string> e) { return exp + "(" + e[0] + ")"; };
     else
       unary = [=](ArrayRef<std::string> e) {
         return k.str() + f + "(" + e[0] + ")";

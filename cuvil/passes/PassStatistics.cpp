@@ -1,0 +1,47 @@
+//===- PassStatistics.cpp - pass statistics that survive NDEBUG -----------===//
+
+#include "cuvil/passes/PassStatistics.h"
+
+#include <map>
+#include <mutex>
+
+namespace cuvil {
+namespace {
+
+std::mutex &registryMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::map<mlir::MLIRContext *, std::vector<PassStatistic>> &registry() {
+  static std::map<mlir::MLIRContext *, std::vector<PassStatistic>> entries;
+  return entries;
+}
+
+} // namespace
+
+void addStatistic(mlir::Operation *op, mlir::Pass &pass, mlir::Pass::Statistic &statistic,
+                  llvm::StringRef name, uint64_t value) {
+  statistic += value;
+  std::lock_guard<std::mutex> lock(registryMutex());
+  std::vector<PassStatistic> &entries = registry()[op->getContext()];
+  std::string passName = pass.getArgument().str();
+  for (PassStatistic &entry : entries)
+    if (entry.pass == passName && entry.name == name) {
+      entry.value += value;
+      return;
+    }
+  entries.push_back({passName, name.str(), value});
+}
+
+std::vector<PassStatistic> takeStatistics(mlir::MLIRContext *context) {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  auto it = registry().find(context);
+  if (it == registry().end())
+    return {};
+  std::vector<PassStatistic> entries = std::move(it->second);
+  registry().erase(it);
+  return entries;
+}
+
+} // namespace cuvil
