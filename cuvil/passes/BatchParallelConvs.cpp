@@ -76,11 +76,6 @@ std::string mergeKey(Branch branch) {
   return key;
 }
 
-std::string floatBytes(const std::vector<float> &values) {
-  std::string bytes(values.size() * sizeof(float), '\0');
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  return bytes;
-}
 
 struct BatchParallelConvs : cuvil::impl::CuvilBatchParallelConvsBase<BatchParallelConvs> {
   void runOnOperation() override {
@@ -179,10 +174,10 @@ struct BatchParallelConvs : cuvil::impl::CuvilBatchParallelConvsBase<BatchParall
         RankedTensorType::get({total, weightType.getDimSize(1), weightType.getDimSize(2),
                                weightType.getDimSize(3)},
                               weightType.getElementType()),
-        "conv_weight_batched", floatBytes(weights));
+        "conv_weight_batched", cuvil::toBytes(weights));
     Value bias = cuvil::createResourceConstant(
         builder, loc, RankedTensorType::get({total}, weightType.getElementType()),
-        "conv_bias_batched", floatBytes(biases));
+        "conv_bias_batched", cuvil::toBytes(biases));
     auto merged = cast<l1::Conv2dOp>(builder.clone(*first));
     merged->setLoc(loc);
     merged.getWeightMutable().assign(weight);

@@ -27,6 +27,12 @@ FailureOr<std::vector<float>> getF32Constant(Value value) {
   return values;
 }
 
+std::string toBytes(const std::vector<float> &values) {
+  std::string bytes(values.size() * sizeof(float), '\0');
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
 Value createResourceConstant(OpBuilder &builder, Location loc,
                              RankedTensorType type, StringRef name,
                              const std::string &bytes) {

@@ -21,6 +21,9 @@ namespace cuvil {
 /// The f32 elements of `value` if it is an f32 cuvil.constant.
 mlir::FailureOr<std::vector<float>> getF32Constant(mlir::Value value);
 
+/// The bytes of `values` (host order), for createResourceConstant.
+std::string toBytes(const std::vector<float> &values);
+
 /// A new cuvil.constant of `type` holding `bytes` as a 64-byte aligned
 /// dense resource named after `name` (made unique by MLIR).
 mlir::Value createResourceConstant(mlir::OpBuilder &builder, mlir::Location loc,

@@ -30,11 +30,6 @@ namespace l1 = cuvil::l1;
 
 namespace {
 
-std::string toBytes(const std::vector<float> &values) {
-  std::string bytes(values.size() * sizeof(float), '\0');
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  return bytes;
-}
 
 struct FoldBatchNorm : cuvil::impl::CuvilFoldBatchNormBase<FoldBatchNorm> {
   void runOnOperation() override {
@@ -86,12 +81,14 @@ struct FoldBatchNorm : cuvil::impl::CuvilFoldBatchNormBase<FoldBatchNorm> {
 
     OpBuilder builder(conv);
     Location loc = bn.getLoc();
-    Value newWeight = cuvil::createResourceConstant(
-        builder, loc, weightType, "conv_weight_bn_folded", toBytes(*weight));
+    Value newWeight =
+        cuvil::createResourceConstant(builder, loc, weightType,
+                                      "conv_weight_bn_folded",
+                                      cuvil::toBytes(*weight));
     Value newBias = cuvil::createResourceConstant(
         builder, loc,
         RankedTensorType::get({channels}, weightType.getElementType()),
-        "conv_bias_bn_folded", toBytes(bias));
+        "conv_bias_bn_folded", cuvil::toBytes(bias));
     conv.getWeightMutable().assign(newWeight);
     if (conv.getBias())
       conv.getBiasMutable().assign(newBias);
