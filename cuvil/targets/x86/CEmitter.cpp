@@ -568,9 +568,10 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     if (failed(floatOnly()))
       return failure();
     std::string one = lit(1), half = lit(0.5), two = lit(2);
-    // f32 exponentials go through the kernels' cuvil_expf, which vectorizes
-    // (libm's expf is a call per element).
+    // f32 exponentials and erf go through the kernels' cuvil_expf and
+    // cuvil_erff, which vectorize (libm's are a call per element).
     std::string exp = f == "f" ? "cuvil_expf" : "exp";
+    std::string erf = f == "f" ? "cuvil_erff" : "erf";
     if (k == "sigmoid")
       unary = [=](ArrayRef<std::string> e) {
         return "(" + one + " / (" + one + " + " + exp + "(-" + e[0] + ")))";
@@ -593,7 +594,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
         return approx ? "(" + half + " * " + x + " * (" + one + " + tanh" + f +
                             "(" + c1 + " * (" + x + " + " + c2 + " * " + x +
                             " * " + x + " * " + x + "))))"
-                      : "(" + half + " * " + x + " * (" + one + " + erf" + f +
+                      : "(" + half + " * " + x + " * (" + one + " + " + erf +
                             "(" + x + " * " + r2 + ")))";
       };
     } else if (k == "silu")
@@ -626,6 +627,8 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       };
     else if (k == "exp")
       unary = [=](ArrayRef<std::string> e) { return exp + "(" + e[0] + ")"; };
+    else if (k == "erf")
+      unary = [=](ArrayRef<std::string> e) { return erf + "(" + e[0] + ")"; };
     else
       unary = [=](ArrayRef<std::string> e) {
         return k.str() + f + "(" + e[0] + ")";

@@ -164,14 +164,34 @@ struct cuvil_matmul_args {
  * below 2e-7), scaled by 2^n through the exponent bits. 0 below -87.3 (so a
  * -inf mask gives exactly 0), inf above 88.7, NaN for NaN. */
 static inline float cuvil_expf(float x) {
-  float n = floorf(x * 1.44269504088896341f + 0.5f), r, p, scale;
-  int32_t bits;
+  float n = floorf(x * 1.44269504088896341f + 0.5f), r, p, low, high;
+  int32_t whole, half, bits;
   r = x - n * 0.693145751953125f - n * 1.42860682030941723212e-6f;
   p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
-  bits = ((int32_t)(n < -126.0f ? -126.0f : n > 127.0f ? 127.0f : n) + 127) << 23;
-  memcpy(&scale, &bits, sizeof(scale));
-  p *= scale;
-  return x < -87.3f ? 0.0f : x > 88.7f ? INFINITY : p;
+  /* 2^n as 2^half * 2^(n - half): both factors stay normal for n in
+   * [-127, 128], the range x covers. */
+  whole = (int32_t)(n < -127.0f ? -127.0f : n > 128.0f ? 128.0f : n);
+  half = whole >> 1;
+  bits = (half + 127) << 23;
+  memcpy(&low, &bits, sizeof(low));
+  bits = (whole - half + 127) << 23;
+  memcpy(&high, &bits, sizeof(high));
+  p = p * low * high;
+  return x < -87.3f ? 0.0f : x > 88.72f ? INFINITY : p;
+}
+
+/* erf(x) in plain C that vectorizes (for exact GELU): Abramowitz and
+ * Stegun 7.1.26 (absolute error below 1.5e-7) from 0.5 on, and below,
+ * where that form cancels, the Taylor series to x^13 (error below 1e-9). */
+static inline float cuvil_erff(float x) {
+  float a = x < 0.0f ? -x : x, t = 1.0f / (1.0f + 0.3275911f * a), x2 = x * x, y;
+  y = 1.0f - ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t +
+              0.254829592f) * t * cuvil_expf(-a * a);
+  y = x < 0.0f ? -y : y;
+  return a < 0.5f
+             ? 1.1283791670955126f * x *
+                   (1.0f - x2 * (1.0f / 3 - x2 * (1.0f / 10 - x2 * (1.0f / 42 - x2 * (1.0f / 216 - x2 * (1.0f / 1320 - x2 * (1.0f / 9360)))))))
+             : y;
 }
 
 /* Applies `e` to `count` elements of one output row; `offset` is the row's
@@ -633,9 +653,10 @@ static void cuvil_im2col_packed_f32(int64_t c, int64_t h, int64_t w,
                                     int64_t stride_h, int64_t stride_w,
                                     int64_t pad_top, int64_t pad_left,
                                     int64_t dil_h, int64_t dil_w, int64_t oh,
-                                    int64_t ow, float *patches) {
+                                    int64_t ow, float *patches, int64_t c_begin,
+                                    int64_t c_end) {
   int64_t rows = c * kh * kw, ci, ky, kx;
-  for (ci = 0; ci < c; ++ci) {
+  for (ci = c_begin; ci < c_end; ++ci) {
     for (ky = 0; ky < kh; ++ky) {
       for (kx = 0; kx < kw; ++kx) {
         int64_t row = (ci * kh + ky) * kw + kx, base = kx * dil_w - pad_left;
@@ -667,6 +688,22 @@ static void cuvil_im2col_packed_f32(int64_t c, int64_t h, int64_t w,
       }
     }
   }
+}
+
+/* The patches of input channels [begin, end): each writes its own rows. */
+struct cuvil_im2col_args {
+  int64_t c, h, w, kh, kw, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w,
+      oh, ow;
+  const float *input;
+  float *patches;
+};
+
+static void cuvil_im2col_channels(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_im2col_args *x = (const struct cuvil_im2col_args *)p;
+  cuvil_im2col_packed_f32(x->c, x->h, x->w, x->input, x->kh, x->kw,
+                          x->stride_h, x->stride_w, x->pad_top, x->pad_left,
+                          x->dil_h, x->dil_w, x->oh, x->ow, x->patches, begin,
+                          end);
 }
 
 struct cuvil_packed_args {
@@ -726,9 +763,11 @@ void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
         image_epilogue.residual = epilogue->residual + b * oc * oh * ow;
       if (!pointwise) {
         struct cuvil_packed_args packed;
-        cuvil_im2col_packed_f32(c, h, w, rhs, kh, kw, stride_h, stride_w,
-                                pad_top, pad_left, dil_h, dil_w, oh, ow,
-                                scratch);
+        struct cuvil_im2col_args im2col = {c,        h,       w,       kh,
+                                           kw,       stride_h, stride_w, pad_top,
+                                           pad_left, dil_h,   dil_w,   oh,
+                                           ow,       rhs,     scratch};
+        cuvil_parallel_for(pool, c, cuvil_im2col_channels, &im2col);
         packed.m = oc;
         packed.n = oh * ow;
         packed.k = patch;
