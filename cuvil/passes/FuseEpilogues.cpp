@@ -42,13 +42,37 @@ int64_t staticBytes(Type type) {
 
 struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
   void runOnOperation() override {
-    SmallVector<l1::Conv2dOp> producers;
-    getOperation().walk([&](l1::Conv2dOp conv) {
-      if (!conv->getParentOfType<l1::FusedGroupOp>())
-        producers.push_back(conv);
+    SmallVector<Operation *> producers;
+    getOperation().walk([&](Operation *op) {
+      if (!op->getParentOfType<l1::FusedGroupOp>() &&
+          (isa<l1::Conv2dOp>(op) || isFusableGemm(op)))
+        producers.push_back(op);
     });
-    for (l1::Conv2dOp conv : producers)
-      fuse(conv);
+    for (Operation *producer : producers)
+      fuse(producer);
+  }
+
+  /// A gemm the matrix-product kernel can finish in its epilogue: unscaled
+  /// (alpha = beta = 1), 2-D, f32, its bias (if any) one value per column.
+  static bool isFusableGemm(Operation *op) {
+    auto gemm = dyn_cast<l1::GemmOp>(op);
+    if (!gemm || gemm.getAlpha().convertToDouble() != 1.0 ||
+        gemm.getBeta().convertToDouble() != 1.0)
+      return false;
+    auto type = cast<RankedTensorType>(gemm.getType());
+    if (type.getRank() != 2 || !type.getElementType().isF32())
+      return false;
+    if (Value c = gemm.getC()) {
+      auto bias = cast<RankedTensorType>(c.getType());
+      int64_t n = type.getDimSize(1);
+      bool perColumn =
+          bias.hasStaticShape() && !ShapedType::isDynamic(n) &&
+          bias.getNumElements() == n &&
+          (bias.getRank() == 1 || (bias.getRank() == 2 && bias.getDimSize(0) == 1));
+      if (!perColumn)
+        return false;
+    }
+    return true;
   }
 
   /// The epilogue chain after `producer`: [add], [relu | clip].

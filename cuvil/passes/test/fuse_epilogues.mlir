@@ -81,3 +81,31 @@ func.func @not_fused(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x
   %a3 = cuvil.add %r3, %x : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
   return %a1, %a2, %a3 : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
 }
+
+// -----
+
+// A linear layer (gemm with a per-column bias) takes its residual add and
+// activation too; a scaled gemm and one with a full-matrix C do not.
+// CHECK-LABEL: func.func @linear_layers
+// CHECK: %[[G:.+]] = cuvil.fused_group kind = "epilogue"(%arg0, %{{.+}}, %{{.+}}) :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: cuvil.gemm
+// CHECK-NEXT: cuvil.add
+// CHECK-NEXT: cuvil.relu
+// CHECK: cuvil.gemm %[[G]], %{{.+}}, %{{.+}} {alpha = 5.000000e-01 : f64}
+// CHECK-NEXT: cuvil.relu
+// CHECK: cuvil.gemm %{{.+}}, %{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x8xf32>
+// CHECK-NEXT: cuvil.relu
+func.func @linear_layers(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %w = cuvil.constant dense<0.5> : tensor<8x8xf32>
+  %b = cuvil.constant dense<0.25> : tensor<8xf32>
+  %full = cuvil.constant dense<0.125> : tensor<4x8xf32>
+  %y = cuvil.gemm %x, %w, %b : tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>
+  %s = cuvil.add %y, %x : tensor<4x8xf32>, tensor<4x8xf32>
+  %r = cuvil.relu %s : tensor<4x8xf32>
+  %scaled = cuvil.gemm %r, %w, %b {alpha = 0.5 : f64} : tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>
+  %r2 = cuvil.relu %scaled : tensor<4x8xf32>
+  %z = cuvil.gemm %r2, %w, %full : tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x8xf32>
+  %r3 = cuvil.relu %z : tensor<4x8xf32>
+  return %r2, %r3 : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -921,10 +921,27 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     bool tb = static_cast<bool>(call->getAttr("trans_b"));
     std::string m = out.dims[0], n = out.dims[1];
     std::string kk = ta ? a.dims[0] : a.dims[1];
-    line("cuvil_matmul_f32(pool, 1, " + m + ", " + n + ", " + kk + ", " +
-         a.name + ", 0, " + (ta ? "1, " + m : kk + ", 1") + ", " + b.name +
-         ", 0, " + (tb ? "1, " + kk : n + ", 1") + ", " + out.name +
-         ", NULL);");
+    std::string product = "cuvil_matmul_f32(pool, 1, " + m + ", " + n + ", " + kk + ", " +
+                          a.name + ", 0, " + (ta ? "1, " + m : kk + ", 1") + ", " +
+                          b.name + ", 0, " + (tb ? "1, " + kk : n + ", 1") + ", " +
+                          out.name + ", ";
+    FailureOr<Epilogue> epilogue = getEpilogue(call, ins);
+    if (failed(epilogue))
+      return failure();
+    if (epilogue->present) {
+      // cuvil-fuse-epilogues fused it (alpha = beta = 1, a per-column bias):
+      // the kernel adds the bias, the residual and the activation per row.
+      bool hasBias = ins.size() - (epilogue->residual ? 1 : 0) > 2;
+      line("{");
+      line("  const cuvil_epilogue epilogue = {NULL, " +
+           (epilogue->residual ? epilogue->residual->name : std::string("NULL")) + ", " +
+           epilogue->activation + ", " + lit(epilogue->lo) + ", " + lit(epilogue->hi) + ", " +
+           (hasBias ? ins[2]->name : std::string("NULL")) + "};");
+      line("  " + product + "&epilogue);");
+      line("}");
+      return success();
+    }
+    line(product + "NULL);");
     double alpha = attrFloat(call, "alpha", 1.0),
            beta = attrFloat(call, "beta", 1.0);
     if (ins.size() > 2) {
@@ -980,7 +997,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     line("  const cuvil_epilogue epilogue = {NULL, " +
          (epilogue->residual ? epilogue->residual->name : std::string("NULL")) +
          ", " + epilogue->activation + ", " + lit(epilogue->lo) + ", " +
-         lit(epilogue->hi) + "};");
+         lit(epilogue->hi) + ", NULL};");
     line("  " + call_ + "&epilogue);");
     line("}");
     return success();

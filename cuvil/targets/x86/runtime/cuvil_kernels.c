@@ -204,6 +204,9 @@ static void cuvil_epilogue_row(const cuvil_epilogue *e, float *out,
   if (e->row_bias)
     for (j = 0; j < count; ++j)
       out[j] += bias;
+  if (e->col_bias)
+    for (j = 0; j < count; ++j)
+      out[j] += e->col_bias[j];
   if (residual)
     for (j = 0; j < count; ++j)
       out[j] += residual[j];
@@ -743,7 +746,7 @@ void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
                       float *output, const cuvil_epilogue *epilogue) {
   struct cuvil_conv2d_args args;
   /* As a matrix product, the bias joins the epilogue of each image. */
-  cuvil_epilogue image_epilogue = {0, 0, CUVIL_ACT_NONE, 0.0f, 0.0f};
+  cuvil_epilogue image_epilogue = {0, 0, CUVIL_ACT_NONE, 0.0f, 0.0f, 0};
   int as_product = (scratch && groups == 1) ||
                    (kh == 1 && kw == 1 && stride_h == 1 && stride_w == 1 &&
                     pad_top == 0 && pad_left == 0 && groups == 1 && oh == h &&
@@ -1002,7 +1005,7 @@ void cuvil_conv2d_winograd_f32(cuvil_pool *pool, float *scratch, int64_t n, int6
   x.m = x.v + 36 * c * x.tiles;
   cuvil_parallel_for(pool, oc, cuvil_winograd_weights, &x);
   for (b = 0; b < n; ++b) {
-    cuvil_epilogue image = {0, 0, CUVIL_ACT_NONE, 0.0f, 0.0f};
+    cuvil_epilogue image = {0, 0, CUVIL_ACT_NONE, 0.0f, 0.0f, 0};
     x.input = input + b * c * h * w;
     x.output = output + b * oc * oh * ow;
     if (epilogue) {

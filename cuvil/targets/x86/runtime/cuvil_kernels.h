@@ -85,7 +85,7 @@ void cuvil_sgemm4_dispatch(int64_t rows, int64_t n, int64_t k, const float *a,
 
 /* An elementwise epilogue (the passes' fused groups) that a producer kernel
  * applies to each row of output right after computing it, while it is in
- * cache: out = activation(out + row_bias[row] + residual), in that order
+ * cache: out = activation(out + row_bias[row] + col_bias + residual), in that order
  * (the order of the unfused ops, so results are the same bit for bit). */
 enum { CUVIL_ACT_NONE = 0, CUVIL_ACT_RELU = 1, CUVIL_ACT_CLIP = 2 };
 typedef struct cuvil_epilogue {
@@ -93,6 +93,9 @@ typedef struct cuvil_epilogue {
   const float *residual; /* laid out like the output, or NULL */
   int activation;        /* CUVIL_ACT_* */
   float lo, hi;          /* CUVIL_ACT_CLIP bounds (-/+ huge if absent) */
+  /* One per column (a linear layer's bias), added after row_bias; last, so
+   * initializers that stop before it leave it NULL. */
+  const float *col_bias;
 } cuvil_epilogue;
 
 /* C[b] = A[b] @ B[b] for `batch` matrices; A is MxK, B is KxN, C is MxN.

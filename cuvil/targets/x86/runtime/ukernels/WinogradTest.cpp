@@ -35,7 +35,7 @@ std::vector<float> run(const Case &k, const std::vector<float> &x, const std::ve
   int64_t oh = k.h + 2 * k.pad - 2, ow = k.w + 2 * k.pad - 2;
   std::vector<float> out(k.n * k.oc * oh * ow, -7.0f);
   std::vector<float> scratch(cuvil_winograd_scratch_floats(k.c, k.oc, oh, ow));
-  cuvil_epilogue e = {nullptr, k.residual ? res.data() : nullptr, k.activation, -0.5f, 0.75f};
+  cuvil_epilogue e = {nullptr, k.residual ? res.data() : nullptr, k.activation, -0.5f, 0.75f, nullptr};
   cuvil_pool *pool = cuvil_pool_create(threads);
   cuvil_conv2d_winograd_f32(pool, scratch.data(), k.n, k.c, k.h, k.w, x.data(), k.oc, wt.data(),
                             k.bias ? b.data() : nullptr, k.pad, k.pad, oh, ow, out.data(),
