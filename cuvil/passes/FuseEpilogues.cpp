@@ -1,7 +1,7 @@
-//===- FuseEpilogues.cpp - conv + residual add + activation ---------------===//
+//===- FuseEpilogues.cpp - conv/gemm + residual add + activation ----------===//
 //
-// Forms `cuvil.fused_group kind = "epilogue"` groups: a producer (conv2d)
-// followed by the elementwise ops the x86 kernels apply to each block of
+// Forms `cuvil.fused_group kind = "epilogue"` groups: a producer (conv2d,
+// or a linear layer's gemm) followed by the elementwise ops the x86 kernels apply to each block of
 // output they have just computed. Only single-use chains are fused, in the
 // kernel's order (residual add, then activation), so the group computes
 // exactly what the ops did.
