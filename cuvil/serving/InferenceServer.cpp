@@ -337,6 +337,8 @@ void InferenceServer::pollLoop() {
           continue;
         removed.emplace_back().swap(it->second->versions);
         it->second->lastError = "removed from the repository";
+        // If the folder comes back, even unchanged, it is loaded again.
+        it->second->stamp.clear();
         logLine(absl::StrCat("unloaded model '", name, "' (removed from the repository)"));
       }
     }

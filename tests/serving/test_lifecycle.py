@@ -222,9 +222,12 @@ def test_poll_mode_follows_the_repository(models, tmp_path, start_server):
     x = np.ones((1, 16), np.float32)
     wait_for(lambda: server.infer("mlp", x_input(x))[1]["model_version"] == "2",
              what="mlp version 2")
-    shutil.rmtree(repo / "typed")
+    shutil.move(str(repo / "typed"), str(tmp_path / "typed-away"))
     wait_for(lambda: server.get("/v2/models/typed/ready")[0] == 400, what="typed to unload")
     assert server.get("/v2/health/ready")[0] == 200
+    # The same folder back, files untouched: loaded again.
+    shutil.move(str(tmp_path / "typed-away"), str(repo / "typed"))
+    wait_for(lambda: server.get("/v2/models/typed/ready")[0] == 200, what="typed to reload")
 
 
 def test_dynamic_batching_merges_concurrent_requests(models, tmp_path, start_server):
