@@ -45,7 +45,7 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
     SmallVector<Operation *> producers;
     getOperation().walk([&](Operation *op) {
       if (!op->getParentOfType<l1::FusedGroupOp>() &&
-          (isa<l1::Conv2dOp>(op) || isFusableGemm(op)))
+          (isa<l1::Conv2dOp>(op) || isFusableGemm(op) || isFusableMatmul(op)))
         producers.push_back(op);
     });
     for (Operation *producer : producers)
@@ -75,11 +75,45 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
     return true;
   }
 
-  /// The epilogue chain after `producer`: [add], [relu | clip].
+  /// A matrix product the kernel runs as one call (weights [K, N], inputs
+  /// of rank 2 or 3), f32 with a static N: PyTorch's form of a linear layer
+  /// on 3-D inputs, whose bias then comes as a broadcast add.
+  static bool isFusableMatmul(Operation *op) {
+    auto matmul = dyn_cast<l1::MatmulOp>(op);
+    if (!matmul)
+      return false;
+    auto a = cast<RankedTensorType>(matmul.getLhs().getType());
+    auto b = cast<RankedTensorType>(matmul.getRhs().getType());
+    auto type = cast<RankedTensorType>(matmul.getType());
+    return b.getRank() == 2 && (a.getRank() == 2 || a.getRank() == 3) &&
+           type.getElementType().isF32() && !type.isDynamicDim(type.getRank() - 1);
+  }
+
+  /// `value` is one value per column of `result` (a bias [N]).
+  static bool isColumnBias(Value value, Value result) {
+    auto bias = dyn_cast<RankedTensorType>(value.getType());
+    auto type = cast<RankedTensorType>(result.getType());
+    return bias && bias.getRank() == 1 && bias.hasStaticShape() &&
+           bias.getDimSize(0) == type.getDimSize(type.getRank() - 1) &&
+           bias.getElementType() == type.getElementType();
+  }
+
+  /// The epilogue chain after `producer`: [bias add] (matmul only), [add],
+  /// [relu | clip].
   SmallVector<Operation *> findChain(Operation *producer) {
     SmallVector<Operation *> chain = {producer};
     Value current = producer->getResult(0);
     Operation *user = soleUser(current);
+    if (auto add = dyn_cast_or_null<l1::AddOp>(user);
+        add && isa<l1::MatmulOp>(producer)) {
+      Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
+      if (other != current && isColumnBias(other, current) &&
+          add.getType() == current.getType()) {
+        chain.push_back(add);
+        current = add.getResult();
+        user = soleUser(current);
+      }
+    }
     if (auto add = dyn_cast_or_null<l1::AddOp>(user)) {
       Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
       // Same type: an elementwise residual, no broadcasting.

@@ -254,8 +254,13 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
         ins.push_back(outer(operand));
       SmallVector<Attribute> epilogue;
       for (Operation &step : llvm::drop_begin(body.without_terminator())) {
-        epilogue.push_back(
-            builder.getStringAttr(step.getName().stripDialect()));
+        // An add of one value per column (a linear layer's bias) is the
+        // kernel's col_bias step; a same-shape add is the residual.
+        StringRef name = step.getName().stripDialect();
+        if (auto add = dyn_cast<l1::AddOp>(step))
+          if (add.getLhs().getType() != add.getRhs().getType())
+            name = "col_bias";
+        epilogue.push_back(builder.getStringAttr(name));
         if (auto add = dyn_cast<l1::AddOp>(step))
           ins.push_back(outer(isa<BlockArgument>(add.getRhs()) ? add.getRhs()
                                                                : add.getLhs()));

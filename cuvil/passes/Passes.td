@@ -58,8 +58,9 @@ def CuvilBatchParallelConvs : Pass<"cuvil-batch-parallel-convs", "::mlir::func::
 def CuvilFuseEpilogues : Pass<"cuvil-fuse-epilogues", "::mlir::func::FuncOp"> {
   let summary = "Fuse elementwise epilogues into the convolution producing them";
   let description = [{
-    Wraps a `cuvil.conv2d` (or an unscaled 2-D `cuvil.gemm` whose bias has
-    one value per column: a linear layer) and the elementwise ops that
+    Wraps a `cuvil.conv2d` (or a linear layer: an unscaled 2-D `cuvil.gemm`
+    whose bias has one value per column, or a `cuvil.matmul` by a [K, N]
+    weight with its broadcast bias `cuvil.add`) and the elementwise ops that
     consume its result alone into one `cuvil.fused_group kind = "epilogue"`:
     first an optional
     residual `cuvil.add` of a tensor of the same type, then an optional

@@ -18,8 +18,9 @@ func.func @classifier(%x: tensor<?x10xf32>) -> tensor<?x10xf32> {
 // L2: memref.global "private" constant @classifier_constant_0 : memref<10x10xf32> = dense<5.000000e-01> {alignment = 64 : i64}
 // L2: func.func @classifier(%[[B:.+]]: index {cuvil.name = "batch"}, %[[X:.+]]: memref<?x10xf32>, %[[Y:.+]]: memref<?x10xf32>, %[[A:.+]]: memref<{{[0-9]+}}xi8> {cuvil_l2.arena})
 // L2: cuvil_l2.view %[[A]][0] (%[[B]]) bounds [1]
-// L2: cuvil_l2.ukernel_call "matmul"
-// L2: cuvil_l2.ukernel_call "relu"
+// The relu rides in the matrix product's epilogue.
+// L2: cuvil_l2.ukernel_call "matmul" {{.*}}cuvil.epilogue = ["relu"]
+// L2-NOT: ukernel_call "relu"
 // The last op writes the output buffer directly.
 // L2: cuvil_l2.ukernel_call "softmax" ins(%{{.+}} : memref<?x10xf32>) outs(%[[Y]] : memref<?x10xf32>) {axis = 1 : i64}
 

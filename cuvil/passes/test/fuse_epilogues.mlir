@@ -109,3 +109,29 @@ func.func @linear_layers(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf3
   %r3 = cuvil.relu %z : tensor<4x8xf32>
   return %r2, %r3 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// PyTorch's linear layer on 3-D inputs: matmul + a broadcast bias add, then a
+// residual add and relu, all fused; a bias that is not one per column is not.
+// CHECK-LABEL: func.func @linear_3d
+// CHECK: %[[G:.+]] = cuvil.fused_group kind = "epilogue"(%arg0, %{{.+}}, %{{.+}}) :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: cuvil.matmul
+// CHECK-NEXT: cuvil.add {{.*}}tensor<1x4x8xf32>, tensor<8xf32>
+// CHECK-NEXT: cuvil.add {{.*}}tensor<1x4x8xf32>, tensor<1x4x8xf32>
+// CHECK-NEXT: cuvil.relu
+// CHECK: %[[M:.+]] = cuvil.matmul %[[G]]
+// CHECK-NEXT: cuvil.add %[[M]], %{{.+}} : tensor<1x4x8xf32>, tensor<4x8xf32>
+func.func @linear_3d(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+  %w = cuvil.constant dense<0.5> : tensor<8x8xf32>
+  %b = cuvil.constant dense<0.25> : tensor<8xf32>
+  %b2 = cuvil.constant dense<0.25> : tensor<4x8xf32>
+  %y = cuvil.matmul %x, %w : tensor<1x4x8xf32>, tensor<8x8xf32>
+  %yb = cuvil.add %y, %b : tensor<1x4x8xf32>, tensor<8xf32>
+  %s = cuvil.add %yb, %x : tensor<1x4x8xf32>, tensor<1x4x8xf32>
+  %r = cuvil.relu %s : tensor<1x4x8xf32>
+  %z = cuvil.matmul %r, %w : tensor<1x4x8xf32>, tensor<8x8xf32>
+  %zb = cuvil.add %z, %b2 : tensor<1x4x8xf32>, tensor<4x8xf32>
+  return %zb : tensor<1x4x8xf32>
+}

@@ -471,10 +471,17 @@ SmallVector<int64_t> attrInts(Operation *op, StringRef name,
 /// runtime's cuvil_epilogue takes them.
 struct Epilogue {
   bool present = false;
+  const Buffer *colBias = nullptr;
   const Buffer *residual = nullptr;
   std::string activation = "CUVIL_ACT_NONE";
   double lo = -std::numeric_limits<double>::infinity();
   double hi = std::numeric_limits<double>::infinity();
+  /// Trailing inputs of the call that the epilogue's steps consume.
+  size_t inputs = 0;
+
+  /// A C initializer of cuvil_epilogue; `colBias` overrides the step's.
+  std::string initializer(const std::string &rowBias = "NULL",
+                          const std::string &colBiasName = "") const;
 };
 
 FailureOr<Epilogue> getEpilogue(cuvil::l2::UKernelCallOp call,
@@ -484,10 +491,19 @@ FailureOr<Epilogue> getEpilogue(cuvil::l2::UKernelCallOp call,
   if (!steps)
     return epilogue;
   epilogue.present = true;
+  // Each add-like step consumes one input, in order, from the end of `ins`.
+  for (auto step : steps.getAsValueRange<StringAttr>())
+    epilogue.inputs += step == "add" || step == "col_bias";
+  if (epilogue.inputs > ins.size())
+    return call.emitOpError("epilogue ") << steps << " needs more inputs";
+  size_t next = ins.size() - epilogue.inputs;
   for (auto step : steps.getAsValueRange<StringAttr>()) {
-    if (step == "add" && !epilogue.residual &&
+    if (step == "col_bias" && !epilogue.colBias && !epilogue.residual &&
         epilogue.activation == "CUVIL_ACT_NONE") {
-      epilogue.residual = ins.back();
+      epilogue.colBias = ins[next++];
+    } else if (step == "add" && !epilogue.residual &&
+               epilogue.activation == "CUVIL_ACT_NONE") {
+      epilogue.residual = ins[next++];
     } else if (step == "relu" && epilogue.activation == "CUVIL_ACT_NONE") {
       epilogue.activation = "CUVIL_ACT_RELU";
     } else if (step == "clip" && epilogue.activation == "CUVIL_ACT_NONE") {
@@ -499,11 +515,32 @@ FailureOr<Epilogue> getEpilogue(cuvil::l2::UKernelCallOp call,
     } else {
       return call.emitOpError("epilogue step '")
              << step << "' (in " << steps
-             << ") is not one the x86 kernels apply; they take [add] then "
-                "[relu | clip]";
+             << ") is not one the x86 kernels apply; they take [col_bias], "
+                "[add], then [relu | clip]";
     }
   }
   return epilogue;
+}
+
+/// A float bound of cuvil_epilogue (its lo/hi fields are float).
+std::string clipLiteral(double value) {
+  if (std::isinf(value))
+    return value < 0 ? "-INFINITY" : "INFINITY";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::format("%.17g", value);
+  if (text.find_first_of(".eE") == std::string::npos)
+    text += ".0";
+  return "(float)" + text;
+}
+
+std::string Epilogue::initializer(const std::string &rowBias,
+                                  const std::string &colBiasName) const {
+  std::string col = !colBiasName.empty() ? colBiasName
+                    : colBias            ? colBias->name
+                                         : std::string("NULL");
+  return "{" + rowBias + ", " + (residual ? residual->name : std::string("NULL")) + ", " +
+         activation + ", " + clipLiteral(lo) + ", " + clipLiteral(hi) + ", " + col + "}";
 }
 
 LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
@@ -882,14 +919,30 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       if (d.empty())
         d = "1";
     std::string outMat = joinProduct({m, n});
+    FailureOr<Epilogue> epilogue = getEpilogue(call, ins);
+    if (failed(epilogue))
+      return failure();
     if (outBatchRank <= 1) {
       std::string count = outBatchRank ? outBatch[0] : "1";
-      line("cuvil_matmul_f32(pool, " + count + ", " + m + ", " + n + ", " + kk +
-           ", " + a.name + ", " + (outBatchRank ? aStride[0] : "0") + ", " +
-           kk + ", 1, " + b.name + ", " + (outBatchRank ? bStride[0] : "0") +
-           ", " + n + ", 1, " + out.name + ", NULL);");
+      std::string product =
+          "cuvil_matmul_f32(pool, " + count + ", " + m + ", " + n + ", " + kk + ", " + a.name +
+          ", " + (outBatchRank ? aStride[0] : "0") + ", " + kk + ", 1, " + b.name + ", " +
+          (outBatchRank ? bStride[0] : "0") + ", " + n + ", 1, " + out.name + ", ";
+      if (!epilogue->present) {
+        line(product + "NULL);");
+        return success();
+      }
+      // A linear layer's bias (col_bias), residual and activation, fused by
+      // cuvil-fuse-epilogues, applied to each row as it is finished.
+      line("{");
+      line("  const cuvil_epilogue epilogue = " + epilogue->initializer() + ";");
+      line("  " + product + "&epilogue);");
+      line("}");
       return success();
     }
+    if (epilogue->present)
+      return call.emitOpError("a fused epilogue needs a matrix product with at "
+                              "most one batch dimension");
     emitLoopNest(outBatch, [&](ArrayRef<std::string> vars) {
       std::vector<std::string> ao, bo, oo;
       std::vector<std::string> outBatchStrides(outBatchRank);
@@ -931,12 +984,10 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     if (epilogue->present) {
       // cuvil-fuse-epilogues fused it (alpha = beta = 1, a per-column bias):
       // the kernel adds the bias, the residual and the activation per row.
-      bool hasBias = ins.size() - (epilogue->residual ? 1 : 0) > 2;
+      bool hasBias = ins.size() - epilogue->inputs > 2;
       line("{");
-      line("  const cuvil_epilogue epilogue = {NULL, " +
-           (epilogue->residual ? epilogue->residual->name : std::string("NULL")) + ", " +
-           epilogue->activation + ", " + lit(epilogue->lo) + ", " + lit(epilogue->hi) + ", " +
-           (hasBias ? ins[2]->name : std::string("NULL")) + "};");
+      line("  const cuvil_epilogue epilogue = " +
+           epilogue->initializer("NULL", hasBias ? ins[2]->name : "NULL") + ";");
       line("  " + product + "&epilogue);");
       line("}");
       return success();
@@ -971,7 +1022,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     FailureOr<Epilogue> epilogue = getEpilogue(call, ins);
     if (failed(epilogue))
       return failure();
-    bool hasBias = ins.size() - (epilogue->residual ? 1 : 0) > 2;
+    bool hasBias = ins.size() - epilogue->inputs > 2;
     auto algorithm = call->getAttrOfType<StringAttr>("cuvil.algorithm");
     std::string call_ =
         algorithm && algorithm.getValue() == "winograd_f4x3"
@@ -994,10 +1045,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       return success();
     }
     line("{");
-    line("  const cuvil_epilogue epilogue = {NULL, " +
-         (epilogue->residual ? epilogue->residual->name : std::string("NULL")) +
-         ", " + epilogue->activation + ", " + lit(epilogue->lo) + ", " +
-         lit(epilogue->hi) + ", NULL};");
+    line("  const cuvil_epilogue epilogue = " + epilogue->initializer() + ";");
     line("  " + call_ + "&epilogue);");
     line("}");
     return success();

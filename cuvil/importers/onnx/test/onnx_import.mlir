@@ -5,8 +5,10 @@
 // Weights are dense resources, never printed inline.
 // MLP-DAG: %[[B:.+]] = cuvil.constant dense_resource<b> : tensor<16xf32>
 // MLP-DAG: %[[W:.+]] = cuvil.constant dense_resource<W> : tensor<10x16xf32>
-// MLP: %[[H:.+]] = cuvil.matmul %{{.+}}, %[[W]] : tensor<1x10xf32>, tensor<10x16xf32>
-// MLP: %[[HB:.+]] = cuvil.add %[[H]], %[[B]] : tensor<1x16xf32>, tensor<16xf32>
+// The linear layer and its relu form one epilogue group (the pipeline runs).
+// MLP: cuvil.fused_group kind = "epilogue"(%{{.+}}, %[[W]], %[[B]])
+// MLP: %[[H:.+]] = cuvil.matmul %{{.+}}, %{{.+}} : tensor<1x10xf32>, tensor<10x16xf32>
+// MLP: %[[HB:.+]] = cuvil.add %[[H]], %{{.+}} : tensor<1x16xf32>, tensor<16xf32>
 // MLP: cuvil.relu %[[HB]]
 // MLP: cuvil.softmax %{{.+}}, axis = 1
 // MLP: dialect_resources
