@@ -168,6 +168,19 @@ private:
   std::string tmp() { return "t" + std::to_string(tmpCounter++); }
   void line(const Twine &text) { body += "  " + text.str() + "\n"; }
 
+  /// Emits `call`, a kernel call lacking its last argument, with the address
+  /// of a cuvil_epilogue initialized by `initializer` (or NULL if empty).
+  void callWithEpilogue(const std::string &call, const std::string &initializer) {
+    if (initializer.empty()) {
+      line(call + "NULL);");
+      return;
+    }
+    line("{");
+    line("  const cuvil_epilogue epilogue = " + initializer + ";");
+    line("  " + call + "&epilogue);");
+    line("}");
+  }
+
   func::FuncOp func;
   ModuleOp module;
   const EmitOptions &options;
@@ -928,16 +941,9 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
           "cuvil_matmul_f32(pool, " + count + ", " + m + ", " + n + ", " + kk + ", " + a.name +
           ", " + (outBatchRank ? aStride[0] : "0") + ", " + kk + ", 1, " + b.name + ", " +
           (outBatchRank ? bStride[0] : "0") + ", " + n + ", 1, " + out.name + ", ";
-      if (!epilogue->present) {
-        line(product + "NULL);");
-        return success();
-      }
       // A linear layer's bias (col_bias), residual and activation, fused by
       // cuvil-fuse-epilogues, applied to each row as it is finished.
-      line("{");
-      line("  const cuvil_epilogue epilogue = " + epilogue->initializer() + ";");
-      line("  " + product + "&epilogue);");
-      line("}");
+      callWithEpilogue(product, epilogue->present ? epilogue->initializer() : "");
       return success();
     }
     if (epilogue->present)
@@ -985,11 +991,8 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       // cuvil-fuse-epilogues fused it (alpha = beta = 1, a per-column bias):
       // the kernel adds the bias, the residual and the activation per row.
       bool hasBias = ins.size() - epilogue->inputs > 2;
-      line("{");
-      line("  const cuvil_epilogue epilogue = " +
-           epilogue->initializer("NULL", hasBias ? ins[2]->name : "NULL") + ";");
-      line("  " + product + "&epilogue);");
-      line("}");
+      callWithEpilogue(product,
+                       epilogue->initializer("NULL", hasBias ? ins[2]->name : "NULL"));
       return success();
     }
     line(product + "NULL);");
@@ -1040,14 +1043,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
         std::to_string(pd[0]) + ", " + std::to_string(pd[1]) + ", " +
         std::to_string(dl[0]) + ", " + std::to_string(dl[1]) + ", " +
         out.dims[2] + ", " + out.dims[3] + ", " + out.name + ", ";
-    if (!epilogue->present) {
-      line(call_ + "NULL);");
-      return success();
-    }
-    line("{");
-    line("  const cuvil_epilogue epilogue = " + epilogue->initializer() + ";");
-    line("  " + call_ + "&epilogue);");
-    line("}");
+    callWithEpilogue(call_, epilogue->present ? epilogue->initializer() : "");
     return success();
   }
   if (k == "max_pool2d" || k == "avg_pool2d") {
