@@ -31,15 +31,6 @@ Operation *soleUser(Value value) {
   return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
 }
 
-/// Bytes of a statically shaped tensor; 0 if any dimension is dynamic.
-int64_t staticBytes(Type type) {
-  auto tensor = cast<RankedTensorType>(type);
-  if (!tensor.hasStaticShape())
-    return 0;
-  return tensor.getNumElements() *
-         static_cast<int64_t>(tensor.getElementTypeBitWidth() / 8);
-}
-
 struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
   void runOnOperation() override {
     SmallVector<Operation *> producers;
@@ -167,7 +158,7 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
     for (Operation *op : llvm::reverse(chain)) {
       if (op != last)
         cuvil::addStatistic(getOperation(), *this, bytesSaved, "bytes-saved",
-                            staticBytes(op->getResult(0).getType()));
+                            cuvil::staticTensorBytes(op->getResult(0).getType()));
       op->erase();
     }
     cuvil::addStatistic(getOperation(), *this, numGroups, "groups");

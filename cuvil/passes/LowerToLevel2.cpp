@@ -11,6 +11,7 @@
 #include "cuvil/passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -44,6 +45,56 @@ private:
 
   llvm::DenseMap<Value, int64_t> multipliers;
 };
+
+/// A pure `cuvil.map_reduce` as `cuvil_l2.kernel "map"` around a
+/// `linalg.generic` over the buffers: one parallel loop per output
+/// dimension, each input indexed by numpy broadcasting (a size-1 dimension
+/// against a larger one reads index 0), the map's region as the body.
+void lowerMap(OpBuilder &builder, l1::MapReduceOp map, ValueRange ins,
+              Value out) {
+  Location loc = map.getLoc();
+  MLIRContext *context = builder.getContext();
+  auto outType = cast<MemRefType>(out.getType());
+  int64_t rank = outType.getRank();
+  SmallVector<AffineMap> maps;
+  for (Value in : ins) {
+    auto inType = cast<MemRefType>(in.getType());
+    int64_t offset = rank - inType.getRank();
+    SmallVector<AffineExpr> results;
+    for (int64_t d = 0; d < inType.getRank(); ++d) {
+      bool stretched = inType.getDimSize(d) == 1 &&
+                       outType.getDimSize(offset + d) != 1;
+      results.push_back(stretched ? getAffineConstantExpr(0, context)
+                                  : getAffineDimExpr(offset + d, context));
+    }
+    maps.push_back(AffineMap::get(rank, 0, results, context));
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, context));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+
+  auto kernel = cuvil::l2::KernelOp::create(builder, loc, "map", ins, out,
+                                            nullptr, nullptr, nullptr);
+  SmallVector<Type> types(ins.getTypes());
+  types.push_back(out.getType());
+  SmallVector<Location> locs(types.size(), loc);
+  OpBuilder::InsertionGuard guard(builder);
+  Block *body = builder.createBlock(&kernel.getBody(), {}, types, locs);
+  Block &region = map.getMap().front();
+  linalg::GenericOp::create(
+      builder, loc, body->getArguments().drop_back(), body->getArguments().back(),
+      maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange scalars) {
+        IRMapping mapping;
+        mapping.map(region.getArguments(), scalars.drop_back());
+        for (Operation &scalarOp : region.without_terminator())
+          nested.clone(scalarOp, mapping);
+        linalg::YieldOp::create(
+            nested, nestedLoc,
+            mapping.lookup(region.getTerminator()->getOperand(0)));
+      });
+  cuvil::l2::EndOp::create(builder, loc);
+}
 
 LogicalResult BatchMultipliers::compute(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments()) {
@@ -230,9 +281,20 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
                   memref::GetGlobalOp::create(builder, opLoc, type, name));
       continue;
     }
+    if (auto map = dyn_cast<l1::MapReduceOp>(op)) {
+      if (!map.getReductionDims().empty())
+        return op.emitOpError("with reduction_dims is not supported by the "
+                              "x86 target yet");
+      SmallVector<Value> ins;
+      for (Value input : map.getInputs())
+        ins.push_back(buffers.lookup(input));
+      Value out = allocate(map.getResult(), opLoc);
+      buffers.map(map.getResult(), out);
+      lowerMap(builder, map, ins, out);
+      continue;
+    }
     auto group = dyn_cast<l1::FusedGroupOp>(op);
-    if (isa<l1::MapReduceOp>(op) ||
-        (group && group.getKind() != std::optional<StringRef>("epilogue")))
+    if (group && group.getKind() != std::optional<StringRef>("epilogue"))
       return op.emitOpError("is not supported by the x86 target yet");
     if (op.getDialect() != context->getLoadedDialect<l1::CuvilDialect>())
       return op.emitOpError("is not a level1 op; cannot lower it to level2");

@@ -2,6 +2,8 @@
 
 #include "cuvil/passes/PassStatistics.h"
 
+#include "mlir/IR/BuiltinTypes.h"
+
 #include <map>
 #include <mutex>
 
@@ -42,6 +44,14 @@ std::vector<PassStatistic> takeStatistics(mlir::MLIRContext *context) {
   std::vector<PassStatistic> entries = std::move(it->second);
   registry().erase(it);
   return entries;
+}
+
+int64_t staticTensorBytes(mlir::Type type) {
+  auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  return tensor.getNumElements() *
+         static_cast<int64_t>(tensor.getElementTypeBitWidth() / 8);
 }
 
 } // namespace cuvil

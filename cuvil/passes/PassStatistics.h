@@ -29,6 +29,10 @@ struct PassStatistic {
 void addStatistic(mlir::Operation *op, mlir::Pass &pass, mlir::Pass::Statistic &statistic,
                   llvm::StringRef name, uint64_t value = 1);
 
+/// Bytes of a statically shaped tensor type, 0 if a dimension is dynamic:
+/// what a fusion saves writing and reading back (`bytes-saved`).
+int64_t staticTensorBytes(mlir::Type type);
+
 /// The statistics recorded in `context`, in the order first recorded, and
 /// forgets them.
 std::vector<PassStatistic> takeStatistics(mlir::MLIRContext *context);

@@ -78,6 +78,30 @@ def CuvilFuseEpilogues : Pass<"cuvil-fuse-epilogues", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::cuvil::l1::CuvilDialect"];
 }
 
+def CuvilFuseElementwise : Pass<"cuvil-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuse chains of float elementwise ops into one map";
+  let description = [{
+    Replaces each maximal group of f32/f64 elementwise ops (arithmetic,
+    activations, exp/log/sqrt/erf, ...) that share one result type by a
+    `cuvil.map_reduce` without reductions, whose scalar region (arith and
+    math ops) computes one output element: one loop nest and no
+    intermediate tensors instead of one pass over memory per op (ONNX's
+    decomposed GELU, SiLU as sigmoid * x, scale-and-shift). A producer joins
+    a group only when all its users are in it; splat constants become
+    scalar constants. Runs after cuvil-fuse-epilogues, which takes the ops a
+    convolution or matrix product can apply itself.
+  }];
+  let statistics = [
+    Statistic<"numMaps", "maps", "Elementwise groups fused into one map">,
+    Statistic<"numOpsFused", "ops-fused", "Elementwise ops fused into maps">,
+    Statistic<"bytesSaved", "bytes-saved",
+              "Intermediate tensor bytes no longer written (static shapes)">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def CuvilLowerToLevel2 : Pass<"cuvil-lower-to-level2", "::mlir::ModuleOp"> {
   let summary = "Bufferize level1 into level2 micro-kernel calls";
   let description = [{
@@ -86,13 +110,17 @@ def CuvilLowerToLevel2 : Pass<"cuvil-lower-to-level2", "::mlir::ModuleOp"> {
     `cuvil_l2.ukernel_call` named after it (attributes carried over);
     intermediates are `memref.alloc`s (placed in the arena by
     `cuvil-plan-memory`), constants `memref.global`s, and the values a
-    function returns are written straight into its output buffers.
+    function returns are written straight into its output buffers. A
+    `cuvil.map_reduce` map becomes a `cuvil_l2.kernel "map"` whose body is a
+    `linalg.generic` over the buffers (broadcasts as indexing maps) with the
+    map's scalar region.
 
     Dynamic dimensions must be multiples of the batch (the only run-time
     dimension Cuvil supports); each gets its size as `batch * k`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
     "::mlir::memref::MemRefDialect",
     "::cuvil::l2::CuvilL2Dialect",
   ];

@@ -17,6 +17,7 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilBatchParallelConvs());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseEpilogues());
+  pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseElementwise());
 }
 
 void buildLevel2Pipeline(mlir::OpPassManager &pm) {

@@ -143,3 +143,46 @@ func.func @other_group(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// A map becomes a kernel around a linalg.generic over the buffers: one
+// parallel loop per result dimension, broadcast inputs indexed by their
+// trailing loops, a stretched size-1 dimension by 0; the region is the map's.
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-DAG: #[[COL:.+]] = affine_map<(d0, d1, d2) -> (d1, 0)>
+// CHECK-LABEL: func.func @map
+// CHECK-SAME: (%{{.+}}: index {cuvil.name = "batch"}, %[[X:.+]]: memref<?x4x8xf32>, %[[G:.+]]: memref<8xf32>, %[[B:.+]]: memref<4x1xf32>, %[[OUT:.+]]: memref<?x4x8xf32>)
+// CHECK: cuvil_l2.kernel "map" ins(%[[X]], %[[G]], %[[B]] : memref<?x4x8xf32>, memref<8xf32>, memref<4x1xf32>) outs(%[[OUT]] : memref<?x4x8xf32>) {
+// CHECK-NEXT: ^bb0(%[[KX:.+]]: memref<?x4x8xf32>, %[[KG:.+]]: memref<8xf32>, %[[KB:.+]]: memref<4x1xf32>, %[[KO:.+]]: memref<?x4x8xf32>):
+// CHECK-NEXT: linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[COL]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[KX]], %[[KG]], %[[KB]] : memref<?x4x8xf32>, memref<8xf32>, memref<4x1xf32>) outs(%[[KO]] : memref<?x4x8xf32>) {
+// CHECK-NEXT: ^bb0(%[[EX:.+]]: f32, %[[EG:.+]]: f32, %[[EB:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: %[[M:.+]] = arith.mulf %[[EX]], %[[EG]] : f32
+// CHECK-NEXT: %[[A:.+]] = arith.addf %[[M]], %[[EB]] : f32
+// CHECK-NEXT: linalg.yield %[[A]] : f32
+func.func @map(%x: tensor<?x4x8xf32>, %g: tensor<8xf32>, %b: tensor<4x1xf32>) -> tensor<?x4x8xf32> {
+  %y = cuvil.map_reduce ins(%x, %g, %b : tensor<?x4x8xf32>, tensor<8xf32>, tensor<4x1xf32>) -> tensor<?x4x8xf32> {
+  ^bb0(%ex: f32, %eg: f32, %eb: f32):
+    %m = arith.mulf %ex, %eg : f32
+    %a = arith.addf %m, %eb : f32
+    cuvil.yield %a : f32
+  }
+  return %y : tensor<?x4x8xf32>
+}
+
+// -----
+
+// Maps with reductions have no x86 lowering yet.
+func.func @map_reduce(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'cuvil.map_reduce' op with reduction_dims is not supported by the x86 target yet}}
+  %y = cuvil.map_reduce ins(%x : tensor<4x8xf32>) reduction_dims = [1] init = 0.0 : f32 -> tensor<4xf32> {
+  ^bb0(%e: f32):
+    cuvil.yield %e : f32
+  } reduce {
+  ^bb0(%acc: f32, %v: f32):
+    %s = arith.addf %acc, %v : f32
+    cuvil.yield %s : f32
+  }
+  return %y : tensor<4xf32>
+}

@@ -3,8 +3,8 @@
 // Walks the (straight-line) level2 function once. Every buffer is a C
 // pointer; its dimensions are C expressions ("64", "batch*128"). Heavy ops
 // call the reference micro-kernels (runtime/cuvil_kernels.c); elementwise and
-// data-movement ops become loop nests inline, which the C compiler
-// vectorizes for the target CPU.
+// data-movement ops, and fused maps (a kernel around a linalg.generic), become
+// loop nests inline, which the C compiler vectorizes for the target CPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,9 +20,12 @@
 #include "absl/strings/str_replace.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -115,6 +118,27 @@ std::string literal(double value, Type type) {
 /// Suffix of <math.h> functions for the type ("f" for float).
 std::string mathSuffix(Type type) { return type.isF32() ? "f" : ""; }
 
+/// tanh of `x`; f32 through cuvil_expf, which vectorizes.
+std::string tanhExpr(const std::string &x, Type type) {
+  if (!type.isF32())
+    return "tanh(" + x + ")";
+  std::string one = literal(1, type), two = literal(2, type);
+  return "(" + one + " - " + two + " / (cuvil_expf(" + two + " * " + x +
+         ") + " + one + "))";
+}
+
+/// max (`cmp` ">") or min ("<") of `x` and `y`; a NaN in either propagates,
+/// as in PyTorch.
+std::string extremumExpr(const std::string &cmp, const std::string &x,
+                         const std::string &y) {
+  return "(" + x + " " + cmp + " " + y + " || " + x + " != " + x + " ? " + x +
+         " : " + y + ")";
+}
+
+/// Where each dimension of an operand is indexed from in an iteration
+/// space: a loop's position, or -1 for a broadcast dimension (index 0).
+using DimSources = SmallVector<int64_t, 4>;
+
 class Emitter {
 public:
   Emitter(func::FuncOp func, ModuleOp module, const EmitOptions &options)
@@ -161,12 +185,30 @@ private:
   void emitElementwise(
       const Buffer &out, ArrayRef<const Buffer *> ins,
       const std::function<std::string(ArrayRef<std::string>)> &expr);
+  /// A loop over the elements of `out` (one flat loop when nothing
+  /// broadcasts); `inner` gets the index expression of each input, read
+  /// through its `sources`, and of `out`, and emits the body's statements.
+  void emitParallelLoop(
+      const Buffer &out, ArrayRef<const Buffer *> ins,
+      ArrayRef<DimSources> sources,
+      const std::function<void(ArrayRef<std::string>, const std::string &)>
+          &inner);
+  /// A `cuvil_l2.kernel "map"`: its linalg.generic as one loop nest whose
+  /// body is the scalar region in C.
+  LogicalResult emitMap(cuvil::l2::KernelOp kernel);
+  /// The C expression of one scalar op of a map's region.
+  FailureOr<std::string>
+  scalarExpr(Operation &op, const llvm::DenseMap<Value, std::string> &values);
   /// A loop nest over `dims` whose body gets the index variable names.
   void emitLoopNest(const std::vector<std::string> &dims,
                     const std::function<void(ArrayRef<std::string>)> &inner);
 
   std::string tmp() { return "t" + std::to_string(tmpCounter++); }
   void line(const Twine &text) { body += "  " + text.str() + "\n"; }
+  /// A statement at the current loop depth.
+  void stmt(const Twine &text) {
+    body += std::string(2 * indent, ' ') + text.str() + "\n";
+  }
 
   /// Emits `call`, a kernel call lacking its last argument, with the address
   /// of a cuvil_epilogue initialized by `initializer` (or NULL if empty).
@@ -286,46 +328,216 @@ static std::string store(const Buffer &b, const std::string &value) {
 void Emitter::emitElementwise(
     const Buffer &out, ArrayRef<const Buffer *> ins,
     const std::function<std::string(ArrayRef<std::string>)> &expr) {
-  bool flat =
-      llvm::all_of(ins, [&](const Buffer *b) { return b->dims == out.dims; });
+  // Numpy broadcasting: dims align at the end; a size-1 dim repeats.
+  SmallVector<DimSources> sources;
+  for (const Buffer *b : ins) {
+    size_t offset = out.dims.size() - b->dims.size();
+    DimSources s;
+    for (size_t d = 0; d < b->dims.size(); ++d)
+      s.push_back(b->dims[d] == "1" && out.dims[offset + d] != "1"
+                      ? -1
+                      : static_cast<int64_t>(offset + d));
+    sources.push_back(s);
+  }
+  emitParallelLoop(out, ins, sources,
+                   [&](ArrayRef<std::string> index, const std::string &o) {
+                     std::vector<std::string> elems;
+                     for (auto [b, i] : llvm::zip(ins, index))
+                       elems.push_back(load(*b, b->name + "[" + i + "]"));
+                     stmt(out.name + "[" + o + "] = " + store(out, expr(elems)) +
+                          ";");
+                   });
+}
+
+void Emitter::emitParallelLoop(
+    const Buffer &out, ArrayRef<const Buffer *> ins,
+    ArrayRef<DimSources> sources,
+    const std::function<void(ArrayRef<std::string>, const std::string &)>
+        &inner) {
+  bool flat = true;
+  for (auto [b, s] : llvm::zip(ins, sources)) {
+    flat &= b->dims == out.dims;
+    for (size_t d = 0; d < s.size(); ++d)
+      flat &= s[d] == static_cast<int64_t>(d);
+  }
   if (flat) {
     std::string i = tmp();
-    std::vector<std::string> elems;
-    for (const Buffer *b : ins)
-      elems.push_back(load(*b, b->name + "[" + i + "]"));
-    std::string pad(2 * indent, ' ');
-    body += pad + "for (int64_t " + i + " = 0; " + i + " < " + numel(out) +
-            "; ++" + i + ")\n" + pad + "  " + out.name + "[" + i +
-            "] = " + store(out, expr(elems)) + ";\n";
+    stmt("for (int64_t " + i + " = 0; " + i + " < " + numel(out) + "; ++" +
+         i + ") {");
+    ++indent;
+    inner(std::vector<std::string>(ins.size(), i), i);
+    --indent;
+    stmt("}");
     return;
   }
-  // Broadcasting: operand dims align at the end; a size-1 dim repeats.
-  std::vector<std::string> outStrides = strides(out);
-  size_t rank = out.dims.size();
-  std::vector<std::vector<std::string>> inStrides;
-  for (const Buffer *b : ins) {
-    std::vector<std::string> s(rank, "0");
-    std::vector<std::string> own = strides(*b);
-    size_t offset = rank - b->dims.size();
-    for (size_t d = 0; d < b->dims.size(); ++d)
-      if (!(b->dims[d] == "1" && out.dims[offset + d] != "1"))
-        s[offset + d] = own[d];
-    inStrides.push_back(s);
-  }
   emitLoopNest(out.dims, [&](ArrayRef<std::string> vars) {
-    auto index = [&](const std::vector<std::string> &s) {
-      std::vector<std::string> terms;
-      for (size_t d = 0; d < rank; ++d)
-        if (s[d] != "0")
-          terms.push_back(s[d] == "1" ? vars[d] : vars[d] + "*" + s[d]);
+    auto index = [&](const Buffer &b, ArrayRef<int64_t> s) {
+      std::vector<std::string> own = strides(b), terms;
+      for (size_t d = 0; d < s.size(); ++d)
+        if (s[d] >= 0)
+          terms.push_back(own[d] == "1" ? vars[s[d]]
+                                        : vars[s[d]] + "*" + own[d]);
       return terms.empty() ? std::string("0") : absl::StrJoin(terms, " + ");
     };
-    std::vector<std::string> elems;
-    for (auto [b, s] : llvm::zip(ins, inStrides))
-      elems.push_back(load(*b, b->name + "[" + index(s) + "]"));
-    body += std::string(2 * indent, ' ') + out.name + "[" + index(outStrides) +
-            "] = " + store(out, expr(elems)) + ";\n";
+    std::vector<std::string> indices;
+    for (auto [b, s] : llvm::zip(ins, sources))
+      indices.push_back(index(*b, s));
+    DimSources identity;
+    for (size_t d = 0; d < out.dims.size(); ++d)
+      identity.push_back(static_cast<int64_t>(d));
+    inner(indices, index(out, identity));
   });
+}
+
+LogicalResult Emitter::emitMap(cuvil::l2::KernelOp kernel) {
+  Block &body = kernel.getBody().front();
+  // The body: scalar constants (hoisted out of the generic by
+  // canonicalization) and one linalg.generic.
+  linalg::GenericOp generic;
+  llvm::DenseMap<Value, std::string> constants;
+  for (Operation &op : body.without_terminator()) {
+    if (auto constant = dyn_cast<arith::ConstantOp>(op);
+        constant && isa<FloatAttr>(constant.getValue())) {
+      FailureOr<std::string> value = scalarExpr(op, constants);
+      if (failed(value))
+        return failure();
+      constants[constant.getResult()] = *value;
+    } else if (isa<linalg::GenericOp>(op) && !generic) {
+      generic = cast<linalg::GenericOp>(op);
+    } else {
+      return op.emitOpError("in a kernel body is not supported by the x86 "
+                            "target");
+    }
+  }
+  if (kernel.getName() != "map" || !generic || generic.getNumDpsInits() != 1 ||
+      generic.getNumReductionLoops() != 0)
+    return kernel.emitOpError("is not an elementwise map (a linalg.generic "
+                              "with parallel loops and one output), the only "
+                              "kernel body the x86 target generates");
+  // The generic's operands are the kernel's block arguments, which stand for
+  // the kernel's operands (ins, then outs).
+  auto outer = [&](Value value) -> const Buffer * {
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg || arg.getOwner() != &body)
+      return nullptr;
+    return &buffers[kernel->getOperand(arg.getArgNumber())];
+  };
+  SmallVector<const Buffer *> ins;
+  SmallVector<DimSources> sources;
+  for (OpOperand *operand : generic.getDpsInputOperands()) {
+    const Buffer *b = outer(operand->get());
+    if (!b)
+      return kernel.emitOpError("map input is not a kernel argument");
+    DimSources s;
+    for (AffineExpr e : generic.getMatchingIndexingMap(operand).getResults()) {
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        s.push_back(dim.getPosition());
+      else if (auto c = dyn_cast<AffineConstantExpr>(e); c && c.getValue() == 0)
+        s.push_back(-1);
+      else
+        return kernel.emitOpError("map input ")
+               << operand->getOperandNumber()
+               << " has an index that is neither a loop nor a broadcast";
+    }
+    ins.push_back(b);
+    sources.push_back(s);
+  }
+  OpOperand *init = generic.getDpsInitOperand(0);
+  const Buffer *out = outer(init->get());
+  if (!out || !generic.getMatchingIndexingMap(init).isIdentity())
+    return kernel.emitOpError("map output must be a kernel argument indexed "
+                              "by the loops in order");
+  Block &region = generic.getRegion().front();
+  LogicalResult status = success();
+  emitParallelLoop(
+      *out, ins, sources,
+      [&](ArrayRef<std::string> index, const std::string &o) {
+        // One const local per scalar value: the C compiler sees the same
+        // dataflow as the region and vectorizes the loop.
+        llvm::DenseMap<Value, std::string> values = constants;
+        for (auto [i, b] : llvm::enumerate(ins)) {
+          std::string t = tmp();
+          stmt("const " + cType(region.getArgument(i).getType()) + " " + t +
+               " = " + load(*b, b->name + "[" + index[i] + "]") + ";");
+          values[region.getArgument(i)] = t;
+        }
+        for (Operation &op : region.without_terminator()) {
+          FailureOr<std::string> expr = scalarExpr(op, values);
+          if (failed(expr)) {
+            status = failure();
+            return;
+          }
+          std::string t = tmp();
+          stmt("const " + cType(op.getResult(0).getType()) + " " + t + " = " +
+               *expr + ";");
+          values[op.getResult(0)] = t;
+        }
+        stmt(out->name + "[" + o + "] = " +
+             store(*out, values.lookup(region.getTerminator()->getOperand(0))) +
+             ";");
+      });
+  return status;
+}
+
+FailureOr<std::string>
+Emitter::scalarExpr(Operation &op,
+                    const llvm::DenseMap<Value, std::string> &values) {
+  auto x = [&](unsigned i) { return values.lookup(op.getOperand(i)); };
+  Type t = op.getResult(0).getType();
+  std::string f = mathSuffix(t);
+  auto binary = [&](const char *c) {
+    return "(" + x(0) + " " + c + " " + x(1) + ")";
+  };
+  auto call = [&](const std::string &name) { return name + "(" + x(0) + ")"; };
+  using Result = FailureOr<std::string>;
+  if (!isa<FloatType>(t) && !isa<arith::CmpFOp>(op))
+    return op.emitOpError("on ")
+           << t << " in a map is not supported by the x86 target";
+  return llvm::TypeSwitch<Operation *, Result>(&op)
+      .Case([&](arith::ConstantOp c) -> Result {
+        auto value = dyn_cast<FloatAttr>(c.getValue());
+        if (!value)
+          return c.emitOpError("in a map must be a float scalar");
+        return literal(value.getValueAsDouble(), t);
+      })
+      .Case([&](arith::AddFOp) { return binary("+"); })
+      .Case([&](arith::SubFOp) { return binary("-"); })
+      .Case([&](arith::MulFOp) { return binary("*"); })
+      .Case([&](arith::DivFOp) { return binary("/"); })
+      .Case([&](arith::NegFOp) { return "(-" + x(0) + ")"; })
+      .Case([&](arith::MaximumFOp) { return extremumExpr(">", x(0), x(1)); })
+      .Case([&](arith::MinimumFOp) { return extremumExpr("<", x(0), x(1)); })
+      .Case([&](arith::CmpFOp cmp) -> Result {
+        // Ordered predicates are C's comparisons (false on NaN); UNE is !=.
+        switch (cmp.getPredicate()) {
+        case arith::CmpFPredicate::OEQ: return binary("==");
+        case arith::CmpFPredicate::OGT: return binary(">");
+        case arith::CmpFPredicate::OGE: return binary(">=");
+        case arith::CmpFPredicate::OLT: return binary("<");
+        case arith::CmpFPredicate::OLE: return binary("<=");
+        case arith::CmpFPredicate::UNE: return binary("!=");
+        default:
+          return cmp.emitOpError("predicate ")
+                 << arith::stringifyCmpFPredicate(cmp.getPredicate())
+                 << " is not supported by the x86 target";
+        }
+      })
+      .Case([&](arith::SelectOp) {
+        return "(" + x(0) + " ? " + x(1) + " : " + x(2) + ")";
+      })
+      .Case([&](math::ExpOp) { return call(t.isF32() ? "cuvil_expf" : "exp"); })
+      .Case([&](math::ErfOp) { return call(t.isF32() ? "cuvil_erff" : "erf"); })
+      .Case([&](math::TanhOp) { return tanhExpr(x(0), t); })
+      .Case([&](math::LogOp) { return call("log" + f); })
+      .Case([&](math::SqrtOp) { return call("sqrt" + f); })
+      .Case([&](math::AbsFOp) { return call("fabs" + f); })
+      .Case([&](math::PowFOp) {
+        return "pow" + f + "(" + x(0) + ", " + x(1) + ")";
+      })
+      .Default([&](Operation *other) -> Result {
+        return other->emitOpError("in a map is not supported by the x86 "
+                                  "target");
+      });
 }
 
 LogicalResult Emitter::emitWeight(memref::GetGlobalOp getGlobal) {
@@ -457,6 +669,11 @@ LogicalResult Emitter::emitOp(Operation *op) {
     body += "  /* " + call.getKernel().str() + " at " +
             formatLocation(call.getLoc()) + " */\n";
     return emitKernel(call);
+  }
+  if (auto kernel = dyn_cast<cuvil::l2::KernelOp>(op)) {
+    body += "  /* " + kernel.getName().str() + " at " +
+            formatLocation(kernel.getLoc()) + " */\n";
+    return emitMap(kernel);
   }
   return op->emitOpError("is not supported by the x86 C emitter");
 }
@@ -627,12 +844,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
         return "(" + one + " / (" + one + " + " + exp + "(-" + e[0] + ")))";
       };
     else if (k == "tanh")
-      unary = [=](ArrayRef<std::string> e) {
-        if (f != "f")
-          return "tanh(" + e[0] + ")";
-        return "(" + one + " - " + two + " / (cuvil_expf(" + two + " * " + e[0] + ") + " +
-               one + "))";
-      };
+      unary = [=](ArrayRef<std::string> e) { return tanhExpr(e[0], element); };
     else if (k == "gelu") {
       bool approx =
           call->getAttrOfType<StringAttr>("approximate") &&
@@ -712,9 +924,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
   if (k == "max" || k == "min") {
     std::string cmp = k == "max" ? ">" : "<";
     emitElementwise(out, {ins[0], ins[1]}, [=](ArrayRef<std::string> e) {
-      // NaN in either operand propagates, as in PyTorch.
-      return "(" + e[0] + " " + cmp + " " + e[1] + " || " + e[0] +
-             " != " + e[0] + " ? " + e[0] + " : " + e[1] + ")";
+      return extremumExpr(cmp, e[0], e[1]);
     });
     return success();
   }
