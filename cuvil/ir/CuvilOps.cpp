@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
@@ -328,6 +329,19 @@ OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
   return foldIdentity(getLhs(), getRhs(), adaptor.getLhs(), adaptor.getRhs(),
                       getType(), 1.0);
+}
+
+LogicalResult PowOp::canonicalize(PowOp op, PatternRewriter &rewriter) {
+  // A float x squared by a splat constant 2 that does not broadcast x:
+  // one multiply instead of a call to pow per element.
+  Attribute exponent;
+  if (!isa<FloatType>(getElementTypeOrSelf(op.getType())) ||
+      op.getLhs().getType() != op.getType() ||
+      !matchPattern(op.getRhs(), m_Constant(&exponent)) ||
+      !isSplatOf(exponent, 2.0))
+    return failure();
+  rewriter.replaceOpWithNewOp<MulOp>(op, op.getLhs(), op.getLhs());
+  return success();
 }
 
 LogicalResult WhereOp::inferReturnTypes(MLIRContext *,

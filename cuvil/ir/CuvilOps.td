@@ -74,6 +74,8 @@ def Cuvil_DivOp : Cuvil_BinaryOp<"div"> {
 }
 def Cuvil_PowOp : Cuvil_BinaryOp<"pow"> {
   let summary = "elementwise power";
+  // pow(x, 2) -> x * x (decomposed norms square a difference).
+  let hasCanonicalizeMethod = 1;
 }
 def Cuvil_MaxOp : Cuvil_BinaryOp<"max", [Commutative]> {
   let summary = "elementwise maximum";

@@ -46,6 +46,40 @@ private:
   llvm::DenseMap<Value, int64_t> multipliers;
 };
 
+/// (K, N) of an f32 matrix product worth packing B for: static K and N of
+/// at least a strip and a few rows of A (fewer than 8 static rows, or a
+/// vector, never pay for the pass over B).
+FailureOr<std::pair<int64_t, int64_t>> packableProduct(Operation *op) {
+  if (!isa<l1::MatmulOp, l1::GemmOp>(op))
+    return failure();
+  auto aType = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto bType = cast<RankedTensorType>(op->getOperand(1).getType());
+  if (!bType.getElementType().isF32() || aType.getRank() < 2 ||
+      bType.getRank() < 2)
+    return failure();
+  int64_t rank = bType.getRank(), m, k, n;
+  if (auto gemm = dyn_cast<l1::GemmOp>(op)) {
+    m = aType.getDimSize(gemm.getTransA() ? 1 : 0);
+    k = bType.getDimSize(gemm.getTransB() ? 1 : 0);
+    n = bType.getDimSize(gemm.getTransB() ? 0 : 1);
+  } else {
+    // Against one B, A's batches are more rows (the kernel flattens them
+    // when they are back to back).
+    m = aType.getDimSize(aType.getRank() - 2);
+    if (rank == 2)
+      for (int64_t d = 0; d + 2 < aType.getRank(); ++d)
+        m = ShapedType::isDynamic(m) || aType.isDynamicDim(d)
+                ? ShapedType::kDynamic
+                : m * aType.getDimSize(d);
+    k = bType.getDimSize(rank - 2);
+    n = bType.getDimSize(rank - 1);
+  }
+  if (ShapedType::isDynamic(k) || ShapedType::isDynamic(n) || n < 32 ||
+      k < 16 || (!ShapedType::isDynamic(m) && m < 8))
+    return failure();
+  return std::make_pair(k, n);
+}
+
 /// A pure `cuvil.map_reduce` as `cuvil_l2.kernel "map"` around a
 /// `linalg.generic` over the buffers: one parallel loop per output
 /// dimension, each input indexed by numpy broadcasting (a size-1 dimension
@@ -357,6 +391,8 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
       auto outType = cast<RankedTensorType>(conv.getType());
       SmallVector<int64_t> strides = conv.getStridesOrDefault();
       SmallVector<int64_t> padding = conv.getPaddingOrDefault();
+      // A pointwise convolution multiplies the image as it is: packing it
+      // would cost a pass over it for few rows of weights (MobileNet's).
       bool pointwise = wType.getDimSize(2) == 1 && wType.getDimSize(3) == 1 &&
                        strides[0] == 1 && strides[1] == 1 &&
                        llvm::all_of(padding, [](int64_t p) { return p == 0; });
@@ -394,6 +430,15 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
             ValueRange(), builder.getI64IntegerAttr(64)));
       }
     }
+    // A matrix product gets scratch to pack B in ([K, N] in strips of 32
+    // columns), which the kernel uses when A has enough rows to pay for it.
+    if (FailureOr<std::pair<int64_t, int64_t>> kn = packableProduct(kernelOp);
+        succeeded(kn))
+      outs.push_back(memref::AllocOp::create(
+          builder, opLoc,
+          MemRefType::get({kn->first * static_cast<int64_t>(llvm::alignTo(kn->second, 32))},
+                          builder.getF32Type()),
+          ValueRange(), builder.getI64IntegerAttr(64)));
     StringRef mnemonic = kernelOp->getName().stripDialect();
     auto call = cuvil::l2::UKernelCallOp::create(
         builder, opLoc, builder.getStringAttr(mnemonic), ins, outs);

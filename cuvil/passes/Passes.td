@@ -126,6 +126,25 @@ def CuvilLowerToLevel2 : Pass<"cuvil-lower-to-level2", "::mlir::ModuleOp"> {
   ];
 }
 
+def CuvilPackProductWeights : Pass<"cuvil-pack-product-weights", "::mlir::ModuleOp"> {
+  let summary = "Pack constant B of matrix products into strips at compile time";
+  let description = [{
+    Level2. A `cuvil_l2.ukernel_call` "matmul" or "gemm" with packing
+    scratch (its second output) and a constant [K, N] f32 B (a linear
+    layer's weight) gets B as a new `memref.global` in the layout the
+    blocked kernels read, strips of 32 columns ([ceil(N / 32), K, 32], zero
+    past column N), the unit attribute `cuvil.packed_b`, and no scratch: the
+    run-time pass over B on every call is gone.
+  }];
+  let statistics = [
+    Statistic<"numPacked", "packed", "Product weights packed at compile time">,
+  ];
+  let dependentDialects = [
+    "::mlir::memref::MemRefDialect",
+    "::cuvil::l2::CuvilL2Dialect",
+  ];
+}
+
 def CuvilPlanMemory : Pass<"cuvil-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Place every intermediate buffer in one workspace arena";
   let description = [{

@@ -22,6 +22,7 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm) {
 
 void buildLevel2Pipeline(mlir::OpPassManager &pm) {
   pm.addPass(createCuvilLowerToLevel2());
+  pm.addPass(createCuvilPackProductWeights());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(createCuvilPlanMemory());
 }
@@ -34,7 +35,8 @@ void registerCuvilPipelines() {
       [](mlir::OpPassManager &pm) { buildLevel1Pipeline(pm); });
   mlir::PassPipelineRegistration<>(
       "cuvil-level2-pipeline",
-      "level1 -> level2: bufferize into micro-kernel calls, plan memory",
+      "level1 -> level2: bufferize into micro-kernel calls, pack product "
+      "weights, plan memory",
       [](mlir::OpPassManager &pm) { buildLevel2Pipeline(pm); });
 }
 

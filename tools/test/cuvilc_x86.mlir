@@ -27,7 +27,7 @@ func.func @classifier(%x: tensor<?x10xf32>) -> tensor<?x10xf32> {
 // C: #define CUVIL_MODEL_NUM_INPUTS 1
 // C: static const union { uint64_t words[50]; float values[100]; } cuvil_w0 CUVIL_ALIGN64
 // C: CUVIL_INTERNAL int cuvil_internal_run(
-// C: cuvil_matmul_f32(pool, 1, batch, 10, 10,
+// C: cuvil_matmul_f32(pool, NULL, 1, batch, 10, 10,
 // C: cuvil_softmax_f32(0, batch, 10, 1,
 // C: ok &= (r7[1] >> 5) & 1; /* avx2 */
 // C: CUVIL_EXPORT int cuvil_model_run(

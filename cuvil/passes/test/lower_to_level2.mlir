@@ -186,3 +186,20 @@ func.func @map_reduce(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   }
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// A matrix product with static K and N of at least 16 and 32 gets scratch
+// to pack B in strips of 32 columns (K x round_up(N, 32) floats): N = 40
+// pads to 64. One with fewer than 8 rows of A does not.
+// CHECK-LABEL: func.func @products
+// CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+// CHECK: cuvil_l2.ukernel_call "matmul" ins({{.*}}) outs(%{{.+}}, %[[S]] : memref<2x16x40xf32>, memref<1024xf32>)
+// CHECK: cuvil_l2.ukernel_call "gemm" ins({{.*}}) outs(%{{.+}}, %{{.+}} : memref<?x40xf32>, memref<1024xf32>)
+// CHECK: cuvil_l2.ukernel_call "matmul" ins({{.*}}) outs(%{{.+}} : memref<4x40xf32>)
+func.func @products(%a: tensor<2x16x16xf32>, %b: tensor<16x40xf32>, %c: tensor<?x16xf32>, %d: tensor<4x16xf32>) -> (tensor<2x16x40xf32>, tensor<?x40xf32>, tensor<4x40xf32>) {
+  %x = cuvil.matmul %a, %b : tensor<2x16x16xf32>, tensor<16x40xf32>
+  %y = cuvil.gemm %c, %b : tensor<?x16xf32>, tensor<16x40xf32>
+  %z = cuvil.matmul %d, %b : tensor<4x16xf32>, tensor<16x40xf32>
+  return %x, %y, %z : tensor<2x16x40xf32>, tensor<?x40xf32>, tensor<4x40xf32>
+}

@@ -1108,6 +1108,10 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       return failure();
   if (failed(f32Only(out)))
     return failure();
+  // Packing scratch of a matrix product (a second output) or NULL.
+  std::string productScratch = call.getOutputs().size() > 1
+                                   ? buffers[call.getOutputs()[1]].name
+                                   : "NULL";
   if (k == "matmul") {
     const Buffer &a = *ins[0], &b = *ins[1];
     std::vector<std::string> aDims = a.dims, bDims = b.dims;
@@ -1145,10 +1149,20 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     FailureOr<Epilogue> epilogue = getEpilogue(call, ins);
     if (failed(epilogue))
       return failure();
+    if (call->hasAttr("cuvil.packed_b")) {
+      // B is [K, N] packed in strips at compile time (it broadcasts over
+      // A's batches, which are back to back: one product of all A's rows).
+      std::vector<std::string> rows(out.dims.begin(), out.dims.end() - 1);
+      callWithEpilogue("cuvil_matmul_packed_f32(pool, " + joinProduct(rows) +
+                           ", " + out.dims.back() + ", " + kk + ", " + a.name + ", " + kk +
+                           ", 1, " + b.name + ", " + out.name + ", ",
+                       epilogue->present ? epilogue->initializer() : "");
+      return success();
+    }
     if (outBatchRank <= 1) {
       std::string count = outBatchRank ? outBatch[0] : "1";
       std::string product =
-          "cuvil_matmul_f32(pool, " + count + ", " + m + ", " + n + ", " + kk + ", " + a.name +
+          "cuvil_matmul_f32(pool, " + productScratch + ", " + count + ", " + m + ", " + n + ", " + kk + ", " + a.name +
           ", " + (outBatchRank ? aStride[0] : "0") + ", " + kk + ", 1, " + b.name + ", " +
           (outBatchRank ? bStride[0] : "0") + ", " + n + ", 1, " + out.name + ", ";
       // A linear layer's bias (col_bias), residual and activation, fused by
@@ -1177,8 +1191,8 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       auto sum = [](const std::vector<std::string> &t) {
         return t.empty() ? std::string("0") : absl::StrJoin(t, " + ");
       };
-      line(std::string(2 * (indent - 1), ' ') + "cuvil_matmul_f32(pool, 1, " +
-           m + ", " + n + ", " + kk + ", " + a.name + " + " + sum(ao) +
+      line(std::string(2 * (indent - 1), ' ') + "cuvil_matmul_f32(pool, " +
+           productScratch + ", 1, " + m + ", " + n + ", " + kk + ", " + a.name + " + " + sum(ao) +
            ", 0, " + kk + ", 1, " + b.name + " + " + sum(bo) + ", 0, " + n +
            ", 1, " + out.name + " + " + sum(oo) + ", NULL);");
     });
@@ -1190,10 +1204,15 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     bool tb = static_cast<bool>(call->getAttr("trans_b"));
     std::string m = out.dims[0], n = out.dims[1];
     std::string kk = ta ? a.dims[0] : a.dims[1];
-    std::string product = "cuvil_matmul_f32(pool, 1, " + m + ", " + n + ", " + kk + ", " +
-                          a.name + ", 0, " + (ta ? "1, " + m : kk + ", 1") + ", " +
-                          b.name + ", 0, " + (tb ? "1, " + kk : n + ", 1") + ", " +
-                          out.name + ", ";
+    std::string product =
+        call->hasAttr("cuvil.packed_b")
+            ? "cuvil_matmul_packed_f32(pool, " + m + ", " + n + ", " + kk + ", " +
+                  a.name + ", " + (ta ? "1, " + m : kk + ", 1") + ", " + b.name +
+                  ", " + out.name + ", "
+            : "cuvil_matmul_f32(pool, " + productScratch + ", 1, " + m + ", " + n +
+                  ", " + kk + ", " + a.name + ", 0, " +
+                  (ta ? "1, " + m : kk + ", 1") + ", " + b.name + ", 0, " +
+                  (tb ? "1, " + kk : n + ", 1") + ", " + out.name + ", ";
     FailureOr<Epilogue> epilogue = getEpilogue(call, ins);
     if (failed(epilogue))
       return failure();
@@ -1229,9 +1248,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     SmallVector<int64_t> dl = attrInts(call, "dilations", {1, 1});
     // With scratch (a second output), the convolution runs as im2col plus
     // the target's matrix-product micro-kernel.
-    std::string scratch = call.getOutputs().size() > 1
-                              ? buffers[call.getOutputs()[1]].name
-                              : std::string("NULL");
+    const std::string &scratch = productScratch;
     FailureOr<Epilogue> epilogue = getEpilogue(call, ins);
     if (failed(epilogue))
       return failure();

@@ -50,17 +50,19 @@ extern "C" void cuvil_dwconv_dispatch(int64_t h, int64_t w, const float *input,
 extern "C" void cuvil_sgemm4_dispatch(int64_t rows, int64_t n, int64_t k,
                                       const float *a, int64_t a_row,
                                       int64_t a_col, const float *b,
-                                      int64_t b_row, float *const *c) {
-  bestSgemm4(rows, n, k, a, a_row, a_col, b, b_row, c);
+                                      int64_t b_row, float *const *c,
+                                      int accumulate) {
+  bestSgemm4(rows, n, k, a, a_row, a_col, b, b_row, c, accumulate);
 }
 
 namespace {
 
 void sgemm(benchmark::State &state) {
   int64_t n = state.range(0);
-  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
+  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n),
+      scratch(cuvil_matmul_scratch_floats(n, n));
   for (auto _ : state) {
-    cuvil_matmul_f32(nullptr, 1, n, n, n, a.data(), 0, n, 1, b.data(), 0, n, 1,
+    cuvil_matmul_f32(nullptr, scratch.data(), 1, n, n, n, a.data(), 0, n, 1, b.data(), 0, n, 1,
                      c.data(), nullptr);
     benchmark::DoNotOptimize(c.data());
   }

@@ -163,7 +163,7 @@ struct cuvil_matmul_args {
  * |r| <= ln2 / 2, e^r by its degree-7 Taylor polynomial (relative error
  * below 2e-7), scaled by 2^n through the exponent bits. 0 below -87.3 (so a
  * -inf mask gives exactly 0), inf above 88.7, NaN for NaN. */
-static inline float cuvil_expf(float x) {
+static inline __attribute__((always_inline)) float cuvil_expf(float x) {
   float n = floorf(x * 1.44269504088896341f + 0.5f), r, p, low, high;
   int32_t whole, half, bits;
   r = x - n * 0.693145751953125f - n * 1.42860682030941723212e-6f;
@@ -183,7 +183,7 @@ static inline float cuvil_expf(float x) {
 /* erf(x) in plain C that vectorizes (for exact GELU): Abramowitz and
  * Stegun 7.1.26 (absolute error below 1.5e-7) from 0.5 on, and below,
  * where that form cancels, the Taylor series to x^13 (error below 1e-9). */
-static inline float cuvil_erff(float x) {
+static inline __attribute__((always_inline)) float cuvil_erff(float x) {
   float a = x < 0.0f ? -x : x, t = 1.0f / (1.0f + 0.3275911f * a), x2 = x * x, y;
   y = 1.0f - ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t +
               0.254829592f) * t * cuvil_expf(-a * a);
@@ -224,11 +224,12 @@ static void cuvil_epilogue_row(const cuvil_epilogue *e, float *out,
 
 void cuvil_sgemm4_reference(int64_t rows, int64_t n, int64_t k, const float *a,
                             int64_t a_row, int64_t a_col, const float *b,
-                            int64_t b_row, float *const *c) {
+                            int64_t b_row, float *const *c, int accumulate) {
   int64_t q, j, l;
-  for (q = 0; q < rows; ++q)
-    for (j = 0; j < n; ++j)
-      c[q][j] = 0.0f;
+  if (!accumulate)
+    for (q = 0; q < rows; ++q)
+      for (j = 0; j < n; ++j)
+        c[q][j] = 0.0f;
   for (l = 0; l < k; ++l) {
     const float *brow = b + l * b_row;
     float av[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -258,7 +259,7 @@ void cuvil_sgemm4_reference(int64_t rows, int64_t n, int64_t k, const float *a,
 __attribute__((target("avx2,fma"))) void
 cuvil_sgemm4_avx2(int64_t rows, int64_t n, int64_t k, const float *a,
                   int64_t a_row, int64_t a_col, const float *b, int64_t b_row,
-                  float *const *c) {
+                  float *const *c, int accumulate) {
   /* Rows past `rows` repeat the last row (computed, never stored), so the
    * loop always keeps 4 x 2 accumulators in registers. */
   const float *arow[4];
@@ -269,6 +270,22 @@ cuvil_sgemm4_avx2(int64_t rows, int64_t n, int64_t k, const float *a,
     __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps(), c10 = _mm256_setzero_ps(),
            c11 = _mm256_setzero_ps(), c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps(),
            c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+    if (accumulate) {
+      c00 = _mm256_loadu_ps(c[0] + j);
+      c01 = _mm256_loadu_ps(c[0] + j + 8);
+      if (rows > 1) {
+        c10 = _mm256_loadu_ps(c[1] + j);
+        c11 = _mm256_loadu_ps(c[1] + j + 8);
+      }
+      if (rows > 2) {
+        c20 = _mm256_loadu_ps(c[2] + j);
+        c21 = _mm256_loadu_ps(c[2] + j + 8);
+      }
+      if (rows > 3) {
+        c30 = _mm256_loadu_ps(c[3] + j);
+        c31 = _mm256_loadu_ps(c[3] + j + 8);
+      }
+    }
     for (l = 0; l < k; ++l) {
       const float *brow = b + l * b_row + j;
       __m256 b0 = _mm256_loadu_ps(brow), b1 = _mm256_loadu_ps(brow + 8);
@@ -303,7 +320,8 @@ cuvil_sgemm4_avx2(int64_t rows, int64_t n, int64_t k, const float *a,
     float *tail[4];
     for (q = 0; q < rows; ++q)
       tail[q] = c[q] + j;
-    cuvil_sgemm4_reference(rows, n - j, k, a, a_row, a_col, b + j, b_row, tail);
+    cuvil_sgemm4_reference(rows, n - j, k, a, a_row, a_col, b + j, b_row, tail,
+                           accumulate);
   }
 }
 
@@ -314,11 +332,28 @@ cuvil_sgemm4_avx2(int64_t rows, int64_t n, int64_t k, const float *a,
 __attribute__((target("avx512f"), always_inline)) static inline void
 cuvil_sgemm4_avx512_strip(const float *const *arow, int64_t a_col,
                           const float *b, int64_t b_row, int64_t k, int rows,
-                          __mmask16 m0, __mmask16 m1, float *const *c) {
+                          __mmask16 m0, __mmask16 m1, float *const *c,
+                          int accumulate) {
   __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps(),
          c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps(),
          c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps(),
          c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
+  if (accumulate) {
+    c00 = _mm512_maskz_loadu_ps(m0, c[0]);
+    c01 = _mm512_maskz_loadu_ps(m1, c[0] + 16);
+    if (rows > 1) {
+      c10 = _mm512_maskz_loadu_ps(m0, c[1]);
+      c11 = _mm512_maskz_loadu_ps(m1, c[1] + 16);
+    }
+    if (rows > 2) {
+      c20 = _mm512_maskz_loadu_ps(m0, c[2]);
+      c21 = _mm512_maskz_loadu_ps(m1, c[2] + 16);
+    }
+    if (rows > 3) {
+      c30 = _mm512_maskz_loadu_ps(m0, c[3]);
+      c31 = _mm512_maskz_loadu_ps(m1, c[3] + 16);
+    }
+  }
   int64_t l;
   for (l = 0; l < k; ++l) {
     const float *brow = b + l * b_row;
@@ -355,7 +390,7 @@ cuvil_sgemm4_avx512_strip(const float *const *arow, int64_t a_col,
 __attribute__((target("avx512f"))) void
 cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
                     int64_t a_row, int64_t a_col, const float *b,
-                    int64_t b_row, float *const *c) {
+                    int64_t b_row, float *const *c, int accumulate) {
   /* Rows past `rows` repeat the last row (computed, never stored), so the
    * loop always keeps 4 x 2 accumulators in registers. */
   const float *arow[4];
@@ -367,7 +402,8 @@ cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
     for (q = 0; q < rows; ++q)
       strip[q] = c[q] + j;
     cuvil_sgemm4_avx512_strip(arow, a_col, b + j, b_row, k, (int)rows,
-                              (__mmask16)0xFFFF, (__mmask16)0xFFFF, strip);
+                              (__mmask16)0xFFFF, (__mmask16)0xFFFF, strip,
+                              accumulate);
   }
   if (j < n) {
     int64_t rest = n - j;
@@ -378,7 +414,7 @@ cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
     for (q = 0; q < rows; ++q)
       strip[q] = c[q] + j;
     cuvil_sgemm4_avx512_strip(arow, a_col, b + j, b_row, k, (int)rows, m0, m1,
-                              strip);
+                              strip, accumulate);
   }
 }
 #endif
@@ -484,6 +520,114 @@ static int64_t cuvil_matmul_column_block(int64_t n, int64_t k) {
   return block < n ? block : n;
 }
 
+/* Products on B packed in strips of CUVIL_STRIP columns ([n / 32][k][32],
+ * zero past column n), the layout im2col writes and cuvil_pack_strips makes.
+ * Blocked for the caches: a block of CUVIL_GEMM_KC rows of B by the columns
+ * that fill half of L2 is reused by every 4-row group of a thread's range,
+ * whose 4 x KC slice of A stays in L1 across the block's strips. A is read
+ * once per column block (not once per strip: a convolution's weights on a
+ * 7x7 or 14x14 image are most of its traffic). Blocks of k continue each
+ * element's running sum (accumulate), so the result is the same bits as one
+ * pass over k. */
+#define CUVIL_STRIP 32
+#ifndef CUVIL_GEMM_KC
+#define CUVIL_GEMM_KC 256
+#endif
+/* When cuvil_matmul_f32 packs B (given scratch): A has this many rows, and
+ * B more bytes than this (an L1). */
+#define CUVIL_PACK_MIN_ROWS 8
+#define CUVIL_PACK_MIN_BYTES 32768
+
+static int64_t cuvil_gemm_column_block(void) {
+  int64_t nc = (int64_t)(CUVIL_L2_BYTES / 2 / sizeof(float)) / CUVIL_GEMM_KC /
+               CUVIL_STRIP * CUVIL_STRIP;
+  return nc < CUVIL_STRIP ? CUVIL_STRIP : nc;
+}
+
+/* Rows [begin, end) of C (row stride ldc) = A (strides a_row, a_col) @ B
+ * (packed). */
+static void cuvil_gemm_packed(int64_t begin, int64_t end, int64_t n, int64_t k,
+                              const float *a, int64_t a_row, int64_t a_col,
+                              const float *packed, float *c, int64_t ldc) {
+  int64_t nc = cuvil_gemm_column_block(), j0, l0, r, j, q, count;
+  if (k == 0) {
+    for (r = begin; r < end; ++r)
+      for (j = 0; j < n; ++j)
+        c[r * ldc + j] = 0.0f;
+    return;
+  }
+  for (j0 = 0; j0 < n; j0 += nc) {
+    int64_t j1 = j0 + nc < n ? j0 + nc : n;
+    for (l0 = 0; l0 < k; l0 += CUVIL_GEMM_KC) {
+      int64_t kb = k - l0 < CUVIL_GEMM_KC ? k - l0 : CUVIL_GEMM_KC;
+      for (r = begin; r < end; r += count) {
+        float *rows[4];
+        count = end - r < 4 ? end - r : 4;
+        for (j = j0; j < j1; j += CUVIL_STRIP) {
+          int64_t width = j1 - j < CUVIL_STRIP ? j1 - j : CUVIL_STRIP;
+          for (q = 0; q < count; ++q)
+            rows[q] = c + (r + q) * ldc + j;
+          CUVIL_SGEMM4(count, width, kb, a + r * a_row + l0 * a_col, a_row,
+                       a_col,
+                       packed + (j / CUVIL_STRIP) * k * CUVIL_STRIP +
+                           l0 * CUVIL_STRIP,
+                       CUVIL_STRIP, rows, l0 > 0);
+        }
+      }
+    }
+  }
+}
+
+struct cuvil_pack_args {
+  int64_t n, k, b_row, b_col;
+  const float *b;
+  float *packed;
+};
+
+/* Strips [begin, end) of B (k x n, strides b_row and b_col) into the packed
+ * layout: each strip's rows become contiguous. */
+static void cuvil_pack_strips(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_pack_args *x = (const struct cuvil_pack_args *)p;
+  int64_t s, l, j;
+  for (s = begin; s < end; ++s) {
+    int64_t j0 = s * CUVIL_STRIP;
+    int64_t width = x->n - j0 < CUVIL_STRIP ? x->n - j0 : CUVIL_STRIP;
+    float *dst = x->packed + s * x->k * CUVIL_STRIP;
+    for (l = 0; l < x->k; ++l) {
+      const float *src = x->b + l * x->b_row + j0 * x->b_col;
+      float *d = dst + l * CUVIL_STRIP;
+      if (x->b_col == 1)
+        for (j = 0; j < width; ++j)
+          d[j] = src[j];
+      else
+        for (j = 0; j < width; ++j)
+          d[j] = src[j * x->b_col];
+      for (j = width; j < CUVIL_STRIP; ++j)
+        d[j] = 0.0f;
+    }
+  }
+}
+
+struct cuvil_packed_args {
+  int64_t m, n, k, a_row, a_col;
+  const float *a, *packed;
+  float *c;
+  const cuvil_epilogue *epilogue;
+  int64_t row0; /* C's first row among all the epilogue's rows */
+};
+
+/* Rows [begin, end) of one C = A @ B with B packed, then the epilogue. */
+static void cuvil_packed_rows(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_packed_args *x = (const struct cuvil_packed_args *)p;
+  int64_t r;
+  cuvil_gemm_packed(begin, end, x->n, x->k, x->a, x->a_row, x->a_col,
+                    x->packed, x->c, x->n);
+  if (x->epilogue)
+    for (r = begin; r < end; ++r)
+      cuvil_epilogue_row(x->epilogue, x->c + r * x->n, (x->row0 + r) * x->n, r,
+                         x->n);
+}
+
 /* Rows [begin, end) of all batches flattened (row r: batch r / m), four at a
  * time through the target's sgemm4 micro-kernel, one column block at a
  * time. Every element sums over l in order, so the result does not depend
@@ -508,7 +652,7 @@ static void cuvil_matmul_rows(void *p, int64_t begin, int64_t end) {
         c[q] = x->c + (r + q) * n + j0;
       if (x->b_col_stride == 1) {
         CUVIL_SGEMM4(count, width, x->k, ap + i * x->a_row_stride,
-                     x->a_row_stride, x->a_col_stride, bp, x->b_row_stride, c);
+                     x->a_row_stride, x->a_col_stride, bp, x->b_row_stride, c, 0);
         continue;
       }
       for (q = 0; q < count; ++q)
@@ -529,13 +673,37 @@ static void cuvil_matmul_rows(void *p, int64_t begin, int64_t end) {
       cuvil_epilogue_row(x->epilogue, x->c + r * n, r * n, r % x->m, n);
 }
 
-void cuvil_matmul_f32(cuvil_pool *pool, int64_t batch, int64_t m, int64_t n,
-                      int64_t k, const float *a, int64_t a_batch_stride,
-                      int64_t a_row_stride, int64_t a_col_stride,
-                      const float *b, int64_t b_batch_stride,
-                      int64_t b_row_stride, int64_t b_col_stride, float *c,
+void cuvil_matmul_f32(cuvil_pool *pool, float *scratch, int64_t batch,
+                      int64_t m, int64_t n, int64_t k, const float *a,
+                      int64_t a_batch_stride, int64_t a_row_stride,
+                      int64_t a_col_stride, const float *b,
+                      int64_t b_batch_stride, int64_t b_row_stride,
+                      int64_t b_col_stride, float *c,
                       const cuvil_epilogue *epilogue) {
   struct cuvil_matmul_args args;
+  /* Batches of A against one B, back to back (a linear layer on [L, N, E]
+   * activations): one product with batch * m rows. */
+  if (batch > 1 && b_batch_stride == 0 && a_batch_stride == m * a_row_stride) {
+    m *= batch;
+    batch = 1;
+  }
+  /* Packing B costs a pass over it; it pays once enough rows reuse it and
+   * B is larger than L1 (a small one stays there, strided or not). */
+  if (scratch && m >= CUVIL_PACK_MIN_ROWS &&
+      k * n * (int64_t)sizeof(float) > CUVIL_PACK_MIN_BYTES) {
+    int64_t i, strips = (n + CUVIL_STRIP - 1) / CUVIL_STRIP;
+    for (i = 0; i < batch; ++i) {
+      struct cuvil_pack_args pack = {n, k, b_row_stride, b_col_stride,
+                                     b + i * b_batch_stride, scratch};
+      struct cuvil_packed_args product = {
+          m,        n,         k,        a_row_stride, a_col_stride,
+          a + i * a_batch_stride, scratch, c + i * m * n, epilogue, i * m};
+      if (i == 0 || b_batch_stride != 0)
+        cuvil_parallel_for(pool, strips, cuvil_pack_strips, &pack);
+      cuvil_parallel_for(pool, m, cuvil_packed_rows, &product);
+    }
+    return;
+  }
   args.m = m;
   args.n = n;
   args.k = k;
@@ -550,6 +718,19 @@ void cuvil_matmul_f32(cuvil_pool *pool, int64_t batch, int64_t m, int64_t n,
   args.c = c;
   args.epilogue = epilogue;
   cuvil_parallel_for(pool, batch * m, cuvil_matmul_rows, &args);
+}
+
+void cuvil_matmul_packed_f32(cuvil_pool *pool, int64_t m, int64_t n, int64_t k,
+                             const float *a, int64_t a_row, int64_t a_col,
+                             const float *packed, float *c,
+                             const cuvil_epilogue *epilogue) {
+  struct cuvil_packed_args product = {m,      n,      k, a_row, a_col, a,
+                                      packed, c, epilogue, 0};
+  cuvil_parallel_for(pool, m, cuvil_packed_rows, &product);
+}
+
+int64_t cuvil_matmul_scratch_floats(int64_t n, int64_t k) {
+  return k * ((n + CUVIL_STRIP - 1) / CUVIL_STRIP * CUVIL_STRIP);
 }
 
 struct cuvil_conv2d_args {
@@ -650,7 +831,6 @@ static void cuvil_conv2d_planes(void *p, int64_t begin, int64_t end) {
  * contiguous (row (ci, ky, kx), column (y, x) - strip start), zero where the
  * window reads padding and past the last position. A strip is then read
  * sequentially by the kernel instead of one cache line per row of patches. */
-#define CUVIL_STRIP 32
 static void cuvil_im2col_packed_f32(int64_t c, int64_t h, int64_t w,
                                     const float *input, int64_t kh, int64_t kw,
                                     int64_t stride_h, int64_t stride_w,
@@ -709,34 +889,6 @@ static void cuvil_im2col_channels(void *p, int64_t begin, int64_t end) {
                           end);
 }
 
-struct cuvil_packed_args {
-  int64_t m, n, k;
-  const float *a, *packed;
-  float *c;
-  const cuvil_epilogue *epilogue;
-};
-
-/* Rows [begin, end) of C = A @ B with B in packed strips: strip by strip,
- * each reused by every 4-row group of the range while it is in cache. */
-static void cuvil_packed_rows(void *p, int64_t begin, int64_t end) {
-  const struct cuvil_packed_args *x = (const struct cuvil_packed_args *)p;
-  int64_t n = x->n, k = x->k, j0, r, count, q;
-  for (j0 = 0; j0 < n; j0 += CUVIL_STRIP) {
-    int64_t width = n - j0 < CUVIL_STRIP ? n - j0 : CUVIL_STRIP;
-    const float *strip = x->packed + (j0 / CUVIL_STRIP) * k * CUVIL_STRIP;
-    for (r = begin; r < end; r += count) {
-      float *c[4];
-      count = end - r < 4 ? end - r : 4;
-      for (q = 0; q < count; ++q)
-        c[q] = x->c + (r + q) * n + j0;
-      CUVIL_SGEMM4(count, width, k, x->a + r * k, k, 1, strip, CUVIL_STRIP, c);
-    }
-  }
-  if (x->epilogue)
-    for (r = begin; r < end; ++r)
-      cuvil_epilogue_row(x->epilogue, x->c + r * n, r * n, r, n);
-}
-
 void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
                       int64_t h, int64_t w, const float *input, int64_t oc,
                       int64_t kh, int64_t kw, const float *weight,
@@ -774,14 +926,17 @@ void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
         packed.m = oc;
         packed.n = oh * ow;
         packed.k = patch;
+        packed.a_row = patch;
+        packed.a_col = 1;
         packed.a = weight;
+        packed.row0 = 0;
         packed.packed = scratch;
         packed.c = out;
         packed.epilogue = bias || epilogue ? &image_epilogue : 0;
         cuvil_parallel_for(pool, oc, cuvil_packed_rows, &packed);
         continue;
       }
-      cuvil_matmul_f32(pool, 1, oc, oh * ow, patch, weight, 0, patch, 1, rhs,
+      cuvil_matmul_f32(pool, NULL, 1, oc, oh * ow, patch, weight, 0, patch, 1, rhs,
                        0, oh * ow, 1, out,
                        bias || epilogue ? &image_epilogue : 0);
     }
@@ -1016,7 +1171,7 @@ void cuvil_conv2d_winograd_f32(cuvil_pool *pool, float *scratch, int64_t n, int6
     x.epilogue = epilogue ? &image : 0;
     cuvil_parallel_for(pool, c, cuvil_winograd_inputs, &x);
     /* M[xi] = U[xi] @ V[xi] for the 36 points, one batched product. */
-    cuvil_matmul_f32(pool, 36, oc, x.tiles, c, x.u, oc * c, c, 1, x.v, c * x.tiles, x.tiles, 1,
+    cuvil_matmul_f32(pool, NULL, 36, oc, x.tiles, c, x.u, oc * c, c, 1, x.v, c * x.tiles, x.tiles, 1,
                      x.m, 0);
     cuvil_parallel_for(pool, oc, cuvil_winograd_outputs, &x);
   }

@@ -27,23 +27,28 @@ void cuvil_pool_destroy(cuvil_pool *pool);
 void cuvil_parallel_for(cuvil_pool *pool, int64_t count, cuvil_task_fn fn,
                         void *arg);
 
-/* The sgemm4 micro-kernels (ukernels/sgemm4.inc): up to 4 rows of C = A B,
- * B with unit column stride. The reference variant is plain C; the SIMD
+/* The sgemm4 micro-kernels (ukernels/sgemm4.inc): up to 4 rows of C = A B
+ * (C += A B when `accumulate`, which continues each element's running sum:
+ * splitting k into blocks gives the same bits), B with unit column stride. The reference variant is plain C; the SIMD
  * variants exist when CUVIL_ENABLE_SIMD_KERNELS is defined (the .so build)
  * and are chosen by the target's features through CUVIL_SGEMM4. */
 typedef void (*cuvil_sgemm4_fn)(int64_t rows, int64_t n, int64_t k,
                                 const float *a, int64_t a_row, int64_t a_col,
-                                const float *b, int64_t b_row, float *const *c);
+                                const float *b, int64_t b_row, float *const *c,
+                                int accumulate);
 void cuvil_sgemm4_reference(int64_t rows, int64_t n, int64_t k, const float *a,
                             int64_t a_row, int64_t a_col, const float *b,
-                            int64_t b_row, float *const *c);
+                            int64_t b_row, float *const *c,
+                           int accumulate);
 #if defined(CUVIL_ENABLE_SIMD_KERNELS)
 void cuvil_sgemm4_avx2(int64_t rows, int64_t n, int64_t k, const float *a,
                        int64_t a_row, int64_t a_col, const float *b,
-                       int64_t b_row, float *const *c);
+                       int64_t b_row, float *const *c,
+                           int accumulate);
 void cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
                          int64_t a_row, int64_t a_col, const float *b,
-                         int64_t b_row, float *const *c);
+                         int64_t b_row, float *const *c,
+                           int accumulate);
 #endif
 /* The depthwise convolution micro-kernels (ukernels/dwconv.inc): one output
  * plane of one channel; chosen through CUVIL_DWCONV like CUVIL_SGEMM4. */
@@ -73,7 +78,8 @@ CUVIL_DWCONV_DECLARE(dispatch)
  * compiled models never do (the emitter picks one for --cpu). */
 void cuvil_sgemm4_dispatch(int64_t rows, int64_t n, int64_t k, const float *a,
                            int64_t a_row, int64_t a_col, const float *b,
-                           int64_t b_row, float *const *c);
+                           int64_t b_row, float *const *c,
+                           int accumulate);
 #define CUVIL_SGEMM4 cuvil_sgemm4_dispatch
 #endif
 #ifndef CUVIL_SGEMM4
@@ -100,8 +106,18 @@ typedef struct cuvil_epilogue {
 
 /* C[b] = A[b] @ B[b] for `batch` matrices; A is MxK, B is KxN, C is MxN.
  * Batch strides are in elements (0 broadcasts one matrix). `epilogue` (or
- * NULL) is applied to each row of C, row index within its matrix. */
-void cuvil_matmul_f32(cuvil_pool *pool, int64_t batch, int64_t m, int64_t n, int64_t k,
+ * NULL) is applied to each row of C, row index within its matrix. With
+ * `scratch` (cuvil_matmul_scratch_floats(n, k) floats, or NULL) each B is
+ * packed in strips first and the product is blocked for the caches. */
+int64_t cuvil_matmul_scratch_floats(int64_t n, int64_t k);
+/* C = A @ B for B packed at compile time in strips of 32 columns
+ * ([ceil(N / 32)][K][32], zero past column N; cuvil-pack-product-weights),
+ * with the strides of A and an `epilogue` (or NULL) per row. */
+void cuvil_matmul_packed_f32(cuvil_pool *pool, int64_t m, int64_t n, int64_t k,
+                             const float *a, int64_t a_row, int64_t a_col,
+                             const float *packed, float *c,
+                             const cuvil_epilogue *epilogue);
+void cuvil_matmul_f32(cuvil_pool *pool, float *scratch, int64_t batch, int64_t m, int64_t n, int64_t k,
                       const float *a, int64_t a_batch_stride, int64_t a_row_stride,
                       int64_t a_col_stride, const float *b,
                       int64_t b_batch_stride, int64_t b_row_stride,

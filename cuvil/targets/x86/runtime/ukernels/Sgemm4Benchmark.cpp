@@ -31,7 +31,7 @@ void run(benchmark::State &state, cuvil_sgemm4_fn fn, std::string features) {
   std::vector<float> a(4 * k, 0.5f), b(k * n, 0.25f), c(4 * n);
   float *cp[4] = {c.data(), c.data() + n, c.data() + 2 * n, c.data() + 3 * n};
   for (auto _ : state) {
-    fn(4, n, k, a.data(), k, 1, b.data(), n, cp);
+    fn(4, n, k, a.data(), k, 1, b.data(), n, cp, 0);
     benchmark::DoNotOptimize(c.data());
   }
   state.counters["GFLOP/s"] = benchmark::Counter(

@@ -66,7 +66,7 @@ TEST(Sgemm4Test, VariantsMatchDoublePrecision) {
               x = dist(rng);
             std::vector<std::vector<float>> c(4, std::vector<float>(n, NAN));
             float *cp[4] = {c[0].data(), c[1].data(), c[2].data(), c[3].data()};
-            v.fn(rows, n, k, a.data(), aRow, aCol, b.data(), n + 1, cp);
+            v.fn(rows, n, k, a.data(), aRow, aCol, b.data(), n + 1, cp, 0);
             for (int64_t q = 0; q < 4; ++q) {
               for (int64_t j = 0; j < n; ++j) {
                 if (q >= rows) {
@@ -88,6 +88,49 @@ TEST(Sgemm4Test, VariantsMatchDoublePrecision) {
     }
   }
   EXPECT_GE(tested, 1);
+}
+
+// Splitting k into blocks, the later ones with `accumulate`, continues each
+// element's running sum: the same bits as one pass (what lets the blocked
+// products promise results independent of blocking). Rows past `rows` are
+// neither read nor written.
+TEST(Sgemm4Test, AccumulateContinuesTheSum) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (const Variant &v : variants()) {
+    if (!cpuHas(v.features))
+      continue;
+    for (int64_t rows = 1; rows <= 4; ++rows) {
+      for (int64_t n : {5, 16, 32, 45}) {
+        const int64_t k = 77, split = 30;
+        std::vector<float> a(4 * k), b(k * n);
+        for (float &x : a)
+          x = dist(rng);
+        for (float &x : b)
+          x = dist(rng);
+        std::vector<std::vector<float>> whole(4, std::vector<float>(n, NAN)),
+            blocked(4, std::vector<float>(n, NAN));
+        float *wp[4] = {whole[0].data(), whole[1].data(), whole[2].data(),
+                        whole[3].data()};
+        float *bp[4] = {blocked[0].data(), blocked[1].data(),
+                        blocked[2].data(), blocked[3].data()};
+        v.fn(rows, n, k, a.data(), k, 1, b.data(), n, wp, 0);
+        v.fn(rows, n, split, a.data(), k, 1, b.data(), n, bp, 0);
+        v.fn(rows, n, k - split, a.data() + split, k, 1, b.data() + split * n,
+             n, bp, 1);
+        for (int64_t q = 0; q < 4; ++q)
+          for (int64_t j = 0; j < n; ++j) {
+            if (q >= rows) {
+              EXPECT_TRUE(std::isnan(blocked[q][j])) << v.name;
+              continue;
+            }
+            EXPECT_EQ(whole[q][j], blocked[q][j])
+                << v.name << " rows=" << rows << " n=" << n << " at (" << q
+                << ", " << j << ")";
+          }
+      }
+    }
+  }
 }
 
 } // namespace

@@ -1,0 +1,125 @@
+//===- PackProductWeights.cpp - constant B of matrix products, in strips --===//
+//
+// A matrix product that cuvil-lower-to-level2 gave packing scratch packs B
+// into strips of 32 columns ([ceil(N / 32), K, 32], zero past column N) on
+// every call before its blocked loops read it. When B is a constant weight
+// (a linear layer's [K, N], after cuvil-prepack-weights), this pass does that
+// once, at compile time: B becomes a new global in the packed layout, the
+// call is marked `cuvil.packed_b` and loses its scratch. The original global
+// stays only if something else reads it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/CuvilL2Ops.h"
+#include "cuvil/passes/PassStatistics.h"
+#include "cuvil/passes/Passes.h"
+#include "cuvil/support/ElementsBytes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include <cstring>
+
+namespace cuvil {
+#define GEN_PASS_DEF_CUVILPACKPRODUCTWEIGHTS
+#include "cuvil/passes/Passes.h.inc"
+} // namespace cuvil
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kStrip = 32;
+
+/// [K, N] f32 bytes as strips of kStrip columns, zero-padded.
+std::string packStrips(const std::string &bytes, int64_t k, int64_t n) {
+  int64_t strips = (n + kStrip - 1) / kStrip;
+  std::string packed(strips * k * kStrip * sizeof(float), '\0');
+  for (int64_t s = 0; s < strips; ++s)
+    for (int64_t l = 0; l < k; ++l) {
+      int64_t j0 = s * kStrip, width = std::min(kStrip, n - j0);
+      std::memcpy(&packed[((s * k + l) * kStrip) * sizeof(float)],
+                  &bytes[(l * n + j0) * sizeof(float)], width * sizeof(float));
+    }
+  return packed;
+}
+
+struct PackProductWeights
+    : cuvil::impl::CuvilPackProductWeightsBase<PackProductWeights> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<cuvil::l2::UKernelCallOp> calls;
+    module.walk([&](cuvil::l2::UKernelCallOp call) {
+      StringRef kernel = call.getKernel();
+      // Packing scratch is the second output; a transposed B ([N, K]) is not
+      // a linear layer's prepacked weight.
+      if ((kernel == "matmul" || kernel == "gemm") &&
+          call.getOutputs().size() == 2 && !call->hasAttr("trans_b"))
+        calls.push_back(call);
+    });
+    for (cuvil::l2::UKernelCallOp call : calls)
+      pack(call, symbols);
+  }
+
+  void pack(cuvil::l2::UKernelCallOp call, SymbolTable &symbols) {
+    Value b = call.getInputs()[1];
+    auto getGlobal = b.getDefiningOp<memref::GetGlobalOp>();
+    if (!getGlobal)
+      return;
+    auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
+    MemRefType type = getGlobal.getType();
+    if (!global || !global.getConstant() || !global.getInitialValue() ||
+        type.getRank() != 2 || !type.hasStaticShape() ||
+        !type.getElementType().isF32())
+      return;
+    absl::StatusOr<std::string> bytes =
+        cuvil::getElementsBytes(*global.getInitialValue());
+    int64_t k = type.getDimSize(0), n = type.getDimSize(1);
+    if (!bytes.ok() ||
+        bytes->size() != static_cast<size_t>(k * n) * sizeof(float))
+      return;
+
+    OpBuilder builder(global);
+    auto packedType = MemRefType::get({(n + kStrip - 1) / kStrip, k, kStrip},
+                                      type.getElementType());
+    std::string packed = packStrips(*bytes, k, n);
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+        ArrayRef<char>(packed.data(), packed.size()), 64);
+    auto tensorType =
+        RankedTensorType::get(packedType.getShape(), type.getElementType());
+    auto value = DenseResourceElementsAttr::get(
+        tensorType, (global.getSymName() + "_strips").str(), std::move(blob));
+    auto packedGlobal = memref::GlobalOp::create(
+        builder, global.getLoc(), (global.getSymName() + "_strips").str(),
+        builder.getStringAttr("private"), packedType, value,
+        /*constant=*/true, builder.getI64IntegerAttr(64));
+    symbols.insert(packedGlobal); // Renames on a clash.
+
+    builder.setInsertionPoint(call);
+    Value packedB = memref::GetGlobalOp::create(builder, getGlobal.getLoc(),
+                                                packedType,
+                                                packedGlobal.getSymName());
+    SmallVector<Value> inputs(call.getInputs());
+    inputs[1] = packedB;
+    Value scratch = call.getOutputs()[1];
+    auto newCall = cuvil::l2::UKernelCallOp::create(
+        builder, call.getLoc(), call.getKernelAttr(), inputs,
+        ValueRange{call.getOutputs()[0]});
+    for (NamedAttribute attr : call->getDiscardableAttrs())
+      newCall->setAttr(attr.getName(), attr.getValue());
+    newCall->setAttr("cuvil.packed_b", builder.getUnitAttr());
+    call.erase();
+    if (Operation *alloc = scratch.getDefiningOp(); alloc && alloc->use_empty())
+      alloc->erase();
+    if (getGlobal->use_empty())
+      getGlobal.erase();
+    if (SymbolTable::symbolKnownUseEmpty(global, symbols.getOp()))
+      symbols.erase(global);
+    cuvil::addStatistic(getOperation(), *this, numPacked, "packed");
+  }
+};
+
+} // namespace
