@@ -846,28 +846,39 @@ static void cuvil_im2col_packed_f32(int64_t c, int64_t h, int64_t w,
         int64_t y, col, x0, x1, p, end;
         const float *plane = input + ci * h * w;
         float *dst = patches + row * CUVIL_STRIP;
-#define CUVIL_PACKED(p) dst[((p) >> 5) * rows * CUVIL_STRIP + ((p)&31)]
         cuvil_tap_columns(ow, w, stride_w, base, &x0, &x1);
-        for (y = 0; y < oh; ++y) {
-          int64_t iy = y * stride_h - pad_top + ky * dil_h, p0 = y * ow;
-          const float *in = plane + iy * w + base;
-          if (iy < 0 || iy >= h) {
-            for (col = 0; col < ow; ++col)
-              CUVIL_PACKED(p0 + col) = 0.0f;
-            continue;
-          }
-          for (col = 0; col < x0; ++col)
-            CUVIL_PACKED(p0 + col) = 0.0f;
-          for (; col < x1; ++col)
-            CUVIL_PACKED(p0 + col) = in[col * stride_w];
-          for (; col < ow; ++col)
-            CUVIL_PACKED(p0 + col) = 0.0f;
-        }
-        /* Zero the lanes past the last position. */
+        /* Position p lives at dst[(p / 32) * rows * 32 + p % 32]: a row of
+         * outputs is written in runs that stay inside one strip, each a
+         * zero head, a copy (a vectorizable loop) and a zero tail. */
         end = (oh * ow + CUVIL_STRIP - 1) / CUVIL_STRIP * CUVIL_STRIP;
-        for (p = oh * ow; p < end; ++p)
-          CUVIL_PACKED(p) = 0.0f;
-#undef CUVIL_PACKED
+        for (y = 0; y <= oh; ++y) {
+          int64_t iy = y * stride_h - pad_top + ky * dil_h;
+          int64_t p0 = y * ow, stop_col = y < oh ? ow : end - oh * ow;
+          int inside = y < oh && iy >= 0 && iy < h;
+          const float *in = plane + iy * w + base;
+          for (col = 0; col < stop_col; col = p) {
+            int64_t at = p0 + col, lane = at % CUVIL_STRIP, q, lo, hi;
+            float *d = dst + (at / CUVIL_STRIP) * rows * CUVIL_STRIP + lane;
+            p = col + (CUVIL_STRIP - lane) < stop_col ? col + (CUVIL_STRIP - lane)
+                                                      : stop_col;
+            /* Columns [col, p): input inside [lo, hi), zero around it.
+             * (Row oh is the padding after the last position.) */
+            lo = inside ? (x0 > col ? x0 : col) : p;
+            hi = inside ? (x1 < p ? x1 : p) : p;
+            if (hi < lo)
+              hi = lo;
+            for (q = col; q < lo; ++q)
+              d[q - col] = 0.0f;
+            if (stride_w == 1)
+              for (; q < hi; ++q)
+                d[q - col] = in[q];
+            else
+              for (; q < hi; ++q)
+                d[q - col] = in[q * stride_w];
+            for (; q < p; ++q)
+              d[q - col] = 0.0f;
+          }
+        }
       }
     }
   }
