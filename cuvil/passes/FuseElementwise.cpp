@@ -51,8 +51,8 @@ bool isScalarizable(Operation *op) {
 bool isFusable(Operation *op) {
   if (!isScalarizable(op) || !isa<func::FuncOp>(op->getParentOp()))
     return false;
-  Type element = cast<RankedTensorType>(op->getResult(0).getType())
-                     .getElementType();
+  Type element =
+      cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
   if (!element.isF32() && !element.isF64())
     return false;
   return llvm::all_of(op->getOperandTypes(), [&](Type type) {
@@ -144,9 +144,7 @@ Value scalarize(OpBuilder &b, Location loc, Operation *op, ValueRange x) {
         }
         return v;
       })
-      .Case([&](l1::SigmoidOp) {
-        return div(c(1), add(c(1), exp(neg(x[0]))));
-      })
+      .Case([&](l1::SigmoidOp) { return div(c(1), add(c(1), exp(neg(x[0])))); })
       .Case([&](l1::TanhOp) -> Value {
         return math::TanhOp::create(b, loc, x[0]);
       })
@@ -154,10 +152,12 @@ Value scalarize(OpBuilder &b, Location loc, Operation *op, ValueRange x) {
         Value half = mul(c(0.5), x[0]);
         if (gelu.getApproximate() == "tanh") {
           Value cube = mul(mul(x[0], x[0]), x[0]);
-          Value inner = mul(c(0.7978845608028654), add(x[0], mul(c(0.044715), cube)));
+          Value inner =
+              mul(c(0.7978845608028654), add(x[0], mul(c(0.044715), cube)));
           return mul(half, add(c(1), math::TanhOp::create(b, loc, inner)));
         }
-        Value erf = math::ErfOp::create(b, loc, mul(x[0], c(0.7071067811865476)));
+        Value erf =
+            math::ErfOp::create(b, loc, mul(x[0], c(0.7071067811865476)));
         return mul(half, add(c(1), erf));
       })
       .Case([&](l1::SiluOp) { return div(x[0], add(c(1), exp(neg(x[0])))); })
@@ -170,15 +170,21 @@ Value scalarize(OpBuilder &b, Location loc, Operation *op, ValueRange x) {
         return clamp(v, 0, 1);
       })
       .Case([&](l1::ExpOp) { return exp(x[0]); })
-      .Case([&](l1::LogOp) -> Value { return math::LogOp::create(b, loc, x[0]); })
-      .Case([&](l1::SqrtOp) -> Value { return math::SqrtOp::create(b, loc, x[0]); })
+      .Case(
+          [&](l1::LogOp) -> Value { return math::LogOp::create(b, loc, x[0]); })
+      .Case([&](l1::SqrtOp) -> Value {
+        return math::SqrtOp::create(b, loc, x[0]);
+      })
       .Case([&](l1::RsqrtOp) {
         return div(c(1), math::SqrtOp::create(b, loc, x[0]));
       })
       .Case([&](l1::ReciprocalOp) { return div(c(1), x[0]); })
-      .Case([&](l1::ErfOp) -> Value { return math::ErfOp::create(b, loc, x[0]); })
+      .Case(
+          [&](l1::ErfOp) -> Value { return math::ErfOp::create(b, loc, x[0]); })
       .Case([&](l1::NegOp) { return neg(x[0]); })
-      .Case([&](l1::AbsOp) -> Value { return math::AbsFOp::create(b, loc, x[0]); })
+      .Case([&](l1::AbsOp) -> Value {
+        return math::AbsFOp::create(b, loc, x[0]);
+      })
       .Default([](Operation *) -> Value {
         llvm_unreachable("isScalarizable and scalarize disagree");
       });
@@ -212,7 +218,8 @@ struct FuseElementwise
   /// latest first: every user of a candidate comes after it, so whether all
   /// of them are in the group is known when it is visited.
   SmallVector<Operation *>
-  growGroup(Operation *root, const llvm::DenseMap<Operation *, int64_t> &position,
+  growGroup(Operation *root,
+            const llvm::DenseMap<Operation *, int64_t> &position,
             llvm::DenseSet<Operation *> &grouped) {
     Type type = root->getResult(0).getType();
     llvm::SmallPtrSet<Operation *, 8> members = {root};
@@ -253,8 +260,8 @@ struct FuseElementwise
     SmallVector<Value> inputs;
     for (Operation *op : group)
       for (Value operand : op->getOperands())
-        if (!members.contains(operand.getDefiningOp()) && !splatValue(operand) &&
-            !llvm::is_contained(inputs, operand))
+        if (!members.contains(operand.getDefiningOp()) &&
+            !splatValue(operand) && !llvm::is_contained(inputs, operand))
           inputs.push_back(operand);
     if (inputs.empty())
       return; // Constants only: left to constant folding.
@@ -284,9 +291,11 @@ struct FuseElementwise
           scalars.push_back(mapped);
           continue;
         }
-        Type element = cast<RankedTensorType>(operand.getType()).getElementType();
+        Type element =
+            cast<RankedTensorType>(operand.getType()).getElementType();
         scalars.push_back(arith::ConstantOp::create(
-            builder, op->getLoc(), FloatAttr::get(element, *splatValue(operand))));
+            builder, op->getLoc(),
+            FloatAttr::get(element, *splatValue(operand))));
       }
       mapping.map(op->getResult(0),
                   scalarize(builder, op->getLoc(), op, scalars));
@@ -301,8 +310,9 @@ struct FuseElementwise
           constants.insert(operand.getDefiningOp());
     for (Operation *op : llvm::reverse(group)) {
       if (op != root)
-        cuvil::addStatistic(getOperation(), *this, bytesSaved, "bytes-saved",
-                            cuvil::staticTensorBytes(op->getResult(0).getType()));
+        cuvil::addStatistic(
+            getOperation(), *this, bytesSaved, "bytes-saved",
+            cuvil::staticTensorBytes(op->getResult(0).getType()));
       op->erase();
     }
     // Splat constants now inlined as scalars, unless still used elsewhere.
@@ -313,7 +323,6 @@ struct FuseElementwise
     cuvil::addStatistic(getOperation(), *this, numOpsFused, "ops-fused",
                         group.size());
   }
-
 };
 
 } // namespace

@@ -157,8 +157,9 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
     last->getResult(0).replaceAllUsesWith(group.getResult(0));
     for (Operation *op : llvm::reverse(chain)) {
       if (op != last)
-        cuvil::addStatistic(getOperation(), *this, bytesSaved, "bytes-saved",
-                            cuvil::staticTensorBytes(op->getResult(0).getType()));
+        cuvil::addStatistic(
+            getOperation(), *this, bytesSaved, "bytes-saved",
+            cuvil::staticTensorBytes(op->getResult(0).getType()));
       op->erase();
     }
     cuvil::addStatistic(getOperation(), *this, numGroups, "groups");

@@ -96,8 +96,8 @@ void lowerMap(OpBuilder &builder, l1::MapReduceOp map, ValueRange ins,
     int64_t offset = rank - inType.getRank();
     SmallVector<AffineExpr> results;
     for (int64_t d = 0; d < inType.getRank(); ++d) {
-      bool stretched = inType.getDimSize(d) == 1 &&
-                       outType.getDimSize(offset + d) != 1;
+      bool stretched =
+          inType.getDimSize(d) == 1 && outType.getDimSize(offset + d) != 1;
       results.push_back(stretched ? getAffineConstantExpr(0, context)
                                   : getAffineDimExpr(offset + d, context));
     }
@@ -116,8 +116,8 @@ void lowerMap(OpBuilder &builder, l1::MapReduceOp map, ValueRange ins,
   Block *body = builder.createBlock(&kernel.getBody(), {}, types, locs);
   Block &region = map.getMap().front();
   linalg::GenericOp::create(
-      builder, loc, body->getArguments().drop_back(), body->getArguments().back(),
-      maps, iterators,
+      builder, loc, body->getArguments().drop_back(),
+      body->getArguments().back(), maps, iterators,
       [&](OpBuilder &nested, Location nestedLoc, ValueRange scalars) {
         IRMapping mapping;
         mapping.map(region.getArguments(), scalars.drop_back());
@@ -436,8 +436,9 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
         succeeded(kn))
       outs.push_back(memref::AllocOp::create(
           builder, opLoc,
-          MemRefType::get({kn->first * static_cast<int64_t>(llvm::alignTo(kn->second, 32))},
-                          builder.getF32Type()),
+          MemRefType::get(
+              {kn->first * static_cast<int64_t>(llvm::alignTo(kn->second, 32))},
+              builder.getF32Type()),
           ValueRange(), builder.getI64IntegerAttr(64)));
     StringRef mnemonic = kernelOp->getName().stripDialect();
     auto call = cuvil::l2::UKernelCallOp::create(

@@ -99,9 +99,8 @@ struct PackProductWeights
     symbols.insert(packedGlobal); // Renames on a clash.
 
     builder.setInsertionPoint(call);
-    Value packedB = memref::GetGlobalOp::create(builder, getGlobal.getLoc(),
-                                                packedType,
-                                                packedGlobal.getSymName());
+    Value packedB = memref::GetGlobalOp::create(
+        builder, getGlobal.getLoc(), packedType, packedGlobal.getSymName());
     SmallVector<Value> inputs(call.getInputs());
     inputs[1] = packedB;
     Value scratch = call.getOutputs()[1];

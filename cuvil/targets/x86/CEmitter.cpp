@@ -188,11 +188,10 @@ private:
   /// A loop over the elements of `out` (one flat loop when nothing
   /// broadcasts); `inner` gets the index expression of each input, read
   /// through its `sources`, and of `out`, and emits the body's statements.
-  void emitParallelLoop(
-      const Buffer &out, ArrayRef<const Buffer *> ins,
-      ArrayRef<DimSources> sources,
-      const std::function<void(ArrayRef<std::string>, const std::string &)>
-          &inner);
+  void emitParallelLoop(const Buffer &out, ArrayRef<const Buffer *> ins,
+                        ArrayRef<DimSources> sources,
+                        const std::function<void(ArrayRef<std::string>,
+                                                 const std::string &)> &inner);
   /// A `cuvil_l2.kernel "map"`: its linalg.generic as one loop nest whose
   /// body is the scalar region in C.
   LogicalResult emitMap(cuvil::l2::KernelOp kernel);
@@ -344,8 +343,8 @@ void Emitter::emitElementwise(
                      std::vector<std::string> elems;
                      for (auto [b, i] : llvm::zip(ins, index))
                        elems.push_back(load(*b, b->name + "[" + i + "]"));
-                     stmt(out.name + "[" + o + "] = " + store(out, expr(elems)) +
-                          ";");
+                     stmt(out.name + "[" + o +
+                          "] = " + store(out, expr(elems)) + ";");
                    });
 }
 
@@ -362,8 +361,8 @@ void Emitter::emitParallelLoop(
   }
   if (flat) {
     std::string i = tmp();
-    stmt("for (int64_t " + i + " = 0; " + i + " < " + numel(out) + "; ++" +
-         i + ") {");
+    stmt("for (int64_t " + i + " = 0; " + i + " < " + numel(out) + "; ++" + i +
+         ") {");
     ++indent;
     inner(std::vector<std::string>(ins.size(), i), i);
     --indent;
@@ -510,12 +509,18 @@ Emitter::scalarExpr(Operation &op,
       .Case([&](arith::CmpFOp cmp) -> Result {
         // Ordered predicates are C's comparisons (false on NaN); UNE is !=.
         switch (cmp.getPredicate()) {
-        case arith::CmpFPredicate::OEQ: return binary("==");
-        case arith::CmpFPredicate::OGT: return binary(">");
-        case arith::CmpFPredicate::OGE: return binary(">=");
-        case arith::CmpFPredicate::OLT: return binary("<");
-        case arith::CmpFPredicate::OLE: return binary("<=");
-        case arith::CmpFPredicate::UNE: return binary("!=");
+        case arith::CmpFPredicate::OEQ:
+          return binary("==");
+        case arith::CmpFPredicate::OGT:
+          return binary(">");
+        case arith::CmpFPredicate::OGE:
+          return binary(">=");
+        case arith::CmpFPredicate::OLT:
+          return binary("<");
+        case arith::CmpFPredicate::OLE:
+          return binary("<=");
+        case arith::CmpFPredicate::UNE:
+          return binary("!=");
         default:
           return cmp.emitOpError("predicate ")
                  << arith::stringifyCmpFPredicate(cmp.getPredicate())
@@ -1154,17 +1159,20 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       // A's batches, which are back to back: one product of all A's rows).
       std::vector<std::string> rows(out.dims.begin(), out.dims.end() - 1);
       callWithEpilogue("cuvil_matmul_packed_f32(pool, " + joinProduct(rows) +
-                           ", " + out.dims.back() + ", " + kk + ", " + a.name + ", " + kk +
-                           ", 1, " + b.name + ", " + out.name + ", ",
+                           ", " + out.dims.back() + ", " + kk + ", " + a.name +
+                           ", " + kk + ", 1, " + b.name + ", " + out.name +
+                           ", ",
                        epilogue->present ? epilogue->initializer() : "");
       return success();
     }
     if (outBatchRank <= 1) {
       std::string count = outBatchRank ? outBatch[0] : "1";
-      std::string product =
-          "cuvil_matmul_f32(pool, " + productScratch + ", " + count + ", " + m + ", " + n + ", " + kk + ", " + a.name +
-          ", " + (outBatchRank ? aStride[0] : "0") + ", " + kk + ", 1, " + b.name + ", " +
-          (outBatchRank ? bStride[0] : "0") + ", " + n + ", 1, " + out.name + ", ";
+      std::string product = "cuvil_matmul_f32(pool, " + productScratch + ", " +
+                            count + ", " + m + ", " + n + ", " + kk + ", " +
+                            a.name + ", " + (outBatchRank ? aStride[0] : "0") +
+                            ", " + kk + ", 1, " + b.name + ", " +
+                            (outBatchRank ? bStride[0] : "0") + ", " + n +
+                            ", 1, " + out.name + ", ";
       // A linear layer's bias (col_bias), residual and activation, fused by
       // cuvil-fuse-epilogues, applied to each row as it is finished.
       callWithEpilogue(product, epilogue->present ? epilogue->initializer() : "");
@@ -1192,9 +1200,9 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
         return t.empty() ? std::string("0") : absl::StrJoin(t, " + ");
       };
       line(std::string(2 * (indent - 1), ' ') + "cuvil_matmul_f32(pool, " +
-           productScratch + ", 1, " + m + ", " + n + ", " + kk + ", " + a.name + " + " + sum(ao) +
-           ", 0, " + kk + ", 1, " + b.name + " + " + sum(bo) + ", 0, " + n +
-           ", 1, " + out.name + " + " + sum(oo) + ", NULL);");
+           productScratch + ", 1, " + m + ", " + n + ", " + kk + ", " + a.name +
+           " + " + sum(ao) + ", 0, " + kk + ", 1, " + b.name + " + " + sum(bo) +
+           ", 0, " + n + ", 1, " + out.name + " + " + sum(oo) + ", NULL);");
     });
     return success();
   }
@@ -1206,11 +1214,11 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     std::string kk = ta ? a.dims[0] : a.dims[1];
     std::string product =
         call->hasAttr("cuvil.packed_b")
-            ? "cuvil_matmul_packed_f32(pool, " + m + ", " + n + ", " + kk + ", " +
-                  a.name + ", " + (ta ? "1, " + m : kk + ", 1") + ", " + b.name +
-                  ", " + out.name + ", "
-            : "cuvil_matmul_f32(pool, " + productScratch + ", 1, " + m + ", " + n +
-                  ", " + kk + ", " + a.name + ", 0, " +
+            ? "cuvil_matmul_packed_f32(pool, " + m + ", " + n + ", " + kk +
+                  ", " + a.name + ", " + (ta ? "1, " + m : kk + ", 1") + ", " +
+                  b.name + ", " + out.name + ", "
+            : "cuvil_matmul_f32(pool, " + productScratch + ", 1, " + m + ", " +
+                  n + ", " + kk + ", " + a.name + ", 0, " +
                   (ta ? "1, " + m : kk + ", 1") + ", " + b.name + ", 0, " +
                   (tb ? "1, " + kk : n + ", 1") + ", " + out.name + ", ";
     FailureOr<Epilogue> epilogue = getEpilogue(call, ins);

@@ -62,8 +62,8 @@ void sgemm(benchmark::State &state) {
   std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n),
       scratch(cuvil_matmul_scratch_floats(n, n));
   for (auto _ : state) {
-    cuvil_matmul_f32(nullptr, scratch.data(), 1, n, n, n, a.data(), 0, n, 1, b.data(), 0, n, 1,
-                     c.data(), nullptr);
+    cuvil_matmul_f32(nullptr, scratch.data(), 1, n, n, n, a.data(), 0, n, 1,
+                     b.data(), 0, n, 1, c.data(), nullptr);
     benchmark::DoNotOptimize(c.data());
   }
   state.counters["GFLOP/s"] = benchmark::Counter(

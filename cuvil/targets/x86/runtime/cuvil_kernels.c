@@ -389,8 +389,8 @@ cuvil_sgemm4_avx512_strip(const float *const *arow, int64_t a_col,
 /* 4 rows x 32 columns at a time; a last strip of fewer columns is masked. */
 __attribute__((target("avx512f"))) void
 cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
-                    int64_t a_row, int64_t a_col, const float *b,
-                    int64_t b_row, float *const *c, int accumulate) {
+                    int64_t a_row, int64_t a_col, const float *b, int64_t b_row,
+                    float *const *c, int accumulate) {
   /* Rows past `rows` repeat the last row (computed, never stored), so the
    * loop always keeps 4 x 2 accumulators in registers. */
   const float *arow[4];
@@ -567,11 +567,10 @@ static void cuvil_gemm_packed(int64_t begin, int64_t end, int64_t n, int64_t k,
           int64_t width = j1 - j < CUVIL_STRIP ? j1 - j : CUVIL_STRIP;
           for (q = 0; q < count; ++q)
             rows[q] = c + (r + q) * ldc + j;
-          CUVIL_SGEMM4(count, width, kb, a + r * a_row + l0 * a_col, a_row,
-                       a_col,
-                       packed + (j / CUVIL_STRIP) * k * CUVIL_STRIP +
-                           l0 * CUVIL_STRIP,
-                       CUVIL_STRIP, rows, l0 > 0);
+          CUVIL_SGEMM4(
+              count, width, kb, a + r * a_row + l0 * a_col, a_row, a_col,
+              packed + (j / CUVIL_STRIP) * k * CUVIL_STRIP + l0 * CUVIL_STRIP,
+              CUVIL_STRIP, rows, l0 > 0);
         }
       }
     }
@@ -620,8 +619,8 @@ struct cuvil_packed_args {
 static void cuvil_packed_rows(void *p, int64_t begin, int64_t end) {
   const struct cuvil_packed_args *x = (const struct cuvil_packed_args *)p;
   int64_t r;
-  cuvil_gemm_packed(begin, end, x->n, x->k, x->a, x->a_row, x->a_col,
-                    x->packed, x->c, x->n);
+  cuvil_gemm_packed(begin, end, x->n, x->k, x->a, x->a_row, x->a_col, x->packed,
+                    x->c, x->n);
   if (x->epilogue)
     for (r = begin; r < end; ++r)
       cuvil_epilogue_row(x->epilogue, x->c + r * x->n, (x->row0 + r) * x->n, r,
@@ -652,7 +651,8 @@ static void cuvil_matmul_rows(void *p, int64_t begin, int64_t end) {
         c[q] = x->c + (r + q) * n + j0;
       if (x->b_col_stride == 1) {
         CUVIL_SGEMM4(count, width, x->k, ap + i * x->a_row_stride,
-                     x->a_row_stride, x->a_col_stride, bp, x->b_row_stride, c, 0);
+                     x->a_row_stride, x->a_col_stride, bp, x->b_row_stride, c,
+                     0);
         continue;
       }
       for (q = 0; q < count; ++q)
@@ -693,11 +693,18 @@ void cuvil_matmul_f32(cuvil_pool *pool, float *scratch, int64_t batch,
       k * n * (int64_t)sizeof(float) > CUVIL_PACK_MIN_BYTES) {
     int64_t i, strips = (n + CUVIL_STRIP - 1) / CUVIL_STRIP;
     for (i = 0; i < batch; ++i) {
-      struct cuvil_pack_args pack = {n, k, b_row_stride, b_col_stride,
-                                     b + i * b_batch_stride, scratch};
-      struct cuvil_packed_args product = {
-          m,        n,         k,        a_row_stride, a_col_stride,
-          a + i * a_batch_stride, scratch, c + i * m * n, epilogue, i * m};
+      struct cuvil_pack_args pack = {
+          n, k, b_row_stride, b_col_stride, b + i * b_batch_stride, scratch};
+      struct cuvil_packed_args product = {m,
+                                          n,
+                                          k,
+                                          a_row_stride,
+                                          a_col_stride,
+                                          a + i * a_batch_stride,
+                                          scratch,
+                                          c + i * m * n,
+                                          epilogue,
+                                          i * m};
       if (i == 0 || b_batch_stride != 0)
         cuvil_parallel_for(pool, strips, cuvil_pack_strips, &pack);
       cuvil_parallel_for(pool, m, cuvil_packed_rows, &product);
@@ -724,8 +731,8 @@ void cuvil_matmul_packed_f32(cuvil_pool *pool, int64_t m, int64_t n, int64_t k,
                              const float *a, int64_t a_row, int64_t a_col,
                              const float *packed, float *c,
                              const cuvil_epilogue *epilogue) {
-  struct cuvil_packed_args product = {m,      n,      k, a_row, a_col, a,
-                                      packed, c, epilogue, 0};
+  struct cuvil_packed_args product = {m, n,      k, a_row,    a_col,
+                                      a, packed, c, epilogue, 0};
   cuvil_parallel_for(pool, m, cuvil_packed_rows, &product);
 }
 
@@ -859,8 +866,9 @@ static void cuvil_im2col_packed_f32(int64_t c, int64_t h, int64_t w,
           for (col = 0; col < stop_col; col = p) {
             int64_t at = p0 + col, lane = at % CUVIL_STRIP, q, lo, hi;
             float *d = dst + (at / CUVIL_STRIP) * rows * CUVIL_STRIP + lane;
-            p = col + (CUVIL_STRIP - lane) < stop_col ? col + (CUVIL_STRIP - lane)
-                                                      : stop_col;
+            p = col + (CUVIL_STRIP - lane) < stop_col
+                    ? col + (CUVIL_STRIP - lane)
+                    : stop_col;
             /* Columns [col, p): input inside [lo, hi), zero around it.
              * (Row oh is the padding after the last position.) */
             lo = inside ? (x0 > col ? x0 : col) : p;
@@ -947,8 +955,8 @@ void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
         cuvil_parallel_for(pool, oc, cuvil_packed_rows, &packed);
         continue;
       }
-      cuvil_matmul_f32(pool, NULL, 1, oc, oh * ow, patch, weight, 0, patch, 1, rhs,
-                       0, oh * ow, 1, out,
+      cuvil_matmul_f32(pool, NULL, 1, oc, oh * ow, patch, weight, 0, patch, 1,
+                       rhs, 0, oh * ow, 1, out,
                        bias || epilogue ? &image_epilogue : 0);
     }
     return;
@@ -1182,8 +1190,8 @@ void cuvil_conv2d_winograd_f32(cuvil_pool *pool, float *scratch, int64_t n, int6
     x.epilogue = epilogue ? &image : 0;
     cuvil_parallel_for(pool, c, cuvil_winograd_inputs, &x);
     /* M[xi] = U[xi] @ V[xi] for the 36 points, one batched product. */
-    cuvil_matmul_f32(pool, NULL, 36, oc, x.tiles, c, x.u, oc * c, c, 1, x.v, c * x.tiles, x.tiles, 1,
-                     x.m, 0);
+    cuvil_matmul_f32(pool, NULL, 36, oc, x.tiles, c, x.u, oc * c, c, 1, x.v,
+                     c * x.tiles, x.tiles, 1, x.m, 0);
     cuvil_parallel_for(pool, oc, cuvil_winograd_outputs, &x);
   }
 }

@@ -29,26 +29,24 @@ void cuvil_parallel_for(cuvil_pool *pool, int64_t count, cuvil_task_fn fn,
 
 /* The sgemm4 micro-kernels (ukernels/sgemm4.inc): up to 4 rows of C = A B
  * (C += A B when `accumulate`, which continues each element's running sum:
- * splitting k into blocks gives the same bits), B with unit column stride. The reference variant is plain C; the SIMD
- * variants exist when CUVIL_ENABLE_SIMD_KERNELS is defined (the .so build)
- * and are chosen by the target's features through CUVIL_SGEMM4. */
+ * splitting k into blocks gives the same bits), B with unit column stride. The
+ * reference variant is plain C; the SIMD variants exist when
+ * CUVIL_ENABLE_SIMD_KERNELS is defined (the .so build) and are chosen by the
+ * target's features through CUVIL_SGEMM4. */
 typedef void (*cuvil_sgemm4_fn)(int64_t rows, int64_t n, int64_t k,
                                 const float *a, int64_t a_row, int64_t a_col,
                                 const float *b, int64_t b_row, float *const *c,
                                 int accumulate);
 void cuvil_sgemm4_reference(int64_t rows, int64_t n, int64_t k, const float *a,
                             int64_t a_row, int64_t a_col, const float *b,
-                            int64_t b_row, float *const *c,
-                           int accumulate);
+                            int64_t b_row, float *const *c, int accumulate);
 #if defined(CUVIL_ENABLE_SIMD_KERNELS)
 void cuvil_sgemm4_avx2(int64_t rows, int64_t n, int64_t k, const float *a,
                        int64_t a_row, int64_t a_col, const float *b,
-                       int64_t b_row, float *const *c,
-                           int accumulate);
+                       int64_t b_row, float *const *c, int accumulate);
 void cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
                          int64_t a_row, int64_t a_col, const float *b,
-                         int64_t b_row, float *const *c,
-                           int accumulate);
+                         int64_t b_row, float *const *c, int accumulate);
 #endif
 /* The depthwise convolution micro-kernels (ukernels/dwconv.inc): one output
  * plane of one channel; chosen through CUVIL_DWCONV like CUVIL_SGEMM4. */
@@ -78,8 +76,7 @@ CUVIL_DWCONV_DECLARE(dispatch)
  * compiled models never do (the emitter picks one for --cpu). */
 void cuvil_sgemm4_dispatch(int64_t rows, int64_t n, int64_t k, const float *a,
                            int64_t a_row, int64_t a_col, const float *b,
-                           int64_t b_row, float *const *c,
-                           int accumulate);
+                           int64_t b_row, float *const *c, int accumulate);
 #define CUVIL_SGEMM4 cuvil_sgemm4_dispatch
 #endif
 #ifndef CUVIL_SGEMM4
@@ -117,8 +114,9 @@ void cuvil_matmul_packed_f32(cuvil_pool *pool, int64_t m, int64_t n, int64_t k,
                              const float *a, int64_t a_row, int64_t a_col,
                              const float *packed, float *c,
                              const cuvil_epilogue *epilogue);
-void cuvil_matmul_f32(cuvil_pool *pool, float *scratch, int64_t batch, int64_t m, int64_t n, int64_t k,
-                      const float *a, int64_t a_batch_stride, int64_t a_row_stride,
+void cuvil_matmul_f32(cuvil_pool *pool, float *scratch, int64_t batch,
+                      int64_t m, int64_t n, int64_t k, const float *a,
+                      int64_t a_batch_stride, int64_t a_row_stride,
                       int64_t a_col_stride, const float *b,
                       int64_t b_batch_stride, int64_t b_row_stride,
                       int64_t b_col_stride, float *c,

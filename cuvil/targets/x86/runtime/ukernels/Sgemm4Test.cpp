@@ -112,8 +112,8 @@ TEST(Sgemm4Test, AccumulateContinuesTheSum) {
             blocked(4, std::vector<float>(n, NAN));
         float *wp[4] = {whole[0].data(), whole[1].data(), whole[2].data(),
                         whole[3].data()};
-        float *bp[4] = {blocked[0].data(), blocked[1].data(),
-                        blocked[2].data(), blocked[3].data()};
+        float *bp[4] = {blocked[0].data(), blocked[1].data(), blocked[2].data(),
+                        blocked[3].data()};
         v.fn(rows, n, k, a.data(), k, 1, b.data(), n, wp, 0);
         v.fn(rows, n, split, a.data(), k, 1, b.data(), n, bp, 0);
         v.fn(rows, n, k - split, a.data() + split, k, 1, b.data() + split * n,
