@@ -51,6 +51,7 @@ struct PackProductWeights
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
+    packedGlobals.clear();
     SmallVector<cuvil::l2::UKernelCallOp> calls;
     module.walk([&](cuvil::l2::UKernelCallOp call) {
       StringRef kernel = call.getKernel();
@@ -64,6 +65,10 @@ struct PackProductWeights
       pack(call, symbols);
   }
 
+  /// The packed global of each original one (a weight shared by several
+  /// products is packed once).
+  llvm::DenseMap<Operation *, memref::GlobalOp> packedGlobals;
+
   void pack(cuvil::l2::UKernelCallOp call, SymbolTable &symbols) {
     Value b = call.getInputs()[1];
     auto getGlobal = b.getDefiningOp<memref::GetGlobalOp>();
@@ -75,30 +80,31 @@ struct PackProductWeights
         type.getRank() != 2 || !type.hasStaticShape() ||
         !type.getElementType().isF32())
       return;
-    absl::StatusOr<std::string> bytes =
-        cuvil::getElementsBytes(*global.getInitialValue());
     int64_t k = type.getDimSize(0), n = type.getDimSize(1);
-    if (!bytes.ok() ||
-        bytes->size() != static_cast<size_t>(k * n) * sizeof(float))
-      return;
-
-    OpBuilder builder(global);
     auto packedType = MemRefType::get({(n + kStrip - 1) / kStrip, k, kStrip},
                                       type.getElementType());
-    std::string packed = packStrips(*bytes, k, n);
-    AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-        ArrayRef<char>(packed.data(), packed.size()), 64);
-    auto tensorType =
-        RankedTensorType::get(packedType.getShape(), type.getElementType());
-    auto value = DenseResourceElementsAttr::get(
-        tensorType, (global.getSymName() + "_strips").str(), std::move(blob));
-    auto packedGlobal = memref::GlobalOp::create(
-        builder, global.getLoc(), (global.getSymName() + "_strips").str(),
-        builder.getStringAttr("private"), packedType, value,
-        /*constant=*/true, builder.getI64IntegerAttr(64));
-    symbols.insert(packedGlobal); // Renames on a clash.
+    memref::GlobalOp &packedGlobal = packedGlobals[global];
+    if (!packedGlobal) {
+      absl::StatusOr<std::string> bytes =
+          cuvil::getElementsBytes(*global.getInitialValue());
+      if (!bytes.ok() ||
+          bytes->size() != static_cast<size_t>(k * n) * sizeof(float))
+        return;
+      std::string packed = packStrips(*bytes, k, n);
+      AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+          ArrayRef<char>(packed.data(), packed.size()), 64);
+      std::string name = (global.getSymName() + "_strips").str();
+      auto value = DenseResourceElementsAttr::get(
+          RankedTensorType::get(packedType.getShape(), type.getElementType()),
+          name, std::move(blob));
+      OpBuilder builder(global);
+      packedGlobal = memref::GlobalOp::create(
+          builder, global.getLoc(), name, builder.getStringAttr("private"),
+          packedType, value, /*constant=*/true, builder.getI64IntegerAttr(64));
+      symbols.insert(packedGlobal); // Renames on a clash.
+    }
 
-    builder.setInsertionPoint(call);
+    OpBuilder builder(call);
     Value packedB = memref::GetGlobalOp::create(
         builder, getGlobal.getLoc(), packedType, packedGlobal.getSymName());
     SmallVector<Value> inputs(call.getInputs());
@@ -115,8 +121,10 @@ struct PackProductWeights
       alloc->erase();
     if (getGlobal->use_empty())
       getGlobal.erase();
-    if (SymbolTable::symbolKnownUseEmpty(global, symbols.getOp()))
+    if (SymbolTable::symbolKnownUseEmpty(global, symbols.getOp())) {
+      packedGlobals.erase(global);
       symbols.erase(global);
+    }
     cuvil::addStatistic(getOperation(), *this, numPacked, "packed");
   }
 };

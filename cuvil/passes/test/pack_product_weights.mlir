@@ -32,3 +32,23 @@ func.func @not_packed(%a: tensor<16x16xf32>, %b: tensor<16x40xf32>, %d: tensor<4
   %z = cuvil.matmul %d, %w : tensor<4x16xf32>, tensor<16x40xf32>
   return %x, %z : tensor<16x40xf32>, tensor<4x40xf32>
 }
+
+// -----
+
+// A weight two products share is packed once; the original goes.
+// CHECK-LABEL: memref.global "private" constant @shared_constant_0_strips : memref<1x16x32xf32>
+// CHECK-NOT: @shared_constant_0 :
+// CHECK-NOT: @shared_constant_0_strips_{{[0-9]+}}
+// CHECK-LABEL: func.func @shared
+// CHECK: %[[B1:.+]] = memref.get_global @shared_constant_0_strips
+// CHECK: cuvil_l2.ukernel_call "matmul" ins(%{{.+}}, %[[B1]] : {{.*}}) {cuvil.packed_b}
+// CHECK: %[[B2:.+]] = memref.get_global @shared_constant_0_strips
+// CHECK: cuvil_l2.ukernel_call "matmul" ins(%{{.+}}, %[[B2]] : {{.*}}) {cuvil.packed_b}
+func.func @shared(%x: tensor<16x16xf32>) -> tensor<16x32xf32> {
+  %w = cuvil.constant dense<0.25> : tensor<16x32xf32>
+  %w2 = cuvil.constant dense<0.5> : tensor<32x16xf32>
+  %y = cuvil.matmul %x, %w : tensor<16x16xf32>, tensor<16x32xf32>
+  %z = cuvil.matmul %y, %w2 : tensor<16x32xf32>, tensor<32x16xf32>
+  %u = cuvil.matmul %z, %w : tensor<16x16xf32>, tensor<16x32xf32>
+  return %u : tensor<16x32xf32>
+}
