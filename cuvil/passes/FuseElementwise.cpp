@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/ir/CuvilOps.h"
+#include "cuvil/passes/FusionUtil.h"
 #include "cuvil/passes/PassStatistics.h"
 #include "cuvil/passes/Passes.h"
 
@@ -254,24 +255,16 @@ struct FuseElementwise
   }
 
   void fuse(ArrayRef<Operation *> group) {
-    llvm::SmallPtrSet<Operation *, 8> members(group.begin(), group.end());
     // Operands from outside the group are the map's inputs, in first-use
     // order; splat constants are scalars in the region instead.
-    SmallVector<Value> inputs;
-    for (Operation *op : group)
-      for (Value operand : op->getOperands())
-        if (!members.contains(operand.getDefiningOp()) &&
-            !splatValue(operand) && !llvm::is_contained(inputs, operand))
-          inputs.push_back(operand);
+    SmallVector<Value> inputs = cuvil::externalOperands(
+        group, [](Value operand) { return splatValue(operand).has_value(); });
     if (inputs.empty())
       return; // Constants only: left to constant folding.
 
     Operation *root = group.back();
     OpBuilder builder(root);
-    SmallVector<Location> locs;
-    for (Operation *op : group)
-      locs.push_back(op->getLoc());
-    Location loc = builder.getFusedLoc(locs);
+    Location loc = cuvil::fusedLocation(builder, group);
     Type resultType = root->getResult(0).getType();
     auto map = l1::MapReduceOp::create(builder, loc, resultType, inputs,
                                        ArrayRef<int64_t>{}, TypedAttr(), false);

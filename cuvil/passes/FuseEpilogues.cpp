@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/ir/CuvilOps.h"
+#include "cuvil/passes/FusionUtil.h"
 #include "cuvil/passes/PassStatistics.h"
 #include "cuvil/passes/Passes.h"
 
@@ -127,20 +128,11 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
       return;
     // Operands from outside the chain become the group's inputs, in order:
     // the producer's, then the residual.
-    SmallVector<Value> inputs;
-    llvm::SmallPtrSet<Operation *, 4> inChain(chain.begin(), chain.end());
-    for (Operation *op : chain)
-      for (Value operand : op->getOperands())
-        if (!inChain.contains(operand.getDefiningOp()) &&
-            !llvm::is_contained(inputs, operand))
-          inputs.push_back(operand);
+    SmallVector<Value> inputs = cuvil::externalOperands(chain);
 
     Operation *last = chain.back();
     OpBuilder builder(last);
-    SmallVector<Location> locs;
-    for (Operation *op : chain)
-      locs.push_back(op->getLoc());
-    Location loc = builder.getFusedLoc(locs);
+    Location loc = cuvil::fusedLocation(builder, chain);
     auto group =
         l1::FusedGroupOp::create(builder, loc, last->getResultTypes(), inputs,
                                  builder.getStringAttr("epilogue"));
