@@ -540,8 +540,10 @@ Emitter::scalarExpr(Operation &op,
         return "pow" + f + "(" + x(0) + ", " + x(1) + ")";
       })
       .Default([&](Operation *other) -> Result {
-        return other->emitOpError("in a map is not supported by the x86 "
-                                  "target");
+        return other->emitOpError(
+            "in a map is not supported by the x86 target (a map's region "
+            "may hold float constants, add/sub/mul/div/neg, maximum/minimum, "
+            "cmpf, select, and math exp/log/sqrt/tanh/erf/absf/powf)");
       });
 }
 
