@@ -1,5 +1,6 @@
 """Fusion on real models (issue #6): what the level1 and level2 pipelines
-leave of torchvision ResNet-18, EfficientNet-B0 and ViT-B/16. Their numerics
+leave of torchvision ResNet-18, EfficientNet-B0 and ViT-B/16 (elementwise
+maps, epilogues, raised layer norms). Their numerics
 after fusion are checked against PyTorch by //tests/e2e (e2e_*_test)."""
 
 import pathlib
@@ -58,10 +59,14 @@ def test_efficientnet_silu_is_one_map(tmp_path):
     assert "cuvil-fuse-elementwise: 98 ops-fused" in stats
 
 
-def test_vit_gelu_is_one_map(tmp_path):
+def test_vit_gelu_is_one_map_and_layer_norms_one_kernel(tmp_path):
     level1, _ = compile_model(tmp_path, "vit_b_16", "mlir-level1")
     # ONNX's decomposed GELU (Div, Erf, Add, Mul, Mul) in each of the 12
     # MLP blocks becomes one map; no erf is left outside a map.
     assert not re.search(r"= cuvil\.erf ", level1)
     gelu = re.findall(r"math\.erf", level1)
     assert len(gelu) == 12
+    # Opset 13 has no LayerNormalization: each of the 25 layer norms (two
+    # per block and the final one) is nine ops, raised to one layer_norm.
+    assert len(re.findall(r"= cuvil\.layer_norm ", level1)) == 25
+    assert "cuvil.reduce_mean" not in level1

@@ -33,6 +33,23 @@ def CuvilPrepackWeights : Pass<"cuvil-prepack-weights", "::mlir::func::FuncOp"> 
   let dependentDialects = ["::cuvil::l1::CuvilDialect"];
 }
 
+def CuvilRaiseLayerNorm : Pass<"cuvil-raise-layer-norm", "::mlir::func::FuncOp"> {
+  let summary = "Replace decomposed layer norms by cuvil.layer_norm";
+  let description = [{
+    ONNX before opset 17 spells nn.LayerNorm as ReduceMean, Sub, Pow (or a
+    product), ReduceMean, Add of epsilon, Sqrt, Div, then an optional Mul by
+    gamma and Add of beta. When the two means reduce the same trailing axes
+    with keepdims, the element type is f32 and every intermediate is used
+    only inside the pattern, the ops become one `cuvil.layer_norm` over
+    those axes; gamma and beta of the normalized shape become its scale and
+    bias. Runs after canonicalization (which turns Pow(d, 2) into d * d).
+  }];
+  let statistics = [
+    Statistic<"numRaised", "raised", "Decomposed layer norms replaced">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
+}
+
 def CuvilBatchParallelConvs : Pass<"cuvil-batch-parallel-convs", "::mlir::func::FuncOp"> {
   let summary = "Merge convolutions that read the same tensor when it pays";
   let description = [{

@@ -15,6 +15,7 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilPrepackWeights());
   // Drops the constants folding and prepacking replaced.
   pm.addPass(mlir::createCanonicalizerPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createCuvilRaiseLayerNorm());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilBatchParallelConvs());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseEpilogues());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseElementwise());
