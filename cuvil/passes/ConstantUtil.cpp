@@ -27,6 +27,15 @@ FailureOr<std::vector<float>> getF32Constant(Value value) {
   return values;
 }
 
+std::optional<APFloat> getSplatFloat(Value value) {
+  auto constant = value.getDefiningOp<l1::ConstantOp>();
+  auto dense = constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue())
+                        : DenseFPElementsAttr();
+  if (!dense || !dense.isSplat())
+    return std::nullopt;
+  return dense.getSplatValue<APFloat>();
+}
+
 std::string toBytes(const std::vector<float> &values) {
   std::string bytes(values.size() * sizeof(float), '\0');
   std::memcpy(bytes.data(), values.data(), bytes.size());

@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ namespace cuvil {
 
 /// The f32 elements of `value` if it is an f32 cuvil.constant.
 mlir::FailureOr<std::vector<float>> getF32Constant(mlir::Value value);
+
+/// The value of a splat float cuvil.constant, if `value` is one.
+std::optional<llvm::APFloat> getSplatFloat(mlir::Value value);
 
 /// The bytes of `values` (host order), for createResourceConstant.
 std::string toBytes(const std::vector<float> &values);

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/ir/CuvilOps.h"
+#include "cuvil/passes/ConstantUtil.h"
 #include "cuvil/passes/FusionUtil.h"
 #include "cuvil/passes/PassStatistics.h"
 #include "cuvil/passes/Passes.h"
@@ -59,17 +60,6 @@ bool isFusable(Operation *op) {
   return llvm::all_of(op->getOperandTypes(), [&](Type type) {
     return cast<RankedTensorType>(type).getElementType() == element;
   });
-}
-
-/// The float value of a splat constant tensor, if `value` is one.
-std::optional<APFloat> splatValue(Value value) {
-  auto constant = value.getDefiningOp<l1::ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
-  if (!dense || !dense.isSplat())
-    return std::nullopt;
-  return dense.getSplatValue<APFloat>();
 }
 
 /// The scalar constant `c`, if `value` is an arith.constant.
@@ -258,7 +248,7 @@ struct FuseElementwise
     // Operands from outside the group are the map's inputs, in first-use
     // order; splat constants are scalars in the region instead.
     SmallVector<Value> inputs = cuvil::externalOperands(
-        group, [](Value operand) { return splatValue(operand).has_value(); });
+        group, [](Value operand) { return cuvil::getSplatFloat(operand).has_value(); });
     if (inputs.empty())
       return; // Constants only: left to constant folding.
 
@@ -288,7 +278,7 @@ struct FuseElementwise
             cast<RankedTensorType>(operand.getType()).getElementType();
         scalars.push_back(arith::ConstantOp::create(
             builder, op->getLoc(),
-            FloatAttr::get(element, *splatValue(operand))));
+            FloatAttr::get(element, *cuvil::getSplatFloat(operand))));
       }
       mapping.map(op->getResult(0),
                   scalarize(builder, op->getLoc(), op, scalars));
@@ -299,7 +289,7 @@ struct FuseElementwise
     llvm::SetVector<Operation *> constants;
     for (Operation *op : group)
       for (Value operand : op->getOperands())
-        if (splatValue(operand))
+        if (cuvil::getSplatFloat(operand))
           constants.insert(operand.getDefiningOp());
     for (Operation *op : llvm::reverse(group)) {
       if (op != root)

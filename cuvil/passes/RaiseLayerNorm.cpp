@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/ir/CuvilOps.h"
+#include "cuvil/passes/ConstantUtil.h"
 #include "cuvil/passes/FusionUtil.h"
 #include "cuvil/passes/PassStatistics.h"
 #include "cuvil/passes/Passes.h"
@@ -37,16 +38,6 @@ namespace {
 template <typename OpTy> OpTy singleUseDef(Value value) {
   auto op = value.getDefiningOp<OpTy>();
   return op && op->getResult(0).hasOneUse() ? op : OpTy();
-}
-
-/// The splat float of a constant, if `value` is one.
-std::optional<double> splatConstant(Value value) {
-  auto constant = value.getDefiningOp<l1::ConstantOp>();
-  auto dense = constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue())
-                        : DenseFPElementsAttr();
-  if (!dense || !dense.isSplat())
-    return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
 }
 
 /// The first normalized axis if `mean` reduces the trailing axes of its
@@ -89,10 +80,10 @@ struct RaiseLayerNorm : cuvil::impl::CuvilRaiseLayerNormBase<RaiseLayerNorm> {
     if (!addEps)
       return;
     Value varValue = addEps.getLhs();
-    std::optional<double> eps = splatConstant(addEps.getRhs());
+    std::optional<APFloat> eps = cuvil::getSplatFloat(addEps.getRhs());
     if (!eps) {
       varValue = addEps.getRhs();
-      eps = splatConstant(addEps.getLhs());
+      eps = cuvil::getSplatFloat(addEps.getLhs());
     }
     auto var = eps ? singleUseDef<l1::ReduceMeanOp>(varValue) : nullptr;
     auto square = var ? singleUseDef<l1::MulOp>(var.getInput()) : nullptr;
@@ -143,7 +134,7 @@ struct RaiseLayerNorm : cuvil::impl::CuvilRaiseLayerNormBase<RaiseLayerNorm> {
     OpBuilder builder(last);
     auto norm = l1::LayerNormOp::create(
         builder, cuvil::fusedLocation(builder, pattern), x, scale, bias,
-        builder.getI64IntegerAttr(axis), builder.getF64FloatAttr(*eps));
+        builder.getI64IntegerAttr(axis), builder.getF64FloatAttr(eps->convertToDouble()));
     last->getResult(0).replaceAllUsesWith(norm.getResult());
     Operation *epsConstant = addEps.getLhs() == varValue
                                  ? addEps.getRhs().getDefiningOp()
