@@ -110,8 +110,9 @@ void conv_winograd(benchmark::State &state) {
   std::vector<float> input(c * positions, 0.5f), weight(oc * c * 9, 0.01f), bias(oc, 0.1f),
       output(oc * positions), scratch(cuvil_winograd_scratch_floats(c, oc, hw, hw));
   for (auto _ : state) {
-    cuvil_conv2d_winograd_f32(nullptr, scratch.data(), 1, c, hw, hw, input.data(), oc,
-                              weight.data(), bias.data(), 1, 1, hw, hw, output.data(), nullptr);
+    cuvil_conv2d_winograd_f32(nullptr, scratch.data(), 1, c, hw, hw, input.data(), 1, oc,
+                              weight.data(), bias.data(), 1, 1, hw, hw, output.data(), 1,
+                              nullptr);
     benchmark::DoNotOptimize(output.data());
   }
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * oc * c * 9 * positions,

@@ -136,12 +136,15 @@ void cuvil_matmul_f32(cuvil_pool *pool, float *scratch, int64_t batch,
  * back by the inverse transform, with bias and `epilogue` applied. 2.25x
  * fewer multiplies than direct at 56x56. `scratch` holds
  * cuvil_winograd_scratch_floats(...) floats (weights transformed per call:
- * the artifact stores only the original ones). OW is at most 1024. */
+ * the artifact stores only the original ones). OW is at most 1024.
+ * Input and output are NCHW (block 1) or channel-blocked NCHW<block>c
+ * (cuvil-assign-layouts; C a multiple of the block). */
 int64_t cuvil_winograd_scratch_floats(int64_t c, int64_t oc, int64_t oh, int64_t ow);
 void cuvil_conv2d_winograd_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
-                               int64_t h, int64_t w, const float *input, int64_t oc,
-                               const float *weight, const float *bias, int64_t pad_top,
-                               int64_t pad_left, int64_t oh, int64_t ow, float *output,
+                               int64_t h, int64_t w, const float *input, int64_t in_block,
+                               int64_t oc, const float *weight, const float *bias,
+                               int64_t pad_top, int64_t pad_left, int64_t oh, int64_t ow,
+                               float *output, int64_t out_block,
                                const cuvil_epilogue *epilogue);
 
 void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c, int64_t h, int64_t w,
@@ -151,6 +154,66 @@ void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c, in
                       int64_t pad_left, int64_t dil_h, int64_t dil_w,
                       int64_t oh, int64_t ow, float *output,
                       const cuvil_epilogue *epilogue);
+
+/* Channel-blocked direct convolution (cuvil-assign-layouts): the output is
+ * NCHW<block>c ([N][OC / block][OH][OW][block]); the input is NCHW
+ * (in_block 1, any C) or NCHW<block>c (in_block == block); the weight is
+ * packed at compile time as [OC / block][C / in_block][KH][KW][in_block]
+ * [block]. Each output row of 1 or 2 channel blocks is computed in register
+ * tiles of up to CUVIL_CONVB_MAX_U columns, the sum of each output running
+ * over (input block, ky, kx, input lane) in that order. `scratch` holds
+ * cuvil_conv2d_blocked_scratch_floats(...) floats: the zero-padded image
+ * (so that no tile tests bounds). `epilogue` as for cuvil_conv2d_f32, its
+ * residual blocked like the output. OC is a multiple of `block` (<= 64);
+ * `tile` is the variant of the register tiles below. */
+int64_t cuvil_conv2d_blocked_scratch_floats(int64_t c, int64_t h, int64_t w,
+                                            int64_t kh, int64_t kw,
+                                            int64_t stride_h, int64_t stride_w,
+                                            int64_t pad_top, int64_t pad_left,
+                                            int64_t dil_h, int64_t dil_w,
+                                            int64_t oh, int64_t ow);
+struct cuvil_convb_row;
+typedef int (*cuvil_convb_fn)(const struct cuvil_convb_row *r, int64_t nb,
+                              int64_t x0, int64_t u);
+void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
+                              float *scratch, int64_t n,
+                              int64_t c, int64_t h, int64_t w,
+                              const float *input, int64_t in_block, int64_t oc,
+                              int64_t kh, int64_t kw, const float *weight,
+                              const float *bias, int64_t stride_h,
+                              int64_t stride_w, int64_t pad_top,
+                              int64_t pad_left, int64_t dil_h, int64_t dil_w,
+                              int64_t oh, int64_t ow, float *output,
+                              int64_t block, const cuvil_epilogue *epilogue);
+/* Its register tiles (ukernels/convb.inc; the emitter passes CUVIL_CONVB,
+ * chosen like CUVIL_SGEMM4): one call computes columns [x0, x0 + u) of one
+ * output row for `nb` (1 or 2) channel blocks. A SIMD variant returns 0 when
+ * it cannot (another block size); the driver then uses the reference. */
+#define CUVIL_CONVB_MAX_U 14
+#define CUVIL_CONVB_DECLARE(name)                                              \
+  int cuvil_convb_##name(const struct cuvil_convb_row *r, int64_t nb,          \
+                         int64_t x0, int64_t u);
+CUVIL_CONVB_DECLARE(reference)
+#if defined(CUVIL_ENABLE_SIMD_KERNELS)
+CUVIL_CONVB_DECLARE(avx2)
+CUVIL_CONVB_DECLARE(avx512)
+#endif
+#ifndef CUVIL_CONVB
+#define CUVIL_CONVB cuvil_convb_reference
+#endif
+
+/* NCHW <-> NCHW<block>c over [n][c][spatial]: to_blocked copies plain `src`
+ * into blocked `dst` (zero past channel c), else blocked into plain. */
+void cuvil_reorder_f32(int to_blocked, int64_t n, int64_t c, int64_t spatial,
+                       int64_t block, const float *src, float *dst);
+
+/* cuvil_pool2d_f32 on NCHW<block>c input and output. */
+void cuvil_pool2d_blocked_f32(int kind, int64_t n, int64_t c, int64_t h,
+                              int64_t w, const float *input, int64_t kh,
+                              int64_t kw, int64_t stride_h, int64_t stride_w,
+                              int64_t pad_top, int64_t pad_left, int64_t dil_h,
+                              int64_t dil_w, int count_include_pad, int64_t oh,
+                              int64_t ow, float *output, int64_t block);
 
 /* kind: 0 max, 1 average (count_include_pad selects the divisor). */
 void cuvil_pool2d_f32(int kind, int64_t n, int64_t c, int64_t h, int64_t w,

@@ -37,9 +37,9 @@ std::vector<float> run(const Case &k, const std::vector<float> &x, const std::ve
   std::vector<float> scratch(cuvil_winograd_scratch_floats(k.c, k.oc, oh, ow));
   cuvil_epilogue e = {nullptr, k.residual ? res.data() : nullptr, k.activation, -0.5f, 0.75f, nullptr};
   cuvil_pool *pool = cuvil_pool_create(threads);
-  cuvil_conv2d_winograd_f32(pool, scratch.data(), k.n, k.c, k.h, k.w, x.data(), k.oc, wt.data(),
-                            k.bias ? b.data() : nullptr, k.pad, k.pad, oh, ow, out.data(),
-                            k.activation || k.residual ? &e : nullptr);
+  cuvil_conv2d_winograd_f32(pool, scratch.data(), k.n, k.c, k.h, k.w, x.data(), 1, k.oc,
+                            wt.data(), k.bias ? b.data() : nullptr, k.pad, k.pad, oh, ow,
+                            out.data(), 1, k.activation || k.residual ? &e : nullptr);
   cuvil_pool_destroy(pool);
   return out;
 }

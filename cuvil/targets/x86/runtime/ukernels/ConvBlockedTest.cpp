@@ -1,0 +1,186 @@
+// The channel-blocked (NCHW<block>c) kernels: the direct convolution in each
+// tile variant the CPU has, against a double-precision NCHW convolution
+// (input blocked or plain, strides, paddings, dilations, odd and even block
+// counts, bias and the residual/relu/clip epilogues, batches, and the same
+// bits for any thread count); reorders both ways; blocked pooling and
+// Winograd against their NCHW versions, bit for bit.
+extern "C" {
+#include "cuvil/targets/x86/runtime/cuvil_kernels.h"
+}
+
+#include "gtest/gtest.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::vector<float> random(size_t count, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(count);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+std::vector<float> reorder(bool toBlocked, int64_t n, int64_t c, int64_t spatial, int64_t block,
+                           const std::vector<float> &src) {
+  int64_t channels = toBlocked ? (c + block - 1) / block * block : c;
+  std::vector<float> dst(n * channels * spatial, -3.0f);
+  cuvil_reorder_f32(toBlocked, n, c, spatial, block, src.data(), dst.data());
+  return dst;
+}
+
+struct Variant {
+  const char *name;
+  cuvil_convb_fn fn;
+  int64_t block;
+};
+
+std::vector<Variant> variants() {
+  std::vector<Variant> v = {{"reference", cuvil_convb_reference, 16},
+                            {"reference", cuvil_convb_reference, 8}};
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    v.push_back({"avx2", cuvil_convb_avx2, 8});
+  if (__builtin_cpu_supports("avx512f"))
+    v.push_back({"avx512", cuvil_convb_avx512, 16});
+  return v;
+}
+
+struct Case {
+  int64_t n, c, oc, h, w, k, stride, pad, dil;
+  bool blockedInput, bias;
+  int activation;
+  bool residual;
+};
+
+TEST(ConvBlockedTest, MatchesDirectConvolution) {
+  const Case cases[] = {
+      // The ResNet stem: plain 3-channel input, 7x7 stride 2.
+      {1, 3, 32, 23, 23, 7, 2, 3, 1, false, true, CUVIL_ACT_RELU, false},
+      {2, 32, 48, 9, 17, 3, 1, 1, 1, true, true, CUVIL_ACT_RELU, true},
+      {1, 16, 16, 30, 30, 3, 1, 1, 1, true, false, CUVIL_ACT_NONE, false},
+      {1, 32, 64, 14, 14, 1, 2, 0, 1, true, true, CUVIL_ACT_NONE, false},
+      {1, 16, 32, 11, 7, 3, 2, 1, 2, true, true, CUVIL_ACT_CLIP, true},
+      {1, 5, 16, 6, 40, 3, 1, 0, 1, false, false, CUVIL_ACT_NONE, true},
+  };
+  std::mt19937 rng(11);
+  for (const Variant &v : variants()) {
+    for (const Case &k : cases) {
+      int64_t B = v.block;
+      if (k.oc % B || (k.blockedInput && k.c % B))
+        continue;
+      int64_t ib = k.blockedInput ? B : 1;
+      int64_t oh = (k.h + 2 * k.pad - k.dil * (k.k - 1) - 1) / k.stride + 1;
+      int64_t ow = (k.w + 2 * k.pad - k.dil * (k.k - 1) - 1) / k.stride + 1;
+      std::vector<float> x = random(k.n * k.c * k.h * k.w, rng);
+      std::vector<float> wt = random(k.oc * k.c * k.k * k.k, rng);
+      std::vector<float> b = random(k.oc, rng);
+      std::vector<float> res = random(k.n * k.oc * oh * ow, rng);
+      // The compile-time packing: [OC/B][C/ib][KH][KW][ib][B].
+      std::vector<float> packed(wt.size());
+      for (int64_t o = 0; o < k.oc; ++o)
+        for (int64_t i = 0; i < k.c; ++i)
+          for (int64_t t = 0; t < k.k * k.k; ++t)
+            packed[((((o / B) * (k.c / ib) + i / ib) * k.k * k.k + t) * ib + i % ib) * B + o % B] =
+                wt[(o * k.c + i) * k.k * k.k + t];
+      std::vector<float> in = k.blockedInput ? reorder(true, k.n, k.c, k.h * k.w, B, x) : x;
+      std::vector<float> blockedRes = reorder(true, k.n, k.oc, oh * ow, B, res);
+      auto run = [&](int threads) {
+        std::vector<float> out(k.n * k.oc * oh * ow, -7.0f);
+        std::vector<float> scratch(std::max<int64_t>(
+            1, cuvil_conv2d_blocked_scratch_floats(k.c, k.h, k.w, k.k, k.k, k.stride, k.stride,
+                                                   k.pad, k.pad, k.dil, k.dil, oh, ow)));
+        cuvil_epilogue e = {nullptr, k.residual ? blockedRes.data() : nullptr, k.activation,
+                            -0.5f, 0.75f, nullptr};
+        cuvil_pool *pool = cuvil_pool_create(threads);
+        cuvil_conv2d_blocked_f32(v.fn, pool, scratch.data(), k.n, k.c, k.h, k.w, in.data(), ib,
+                                 k.oc, k.k, k.k, packed.data(), k.bias ? b.data() : nullptr,
+                                 k.stride, k.stride, k.pad, k.pad, k.dil, k.dil, oh, ow,
+                                 out.data(), B, k.activation || k.residual ? &e : nullptr);
+        cuvil_pool_destroy(pool);
+        return out;
+      };
+      std::vector<float> blocked = run(1);
+      std::vector<float> got = reorder(false, k.n, k.oc, oh * ow, B, blocked);
+      double worst = 0;
+      for (int64_t img = 0; img < k.n; ++img)
+        for (int64_t o = 0; o < k.oc; ++o)
+          for (int64_t y = 0; y < oh; ++y)
+            for (int64_t xx = 0; xx < ow; ++xx) {
+              double acc = k.bias ? b[o] : 0.0;
+              for (int64_t i = 0; i < k.c; ++i)
+                for (int64_t ky = 0; ky < k.k; ++ky)
+                  for (int64_t kx = 0; kx < k.k; ++kx) {
+                    int64_t iy = y * k.stride + ky * k.dil - k.pad;
+                    int64_t ix = xx * k.stride + kx * k.dil - k.pad;
+                    if (iy >= 0 && iy < k.h && ix >= 0 && ix < k.w)
+                      acc += double(x[((img * k.c + i) * k.h + iy) * k.w + ix]) *
+                             wt[((o * k.c + i) * k.k + ky) * k.k + kx];
+                  }
+              int64_t at = ((img * k.oc + o) * oh + y) * ow + xx;
+              if (k.residual)
+                acc += res[at];
+              if (k.activation == CUVIL_ACT_RELU)
+                acc = std::max(acc, 0.0);
+              if (k.activation == CUVIL_ACT_CLIP)
+                acc = std::min(std::max(acc, -0.5), 0.75);
+              worst = std::max(worst, std::fabs(acc - got[at]));
+            }
+      std::string what = std::string(v.name) + " block " + std::to_string(B) + " c=" +
+                         std::to_string(k.c) + " oc=" + std::to_string(k.oc) + " k=" +
+                         std::to_string(k.k) + " stride " + std::to_string(k.stride);
+      EXPECT_LE(worst, 1e-5 * std::sqrt(double(k.c * k.k * k.k))) << what;
+      EXPECT_EQ(blocked, run(3)) << what << ": results depend on the thread count";
+    }
+  }
+}
+
+TEST(ConvBlockedTest, ReorderRoundTripsAndPadsWithZeros) {
+  std::mt19937 rng(3);
+  std::vector<float> x = random(2 * 20 * 15, rng);
+  std::vector<float> blocked = reorder(true, 2, 20, 15, 16, x);
+  ASSERT_EQ(blocked.size(), 2u * 32 * 15);
+  // Channel 17 of image 1, position 4: block 1, lane 1.
+  EXPECT_EQ(blocked[((1 * 2 + 1) * 15 + 4) * 16 + 1], x[(1 * 20 + 17) * 15 + 4]);
+  // Lanes past channel 20 are zero.
+  EXPECT_EQ(blocked[((0 * 2 + 1) * 15 + 3) * 16 + 5], 0.0f);
+  EXPECT_EQ(reorder(false, 2, 20, 15, 16, blocked), x);
+}
+
+TEST(ConvBlockedTest, PoolingAndWinogradMatchTheirPlainVersions) {
+  std::mt19937 rng(5);
+  const int64_t n = 2, c = 32, h = 13, w = 13, B = 16;
+  std::vector<float> x = random(n * c * h * w, rng);
+  std::vector<float> xb = reorder(true, n, c, h * w, B, x);
+  for (int kind : {0, 1})
+    for (int includePad : {0, 1}) {
+      int64_t oh = 7, ow = 7; // 3x3, stride 2, padding 1
+      std::vector<float> plain(n * c * oh * ow), blocked(plain.size());
+      cuvil_pool2d_f32(kind, n, c, h, w, x.data(), 3, 3, 2, 2, 1, 1, 1, 1, includePad, oh, ow,
+                       plain.data());
+      cuvil_pool2d_blocked_f32(kind, n, c, h, w, xb.data(), 3, 3, 2, 2, 1, 1, 1, 1, includePad,
+                               oh, ow, blocked.data(), B);
+      EXPECT_EQ(reorder(false, n, c, oh * ow, B, blocked), plain) << "kind " << kind;
+    }
+
+  const int64_t oc = 16, oh = h, ow = w;
+  std::vector<float> wt = random(oc * c * 9, rng), b = random(oc, rng);
+  std::vector<float> res = random(n * oc * oh * ow, rng);
+  std::vector<float> resb = reorder(true, n, oc, oh * ow, B, res);
+  std::vector<float> scratch(cuvil_winograd_scratch_floats(c, oc, oh, ow));
+  std::vector<float> plain(n * oc * oh * ow), blocked(plain.size());
+  cuvil_epilogue e = {nullptr, res.data(), CUVIL_ACT_RELU, 0.0f, 0.0f, nullptr};
+  cuvil_conv2d_winograd_f32(nullptr, scratch.data(), n, c, h, w, x.data(), 1, oc, wt.data(),
+                            b.data(), 1, 1, oh, ow, plain.data(), 1, &e);
+  e.residual = resb.data();
+  cuvil_conv2d_winograd_f32(nullptr, scratch.data(), n, c, h, w, xb.data(), B, oc, wt.data(),
+                            b.data(), 1, 1, oh, ow, blocked.data(), B, &e);
+  EXPECT_EQ(reorder(false, n, oc, oh * ow, B, blocked), plain);
+}
+
+} // namespace
