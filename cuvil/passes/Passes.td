@@ -162,6 +162,42 @@ def CuvilPackProductWeights : Pass<"cuvil-pack-product-weights", "::mlir::Module
   ];
 }
 
+def CuvilAssignLayouts : Pass<"cuvil-assign-layouts", "::mlir::ModuleOp"> {
+  let summary = "Give convolution activations the channel-blocked layout";
+  let description = [{
+    Level2. Intermediates that must share a layout (a convolution's output
+    and fused residual, a pooling's input and output, the operands of a map
+    without broadcasts) form classes; a class that a blockable convolution
+    (ungrouped f32, static image, output channels in whole blocks, constant
+    weights or Winograd) produces becomes `#cuvil_l2.layout<"NCHW" to
+    "NCHW<B>c">` (B: the target's vector lanes, from `cuvil.target`) when
+    every member can: [N, C, H, W] with C a multiple of B, and every access
+    a kernel with a blocked form. Convolutions read either layout; global
+    pooling writes plain [N, C] from blocks; a returned value is reordered
+    into the output. So no reorder is ever inserted inside the graph: the
+    only ones are `cuvil_l2.copy`s into model outputs.
+
+    Direct convolutions get `cuvil.algorithm = "direct_blocked"`, their
+    weights packed at compile time as [OC/B][C/ib][KH][KW][ib][B] (ib = B
+    for a blocked input, 1 for a plain one) and the zero-padded image as
+    scratch in place of im2col's.
+  }];
+  let options = [
+    Option<"block", "block", "int64_t", "0",
+           "Channels per block (0: the target's 32-bit vector lanes; no "
+           "blocking below 8)">,
+  ];
+  let statistics = [
+    Statistic<"numBlocked", "blocked", "Buffers given the blocked layout">,
+    Statistic<"numPacked", "packed", "Convolution weights packed into blocks">,
+    Statistic<"numReorders", "reorders", "Layout reorders (copies into model outputs)">,
+  ];
+  let dependentDialects = [
+    "::mlir::memref::MemRefDialect",
+    "::cuvil::l2::CuvilL2Dialect",
+  ];
+}
+
 def CuvilPlanMemory : Pass<"cuvil-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Place every intermediate buffer in one workspace arena";
   let description = [{

@@ -24,6 +24,7 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm) {
 void buildLevel2Pipeline(mlir::OpPassManager &pm) {
   pm.addPass(createCuvilLowerToLevel2());
   pm.addPass(createCuvilPackProductWeights());
+  pm.addPass(createCuvilAssignLayouts());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(createCuvilPlanMemory());
 }

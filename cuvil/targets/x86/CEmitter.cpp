@@ -44,6 +44,9 @@ struct Buffer {
   MemRefType type;
   /// One C expression per dimension.
   std::vector<std::string> dims;
+  /// Channels per block of an NCHW<block>c buffer (cuvil-assign-layouts);
+  /// 1 for row-major.
+  int64_t block = 1;
 };
 
 std::string joinProduct(const std::vector<std::string> &terms) {
@@ -256,6 +259,20 @@ FailureOr<Buffer> Emitter::defineBuffer(Value value, std::string pointer) {
            << "element type " << type.getElementType()
            << " is not supported by the x86 target yet";
   Buffer b{pointer, type, {}};
+  if (auto layout = dyn_cast<cuvil::l2::LayoutAttr>(type.getLayout())) {
+    b.block = layout.getBlockSize(1);
+    if (layout.getLogical() != "NCHW" ||
+        layout.getPhysical() != ("NCHW" + Twine(b.block) + "c").str() ||
+        ShapedType::isDynamic(type.getDimSize(1)) ||
+        type.getDimSize(1) % b.block != 0)
+      return emitError(value.getLoc())
+             << "the x86 target computes on row-major and whole-block "
+                "NCHW<B>c buffers, not "
+             << type;
+  } else if (!type.getLayout().isIdentity()) {
+    return emitError(value.getLoc())
+           << "the x86 target does not support the layout of " << type;
+  }
   SmallVector<Value> sizes;
   if (auto view = value.getDefiningOp<cuvil::l2::ViewOp>())
     sizes.assign(view.getSizes().begin(), view.getSizes().end());
@@ -446,6 +463,16 @@ LogicalResult Emitter::emitMap(cuvil::l2::KernelOp kernel) {
   if (!out || !generic.getMatchingIndexingMap(init).isIdentity())
     return kernel.emitOpError("map output must be a kernel argument indexed "
                               "by the loops in order");
+  // On blocked buffers a map is one flat loop: every operand in the same
+  // layout, no broadcast.
+  for (auto [b, s] : llvm::zip(ins, sources))
+    if ((b->block > 1 || out->block > 1) &&
+        (b->block != out->block || b->dims != out->dims ||
+         llvm::any_of(llvm::enumerate(s), [](auto d) {
+           return d.value() != static_cast<int64_t>(d.index());
+         })))
+      return kernel.emitOpError("a map on blocked layouts must read every "
+                                "operand in the output's layout and shape");
   Block &region = generic.getRegion().front();
   LogicalResult status = success();
   emitParallelLoop(
@@ -664,9 +691,23 @@ LogicalResult Emitter::emitOp(Operation *op) {
     return success(succeeded(defineBuffer(view.getResult(), name)));
   }
   if (auto copy = dyn_cast<cuvil::l2::CopyOp>(op)) {
-    if (copy.isReorder() || copy.isTransfer())
-      return copy.emitOpError("layout or memory-space changes are not "
-                              "supported by the x86 target yet");
+    if (copy.isTransfer())
+      return copy.emitOpError("memory-space changes are not supported by the "
+                              "x86 target");
+    if (copy.isReorder()) {
+      // NCHW <-> NCHW<block>c (the only layouts buffers here have).
+      const Buffer &from = buf(copy.getSource()), &to = buf(copy.getTarget());
+      const Buffer &blocked = from.block > 1 ? from : to;
+      if (from.block > 1 && to.block > 1)
+        return copy.emitOpError("reorders between two blocked layouts are not "
+                                "supported by the x86 target");
+      line("cuvil_reorder_f32(" + std::string(to.block > 1 ? "1" : "0") +
+           ", " + blocked.dims[0] + ", " + blocked.dims[1] + ", " +
+           joinProduct({blocked.dims[2], blocked.dims[3]}) + ", " +
+           std::to_string(blocked.block) + ", " + from.name + ", " + to.name +
+           ");");
+      return success();
+    }
     line("memcpy(" + buf(copy.getTarget()).name + ", " +
          buf(copy.getSource()).name + ", (size_t)" +
          bytes(buf(copy.getSource())) + ");");
@@ -807,6 +848,15 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     return success();
   };
   auto lit = [&](double v) { return literal(v, element); };
+  // Blocked (NCHW<B>c) buffers only reach the kernels that have a blocked
+  // form (cuvil-assign-layouts places them).
+  bool anyBlocked = out.block > 1 || llvm::any_of(ins, [](const Buffer *b) {
+                      return b->block > 1;
+                    });
+  if (anyBlocked && k != "conv2d" && k != "max_pool2d" && k != "avg_pool2d" &&
+      k != "global_avg_pool" && k != "global_max_pool")
+    return call.emitOpError("'")
+           << k << "' has no kernel for blocked layouts on the x86 target";
 
   // Elementwise unary.
   using Expr = std::function<std::string(ArrayRef<std::string>)>;
@@ -1264,18 +1314,41 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       return failure();
     bool hasBias = ins.size() - epilogue->inputs > 2;
     auto algorithm = call->getAttrOfType<StringAttr>("cuvil.algorithm");
+    std::string biasName = hasBias ? ins[2]->name : std::string("NULL");
+    if (algorithm && algorithm.getValue() == "direct_blocked") {
+      // Weights packed [OC/B][C/ib][KH][KW][ib][B] by cuvil-assign-layouts.
+      if (out.block == 1 || w.dims.size() != 6 || w.dims[4] != std::to_string(x.block))
+        return call.emitOpError("a blocked direct convolution needs a blocked "
+                                "output and weights packed for its input");
+      callWithEpilogue(
+          "cuvil_conv2d_blocked_f32(CUVIL_CONVB, pool, " + scratch + ", " +
+              absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " +
+              std::to_string(x.block) + ", " + out.dims[1] + ", " + w.dims[2] +
+              ", " + w.dims[3] + ", " + w.name + ", " + biasName + ", " +
+              std::to_string(st[0]) + ", " + std::to_string(st[1]) + ", " +
+              std::to_string(pd[0]) + ", " + std::to_string(pd[1]) + ", " +
+              std::to_string(dl[0]) + ", " + std::to_string(dl[1]) + ", " +
+              out.dims[2] + ", " + out.dims[3] + ", " + out.name + ", " +
+              std::to_string(out.block) + ", ",
+          epilogue->present ? epilogue->initializer() : "");
+      return success();
+    }
+    bool winograd = algorithm && algorithm.getValue() == "winograd_f4x3";
+    if (!winograd && (x.block > 1 || out.block > 1))
+      return call.emitOpError("only direct_blocked and Winograd convolutions "
+                              "read or write blocked layouts");
     std::string call_ =
-        algorithm && algorithm.getValue() == "winograd_f4x3"
+        winograd
             ? "cuvil_conv2d_winograd_f32(pool, " + scratch + ", " +
-                  absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " + w.dims[0] + ", " +
-                  w.name + ", " + (hasBias ? ins[2]->name : std::string("NULL")) + ", " +
-                  std::to_string(pd[0]) + ", " + std::to_string(pd[1]) + ", " + out.dims[2] +
-                  ", " + out.dims[3] + ", " + out.name + ", "
+                  absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " +
+                  std::to_string(x.block) + ", " + w.dims[0] + ", " + w.name + ", " +
+                  biasName + ", " + std::to_string(pd[0]) + ", " + std::to_string(pd[1]) +
+                  ", " + out.dims[2] + ", " + out.dims[3] + ", " + out.name + ", " +
+                  std::to_string(out.block) + ", "
             : "cuvil_conv2d_f32(pool, " + scratch + ", " +
         absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " + w.dims[0] + ", " +
         w.dims[2] + ", " + w.dims[3] + ", " + w.name + ", " +
-        (hasBias ? ins[2]->name : std::string("NULL")) + ", " +
-        std::to_string(attrInt(call, "groups", 1)) + ", " +
+        biasName + ", " + std::to_string(attrInt(call, "groups", 1)) + ", " +
         std::to_string(st[0]) + ", " + std::to_string(st[1]) + ", " +
         std::to_string(pd[0]) + ", " + std::to_string(pd[1]) + ", " +
         std::to_string(dl[0]) + ", " + std::to_string(dl[1]) + ", " +
@@ -1289,22 +1362,32 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     SmallVector<int64_t> st = attrInts(call, "strides", {1, 1});
     SmallVector<int64_t> pd = attrInts(call, "padding", {0, 0, 0, 0});
     SmallVector<int64_t> dl = attrInts(call, "dilations", {1, 1});
-    line(std::string("cuvil_pool2d_f32(") + (k == "max_pool2d" ? "0" : "1") +
+    if (x.block != out.block)
+      return call.emitOpError("pooling keeps its input's layout");
+    line(std::string(x.block > 1 ? "cuvil_pool2d_blocked_f32(" : "cuvil_pool2d_f32(") +
+         (k == "max_pool2d" ? "0" : "1") +
          ", " + absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " +
          std::to_string(ks[0]) + ", " + std::to_string(ks[1]) + ", " +
          std::to_string(st[0]) + ", " + std::to_string(st[1]) + ", " +
          std::to_string(pd[0]) + ", " + std::to_string(pd[1]) + ", " +
          std::to_string(dl[0]) + ", " + std::to_string(dl[1]) + ", " +
          (call->getAttr("count_include_pad") ? "1" : "0") + ", " + out.dims[2] +
-         ", " + out.dims[3] + ", " + out.name + ");");
+         ", " + out.dims[3] + ", " + out.name +
+         (x.block > 1 ? ", " + std::to_string(x.block) : std::string()) + ");");
     return success();
   }
   if (k == "global_avg_pool" || k == "global_max_pool") {
     const Buffer &x = *ins[0];
+    if (out.block > 1)
+      return call.emitOpError("global pooling writes a row-major output");
+    // Blocked [N][C/B][HW][B]: reducing the middle of [N*C/B, HW, B] leaves
+    // [N][C], the row-major output.
+    std::string b = std::to_string(x.block);
     line(std::string("cuvil_reduce_f32(") +
-         (k == "global_avg_pool" ? "1" : "2") + ", " + dimsRange(x, 0, 2) +
-         ", " + dimsRange(x, 2, x.dims.size()) + ", 1, " + x.name + ", " +
-         out.name + ");");
+         (k == "global_avg_pool" ? "1" : "2") + ", " +
+         (x.block > 1 ? "(" + dimsRange(x, 0, 2) + ")/" + b : dimsRange(x, 0, 2)) +
+         ", " + dimsRange(x, 2, x.dims.size()) + ", " + b + ", " + x.name +
+         ", " + out.name + ");");
     return success();
   }
   if (k == "adaptive_avg_pool2d") {
@@ -1988,7 +2071,7 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
   // Micro-kernel variants are chosen by the target's features: the last
   // listed variant whose features the CPU has (ukernels/*.inc). The
   // portable C99 output (--emit=c) keeps to the reference kernels.
-  std::string sgemm4 = "reference", dwconv = "reference";
+  std::string sgemm4 = "reference", dwconv = "reference", convb = "reference";
   if (!options.inlineWeights) {
     auto hasAll = [&](StringRef features) {
       SmallVector<StringRef> needed;
@@ -2007,6 +2090,11 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
     dwconv = #name;
 #include "cuvil/targets/x86/runtime/ukernels/dwconv.inc"
 #undef CUVIL_DWCONV_VARIANT
+#define CUVIL_CONVB_VARIANT(name, target, features)                            \
+  if (hasAll(features))                                                        \
+    convb = #name;
+#include "cuvil/targets/x86/runtime/ukernels/convb.inc"
+#undef CUVIL_CONVB_VARIANT
   }
 
   EmittedModel result;
@@ -2022,7 +2110,8 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
       ", \"target\": {\"triple\": \"x86_64-linux-gnu\", \"cpu\": \"" +
       jsonEscape(options.cpu) + "\", \"features\": [" +
       absl::StrJoin(features, ", ") + "]}, \"kernels\": {\"sgemm4\": \"" +
-      sgemm4 + "\", \"dwconv\": \"" + dwconv + "\"}, \"compiler\": \"" +
+      sgemm4 + "\", \"dwconv\": \"" + dwconv + "\", \"convb\": \"" + convb +
+      "\"}, \"compiler\": \"" +
       jsonEscape(options.compilerVersion) + "\", \"model_hash\": \"" +
       jsonEscape(options.modelHash) + "\"}";
 
@@ -2083,7 +2172,7 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
     kernelSelection += "#define CUVIL_ENABLE_SIMD_KERNELS\n"
                       "#define CUVIL_SGEMM4 cuvil_sgemm4_" +
                       sgemm4 + "\n#define CUVIL_DWCONV cuvil_dwconv_" + dwconv +
-                      "\n";
+                      "\n#define CUVIL_CONVB cuvil_convb_" + convb + "\n";
   std::string model =
       "/* Generated by " + options.compilerVersion +
       ": the model's code. Do not edit. */\n"

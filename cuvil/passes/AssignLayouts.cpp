@@ -1,0 +1,356 @@
+//===- AssignLayouts.cpp - blocked channel layouts for convolution nets ---===//
+//
+// The x86 direct convolution runs at the FMA peak when its activations are
+// channel-blocked, NCHW<B>c with B the target's vector lanes (16 for
+// AVX-512, 8 for AVX2): a vector of B output channels per register, one
+// broadcast input per FMA. This pass chooses, on level2 buffers, which
+// activations take that layout:
+//
+//  - Buffers that must share a layout form a class: a convolution's output
+//    and its fused residual, a pooling's input and output, the operands of
+//    an elementwise map without broadcasts.
+//  - A class is blocked when a blockable convolution produces one of its
+//    members and every member can be: a [N, C, H, W] f32 intermediate with C
+//    a multiple of B, every access a kernel with a blocked form. A
+//    convolution reads either layout (a plain input as blocks of one
+//    channel), global pooling writes its plain [N, C] from blocked input
+//    directly, and a returned value is reordered into the output buffer. So
+//    a network of convolutions, pools and fused epilogues needs no reorder
+//    at all, and a class that would need one inside the graph stays plain:
+//    every reorder left is a model output.
+//  - Direct convolutions get their weights packed at compile time as
+//    [OC/B][C/ib][KH][KW][ib][B] (ib: the input's block) and the zero-padded
+//    image as scratch instead of im2col's; Winograd keeps its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/CuvilL2Ops.h"
+#include "cuvil/passes/PassStatistics.h"
+#include "cuvil/passes/Passes.h"
+#include "cuvil/support/ElementsBytes.h"
+#include "cuvil/targets/TargetDescription.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+
+#include <cstring>
+
+namespace cuvil {
+#define GEN_PASS_DEF_CUVILASSIGNLAYOUTS
+#include "cuvil/passes/Passes.h.inc"
+} // namespace cuvil
+
+using namespace mlir;
+using cuvil::l2::UKernelCallOp;
+
+namespace {
+
+int64_t attrInt(Operation *op, StringRef name, int64_t def) {
+  if (auto a = op->getAttrOfType<IntegerAttr>(name))
+    return a.getInt();
+  return def;
+}
+
+SmallVector<int64_t> attrInts(Operation *op, StringRef name,
+                              SmallVector<int64_t> def) {
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(name))
+    return SmallVector<int64_t>(a.asArrayRef());
+  return def;
+}
+
+/// The residual a convolution's fused epilogue adds (its last input), or null.
+Value residualOf(UKernelCallOp call) {
+  auto steps = call->getAttrOfType<ArrayAttr>("cuvil.epilogue");
+  if (!steps)
+    return {};
+  for (auto step : steps.getAsValueRange<StringAttr>())
+    if (step == "add")
+      return call.getInputs().back();
+  return {};
+}
+
+bool isWinograd(UKernelCallOp call) {
+  auto algorithm = call->getAttrOfType<StringAttr>("cuvil.algorithm");
+  return algorithm && algorithm.getValue() == "winograd_f4x3";
+}
+
+/// The constant global a buffer reads, or null.
+memref::GlobalOp constantGlobal(Value value, SymbolTable &symbols) {
+  auto get = value.getDefiningOp<memref::GetGlobalOp>();
+  if (!get)
+    return {};
+  auto global = symbols.lookup<memref::GlobalOp>(get.getName());
+  if (!global || !global.getConstant() || !global.getInitialValue())
+    return {};
+  return global;
+}
+
+struct AssignLayouts : cuvil::impl::CuvilAssignLayoutsBase<AssignLayouts> {
+  using CuvilAssignLayoutsBase::CuvilAssignLayoutsBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    int64_t lanes = block;
+    if (lanes == 0)
+      lanes = cuvil::TargetDescription::forModule(module).vectorBits / 32;
+    // Below 8 lanes (SSE) a block buys too little to pay for its kernels.
+    if (lanes < 8)
+      return;
+    SymbolTable symbols(module);
+    packed.clear();
+    for (auto func : module.getOps<func::FuncOp>())
+      assign(func, lanes, symbols);
+  }
+
+  /// Packed weights by (original global, input block): a weight shared by
+  /// convolutions is packed once.
+  std::map<std::pair<Operation *, int64_t>, memref::GlobalOp> packed;
+
+  /// A [N, C, H, W] f32 intermediate (a memref.alloc) whose channels fill
+  /// whole blocks.
+  static bool blockableBuffer(Value value, int64_t lanes) {
+    auto type = dyn_cast<MemRefType>(value.getType());
+    if (!type || !value.getDefiningOp<memref::AllocOp>() ||
+        type.getRank() != 4 || !type.getElementType().isF32() ||
+        !type.getLayout().isIdentity())
+      return false;
+    int64_t c = type.getDimSize(1);
+    return !ShapedType::isDynamic(c) && c % lanes == 0 &&
+           llvm::all_of(type.getShape().drop_front(),
+                        [](int64_t d) { return !ShapedType::isDynamic(d); });
+  }
+
+  /// A convolution the blocked kernels compute: ungrouped f32 with static
+  /// image sizes, whole blocks of output channels, and (for the direct
+  /// kernel) constant weights to pack.
+  static bool blockableConv(UKernelCallOp call, int64_t lanes,
+                            SymbolTable &symbols) {
+    if (call.getKernel() != "conv2d" || attrInt(call, "groups", 1) != 1 ||
+        call.getInputs().size() < 2)
+      return false;
+    auto in = cast<MemRefType>(call.getInputs()[0].getType());
+    auto out = cast<MemRefType>(call.getOutputs()[0].getType());
+    if (!in.getElementType().isF32() || in.getRank() != 4 ||
+        llvm::any_of(in.getShape().drop_front(), ShapedType::isDynamic) ||
+        out.getDimSize(1) % lanes != 0 || out.getDimSize(1) / lanes > 1024)
+      return false;
+    return isWinograd(call) || constantGlobal(call.getInputs()[1], symbols);
+  }
+
+  void assign(func::FuncOp func, int64_t lanes, SymbolTable &symbols) {
+    llvm::EquivalenceClasses<Value> classes;
+    llvm::DenseSet<Value> plainOnly, convOutputs;
+    auto member = [&](Value v) {
+      if (isa<MemRefType>(v.getType()))
+        classes.insert(v);
+    };
+    auto join = [&](Value a, Value b) {
+      member(a);
+      member(b);
+      classes.unionSets(a, b);
+    };
+    auto needPlain = [&](Value v) {
+      if (isa<MemRefType>(v.getType()))
+        plainOnly.insert(v);
+    };
+
+    for (Operation &op : func.getBody().front()) {
+      if (auto call = dyn_cast<UKernelCallOp>(op)) {
+        StringRef kernel = call.getKernel();
+        Value out = call.getOutputs()[0];
+        if (kernel == "conv2d" && blockableConv(call, lanes, symbols)) {
+          // The input may be either layout; weights and bias are not
+          // activations; later outputs are scratch.
+          member(call.getInputs()[0]);
+          member(out);
+          convOutputs.insert(out);
+          if (Value residual = residualOf(call))
+            join(out, residual);
+          continue;
+        }
+        if ((kernel == "max_pool2d" || kernel == "avg_pool2d") &&
+            call.getInputs().size() == 1) {
+          join(call.getInputs()[0], out);
+          continue;
+        }
+        if ((kernel == "global_avg_pool" || kernel == "global_max_pool") &&
+            call.getInputs().size() == 1) {
+          // Reads blocks, writes plain [N, C] (the same bytes as NC11).
+          member(call.getInputs()[0]);
+          needPlain(out);
+          continue;
+        }
+        for (Value v : op.getOperands())
+          needPlain(v);
+        continue;
+      }
+      if (auto kernel = dyn_cast<cuvil::l2::KernelOp>(op)) {
+        // A map over operands of one shape is the same loop on any layout
+        // they share.
+        Type type = kernel->getOperand(0).getType();
+        bool uniform = kernel.getName() == "map" &&
+                       llvm::all_of(kernel->getOperands(), [&](Value v) {
+                         return v.getType() == type;
+                       });
+        for (Value v : kernel->getOperands())
+          uniform ? join(kernel->getOperand(0), v) : needPlain(v);
+        continue;
+      }
+      if (auto copy = dyn_cast<cuvil::l2::CopyOp>(op)) {
+        // Into a model output: becomes a reorder if the source is blocked.
+        member(copy.getSource());
+        continue;
+      }
+      for (Value v : op.getOperands())
+        needPlain(v);
+    }
+
+    // Decide per class. A convolution whose output stays plain cannot read
+    // blocks (the plain kernels read NCHW), so its input's class stays plain
+    // too, which can leave another output plain: repeat until nothing moves.
+    llvm::DenseSet<Value> blocked;
+    for (bool changed = true; changed;) {
+      blocked.clear();
+      for (const auto *leader : classes) {
+        if (!leader->isLeader())
+          continue;
+        SmallVector<Value> members(classes.members(*leader));
+        bool produced = false, ok = true;
+        for (Value v : members) {
+          produced |= convOutputs.contains(v);
+          ok &= !plainOnly.contains(v) && blockableBuffer(v, lanes);
+        }
+        if (produced && ok)
+          blocked.insert(members.begin(), members.end());
+      }
+      changed = false;
+      for (auto call : func.getOps<UKernelCallOp>()) {
+        Value in = call.getInputs().empty() ? Value() : call.getInputs()[0];
+        if (call.getKernel() == "conv2d" && blocked.contains(in) &&
+            !blocked.contains(call.getOutputs()[0]))
+          changed |= plainOnly.insert(in).second;
+      }
+    }
+    if (blocked.empty())
+      return;
+
+    MLIRContext *context = func.getContext();
+    auto layout = cuvil::l2::LayoutAttr::get(context, "NCHW",
+                                             ("NCHW" + Twine(lanes) + "c").str());
+    for (Value v : blocked) {
+      auto type = cast<MemRefType>(v.getType());
+      v.setType(MemRefType::get(type.getShape(), type.getElementType(), layout,
+                                type.getMemorySpace()));
+      cuvil::addStatistic(func, *this, numBlocked, "blocked");
+    }
+    // Kernel bodies see their operands' types.
+    func.walk([&](cuvil::l2::KernelOp kernel) {
+      Block &body = kernel.getBody().front();
+      for (auto [arg, operand] :
+           llvm::zip(body.getArguments(), kernel->getOperands()))
+        arg.setType(operand.getType());
+    });
+    for (auto call : llvm::to_vector(func.getOps<UKernelCallOp>()))
+      if (call.getKernel() == "conv2d" &&
+          blocked.contains(call.getOutputs()[0]) && !isWinograd(call))
+        prepareDirect(call, lanes, symbols);
+    func.walk([&](cuvil::l2::CopyOp copy) {
+      if (copy.isReorder())
+        cuvil::addStatistic(func, *this, numReorders, "reorders");
+    });
+  }
+
+  /// Packs the weights of a blocked direct convolution and trades im2col's
+  /// scratch for the padded image's.
+  void prepareDirect(UKernelCallOp call, int64_t lanes, SymbolTable &symbols) {
+    Value x = call.getInputs()[0], w = call.getInputs()[1];
+    auto in = cast<MemRefType>(x.getType());
+    auto wType = cast<MemRefType>(w.getType());
+    auto out = cast<MemRefType>(call.getOutputs()[0].getType());
+    int64_t ib = isa<cuvil::l2::LayoutAttr>(in.getLayout()) ? lanes : 1;
+    int64_t oc = wType.getDimSize(0), c = wType.getDimSize(1),
+            kh = wType.getDimSize(2), kw = wType.getDimSize(3);
+    SmallVector<int64_t> shape = {oc / lanes, c / ib, kh, kw, ib, lanes};
+    auto packedType = MemRefType::get(shape, wType.getElementType());
+
+    memref::GlobalOp global = constantGlobal(w, symbols);
+    memref::GlobalOp &target = packed[{global, ib}];
+    if (!target) {
+      absl::StatusOr<std::string> bytes =
+          cuvil::getElementsBytes(*global.getInitialValue());
+      if (!bytes.ok() ||
+          bytes->size() != static_cast<size_t>(oc * c * kh * kw) * sizeof(float)) {
+        call.emitOpError("cannot read the weights to pack: ")
+            << (bytes.ok() ? "unexpected size" : bytes.status().message());
+        return signalPassFailure();
+      }
+      std::string data(bytes->size(), '\0');
+      const float *src = reinterpret_cast<const float *>(bytes->data());
+      float *dst = reinterpret_cast<float *>(data.data());
+      int64_t taps = kh * kw;
+      for (int64_t o = 0; o < oc; ++o)
+        for (int64_t i = 0; i < c; ++i)
+          for (int64_t t = 0; t < taps; ++t)
+            dst[((((o / lanes) * (c / ib) + i / ib) * taps + t) * ib + i % ib) *
+                    lanes +
+                o % lanes] = src[(o * c + i) * taps + t];
+      AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+          ArrayRef<char>(data.data(), data.size()), 64);
+      std::string name =
+          (global.getSymName() + "_blocked" + Twine(ib == 1 ? "_plain" : ""))
+              .str();
+      auto value = DenseResourceElementsAttr::get(
+          RankedTensorType::get(shape, wType.getElementType()), name,
+          std::move(blob));
+      OpBuilder builder(global);
+      target = memref::GlobalOp::create(
+          builder, global.getLoc(), name, builder.getStringAttr("private"),
+          packedType, value, /*constant=*/true, builder.getI64IntegerAttr(64));
+      symbols.insert(target); // Renames on a clash.
+      cuvil::addStatistic(call, *this, numPacked, "packed");
+    }
+
+    OpBuilder builder(call);
+    SmallVector<Value> inputs(call.getInputs());
+    inputs[1] = memref::GetGlobalOp::create(builder, w.getLoc(), packedType,
+                                            target.getSymName());
+    // The padded image: rows and columns the output reads, per image.
+    SmallVector<int64_t> st = attrInts(call, "strides", {1, 1});
+    SmallVector<int64_t> pd = attrInts(call, "padding", {0, 0, 0, 0});
+    SmallVector<int64_t> dl = attrInts(call, "dilations", {1, 1});
+    int64_t hp = (out.getDimSize(2) - 1) * st[0] + (kh - 1) * dl[0] + 1;
+    int64_t wp = (out.getDimSize(3) - 1) * st[1] + (kw - 1) * dl[1] + 1;
+    bool pads = pd[0] != 0 || pd[1] != 0 || hp > in.getDimSize(2) ||
+                wp > in.getDimSize(3);
+    SmallVector<Value> outputs = {call.getOutputs()[0]};
+    if (pads)
+      outputs.push_back(memref::AllocOp::create(
+          builder, call.getLoc(),
+          MemRefType::get({c * hp * wp}, wType.getElementType()), ValueRange(),
+          builder.getI64IntegerAttr(64)));
+    auto direct = UKernelCallOp::create(builder, call.getLoc(),
+                                        call.getKernelAttr(), inputs, outputs);
+    for (NamedAttribute attr : call->getDiscardableAttrs())
+      direct->setAttr(attr.getName(), attr.getValue());
+    direct->setAttr("cuvil.algorithm", builder.getStringAttr("direct_blocked"));
+    SmallVector<Value> dropped(call.getOutputs().drop_front());
+    call.erase();
+    for (Value v : dropped)
+      if (Operation *alloc = v.getDefiningOp(); alloc && alloc->use_empty())
+        alloc->erase();
+    if (Operation *get = w.getDefiningOp(); get && get->use_empty())
+      get->erase();
+    if (SymbolTable::symbolKnownUseEmpty(global, symbols.getOp())) {
+      // Forget it before its address can be reused.
+      packed.erase({global, 1});
+      packed.erase({global, lanes});
+      symbols.erase(global);
+    }
+  }
+};
+
+} // namespace
