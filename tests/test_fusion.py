@@ -33,15 +33,33 @@ def kernels(level2):
 
 
 def test_resnet18_has_no_standalone_epilogue_kernels(tmp_path):
-    level2, _ = compile_model(tmp_path, "resnet18", "mlir-level2")
+    # AVX-512 (x86-64-v4): blocks of 16 channels, whatever CPU runs the test.
+    level2, stats = compile_model(tmp_path, "resnet18", "mlir-level2", "--cpu=x86-64-v4",
+                                  "--pass-statistics")
     counts = kernels(level2)
     # Batch norm folded into the convolutions; bias, residual add and ReLU
     # applied by the convolution's epilogue.
     for op in ("batch_norm", "relu", "add", "clip"):
         assert op not in counts, counts
     assert counts["conv2d"] == 20, counts
-    # Every tensor stays in the layout the kernels read (NCHW): no reorder.
+    # cuvil-assign-layouts: every convolution writes NCHW16c (the stem reads
+    # the plain input, the pooling keeps blocks, global pooling writes the
+    # plain [N, C]), with not one reorder.
+    blocked = '#cuvil_l2.layout<"NCHW" to "NCHW16c">'
+    convs = re.findall(r'cuvil_l2\.ukernel_call "conv2d" ins\(([^)]*)\) outs\(([^)]*)\)', level2)
+    assert len(convs) == 20
+    for _, outs in convs:
+        assert re.fullmatch(r"%\w+(, %\w+)? : memref<1x\d+x\d+x\d+xf32, " + re.escape(blocked) +
+                            r">(, memref<\d+xf32>)?", outs), outs
+    stem = convs[0][0]
+    assert re.search(r": memref<1x3x224x224xf32>, memref<4x3x7x7x1x16xf32>", stem), stem
     assert "cuvil_l2.copy" not in level2
+    assert re.search(r'"max_pool2d" ins\(%\w+ : memref<1x64x112x112xf32, ' + re.escape(blocked), level2)
+    assert re.search(r'"global_avg_pool" ins\(%\w+ : memref<1x512x7x7xf32, ' + re.escape(blocked) +
+                     r'>\) outs\(%\w+ : memref<1x512x1x1xf32>\)', level2)
+    # 13 direct convolutions get packed weights (the other 7 are Winograd's).
+    assert "cuvil-assign-layouts: 13 packed" in stats, stats
+    assert "reorders" not in stats, stats
 
 
 def test_efficientnet_silu_is_one_map(tmp_path):

@@ -74,12 +74,14 @@ def compile_model(cuvilc, onnx_path, so_path, *flags):
     return CompiledModel(so_path)
 
 
-def check(cuvilc, name, batch=1, max_batch=None, workdir=None):
+def check(cuvilc, name, batch=1, max_batch=None, workdir=None, cpu=None):
     workdir = pathlib.Path(workdir or tempfile.mkdtemp())
     onnx_path = workdir / f"{name}.onnx"
     model, example = export_models.export(name, str(onnx_path), opset=14,
                                           dynamic_batch=max_batch is not None)
     flags = [f"--max-batch={max_batch}"] if max_batch else []
+    if cpu:
+        flags.append(f"--cpu={cpu}")
     compiled = compile_model(cuvilc, onnx_path, workdir / f"{name}.so", *flags)
     torch.manual_seed(1)
     x = torch.randn(batch, *example.shape[1:])
@@ -95,7 +97,7 @@ def check(cuvilc, name, batch=1, max_batch=None, workdir=None):
         print(f"{name}: 2 threads differ from 1 (max |diff| "
               f"{float(np.abs(threaded - result).max()):.3g})")
         ok = False
-    print(f"{name} batch={batch}: max|err| = {error:.3g}, max|ref| = {scale:.3g}, "
+    print(f"{name} batch={batch} cpu={cpu or 'native'}: max|err| = {error:.3g}, max|ref| = {scale:.3g}, "
           f"ratio = {error / scale:.3g} ({'ok' if ok else 'FAIL'})")
     return ok
 
@@ -106,10 +108,11 @@ def main():
     parser.add_argument("model", choices=sorted(export_models.MODELS))
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--max-batch", type=int)
+    parser.add_argument("--cpu", help="cuvilc --cpu (default: native)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     workdir = os.environ.get("TEST_TMPDIR")
-    ok = check(args.cuvilc, args.model, args.batch, args.max_batch, workdir)
+    ok = check(args.cuvilc, args.model, args.batch, args.max_batch, workdir, args.cpu)
     return 0 if ok else 1
 
 

@@ -119,6 +119,14 @@ absl::StatusOr<CpuTarget> resolveCpu(const std::string &cpu) {
         "'; use native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM "
         "CPU name such as znver4 or skylake-avx512"));
   llvm::X86::getFeaturesForCPU(cpu, names);
+  // The list leaves out what its features imply (x86-64-v4 names avx512bw,
+  // not the avx512f it needs): close it.
+  llvm::StringMap<bool> implied;
+  for (llvm::StringRef name : names)
+    llvm::X86::updateImpliedFeatures(name, true, implied);
+  for (auto &entry : implied)
+    if (entry.getValue() && !llvm::is_contained(names, entry.getKey()))
+      names.push_back(entry.getKey());
   target.march = cpu;
   target.features = checkedFeatures(names);
   return target;
