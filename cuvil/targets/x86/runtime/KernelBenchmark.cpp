@@ -8,6 +8,7 @@ extern "C" {
 
 #include "benchmark/benchmark.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace {
@@ -33,6 +34,17 @@ cuvil_dwconv_fn chooseDwconv() {
 }
 
 const cuvil_dwconv_fn bestDwconv = chooseDwconv();
+
+cuvil_convb_fn chooseConvb(int64_t *block) {
+  __builtin_cpu_init();
+  *block = 16;
+  if (__builtin_cpu_supports("avx512f"))
+    return cuvil_convb_avx512;
+  *block = 8;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return cuvil_convb_avx2;
+  return cuvil_convb_reference;
+}
 
 } // namespace
 
@@ -119,6 +131,40 @@ void conv_winograd(benchmark::State &state) {
                                                  benchmark::Counter::kIsIterationInvariantRate,
                                                  benchmark::Counter::kIs1000);
 }
+/// The channel-blocked direct convolution (cuvil-assign-layouts' NCHW16c or
+/// NCHW8c, weights packed, "same" padding), batch 1, the tile variant the
+/// CPU has.
+void conv_blocked(benchmark::State &state) {
+  int64_t c = state.range(0), oc = state.range(1), hw = state.range(2),
+          k = state.range(3), stride = state.range(4), block = 16;
+  static const cuvil_convb_fn tile = chooseConvb(&block);
+  int64_t pad = k / 2, ohw = (hw + 2 * pad - k) / stride + 1;
+  std::vector<float> input(c * hw * hw, 0.5f), weight(oc * c * k * k, 0.01f),
+      bias(oc, 0.1f), output(oc * ohw * ohw),
+      scratch(std::max<int64_t>(1, cuvil_conv2d_blocked_scratch_floats(
+                                       c, hw, hw, k, k, stride, stride, pad,
+                                       pad, 1, 1, ohw, ohw)));
+  for (auto _ : state) {
+    cuvil_conv2d_blocked_f32(tile, nullptr, scratch.data(), 1, c, hw, hw,
+                             input.data(), block, oc, k, k, weight.data(),
+                             bias.data(), stride, stride, pad, pad, 1, 1, ohw,
+                             ohw, output.data(), block, nullptr);
+    benchmark::DoNotOptimize(output.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * oc * c * k * k * ohw * ohw,
+      benchmark::Counter::kIsIterationInvariantRate,
+      benchmark::Counter::kIs1000);
+}
+// {C, OC, H=W, K, stride}: issue #8's layers and ResNet's deeper ones.
+BENCHMARK(conv_blocked)
+    ->ArgNames({"c", "oc", "hw", "k", "stride"})
+    ->Args({64, 64, 56, 3, 1})
+    ->Args({64, 256, 56, 1, 1})
+    ->Args({256, 256, 14, 3, 1})
+    ->Args({512, 512, 7, 3, 1})
+    ->Args({128, 256, 28, 3, 2});
+
 BENCHMARK(conv_winograd)
     ->ArgNames({"c", "oc", "hw"})
     ->Args({64, 64, 56})
