@@ -1,26 +1,28 @@
 //===- AssignLayouts.cpp - blocked channel layouts for convolution nets ---===//
 //
-// The x86 direct convolution runs at the FMA peak when its activations are
+// The x86 direct convolutions run at the FMA peak when activations are
 // channel-blocked, NCHW<B>c with B the target's vector lanes (16 for
 // AVX-512, 8 for AVX2): a vector of B output channels per register, one
-// broadcast input per FMA. This pass chooses, on level2 buffers, which
-// activations take that layout:
+// broadcast input per FMA (depthwise: one vector FMA per tap). This pass
+// chooses, on level2 buffers, which activations take that layout:
 //
 //  - Buffers that must share a layout form a class: a convolution's output
-//    and its fused residual, a pooling's input and output, the operands of
-//    an elementwise map without broadcasts.
+//    and its fused residual, a depthwise convolution's input and output, a
+//    pooling's input and output, the operands of a map without broadcasts.
 //  - A class is blocked when a blockable convolution produces one of its
 //    members and every member can be: a [N, C, H, W] f32 intermediate with C
-//    a multiple of B, every access a kernel with a blocked form. A
-//    convolution reads either layout (a plain input as blocks of one
-//    channel), global pooling writes its plain [N, C] from blocked input
-//    directly, and a returned value is reordered into the output buffer. So
-//    a network of convolutions, pools and fused epilogues needs no reorder
-//    at all, and a class that would need one inside the graph stays plain:
-//    every reorder left is a model output.
-//  - Direct convolutions get their weights packed at compile time as
-//    [OC/B][C/ib][KH][KW][ib][B] (ib: the input's block) and the zero-padded
-//    image as scratch instead of im2col's; Winograd keeps its own.
+//    a multiple of the block, every access a kernel with a blocked form. The
+//    block is B, or B/2 (>= 8) for channels that are multiples of that only
+//    (MobileNet's 24 and 144). An ungrouped convolution reads either layout
+//    (a plain input as blocks of one channel), global pooling writes its
+//    plain [N, C] from blocked input directly, and a returned value is
+//    reordered into the output buffer. So a network of convolutions, pools
+//    and fused epilogues needs no reorder at all, and a class that would
+//    need one inside the graph stays plain: every reorder left is a model
+//    output.
+//  - Direct convolutions get their weights packed at compile time in the
+//    kernels' layout and (ungrouped) the zero-padded image as scratch
+//    instead of im2col's; Winograd keeps its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -110,35 +112,46 @@ struct AssignLayouts : cuvil::impl::CuvilAssignLayoutsBase<AssignLayouts> {
   /// convolutions is packed once.
   std::map<std::pair<Operation *, int64_t>, memref::GlobalOp> packed;
 
-  /// A [N, C, H, W] f32 intermediate (a memref.alloc) whose channels fill
-  /// whole blocks.
-  static bool blockableBuffer(Value value, int64_t lanes) {
+  /// C of a [N, C, H, W] f32 intermediate (a memref.alloc) with a static
+  /// image, or 0 for any other buffer.
+  static int64_t channels(Value value) {
     auto type = dyn_cast<MemRefType>(value.getType());
     if (!type || !value.getDefiningOp<memref::AllocOp>() ||
         type.getRank() != 4 || !type.getElementType().isF32() ||
-        !type.getLayout().isIdentity())
-      return false;
-    int64_t c = type.getDimSize(1);
-    return !ShapedType::isDynamic(c) && c % lanes == 0 &&
-           llvm::all_of(type.getShape().drop_front(),
-                        [](int64_t d) { return !ShapedType::isDynamic(d); });
+        !type.getLayout().isIdentity() ||
+        llvm::any_of(type.getShape().drop_front(), ShapedType::isDynamic))
+      return 0;
+    return type.getDimSize(1);
   }
 
-  /// A convolution the blocked kernels compute: ungrouped f32 with static
-  /// image sizes, whole blocks of output channels, and (for the direct
-  /// kernel) constant weights to pack.
-  static bool blockableConv(UKernelCallOp call, int64_t lanes,
-                            SymbolTable &symbols) {
-    if (call.getKernel() != "conv2d" || attrInt(call, "groups", 1) != 1 ||
-        call.getInputs().size() < 2)
+  static bool isDepthwise(UKernelCallOp call) {
+    auto w = cast<MemRefType>(call.getInputs()[1].getType());
+    int64_t groups = attrInt(call, "groups", 1);
+    return groups > 1 && w.getRank() == 4 && w.getDimSize(1) == 1 &&
+           w.getDimSize(0) == groups;
+  }
+
+  /// A convolution the blocked kernels compute: f32 with a static image,
+  /// ungrouped or depthwise (one filter per channel), and (for the direct
+  /// kernels) constant weights to pack.
+  static bool blockableConv(UKernelCallOp call, SymbolTable &symbols) {
+    if (call.getKernel() != "conv2d" || call.getInputs().size() < 2)
+      return false;
+    if (attrInt(call, "groups", 1) != 1 && !isDepthwise(call))
       return false;
     auto in = cast<MemRefType>(call.getInputs()[0].getType());
-    auto out = cast<MemRefType>(call.getOutputs()[0].getType());
     if (!in.getElementType().isF32() || in.getRank() != 4 ||
-        llvm::any_of(in.getShape().drop_front(), ShapedType::isDynamic) ||
-        out.getDimSize(1) % lanes != 0 || out.getDimSize(1) / lanes > 1024)
+        llvm::any_of(in.getShape().drop_front(), ShapedType::isDynamic))
       return false;
     return isWinograd(call) || constantGlobal(call.getInputs()[1], symbols);
+  }
+
+  /// Channels per block of a buffer's layout (1: row-major).
+  static int64_t blockOf(Value value) {
+    auto type = cast<MemRefType>(value.getType());
+    if (auto layout = dyn_cast<cuvil::l2::LayoutAttr>(type.getLayout()))
+      return layout.getBlockSize(1);
+    return 1;
   }
 
   void assign(func::FuncOp func, int64_t lanes, SymbolTable &symbols) {
@@ -162,11 +175,14 @@ struct AssignLayouts : cuvil::impl::CuvilAssignLayoutsBase<AssignLayouts> {
       if (auto call = dyn_cast<UKernelCallOp>(op)) {
         StringRef kernel = call.getKernel();
         Value out = call.getOutputs()[0];
-        if (kernel == "conv2d" && blockableConv(call, lanes, symbols)) {
-          // The input may be either layout; weights and bias are not
-          // activations; later outputs are scratch.
+        if (kernel == "conv2d" && blockableConv(call, symbols)) {
+          // The input may be either layout (a depthwise one: the output's);
+          // weights and bias are not activations; later outputs are
+          // scratch.
           member(call.getInputs()[0]);
           member(out);
+          if (isDepthwise(call))
+            join(call.getInputs()[0], out);
           convOutputs.insert(out);
           if (Value residual = residualOf(call))
             join(out, residual);
@@ -209,23 +225,30 @@ struct AssignLayouts : cuvil::impl::CuvilAssignLayoutsBase<AssignLayouts> {
         needPlain(v);
     }
 
-    // Decide per class. A convolution whose output stays plain cannot read
-    // blocks (the plain kernels read NCHW), so its input's class stays plain
-    // too, which can leave another output plain: repeat until nothing moves.
-    llvm::DenseSet<Value> blocked;
+    // Decide per class: the target's lanes per block, or half as many
+    // (AVX-512 running 8-channel blocks with AVX2 tiles) when some member's
+    // channels are only a multiple of that. A convolution whose output stays
+    // plain cannot read blocks (the plain kernels read NCHW), so its input's
+    // class stays plain too, which can leave another output plain: repeat
+    // until nothing moves.
+    llvm::DenseMap<Value, int64_t> blocked;
     for (bool changed = true; changed;) {
       blocked.clear();
       for (const auto *leader : classes) {
         if (!leader->isLeader())
           continue;
         SmallVector<Value> members(classes.members(*leader));
-        bool produced = false, ok = true;
+        bool produced = false;
+        int64_t block = lanes;
         for (Value v : members) {
           produced |= convOutputs.contains(v);
-          ok &= !plainOnly.contains(v) && blockableBuffer(v, lanes);
+          int64_t c = plainOnly.contains(v) ? 0 : channels(v);
+          while (block >= 8 && (c == 0 || c % block != 0))
+            block /= 2;
         }
-        if (produced && ok)
-          blocked.insert(members.begin(), members.end());
+        if (produced && block >= 8)
+          for (Value v : members)
+            blocked[v] = block;
       }
       changed = false;
       for (auto call : func.getOps<UKernelCallOp>()) {
@@ -239,10 +262,10 @@ struct AssignLayouts : cuvil::impl::CuvilAssignLayoutsBase<AssignLayouts> {
       return;
 
     MLIRContext *context = func.getContext();
-    auto layout = cuvil::l2::LayoutAttr::get(context, "NCHW",
-                                             ("NCHW" + Twine(lanes) + "c").str());
-    for (Value v : blocked) {
+    for (auto [v, block] : blocked) {
       auto type = cast<MemRefType>(v.getType());
+      auto layout = cuvil::l2::LayoutAttr::get(
+          context, "NCHW", ("NCHW" + Twine(block) + "c").str());
       v.setType(MemRefType::get(type.getShape(), type.getElementType(), layout,
                                 type.getMemorySpace()));
       cuvil::addStatistic(func, *this, numBlocked, "blocked");
@@ -257,7 +280,7 @@ struct AssignLayouts : cuvil::impl::CuvilAssignLayoutsBase<AssignLayouts> {
     for (auto call : llvm::to_vector(func.getOps<UKernelCallOp>()))
       if (call.getKernel() == "conv2d" &&
           blocked.contains(call.getOutputs()[0]) && !isWinograd(call))
-        prepareDirect(call, lanes, symbols);
+        prepareDirect(call, symbols);
     func.walk([&](cuvil::l2::CopyOp copy) {
       if (copy.isReorder())
         cuvil::addStatistic(func, *this, numReorders, "reorders");
@@ -266,19 +289,24 @@ struct AssignLayouts : cuvil::impl::CuvilAssignLayoutsBase<AssignLayouts> {
 
   /// Packs the weights of a blocked direct convolution and trades im2col's
   /// scratch for the padded image's.
-  void prepareDirect(UKernelCallOp call, int64_t lanes, SymbolTable &symbols) {
+  void prepareDirect(UKernelCallOp call, SymbolTable &symbols) {
     Value x = call.getInputs()[0], w = call.getInputs()[1];
     auto in = cast<MemRefType>(x.getType());
     auto wType = cast<MemRefType>(w.getType());
     auto out = cast<MemRefType>(call.getOutputs()[0].getType());
-    int64_t ib = isa<cuvil::l2::LayoutAttr>(in.getLayout()) ? lanes : 1;
+    bool depthwise = isDepthwise(call);
+    // A depthwise filter reads one channel: its packing has no input block.
+    int64_t ib = depthwise ? 1 : blockOf(x), lanes = blockOf(call.getOutputs()[0]);
     int64_t oc = wType.getDimSize(0), c = wType.getDimSize(1),
             kh = wType.getDimSize(2), kw = wType.getDimSize(3);
-    SmallVector<int64_t> shape = {oc / lanes, c / ib, kh, kw, ib, lanes};
+    // Ungrouped: [OC/B][C/ib][KH][KW][ib][B]; depthwise: [C/B][KH][KW][B].
+    SmallVector<int64_t> shape =
+        depthwise ? SmallVector<int64_t>{oc / lanes, kh, kw, lanes}
+                  : SmallVector<int64_t>{oc / lanes, c / ib, kh, kw, ib, lanes};
     auto packedType = MemRefType::get(shape, wType.getElementType());
 
     memref::GlobalOp global = constantGlobal(w, symbols);
-    memref::GlobalOp &target = packed[{global, ib}];
+    memref::GlobalOp &target = packed[{global, ib * 1000 + lanes}];
     if (!target) {
       absl::StatusOr<std::string> bytes =
           cuvil::getElementsBytes(*global.getInitialValue());
@@ -300,9 +328,9 @@ struct AssignLayouts : cuvil::impl::CuvilAssignLayoutsBase<AssignLayouts> {
                 o % lanes] = src[(o * c + i) * taps + t];
       AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
           ArrayRef<char>(data.data(), data.size()), 64);
-      std::string name =
-          (global.getSymName() + "_blocked" + Twine(ib == 1 ? "_plain" : ""))
-              .str();
+      std::string name = (global.getSymName() + "_blocked" + Twine(lanes) +
+                          (ib == 1 && !depthwise ? "_plain" : ""))
+                             .str();
       auto value = DenseResourceElementsAttr::get(
           RankedTensorType::get(shape, wType.getElementType()), name,
           std::move(blob));
@@ -324,8 +352,9 @@ struct AssignLayouts : cuvil::impl::CuvilAssignLayoutsBase<AssignLayouts> {
     SmallVector<int64_t> dl = attrInts(call, "dilations", {1, 1});
     int64_t hp = (out.getDimSize(2) - 1) * st[0] + (kh - 1) * dl[0] + 1;
     int64_t wp = (out.getDimSize(3) - 1) * st[1] + (kw - 1) * dl[1] + 1;
-    bool pads = pd[0] != 0 || pd[1] != 0 || hp > in.getDimSize(2) ||
-                wp > in.getDimSize(3);
+    // (The depthwise kernel tests bounds itself.)
+    bool pads = !depthwise && (pd[0] != 0 || pd[1] != 0 ||
+                               hp > in.getDimSize(2) || wp > in.getDimSize(3));
     SmallVector<Value> outputs = {call.getOutputs()[0]};
     if (pads)
       outputs.push_back(memref::AllocOp::create(
@@ -346,8 +375,8 @@ struct AssignLayouts : cuvil::impl::CuvilAssignLayoutsBase<AssignLayouts> {
       get->erase();
     if (SymbolTable::symbolKnownUseEmpty(global, symbols.getOp())) {
       // Forget it before its address can be reused.
-      packed.erase({global, 1});
-      packed.erase({global, lanes});
+      for (auto it = packed.begin(); it != packed.end();)
+        it = it->first.first == global ? packed.erase(it) : std::next(it);
       symbols.erase(global);
     }
   }

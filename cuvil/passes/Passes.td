@@ -166,21 +166,24 @@ def CuvilAssignLayouts : Pass<"cuvil-assign-layouts", "::mlir::ModuleOp"> {
   let summary = "Give convolution activations the channel-blocked layout";
   let description = [{
     Level2. Intermediates that must share a layout (a convolution's output
-    and fused residual, a pooling's input and output, the operands of a map
-    without broadcasts) form classes; a class that a blockable convolution
-    (ungrouped f32, static image, output channels in whole blocks, constant
-    weights or Winograd) produces becomes `#cuvil_l2.layout<"NCHW" to
-    "NCHW<B>c">` (B: the target's vector lanes, from `cuvil.target`) when
-    every member can: [N, C, H, W] with C a multiple of B, and every access
-    a kernel with a blocked form. Convolutions read either layout; global
-    pooling writes plain [N, C] from blocks; a returned value is reordered
-    into the output. So no reorder is ever inserted inside the graph: the
-    only ones are `cuvil_l2.copy`s into model outputs.
+    and fused residual, a depthwise convolution's input and output, a
+    pooling's input and output, the operands of a map without broadcasts)
+    form classes. A class that a blockable convolution (f32, static image,
+    ungrouped or depthwise, constant weights or Winograd) produces becomes
+    `#cuvil_l2.layout<"NCHW" to "NCHW<B>c">` when every member can: a
+    [N, C, H, W] intermediate whose every access has a blocked kernel. B is
+    the target's 32-bit vector lanes (from `cuvil.target`: 16 for AVX-512,
+    8 for AVX2), or 8 on AVX-512 for a class whose channels are multiples of
+    8 only. Ungrouped convolutions read either layout (plain as blocks of
+    one channel); global pooling writes plain [N, C] from blocks; a returned
+    value is reordered into the output. So no reorder is ever inserted
+    inside the graph: the only ones are `cuvil_l2.copy`s into model outputs.
 
-    Direct convolutions get `cuvil.algorithm = "direct_blocked"`, their
-    weights packed at compile time as [OC/B][C/ib][KH][KW][ib][B] (ib = B
-    for a blocked input, 1 for a plain one) and the zero-padded image as
-    scratch in place of im2col's.
+    Direct convolutions get `cuvil.algorithm = "direct_blocked"` and their
+    weights packed at compile time, [OC/B][C/ib][KH][KW][ib][B] (ib: the
+    input's block, 1 for a plain input) or [C/B][KH][KW][B] (depthwise);
+    ungrouped ones take the zero-padded image as scratch in place of
+    im2col's. Winograd keeps its own.
   }];
   let options = [
     Option<"block", "block", "int64_t", "0",

@@ -6,7 +6,7 @@
 // 16 output channels' taps, so 0, 2, 4, ... then 1, 3, 5, ...), the pooling,
 // the convolutions and the fused residual all stay NCHW16c, and global
 // pooling writes the plain [N, C] from blocks: not one reorder.
-// CHECK-LABEL: memref.global "private" constant @resnet_constant_{{[0-9]+}}_blocked_plain : memref<1x2x1x1x1x16xf32>
+// CHECK-LABEL: memref.global "private" constant @resnet_constant_{{[0-9]+}}_blocked16_plain : memref<1x2x1x1x1x16xf32>
 // CHECK-LABEL: func.func @resnet
 // CHECK-NOT: cuvil_l2.copy
 // CHECK: %[[STEM:.+]] = memref.alloc(%{{.+}}) {{.*}} : memref<?x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>
@@ -20,7 +20,7 @@
 // CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[A]], %{{.+}}, %{{.+}}, %[[POOL]] : {{.*}}) outs(%[[B:[^,]+]], %{{.+}} : memref<?x16x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, memref<576xf32>) {cuvil.algorithm = "direct_blocked", cuvil.epilogue = ["add", "relu"]
 // CHECK: cuvil_l2.ukernel_call "global_avg_pool" ins(%[[B]] : memref<?x16x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>) outs(%{{.+}} : memref<?x16x1x1xf32>)
 // CHECK-NOT: cuvil_l2.copy
-// CHECK: resnet_constant_{{[0-9]+}}_blocked_plain: "0x400000000000000000000040000080400000C0400000004100002041000040410000604100008041000090410000A0410000B0410000C0410000D0410000E0410000F0410000803F000040400000A0400000E0400000104100003041000050410000704100008841000098410000A8410000B8410000C8410000D8410000E8410000F841"
+// CHECK: resnet_constant_{{[0-9]+}}_blocked16_plain: "0x400000000000000000000040000080400000C0400000004100002041000040410000604100008041000090410000A0410000B0410000C0410000D0410000E0410000F0410000803F000040400000A0400000E0400000104100003041000050410000704100008841000098410000A8410000B8410000C8410000D8410000E8410000F841"
 // Without a target description the block is the default 256-bit vector's 8.
 // TARGET-LABEL: func.func @resnet
 // TARGET: memref<?x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>
@@ -58,18 +58,40 @@ func.func @plain_consumer(%x: tensor<1x16x4x4xf32>) -> tensor<1x256xf32> {
 
 // -----
 
-// The second convolution must write NCHW (a grouped convolution reads it),
-// and a plain-output convolution reads NCHW, so the first stays plain too.
+// The second convolution must write NCHW (a grouped, not depthwise,
+// convolution reads it), and a plain-output convolution reads NCHW, so the
+// first stays plain too.
 // CHECK-LABEL: func.func @chain_to_grouped
 // CHECK-NOT: #cuvil_l2.layout
 // CHECK: return
 func.func @chain_to_grouped(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
   %w = cuvil.constant dense<0.02> : tensor<16x16x1x1xf32>
-  %dw = cuvil.constant dense<0.5> : tensor<16x1x3x3xf32>
+  %gw = cuvil.constant dense<0.5> : tensor<16x8x3x3xf32>
   %a = cuvil.conv2d %x, %w : tensor<1x16x4x4xf32>, tensor<16x16x1x1xf32>
   %b = cuvil.conv2d %a, %w : tensor<1x16x4x4xf32>, tensor<16x16x1x1xf32>
-  %c = cuvil.conv2d %b, %dw {groups = 16, padding = array<i64: 1, 1, 1, 1>} : tensor<1x16x4x4xf32>, tensor<16x1x3x3xf32>
+  %c = cuvil.conv2d %b, %gw {groups = 2, padding = array<i64: 1, 1, 1, 1>} : tensor<1x16x4x4xf32>, tensor<16x8x3x3xf32>
   return %c : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// A MobileNet block of 24 channels: 16 lanes do not divide them, 8 do, so
+// the class is NCHW8c (AVX-512 runs it with the AVX2 tiles). The depthwise
+// convolution reads and writes it, its filters packed [C/8][KH][KW][8] (no
+// padded-image scratch: it tests bounds itself); the expansion reads the
+// plain input as blocks of one channel.
+// CHECK-LABEL: func.func @mobilenet
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%{{.+}}, %{{.+}} : memref<1x16x8x8xf32>, memref<3x16x1x1x1x8xf32>) outs(%[[E:.+]] : memref<1x24x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>) {cuvil.algorithm = "direct_blocked", cuvil.clip_max
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[E]], %{{.+}} : memref<1x24x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>, memref<3x3x3x8xf32>) outs(%[[D:.+]] : memref<1x24x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>) {cuvil.algorithm = "direct_blocked"{{.*}}groups = 24
+// CHECK: cuvil_l2.ukernel_call "global_avg_pool" ins(%[[D]] : memref<1x24x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>)
+func.func @mobilenet(%x: tensor<1x16x8x8xf32>) -> tensor<1x24x1x1xf32> {
+  %w = cuvil.constant dense<0.02> : tensor<24x16x1x1xf32>
+  %dw = cuvil.constant dense<0.5> : tensor<24x1x3x3xf32>
+  %e = cuvil.conv2d %x, %w : tensor<1x16x8x8xf32>, tensor<24x16x1x1xf32>
+  %r = cuvil.clip %e {min = 0.0 : f64, max = 6.0 : f64} : tensor<1x24x8x8xf32>
+  %d = cuvil.conv2d %r, %dw {groups = 24, padding = array<i64: 1, 1, 1, 1>} : tensor<1x24x8x8xf32>, tensor<24x1x3x3xf32>
+  %g = cuvil.global_avg_pool %d : tensor<1x24x8x8xf32>
+  return %g : tensor<1x24x1x1xf32>
 }
 
 // -----

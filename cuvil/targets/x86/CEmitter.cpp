@@ -1315,6 +1315,24 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     bool hasBias = ins.size() - epilogue->inputs > 2;
     auto algorithm = call->getAttrOfType<StringAttr>("cuvil.algorithm");
     std::string biasName = hasBias ? ins[2]->name : std::string("NULL");
+    if (algorithm && algorithm.getValue() == "direct_blocked" &&
+        attrInt(call, "groups", 1) > 1) {
+      // Depthwise, weights packed [C/B][KH][KW][B] by cuvil-assign-layouts.
+      if ((out.block != 8 && out.block != 16) || x.block != out.block ||
+          w.dims.size() != 4)
+        return call.emitOpError("a blocked depthwise convolution needs input "
+                                "and output in one NCHW8c or NCHW16c layout");
+      callWithEpilogue(
+          "(void)cuvil_dwconv_blocked_f32(pool, " + absl::StrJoin(x.dims, ", ") +
+              ", " + x.name + ", " + w.dims[1] + ", " + w.dims[2] + ", " +
+              w.name + ", " + biasName + ", " + std::to_string(st[0]) + ", " +
+              std::to_string(st[1]) + ", " + std::to_string(pd[0]) + ", " +
+              std::to_string(pd[1]) + ", " + std::to_string(dl[0]) + ", " +
+              std::to_string(dl[1]) + ", " + out.dims[2] + ", " + out.dims[3] +
+              ", " + out.name + ", " + std::to_string(out.block) + ", ",
+          epilogue->present ? epilogue->initializer() : "");
+      return success();
+    }
     if (algorithm && algorithm.getValue() == "direct_blocked") {
       // Weights packed [OC/B][C/ib][KH][KW][ib][B] by cuvil-assign-layouts.
       if (out.block == 1 || w.dims.size() != 6 || w.dims[4] != std::to_string(x.block))

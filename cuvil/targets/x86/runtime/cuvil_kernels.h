@@ -188,7 +188,8 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
 /* Its register tiles (ukernels/convb.inc; the emitter passes CUVIL_CONVB,
  * chosen like CUVIL_SGEMM4): one call computes columns [x0, x0 + u) of one
  * output row for `nb` (1 or 2) channel blocks. A SIMD variant returns 0 when
- * it cannot (another block size); the driver then uses the reference. */
+ * it cannot (another block size; the AVX-512 one runs blocks of 8 with the
+ * AVX2 tiles); the driver then uses the reference. */
 #define CUVIL_CONVB_MAX_U 14
 #define CUVIL_CONVB_DECLARE(name)                                              \
   int cuvil_convb_##name(const struct cuvil_convb_row *r, int64_t nb,          \
@@ -201,6 +202,19 @@ CUVIL_CONVB_DECLARE(avx512)
 #ifndef CUVIL_CONVB
 #define CUVIL_CONVB cuvil_convb_reference
 #endif
+
+/* Depthwise convolution (groups == C == OC) on NCHW<block>c input and
+ * output (block 8 or 16; returns 1 for another), the weight packed as
+ * [C / block][KH][KW][block]; bias (or NULL) and `epilogue` (residual
+ * blocked) as for cuvil_conv2d_blocked_f32. */
+int cuvil_dwconv_blocked_f32(cuvil_pool *pool, int64_t n, int64_t c, int64_t h,
+                             int64_t w, const float *input, int64_t kh,
+                             int64_t kw, const float *weight, const float *bias,
+                             int64_t stride_h, int64_t stride_w,
+                             int64_t pad_top, int64_t pad_left, int64_t dil_h,
+                             int64_t dil_w, int64_t oh, int64_t ow,
+                             float *output, int64_t block,
+                             const cuvil_epilogue *epilogue);
 
 /* NCHW <-> NCHW<block>c over [n][c][spatial]: to_blocked copies plain `src`
  * into blocked `dst` (zero past channel c), else blocked into plain. */

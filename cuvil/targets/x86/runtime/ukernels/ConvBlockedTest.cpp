@@ -46,8 +46,10 @@ std::vector<Variant> variants() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     v.push_back({"avx2", cuvil_convb_avx2, 8});
-  if (__builtin_cpu_supports("avx512f"))
+  if (__builtin_cpu_supports("avx512f")) {
     v.push_back({"avx512", cuvil_convb_avx512, 16});
+    v.push_back({"avx512", cuvil_convb_avx512, 8}); // runs the AVX2 tiles
+  }
   return v;
 }
 
@@ -138,6 +140,79 @@ TEST(ConvBlockedTest, MatchesDirectConvolution) {
       EXPECT_EQ(blocked, run(3)) << what << ": results depend on the thread count";
     }
   }
+}
+
+TEST(ConvBlockedTest, DepthwiseMatchesDirectConvolution) {
+  struct Dw {
+    int64_t n, c, h, w, k, stride, pad, block;
+    int activation;
+    bool residual;
+  };
+  const Dw cases[] = {
+      {1, 32, 12, 12, 3, 1, 1, 16, CUVIL_ACT_CLIP, false},
+      {2, 24, 9, 14, 3, 2, 1, 8, CUVIL_ACT_RELU, true},
+      {1, 16, 7, 7, 5, 1, 2, 16, CUVIL_ACT_NONE, true},
+      {1, 16, 5, 40, 3, 2, 1, 8, CUVIL_ACT_RELU, true},
+      {1, 32, 4, 37, 3, 1, 1, 16, CUVIL_ACT_NONE, false},
+  };
+  std::mt19937 rng(13);
+  for (const Dw &k : cases) {
+    int64_t B = k.block, oh = (k.h + 2 * k.pad - k.k) / k.stride + 1,
+            ow = (k.w + 2 * k.pad - k.k) / k.stride + 1;
+    std::vector<float> x = random(k.n * k.c * k.h * k.w, rng);
+    std::vector<float> wt = random(k.c * k.k * k.k, rng), b = random(k.c, rng);
+    std::vector<float> res = random(k.n * k.c * oh * ow, rng);
+    // [C/B][KH][KW][B], as cuvil-assign-layouts packs it.
+    std::vector<float> packed(wt.size());
+    for (int64_t ch = 0; ch < k.c; ++ch)
+      for (int64_t t = 0; t < k.k * k.k; ++t)
+        packed[((ch / B) * k.k * k.k + t) * B + ch % B] = wt[ch * k.k * k.k + t];
+    std::vector<float> in = reorder(true, k.n, k.c, k.h * k.w, B, x);
+    std::vector<float> resb = reorder(true, k.n, k.c, oh * ow, B, res);
+    auto run = [&](int threads) {
+      std::vector<float> out(k.n * k.c * oh * ow, -7.0f);
+      cuvil_epilogue e = {nullptr, k.residual ? resb.data() : nullptr, k.activation, -0.5f,
+                          0.75f, nullptr};
+      cuvil_pool *pool = cuvil_pool_create(threads);
+      EXPECT_EQ(cuvil_dwconv_blocked_f32(pool, k.n, k.c, k.h, k.w, in.data(), k.k, k.k,
+                                         packed.data(), b.data(), k.stride, k.stride, k.pad,
+                                         k.pad, 1, 1, oh, ow, out.data(), B, &e),
+                0);
+      cuvil_pool_destroy(pool);
+      return out;
+    };
+    std::vector<float> blocked = run(1);
+    std::vector<float> got = reorder(false, k.n, k.c, oh * ow, B, blocked);
+    double worst = 0;
+    for (int64_t img = 0; img < k.n; ++img)
+      for (int64_t ch = 0; ch < k.c; ++ch)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t xx = 0; xx < ow; ++xx) {
+            double acc = b[ch];
+            for (int64_t ky = 0; ky < k.k; ++ky)
+              for (int64_t kx = 0; kx < k.k; ++kx) {
+                int64_t iy = y * k.stride + ky - k.pad, ix = xx * k.stride + kx - k.pad;
+                if (iy >= 0 && iy < k.h && ix >= 0 && ix < k.w)
+                  acc += double(x[((img * k.c + ch) * k.h + iy) * k.w + ix]) *
+                         wt[(ch * k.k + ky) * k.k + kx];
+              }
+            int64_t at = ((img * k.c + ch) * oh + y) * ow + xx;
+            if (k.residual)
+              acc += res[at];
+            if (k.activation == CUVIL_ACT_RELU)
+              acc = std::max(acc, 0.0);
+            if (k.activation == CUVIL_ACT_CLIP)
+              acc = std::min(std::max(acc, -0.5), 0.75);
+            worst = std::max(worst, std::fabs(acc - got[at]));
+          }
+    EXPECT_LE(worst, 1e-5) << "c=" << k.c << " block " << B;
+    EXPECT_EQ(blocked, run(3)) << "results depend on the thread count";
+  }
+  std::vector<float> none(16);
+  EXPECT_EQ(cuvil_dwconv_blocked_f32(nullptr, 1, 4, 1, 1, none.data(), 1, 1, none.data(),
+                                     nullptr, 1, 1, 0, 0, 1, 1, 1, 1, none.data(), 4, nullptr),
+            1)
+      << "block 4 has no kernel";
 }
 
 TEST(ConvBlockedTest, ReorderRoundTripsAndPadsWithZeros) {
