@@ -38,13 +38,26 @@ struct cuvil_pool {
   struct cuvil_worker *workers;
   pthread_mutex_t mutex;
   pthread_cond_t wake, done;
-  unsigned long generation; /* one per job */
-  int pending;              /* workers still on the current job */
-  int stop;
+  unsigned long generation; /* one per job (atomic) */
+  int pending;              /* workers still on the current job (atomic) */
+  int stop;                 /* (atomic) */
   cuvil_task_fn fn;
   void *arg;
   int64_t count;
 };
+
+/* Between a model's kernels (and its calls) the workers and the caller spin
+ * this many pauses (tens of microseconds) before sleeping: a fork/join
+ * through futexes costs more than a small layer. */
+#ifndef CUVIL_SPIN
+#define CUVIL_SPIN 20000
+#endif
+
+static inline void cuvil_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__ __volatile__("pause");
+#endif
+}
 
 static void cuvil_run_slice(struct cuvil_pool *pool, int index) {
   int64_t begin = pool->count * index / pool->num_threads;
@@ -58,20 +71,31 @@ static void *cuvil_worker_main(void *p) {
   struct cuvil_pool *pool = self->pool;
   unsigned long seen = 0;
   for (;;) {
+    int spin;
+    for (spin = 0; spin < CUVIL_SPIN; ++spin) {
+      if (__atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE) != seen ||
+          __atomic_load_n(&pool->stop, __ATOMIC_ACQUIRE))
+        break;
+      cuvil_pause();
+    }
     pthread_mutex_lock(&pool->mutex);
-    while (!pool->stop && pool->generation == seen)
+    while (!__atomic_load_n(&pool->stop, __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE) == seen)
       pthread_cond_wait(&pool->wake, &pool->mutex);
-    if (pool->stop) {
+    if (__atomic_load_n(&pool->stop, __ATOMIC_ACQUIRE)) {
       pthread_mutex_unlock(&pool->mutex);
       return NULL;
     }
-    seen = pool->generation;
+    seen = __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE);
     pthread_mutex_unlock(&pool->mutex);
     cuvil_run_slice(pool, self->index);
-    pthread_mutex_lock(&pool->mutex);
-    if (--pool->pending == 0)
+    if (__atomic_sub_fetch(&pool->pending, 1, __ATOMIC_ACQ_REL) == 0) {
+      /* Under the mutex: the caller checks `pending` under it before it
+       * sleeps, so the signal cannot be lost. */
+      pthread_mutex_lock(&pool->mutex);
       pthread_cond_signal(&pool->done);
-    pthread_mutex_unlock(&pool->mutex);
+      pthread_mutex_unlock(&pool->mutex);
+    }
   }
 }
 
@@ -118,7 +142,7 @@ void cuvil_pool_destroy(cuvil_pool *pool) {
   if (!pool)
     return;
   pthread_mutex_lock(&pool->mutex);
-  pool->stop = 1;
+  __atomic_store_n(&pool->stop, 1, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&pool->wake);
   pthread_mutex_unlock(&pool->mutex);
   for (i = 1; i < pool->num_threads; ++i)
@@ -138,19 +162,29 @@ void cuvil_parallel_for(cuvil_pool *pool, int64_t count, cuvil_task_fn fn,
       fn(arg, 0, count);
     return;
   }
-  pthread_mutex_lock(&pool->mutex);
-  pool->fn = fn;
-  pool->arg = arg;
-  pool->count = count;
-  pool->pending = pool->num_threads - 1;
-  ++pool->generation;
-  pthread_cond_broadcast(&pool->wake);
-  pthread_mutex_unlock(&pool->mutex);
-  cuvil_run_slice(pool, 0);
-  pthread_mutex_lock(&pool->mutex);
-  while (pool->pending)
-    pthread_cond_wait(&pool->done, &pool->mutex);
-  pthread_mutex_unlock(&pool->mutex);
+  {
+    int spin;
+    pthread_mutex_lock(&pool->mutex);
+    pool->fn = fn;
+    pool->arg = arg;
+    pool->count = count;
+    __atomic_store_n(&pool->pending, pool->num_threads - 1, __ATOMIC_RELAXED);
+    /* Publishes the job to spinning workers (release) and sleeping ones
+     * (the broadcast). */
+    __atomic_add_fetch(&pool->generation, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->mutex);
+    cuvil_run_slice(pool, 0);
+    for (spin = 0; spin < CUVIL_SPIN; ++spin) {
+      if (!__atomic_load_n(&pool->pending, __ATOMIC_ACQUIRE))
+        return;
+      cuvil_pause();
+    }
+    pthread_mutex_lock(&pool->mutex);
+    while (__atomic_load_n(&pool->pending, __ATOMIC_ACQUIRE))
+      pthread_cond_wait(&pool->done, &pool->mutex);
+    pthread_mutex_unlock(&pool->mutex);
+  }
 }
 
 /*===------------------------------------------------------------------===*
