@@ -36,21 +36,24 @@ struct cuvil_pool {
   int num_threads; /* including the calling thread */
   pthread_t *threads;
   struct cuvil_worker *workers;
-  pthread_mutex_t mutex;
+  pthread_mutex_t mutex; /* guards everything below */
   pthread_cond_t wake, done;
-  unsigned long generation; /* one per job (atomic) */
-  int pending;              /* workers still on the current job (atomic) */
-  int stop;                 /* (atomic) */
+  unsigned long generation; /* one per job */
+  int pending;              /* workers still on the current job */
+  int stop;
   cuvil_task_fn fn;
   void *arg;
   int64_t count;
 };
 
-/* Between a model's kernels (and its calls) the workers and the caller spin
- * this many pauses (tens of microseconds) before sleeping: a fork/join
- * through futexes costs more than a small layer. */
+/* Between a model's kernels (and its calls) the workers and the caller poll
+ * the pool this many times (tens of microseconds) before sleeping on a
+ * condition variable: a fork/join through futex waits costs more than a
+ * small layer. Every poll takes the mutex (uncontended: no system call), so
+ * all hand-offs are lock-ordered, which race checkers such as helgrind
+ * verify. */
 #ifndef CUVIL_SPIN
-#define CUVIL_SPIN 20000
+#define CUVIL_SPIN 4000
 #endif
 
 static inline void cuvil_pause(void) {
@@ -58,6 +61,18 @@ static inline void cuvil_pause(void) {
   __asm__ __volatile__("pause");
 #endif
 }
+
+/* With the mutex held: polls while `busy` holds, up to CUVIL_SPIN times,
+ * releasing the mutex between polls. */
+#define CUVIL_POLL(pool, busy)                                                 \
+  do {                                                                         \
+    int spin_;                                                                 \
+    for (spin_ = 0; spin_ < CUVIL_SPIN && (busy); ++spin_) {                   \
+      pthread_mutex_unlock(&(pool)->mutex);                                    \
+      cuvil_pause();                                                           \
+      pthread_mutex_lock(&(pool)->mutex);                                      \
+    }                                                                          \
+  } while (0)
 
 static void cuvil_run_slice(struct cuvil_pool *pool, int index) {
   int64_t begin = pool->count * index / pool->num_threads;
@@ -71,31 +86,21 @@ static void *cuvil_worker_main(void *p) {
   struct cuvil_pool *pool = self->pool;
   unsigned long seen = 0;
   for (;;) {
-    int spin;
-    for (spin = 0; spin < CUVIL_SPIN; ++spin) {
-      if (__atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE) != seen ||
-          __atomic_load_n(&pool->stop, __ATOMIC_ACQUIRE))
-        break;
-      cuvil_pause();
-    }
     pthread_mutex_lock(&pool->mutex);
-    while (!__atomic_load_n(&pool->stop, __ATOMIC_ACQUIRE) &&
-           __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE) == seen)
+    CUVIL_POLL(pool, !pool->stop && pool->generation == seen);
+    while (!pool->stop && pool->generation == seen)
       pthread_cond_wait(&pool->wake, &pool->mutex);
-    if (__atomic_load_n(&pool->stop, __ATOMIC_ACQUIRE)) {
+    if (pool->stop) {
       pthread_mutex_unlock(&pool->mutex);
       return NULL;
     }
-    seen = __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE);
+    seen = pool->generation;
     pthread_mutex_unlock(&pool->mutex);
     cuvil_run_slice(pool, self->index);
-    if (__atomic_sub_fetch(&pool->pending, 1, __ATOMIC_ACQ_REL) == 0) {
-      /* Under the mutex: the caller checks `pending` under it before it
-       * sleeps, so the signal cannot be lost. */
-      pthread_mutex_lock(&pool->mutex);
+    pthread_mutex_lock(&pool->mutex);
+    if (--pool->pending == 0)
       pthread_cond_signal(&pool->done);
-      pthread_mutex_unlock(&pool->mutex);
-    }
+    pthread_mutex_unlock(&pool->mutex);
   }
 }
 
@@ -142,7 +147,7 @@ void cuvil_pool_destroy(cuvil_pool *pool) {
   if (!pool)
     return;
   pthread_mutex_lock(&pool->mutex);
-  __atomic_store_n(&pool->stop, 1, __ATOMIC_RELEASE);
+  pool->stop = 1;
   pthread_cond_broadcast(&pool->wake);
   pthread_mutex_unlock(&pool->mutex);
   for (i = 1; i < pool->num_threads; ++i)
@@ -162,29 +167,22 @@ void cuvil_parallel_for(cuvil_pool *pool, int64_t count, cuvil_task_fn fn,
       fn(arg, 0, count);
     return;
   }
-  {
-    int spin;
-    pthread_mutex_lock(&pool->mutex);
-    pool->fn = fn;
-    pool->arg = arg;
-    pool->count = count;
-    __atomic_store_n(&pool->pending, pool->num_threads - 1, __ATOMIC_RELAXED);
-    /* Publishes the job to spinning workers (release) and sleeping ones
-     * (the broadcast). */
-    __atomic_add_fetch(&pool->generation, 1, __ATOMIC_RELEASE);
-    pthread_cond_broadcast(&pool->wake);
-    pthread_mutex_unlock(&pool->mutex);
-    cuvil_run_slice(pool, 0);
-    for (spin = 0; spin < CUVIL_SPIN; ++spin) {
-      if (!__atomic_load_n(&pool->pending, __ATOMIC_ACQUIRE))
-        return;
-      cuvil_pause();
-    }
-    pthread_mutex_lock(&pool->mutex);
-    while (__atomic_load_n(&pool->pending, __ATOMIC_ACQUIRE))
-      pthread_cond_wait(&pool->done, &pool->mutex);
-    pthread_mutex_unlock(&pool->mutex);
-  }
+  pthread_mutex_lock(&pool->mutex);
+  pool->fn = fn;
+  pool->arg = arg;
+  pool->count = count;
+  pool->pending = pool->num_threads - 1;
+  ++pool->generation;
+  /* Polling workers see the generation; sleeping ones need the broadcast
+   * (no system call when none sleeps). */
+  pthread_cond_broadcast(&pool->wake);
+  pthread_mutex_unlock(&pool->mutex);
+  cuvil_run_slice(pool, 0);
+  pthread_mutex_lock(&pool->mutex);
+  CUVIL_POLL(pool, pool->pending);
+  while (pool->pending)
+    pthread_cond_wait(&pool->done, &pool->mutex);
+  pthread_mutex_unlock(&pool->mutex);
 }
 
 /*===------------------------------------------------------------------===*
@@ -608,7 +606,7 @@ int cuvil_convb_reference(const struct cuvil_convb_row *r, int64_t nb,
   return 1;
 }
 
-#if defined(CUVIL_ENABLE_SIMD_KERNELS)
+#if defined(CUVIL_ENABLE_SIMD_KERNELS) && !defined(CUVIL_OMIT_CONVB_TILES)
 /* NB x U accumulators of LANES outputs; fully unrolled, so that they live in
  * registers (U <= the variant's UMAX keeps them from spilling). */
 #define CUVIL_CONVB_TILE(name, isa, vec, LANES, NB, U, set1, loadu, storeu,    \

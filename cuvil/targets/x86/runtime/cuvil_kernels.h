@@ -195,7 +195,8 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
   int cuvil_convb_##name(const struct cuvil_convb_row *r, int64_t nb,          \
                          int64_t x0, int64_t u);
 CUVIL_CONVB_DECLARE(reference)
-#if defined(CUVIL_ENABLE_SIMD_KERNELS)
+/* (Models without a blocked direct convolution leave the tiles out.) */
+#if defined(CUVIL_ENABLE_SIMD_KERNELS) && !defined(CUVIL_OMIT_CONVB_TILES)
 CUVIL_CONVB_DECLARE(avx2)
 CUVIL_CONVB_DECLARE(avx512)
 #endif
