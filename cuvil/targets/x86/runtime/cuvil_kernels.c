@@ -764,13 +764,18 @@ static void cuvil_convb_pad(void *p, int64_t begin, int64_t end) {
         memset(row, 0, (size_t)(a->wp * ib) * sizeof(float));
         continue;
       }
-      for (x = 0; x < a->wp; ++x) {
-        int64_t ix = x - a->pad_left;
-        if (ix >= 0 && ix < a->w)
-          memcpy(row + x * ib, src + (iy * a->w + ix) * ib,
-                 (size_t)ib * sizeof(float));
+      /* Columns [x0, x1) of the padded row are the input row's [0, x1 - x0)
+       * (fewer when the window ends before the input does). */
+      x = a->pad_left < a->wp ? a->pad_left : a->wp;
+      {
+        int64_t x1 = a->pad_left + a->w < a->wp ? a->pad_left + a->w : a->wp;
+        memset(row, 0, (size_t)(x * ib) * sizeof(float));
+        if (x1 > x)
+          memcpy(row + x * ib, src + iy * a->w * ib,
+                 (size_t)((x1 - x) * ib) * sizeof(float));
         else
-          memset(row + x * ib, 0, (size_t)ib * sizeof(float));
+          x1 = x;
+        memset(row + x1 * ib, 0, (size_t)((a->wp - x1) * ib) * sizeof(float));
       }
     }
   }
