@@ -392,27 +392,28 @@ def targets_table(results, peak):
         if model == "resnet18":
             r = lat(model, "torch_eager") / lat(model, "cuvil")
             add("ResNet-18, 1 thread, vs eager", f"{r:.2f}x", ">= 1.67x", r >= 1.67,
-                "Winograd F(4x4, 3x3) covers the stride-1 3x3 layers of 28x28 "
-                "and more; the 14x14/7x7 and strided ones run as im2col (~13% "
-                "of the time) + a blocked GEMM near peak on strips that pad "
-                "49 positions to 64 and 196 to 224; no blocked-layout direct "
-                "convolutions")
+                "the blocked direct convolutions run at 90-98% of the core's "
+                "FMA peak (kernel table) and Winograd F(4x4, 3x3) takes the "
+                "56x56 and 28x28 layers, but its tile transforms (~17% of the "
+                "time) gather channel by channel from NCHW16c instead of "
+                "working on a block's 16 channels as one vector, and its "
+                "weights are transformed on every call (~3%): storing them "
+                "transformed would cost 4x their bytes in the .so")
         for threads in (1, 2):
             if f"t{threads}_b1" not in m[model]["runs"]:
                 continue
             r = lat(model, "torchscript", threads) / lat(model, "cuvil", threads)
             add(f"{label}, {threads} thread(s), vs TorchScript-frozen",
-                f"{r:.2f}x", "> 1x", r > 1, "oneDNN's blocked-layout direct and "
-                "Winograd kernels cover every layer; see the row above (and "
-                "per-layer fork/join at 2 threads)")
+                f"{r:.2f}x", "> 1x", r > 1, "see the row above: Winograd's "
+                "transforms; at 2 threads also one fork/join per layer")
     if "mobilenet_v2" in m:
         r = lat("mobilenet_v2", "torch_eager") / lat("mobilenet_v2", "cuvil")
         add("MobileNetV2, 1 thread, vs eager", f"{r:.2f}x", ">= 2x", r >= 2, "")
         r = lat("mobilenet_v2", "torchscript") / lat("mobilenet_v2", "cuvil")
         add("MobileNetV2, 1 thread, vs TorchScript-frozen", f"{r:.2f}x", "> 1x",
-            r > 1, "1x1 convolutions run as GEMMs on NCHW images and the "
-            "depthwise kernel is memory-bound (one plane, tap by tap); "
-            "oneDNN keeps both in blocked layouts")
+            r > 1, "the 1x1 convolutions with 16-24 input channels: a "
+            "register tile's loop over C is that short, so loading and "
+            "storing its 28 accumulators costs about as much as its FMAs")
     if "transformer" in m:
         r = lat("transformer", "torchscript") / lat("transformer", "cuvil")
         add("TransformerEncoderLayer vs TorchScript-frozen", f"{r:.2f}x", "> 1x",
@@ -430,12 +431,12 @@ def targets_table(results, peak):
         run = m["resnet50"]["runs"]["t2_b1"]["cuvil"]
         f = m["resnet50"]["gflop"] / (run["p50"] / 1e3) / peak["machine"]
         add("ResNet-50, 2 threads, fraction of machine peak", f"{100 * f:.0f}%",
-            ">= 55%", f >= 0.55, "as above: im2col + GEMM efficiency on the "
-            "small layers")
+            ">= 55%", f >= 0.55, "as above: Winograd's transforms and the "
+            "1x1 layers' short loops over C")
         s = lat("resnet50", "cuvil", 1) / lat("resnet50", "cuvil", 2)
         add("ResNet-50, 2-thread speed-up", f"{s:.2f}x", ">= 1.8x", s >= 1.8,
-            "per-layer fork/join of two threads; serial pooling and "
-            "the Winograd transforms' memory traffic")
+            "one fork/join per layer; the Winograd transforms' memory "
+            "traffic")
     if "resnet18" in m:
         run = m["resnet18"]["runs"]["t1_b1"]["cuvil"]
         r = run["p99"] / run["p50"]
