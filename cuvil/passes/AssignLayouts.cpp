@@ -40,6 +40,8 @@
 #include "llvm/ADT/EquivalenceClasses.h"
 
 #include <cstring>
+#include <map>
+#include <tuple>
 
 namespace cuvil {
 #define GEN_PASS_DEF_CUVILASSIGNLAYOUTS
@@ -108,9 +110,9 @@ struct AssignLayouts : cuvil::impl::CuvilAssignLayoutsBase<AssignLayouts> {
       assign(func, lanes, symbols);
   }
 
-  /// Packed weights by (original global, input block): a weight shared by
-  /// convolutions is packed once.
-  std::map<std::pair<Operation *, int64_t>, memref::GlobalOp> packed;
+  /// Packed weights by (original global, input block, output block): a
+  /// weight shared by convolutions is packed once.
+  std::map<std::tuple<Operation *, int64_t, int64_t>, memref::GlobalOp> packed;
 
   /// C of a [N, C, H, W] f32 intermediate (a memref.alloc) with a static
   /// image, or 0 for any other buffer.
@@ -306,7 +308,7 @@ struct AssignLayouts : cuvil::impl::CuvilAssignLayoutsBase<AssignLayouts> {
     auto packedType = MemRefType::get(shape, wType.getElementType());
 
     memref::GlobalOp global = constantGlobal(w, symbols);
-    memref::GlobalOp &target = packed[{global, ib * 1000 + lanes}];
+    memref::GlobalOp &target = packed[{global, ib, lanes}];
     if (!target) {
       absl::StatusOr<std::string> bytes =
           cuvil::getElementsBytes(*global.getInitialValue());
@@ -376,7 +378,7 @@ struct AssignLayouts : cuvil::impl::CuvilAssignLayoutsBase<AssignLayouts> {
     if (SymbolTable::symbolKnownUseEmpty(global, symbols.getOp())) {
       // Forget it before its address can be reused.
       for (auto it = packed.begin(); it != packed.end();)
-        it = it->first.first == global ? packed.erase(it) : std::next(it);
+        it = std::get<0>(it->first) == global ? packed.erase(it) : std::next(it);
       symbols.erase(global);
     }
   }
