@@ -2200,11 +2200,8 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
   if (!options.inlineWeights)
     kernelSelection += "#define CUVIL_ENABLE_SIMD_KERNELS\n"
                       "#define CUVIL_SGEMM4 cuvil_sgemm4_" +
-                      sgemm4 + "\n" +
-                      (sgemm4 == "avx512"
-                           ? "#define CUVIL_SGEMM12 cuvil_sgemm12_avx512\n"
-                           : "") +
-                      "#define CUVIL_DWCONV cuvil_dwconv_" + dwconv + "\n" +
+                      sgemm4 + "\n#define CUVIL_DWCONV cuvil_dwconv_" + dwconv +
+                      "\n" +
                       (blockedConvs ? "#define CUVIL_CONVB cuvil_convb_" + convb
                                     : std::string("#define CUVIL_OMIT_CONVB_TILES")) +
                       "\n";

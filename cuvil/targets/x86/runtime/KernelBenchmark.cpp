@@ -59,19 +59,6 @@ extern "C" void cuvil_dwconv_dispatch(int64_t h, int64_t w, const float *input,
              pad_left, dil_h, dil_w, oh, ow, output);
 }
 
-extern "C" void cuvil_sgemm12_dispatch(int64_t k, const float *a,
-                                       int64_t a_row, int64_t a_col,
-                                       const float *b, int64_t b_row,
-                                       float *const *c, int accumulate) {
-  if (bestSgemm4 == cuvil_sgemm4_avx512) {
-    cuvil_sgemm12_avx512(k, a, a_row, a_col, b, b_row, c, accumulate);
-    return;
-  }
-  for (int q = 0; q < 12; q += 4)
-    bestSgemm4(4, 32, k, a + q * a_row, a_row, a_col, b, b_row, c + q,
-               accumulate);
-}
-
 extern "C" void cuvil_sgemm4_dispatch(int64_t rows, int64_t n, int64_t k,
                                       const float *a, int64_t a_row,
                                       int64_t a_col, const float *b,

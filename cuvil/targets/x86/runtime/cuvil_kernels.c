@@ -427,37 +427,6 @@ cuvil_sgemm4_avx512_strip(const float *const *arow, int64_t a_col,
   }
 }
 
-/* 12 rows x one full strip of 32 columns in 24 ZMM accumulators (the
- * packed products' tall tile: 2 loads of B and 12 broadcasts of A per 24
- * FMAs, where the 4-row kernel needs 6 per 8). Each element's sum runs over
- * l in order with the same FMAs as cuvil_sgemm4_avx512, so the results are
- * its bits (sgemm4_test). */
-__attribute__((target("avx512f"))) void
-cuvil_sgemm12_avx512(int64_t k, const float *a, int64_t a_row, int64_t a_col,
-                     const float *b, int64_t b_row, float *const *c,
-                     int accumulate) {
-  __m512 acc[12][2];
-  int64_t l;
-  int q;
-  CUVIL_UNROLL for (q = 0; q < 12; ++q) {
-    acc[q][0] = accumulate ? _mm512_loadu_ps(c[q]) : _mm512_setzero_ps();
-    acc[q][1] = accumulate ? _mm512_loadu_ps(c[q] + 16) : _mm512_setzero_ps();
-  }
-  for (l = 0; l < k; ++l) {
-    const float *brow = b + l * b_row;
-    __m512 b0 = _mm512_loadu_ps(brow), b1 = _mm512_loadu_ps(brow + 16);
-    CUVIL_UNROLL for (q = 0; q < 12; ++q) {
-      __m512 av = _mm512_set1_ps(a[q * a_row + l * a_col]);
-      acc[q][0] = _mm512_fmadd_ps(av, b0, acc[q][0]);
-      acc[q][1] = _mm512_fmadd_ps(av, b1, acc[q][1]);
-    }
-  }
-  CUVIL_UNROLL for (q = 0; q < 12; ++q) {
-    _mm512_storeu_ps(c[q], acc[q][0]);
-    _mm512_storeu_ps(c[q] + 16, acc[q][1]);
-  }
-}
-
 /* 4 rows x 32 columns at a time; a last strip of fewer columns is masked. */
 __attribute__((target("avx512f"))) void
 cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
@@ -1175,11 +1144,6 @@ static void cuvil_gemm_packed(int64_t begin, int64_t end, int64_t n, int64_t k,
                               const float *a, int64_t a_row, int64_t a_col,
                               const float *packed, float *c, int64_t ldc) {
   int64_t nc = cuvil_gemm_column_block(), j0, l0, r, j, q, count;
-#if defined(CUVIL_SGEMM12)
-  float panel[CUVIL_GEMM_KC * 12];
-  const float *tall_a = a;
-  int64_t tall_row = a_row, tall_col = a_col;
-#endif
   if (k == 0) {
     for (r = begin; r < end; ++r)
       for (j = 0; j < n; ++j)
@@ -1191,50 +1155,12 @@ static void cuvil_gemm_packed(int64_t begin, int64_t end, int64_t n, int64_t k,
     for (l0 = 0; l0 < k; l0 += CUVIL_GEMM_KC) {
       int64_t kb = k - l0 < CUVIL_GEMM_KC ? k - l0 : CUVIL_GEMM_KC;
       for (r = begin; r < end; r += count) {
-        float *rows[12];
+        float *rows[4];
         count = end - r < 4 ? end - r : 4;
-#if defined(CUVIL_SGEMM12)
-        /* 12 rows at a time where a tall tile fits (full strips). Rows a
-         * multiple of 2 KiB apart would share L1 sets: their k-block is
-         * copied to `panel` as [l][12] first. */
-        if (end - r >= 12) {
-          count = 12;
-          tall_a = a + r * a_row + l0 * a_col;
-          tall_row = a_row;
-          tall_col = a_col;
-          if ((a_row * (int64_t)sizeof(float)) % 2048 == 0) {
-            int64_t l;
-            for (l = 0; l < kb; ++l)
-              for (q = 0; q < 12; ++q)
-                panel[l * 12 + q] = a[(r + q) * a_row + (l0 + l) * a_col];
-            tall_a = panel;
-            tall_row = 1;
-            tall_col = 12;
-          }
-        }
-#endif
         for (j = j0; j < j1; j += CUVIL_STRIP) {
           int64_t width = j1 - j < CUVIL_STRIP ? j1 - j : CUVIL_STRIP;
           for (q = 0; q < count; ++q)
             rows[q] = c + (r + q) * ldc + j;
-#if defined(CUVIL_SGEMM12)
-          if (count == 12) {
-            if (width == CUVIL_STRIP) {
-              CUVIL_SGEMM12(kb, tall_a, tall_row, tall_col,
-                            packed + (j / CUVIL_STRIP) * k * CUVIL_STRIP +
-                                l0 * CUVIL_STRIP,
-                            CUVIL_STRIP, rows, l0 > 0);
-            } else {
-              for (q = 0; q < 12; q += 4)
-                CUVIL_SGEMM4(4, width, kb, a + (r + q) * a_row + l0 * a_col,
-                             a_row, a_col,
-                             packed + (j / CUVIL_STRIP) * k * CUVIL_STRIP +
-                                 l0 * CUVIL_STRIP,
-                             CUVIL_STRIP, rows + q, l0 > 0);
-            }
-            continue;
-          }
-#endif
           CUVIL_SGEMM4(
               count, width, kb, a + r * a_row + l0 * a_col, a_row, a_col,
               packed + (j / CUVIL_STRIP) * k * CUVIL_STRIP + l0 * CUVIL_STRIP,

@@ -69,21 +69,7 @@ CUVIL_DWCONV_DECLARE(avx2)
 CUVIL_DWCONV_DECLARE(avx512)
 #endif
 
-#if defined(CUVIL_ENABLE_SIMD_KERNELS)
-/* 12 rows x 32 columns (one full packed strip, B row stride b_row) with the
- * sgemm4 contract; AVX-512 only (32 registers). The packed products use it
- * through CUVIL_SGEMM12 when the emitter defines it. */
-void cuvil_sgemm12_avx512(int64_t k, const float *a, int64_t a_row,
-                          int64_t a_col, const float *b, int64_t b_row,
-                          float *const *c, int accumulate);
-#endif
-
 #if defined(CUVIL_SGEMM4_RUNTIME_DISPATCH)
-/* The benchmarks' packed products use the tall tile when the CPU has it. */
-void cuvil_sgemm12_dispatch(int64_t k, const float *a, int64_t a_row,
-                            int64_t a_col, const float *b, int64_t b_row,
-                            float *const *c, int accumulate);
-#define CUVIL_SGEMM12 cuvil_sgemm12_dispatch
 CUVIL_DWCONV_DECLARE(dispatch)
 #define CUVIL_DWCONV cuvil_dwconv_dispatch
 /* Benchmarks built once for any CPU choose the variant when they start;

@@ -133,35 +133,4 @@ TEST(Sgemm4Test, AccumulateContinuesTheSum) {
   }
 }
 
-#if defined(CUVIL_ENABLE_SIMD_KERNELS)
-// The packed products' 12-row tile gives the 4-row kernel's bits, whole or
-// with k split in blocks.
-TEST(Sgemm4Test, TwelveRowTileMatchesFourRowKernel) {
-  if (!__builtin_cpu_supports("avx512f"))
-    GTEST_SKIP() << "no AVX-512";
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  const int64_t k = 83, split = 40, ldb = 32;
-  std::vector<float> a(12 * k), b(k * ldb);
-  for (float &x : a)
-    x = dist(rng);
-  for (float &x : b)
-    x = dist(rng);
-  std::vector<float> want(12 * 32), got(12 * 32), blocked(12 * 32);
-  float *wp[12], *gp[12], *bp[12];
-  for (int q = 0; q < 12; ++q) {
-    wp[q] = want.data() + q * 32;
-    gp[q] = got.data() + q * 32;
-    bp[q] = blocked.data() + q * 32;
-  }
-  for (int q = 0; q < 12; q += 4)
-    cuvil_sgemm4_avx512(4, 32, k, a.data() + q * k, k, 1, b.data(), ldb, wp + q, 0);
-  cuvil_sgemm12_avx512(k, a.data(), k, 1, b.data(), ldb, gp, 0);
-  cuvil_sgemm12_avx512(split, a.data(), k, 1, b.data(), ldb, bp, 0);
-  cuvil_sgemm12_avx512(k - split, a.data() + split, k, 1, b.data() + split * ldb, ldb, bp, 1);
-  EXPECT_EQ(want, got);
-  EXPECT_EQ(want, blocked);
-}
-#endif
-
 } // namespace
