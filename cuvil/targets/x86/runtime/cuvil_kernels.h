@@ -157,11 +157,12 @@ void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c, in
 
 /* Channel-blocked direct convolution (cuvil-assign-layouts): the output is
  * NCHW<block>c ([N][OC / block][OH][OW][block]); the input is NCHW
- * (in_block 1, any C) or NCHW<block>c (in_block == block); the weight is
- * packed at compile time as [OC / block][C / in_block][KH][KW][in_block]
- * [block]. Each output row of 1 or 2 channel blocks is computed in register
- * tiles of up to CUVIL_CONVB_MAX_U columns, the sum of each output running
- * over (input block, ky, kx, input lane) in that order. `scratch` holds
+ * (in_block 1, any C) or NCHW<in_block>c (C a multiple of in_block, which
+ * may differ from block); the weight is packed at compile time as
+ * [OC / block][C / in_block][KH][KW][in_block][block]. Each output row of 1
+ * or 2 channel blocks is computed in register tiles of up to 14 (AVX-512)
+ * or 6 (AVX2) columns, the sum of each output running over (input block,
+ * ky, kx, input lane) in that order. `scratch` holds
  * cuvil_conv2d_blocked_scratch_floats(...) floats: the zero-padded image
  * (so that no tile tests bounds). `epilogue` as for cuvil_conv2d_f32, its
  * residual blocked like the output. OC is a multiple of `block` (<= 64);
@@ -190,7 +191,6 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
  * output row for `nb` (1 or 2) channel blocks. A SIMD variant returns 0 when
  * it cannot (another block size; the AVX-512 one runs blocks of 8 with the
  * AVX2 tiles); the driver then uses the reference. */
-#define CUVIL_CONVB_MAX_U 14
 #define CUVIL_CONVB_DECLARE(name)                                              \
   int cuvil_convb_##name(const struct cuvil_convb_row *r, int64_t nb,          \
                          int64_t x0, int64_t u);
