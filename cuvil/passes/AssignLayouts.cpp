@@ -348,7 +348,8 @@ struct AssignLayouts : cuvil::impl::CuvilAssignLayoutsBase<AssignLayouts> {
     SmallVector<Value> inputs(call.getInputs());
     inputs[1] = memref::GetGlobalOp::create(builder, w.getLoc(), packedType,
                                             target.getSymName());
-    // The padded image: rows and columns the output reads, per image.
+    // The padded image: rows and columns the output reads, per image (the
+    // rule of cuvil_conv2d_blocked_scratch_floats, which the kernel follows).
     SmallVector<int64_t> st = attrInts(call, "strides", {1, 1});
     SmallVector<int64_t> pd = attrInts(call, "padding", {0, 0, 0, 0});
     SmallVector<int64_t> dl = attrInts(call, "dilations", {1, 1});

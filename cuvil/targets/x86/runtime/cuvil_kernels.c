@@ -1055,8 +1055,9 @@ void cuvil_pool2d_blocked_f32(int kind, int64_t n, int64_t c, int64_t h,
                               int64_t pad_top, int64_t pad_left, int64_t dil_h,
                               int64_t dil_w, int count_include_pad, int64_t oh,
                               int64_t ow, float *output, int64_t block) {
-  /* cuvil_pool2d_f32's window walk, each step on the `block` lanes of a
-   * position at once. */
+  /* Each window step on the `block` lanes of a position at once; outside
+   * the image it counts padding, up to the padded input's edge
+   * (count_include_pad's divisor). */
   int64_t planes = n * ((c + block - 1) / block), p, y, x, ky, kx, l;
   float acc[64];
   for (p = 0; p < planes; ++p) {
@@ -1802,39 +1803,10 @@ void cuvil_pool2d_f32(int kind, int64_t n, int64_t c, int64_t h, int64_t w,
                       int64_t pad_left, int64_t dil_h, int64_t dil_w,
                       int count_include_pad, int64_t oh, int64_t ow,
                       float *output) {
-  for (int64_t p = 0; p < n * c; ++p) {
-    const float *in = input + p * h * w;
-    float *out = output + p * oh * ow;
-    for (int64_t y = 0; y < oh; ++y) {
-      for (int64_t x = 0; x < ow; ++x) {
-        float acc = kind == 0 ? -INFINITY : 0.0f;
-        int64_t count = 0, padded = 0;
-        for (int64_t ky = 0; ky < kh; ++ky) {
-          int64_t iy = y * stride_h - pad_top + ky * dil_h;
-          for (int64_t kx = 0; kx < kw; ++kx) {
-            int64_t ix = x * stride_w - pad_left + kx * dil_w;
-            if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
-              /* Padding counts only up to the padded input's edge. */
-              if (iy < h + pad_top && ix < w + pad_left)
-                ++padded;
-              continue;
-            }
-            float v = in[iy * w + ix];
-            if (kind == 0)
-              acc = v > acc ? v : acc;
-            else
-              acc += v;
-            ++count;
-          }
-        }
-        if (kind != 0) {
-          int64_t divisor = count_include_pad ? count + padded : count;
-          acc = divisor ? acc / (float)divisor : 0.0f;
-        }
-        out[y * ow + x] = acc;
-      }
-    }
-  }
+  /* NCHW is NCHW1c. */
+  cuvil_pool2d_blocked_f32(kind, n, c, h, w, input, kh, kw, stride_h, stride_w,
+                           pad_top, pad_left, dil_h, dil_w, count_include_pad,
+                           oh, ow, output, 1);
 }
 
 void cuvil_adaptive_avg_pool2d_f32(int64_t n, int64_t c, int64_t h, int64_t w,

@@ -222,7 +222,8 @@ int cuvil_dwconv_blocked_f32(cuvil_pool *pool, int64_t n, int64_t c, int64_t h,
 void cuvil_reorder_f32(int to_blocked, int64_t n, int64_t c, int64_t spatial,
                        int64_t block, const float *src, float *dst);
 
-/* cuvil_pool2d_f32 on NCHW<block>c input and output. */
+/* cuvil_pool2d_f32 on NCHW<block>c input and output (block <= 64; the
+ * plain version is block 1). */
 void cuvil_pool2d_blocked_f32(int kind, int64_t n, int64_t c, int64_t h,
                               int64_t w, const float *input, int64_t kh,
                               int64_t kw, int64_t stride_h, int64_t stride_w,
