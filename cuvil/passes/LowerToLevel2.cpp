@@ -408,11 +408,11 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
       // Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions on planes large
       // enough that transforming the weights in every call (~160 flops per
       // channel pair) is small next to the 36 * tiles multiply-adds it saves
-      // per pair: at least 28x28 outputs (49 tiles) and 8 channels. (Rows of
-      // up to 1024 outputs: the kernel's line buffers.)
-      bool winograd = staticDims && conv.getGroups() == 1 && wType.getDimSize(2) == 3 &&
-                      wType.getDimSize(3) == 3 && strides[0] == 1 && strides[1] == 1 &&
-                      dilations[0] == 1 && dilations[1] == 1 && oh * ow >= 28 * 28 && ow <= 1024 &&
+      // per pair: at least 28x28 outputs (49 tiles) and 8 channels.
+      bool winograd = staticDims && conv.getGroups() == 1 &&
+                      wType.getDimSize(2) == 3 && wType.getDimSize(3) == 3 &&
+                      strides[0] == 1 && strides[1] == 1 && dilations[0] == 1 &&
+                      dilations[1] == 1 && oh * ow >= 28 * 28 &&
                       inType.getDimSize(1) >= 8 && wType.getDimSize(0) >= 8 &&
                       wType.getElementType().isF32();
       if (winograd) {
@@ -420,7 +420,12 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
         int64_t c = inType.getDimSize(1), k = wType.getDimSize(0);
         outs.push_back(memref::AllocOp::create(
             builder, opLoc,
-            MemRefType::get({36 * (k * c + c * tiles + k * tiles)}, inType.getElementType()),
+            // cuvil_winograd_scratch_floats: U in strips of 32 output
+            // channels, V and M.
+            MemRefType::get(
+                {36 * (static_cast<int64_t>(llvm::alignTo(k, 32)) * c +
+                       c * tiles + k * tiles)},
+                inType.getElementType()),
             ValueRange(), builder.getI64IntegerAttr(64)));
         algorithm = "winograd_f4x3";
       } else if (!pointwise && conv.getGroups() == 1 && staticDims) {

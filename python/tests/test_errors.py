@@ -179,6 +179,14 @@ def batched():
     ((np.ones((0, 3), np.float32), np.ones((0, 3), np.float32)), "outside 1..4"),
     (([1.0, 2.0, 3.0], np.ones((1, 3), np.float32)), "numpy array or a torch"),
     ((torch.ones(2, 3, dtype=torch.int32), torch.ones(2, 3)), "dtype int32"),
+    # Torch tensors take a leaner path; what it does not run, it explains
+    # like the general one.
+    ((torch.ones(2, 3),), "takes 2 input"),
+    ((torch.ones(2, 3), torch.ones(2, 4)), "shape"),
+    ((torch.ones(2, 3), torch.ones(2, 3, 1)), "shape"),
+    ((torch.ones(5, 3), torch.ones(5, 3)), "outside 1..4"),
+    ((torch.ones(2, 3), torch.ones(3, 3)), "disagree"),
+    ((torch.ones(2, 3), torch.ones(2, 3, dtype=torch.float64)), "dtype float64"),
 ])
 def test_wrong_call_time_inputs(batched, inputs, message):
     with pytest.raises(ValueError, match=message):

@@ -49,6 +49,28 @@ def test_non_contiguous_and_grad_inputs(mlp):
     np.testing.assert_array_equal(compiled(fortran), expected.numpy())
 
 
+def test_torch_calls_return_fresh_outputs():
+    compiled = cuvil.compile(lambda x, y: (x * y, x + y),
+                             [("x", torch.float32, (None, 3)),
+                              ("y", torch.float32, (None, 3))], max_batch=8)
+    x, y = torch.randn(2, 3), torch.randn(2, 3)
+    product, total = compiled(x, y)
+    kept = product.clone()
+    for batch in (2, 5, 2):
+        a, b = torch.randn(batch, 3), torch.randn(batch, 3)
+        p, s = compiled(a, b)
+        assert p.shape == s.shape == (batch, 3)
+        assert p.is_contiguous() and s.is_contiguous()
+        assert p.data_ptr() != product.data_ptr()
+        torch.testing.assert_close(p, a * b)
+        torch.testing.assert_close(s, a + b)
+    torch.testing.assert_close(product, kept)  # earlier results stay
+    torch.testing.assert_close(total, x + y)
+    # A Tensor subclass (a Parameter) is called like a tensor.
+    weight = torch.nn.Parameter(torch.randn(1, 3))
+    torch.testing.assert_close(compiled(weight, y[:1])[0], (weight * y[:1]).detach())
+
+
 def test_many_python_threads_on_one_model(mlp):
     _, compiled = mlp
     rng = np.random.default_rng(1)

@@ -94,11 +94,11 @@ func.func @convs(%x: tensor<1x8x6x6xf32>) -> tensor<1x4x6x6xf32> {
 
 // A 3x3 stride-1 convolution with at least 28x28 outputs and 8 channels runs
 // by Winograd F(4x4, 3x3): its scratch holds the transformed weights (36 x
-// 8 x 8), inputs (36 x 8 x 49 tiles) and products (36 x 8 x 49): 30528
-// floats. A 14x14 one, and a strided one, keep im2col.
+// 8 x 32: output channels in strips of 32), inputs (36 x 8 x 49 tiles) and
+// products (36 x 8 x 49): 37440 floats. A 14x14 one, and a strided one, keep im2col.
 // CHECK-LABEL: func.func @winograd
-// CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<30528xf32>
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}}, %[[S]] : memref<1x8x28x28xf32>, memref<30528xf32>) {cuvil.algorithm = "winograd_f4x3"
+// CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<37440xf32>
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}}, %[[S]] : memref<1x8x28x28xf32>, memref<37440xf32>) {cuvil.algorithm = "winograd_f4x3"
 // CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}}, %{{.+}} : memref<1x8x14x14xf32>, memref<72x224xf32>) {
 // CHECK-NOT: winograd
 // CHECK: return

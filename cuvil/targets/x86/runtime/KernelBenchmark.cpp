@@ -115,15 +115,19 @@ BENCHMARK(conv)
     ->Args({32, 32, 112, 3, 32});
 
 /// A 3x3 convolution by Winograd F(4x4, 3x3) (what cuvil-lower-to-level2
-/// picks for 3x3 stride-1 layers of 28x28 and more). GFLOP/s counts the
-/// direct convolution's flops, so it compares with `conv` above.
+/// picks for 3x3 stride-1 layers of 14x14 and more), on the blocked layout
+/// models run it on. GFLOP/s counts the direct convolution's flops, so it
+/// compares with `conv` and `conv_blocked`.
 void conv_winograd(benchmark::State &state) {
-  int64_t c = state.range(0), oc = state.range(1), hw = state.range(2), positions = hw * hw;
+  int64_t c = state.range(0), oc = state.range(1), hw = state.range(2),
+          positions = hw * hw, block = 16;
+  chooseConvb(&block);
   std::vector<float> input(c * positions, 0.5f), weight(oc * c * 9, 0.01f), bias(oc, 0.1f),
       output(oc * positions), scratch(cuvil_winograd_scratch_floats(c, oc, hw, hw));
   for (auto _ : state) {
-    cuvil_conv2d_winograd_f32(nullptr, scratch.data(), 1, c, hw, hw, input.data(), 1, oc,
-                              weight.data(), bias.data(), 1, 1, hw, hw, output.data(), 1,
+    cuvil_conv2d_winograd_f32(nullptr, scratch.data(), 1, c, hw, hw,
+                              input.data(), block, oc, weight.data(),
+                              bias.data(), 1, 1, hw, hw, output.data(), block,
                               nullptr);
     benchmark::DoNotOptimize(output.data());
   }
@@ -169,6 +173,7 @@ BENCHMARK(conv_winograd)
     ->ArgNames({"c", "oc", "hw"})
     ->Args({64, 64, 56})
     ->Args({128, 128, 28})
-    ->Args({256, 256, 14});
+    ->Args({256, 256, 14})
+    ->Args({512, 512, 7});
 
 } // namespace

@@ -122,23 +122,18 @@ void cuvil_matmul_f32(cuvil_pool *pool, float *scratch, int64_t batch,
                       int64_t b_col_stride, float *c,
                       const cuvil_epilogue *epilogue);
 
-/* NCHW input, OIHW weight, optional bias (NULL), grouped, dilated. With
- * `scratch` (C * KH * KW * round_up(OH * OW, 32) floats; groups == 1) the
- * convolution runs as im2col, packed in strips of 32 positions, and a matrix
- * product; NULL computes it directly.
- * `epilogue` (or NULL; its row_bias unused: `bias` is the conv's) adds a
- * residual and applies an activation to each output plane. */
 /* A 3x3, stride-1, undilated, ungrouped convolution by Winograd's minimal
  * filtering F(4x4, 3x3): per image, 6x6 input tiles (stride 4) and the
  * weights go to the transform domain, 36 matrix products of
- * [OC x C] @ [C x T] (T = ceil(OH/4) * ceil(OW/4) tiles) replace 9 * OH * OW
+ * [T x C] @ [C x OC] (T = ceil(OH/4) * ceil(OW/4) tiles) replace 9 * OH * OW
  * multiply-adds per channel pair by 36 * T, and each 4x4 output tile comes
  * back by the inverse transform, with bias and `epilogue` applied. 2.25x
- * fewer multiplies than direct at 56x56. `scratch` holds
- * cuvil_winograd_scratch_floats(...) floats (weights transformed per call:
- * the artifact stores only the original ones). OW is at most 1024.
+ * fewer multiplies than direct at 56x56. The transforms work on 16 channels
+ * as one vector. `scratch` holds cuvil_winograd_scratch_floats(...) floats
+ * (weights transformed per call: the artifact stores only the original ones).
  * Input and output are NCHW (block 1) or channel-blocked NCHW<block>c
- * (cuvil-assign-layouts; C a multiple of the block). */
+ * (cuvil-assign-layouts; C a multiple of the block), where a point's
+ * channels are contiguous vectors. */
 int64_t cuvil_winograd_scratch_floats(int64_t c, int64_t oc, int64_t oh, int64_t ow);
 void cuvil_conv2d_winograd_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
                                int64_t h, int64_t w, const float *input, int64_t in_block,
@@ -147,6 +142,12 @@ void cuvil_conv2d_winograd_f32(cuvil_pool *pool, float *scratch, int64_t n, int6
                                float *output, int64_t out_block,
                                const cuvil_epilogue *epilogue);
 
+/* NCHW input, OIHW weight, optional bias (NULL), grouped, dilated. With
+ * `scratch` (C * KH * KW * round_up(OH * OW, 32) floats; groups == 1) the
+ * convolution runs as im2col, packed in strips of 32 positions, and a matrix
+ * product; NULL computes it directly.
+ * `epilogue` (or NULL; its row_bias unused: `bias` is the conv's) adds a
+ * residual and applies an activation to each output plane. */
 void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c, int64_t h, int64_t w,
                       const float *input, int64_t oc, int64_t kh, int64_t kw,
                       const float *weight, const float *bias, int64_t groups,

@@ -14,6 +14,7 @@ extern "C" {
 #include <cmath>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -244,19 +245,31 @@ TEST(ConvBlockedTest, PoolingAndWinogradMatchTheirPlainVersions) {
       EXPECT_EQ(reorder(false, n, c, oh * ow, B, blocked), plain) << "kind " << kind;
     }
 
-  const int64_t oc = 16, oh = h, ow = w;
-  std::vector<float> wt = random(oc * c * 9, rng), b = random(oc, rng);
-  std::vector<float> res = random(n * oc * oh * ow, rng);
-  std::vector<float> resb = reorder(true, n, oc, oh * ow, B, res);
-  std::vector<float> scratch(cuvil_winograd_scratch_floats(c, oc, oh, ow));
-  std::vector<float> plain(n * oc * oh * ow), blocked(plain.size());
-  cuvil_epilogue e = {nullptr, res.data(), CUVIL_ACT_RELU, 0.0f, 0.0f, nullptr};
-  cuvil_conv2d_winograd_f32(nullptr, scratch.data(), n, c, h, w, x.data(), 1, oc, wt.data(),
-                            b.data(), 1, 1, oh, ow, plain.data(), 1, &e);
-  e.residual = resb.data();
-  cuvil_conv2d_winograd_f32(nullptr, scratch.data(), n, c, h, w, xb.data(), B, oc, wt.data(),
-                            b.data(), 1, 1, oh, ow, blocked.data(), B, &e);
-  EXPECT_EQ(reorder(false, n, oc, oh * ow, B, blocked), plain);
+  // Winograd's vectors are 16 channels: blocks of 16, and blocks of 8 with
+  // channel counts that leave a partial vector (24 in, 40 out).
+  for (const auto &[wb, wc, oc] :
+       {std::tuple<int64_t, int64_t, int64_t>{16, 32, 48},
+        std::tuple<int64_t, int64_t, int64_t>{8, 24, 40}}) {
+    const int64_t oh = h, ow = w;
+    std::vector<float> wx = random(n * wc * h * w, rng);
+    std::vector<float> wxb = reorder(true, n, wc, h * w, wb, wx);
+    std::vector<float> wt = random(oc * wc * 9, rng), b = random(oc, rng);
+    std::vector<float> res = random(n * oc * oh * ow, rng);
+    std::vector<float> resb = reorder(true, n, oc, oh * ow, wb, res);
+    std::vector<float> scratch(cuvil_winograd_scratch_floats(wc, oc, oh, ow));
+    std::vector<float> plain(n * oc * oh * ow), blocked(plain.size());
+    cuvil_epilogue e = {nullptr, res.data(), CUVIL_ACT_RELU,
+                        0.0f,    0.0f,       nullptr};
+    cuvil_conv2d_winograd_f32(nullptr, scratch.data(), n, wc, h, w, wx.data(),
+                              1, oc, wt.data(), b.data(), 1, 1, oh, ow,
+                              plain.data(), 1, &e);
+    e.residual = resb.data();
+    cuvil_conv2d_winograd_f32(nullptr, scratch.data(), n, wc, h, w, wxb.data(),
+                              wb, oc, wt.data(), b.data(), 1, 1, oh, ow,
+                              blocked.data(), wb, &e);
+    EXPECT_EQ(reorder(false, n, oc, oh * ow, wb, blocked), plain)
+        << "block " << wb;
+  }
 }
 
 } // namespace

@@ -51,6 +51,9 @@ TEST(WinogradTest, MatchesDirectConvolution) {
       {1, 4, 4, 7, 11, 0, false, CUVIL_ACT_NONE, false},
       {1, 8, 12, 13, 6, 1, true, CUVIL_ACT_CLIP, false},
       {1, 64, 64, 56, 56, 1, true, CUVIL_ACT_RELU, true},
+      // A partial vector of input channels; output channels ending half-way
+      // into a strip of the packed weights.
+      {1, 20, 48, 10, 70, 1, false, CUVIL_ACT_RELU, false},
   };
   std::mt19937 rng(7);
   for (const Case &k : cases) {
