@@ -1183,19 +1183,21 @@ struct cuvil_pack_args {
 static void cuvil_pack_strips(void *p, int64_t begin, int64_t end) {
   const struct cuvil_pack_args *x = (const struct cuvil_pack_args *)p;
   int64_t s, l, j;
-  for (s = begin; s < end; ++s) {
-    int64_t j0 = s * CUVIL_STRIP;
-    int64_t width = x->n - j0 < CUVIL_STRIP ? x->n - j0 : CUVIL_STRIP;
-    float *dst = x->packed + s * x->k * CUVIL_STRIP;
-    for (l = 0; l < x->k; ++l) {
-      const float *src = x->b + l * x->b_row + j0 * x->b_col;
-      float *d = dst + l * CUVIL_STRIP;
-      if (x->b_col == 1)
-        for (j = 0; j < width; ++j)
-          d[j] = src[j];
-      else
-        for (j = 0; j < width; ++j)
-          d[j] = src[j * x->b_col];
+  /* Row by row: each row's part under strips [begin, end) is read in order
+   * (a strip at a time would touch a new page per row) and lands in 128-byte
+   * pieces, whole cache lines, at the strips' row l. */
+  for (l = 0; l < x->k; ++l) {
+    const float *row = x->b + l * x->b_row;
+    for (s = begin; s < end; ++s) {
+      int64_t j0 = s * CUVIL_STRIP;
+      int64_t width = x->n - j0 < CUVIL_STRIP ? x->n - j0 : CUVIL_STRIP;
+      float *d = x->packed + (s * x->k + l) * CUVIL_STRIP;
+      if (x->b_col == 1 && width == CUVIL_STRIP) {
+        memcpy(d, row + j0, CUVIL_STRIP * sizeof(float));
+        continue;
+      }
+      for (j = 0; j < width; ++j)
+        d[j] = row[(j0 + j) * x->b_col];
       for (j = width; j < CUVIL_STRIP; ++j)
         d[j] = 0.0f;
     }

@@ -133,4 +133,44 @@ TEST(Sgemm4Test, AccumulateContinuesTheSum) {
   }
 }
 
+// cuvil_matmul_f32 with scratch packs each B in strips (row by row, B
+// plain or transposed, a last strip of fewer columns) and runs the blocked
+// product over k in blocks; without, it runs the rows directly. Both against
+// double precision, batches with their own B.
+TEST(Sgemm4Test, MatmulPackedAndDirectMatchDoublePrecision) {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const int64_t batch = 2, m = 13, k = 300;
+  for (int64_t n : {64, 70}) {
+    for (bool transposed : {false, true}) {
+      std::vector<float> a(batch * m * k), b(batch * k * n);
+      for (float &x : a)
+        x = dist(rng);
+      for (float &x : b)
+        x = dist(rng);
+      // B[l][j] at l * bRow + j * bCol.
+      int64_t bRow = transposed ? 1 : n, bCol = transposed ? k : 1;
+      std::vector<float> scratch(cuvil_matmul_scratch_floats(n, k));
+      for (bool packed : {true, false}) {
+        std::vector<float> c(batch * m * n, NAN);
+        cuvil_matmul_f32(nullptr, packed ? scratch.data() : nullptr, batch, m,
+                         n, k, a.data(), m * k, k, 1, b.data(), k * n, bRow,
+                         bCol, c.data(), nullptr);
+        for (int64_t i = 0; i < batch; ++i)
+          for (int64_t r = 0; r < m; ++r)
+            for (int64_t j = 0; j < n; ++j) {
+              double want = 0;
+              for (int64_t l = 0; l < k; ++l)
+                want += double(a[(i * m + r) * k + l]) *
+                        b[i * k * n + l * bRow + j * bCol];
+              ASSERT_NEAR(c[(i * m + r) * n + j], want, 1e-5 * k)
+                  << "n=" << n << " transposed=" << transposed
+                  << " packed=" << packed << " at (" << i << ", " << r << ", "
+                  << j << ")";
+            }
+      }
+    }
+  }
+}
+
 } // namespace
