@@ -3,10 +3,13 @@
 Needs numpy only: torch is used when the caller passes torch tensors, and is
 never imported otherwise. ctypes releases the GIL for the duration of each
 call into the .so, so Python threads run models concurrently; each thread
-gets its own context (workspace and worker threads) from the .so.
+gets its own context (workspace and worker threads) from the .so. The common
+call with torch tensors runs in C (cuvil._lean, the CPython API only), which
+also releases the GIL around the model.
 """
 
 import ctypes
+import functools
 import json
 import os
 import shutil
@@ -16,6 +19,8 @@ import threading
 import weakref
 
 import numpy as np
+
+from cuvil import _lean
 
 _NUMPY_DTYPES = {
     "float32": np.float32, "float64": np.float64, "float16": np.float16,
@@ -29,6 +34,25 @@ def _address(array):
     if array.flags.writeable and array.nbytes:
         return ctypes.addressof(ctypes.c_char.from_buffer(array))
     return array.ctypes.data
+
+
+def _templates(torch, outputs, cache, batch):
+    """The output templates for `batch` (None: static shapes), kept in
+    `cache`: one zero-stride tensor per output that torch.empty_like turns
+    into a fresh contiguous output of its shape and dtype. Empty when an
+    output has no elements (the general path allocates those)."""
+    templates = []
+    for spec in outputs:
+        shape = spec["shape"]
+        if batch is not None:
+            shape = (batch,) + shape[1:]
+        if None in shape or 0 in shape:
+            templates = []
+            break
+        one = torch.empty((1,) * len(shape), dtype=getattr(torch, spec["dtype"]))
+        templates.append(one.expand(shape))
+    templates = cache[batch] = tuple(templates)
+    return templates
 
 
 class _Context:
@@ -99,27 +123,22 @@ class CompiledModule:
         self._torch_input_dtypes = None
         self._input_plan = [(t, np.dtype(_NUMPY_DTYPES.get(t["dtype"], np.uint8)),
                              t["shape"]) for t in self.inputs]
-        # The lean torch path (_call_torch): per input (rank, the dims after
-        # a dynamic batch or all of them, whether the batch is dynamic); None
-        # when some other dimension is dynamic.
-        self._lean_plan = []
+        # The lean path (cuvil._lean) for torch tensors: per input, the dims
+        # after a dynamic batch (or all of them) and whether the batch is
+        # dynamic; None when some other dimension is dynamic.
+        self._lean_inputs = []
         for t in self.inputs:
             shape = t["shape"]
             dynamic = bool(shape) and shape[0] is None
             rest = shape[1:] if dynamic else shape
             if None in rest:
-                self._lean_plan = None
+                self._lean_inputs = None
                 break
-            self._lean_plan.append((len(shape), rest, dynamic))
-        # Per batch, one zero-stride tensor per output that torch.empty_like
-        # turns into a fresh contiguous output of its shape and dtype.
+            self._lean_inputs.append((t["dtype"], rest, dynamic))
+        # Output templates per batch (_templates).
         self._output_templates = {}
-        # cuvil_context_run without argtypes: called with ctypes objects only,
-        # it skips the per-argument conversions (a third of a microsecond).
-        self._run_bare = self._library["cuvil_context_run"]
-        self._run_bare.restype = ctypes.c_int
-        self._batch_one = ctypes.c_int64(1)
-
+        self._run_address = ctypes.cast(self._library.cuvil_context_run,
+                                        ctypes.c_void_p).value
 
     @staticmethod
     def _describe(tensor):
@@ -153,10 +172,13 @@ class CompiledModule:
         # The hot path of every call from Python: kept to plain attribute
         # checks (a few microseconds); the model's own work is in the .so.
         torch = sys.modules.get("torch")
-        if torch is not None:
-            outputs = self._call_torch(torch, inputs)
-            if outputs is not None:
-                return outputs
+        if torch is not None and self._lean_inputs is not None:
+            state = getattr(self._local, "lean", None) or self._lean_state(torch)
+            result = _lean.call(state, inputs)
+            if result is not None:
+                if type(result) is int:
+                    self._raise(self._thread_state()[0], result)
+                return result
         if len(inputs) != len(self.inputs):
             raise ValueError(f"the model takes {len(self.inputs)} input(s) "
                              f"({', '.join(t['name'] for t in self.inputs)}), "
@@ -239,75 +261,22 @@ class CompiledModule:
             self._raise(context, status)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-    def _call_torch(self, torch, inputs):
-        """The common call kept lean: contiguous CPU torch tensors without
-        grad, of the model's dtypes and shapes (the quick-start model takes
-        ~2 us here, ~6 us in torch eager). None for anything else: the
-        general path then runs it or explains what is wrong."""
-        plan = self._lean_plan
-        if plan is None or len(inputs) != len(plan):
-            return None
-        dtypes = self._torch_input_dtypes or self._torch_dtypes(torch)
-        tensor_type = torch.Tensor
-        batch = None
-        for value, dtype, (rank, dims, dynamic) in zip(inputs, dtypes, plan):
-            if (type(value) is not tensor_type or value.dtype is not dtype
-                    or value.requires_grad or not value.is_cpu
-                    or not value.is_contiguous()):
-                return None
-            shape = value.shape
-            if len(shape) != rank:
-                return None
-            if dynamic:
-                if shape[1:] != dims or (batch is not None and shape[0] != batch):
-                    return None
-                batch = shape[0]
-            elif shape != dims:
-                return None
-        if batch is not None and not 1 <= batch <= self.max_batch:
-            return None
-        templates = self._output_templates.get(batch)
-        if templates is None:
-            templates = self._templates(torch, batch)
-        if not templates:
-            return None
-        state = getattr(self._local, "state", None)
-        context, inputs_c, outputs_c = state or self._thread_state()
-        index = 0
-        for value in inputs:
-            inputs_c[index] = value.data_ptr()
-            index += 1
-        contiguous = torch.contiguous_format
-        outputs = []
-        index = 0
-        for template in templates:
-            tensor = torch.empty_like(template, memory_format=contiguous)
-            outputs_c[index] = tensor.data_ptr()
-            outputs.append(tensor)
-            index += 1
-        status = self._run_bare(
-            context.handle,
-            self._batch_one if batch is None else ctypes.c_int64(batch),
-            inputs_c, outputs_c)
-        if status != 0:
-            self._raise(context, status)
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-    def _templates(self, torch, batch):
-        """The output templates for `batch` (None: static shapes); empty when
-        an output has no elements (the general path allocates those)."""
-        templates = []
-        for spec in self.outputs:
-            shape = spec["shape"]
-            if batch is not None:
-                shape = (batch,) + shape[1:]
-            if None in shape or 0 in shape:
-                templates = []
-                break
-            one = torch.empty((1,) * len(shape), dtype=getattr(torch, spec["dtype"]))
-            templates.append(one.expand(shape))
-        self._output_templates[batch] = templates
-        return templates
+    def _lean_state(self, torch):
+        """This thread's state for cuvil._lean.call: the common call
+        (contiguous CPU torch tensors without grad, of the model's dtypes and
+        shapes) runs in C; it returns None for anything else, and the
+        general path below runs the call or explains what is wrong."""
+        context = self._thread_state()[0]
+        specs = tuple((getattr(torch, dtype), tuple(dims), dynamic)
+                      for dtype, dims, dynamic in self._lean_inputs)
+        state = self._local.lean = (
+            self._run_address, context.handle.value, torch.Tensor, specs,
+            self.max_batch or 0, self._output_templates,
+            # Not a bound method: the state must not keep the module alive.
+            functools.partial(_templates, torch, self.outputs,
+                              self._output_templates),
+            torch.empty_like, torch.contiguous_format)
+        return state
 
     def _raise(self, context, status):
         detail = self._library.cuvil_context_error(context.handle)

@@ -107,23 +107,48 @@ def test_calls_release_the_gil():
 
     compiled = cuvil.compile(deep, [("x", torch.float32, (256, 512))])
     x = np.random.default_rng(0).standard_normal((256, 512), dtype=np.float32)
-    intervals = []
+    # numpy goes through ctypes, torch tensors through cuvil._lean.
+    for value in (x, torch.from_numpy(x)):
+        intervals = []
 
-    def worker():
-        for _ in range(3):
-            start = time.monotonic()
-            compiled(x)
-            intervals.append((start, time.monotonic()))
+        def worker():
+            for _ in range(3):
+                start = time.monotonic()
+                compiled(value)
+                intervals.append((start, time.monotonic()))
 
-    threads = [threading.Thread(target=worker) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    intervals.sort()
-    overlaps = sum(a_end > b_start for (_, a_end), (b_start, _) in
-                   zip(intervals, intervals[1:]))
-    assert overlaps > 0, intervals
+        threads = [threading.Thread(target=worker) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        intervals.sort()
+        overlaps = sum(a_end > b_start for (_, a_end), (b_start, _) in
+                       zip(intervals, intervals[1:]))
+        assert overlaps > 0, (type(value), intervals)
+
+
+def test_lean_call_takes_only_the_common_call(mlp):
+    # cuvil._lean runs contiguous CPU tensors of the model's dtypes and
+    # shapes, without grad; for anything else it answers None and
+    # CompiledModule's general path takes over.
+    from cuvil import _lean
+    _, compiled = mlp
+    state = compiled._lean_state(torch)
+    x = torch.randn(3, 64)
+    y = _lean.call(state, (x,))
+    assert isinstance(y, torch.Tensor) and y.shape == (3, 10)
+    np.testing.assert_array_equal(y.numpy(), compiled(x.numpy()))
+    for inputs in [(x.t().contiguous().t(),),          # non-contiguous
+                   (x.clone().requires_grad_(True),),  # grad
+                   (x.double(),),                      # dtype
+                   (torch.randn(3, 65),),              # shape
+                   (torch.randn(3, 64, 1),),           # rank
+                   (torch.randn(17, 64),),             # batch > max_batch
+                   (torch.nn.Parameter(x),),           # a Tensor subclass
+                   (x.numpy(),),                       # numpy
+                   (x, x)]:                            # count
+        assert _lean.call(state, inputs) is None, inputs
 
 
 def test_save_and_load_round_trip(mlp, tmp_path):
