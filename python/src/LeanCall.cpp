@@ -24,16 +24,16 @@ constexpr Py_ssize_t kMaxTensors = 64;
 
 /// The fields of the per-thread state tuple CompiledModule._lean_state builds.
 enum StateField : Py_ssize_t {
-  kRun,          // cuvil_context_run's address
-  kContext,      // this thread's cuvil_context
-  kTensorType,   // torch.Tensor
-  kInputs,       // per input: (torch dtype, dims after a dynamic batch or
-                 //             all dims, whether the batch is dynamic)
-  kMaxBatch,     // the dynamic batch's bound (0: static shapes)
-  kTemplates,    // {batch or None: tuple of output templates}
-  kMakeTemplates,// callable(batch or None) -> that tuple, stored in kTemplates
-  kEmptyLike,    // torch.empty_like
-  kContiguous,   // torch.contiguous_format
+  kRun,           // cuvil_context_run's address
+  kContext,       // this thread's cuvil_context
+  kTensorType,    // torch.Tensor
+  kInputs,        // per input: (torch dtype, dims after a dynamic batch or
+                  //             all dims, whether the batch is dynamic)
+  kMaxBatch,      // the dynamic batch's bound (0: static shapes)
+  kTemplates,     // {batch or None: tuple of output templates}
+  kMakeTemplates, // callable(batch or None) -> that tuple, stored in kTemplates
+  kEmptyLike,     // torch.empty_like
+  kContiguous,    // torch.contiguous_format
   kStateSize
 };
 
@@ -127,12 +127,14 @@ PyObject *call(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   if (templates) {
     Py_INCREF(templates);
   } else if (!PyErr_Occurred()) {
-    templates = PyObject_CallOneArg(PyTuple_GET_ITEM(state, kMakeTemplates), key);
+    templates =
+        PyObject_CallOneArg(PyTuple_GET_ITEM(state, kMakeTemplates), key);
   }
   Py_DECREF(key);
   if (!templates)
     return nullptr;
-  Py_ssize_t outputs = PyTuple_Check(templates) ? PyTuple_GET_SIZE(templates) : 0;
+  Py_ssize_t outputs =
+      PyTuple_Check(templates) ? PyTuple_GET_SIZE(templates) : 0;
   if (outputs == 0 || outputs > kMaxTensors) {
     Py_DECREF(templates);
     Py_RETURN_NONE;
@@ -148,9 +150,9 @@ PyObject *call(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
     // scratch for the callee (PY_VECTORCALL_ARGUMENTS_OFFSET).
     PyObject *callArgs[3] = {nullptr, PyTuple_GET_ITEM(templates, o),
                              PyTuple_GET_ITEM(state, kContiguous)};
-    PyObject *tensor = PyObject_Vectorcall(
-        emptyLike, callArgs + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-        memoryFormatKwnames);
+    PyObject *tensor = PyObject_Vectorcall(emptyLike, callArgs + 1,
+                                           1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                           memoryFormatKwnames);
     if (!tensor || !pointerFrom(tensor, &out[o])) {
       Py_XDECREF(tensor);
       Py_DECREF(results);
@@ -161,13 +163,12 @@ PyObject *call(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   }
   Py_DECREF(templates);
 
-  auto run = reinterpret_cast<RunFn>(PyLong_AsVoidPtr(PyTuple_GET_ITEM(state, kRun)));
+  auto run =
+      reinterpret_cast<RunFn>(PyLong_AsVoidPtr(PyTuple_GET_ITEM(state, kRun)));
   void *context = PyLong_AsVoidPtr(PyTuple_GET_ITEM(state, kContext));
   int status;
-  Py_BEGIN_ALLOW_THREADS
-  status = run(context, batch >= 0 ? batch : 1, in, out);
-  Py_END_ALLOW_THREADS
-  if (status != 0) {
+  Py_BEGIN_ALLOW_THREADS status = run(context, batch >= 0 ? batch : 1, in, out);
+  Py_END_ALLOW_THREADS if (status != 0) {
     Py_DECREF(results);
     return PyLong_FromLong(status);
   }
@@ -186,9 +187,15 @@ PyMethodDef methods[] = {
      "None when the inputs need CompiledModule's general path."},
     {nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lean",
-                      "CompiledModule's common call, in C.", -1, methods,
-                      nullptr, nullptr, nullptr, nullptr};
+PyModuleDef module = {PyModuleDef_HEAD_INIT,
+                      "_lean",
+                      "CompiledModule's common call, in C.",
+                      -1,
+                      methods,
+                      nullptr,
+                      nullptr,
+                      nullptr,
+                      nullptr};
 
 } // namespace
 
