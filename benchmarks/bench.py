@@ -366,13 +366,13 @@ def targets_table(results, peak):
     rows = []
     # The targets compare 1-thread batch-1 runs (--threads/--batches may
     # leave them out).
-    one = {key for key, model in m.items() if "t1_b1" in model["runs"]}
+    single = {key for key, model in m.items() if "t1_b1" in model["runs"]}
 
     def add(name, measured, target, met, limit):
         rows.append((name, measured, target, "yes" if met else "**no**",
                      "" if met else limit))
 
-    if "classifier" in one:
+    if "classifier" in single:
         r = lat("classifier", "torch_eager") / m["classifier"]["cabi"]["p50"]
         add("quick-start: C-ABI call (from C) vs torch eager call", f"{r:.1f}x",
             ">= 20x", r >= 20, "")
@@ -383,7 +383,7 @@ def targets_table(results, peak):
                 "the output (~0.8 us, most of cuvil._lean's time), the "
                 "checks' attribute reads on the input tensor, and "
                 "CompiledModule's Python frame")
-    if results.get("serving") and "classifier" in one:
+    if results.get("serving") and "classifier" in single:
         rest = results["serving"]["rest"]
         one = rest.get("1", rest.get(1))
         overhead = 1e3 * (one["p50"] - m["classifier"]["cabi"]["p50"])  # us
@@ -394,7 +394,7 @@ def targets_table(results, peak):
     for model, label in (("resnet18", "ResNet-18"), ("resnet50", "ResNet-50")):
         if model not in m:
             continue
-        if model == "resnet18" and model in one:
+        if model == "resnet18" and model in single:
             r = lat(model, "torch_eager") / lat(model, "cuvil")
             add("ResNet-18, 1 thread, vs eager", f"{r:.2f}x", ">= 1.67x", r >= 1.67,
                 "the blocked direct convolutions run at 90-99% of the core's "
@@ -410,7 +410,7 @@ def targets_table(results, peak):
             add(f"{label}, {threads} thread(s), vs TorchScript-frozen",
                 f"{r:.2f}x", "> 1x", r > 1, "see the row above; at 2 threads "
                 "also one fork/join per layer")
-    if "mobilenet_v2" in one:
+    if "mobilenet_v2" in single:
         r = lat("mobilenet_v2", "torch_eager") / lat("mobilenet_v2", "cuvil")
         add("MobileNetV2, 1 thread, vs eager", f"{r:.2f}x", ">= 2x", r >= 2, "")
         r = lat("mobilenet_v2", "torchscript") / lat("mobilenet_v2", "cuvil")
@@ -418,7 +418,7 @@ def targets_table(results, peak):
             r > 1, "the 1x1 convolutions with 16-24 input channels: a "
             "register tile's loop over C is that short, so loading and "
             "storing its 28 accumulators costs about as much as its FMAs")
-    if "transformer" in one:
+    if "transformer" in single:
         r = lat("transformer", "torchscript") / lat("transformer", "cuvil")
         add("TransformerEncoderLayer vs TorchScript-frozen", f"{r:.2f}x", "> 1x",
             r > 1, "attention not fused")
@@ -442,7 +442,7 @@ def targets_table(results, peak):
         add("ResNet-50, 2-thread speed-up", f"{s:.2f}x", ">= 1.8x", s >= 1.8,
             "one fork/join per layer; Winograd's transform-domain memory "
             "traffic")
-    if "resnet18" in one:
+    if "resnet18" in single:
         run = m["resnet18"]["runs"]["t1_b1"]["cuvil"]
         r = run["p99"] / run["p50"]
         add("ResNet-18, 1 thread, p99 / p50", f"{r:.3f}", "<= 1.15", r <= 1.15,

@@ -11,6 +11,7 @@
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,14 +48,24 @@ struct cuvil_pool {
 };
 
 /* Between a model's kernels (and its calls) the workers and the caller poll
- * the pool this many times (tens of microseconds) before sleeping on a
- * condition variable: a fork/join through futex waits costs more than a
+ * the pool this many times (a few hundred microseconds) before sleeping on
+ * a condition variable: a fork/join through futex waits costs more than a
  * small layer. Every poll takes the mutex (uncontended: no system call), so
  * all hand-offs are lock-ordered, which race checkers such as helgrind
- * verify. */
+ * verify. Between polls the mutex stays free for CUVIL_POLL_GAP pauses: a
+ * poller that let go of it for a single pause held it most of the time, and
+ * a thread that had to sleep on it (the caller posting a job, a worker
+ * reporting one done) could wait out the whole spin, ~240 us per call. */
 #ifndef CUVIL_SPIN
-#define CUVIL_SPIN 4000
+#define CUVIL_SPIN 250
 #endif
+#define CUVIL_POLL_GAP 16
+/* The scheduler may wake a worker on the caller's CPU (or the machine may
+ * have fewer free CPUs than threads): then the thread being waited for
+ * cannot run while its waiter spins, and every fork/join would cost a whole
+ * spin. Yielding now and then hands it the CPU (a system call only when
+ * polling already takes a while). */
+#define CUVIL_YIELD_EVERY 8
 
 static inline void cuvil_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -66,10 +77,13 @@ static inline void cuvil_pause(void) {
  * releasing the mutex between polls. */
 #define CUVIL_POLL(pool, busy)                                                 \
   do {                                                                         \
-    int spin_;                                                                 \
+    int spin_, gap_;                                                           \
     for (spin_ = 0; spin_ < CUVIL_SPIN && (busy); ++spin_) {                   \
       pthread_mutex_unlock(&(pool)->mutex);                                    \
-      cuvil_pause();                                                           \
+      for (gap_ = 0; gap_ < CUVIL_POLL_GAP; ++gap_)                            \
+        cuvil_pause();                                                         \
+      if (spin_ % CUVIL_YIELD_EVERY == CUVIL_YIELD_EVERY - 1)                  \
+        sched_yield();                                                         \
       pthread_mutex_lock(&(pool)->mutex);                                      \
     }                                                                          \
   } while (0)
@@ -1620,14 +1634,14 @@ struct cuvil_winograd_args {
 static int cuvil_wino_lanes(int64_t first, int64_t count, int64_t block,
                             int64_t points, int64_t *off) {
   int64_t l;
-  int run = 16;
+  int run;
   for (l = 0; l < count; ++l)
     off[l] = (first + l) / block * points * block + (first + l) % block;
-  for (; run > 1; run /= 2) {
+  for (run = 16; run >= 8; run /= 2) {
     int ok = count % run == 0;
     for (l = 0; ok && l < count; ++l)
       ok = off[l] == off[l - l % run] + l % run;
-    if (ok && (run == 16 || run == 8))
+    if (ok)
       return run;
   }
   return 1;
