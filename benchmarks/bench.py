@@ -449,7 +449,7 @@ def targets_table(results, peak):
             "per 4 rows of A; a 12-row tile and BLIS's loop order (B strip in "
             "L1, A panels packed) measured no better here, and runs differ "
             "by +-5% on these shared cores")
-    if "resnet50" in m and {"t1_b1", "t2_b1"} <= m["resnet50"]["runs"].keys():
+    if "resnet50" in single and "t2_b1" in m["resnet50"]["runs"]:
         run = m["resnet50"]["runs"]["t2_b1"]["cuvil"]
         f = m["resnet50"]["gflop"] / (run["p50"] / 1e3) / peak["machine"]
         add("ResNet-50, 2 threads, fraction of machine peak", f"{100 * f:.0f}%",

@@ -115,9 +115,11 @@ BENCHMARK(conv)
     ->Args({32, 32, 112, 3, 32});
 
 /// A 3x3 convolution by Winograd F(4x4, 3x3) (what cuvil-lower-to-level2
-/// picks for 3x3 stride-1 layers of 14x14 and more), on the blocked layout
-/// models run it on. GFLOP/s counts the direct convolution's flops, so it
-/// compares with `conv` and `conv_blocked`.
+/// picks for 3x3 stride-1 layers of 28x28 and more; the 14x14 and 7x7 rows
+/// show why not below), on the blocked layout models run it on. GFLOP/s
+/// counts the direct convolution's flops, so it compares with `conv` and
+/// `conv_blocked`. Built here without -march, the tile transforms are
+/// slower than in a model's .so (-march=<cpu>); the products are not.
 void conv_winograd(benchmark::State &state) {
   int64_t c = state.range(0), oc = state.range(1), hw = state.range(2),
           positions = hw * hw, block = 16;
