@@ -6,6 +6,11 @@
  *
  *===----------------------------------------------------------------------===*/
 
+/* For sched_getcpu and sched_setaffinity; a model's code defines it before
+ * any include. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "cuvil_kernels.h"
 
 #include <float.h>
@@ -28,6 +33,33 @@
  * Thread pool
  *===------------------------------------------------------------------===*/
 
+/* Where threads run, on Linux; elsewhere nothing is known or moved. */
+#if defined(__linux__)
+typedef cpu_set_t cuvil_cpu_set;
+static void cuvil_allowed_cpus(cuvil_cpu_set *cpus) {
+  if (sched_getaffinity(0, sizeof(*cpus), cpus) != 0)
+    CPU_ZERO(cpus);
+}
+static int cuvil_current_cpu(void) { return sched_getcpu(); }
+/* Limits the calling thread to `cpus` but `cpu`, if that leaves any. */
+static void cuvil_leave_cpu(const cuvil_cpu_set *cpus, int cpu) {
+  cuvil_cpu_set others = *cpus;
+  if (cpu < 0 || cpu >= CPU_SETSIZE)
+    return;
+  CPU_CLR(cpu, &others);
+  if (CPU_COUNT(&others) > 0)
+    sched_setaffinity(0, sizeof(others), &others);
+}
+#else
+typedef int cuvil_cpu_set;
+static void cuvil_allowed_cpus(cuvil_cpu_set *cpus) { *cpus = 0; }
+static int cuvil_current_cpu(void) { return -1; }
+static void cuvil_leave_cpu(const cuvil_cpu_set *cpus, int cpu) {
+  (void)cpus;
+  (void)cpu;
+}
+#endif
+
 struct cuvil_worker {
   struct cuvil_pool *pool;
   int index;
@@ -42,6 +74,8 @@ struct cuvil_pool {
   unsigned long generation; /* one per job */
   int pending;              /* workers still on the current job */
   int stop;
+  int caller_cpu;     /* where the current job was posted from; -1 unknown */
+  cuvil_cpu_set cpus; /* where the creating thread may run; set once */
   cuvil_task_fn fn;
   void *arg;
   int64_t count;
@@ -66,6 +100,14 @@ struct cuvil_pool {
  * spin. Yielding now and then hands it the CPU (a system call only when
  * polling already takes a while). */
 #define CUVIL_YIELD_EVERY 8
+/* Yielding only bounds that cost; it does not end it. Threads that poll
+ * never sleep, so no wake-up places them anew, and the load balancer leaves
+ * running (cache-hot) threads where they are: observed here for whole
+ * benchmark runs, with one core idle. So a worker that takes a job on the
+ * CPU it was posted from leaves it: it limits itself to the pool's CPUs but
+ * that one (the caller may be pinned; the worker is ours to move). This
+ * costs a system call only when they met; sched_getcpu() reads the rseq
+ * area glibc registers. */
 
 static inline void cuvil_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -99,6 +141,7 @@ static void *cuvil_worker_main(void *p) {
   struct cuvil_worker *self = (struct cuvil_worker *)p;
   struct cuvil_pool *pool = self->pool;
   unsigned long seen = 0;
+  int caller_cpu;
   for (;;) {
     pthread_mutex_lock(&pool->mutex);
     CUVIL_POLL(pool, !pool->stop && pool->generation == seen);
@@ -109,7 +152,10 @@ static void *cuvil_worker_main(void *p) {
       return NULL;
     }
     seen = pool->generation;
+    caller_cpu = pool->caller_cpu;
     pthread_mutex_unlock(&pool->mutex);
+    if (caller_cpu >= 0 && cuvil_current_cpu() == caller_cpu)
+      cuvil_leave_cpu(&pool->cpus, caller_cpu);
     cuvil_run_slice(pool, self->index);
     pthread_mutex_lock(&pool->mutex);
     if (--pool->pending == 0)
@@ -139,6 +185,8 @@ cuvil_pool *cuvil_pool_create(int num_threads) {
   pthread_mutex_init(&pool->mutex, NULL);
   pthread_cond_init(&pool->wake, NULL);
   pthread_cond_init(&pool->done, NULL);
+  pool->caller_cpu = -1;
+  cuvil_allowed_cpus(&pool->cpus);
   for (i = 1; i < num_threads; ++i) {
     pool->workers[i].pool = pool;
     pool->workers[i].index = i;
@@ -176,12 +224,15 @@ void cuvil_pool_destroy(cuvil_pool *pool) {
 
 void cuvil_parallel_for(cuvil_pool *pool, int64_t count, cuvil_task_fn fn,
                         void *arg) {
+  int cpu;
   if (!pool || count < 2) {
     if (count > 0)
       fn(arg, 0, count);
     return;
   }
+  cpu = cuvil_current_cpu();
   pthread_mutex_lock(&pool->mutex);
+  pool->caller_cpu = cpu;
   pool->fn = fn;
   pool->arg = arg;
   pool->count = count;
