@@ -8,8 +8,10 @@ For every model, thread count (1, 2) and batch (1, 8), in one process:
 PyTorch eager (torch.inference_mode), TorchScript (traced, frozen,
 torch.jit.optimize_for_inference: oneDNN) and the Cuvil .so through its C
 ABI (a context with that many threads), each with `--warmup` untimed and
-`--runs` timed calls: p50, p99, min. The quick-start classifier is also timed
-through cuvil.CompiledModule (the Python package, from the wheel).
+`--runs` timed calls (the three take turns in 5 rounds, so that a slow
+spell of a shared machine falls on all of them): p50, p99, min. The
+quick-start classifier is also timed through cuvil.CompiledModule (the
+Python package, from the wheel).
 
 Also measured: the machine's fp32 FMA peak (benchmarks/fma_peak.c, AVX-512
 and AVX2, one core and all cores), each model's GFLOP/s and fraction of that
@@ -125,10 +127,31 @@ def timed(fn, warmup, runs):
         start = time.perf_counter()
         fn()
         samples[i] = time.perf_counter() - start
-    samples *= 1e3
+    return stats(samples)
+
+
+def stats(samples):
+    samples = np.asarray(samples) * 1e3
     return {"p50": float(np.percentile(samples, 50)),
             "p99": float(np.percentile(samples, 99)),
-            "min": float(samples.min()), "runs": runs}
+            "min": float(samples.min()), "runs": len(samples)}
+
+
+def timed_together(fns, warmup, runs, rounds=5):
+    """Times each of `fns` (name -> callable) `runs` times, in `rounds`
+    turns of runs / rounds calls each, so that a slow spell of this shared
+    machine falls on all of them rather than on whichever ran then."""
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    samples = {name: [] for name in fns}
+    for turn in range(rounds):
+        for name, fn in fns.items():
+            for _ in range(runs * (turn + 1) // rounds - runs * turn // rounds):
+                start = time.perf_counter()
+                fn()
+                samples[name].append(time.perf_counter() - start)
+    return {name: stats(values) for name, values in samples.items()}
 
 
 class CuvilModel:
@@ -361,15 +384,10 @@ def fmt(stats):
 
 # What limits a 2-thread row when it falls short (seen in some runs, not
 # others, with the same code).
-CO_LOCATED = (
-    "in some runs the scheduler puts the pool's worker on the caller's CPU in "
-    "this process, where PyTorch's threads ran just before; the pool polls "
-    "rather than sleeps between layers, so the worker stays there: each "
-    "fork/join then costs ~10 us (the pollers yield) and the layers run on "
-    "one core. ResNet-50 at 2 threads measures 37-38 ms in a process of its "
-    "own and did in earlier runs here (1.18x TorchScript, 1.88x speed-up); "
-    "pinning the workers to other CPUs than the caller's would keep them "
-    "apart")
+TWO_THREADS = (
+    "the 2 vCPUs of a shared VM: a 2-thread call waits at every layer for "
+    "the slower of its cores, so the 2-thread rows vary most from run to "
+    "run (ResNet-50 at 2 threads takes 37-38 ms when the host is quiet)")
 
 
 def targets_table(results, peak):
@@ -425,7 +443,7 @@ def targets_table(results, peak):
             r = lat(model, "torchscript", threads) / lat(model, "cuvil", threads)
             add(f"{label}, {threads} thread(s), vs TorchScript-frozen",
                 f"{r:.2f}x", "> 1x", r > 1, "see the row above" if threads == 1
-                else CO_LOCATED)
+                else TWO_THREADS)
     if "mobilenet_v2" in single:
         r = lat("mobilenet_v2", "torch_eager") / lat("mobilenet_v2", "cuvil")
         add("MobileNetV2, 1 thread, vs eager", f"{r:.2f}x", ">= 2x", r >= 2, "")
@@ -456,7 +474,7 @@ def targets_table(results, peak):
             ">= 55%", f >= 0.55, "the 1x1 layers' short loops over C")
         s = lat("resnet50", "cuvil", 1) / lat("resnet50", "cuvil", 2)
         add("ResNet-50, 2-thread speed-up", f"{s:.2f}x", ">= 1.8x", s >= 1.8,
-            CO_LOCATED)
+            TWO_THREADS)
     if "resnet18" in single:
         run = m["resnet18"]["runs"]["t1_b1"]["cuvil"]
         r = run["p99"] / run["p50"]
@@ -590,9 +608,11 @@ def main():
                 run()
                 error = float(np.abs(run.outputs[0] - reference).max())
                 with torch.inference_mode():
-                    eager = timed(lambda: model(x), args.warmup, args.runs)
-                    script = timed(lambda: script_model(x), args.warmup, args.runs)
-                cuvil = timed(run, args.warmup, args.runs)
+                    timings = timed_together(
+                        {"eager": lambda: model(x),
+                         "script": lambda: script_model(x), "cuvil": run},
+                        args.warmup, args.runs)
+                eager, script, cuvil = (timings[k] for k in ("eager", "script", "cuvil"))
                 run.close()
                 gflop = entry["gflop"] * batch
                 entry["runs"][f"t{threads}_b{batch}"] = {
@@ -650,7 +670,8 @@ def write_markdown(results, args, path, cores):
         "# Benchmark results", "",
         f"Produced by `scripts/bench` on {results['date']} ({cpu}, {cores} cores, "
         f"{platform.machine()}, PyTorch {torch.__version__}): {args.warmup} "
-        f"warm-up and {args.runs} timed calls per cell. Latency in ms as p50 / "
+        f"warm-up and {args.runs} timed calls per cell, the three of a cell "
+        "taking turns in 5 rounds. Latency in ms as p50 / "
         "p99 / min. Eager = `torch.inference_mode`; TorchScript = traced, "
         "frozen, `torch.jit.optimize_for_inference` (oneDNN); Cuvil = the "
         ".so through its C ABI (ctypes), a context with that many threads. "
