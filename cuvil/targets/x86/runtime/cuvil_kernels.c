@@ -100,14 +100,14 @@ struct cuvil_pool {
  * spin. Yielding now and then hands it the CPU (a system call only when
  * polling already takes a while). */
 #define CUVIL_YIELD_EVERY 8
-/* Yielding only bounds that cost; it does not end it. Threads that poll
- * never sleep, so no wake-up places them anew, and the load balancer leaves
- * running (cache-hot) threads where they are: observed here for whole
- * benchmark runs, with one core idle. So a worker that takes a job on the
- * CPU it was posted from leaves it: it limits itself to the pool's CPUs but
- * that one (the caller may be pinned; the worker is ours to move). This
- * costs a system call only when they met; sched_getcpu() reads the rseq
- * area glibc registers. */
+/* Yielding only bounds that cost; it does not end it. The load balancer
+ * leaves running (cache-hot) threads where they are, and on the 2-vCPU VM
+ * we measure on, even a worker made to sleep was woken on its waker's CPU:
+ * the two shared a core for whole benchmark runs with the other idle. So a
+ * worker that takes a job on the CPU it was posted from leaves it: it
+ * limits itself to the pool's CPUs but that one (the caller may be pinned;
+ * the worker is ours to move). This costs a system call only when they
+ * met; sched_getcpu() reads the rseq area glibc registers. */
 
 static inline void cuvil_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)

@@ -20,7 +20,9 @@ typedef struct cuvil_pool cuvil_pool;
 typedef void (*cuvil_task_fn)(void *arg, int64_t begin, int64_t end);
 
 /* Returns NULL if `num_threads` <= 1 or on failure (then work runs on the
- * calling thread). */
+ * calling thread). The workers may run on the creating thread's CPUs; one
+ * that takes a job on the CPU of the thread that posted it moves itself to
+ * the others (sched_setaffinity on itself, never on the caller). */
 cuvil_pool *cuvil_pool_create(int num_threads);
 void cuvil_pool_destroy(cuvil_pool *pool);
 /* Runs fn(arg, begin, end) over [0, count), split across the pool. */
