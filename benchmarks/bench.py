@@ -8,7 +8,7 @@ For every model, thread count (1, 2) and batch (1, 8), in one process:
 PyTorch eager (torch.inference_mode), TorchScript (traced, frozen,
 torch.jit.optimize_for_inference: oneDNN) and the Cuvil .so through its C
 ABI (a context with that many threads), each with `--warmup` untimed and
-`--runs` timed calls (the three take turns in 5 rounds, so that a slow
+`--runs` timed calls (the three take turns in ROUNDS rounds, so that a slow
 spell of a shared machine falls on all of them): p50, p99, min. The
 quick-start classifier is also timed through cuvil.CompiledModule (the
 Python package, from the wheel).
@@ -119,17 +119,6 @@ def count_flops(model, example):
     return total[0]
 
 
-def timed(fn, warmup, runs):
-    for _ in range(warmup):
-        fn()
-    samples = np.empty(runs)
-    for i in range(runs):
-        start = time.perf_counter()
-        fn()
-        samples[i] = time.perf_counter() - start
-    return stats(samples)
-
-
 def stats(samples):
     samples = np.asarray(samples) * 1e3
     return {"p50": float(np.percentile(samples, 50)),
@@ -137,7 +126,12 @@ def stats(samples):
             "min": float(samples.min()), "runs": len(samples)}
 
 
-def timed_together(fns, warmup, runs, rounds=5):
+# Each cell's eager, TorchScript and Cuvil calls take turns in this many
+# rounds (timed_together).
+ROUNDS = 5
+
+
+def timed_together(fns, warmup, runs, rounds=ROUNDS):
     """Times each of `fns` (name -> callable) `runs` times, in `rounds`
     turns of runs / rounds calls each, so that a slow spell of this shared
     machine falls on all of them rather than on whichever ran then."""
@@ -375,7 +369,7 @@ def compiled_module_latency(wheel, warmup, runs):
     import cuvil
     compiled = cuvil.compile(simple_classifier, [("x", torch.float32, (1, 10))])
     x = torch.randn(1, 10)
-    return timed(lambda: compiled(x), warmup, runs)
+    return timed_together({"call": lambda: compiled(x)}, warmup, runs)["call"]
 
 
 def fmt(stats):
@@ -671,7 +665,7 @@ def write_markdown(results, args, path, cores):
         f"Produced by `scripts/bench` on {results['date']} ({cpu}, {cores} cores, "
         f"{platform.machine()}, PyTorch {torch.__version__}): {args.warmup} "
         f"warm-up and {args.runs} timed calls per cell, the three of a cell "
-        "taking turns in 5 rounds. Latency in ms as p50 / "
+        f"taking turns in {ROUNDS} rounds. Latency in ms as p50 / "
         "p99 / min. Eager = `torch.inference_mode`; TorchScript = traced, "
         "frozen, `torch.jit.optimize_for_inference` (oneDNN); Cuvil = the "
         ".so through its C ABI (ctypes), a context with that many threads. "

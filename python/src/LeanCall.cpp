@@ -166,9 +166,10 @@ PyObject *call(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   auto run =
       reinterpret_cast<RunFn>(PyLong_AsVoidPtr(PyTuple_GET_ITEM(state, kRun)));
   void *context = PyLong_AsVoidPtr(PyTuple_GET_ITEM(state, kContext));
-  int status;
-  Py_BEGIN_ALLOW_THREADS status = run(context, batch >= 0 ? batch : 1, in, out);
-  Py_END_ALLOW_THREADS if (status != 0) {
+  PyThreadState *released = PyEval_SaveThread(); // the GIL, during the model
+  int status = run(context, batch >= 0 ? batch : 1, in, out);
+  PyEval_RestoreThread(released);
+  if (status != 0) {
     Py_DECREF(results);
     return PyLong_FromLong(status);
   }

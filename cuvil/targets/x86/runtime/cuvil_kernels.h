@@ -1,9 +1,10 @@
 /*===- cuvil_kernels.h - reference micro-kernels of compiled models -------===*
  *
- * C99, no allocation, no OS calls, no state: these are compiled into every
- * model .so together with the generated code (which calls them with
- * pointers into the caller's workspace). Shapes are int64_t; tensors are
- * dense, row-major.
+ * C99 and libc: these are compiled into every model .so together with the
+ * generated code (which calls them with pointers into the caller's
+ * workspace). The kernels neither allocate nor call the OS and keep no
+ * state; only the thread pool (created with a context) does. Shapes are
+ * int64_t; tensors are dense, row-major.
  *
  *===----------------------------------------------------------------------===*/
 
