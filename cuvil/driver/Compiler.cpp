@@ -6,6 +6,7 @@
 #include "cuvil/support/Diagnostics.h"
 #include "cuvil/support/FileUtil.h"
 #include "cuvil/support/StatusMacros.h"
+#include "cuvil/support/TensorBytes.h"
 #include "cuvil/support/Version.h"
 #include "cuvil/passes/PassStatistics.h"
 #include "cuvil/targets/TargetDescription.h"
@@ -125,6 +126,33 @@ parseInputShape(absl::string_view text,
   return absl::OkStatus();
 }
 
+/// Fails at the first value whose tensor type needs more than 2^63 bytes:
+/// no pass may multiply such dimensions. (The ONNX importer checks its own.)
+static mlir::LogicalResult checkTensorSizes(mlir::ModuleOp module) {
+  mlir::WalkResult result = module->walk([](mlir::Operation *op) {
+    auto tooBig = [](mlir::Type type) {
+      auto shaped = llvm::dyn_cast<mlir::ShapedType>(type);
+      return shaped && shaped.hasRank() && !getStaticTensorBytes(shaped);
+    };
+    for (mlir::Region &region : op->getRegions())
+      for (mlir::Block &block : region)
+        for (mlir::BlockArgument arg : block.getArguments())
+          if (tooBig(arg.getType())) {
+            op->emitOpError("has an argument of type ")
+                << arg.getType() << ", which needs more than 2^63 bytes";
+            return mlir::WalkResult::interrupt();
+          }
+    for (mlir::Type type : op->getResultTypes())
+      if (tooBig(type)) {
+        op->emitOpError("has a result of type ")
+            << type << ", which needs more than 2^63 bytes";
+        return mlir::WalkResult::interrupt();
+      }
+    return mlir::WalkResult::advance();
+  });
+  return mlir::failure(result.wasInterrupted());
+}
+
 /// Reads `path` as level1 MLIR or ONNX into a verified module.
 static absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>>
 loadModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
@@ -152,7 +180,8 @@ loadModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
   mlir::ParserConfig config(&context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, config);
-  if (!module || failed(mlir::verify(*module)))
+  if (!module || failed(mlir::verify(*module)) ||
+      failed(checkTensorSizes(*module)))
     return diagnostics.consumeStatus(absl::StatusCode::kInvalidArgument);
   return module;
 }

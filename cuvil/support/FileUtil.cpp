@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace cuvil {
@@ -53,8 +54,10 @@ absl::StatusOr<std::string> readFile(const std::string &path) {
   return contents;
 }
 
-absl::Status writeFileAtomically(const std::string &path,
-                                 absl::string_view contents) {
+/// Writes `contents` to a new temporary file beside `path`; returns its
+/// name.
+static absl::StatusOr<std::string> writeTemporary(const std::string &path,
+                                                  absl::string_view contents) {
   // O_EXCL with mode 0666 (not mkstemp's 0600) so the artifact gets the
   // user's umask like any other file, without touching the process umask.
   static std::atomic<unsigned> counter{0};
@@ -88,11 +91,59 @@ absl::Status writeFileAtomically(const std::string &path,
     ::unlink(tmpl.c_str());
     return errnoStatus(err, "cannot write", path);
   }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmpl.c_str());
-    return errnoStatus(err, "cannot write", path);
+  return tmpl;
+}
+
+absl::Status writeFileAtomically(const std::string &path,
+                                 absl::string_view contents) {
+  return writeFilesAtomically({{path, contents}});
+}
+
+absl::Status writeFilesAtomically(
+    const std::vector<std::pair<std::string, absl::string_view>> &files) {
+  // Every file is complete in a temporary before any replaces its target,
+  // so that a failure (a full disk) leaves all the old files as they were.
+  std::vector<std::string> temporaries;
+  auto removeTemporaries = [&] {
+    for (const std::string &tmp : temporaries)
+      ::unlink(tmp.c_str());
+  };
+  for (const auto &[path, contents] : files) {
+    absl::StatusOr<std::string> tmp = writeTemporary(path, contents);
+    if (!tmp.ok()) {
+      removeTemporaries();
+      return tmp.status();
+    }
+    temporaries.push_back(*std::move(tmp));
   }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (::rename(temporaries[i].c_str(), files[i].first.c_str()) != 0) {
+      int err = errno;
+      for (size_t j = i; j < files.size(); ++j)
+        ::unlink(temporaries[j].c_str());
+      return errnoStatus(err, "cannot write", files[i].first);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status checkOutputPath(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot write '", path,
+                     "': it is a folder; give a file name inside it"));
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "."
+                    : slash == 0               ? "/"
+                                               : path.substr(0, slash);
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return absl::NotFoundError(absl::StrCat(
+        "cannot write '", path, "': the folder '", dir,
+        "' does not exist; create it first"));
+  if (::access(dir.c_str(), W_OK) != 0)
+    return absl::PermissionDeniedError(absl::StrCat(
+        "cannot write '", path, "': the folder '", dir, "' is not writable"));
   return absl::OkStatus();
 }
 

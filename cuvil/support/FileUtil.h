@@ -8,6 +8,8 @@
 #include "absl/strings/string_view.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace cuvil {
 
@@ -20,6 +22,17 @@ absl::StatusOr<std::string> readFile(const std::string &path);
 /// leaves no file behind.
 absl::Status writeFileAtomically(const std::string &path,
                                  absl::string_view contents);
+
+/// writeFileAtomically for files that belong together (a .so and its .h):
+/// all are written in full before the first replaces its target, so that a
+/// failure to write (a full disk) leaves every old file; only a rename
+/// failing (a target that became a folder) can leave some replaced.
+absl::Status writeFilesAtomically(
+    const std::vector<std::pair<std::string, absl::string_view>> &files);
+
+/// Checks, before any work, that `path` can be written: not a folder, in a
+/// folder that exists and is writable. The message says what to do.
+absl::Status checkOutputPath(const std::string &path);
 
 } // namespace cuvil
 

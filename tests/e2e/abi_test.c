@@ -86,8 +86,8 @@ int main(void) {
   EXPECT(cuvil_model_num_outputs() == 1);
   EXPECT(CUVIL_MODEL_MAX_BATCH == 4);
   EXPECT(size == CUVIL_MODEL_WORKSPACE_SIZE);
-  EXPECT(strstr(cuvil_model_metadata(), "\"shape\": [-1, 10]") != NULL);
-  EXPECT(strstr(cuvil_model_metadata(), "\"max_batch\": 4") != NULL);
+  EXPECT(strstr(cuvil_model_metadata(), "\"shape\":[-1,10]") != NULL);
+  EXPECT(strstr(cuvil_model_metadata(), "\"max_batch\":4") != NULL);
 
   /* Bad calls return errors, never crash. */
   EXPECT(cuvil_model_run(BATCH, NULL, outs, workspace, size) == CUVIL_ERROR_INVALID_ARGUMENT);

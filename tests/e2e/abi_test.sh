@@ -5,10 +5,13 @@
 #  - a C program with only model.h links it and passes abi_test.c (errors,
 #    contexts, 8 threads, no allocation), natively and under helgrind;
 #  - --external-weights: same results, a clean error without the file;
+#  - misuse the ABI detects (abi_misuse_test.c: destroyed and shared
+#    contexts, thread counts), natively;
 #  - --emit=c output compiles with gcc -std=c99 -pedantic -Wall -Werror.
-#   abi_test.sh CUVILC MAKE_MODEL_PY ABI_TEST_C
+#   abi_test.sh CUVILC MAKE_MODEL_PY ABI_TEST_C ABI_MISUSE_TEST_C
 set -euo pipefail
 cuvilc="$(realpath "$1")" make_model="$(realpath "$2")" abi_test_c="$(realpath "$3")"
+abi_misuse_test_c="$(realpath "$4")"
 dir="${TEST_TMPDIR:-$(mktemp -d)}/abi"
 rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
 
@@ -26,7 +29,7 @@ for lib in $needed; do
 done
 
 exports="$(/usr/lib/llvm-22/bin/llvm-nm -D --defined-only model.so | awk '{print $3}' | sort | tr '\n' ' ')"
-expected="cuvil_context_create cuvil_context_destroy cuvil_context_error cuvil_context_run cuvil_model_metadata cuvil_model_num_inputs cuvil_model_num_outputs cuvil_model_run cuvil_model_workspace_size cuvil_status_message "
+expected="cuvil_context_create cuvil_context_destroy cuvil_context_error cuvil_context_max_threads cuvil_context_run cuvil_model_metadata cuvil_model_num_inputs cuvil_model_num_outputs cuvil_model_run cuvil_model_workspace_size cuvil_status_message "
 if [[ "$exports" != "$expected" ]]; then
   echo "FAIL: exported symbols are: $exports" >&2
   exit 1
@@ -38,6 +41,11 @@ gcc -std=c99 -Wall -Wextra -Werror -pedantic -O1 abi_test.c -I. -L. -l:model.so 
 ./abi_test
 # The same 8-thread run under helgrind: no data race in the model.
 valgrind --tool=helgrind --error-exitcode=9 --quiet ./abi_test
+
+cp "$abi_misuse_test_c" abi_misuse_test.c
+gcc -std=c99 -Wall -Wextra -Werror -pedantic -O1 abi_misuse_test.c -I. -L. -l:model.so \
+  -Wl,-rpath,"$dir" -lpthread -o abi_misuse_test
+./abi_misuse_test
 
 # --external-weights: the .so maps model_ext.weights.bin when loaded; the
 # results are the embedded model's; without the file, calls fail cleanly.

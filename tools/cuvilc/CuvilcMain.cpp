@@ -13,6 +13,7 @@
 #include "cuvil/driver/Compiler.h"
 #include "cuvil/importers/onnx/OnnxImporter.h"
 #include "cuvil/support/FileUtil.h"
+#include "cuvil/support/Interrupt.h"
 #include "cuvil/support/Version.h"
 #include "tools/common/FlagUtil.h"
 
@@ -96,6 +97,36 @@ Examples:
   cuvilc examples/classifier.mlir --emit=mlir-level2
 
 Exit status: 0 on success, non-zero on any error (explained on stderr).)";
+
+/// The files cuvilc writes: the output, and beside a .so its header
+/// (model.so -> model.h) and external weights (model.weights.bin, the name
+/// the .so looks for).
+struct OutputFiles {
+  std::string main, header, weights;
+
+  OutputFiles(const std::string &output, const cuvil::CompileOptions &options)
+      : main(output) {
+    if (output.empty() || options.emit != cuvil::EmitKind::SharedObject)
+      return;
+    size_t dot = output.rfind('.'), slash = output.rfind('/');
+    bool hasExtension =
+        dot != std::string::npos && (slash == std::string::npos || dot > slash);
+    bool isSo = output.size() > 3 &&
+                output.compare(output.size() - 3, 3, ".so") == 0;
+    header = (hasExtension ? output.substr(0, dot) : output) + ".h";
+    if (options.externalWeights)
+      weights = (isSo ? output.substr(0, output.size() - 3) : output) +
+                ".weights.bin";
+  }
+
+  std::vector<std::string> all() const {
+    std::vector<std::string> paths;
+    for (const std::string *path : {&main, &header, &weights})
+      if (!path->empty())
+        paths.push_back(*path);
+    return paths;
+  }
+};
 
 std::string versionString() {
   return absl::StrCat("cuvilc ", cuvil::getVersionString(), " (LLVM/MLIR ",
@@ -181,6 +212,17 @@ int cuvil::cuvilcMain(int argc, char **argv) {
         options.inputPath.substr(options.inputPath.rfind('/') + 1);
     output = base.substr(0, base.rfind('.')) + ".so";
   }
+  // Where the files go is checked before the compile, which may be long.
+  OutputFiles outputs(output, options);
+  for (const std::string &path : outputs.all()) {
+    if (absl::Status status = cuvil::checkOutputPath(path); !status.ok()) {
+      std::cerr << "cuvilc: error: " << status.message() << "\n";
+      return 1;
+    }
+  }
+  // A signal during the build ends cuvilc once the toolchain's processes
+  // and folder are gone (cuvil/support/Interrupt.h).
+  cuvil::installInterruptHandlers();
   absl::StatusOr<cuvil::Artifact> artifact = cuvil::compile(options);
   if (!artifact.ok()) {
     std::cerr << "cuvilc: error: " << artifact.status().message() << "\n";
@@ -197,28 +239,16 @@ int cuvil::cuvilcMain(int argc, char **argv) {
                 stdout);
     return std::fflush(stdout) == 0 ? 0 : 1;
   }
-  // Companions go beside the .so: model.so -> model.h, model.weights.bin
-  // (the name the .so looks for). The .so is written last.
-  auto companion = [&](const std::string &suffix, bool stripSo) {
-    std::string base = output;
-    size_t dot = output.rfind('.'), slash = output.rfind('/');
-    bool hasExtension =
-        dot != std::string::npos && (slash == std::string::npos || dot > slash);
-    if (stripSo ? output.size() > 3 &&
-                      output.compare(output.size() - 3, 3, ".so") == 0
-                : hasExtension)
-      base = output.substr(0, stripSo ? output.size() - 3 : dot);
-    return base + suffix;
-  };
-  std::vector<std::pair<std::string, const std::string *>> files;
+  // The .so's companions are written with it, all or none.
+  std::vector<std::pair<std::string, absl::string_view>> files;
   if (!artifact->header.empty())
-    files.push_back({companion(".h", false), &artifact->header});
+    files.push_back({outputs.header, artifact->header});
   if (!artifact->externalWeights.empty())
-    files.push_back(
-        {companion(".weights.bin", true), &artifact->externalWeights});
-  files.push_back({output, &artifact->contents});
-  for (auto &[path, contents] : files) {
-    if (absl::Status status = cuvil::writeFileAtomically(path, *contents);
+    files.push_back({outputs.weights, artifact->externalWeights});
+  files.push_back({output, artifact->contents});
+  {
+    cuvil::CleanupScope writing; // a signal waits until the files are whole
+    if (absl::Status status = cuvil::writeFilesAtomically(files);
         !status.ok()) {
       std::cerr << "cuvilc: error: " << status.message() << "\n";
       return 1;

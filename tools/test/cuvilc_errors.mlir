@@ -44,9 +44,11 @@ func.func @bad(%x: tensor<1x12xf32>) -> tensor<1x10xf32> {
 // RUN: not cuvilc --no-such-flag %s 2>&1 | FileCheck %s --check-prefix=FLAG
 // FLAG: Unknown command line flag 'no_such_flag'
 
-// Writing into a directory that does not exist fails cleanly.
-// RUN: not cuvilc --quiet --emit=mlir-level1 %t.ok.mlir -o %t.nodir/out.mlir 2>&1 | FileCheck %s --check-prefix=WRITE
-// WRITE: cuvilc: error: cannot create a file beside '{{.*}}nodir/out.mlir': No such file or directory
+// Writing into a directory that does not exist fails cleanly, before the
+// compile.
+// RUN: not cuvilc --emit=mlir-level1 %t.ok.mlir -o %t.nodir/out.mlir 2>&1 | FileCheck %s --check-prefix=WRITE
+// WRITE-NOT: [1/
+// WRITE: cuvilc: error: cannot write '{{.*}}nodir/out.mlir': the folder '{{.*}}nodir' does not exist; create it first
 
 // A syntax error points at the line.
 // RUN: echo 'func.func @f( {' > %t.syntax.mlir

@@ -26,9 +26,12 @@ func.func @classifier(%x: tensor<?x10xf32>) -> tensor<?x10xf32> {
 
 // C: #define CUVIL_MODEL_NUM_INPUTS 1
 // C: static const union { uint64_t words[50]; float values[100]; } cuvil_w0 CUVIL_ALIGN64
-// C: CUVIL_INTERNAL int cuvil_internal_run(
+// The ops' code is in parts of bounded size, called in order.
+// C: static CUVIL_NOINLINE int cuvil_run_part0(
 // C: cuvil_matmul_f32(pool, NULL, 1, batch, 10, 10,
 // C: cuvil_softmax_f32(0, batch, 10, 1,
+// C: CUVIL_INTERNAL int cuvil_internal_run(
+// C: if ((status = cuvil_run_part0(batch, inputs, outputs, arena, pool)) != CUVIL_OK)
 // C: ok &= (r7[1] >> 5) & 1; /* avx2 */
 // C: CUVIL_EXPORT int cuvil_model_run(
 

@@ -19,6 +19,7 @@
 #include "cuvil/ir/CuvilOps.h"
 #include "cuvil/support/Diagnostics.h"
 #include "cuvil/support/FileUtil.h"
+#include "cuvil/support/TensorBytes.h"
 #include "cuvil_onnx/onnx.pb.h"
 
 #include "absl/strings/str_cat.h"
@@ -41,6 +42,10 @@
 #include <numeric>
 #include <optional>
 #include <set>
+
+#include <climits>
+#include <cstdlib>
+#include <sys/stat.h>
 
 namespace cuvil {
 namespace {
@@ -172,6 +177,17 @@ private:
   LogicalResult importInputs(SmallVectorImpl<Type> &types,
                              SmallVectorImpl<std::string> &names);
   LogicalResult importNode(const onnx::NodeProto &node, int index);
+  /// A node's outputs must be new names, each written once.
+  LogicalResult checkOutputsAreNew(const onnx::NodeProto &node, int index,
+                                   Location loc);
+  /// Fails (naming `what`) if a tensor of `type` would not fit in 2^63
+  /// bytes.
+  LogicalResult checkTensorSize(Location loc, Type type, const Twine &what);
+  /// Reads `location` of external data, a regular file inside the model's
+  /// folder once symbolic links are resolved.
+  FailureOr<std::string> readExternalFile(const onnx::TensorProto &tensor,
+                                          const std::string &location,
+                                          Location loc);
 
   // Values.
   Location nodeLoc(const onnx::NodeProto &node, int index);
@@ -204,6 +220,11 @@ private:
 
   // Attributes.
   const onnx::AttributeProto *attr(const onnx::NodeProto &node, StringRef name);
+  /// `name` of `node` if it is there and of `type`. Another type is an
+  /// error (reported once per node, failing it) and reads as absent.
+  const onnx::AttributeProto *
+  typedAttr(const onnx::NodeProto &node, StringRef name,
+            onnx::AttributeProto::AttributeType type);
   int64_t attrInt(const onnx::NodeProto &node, StringRef name, int64_t def);
   double attrFloat(const onnx::NodeProto &node, StringRef name, double def);
   std::string attrString(const onnx::NodeProto &node, StringRef name,
@@ -270,6 +291,11 @@ private:
   std::set<std::string> dynamicSymbols;
   /// Location of the node being converted (the model file before any).
   std::optional<Location> currentLoc;
+  /// The node being converted has an attribute of the wrong type.
+  bool badAttribute = false;
+  /// What defines each value ("graph input", "node 'Relu_3'"), so that a
+  /// second definition names the first.
+  llvm::StringMap<std::string> definers;
 };
 
 //===----------------------------------------------------------------------===//
@@ -429,9 +455,14 @@ LogicalResult Importer::checkSupported() {
 LogicalResult Importer::importInitializers() {
   for (const onnx::TensorProto &tensor : model.graph().initializer()) {
     ValueEntry &entry = values[tensor.name()];
-    entry.initializer = &tensor;
-    Type element = toMlirType(&context, tensor.data_type());
     Location loc = FileLineColLoc::get(&context, options.modelPath, 0, 0);
+    if (entry.initializer)
+      return emitError(loc) << "two initializers are named '" << tensor.name()
+                            << "'; ONNX names every value once, so the model "
+                               "is ambiguous (fix the exporter)";
+    entry.initializer = &tensor;
+    definers[tensor.name()] = "an initializer";
+    Type element = toMlirType(&context, tensor.data_type());
     if (!element)
       return emitError(loc) << "initializer '" << tensor.name() << "' has "
                             << onnxTypeName(tensor.data_type())
@@ -444,6 +475,9 @@ LogicalResult Importer::importInitializers() {
       shape.push_back(d);
     }
     entry.type = RankedTensorType::get(shape, element);
+    if (failed(checkTensorSize(
+            loc, entry.type, "initializer '" + tensor.name() + "'")))
+      return failure();
   }
   return success();
 }
@@ -451,10 +485,13 @@ LogicalResult Importer::importInitializers() {
 LogicalResult Importer::importInputs(SmallVectorImpl<Type> &types,
                                      SmallVectorImpl<std::string> &names) {
   Location loc = FileLineColLoc::get(&context, options.modelPath, 0, 0);
-  std::set<std::string> seen;
+  std::set<std::string> seen, inputNames;
   for (const onnx::ValueInfoProto &input : model.graph().input()) {
     if (values.count(input.name()) && values[input.name()].initializer)
       continue; // An initializer listed as input (old exporters).
+    if (!inputNames.insert(input.name()).second)
+      return emitError(loc) << "two graph inputs are named '" << input.name()
+                            << "'; every input needs its own name";
     if (!input.type().has_tensor_type())
       return emitError(loc)
              << "graph input '" << input.name() << "' is not a tensor";
@@ -499,6 +536,10 @@ LogicalResult Importer::importInputs(SmallVectorImpl<Type> &types,
         dynamicSymbols.insert("?" + input.name());
     names.push_back(input.name());
     types.push_back(RankedTensorType::get(shape, element));
+    definers[input.name()] = "a graph input";
+    if (failed(checkTensorSize(loc, types.back(),
+                               "graph input '" + input.name() + "'")))
+      return failure();
   }
   for (auto &[name, shape] : options.inputShapes)
     if (!seen.count(name))
@@ -524,14 +565,17 @@ Location Importer::nodeLoc(const onnx::NodeProto &node, int index) {
 LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
   Location loc = nodeLoc(node, index);
   currentLoc = loc;
+  badAttribute = false;
   for (const std::string &input : node.input()) {
     if (!input.empty() && !lookup(input))
       return emitError(loc) << node.op_type() << " uses '" << input
                             << "', which no earlier node, graph input or "
                                "initializer defines";
   }
+  if (failed(checkOutputsAreNew(node, index, loc)))
+    return failure();
   Converter converter = getConverters().lookup(node.op_type());
-  if (failed((this->*converter)(node, loc)))
+  if (failed((this->*converter)(node, loc)) || badAttribute)
     return failure();
   for (const std::string &output : node.output())
     if (!output.empty() && !lookup(output))
@@ -539,6 +583,39 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
                             << "' is not supported by Cuvil (only the "
                                "inference outputs are)";
   return success();
+}
+
+LogicalResult Importer::checkOutputsAreNew(const onnx::NodeProto &node,
+                                           int index, Location loc) {
+  std::string self = node.name().empty()
+                         ? absl::StrCat("node #", index, " (", node.op_type(),
+                                        ")")
+                         : absl::StrCat("node '", node.name(), "'");
+  for (const std::string &output : node.output()) {
+    if (output.empty())
+      continue;
+    auto [it, inserted] = definers.try_emplace(output, self);
+    if (!inserted)
+      return emitError(loc)
+             << node.op_type() << " writes '" << output << "'"
+             << (it->second == self ? std::string(" twice")
+                                    : ", which " + it->second +
+                                          " already defines")
+             << "; every ONNX value has exactly one producer";
+  }
+  return success();
+}
+
+LogicalResult Importer::checkTensorSize(Location loc, Type type,
+                                        const Twine &what) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || getStaticTensorBytes(shaped))
+    return success();
+  return emitError(loc) << what << " has shape "
+                        << shapeString(shaped.getShape()) << " of "
+                        << shaped.getElementType()
+                        << " elements, which needs more than 2^63 bytes; "
+                           "check the model's dimensions (or --input-shape)";
 }
 
 //===----------------------------------------------------------------------===//
@@ -573,16 +650,9 @@ LogicalResult Importer::readTensorBytes(const onnx::TensorProto &tensor,
         (kv.key() == "offset" ? offset : length) = v;
       }
     }
-    if (location.empty() || location.find("..") != std::string::npos ||
-        location.front() == '/')
-      return emitError(loc)
-             << "tensor '" << tensor.name() << "' has external data at '"
-             << location << "'; it must be a file beside the model";
-    std::string path = options.externalDataDir + "/" + location;
-    absl::StatusOr<std::string> file = readFile(path);
-    if (!file.ok())
-      return emitError(loc) << "tensor '" << tensor.name()
-                            << "': " << std::string(file.status().message());
+    FailureOr<std::string> file = readExternalFile(tensor, location, loc);
+    if (failed(file))
+      return failure();
     if (offset > static_cast<int64_t>(file->size()) ||
         (length >= 0 && length > static_cast<int64_t>(file->size()) - offset))
       return emitError(loc) << "tensor '" << tensor.name() << "' reads bytes ["
@@ -637,6 +707,47 @@ LogicalResult Importer::readTensorBytes(const onnx::TensorProto &tensor,
                           << ", which Cuvil does not support";
   }
   return success();
+}
+
+FailureOr<std::string>
+Importer::readExternalFile(const onnx::TensorProto &tensor,
+                           const std::string &location, Location loc) {
+  auto refuse = [&](StringRef why) {
+    return emitError(loc) << "tensor '" << tensor.name()
+                          << "' has external data at '" << location
+                          << "', which " << why
+                          << "; external data must be a file in the model's "
+                             "folder";
+  };
+  if (location.empty() || location.front() == '/' ||
+      llvm::any_of(location, [](char c) {
+        return static_cast<unsigned char>(c) < 0x20;
+      }))
+    return refuse("is empty, absolute or holds control characters");
+  // Symbolic links are followed to where they lead: that must still be
+  // inside the model's folder, and a regular file (not a FIFO or a device,
+  // which would hang or never end).
+  char dirReal[PATH_MAX], fileReal[PATH_MAX];
+  std::string path = options.externalDataDir + "/" + location;
+  if (!::realpath(options.externalDataDir.c_str(), dirReal))
+    return refuse(absl::StrCat("cannot be resolved (", std::strerror(errno),
+                               ")"));
+  if (!::realpath(path.c_str(), fileReal))
+    return refuse(absl::StrCat("cannot be opened (", std::strerror(errno),
+                               ")"));
+  std::string dir = dirReal, real = fileReal;
+  std::string prefix = dir == "/" ? dir : dir + "/";
+  if (real.size() <= prefix.size() || real.compare(0, prefix.size(), prefix))
+    return refuse(absl::StrCat("resolves to ", real,
+                               ", outside the model's folder ", dir));
+  struct stat st;
+  if (::stat(fileReal, &st) != 0 || !S_ISREG(st.st_mode))
+    return refuse("is not a regular file");
+  absl::StatusOr<std::string> contents = readFile(real);
+  if (!contents.ok())
+    return emitError(loc) << "tensor '" << tensor.name()
+                          << "': " << std::string(contents.status().message());
+  return *std::move(contents);
 }
 
 FailureOr<HostTensor> Importer::decodeTensor(const onnx::TensorProto &tensor,
@@ -859,6 +970,13 @@ FailureOr<Operation *> Importer::createTyped(Location loc, unsigned numResults,
     op->erase();
     return failure();
   }
+  for (Type type : types)
+    if (failed(checkTensorSize(loc, type,
+                               Twine("the result of ") +
+                                   op->getName().getStringRef()))) {
+      op->erase();
+      return failure();
+    }
   for (auto [result, type] : llvm::zip(op->getResults(), types))
     result.setType(type);
   return op.getOperation();
@@ -885,27 +1003,107 @@ const onnx::AttributeProto *Importer::attr(const onnx::NodeProto &node,
   return nullptr;
 }
 
+/// The type an attribute holds: its `type` field, or for old exporters that
+/// leave it UNDEFINED, the field that is set.
+onnx::AttributeProto::AttributeType
+attributeType(const onnx::AttributeProto &a) {
+  using A = onnx::AttributeProto;
+  if (a.type() != A::UNDEFINED)
+    return a.type();
+  if (a.has_f())
+    return A::FLOAT;
+  if (a.has_i())
+    return A::INT;
+  if (a.has_s())
+    return A::STRING;
+  if (a.has_t())
+    return A::TENSOR;
+  if (a.has_g())
+    return A::GRAPH;
+  if (a.floats_size())
+    return A::FLOATS;
+  if (a.ints_size())
+    return A::INTS;
+  if (a.strings_size())
+    return A::STRINGS;
+  return A::UNDEFINED;
+}
+
+/// Whether `a`, which declares `type`, also holds a value of it.
+bool holdsValue(const onnx::AttributeProto &a,
+                onnx::AttributeProto::AttributeType type) {
+  using A = onnx::AttributeProto;
+  switch (type) {
+  case A::FLOAT:
+    return a.has_f();
+  case A::INT:
+    return a.has_i();
+  case A::STRING:
+    return a.has_s();
+  default:
+    return true; // Lists may be empty.
+  }
+}
+
+std::string attributeTypeName(onnx::AttributeProto::AttributeType type) {
+  if (type == onnx::AttributeProto::UNDEFINED)
+    return "no value";
+  return onnx::AttributeProto::AttributeType_Name(type);
+}
+
+const onnx::AttributeProto *
+Importer::typedAttr(const onnx::NodeProto &node, StringRef name,
+                    onnx::AttributeProto::AttributeType type) {
+  const onnx::AttributeProto *a = attr(node, name);
+  if (!a)
+    return nullptr;
+  onnx::AttributeProto::AttributeType actual = attributeType(*a);
+  // An empty list declares no type and sets no field: any list type fits.
+  bool emptyList = actual == onnx::AttributeProto::UNDEFINED &&
+                   (type == onnx::AttributeProto::INTS ||
+                    type == onnx::AttributeProto::FLOATS);
+  if ((actual == type && holdsValue(*a, type)) || emptyList)
+    return a;
+  if (!badAttribute) {
+    InFlightDiagnostic diag = emitError(*currentLoc)
+                              << node.op_type() << " attribute '" << name
+                              << "' must be " << attributeTypeName(type)
+                              << ", but the model gives "
+                              << attributeTypeName(actual);
+    if (actual == onnx::AttributeProto::STRING)
+      diag << " '" << a->s() << "'";
+    else if (actual == type)
+      diag << " without a value";
+  }
+  badAttribute = true;
+  return nullptr;
+}
+
 int64_t Importer::attrInt(const onnx::NodeProto &node, StringRef name,
                           int64_t def) {
-  const onnx::AttributeProto *a = attr(node, name);
-  return a && a->has_i() ? a->i() : def;
+  const onnx::AttributeProto *a =
+      typedAttr(node, name, onnx::AttributeProto::INT);
+  return a ? a->i() : def;
 }
 
 double Importer::attrFloat(const onnx::NodeProto &node, StringRef name,
                            double def) {
-  const onnx::AttributeProto *a = attr(node, name);
-  return a && a->has_f() ? a->f() : def;
+  const onnx::AttributeProto *a =
+      typedAttr(node, name, onnx::AttributeProto::FLOAT);
+  return a ? a->f() : def;
 }
 
 std::string Importer::attrString(const onnx::NodeProto &node, StringRef name,
                                  StringRef def) {
-  const onnx::AttributeProto *a = attr(node, name);
-  return a && a->has_s() ? a->s() : def.str();
+  const onnx::AttributeProto *a =
+      typedAttr(node, name, onnx::AttributeProto::STRING);
+  return a ? a->s() : def.str();
 }
 
 std::optional<SmallVector<int64_t>>
 Importer::attrInts(const onnx::NodeProto &node, StringRef name) {
-  const onnx::AttributeProto *a = attr(node, name);
+  const onnx::AttributeProto *a =
+      typedAttr(node, name, onnx::AttributeProto::INTS);
   if (!a)
     return std::nullopt;
   return SmallVector<int64_t>(a->ints().begin(), a->ints().end());

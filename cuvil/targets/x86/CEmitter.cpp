@@ -13,6 +13,7 @@
 #include "cuvil/ir/CuvilL2Ops.h"
 #include "cuvil/support/Diagnostics.h"
 #include "cuvil/support/ElementsBytes.h"
+#include "cuvil/support/SourceEscape.h"
 #include "cuvil/targets/x86/EmbeddedRuntime.h"
 
 #include "absl/strings/str_cat.h"
@@ -28,6 +29,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
@@ -37,6 +39,9 @@ namespace cuvil::x86 {
 namespace {
 
 using namespace mlir;
+
+/// The C ABI version of docs/abi.md the artifact implements.
+constexpr int kAbiVersion = 1;
 
 /// A buffer as the generated C sees it.
 struct Buffer {
@@ -149,6 +154,12 @@ public:
 
   LogicalResult run();
 
+  /// The run function: the ops' code in static functions of bounded size
+  /// (clang's time on one function grows faster than its length), called
+  /// in order by cuvil_internal_run.
+  std::string runFunctions() const;
+
+  /// Code of the op being emitted.
   std::string body;
   std::string weightsDecls;
   std::string weightsBlob;
@@ -225,9 +236,21 @@ private:
     line("}");
   }
 
+  /// Declares buffer pointer `name` (a C local of every part that uses it).
+  void declare(const std::string &name, const std::string &declaration) {
+    declarationIndex[name] = declarations.size();
+    declarations.push_back(declaration);
+  }
+
   func::FuncOp func;
   ModuleOp module;
   const EmitOptions &options;
+  /// The code of each op that emits any, in order.
+  std::vector<std::string> opCode;
+  /// Buffer pointer declarations, by first definition, and each one's index
+  /// by name.
+  std::vector<std::string> declarations;
+  llvm::StringMap<size_t> declarationIndex;
   llvm::DenseMap<Value, Buffer> buffers;
   llvm::StringMap<std::string> weightSymbols;
   int tmpCounter = 0;
@@ -659,20 +682,75 @@ LogicalResult Emitter::run() {
              << type.getElementType() << " tensors yet (model "
              << (i < numInputs ? "input " : "output ")
              << (i < numInputs ? i : i - numInputs) << ")";
-    line(Twine(i < numInputs ? "const " : "") + ct + " *" + name + " = (" +
-         (i < numInputs ? "const " : "") + ct + " *)" +
-         (i < numInputs ? "inputs[" : "outputs[") +
-         std::to_string(i < numInputs ? i : i - numInputs) + "];");
+    declare(name, (Twine(i < numInputs ? "const " : "") + ct + " *" + name +
+                   " = (" + (i < numInputs ? "const " : "") + ct + " *)" +
+                   (i < numInputs ? "inputs[" : "outputs[") +
+                   std::to_string(i < numInputs ? i : i - numInputs) + "];")
+                      .str());
     if (failed(defineBuffer(arg, name)))
       return failure();
   }
-  line("(void)batch;");
-  line("(void)arena;");
   for (Operation &op : func.getBody().front()) {
     if (failed(emitOp(&op)))
       return failure();
+    if (!body.empty())
+      opCode.push_back(std::move(body));
+    body.clear();
   }
   return success();
+}
+
+std::string Emitter::runFunctions() const {
+  // Parts of at most this many ops or bytes of C: large enough that a call
+  // per part costs nothing, small enough that clang's time stays linear in
+  // the model (a 4,000-op function took 56 s in one piece).
+  constexpr size_t kPartOps = 64, kPartBytes = 32 << 10;
+  const char *params = "(int64_t batch, const void *const *inputs,\n"
+                       "    void *const *outputs, unsigned char *arena,\n"
+                       "    cuvil_pool *pool)";
+  std::string parts, calls;
+  int numParts = 0;
+  for (size_t begin = 0; begin < opCode.size();) {
+    size_t end = begin, bytes = 0;
+    while (end < opCode.size() && end - begin < kPartOps && bytes < kPartBytes)
+      bytes += opCode[end++].size();
+    std::string code;
+    for (size_t i = begin; i < end; ++i)
+      code += opCode[i];
+    // The pointers this part uses: identifiers of the code that name a
+    // declared buffer, declared in definition order.
+    std::vector<size_t> used;
+    for (size_t i = 0; i < code.size();) {
+      if (!std::isalpha(static_cast<unsigned char>(code[i])) && code[i] != '_') {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j < code.size() &&
+             (std::isalnum(static_cast<unsigned char>(code[j])) || code[j] == '_'))
+        ++j;
+      auto it = declarationIndex.find(StringRef(code).slice(i, j));
+      if (it != declarationIndex.end())
+        used.push_back(it->second);
+      i = j;
+    }
+    llvm::sort(used);
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    std::string name = "cuvil_run_part" + std::to_string(numParts++);
+    // Not inlined back into one function, which would undo the split.
+    parts += "static CUVIL_NOINLINE int " + name + params + " {\n"
+             "  (void)batch;\n  (void)inputs;\n  (void)outputs;\n"
+             "  (void)arena;\n  (void)pool;\n";
+    for (size_t index : used)
+      parts += "  " + declarations[index] + "\n";
+    parts += code + "  return CUVIL_OK;\n}\n\n";
+    calls += "  if ((status = " + name +
+             "(batch, inputs, outputs, arena, pool)) != CUVIL_OK)\n"
+             "    return status;\n";
+    begin = end;
+  }
+  return parts + "CUVIL_INTERNAL int cuvil_internal_run" + params +
+         " {\n  int status = CUVIL_OK;\n" + calls + "  return status;\n}\n";
 }
 
 LogicalResult Emitter::emitOp(Operation *op) {
@@ -686,8 +764,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
     if (ct.empty())
       return emitError(view.getLoc(), "the x86 target does not support ")
              << view.getType().getElementType() << " tensors yet";
-    line(ct + " *" + name + " = (" + ct + " *)(arena + " +
-         std::to_string(view.getOffset()) + ");");
+    declare(name, ct + " *" + name + " = (" + ct + " *)(arena + " +
+                      std::to_string(view.getOffset()) + ");");
     return success(succeeded(defineBuffer(view.getResult(), name)));
   }
   if (auto copy = dyn_cast<cuvil::l2::CopyOp>(op)) {
@@ -714,13 +792,13 @@ LogicalResult Emitter::emitOp(Operation *op) {
     return success();
   }
   if (auto call = dyn_cast<cuvil::l2::UKernelCallOp>(op)) {
-    body += "  /* " + call.getKernel().str() + " at " +
-            formatLocation(call.getLoc()) + " */\n";
+    body += "  /* " + cCommentText(call.getKernel()) + " at " +
+            cCommentText(formatLocation(call.getLoc())) + " */\n";
     return emitKernel(call);
   }
   if (auto kernel = dyn_cast<cuvil::l2::KernelOp>(op)) {
-    body += "  /* " + kernel.getName().str() + " at " +
-            formatLocation(kernel.getLoc()) + " */\n";
+    body += "  /* " + cCommentText(kernel.getName()) + " at " +
+            cCommentText(formatLocation(kernel.getLoc())) + " */\n";
     return emitMap(kernel);
   }
   return op->emitOpError("is not supported by the x86 C emitter");
@@ -1531,44 +1609,6 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
          << k << "' is not supported by the x86 target yet";
 }
 
-std::string jsonEscape(StringRef text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20)
-        out += llvm::formatv("\\u{0:x4}", static_cast<int>(c)).str();
-      else
-        out += c;
-    }
-  }
-  return out;
-}
-
-/// A C string literal of `text`.
-std::string cString(StringRef text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (c == '\n') {
-      out += "\\n\"\n    \"";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string dtypeName(Type type) {
   if (type.isF32())
     return "float32";
@@ -1622,10 +1662,12 @@ typedef enum cuvil_status {
   CUVIL_ERROR_WORKSPACE_TOO_SMALL = 3,
   CUVIL_ERROR_UNSUPPORTED_CPU = 4,    /* the CPU lacks an ISA the code uses */
   CUVIL_ERROR_OUT_OF_MEMORY = 5,
-  CUVIL_ERROR_WEIGHTS_UNAVAILABLE = 6 /* --external-weights: file missing */
+  CUVIL_ERROR_WEIGHTS_UNAVAILABLE = 6, /* --external-weights: file missing */
+  CUVIL_ERROR_BUSY = 7,               /* the context is running another call */
+  CUVIL_ERROR_TOO_MANY_THREADS = 8    /* above cuvil_context_max_threads() */
 } cuvil_status;
 
-#define CUVIL_ABI_VERSION 1
+#define CUVIL_ABI_VERSION %ABI_VERSION%
 #define CUVIL_MODEL_NUM_INPUTS %NUM_INPUTS%
 #define CUVIL_MODEL_NUM_OUTPUTS %NUM_OUTPUTS%
 /* Largest batch (dynamic dimension 0); 0 if the model has a static shape. */
@@ -1659,9 +1701,14 @@ int cuvil_model_run(int64_t batch, const void *const *inputs,
 
 /* A context owns a workspace and num_threads - 1 worker pthreads (0: the
  * compiled default), so each call needs only the tensors; results are the
- * same for any thread count. One context serves one caller at a time.
- * cuvil_model_run always runs on the calling thread alone. */
+ * same for any thread count. One context serves one caller at a time: a
+ * call that finds it running another gets CUVIL_ERROR_BUSY. A destroyed
+ * context must not be used again (a call may detect it and return
+ * CUVIL_ERROR_INVALID_ARGUMENT, but cannot always). cuvil_model_run always
+ * runs on the calling thread alone. */
 typedef struct cuvil_context cuvil_context;
+/* The most threads a context may have: 4 per CPU online, at most 1024. */
+int cuvil_context_max_threads(void);
 int cuvil_context_create(int num_threads, cuvil_context **context);
 int cuvil_context_run(cuvil_context *context, int64_t batch,
                       const void *const *inputs, void *const *outputs);
@@ -1686,6 +1733,7 @@ const char *kAbiTemplate =
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 %HEADER_INCLUDE%
 
@@ -1703,8 +1751,23 @@ CUVIL_INTERNAL int cuvil_internal_run(int64_t batch, const void *const *inputs,
 struct cuvil_pool *cuvil_pool_create(int num_threads);
 void cuvil_pool_destroy(struct cuvil_pool *pool);
 
+/* The metadata and the ABI version can be read without running the .so:
+ * a loader checks them (ELF section .cuvil.metadata, note .note.cuvil)
+ * before it dlopens the file (docs/abi.md). */
+#if defined(__GNUC__) && defined(__ELF__)
+static const char cuvil_metadata_json[]
+    __attribute__((section(".cuvil.metadata"), used)) =
+%METADATA%;
+static const struct {
+  uint32_t name_size, desc_size, type;
+  char name[8];
+  uint32_t abi_version;
+} cuvil_abi_note __attribute__((section(".note.cuvil"), aligned(4), used)) = {
+    6, 4, 1, "Cuvil", CUVIL_ABI_VERSION};
+#else
 static const char cuvil_metadata_json[] =
-    %METADATA%;
+%METADATA%;
+#endif
 %WEIGHTS_LOADER%
 
 static void cuvil_cpuid(unsigned leaf, unsigned sub, unsigned regs[4]) {
@@ -1745,9 +1808,11 @@ CUVIL_EXPORT const char *cuvil_status_message(int status) {
   case CUVIL_ERROR_INVALID_ARGUMENT: return "invalid argument (a null pointer or bad input data)";
   case CUVIL_ERROR_BATCH_OUT_OF_RANGE: return "batch size out of the compiled range";
   case CUVIL_ERROR_WORKSPACE_TOO_SMALL: return "workspace smaller than cuvil_model_workspace_size()";
-  case CUVIL_ERROR_UNSUPPORTED_CPU: return "this CPU lacks an instruction set the model was compiled for (%CPU%)";
+  case CUVIL_ERROR_UNSUPPORTED_CPU: return %CPU_MESSAGE%;
   case CUVIL_ERROR_OUT_OF_MEMORY: return "out of memory";
   case CUVIL_ERROR_WEIGHTS_UNAVAILABLE: return "the weights file beside the .so (<name>.weights.bin) is missing, unreadable or of the wrong size";
+  case CUVIL_ERROR_BUSY: return "the context is running another call (use one context per thread)";
+  case CUVIL_ERROR_TOO_MANY_THREADS: return "more threads than cuvil_context_max_threads() (4 per CPU online, at most 1024)";
   default: return "unknown status";
   }
 }
@@ -1770,8 +1835,8 @@ static int cuvil_check(int64_t batch, const void *const *inputs,
     return CUVIL_ERROR_WEIGHTS_UNAVAILABLE;
   }
   if (CUVIL_MODEL_MAX_BATCH > 0 && (batch < 1 || batch > CUVIL_MODEL_MAX_BATCH)) {
-    snprintf(message, size, "batch %lld is outside 1..%d, the range this model was compiled for",
-             (long long)batch, (int)CUVIL_MODEL_MAX_BATCH);
+    snprintf(message, size, "batch %lld is outside 1..%lld, the range this model was compiled for",
+             (long long)batch, (long long)CUVIL_MODEL_MAX_BATCH);
     return CUVIL_ERROR_BATCH_OUT_OF_RANGE;
   }
   if ((CUVIL_MODEL_NUM_INPUTS > 0 && !inputs) || !outputs) {
@@ -1806,12 +1871,30 @@ CUVIL_EXPORT int cuvil_model_run(int64_t batch, const void *const *inputs,
                             NULL);
 }
 
+/* Set while a context is alive; cleared (and, with free, overwritten) when
+ * it is destroyed, so that a stale pointer is refused where it is cheap. */
+#define CUVIL_CONTEXT_ALIVE 0x78746376636c6976ull /* "vilcvctx" */
+
 struct cuvil_context {
+  unsigned long long alive;
+  int busy; /* one call at a time (atomic) */
   void *workspace;
   struct cuvil_pool *pool; /* NULL: run on the calling thread */
   int num_threads;
   char error[256];
 };
+
+static int cuvil_context_valid(const cuvil_context *context) {
+  return context &&
+         __atomic_load_n(&context->alive, __ATOMIC_ACQUIRE) == CUVIL_CONTEXT_ALIVE;
+}
+
+CUVIL_EXPORT int cuvil_context_max_threads(void) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus < 1)
+    cpus = 1;
+  return cpus > 256 ? 1024 : (int)(4 * cpus);
+}
 
 CUVIL_EXPORT int cuvil_context_create(int num_threads, cuvil_context **context) {
   cuvil_context *ctx;
@@ -1820,12 +1903,16 @@ CUVIL_EXPORT int cuvil_context_create(int num_threads, cuvil_context **context) 
   *context = NULL;
   if (num_threads < 0)
     return CUVIL_ERROR_INVALID_ARGUMENT;
+  if (num_threads > cuvil_context_max_threads())
+    return CUVIL_ERROR_TOO_MANY_THREADS;
   ctx = (cuvil_context *)calloc(1, sizeof(*ctx));
   if (!ctx)
     return CUVIL_ERROR_OUT_OF_MEMORY;
   /* Heavy kernels split their work over num_threads pthreads (the caller
    * and num_threads - 1 workers); results never depend on the count. */
   ctx->num_threads = num_threads ? num_threads : CUVIL_MODEL_DEFAULT_THREADS;
+  if (ctx->num_threads > cuvil_context_max_threads())
+    ctx->num_threads = cuvil_context_max_threads();
   if (ctx->num_threads > 1) {
     ctx->pool = cuvil_pool_create(ctx->num_threads);
     if (!ctx->pool) {
@@ -1840,6 +1927,7 @@ CUVIL_EXPORT int cuvil_context_create(int num_threads, cuvil_context **context) 
       return CUVIL_ERROR_OUT_OF_MEMORY;
     }
   }
+  __atomic_store_n(&ctx->alive, CUVIL_CONTEXT_ALIVE, __ATOMIC_RELEASE);
   *context = ctx;
   return CUVIL_OK;
 }
@@ -1847,26 +1935,38 @@ CUVIL_EXPORT int cuvil_context_create(int num_threads, cuvil_context **context) 
 CUVIL_EXPORT int cuvil_context_run(cuvil_context *context, int64_t batch,
                       const void *const *inputs, void *const *outputs) {
   int status;
-  if (!context)
+  if (!cuvil_context_valid(context))
     return CUVIL_ERROR_INVALID_ARGUMENT;
+  /* A second caller must not share the workspace: refuse, never compute
+   * garbage. The error message belongs to the caller that holds it. */
+  if (__atomic_exchange_n(&context->busy, 1, __ATOMIC_ACQUIRE))
+    return CUVIL_ERROR_BUSY;
   context->error[0] = 0;
   status = cuvil_check(batch, inputs, outputs, context->error, sizeof(context->error));
-  if (status != CUVIL_OK)
-    return status;
-  status = cuvil_internal_run(batch, inputs, outputs,
-                              (unsigned char *)context->workspace, context->pool);
-  if (status != CUVIL_OK)
-    snprintf(context->error, sizeof(context->error), "%s", cuvil_status_message(status));
+  if (status == CUVIL_OK) {
+    status = cuvil_internal_run(batch, inputs, outputs,
+                                (unsigned char *)context->workspace, context->pool);
+    if (status != CUVIL_OK)
+      snprintf(context->error, sizeof(context->error), "%s", cuvil_status_message(status));
+  }
+  __atomic_store_n(&context->busy, 0, __ATOMIC_RELEASE);
   return status;
 }
 
 CUVIL_EXPORT const char *cuvil_context_error(const cuvil_context *context) {
-  return context ? context->error : "the context is NULL";
+  if (!context)
+    return "the context is NULL";
+  return cuvil_context_valid(context) ? context->error
+                                      : "not a live context (destroyed?)";
 }
 
 CUVIL_EXPORT void cuvil_context_destroy(cuvil_context *context) {
-  if (!context)
+  /* NULL, a destroyed context (when detectable) or one that is running a
+   * call: nothing to do safely. */
+  if (!cuvil_context_valid(context) ||
+      __atomic_load_n(&context->busy, __ATOMIC_ACQUIRE))
     return;
+  __atomic_store_n(&context->alive, 0, __ATOMIC_RELEASE);
   cuvil_pool_destroy(context->pool);
   free(context->workspace);
   free(context);
@@ -2010,12 +2110,12 @@ static inline int64_t cuvil_ipow(int64_t base, int64_t exponent) {
 }
 )cuvil";
 
+/// `text` with every key of `subs` replaced in one pass: substituted text
+/// (which may quote the model) is never searched for keys again.
 std::string
-replaceAll(std::string text,
+replaceAll(const std::string &text,
            const std::vector<std::pair<std::string, std::string>> &subs) {
-  for (auto &[key, value] : subs)
-    text = absl::StrReplaceAll(text, {{key, value}});
-  return text;
+  return absl::StrReplaceAll(text, subs);
 }
 
 } // namespace
@@ -2057,7 +2157,8 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
   if (auto attr = module->getAttrOfType<IntegerAttr>("cuvil.max_batch"))
     maxBatch = attr.getInt();
 
-  // Metadata and the header's description of each tensor.
+  // Metadata and the header's description of each tensor. Names come from
+  // the model: comments quote them escaped, JSON holds them as UTF-8.
   std::string ioComments;
   auto describe = [&](int64_t index, bool isInput) {
     BlockArgument arg = func.getArgument(1 + index + (isInput ? 0 : numInputs));
@@ -2067,26 +2168,28 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
     if (auto attr =
             func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "cuvil.name"))
       name = attr.str();
+    llvm::json::Array shape;
     std::vector<std::string> dims;
-    for (int64_t d : type.getShape())
-      dims.push_back(ShapedType::isDynamic(d) ? "-1" : std::to_string(d));
-    ioComments +=
-        "/* " + std::string(isInput ? "input " : "output ") +
-        std::to_string(index) + " '" + name +
-        "': " + dtypeName(type.getElementType()) + " [" +
-        absl::StrReplaceAll(absl::StrJoin(dims, ", "), {{"-1", "batch"}}) +
-        "] */\n";
-    return "{\"name\": \"" + jsonEscape(name) + "\", \"dtype\": \"" +
-           dtypeName(type.getElementType()) + "\", \"shape\": [" +
-           absl::StrJoin(dims, ", ") + "]}";
+    for (int64_t d : type.getShape()) {
+      bool dynamic = ShapedType::isDynamic(d);
+      shape.push_back(dynamic ? int64_t{-1} : d);
+      dims.push_back(dynamic ? "batch" : std::to_string(d));
+    }
+    ioComments += "/* " + std::string(isInput ? "input " : "output ") +
+                  std::to_string(index) + " '" + cCommentText(name) +
+                  "': " + dtypeName(type.getElementType()) + " [" +
+                  absl::StrJoin(dims, ", ") + "] */\n";
+    return llvm::json::Object{{"name", jsonText(name)},
+                              {"dtype", dtypeName(type.getElementType())},
+                              {"shape", std::move(shape)}};
   };
-  std::vector<std::string> inputs, outputs, features;
+  llvm::json::Array inputs, outputs, features;
   for (int64_t i = 0; i < numInputs; ++i)
     inputs.push_back(describe(i, true));
   for (int64_t i = 0; i < numOutputs; ++i)
     outputs.push_back(describe(i, false));
   for (const std::string &f : options.cpuFeatures)
-    features.push_back("\"" + jsonEscape(f) + "\"");
+    features.push_back(jsonText(f));
   // Micro-kernel variants are chosen by the target's features: the last
   // listed variant whose features the CPU has (ukernels/*.inc). The
   // portable C99 output (--emit=c) keeps to the reference kernels.
@@ -2128,33 +2231,44 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
     convb = "none";
 
   EmittedModel result;
-  result.metadata =
-      "{\"abi_version\": 1, \"model\": \"" + jsonEscape(func.getName()) +
-      "\", \"inputs\": [" + absl::StrJoin(inputs, ", ") + "], \"outputs\": [" +
-      absl::StrJoin(outputs, ", ") +
-      "], \"max_batch\": " + std::to_string(maxBatch) +
-      ", \"workspace_bytes\": " + std::to_string(emitter.arenaBytes) +
-      ", \"weights\": {\"storage\": \"" +
-      (options.externalWeights ? "external" : "embedded") +
-      "\", \"bytes\": " + std::to_string(emitter.weightBytes) + "}" +
-      ", \"target\": {\"triple\": \"x86_64-linux-gnu\", \"cpu\": \"" +
-      jsonEscape(options.cpu) + "\", \"features\": [" +
-      absl::StrJoin(features, ", ") + "]}, \"kernels\": {\"sgemm4\": \"" +
-      sgemm4 + "\", \"dwconv\": \"" + dwconv + "\", \"convb\": \"" + convb +
-      "\"}, \"compiler\": \"" +
-      jsonEscape(options.compilerVersion) + "\", \"model_hash\": \"" +
-      jsonEscape(options.modelHash) + "\"}";
+  llvm::json::Object metadata{
+      {"abi_version", kAbiVersion},
+      {"model", jsonText(func.getName())},
+      {"inputs", std::move(inputs)},
+      {"outputs", std::move(outputs)},
+      {"max_batch", maxBatch},
+      {"workspace_bytes", emitter.arenaBytes},
+      {"weights",
+       llvm::json::Object{
+           {"storage", options.externalWeights ? "external" : "embedded"},
+           {"bytes", emitter.weightBytes}}},
+      {"target", llvm::json::Object{{"triple", "x86_64-linux-gnu"},
+                                    {"cpu", jsonText(options.cpu)},
+                                    {"features", std::move(features)}}},
+      {"kernels", llvm::json::Object{{"sgemm4", sgemm4},
+                                     {"dwconv", dwconv},
+                                     {"convb", convb}}},
+      {"compiler", jsonText(options.compilerVersion)},
+      {"model_hash", jsonText(options.modelHash)},
+  };
+  llvm::raw_string_ostream(result.metadata)
+      << llvm::json::Value(std::move(metadata));
 
+  // Substituted in one pass, so that no substituted text is read as a key.
   std::vector<std::pair<std::string, std::string>> subs = {
-      {"%COMPILER%", options.compilerVersion},
-      {"%NAME%", func.getName().str()},
+      {"%COMPILER%", cCommentText(options.compilerVersion)},
+      {"%NAME%", cCommentText(func.getName())},
       {"%NUM_INPUTS%", std::to_string(numInputs)},
       {"%NUM_OUTPUTS%", std::to_string(numOutputs)},
       {"%MAX_BATCH%", std::to_string(maxBatch)},
       {"%WORKSPACE%", std::to_string(emitter.arenaBytes)},
       {"%THREADS%", std::to_string(std::max(options.threadsDefault, 1))},
       {"%IO_COMMENTS%", ioComments},
-      {"%CPU%", options.cpu},
+      {"%ABI_VERSION%", std::to_string(kAbiVersion)},
+      {"%CPU_MESSAGE%",
+       cStringLiteral("this CPU lacks an instruction set the model was "
+                      "compiled for (" +
+                      options.cpu + ")")},
   };
   result.header = replaceAll(kHeaderTemplate, subs);
 
@@ -2179,7 +2293,7 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
   if (checks.empty())
     checks = "  (void)r1;\n  (void)r7;\n";
   subs.push_back({"%CPU_CHECKS%", checks});
-  subs.push_back({"%METADATA%", cString(result.metadata)});
+  subs.push_back({"%METADATA%", cStringLiteral(result.metadata)});
   subs.push_back({"%HEADER_INCLUDE%", "#include \"model.h\""});
   if (options.externalWeights) {
     subs.push_back({"%ABI_PRELUDE%", "#define _GNU_SOURCE /* dladdr */\n"});
@@ -2216,7 +2330,9 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
       "#if defined(__GNUC__)\n"
       "#define CUVIL_ALIGN64 __attribute__((aligned(64)))\n"
       "#define CUVIL_INTERNAL __attribute__((visibility(\"hidden\")))\n"
-      "#else\n#define CUVIL_ALIGN64\n#define CUVIL_INTERNAL\n#endif\n\n" +
+      "#define CUVIL_NOINLINE __attribute__((noinline))\n"
+      "#else\n#define CUVIL_ALIGN64\n#define CUVIL_INTERNAL\n"
+      "#define CUVIL_NOINLINE\n#endif\n\n" +
       kernelSelection + std::string(kKernelsHeader) + "\n" + kernels + "\n" +
       kHalfHelpers;
   if (options.inlineWeights) {
@@ -2241,13 +2357,7 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
         "\n"
         "  .section .note.GNU-stack,\"\",@progbits\n";
   }
-  model += "\nCUVIL_INTERNAL int cuvil_internal_run(int64_t batch,\n"
-           "                                      const void *const *inputs,\n"
-           "                                      void *const *outputs,\n"
-           "                                      unsigned char *arena,\n"
-           "                                      cuvil_pool *pool) {\n"
-           "  (void)pool;\n" +
-           emitter.body + "  return CUVIL_OK;\n}\n";
+  model += "\n" + emitter.runFunctions();
   result.modelSource = std::move(model);
   return result;
 }

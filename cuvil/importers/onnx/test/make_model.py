@@ -89,6 +89,8 @@ def external_data(path, broken=None):
         location = "nothere.bin"
     if broken == "escape":
         location = "../weights.bin"
+    if broken == "link":
+        location = "link.bin"  # the test makes it a symbolic link
     for k, v in (("location", location), ("offset", offset), ("length", "48")):
         entry = t.external_data.add()
         entry.key, entry.value = k, v
@@ -195,7 +197,79 @@ def traced_unsupported():
     return m
 
 
+def duplicate_output():
+    """Two nodes write 'h': which one a reader gets is undefined."""
+    m = mlp()
+    m.graph.node[1].output[0] = "h"
+    return m
+
+
+def self_duplicate_output():
+    return model([helper.make_node("Split", ["x"], ["a", "a"], name="split", axis=0)],
+                 [tensor("x", [4])], [tensor("a", [2])])
+
+
+def duplicate_input():
+    return model([helper.make_node("Add", ["x", "x"], ["y"], name="add")],
+                 [tensor("x", [4]), tensor("x", [4])], [tensor("y", [4])])
+
+
+def duplicate_initializer():
+    """Two initializers named 'W' (the last used to win silently)."""
+    m = mlp()
+    w = onnx.TensorProto()
+    w.CopyFrom(m.graph.initializer[0])
+    m.graph.initializer.append(w)
+    return m
+
+
+def string_attribute():
+    """Softmax axis="one": an attribute of the wrong type, not a default."""
+    m = mlp()
+    del m.graph.node[3].attribute[:]
+    m.graph.node[3].attribute.append(helper.make_attribute("axis", "one"))
+    return m
+
+
+def float_attribute():
+    m = mlp()
+    del m.graph.node[3].attribute[:]
+    m.graph.node[3].attribute.append(helper.make_attribute("axis", 1.5))
+    return m
+
+
+def typeless_attribute():
+    """An attribute that declares INT but holds nothing."""
+    m = mlp()
+    del m.graph.node[3].attribute[:]
+    a = m.graph.node[3].attribute.add()
+    a.name, a.type = "axis", onnx.AttributeProto.INT
+    return m
+
+
+def overflow_input():
+    """Dimensions whose product overflows int64."""
+    return model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                 [tensor("x", [1 << 40, 1 << 30])], [tensor("y", [1 << 40, 1 << 30])])
+
+
+def overflow_result():
+    """Each input fits; the broadcast of the two does not."""
+    return model([helper.make_node("Add", ["x", "y"], ["z"], name="add")],
+                 [tensor("x", [1 << 40, 1]), tensor("y", [1, 1 << 40])],
+                 [tensor("z", [1 << 40, 1 << 40])])
+
+
+def overflow_initializer():
+    m = mlp()
+    m.graph.initializer[0].dims[:] = [1 << 62, 4]
+    return m
+
+
 CASES = {f.__name__: f for f in (
+    duplicate_output, self_duplicate_output, duplicate_input, duplicate_initializer,
+    string_attribute, float_attribute, typeless_attribute, overflow_input,
+    overflow_result, overflow_initializer,
     scripted_shape_mismatch, traced_unsupported,
     mlp, flatten_dynamic, conv_bn, unsupported, dangling, dtype_mismatch,
     shape_mismatch, negative_dim, bad_initializer_size, unsupported_dtype,

@@ -58,11 +58,70 @@
 
 // RUN: %{gen} external_missing ext/m.onnx
 // RUN: not cuvilc --quiet ext/m.onnx 2>&1 | FileCheck %s --check-prefix=EXTMISSING
-// EXTMISSING: cuvilc: error: 'mm' (ext/m.onnx): error: tensor 'W': cannot open 'ext/nothere.bin': No such file or directory
+// EXTMISSING: cuvilc: error: 'mm' (ext/m.onnx): error: tensor 'W' has external data at 'nothere.bin', which cannot be opened (No such file or directory); external data must be a file in the model's folder
 
 // RUN: %{gen} external_escape ext/m.onnx
-// RUN: not cuvilc --quiet ext/m.onnx 2>&1 | FileCheck %s --check-prefix=EXTESCAPE
-// EXTESCAPE: cuvilc: error: 'mm' (ext/m.onnx): error: tensor 'W' has external data at '../weights.bin'; it must be a file beside the model
+// RUN: cp ext/weights.bin weights.bin
+// RUN: not cuvilc --quiet ext/m.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=EXTESCAPE
+// RUN: not test -e out.so
+// EXTESCAPE: cuvilc: error: 'mm' (ext/m.onnx): error: tensor 'W' has external data at '../weights.bin', which resolves to {{.*}}/weights.bin, outside the model's folder {{.*}}/ext; external data must be a file in the model's folder
+
+// External data is read where symbolic links lead, which must still be a
+// regular file in the model's folder (issue #18: a link to /etc/passwd was
+// embedded in the .so).
+// RUN: %{gen} external_link ext/m.onnx
+// RUN: ln -sf /etc/passwd ext/link.bin
+// RUN: not cuvilc --quiet ext/m.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=EXTLINK
+// RUN: not test -e out.so
+// EXTLINK: cuvilc: error: 'mm' (ext/m.onnx): error: tensor 'W' has external data at 'link.bin', which resolves to /etc/passwd, outside the model's folder {{.*}}/ext; external data must be a file in the model's folder
+// RUN: mkdir -p ext/sub && ln -sfn /etc ext/sub/etc
+// RUN: ln -sf sub/etc/passwd ext/link.bin
+// RUN: not cuvilc --quiet ext/m.onnx 2>&1 | FileCheck %s --check-prefix=EXTLINK2
+// EXTLINK2: which resolves to /etc/passwd, outside the model's folder
+// A FIFO or device would hang the compiler or never end.
+// RUN: rm -f ext/fifo.bin && mkfifo ext/fifo.bin && ln -sf fifo.bin ext/link.bin
+// RUN: not cuvilc --quiet ext/m.onnx 2>&1 | FileCheck %s --check-prefix=EXTFIFO
+// EXTFIFO: tensor 'W' has external data at 'link.bin', which is not a regular file; external data must be a file in the model's folder
+// A link that stays inside the folder is fine.
+// RUN: ln -sf weights.bin ext/link.bin
+// RUN: cuvilc --quiet ext/m.onnx --emit=mlir-level1 -o ok.mlir
+
+// Ambiguous models are errors that name the node, not silent choices.
+// RUN: %{gen} duplicate_output dup.onnx
+// RUN: not cuvilc --quiet dup.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=DUPOUT
+// RUN: not test -e out.so
+// DUPOUT: cuvilc: error: 'fc/Add' (dup.onnx): error: Add writes 'h', which node 'fc/MatMul' already defines; every ONNX value has exactly one producer
+// RUN: %{gen} self_duplicate_output dup.onnx
+// RUN: not cuvilc --quiet dup.onnx 2>&1 | FileCheck %s --check-prefix=DUPSELF
+// DUPSELF: cuvilc: error: 'split' (dup.onnx): error: Split writes 'a' twice; every ONNX value has exactly one producer
+// RUN: %{gen} duplicate_input dup.onnx
+// RUN: not cuvilc --quiet dup.onnx 2>&1 | FileCheck %s --check-prefix=DUPIN
+// DUPIN: cuvilc: error: dup.onnx: error: two graph inputs are named 'x'; every input needs its own name
+// RUN: %{gen} duplicate_initializer dup.onnx
+// RUN: not cuvilc --quiet dup.onnx 2>&1 | FileCheck %s --check-prefix=DUPINIT
+// DUPINIT: cuvilc: error: dup.onnx: error: two initializers are named 'W'; ONNX names every value once, so the model is ambiguous (fix the exporter)
+
+// An attribute of the wrong type is an error, never its default.
+// RUN: %{gen} string_attribute attr.onnx
+// RUN: not cuvilc --quiet attr.onnx 2>&1 | FileCheck %s --check-prefix=ATTRSTR
+// ATTRSTR: cuvilc: error: 'softmax' (attr.onnx): error: Softmax attribute 'axis' must be INT, but the model gives STRING 'one'
+// RUN: %{gen} float_attribute attr.onnx
+// RUN: not cuvilc --quiet attr.onnx 2>&1 | FileCheck %s --check-prefix=ATTRFLOAT
+// ATTRFLOAT: cuvilc: error: 'softmax' (attr.onnx): error: Softmax attribute 'axis' must be INT, but the model gives FLOAT
+// RUN: %{gen} typeless_attribute attr.onnx
+// RUN: not cuvilc --quiet attr.onnx 2>&1 | FileCheck %s --check-prefix=ATTRNONE
+// ATTRNONE: cuvilc: error: 'softmax' (attr.onnx): error: Softmax attribute 'axis' must be INT, but the model gives INT without a value
+
+// Sizes that overflow 64 bits, found before anything multiplies them.
+// RUN: %{gen} overflow_input big.onnx
+// RUN: not cuvilc --quiet big.onnx 2>&1 | FileCheck %s --check-prefix=BIGIN
+// BIGIN: cuvilc: error: big.onnx: error: graph input 'x' has shape [1099511627776, 1073741824] of 'f32' elements, which needs more than 2^63 bytes
+// RUN: %{gen} overflow_result big.onnx
+// RUN: not cuvilc --quiet big.onnx 2>&1 | FileCheck %s --check-prefix=BIGOUT
+// BIGOUT: cuvilc: error: 'add' (big.onnx): error: the result of cuvil.add has shape [1099511627776, 1099511627776] of 'f32' elements, which needs more than 2^63 bytes
+// RUN: %{gen} overflow_initializer big.onnx
+// RUN: not cuvilc --quiet big.onnx 2>&1 | FileCheck %s --check-prefix=BIGW
+// BIGW: cuvilc: error: big.onnx: error: initializer 'W' has shape [4611686018427387904, 4] of 'f32' elements, which needs more than 2^63 bytes
 
 // RUN: %{gen} mlp mlp.onnx
 // RUN: not cuvilc --quiet --input-shape=y=1x10 mlp.onnx 2>&1 | FileCheck %s --check-prefix=NOINPUT
