@@ -34,12 +34,12 @@ static int tensor_sizes(const char *json, const char *key, int64_t batch,
   int count = 0;
   if (!p)
     return 0;
-  end = strchr(p, ']');
-  /* The list ends at the first "]}]" after the key. */
+  /* The list ends at the first "]}]" after the key (shape is the last key
+   * of an entry: the metadata's keys are sorted, without spaces). */
   end = strstr(p, "]}]");
-  while ((p = strstr(p, "\"shape\": [")) && p < end && count < max) {
+  while ((p = strstr(p, "\"shape\":[")) && p < end && count < max) {
     int64_t n = 1;
-    p += strlen("\"shape\": [");
+    p += strlen("\"shape\":[");
     while (*p != ']') {
       long d = strtol(p, (char **)&p, 10);
       n *= d == -1 ? batch : d;

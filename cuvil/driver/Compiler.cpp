@@ -240,6 +240,9 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
   mlir::DialectRegistry registry;
   registerCuvilDialects(registry);
   mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  // Errors name the op and the model's location; a dump of the op in
+  // generic form helps no user (the reproducer has it for us).
+  context.printOpOnDiagnostic(false);
   StatusDiagnosticHandler diagnostics(&context);
   ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module,
                    loadModel(context, diagnostics, options, source));

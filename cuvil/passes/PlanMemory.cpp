@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <algorithm>
+#include <map>
 
 namespace cuvil {
 #define GEN_PASS_DEF_CUVILPLANMEMORY
@@ -35,8 +36,23 @@ struct Buffer {
 
 constexpr int64_t kAlignment = cuvil::l2::ViewOp::kAlignment;
 
+/// The largest arena planned: 2^62 bytes, beyond any machine, so that no
+/// offset or sum below can overflow.
+constexpr int64_t kMaxArenaBytes = int64_t{1} << 62;
+
 int64_t alignUp(int64_t value) {
   return (value + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+/// The error for a workspace no machine has (a huge --max-batch).
+LogicalResult tooBig(memref::AllocOp alloc, int64_t maxBatch) {
+  InFlightDiagnostic error =
+      alloc.emitOpError("needs more than 2^62 bytes of workspace");
+  if (maxBatch > 1)
+    return error << " with --max-batch=" << maxBatch
+                 << "; no machine has that much memory (use a smaller "
+                    "--max-batch)";
+  return error << "; no machine has that much memory";
 }
 
 struct PlanMemory : cuvil::impl::CuvilPlanMemoryBase<PlanMemory> {
@@ -53,6 +69,26 @@ struct PlanMemory : cuvil::impl::CuvilPlanMemoryBase<PlanMemory> {
   LogicalResult plan(func::FuncOp func, int64_t maxBatch);
 };
 
+/// Whether `type` with its dynamic dimensions at `bounds` holds more than
+/// kMaxArenaBytes even at 8 bytes an element (getBufferBytes sizes it
+/// exactly once it fits).
+bool exceedsArena(MemRefType type, ArrayRef<int64_t> bounds) {
+  __int128 bytes = 8;
+  for (int64_t dim : type.getShape()) {
+    int64_t size = dim;
+    if (ShapedType::isDynamic(dim)) {
+      if (bounds.empty())
+        return false; // getBufferBytes reports the missing bound
+      size = bounds.front();
+      bounds = bounds.drop_front();
+    }
+    bytes *= size;
+    if (bytes > kMaxArenaBytes)
+      return true;
+  }
+  return false;
+}
+
 /// The largest value a dynamic size (batch or batch * k) takes.
 FailureOr<int64_t> boundOf(Value size, Value batch, int64_t maxBatch) {
   if (size == batch)
@@ -62,7 +98,12 @@ FailureOr<int64_t> boundOf(Value size, Value batch, int64_t maxBatch) {
     FailureOr<int64_t> rhs = boundOf(mul.getRhs(), batch, maxBatch);
     if (failed(lhs) || failed(rhs))
       return failure();
-    return *lhs * *rhs;
+    // Saturated: a bound beyond any arena is reported as such by the caller.
+    int64_t product;
+    if (__builtin_mul_overflow(*lhs, *rhs, &product) ||
+        product > kMaxArenaBytes)
+      return kMaxArenaBytes + 1;
+    return product;
   }
   if (auto constant = size.getDefiningOp<arith::ConstantIndexOp>())
     return constant.value();
@@ -89,12 +130,18 @@ LogicalResult PlanMemory::plan(func::FuncOp func, int64_t maxBatch) {
       if (failed(bound))
         return alloc.emitOpError("has a dynamic size that is not a multiple "
                                  "of the batch");
+      if (*bound > kMaxArenaBytes)
+        return tooBig(alloc, maxBatch);
       buffer.bounds.push_back(*bound);
     }
+    if (exceedsArena(alloc.getType(), buffer.bounds))
+      return tooBig(alloc, maxBatch);
     FailureOr<int64_t> bytes = cuvil::l2::getBufferBytes(
         alloc.getType(), buffer.bounds, [&] { return alloc.emitOpError(); });
     if (failed(bytes))
       return failure();
+    if (*bytes > kMaxArenaBytes)
+      return tooBig(alloc, maxBatch);
     buffer.bytes = alignUp(std::max<int64_t>(*bytes, 1));
     buffer.begin = buffer.end = position[alloc];
     for (Operation *user : alloc->getUsers()) {
@@ -106,32 +153,48 @@ LogicalResult PlanMemory::plan(func::FuncOp func, int64_t maxBatch) {
     buffers.push_back(buffer);
   }
 
-  // Lower bound: the most bytes live at any point.
+  // Lower bound: the most bytes live at any point, by a sweep over the
+  // lifetimes' ends (linear in the buffers after the sort).
   int64_t total = 0, liveBound = 0;
-  for (const Buffer &b : buffers)
-    total += b.bytes;
-  for (int64_t t = 0; t < index; ++t) {
-    int64_t live = 0;
-    for (const Buffer &b : buffers)
-      if (b.begin <= t && t <= b.end)
-        live += b.bytes;
-    liveBound = std::max(liveBound, live);
+  std::vector<std::pair<int64_t, int64_t>> events; // (time, +-bytes)
+  for (const Buffer &b : buffers) {
+    if (__builtin_add_overflow(total, b.bytes, &total) ||
+        total > kMaxArenaBytes)
+      total = kMaxArenaBytes; // reported as "at least"; placement decides
+    events.push_back({b.begin, b.bytes});
+    events.push_back({b.end + 1, -b.bytes});
+  }
+  std::sort(events.begin(), events.end());
+  __int128 live = 0; // a sum of up to 2^62-byte buffers cannot overflow
+  for (auto [time, delta] : events) {
+    live += delta;
+    liveBound = std::max(liveBound, static_cast<int64_t>(std::min<__int128>(
+                                        live, kMaxArenaBytes)));
   }
 
   // Greedy by size: largest first, lowest free offset among the placed
-  // buffers whose lifetimes overlap.
+  // buffers whose lifetimes overlap. Placed buffers that live briefly are
+  // found by their start, so a long chain of ops costs linear time.
   std::vector<Buffer *> order;
   for (Buffer &b : buffers)
     order.push_back(&b);
   std::stable_sort(order.begin(), order.end(),
                    [](Buffer *a, Buffer *b) { return a->bytes > b->bytes; });
-  std::vector<Buffer *> placed;
+  constexpr int64_t kShortLife = 64;
+  std::multimap<int64_t, Buffer *> shortPlaced; // by begin
+  std::vector<Buffer *> longPlaced;
   int64_t arenaBytes = 0;
   for (Buffer *b : order) {
     std::vector<std::pair<int64_t, int64_t>> taken;
-    for (Buffer *p : placed)
+    auto consider = [&](Buffer *p) {
       if (p->begin <= b->end && b->begin <= p->end)
         taken.push_back({p->offset, p->offset + p->bytes});
+    };
+    for (Buffer *p : longPlaced)
+      consider(p);
+    for (auto it = shortPlaced.lower_bound(b->begin - kShortLife);
+         it != shortPlaced.end() && it->first <= b->end; ++it)
+      consider(it->second);
     std::sort(taken.begin(), taken.end());
     int64_t offset = 0;
     for (auto [lo, hi] : taken) {
@@ -139,9 +202,14 @@ LogicalResult PlanMemory::plan(func::FuncOp func, int64_t maxBatch) {
         break;
       offset = std::max(offset, hi);
     }
+    if (offset > kMaxArenaBytes - b->bytes)
+      return tooBig(b->alloc, maxBatch);
     b->offset = offset;
     arenaBytes = std::max(arenaBytes, offset + b->bytes);
-    placed.push_back(b);
+    if (b->end - b->begin <= kShortLife)
+      shortPlaced.insert({b->begin, b});
+    else
+      longPlaced.push_back(b);
   }
   arenaBytes = std::max<int64_t>(arenaBytes, kAlignment);
 

@@ -11,8 +11,9 @@ torch for torch models (capture) and runs the C++ compiler in cuvil._C.
 """
 
 from cuvil._compile import compile  # noqa: A001 - the API's name
-from cuvil._errors import CompileError
+from cuvil._errors import CompileError, LoadError
 from cuvil._runtime import CompiledModule, load
 from cuvil._version import __version__
 
-__all__ = ["CompileError", "CompiledModule", "compile", "load", "__version__"]
+__all__ = ["CompileError", "CompiledModule", "LoadError", "compile", "load",
+           "__version__"]

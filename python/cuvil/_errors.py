@@ -13,3 +13,18 @@ class CompileError(Exception):
         super().__init__(message)
         self.op = op
         self.location = location
+
+
+class LoadError(ValueError):
+    """A file that cuvil.load (or CompiledModule) cannot load as a model.
+
+    The message says what is wrong with the file and what to do: it is
+    missing or unreadable, not an ELF shared object, truncated, built for
+    another machine or C ABI version, not a Cuvil model, or its metadata is
+    malformed. Nothing of the file has run when this is raised: it is
+    checked from its bytes before it is loaded. `path` is the file.
+    """
+
+    def __init__(self, message, path=None):
+        super().__init__(message)
+        self.path = path

@@ -20,7 +20,8 @@ import weakref
 
 import numpy as np
 
-from cuvil import _lean
+from cuvil import _artifact, _lean
+from cuvil._errors import LoadError
 
 _NUMPY_DTYPES = {
     "float32": np.float32, "float64": np.float64, "float16": np.float16,
@@ -89,30 +90,84 @@ def _declare(library):
     library.cuvil_context_destroy.argtypes = [ctypes.c_void_p]
 
 
+def _read_model_file(path, name):
+    """The bytes of a model file, read (never mapped: a file truncated while
+    mapped faults its reader) before anything of it can run."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise LoadError(f"no compiled model at {name}", name) from None
+    except IsADirectoryError:
+        raise LoadError(f"{name} is a folder, not a compiled model (.so)",
+                        name) from None
+    except OSError as error:
+        raise LoadError(f"cannot read {name}: {error.strerror}", name) from None
+
+
+_TENSOR_KEYS = {"name": str, "dtype": str, "shape": list}
+
+
+def _parse_metadata(text, name):
+    """The metadata JSON of a checked artifact, or LoadError if it is not
+    what docs/abi.md describes (a foreign or damaged file can pass the ELF
+    checks yet hold anything here)."""
+    def bad(what):
+        return LoadError(f"{name} has malformed metadata ({what}); rebuild "
+                         "it with cuvilc", name)
+    try:
+        metadata = json.loads(text)
+    except ValueError as error:
+        raise bad(f"not JSON: {error}") from None
+    if not isinstance(metadata, dict):
+        raise bad("not a JSON object")
+    for group in ("inputs", "outputs"):
+        tensors = metadata.get(group)
+        if not isinstance(tensors, list):
+            raise bad(f"no '{group}' list")
+        for tensor in tensors:
+            if not isinstance(tensor, dict) or any(
+                    not isinstance(tensor.get(k), t) for k, t in _TENSOR_KEYS.items()):
+                raise bad(f"an entry of '{group}' lacks a name, dtype or shape")
+            if not all(type(d) is int and d >= -1 for d in tensor["shape"]):
+                raise bad(f"tensor '{tensor['name']}' has a bad shape")
+    if type(metadata.get("max_batch", 0)) is not int or metadata.get("max_batch", 0) < 0:
+        raise bad("'max_batch' is not a count")
+    return metadata
+
+
 class CompiledModule:
     """A compiled model: call it like the original, save it as a .so.
 
     `inputs` and `outputs` describe the tensors: dicts with `name`, `dtype`
     (a numpy-style name) and `shape` (None marks the dynamic batch).
+
+    The file is checked from its bytes before it is loaded (a whole ELF
+    shared object for this machine, with Cuvil's ABI note, entry points and
+    metadata: cuvil/abi); anything else raises cuvil.LoadError, and none of
+    its code has run. Loading it then runs its code: load only models you
+    built or trust.
     """
 
-    def __init__(self, path, files=None, owned_dir=None):
+    def __init__(self, path, files=None, owned_dir=None, name=None):
         self._path = os.fspath(path)
+        name = name or self._path
         # What save() writes, by suffix: bytes, or the path of a file to copy.
         self._files = files or {".so": self._path}
         if owned_dir is not None:
             weakref.finalize(self, shutil.rmtree, owned_dir, True)
+        data = _read_model_file(self._path, name)
+        try:
+            _, metadata_json = _artifact.check(data, name)
+        except ValueError as error:
+            raise LoadError(str(error), name) from None
+        self.metadata = _parse_metadata(metadata_json, name)
         try:
             self._library = ctypes.CDLL(self._path, mode=os.RTLD_LOCAL)
         except OSError as error:
-            raise ValueError(f"cannot load {self._path} as a compiled "
-                             f"model: {error}") from None
-        try:
-            _declare(self._library)
-        except AttributeError:
-            raise ValueError(f"{self._path} is not a Cuvil model (it lacks "
-                             "the cuvil_* entry points)") from None
-        self.metadata = json.loads(self._library.cuvil_model_metadata())
+            raise LoadError(f"cannot load {name} as a compiled model: "
+                            f"{error}", name) from None
+        _declare(self._library)
         self.inputs = [self._describe(t) for t in self.metadata["inputs"]]
         self.outputs = [self._describe(t) for t in self.metadata["outputs"]]
         # The batch bound of a dynamic batch; None for static shapes.
@@ -318,13 +373,31 @@ class CompiledModule:
 
 
 def load(path):
-    """Loads a compiled model .so (its .h and .weights.bin go with it)."""
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"no compiled model at {path}")
+    """Loads a compiled model .so (its .h and .weights.bin go with it).
+
+    `path` is a file: a bare name means the file in the current directory,
+    never a library search. The model runs from a private copy of the bytes
+    that were checked, so replacing or truncating the file later cannot
+    change or fault the loaded model. Raises cuvil.LoadError (a ValueError)
+    for a missing or malformed file, before any of its code runs.
+    """
+    path = os.path.abspath(os.fspath(path))
+    data = _read_model_file(path, path)
     stem = path[:-3] if path.endswith(".so") else path
-    files = {".so": path}
-    for suffix in (".h", ".weights.bin"):
-        if os.path.exists(stem + suffix):
-            files[suffix] = stem + suffix
-    return CompiledModule(path, files)
+    directory = tempfile.mkdtemp(prefix="cuvil-load-")
+    try:
+        private = os.path.join(directory, "model.so")
+        with open(private, "wb") as f:
+            f.write(data)
+        files = {".so": private}
+        if os.path.exists(stem + ".h"):
+            files[".h"] = stem + ".h"
+        weights = stem + ".weights.bin"
+        if os.path.exists(weights):
+            # The .so maps the file beside itself (docs/abi.md).
+            os.symlink(weights, os.path.join(directory, "model.weights.bin"))
+            files[".weights.bin"] = weights
+        return CompiledModule(private, files, owned_dir=directory, name=path)
+    except BaseException:
+        shutil.rmtree(directory, True)
+        raise
