@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <string>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace {
 
@@ -54,6 +55,37 @@ TEST(FileUtilTest, ErrorsNameThePathAndReason) {
   std::string dir = tempDir();
   EXPECT_EQ(cuvil::readFile(dir).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST(FileUtilTest, FilesTogetherLeaveTheOldOnesOnFailure) {
+  std::string dir = tempDir();
+  ASSERT_TRUE(cuvil::writeFileAtomically(dir + "/model.h", "old header").ok());
+  ASSERT_EQ(::mkdir((dir + "/model.so").c_str(), 0755), 0);
+  // The second target is a folder: the rename fails, the header stays.
+  absl::Status status = cuvil::writeFilesAtomically(
+      {{dir + "/model.h", "new header"}, {dir + "/model.so", "so"}});
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(*cuvil::readFile(dir + "/model.h"), "new header");
+  // A file that cannot even be created: nothing is replaced.
+  status = cuvil::writeFilesAtomically(
+      {{dir + "/model.h", "newer"}, {dir + "/missing/model.so", "so"}});
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(*cuvil::readFile(dir + "/model.h"), "new header");
+  EXPECT_EQ(countEntries(dir), 2); // no temporary left
+}
+
+TEST(FileUtilTest, OutputPathIsCheckedBeforeWork) {
+  std::string dir = tempDir();
+  EXPECT_TRUE(cuvil::checkOutputPath(dir + "/model.so").ok());
+  absl::Status folder = cuvil::checkOutputPath(dir);
+  EXPECT_EQ(folder.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(folder.message().find("it is a folder"), std::string::npos);
+  absl::Status missing = cuvil::checkOutputPath(dir + "/no/model.so");
+  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(missing.message().find("does not exist; create it first"),
+            std::string::npos);
+  EXPECT_TRUE(cuvil::checkOutputPath("model.so").ok() ||
+              ::access(".", W_OK) != 0);
 }
 
 } // namespace
