@@ -1,5 +1,7 @@
 #include "cuvil/support/Diagnostics.h"
 
+#include "cuvil/support/SourceEscape.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -62,13 +64,17 @@ static const char *severityName(mlir::DiagnosticSeverity severity) {
   return "unknown";
 }
 
+/// One diagnostic and its notes, a line each. Locations and messages quote
+/// the model's names, which may hold anything: control characters are
+/// escaped, so that a name cannot drive the user's terminal or forge lines.
 static std::string formatDiagnostic(mlir::Diagnostic &diag) {
-  std::string text =
-      absl::StrCat(formatLocation(diag.getLocation()), ": ",
-                   severityName(diag.getSeverity()), ": ", diag.str());
+  std::string text = absl::StrCat(
+      printableText(formatLocation(diag.getLocation())), ": ",
+      severityName(diag.getSeverity()), ": ", printableText(diag.str()));
   for (mlir::Diagnostic &note : diag.getNotes())
-    absl::StrAppend(&text, "\n  ", formatLocation(note.getLocation()),
-                    ": note: ", note.str());
+    absl::StrAppend(&text, "\n  ",
+                    printableText(formatLocation(note.getLocation())),
+                    ": note: ", printableText(note.str()));
   return text;
 }
 

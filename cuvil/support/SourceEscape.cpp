@@ -68,6 +68,18 @@ std::string cStringLiteral(llvm::StringRef text, llvm::StringRef indent) {
   return out + "\"";
 }
 
+std::string printableText(llvm::StringRef text) {
+  std::string out;
+  for (char ch : text) {
+    auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\t') || c == 0x7f)
+      appendHexEscape(out, c);
+    else
+      out += ch;
+  }
+  return out;
+}
+
 std::string jsonText(llvm::StringRef text) {
   return llvm::json::isUTF8(text) ? text.str() : llvm::json::fixUTF8(text);
 }

@@ -38,6 +38,11 @@ std::string cCommentText(llvm::StringRef text,
 /// adjacent literals on lines of their own, indented by `indent`.
 std::string cStringLiteral(llvm::StringRef text, llvm::StringRef indent = "    ");
 
+/// `text` for a message a person reads on a terminal or in a log: control
+/// characters (an escape sequence, a newline that would forge a log line)
+/// become `\xNN`; everything else, UTF-8 included, stays.
+std::string printableText(llvm::StringRef text);
+
 /// `text` as a JSON string value may hold it: valid UTF-8 as is, invalid
 /// sequences replaced by U+FFFD (JSON, and llvm::json, require UTF-8).
 std::string jsonText(llvm::StringRef text);

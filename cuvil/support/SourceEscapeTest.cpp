@@ -140,6 +140,12 @@ TEST(SourceEscapeTest, CommentTextIsPlainAndBounded) {
   EXPECT_EQ(comment, std::string(kMaxCommentText, 'n') + "...");
 }
 
+TEST(SourceEscapeTest, PrintableTextEscapesControlCharacters) {
+  EXPECT_EQ(printableText("conv\x1b[2J\nerror: forged\tline caf\xc3\xa9"),
+            "conv\\x1b[2J\\x0aerror: forged\tline caf\xc3\xa9");
+  EXPECT_EQ(printableText(std::string("a\0b\x7f", 4)), "a\\x00b\\x7f");
+}
+
 TEST(SourceEscapeTest, JsonTextIsValidUtf8AndRoundTrips) {
   for (const std::string &text : hostileTexts()) {
     std::string value = jsonText(text);

@@ -161,3 +161,22 @@ def test_hostile_function_name_from_level1_mlir(tmp_path):
     lib = ctypes.CDLL(str(tmp_path / "m.so"))
     lib.cuvil_model_metadata.restype = ctypes.c_char_p
     assert json.loads(lib.cuvil_model_metadata())["model"] == PAYLOAD
+
+
+def test_errors_quote_hostile_names_without_control_characters(tmp_path):
+    # A node name with a terminal escape and a newline that would forge a
+    # second error line: the message escapes both.
+    name = "x\x1b[2J\nerror: all good"
+    nodes = [helper.make_node("MatMul", ["x", "x"], ["y"], name=name)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [2, 3])], [helper.make_tensor_value_info(
+            "y", TensorProto.FLOAT, [2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    (tmp_path / "bad.onnx").write_bytes(model.SerializeToString())
+    result = subprocess.run([str(CUVILC), "--quiet", "bad.onnx"], cwd=tmp_path,
+                            capture_output=True)
+    assert result.returncode == 1
+    assert b"'x\\x1b[2J\\x0aerror: all good'" in result.stderr
+    assert b"\x1b" not in result.stderr
+    assert result.stderr.count(b"\n") == 1
