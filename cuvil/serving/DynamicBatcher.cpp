@@ -2,8 +2,11 @@
 
 #include "cuvil/serving/DynamicBatcher.h"
 
+#include "absl/strings/str_cat.h"
+
 #include <cstring>
 #include <future>
+#include <new>
 
 namespace cuvil::serving {
 
@@ -74,14 +77,9 @@ absl::StatusOr<BatchResult> DynamicBatcher::pendingResult(Pending &pending) {
 
 void DynamicBatcher::work(size_t index) {
   Executor &executor = *executors_[index];
-  // Concatenation buffers, sized once for the largest batch.
-  std::vector<std::string> inputBuffers, outputBuffers;
-  if (signature_.dynamicBatch && settings_.maxBatch > 1) {
-    for (size_t bytes : signature_.inputRowBytes)
-      inputBuffers.emplace_back(bytes * settings_.maxBatch, '\0');
-    for (size_t bytes : signature_.outputRowBytes)
-      outputBuffers.emplace_back(bytes * settings_.maxBatch, '\0');
-  }
+  // Concatenation buffers, grown by execute() to the batches it merges.
+  std::vector<std::string> inputBuffers(signature_.inputs.size()),
+      outputBuffers(signature_.outputs.size());
   const bool merge = signature_.dynamicBatch && settings_.maxBatch > 1;
   std::vector<Pending *> group;
   while (true) {
@@ -123,45 +121,16 @@ void DynamicBatcher::work(size_t index) {
 void DynamicBatcher::execute(Executor &executor, std::vector<Pending *> &group, int64_t rows,
                              std::vector<std::string> &inputBuffers,
                              std::vector<std::string> &outputBuffers) {
-  const size_t numInputs = signature_.inputs.size(), numOutputs = signature_.outputs.size();
   Clock::time_point start = Clock::now();
-  std::vector<const void *> inputs(numInputs);
-  std::vector<void *> outputs(numOutputs);
   absl::Status status;
-  if (group.size() == 1) {
-    // One request: run on its own tensors, no copies.
-    Pending &only = *group.front();
-    for (size_t i = 0; i < numInputs; ++i)
-      inputs[i] = (*only.inputs)[i]->data();
-    only.result.outputs.resize(numOutputs);
-    for (size_t i = 0; i < numOutputs; ++i) {
-      only.result.outputs[i].resize(signature_.outputRowBytes[i] *
-                                    (signature_.dynamicBatch ? only.batch : 1));
-      outputs[i] = only.result.outputs[i].data();
-    }
-    status = executor.run(signature_.dynamicBatch ? only.batch : 1, inputs, outputs);
-  } else {
-    for (size_t i = 0; i < numInputs; ++i) {
-      char *cursor = inputBuffers[i].data();
-      for (Pending *pending : group) {
-        const std::string &tensor = *(*pending->inputs)[i];
-        std::memcpy(cursor, tensor.data(), tensor.size());
-        cursor += tensor.size();
-      }
-      inputs[i] = inputBuffers[i].data();
-    }
-    for (size_t i = 0; i < numOutputs; ++i)
-      outputs[i] = outputBuffers[i].data();
-    status = executor.run(rows, inputs, outputs);
-    if (status.ok())
-      for (size_t i = 0; i < numOutputs; ++i) {
-        const char *cursor = outputBuffers[i].data();
-        for (Pending *pending : group) {
-          size_t bytes = signature_.outputRowBytes[i] * pending->batch;
-          pending->result.outputs.emplace_back(cursor, bytes);
-          cursor += bytes;
-        }
-      }
+  try {
+    status = runGroup(executor, group, rows, inputBuffers, outputBuffers);
+  } catch (const std::bad_alloc &) {
+    // A worker thread must not die of it: the requests get the error.
+    for (Pending *pending : group)
+      pending->result.outputs.clear();
+    status = absl::ResourceExhaustedError(absl::StrCat(
+        "the server ran out of memory for a batch of ", rows, " rows; send smaller batches"));
   }
   Clock::time_point end = Clock::now();
   if (metrics_)
@@ -173,6 +142,59 @@ void DynamicBatcher::execute(Executor &executor, std::vector<Pending *> &group, 
     pending->result.computeTime = std::chrono::duration_cast<std::chrono::microseconds>(end - start);
     pending->done.set_value();
   }
+}
+
+absl::Status DynamicBatcher::runGroup(Executor &executor, std::vector<Pending *> &group,
+                                      int64_t rows, std::vector<std::string> &inputBuffers,
+                                      std::vector<std::string> &outputBuffers) {
+  const size_t numInputs = signature_.inputs.size(), numOutputs = signature_.outputs.size();
+  std::vector<const void *> inputs(numInputs);
+  std::vector<void *> outputs(numOutputs);
+  if (group.size() == 1) {
+    // One request: run on its own tensors, no copies.
+    Pending &only = *group.front();
+    for (size_t i = 0; i < numInputs; ++i)
+      inputs[i] = (*only.inputs)[i]->data();
+    only.result.outputs.resize(numOutputs);
+    for (size_t i = 0; i < numOutputs; ++i) {
+      only.result.outputs[i].resize(signature_.outputRowBytes[i] *
+                                    (signature_.dynamicBatch ? only.batch : 1));
+      outputs[i] = only.result.outputs[i].data();
+    }
+    return executor.run(signature_.dynamicBatch ? only.batch : 1, inputs, outputs);
+  }
+  // rows <= maxBatch, whose products with the row sizes the server checked
+  // when it loaded the model.
+  for (size_t i = 0; i < numInputs; ++i) {
+    size_t bytes = signature_.inputRowBytes[i] * static_cast<size_t>(rows);
+    if (inputBuffers[i].size() < bytes)
+      inputBuffers[i].resize(bytes);
+    char *cursor = inputBuffers[i].data();
+    for (Pending *pending : group) {
+      const std::string &tensor = *(*pending->inputs)[i];
+      std::memcpy(cursor, tensor.data(), tensor.size());
+      cursor += tensor.size();
+    }
+    inputs[i] = inputBuffers[i].data();
+  }
+  for (size_t i = 0; i < numOutputs; ++i) {
+    size_t bytes = signature_.outputRowBytes[i] * static_cast<size_t>(rows);
+    if (outputBuffers[i].size() < bytes)
+      outputBuffers[i].resize(bytes);
+    outputs[i] = outputBuffers[i].data();
+  }
+  absl::Status status = executor.run(rows, inputs, outputs);
+  if (!status.ok())
+    return status;
+  for (size_t i = 0; i < numOutputs; ++i) {
+    const char *cursor = outputBuffers[i].data();
+    for (Pending *pending : group) {
+      size_t bytes = signature_.outputRowBytes[i] * pending->batch;
+      pending->result.outputs.emplace_back(cursor, bytes);
+      cursor += bytes;
+    }
+  }
+  return absl::OkStatus();
 }
 
 } // namespace cuvil::serving

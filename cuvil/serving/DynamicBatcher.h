@@ -58,6 +58,9 @@ private:
   static absl::StatusOr<BatchResult> pendingResult(Pending &pending);
   void execute(Executor &executor, std::vector<Pending *> &group, int64_t rows,
                std::vector<std::string> &inputBuffers, std::vector<std::string> &outputBuffers);
+  absl::Status runGroup(Executor &executor, std::vector<Pending *> &group, int64_t rows,
+                        std::vector<std::string> &inputBuffers,
+                        std::vector<std::string> &outputBuffers);
 
   const ModelSignature signature_;
   std::vector<std::unique_ptr<Executor>> executors_;

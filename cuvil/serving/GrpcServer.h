@@ -5,6 +5,12 @@
 // `raw_input_contents`; outputs always go back as `raw_output_contents`
 // (what Triton does), so REST and gRPC answers agree bit for bit.
 //
+// Every method takes its request as raw bytes and parses it itself, so that
+// a message that does not parse is INVALID_ARGUMENT with a reason (gRPC's
+// own parsing answers INTERNAL with an empty message). Requests are held
+// against the server's in-flight budget. It listens on one address
+// (loopback unless told otherwise), optionally over TLS.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CUVIL_SERVING_GRPCSERVER_H
@@ -15,6 +21,7 @@
 #include "absl/status/statusor.h"
 
 #include <memory>
+#include <string>
 
 namespace grpc {
 class Server;
@@ -24,10 +31,20 @@ namespace cuvil::serving {
 
 class GrpcService;
 
+struct GrpcOptions {
+  /// A numeric IPv4 or IPv6 address, or "localhost".
+  std::string address = "127.0.0.1";
+  int port = 8001;
+  /// Larger messages get RESOURCE_EXHAUSTED.
+  size_t maxMessageBytes = 64 << 20;
+  /// PEM certificate chain and private key: both set serves TLS only.
+  std::string tlsCertificatePem, tlsKeyPem;
+};
+
 class GrpcServer {
 public:
-  static absl::StatusOr<std::unique_ptr<GrpcServer>> start(InferenceServer &server, int port,
-                                                           size_t maxMessageBytes);
+  static absl::StatusOr<std::unique_ptr<GrpcServer>> start(InferenceServer &server,
+                                                           const GrpcOptions &options);
   ~GrpcServer();
   int port() const { return port_; }
   void stop();

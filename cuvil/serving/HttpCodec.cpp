@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -57,29 +58,57 @@ absl::Status appendElement(const json &value, std::string &out, absl::string_vie
   return absl::OkStatus();
 }
 
-/// Appends the elements of `data` (a number or nested arrays) row-major.
+/// Appends the elements of `data` row-major: a flat array of the elements,
+/// or arrays nested exactly as `shape` (each level as long as its dimension,
+/// values only at the innermost), never anything in between.
 template <typename T>
-absl::Status flatten(const json &data, std::string &out, absl::string_view where, int depth) {
-  if (!data.is_array())
+absl::Status nestedData(const json &data, const std::vector<int64_t> &shape, size_t depth,
+                        std::string &out, absl::string_view where) {
+  if (depth == shape.size()) {
+    if (data.is_array())
+      return invalid(where, absl::StrCat("'data' is nested deeper than shape ",
+                                         shapeString(shape), " (", shape.size(), " levels)"));
     return appendElement<T>(data, out, where);
-  if (depth > 64)
-    return invalid(where, "data is nested too deeply");
+  }
+  if (!data.is_array())
+    return invalid(where, absl::StrCat("nested 'data' must have arrays down to level ",
+                                       shape.size(), " for shape ", shapeString(shape),
+                                       "; it has a value at level ", depth));
+  if (data.size() != static_cast<uint64_t>(shape[depth]))
+    return invalid(where, absl::StrCat("nested 'data' has ", data.size(), " entries at level ",
+                                       depth, " where shape ", shapeString(shape), " has ",
+                                       shape[depth]));
   for (const json &element : data)
-    RETURN_IF_ERROR(flatten<T>(element, out, where, depth + 1));
+    RETURN_IF_ERROR(nestedData<T>(element, shape, depth + 1, out, where));
   return absl::OkStatus();
 }
 
-absl::Status decodeData(DataType type, const json &data, std::string &out,
-                        absl::string_view where) {
+template <typename T>
+absl::Status decodeTyped(const json &data, const std::vector<int64_t> &shape, std::string &out,
+                         absl::string_view where) {
+  if (!data.is_array())
+    return invalid(where, "'data' must be an array (flat, or nested as the shape)");
+  if (std::none_of(data.begin(), data.end(), [](const json &e) { return e.is_array(); })) {
+    for (const json &element : data)
+      RETURN_IF_ERROR(appendElement<T>(element, out, where));
+    return absl::OkStatus();
+  }
+  if (shape.size() > 64)
+    return invalid(where, "nested 'data' is limited to 64 levels; send it flat");
+  return nestedData<T>(data, shape, 0, out, where);
+}
+
+absl::Status decodeData(DataType type, const json &data, const std::vector<int64_t> &shape,
+                        std::string &out, absl::string_view where) {
   switch (type) {
-  case DataType::kBool: return flatten<bool>(data, out, where, 0);
-  case DataType::kUint8: return flatten<uint8_t>(data, out, where, 0);
-  case DataType::kInt8: return flatten<int8_t>(data, out, where, 0);
-  case DataType::kInt16: return flatten<int16_t>(data, out, where, 0);
-  case DataType::kInt32: return flatten<int32_t>(data, out, where, 0);
-  case DataType::kInt64: return flatten<int64_t>(data, out, where, 0);
-  case DataType::kFp32: return flatten<float>(data, out, where, 0);
-  case DataType::kFp64: return flatten<double>(data, out, where, 0);
+  case DataType::kBool: return decodeTyped<bool>(data, shape, out, where);
+  case DataType::kUint8: return decodeTyped<uint8_t>(data, shape, out, where);
+  case DataType::kInt8: return decodeTyped<int8_t>(data, shape, out, where);
+  case DataType::kInt16: return decodeTyped<int16_t>(data, shape, out, where);
+  case DataType::kInt32: return decodeTyped<int32_t>(data, shape, out, where);
+  case DataType::kInt64: return decodeTyped<int64_t>(data, shape, out, where);
+  case DataType::kFp32: return decodeTyped<float>(data, shape, out, where);
+  case DataType::kFp64: return decodeTyped<double>(data, shape, out, where);
   }
   return absl::InternalError("unhandled datatype");
 }
@@ -148,6 +177,7 @@ absl::StatusOr<InferRequest> decodeInferRequest(absl::string_view body,
         absl::StrCat("Inference-Header-Content-Length is ", headerBytes,
                      " but the body has only ", body.size(), " bytes"));
   absl::string_view header = body.substr(0, headerBytes);
+  RETURN_IF_ERROR(checkNoByteOrderMark(header, "the request body"));
   json request = json::parse(header.begin(), header.end(), nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded())
     return absl::InvalidArgumentError(
@@ -226,7 +256,7 @@ absl::StatusOr<InferRequest> decodeInferRequest(absl::string_view body,
       // hold is not worth reserving for.
       if (static_cast<uint64_t>(*count) <= body.size())
         tensor.data.reserve(static_cast<size_t>(*count) * byteSize(tensor.datatype));
-      RETURN_IF_ERROR(decodeData(tensor.datatype, *data, tensor.data, where));
+      RETURN_IF_ERROR(decodeData(tensor.datatype, *data, tensor.shape, tensor.data, where));
       size_t elements = tensor.data.size() / byteSize(tensor.datatype);
       if (elements != static_cast<uint64_t>(*count))
         return invalid(where, absl::StrCat("'data' has ", elements, " elements but shape ",
@@ -289,6 +319,52 @@ EncodedResponse encodeInferResponse(const InferResponse &response, const InferRe
     encoded.body += binary;
   }
   return encoded;
+}
+
+uint64_t decodeMemoryBound(absl::string_view body, std::optional<size_t> jsonLength) {
+  size_t jsonBytes = std::min(jsonLength.value_or(body.size()), body.size());
+  // Every JSON value but the first follows a ',', '[', '{' or ':' outside a
+  // string. A parsed value is 16 bytes in a vector that may be twice full,
+  // an object member a map node more; strings hold at most the text; a
+  // decoded element is at most 8 bytes; binary tensors are copied once.
+  uint64_t values = 1;
+  bool inString = false, escaped = false;
+  for (char c : body.substr(0, jsonBytes)) {
+    if (inString) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == ',' || c == '[' || c == '{' || c == ':') {
+      ++values;
+    }
+  }
+  return values * 48 + jsonBytes + (body.size() - jsonBytes);
+}
+
+uint64_t encodeMemoryBound(const InferResponse &response, const InferRequest &request) {
+  uint64_t bytes = 4096;
+  for (const Tensor &tensor : response.outputs) {
+    bool asBinary = request.binaryOutputs;
+    for (const RequestedOutput &requested : request.outputs)
+      asBinary = asBinary || (requested.name == tensor.name && requested.binary);
+    // Binary: copied into the body. JSON: a 16-byte parsed value in a
+    // vector up to twice full, and up to 24 bytes of text.
+    bytes += asBinary ? tensor.data.size()
+                      : tensor.data.size() / byteSize(tensor.datatype) * 56;
+  }
+  return bytes;
+}
+
+absl::Status checkNoByteOrderMark(absl::string_view text, absl::string_view what) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF")
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " starts with a UTF-8 byte order mark (EF BB BF); send the JSON without one"));
+  return absl::OkStatus();
 }
 
 std::string errorBody(absl::string_view message) {

@@ -23,9 +23,22 @@ namespace cuvil::serving {
 
 /// Decodes a request body; `jsonLength` is the Inference-Header-Content-Length
 /// header (absent: the body is all JSON). Model name and version come from
-/// the URL and are left empty.
+/// the URL and are left empty. `data` is flat or nested exactly as `shape`.
 absl::StatusOr<InferRequest> decodeInferRequest(absl::string_view body,
                                                 std::optional<size_t> jsonLength);
+
+/// Bytes decodeInferRequest may hold beyond the body: a bound on the parsed
+/// JSON (counted from its commas, brackets and colons in one pass) and on
+/// the decoded tensors, to reserve before decoding.
+uint64_t decodeMemoryBound(absl::string_view body, std::optional<size_t> jsonLength);
+
+/// Bytes encodeInferResponse may hold for `response`: JSON outputs print
+/// through a parsed form of up to ~56 bytes an element.
+uint64_t encodeMemoryBound(const InferResponse &response, const InferRequest &request);
+
+/// InvalidArgument if `text` starts with a UTF-8 byte order mark (JSON must
+/// not: RFC 8259), naming `what`.
+absl::Status checkNoByteOrderMark(absl::string_view text, absl::string_view what);
 
 struct EncodedResponse {
   std::string body;

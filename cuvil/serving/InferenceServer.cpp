@@ -6,16 +6,23 @@
 #include "cuvil/support/StatusMacros.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace cuvil::serving {
 
@@ -67,23 +74,46 @@ std::vector<std::string> listDirectory(const std::string &path) {
   return names;
 }
 
-/// Version directories holding a model.so, ascending.
+/// Version directories holding a model.so, ascending. Only canonical names
+/// count ("1", not "01"), so one version cannot be two directories.
 std::vector<int64_t> availableVersions(const std::string &modelDir) {
   std::vector<int64_t> versions;
   for (const std::string &entry : listDirectory(modelDir)) {
-    int64_t number;
-    if (absl::SimpleAtoi(entry, &number) && number > 0 &&
-        ::access((modelDir + "/" + entry + "/model.so").c_str(), F_OK) == 0)
-      versions.push_back(number);
+    std::optional<int64_t> number = parseVersionNumber(entry);
+    if (number && ::access((modelDir + "/" + entry + "/model.so").c_str(), F_OK) == 0)
+      versions.push_back(*number);
   }
   std::sort(versions.begin(), versions.end());
   return versions;
 }
 
+/// A name that can only mean a folder directly in the repository.
 absl::Status checkModelName(const std::string &name) {
-  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
-    return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a model name"));
+  bool plain = !name.empty() && name.size() <= 255 && name[0] != '.' &&
+               std::none_of(name.begin(), name.end(), [](char c) {
+                 return c == '/' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+               });
+  if (!plain)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", absl::CHexEscape(name.substr(0, 255)),
+        "' is not a model name (a folder name of at most 255 bytes, no '/', no control "
+        "characters, not starting with '.')"));
   return absl::OkStatus();
+}
+
+bool isInside(const std::string &path, const std::string &root) {
+  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                          (root == "/" || path[root.size()] == '/'));
+}
+
+/// Reads a small text file (config.json).
+absl::StatusOr<std::string> readText(const std::string &path) {
+  std::ifstream file(path);
+  if (!file)
+    return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
 }
 
 std::string specString(const TensorSpec &spec) {
@@ -104,6 +134,13 @@ absl::StatusOr<std::unique_ptr<InferenceServer>> InferenceServer::create(ServerO
     return absl::NotFoundError(absl::StrCat("the model repository '", options.repository,
                                             "' is not a directory"));
   std::unique_ptr<InferenceServer> server(new InferenceServer(std::move(options)));
+  char *real = ::realpath(server->options_.repository.c_str(), nullptr);
+  if (!real)
+    return absl::NotFoundError(absl::StrCat("cannot resolve the model repository '",
+                                            server->options_.repository,
+                                            "': ", std::strerror(errno)));
+  server->repositoryRealPath_ = real;
+  std::free(real);
   std::vector<std::string> startup;
   bool all = server->options_.controlMode != ControlMode::kExplicit ||
              std::count(server->options_.startupModels.begin(),
@@ -151,6 +188,112 @@ std::string InferenceServer::repositoryStamp(const std::string &name) const {
   return stamp;
 }
 
+absl::StatusOr<std::string> InferenceServer::resolve(const std::string &path) const {
+  char *real = ::realpath(path.c_str(), nullptr);
+  if (!real)
+    return absl::NotFoundError(absl::StrCat("cannot resolve ", path, ": ", std::strerror(errno)));
+  std::string resolved = real;
+  std::free(real);
+  if (!isInside(resolved, repositoryRealPath_))
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, " resolves to ", resolved, ", outside the repository ", repositoryRealPath_,
+        ": the server follows no link out of its repository (copy the file in, or link to a "
+        "path inside it)"));
+  return resolved;
+}
+
+absl::Status InferenceServer::checkThreads(const std::string &name, const ModelConfig &config,
+                                           size_t versions) const {
+  if (config.instanceCount > options_.maxInstancesPerModel)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "instance_count ", config.instanceCount, " is above the server's maximum of ",
+        options_.maxInstancesPerModel, " (--max-instances-per-model)"));
+  if (config.threads > options_.maxThreadsPerInstance)
+    return absl::InvalidArgumentError(
+        absl::StrCat("threads ", config.threads, " is above the server's maximum of ",
+                     options_.maxThreadsPerInstance, " (--max-threads-per-instance)"));
+  // Threads 0 (the model's compiled default) counts as one.
+  int64_t wanted = static_cast<int64_t>(versions) * config.instanceCount *
+                   std::max(1, config.threads);
+  int64_t others = 0;
+  {
+    absl::MutexLock lock(&mutex_);
+    for (const auto &[other, model] : models_)
+      if (other != name)
+        for (const auto &[number, version] : model->versions)
+          others += version->config.instanceCount * int64_t{std::max(1, version->config.threads)};
+  }
+  if (others + wanted > options_.maxTotalThreads)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "its ", versions, " version(s) x ", config.instanceCount, " instance(s) x ",
+        std::max(1, config.threads), " thread(s) would bring the server to ", others + wanted,
+        " model threads, above its maximum of ", options_.maxTotalThreads,
+        " (--max-total-threads)"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<InferenceServer::Version>>
+InferenceServer::loadVersion(const std::string &name, int64_t number, const ModelConfig &config,
+                             const std::string &stamp) {
+  std::string base = absl::StrCat(options_.repository, "/", name, "/", number);
+  ASSIGN_OR_RETURN(std::string folder, resolve(base));
+  ASSIGN_OR_RETURN(std::string so, resolve(base + "/model.so"));
+  LoadOptions load;
+  load.weightsPath = "";
+  if (::access((base + "/model.weights.bin").c_str(), F_OK) == 0) {
+    ASSIGN_OR_RETURN(load.weightsPath, resolve(base + "/model.weights.bin"));
+  }
+  load.sha256 = config.sha256For(number);
+  (void)folder;
+
+  auto version = std::make_shared<Version>();
+  version->number = number;
+  version->label = absl::StrCat(number);
+  version->stamp = stamp;
+  version->config = config;
+  ASSIGN_OR_RETURN(version->library, ModelLibrary::load(so, load));
+  const ModelSignature &signature = version->library->signature();
+  version->maxBatch = 1;
+  if (signature.dynamicBatch) {
+    if (config.maxBatchSize > signature.maxBatch)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "max_batch_size ", config.maxBatchSize, " is above the maximum batch ",
+          signature.maxBatch, " the model was compiled for (cuvilc --max-batch)"));
+    if (config.maxBatchSize > options_.maxBatchSize)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "max_batch_size ", config.maxBatchSize, " is above the server's maximum of ",
+          options_.maxBatchSize, " (--max-batch-size)"));
+    version->maxBatch = config.maxBatchSize > 0
+                            ? config.maxBatchSize
+                            : std::min(signature.maxBatch, options_.maxBatchSize);
+    if (version->maxBatch < signature.maxBatch && config.maxBatchSize == 0)
+      logLine(absl::StrCat("model '", name, "' version ", number, " was compiled for batches up to ",
+                           signature.maxBatch, "; it serves up to ", version->maxBatch,
+                           " (--max-batch-size)"));
+    // Whole batches of each tensor must be sizes (rows x row bytes) that
+    // neither overflow nor exceed what any buffer could hold.
+    for (const auto *rows : {&signature.inputRowBytes, &signature.outputRowBytes})
+      for (size_t bytes : *rows)
+        if (bytes != 0 && static_cast<uint64_t>(version->maxBatch) > kMaxTensorBytes / bytes)
+          return absl::InvalidArgumentError(absl::StrCat(
+              "a batch of ", version->maxBatch, " rows of ", bytes,
+              " bytes is too large; set a smaller max_batch_size in its config.json"));
+  }
+  std::vector<std::unique_ptr<Executor>> executors;
+  for (int i = 0; i < config.instanceCount; ++i) {
+    ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor,
+                     version->library->createExecutor(config.threads));
+    executors.push_back(std::move(executor));
+  }
+  version->metrics = metrics_.get(name, version->label);
+  BatchSettings settings;
+  settings.maxBatch = config.dynamicBatching ? version->maxBatch : 1;
+  settings.maxQueueDelay = std::chrono::microseconds(config.maxQueueDelayMicroseconds);
+  version->batcher = std::make_unique<DynamicBatcher>(signature, std::move(executors), settings,
+                                                      version->metrics);
+  return version;
+}
+
 absl::Status InferenceServer::loadLocked(const std::string &name,
                                          const std::optional<std::string> &configOverride) {
   RETURN_IF_ERROR(checkModelName(name));
@@ -158,10 +301,16 @@ absl::Status InferenceServer::loadLocked(const std::string &name,
   std::shared_ptr<Model> model;
   {
     absl::MutexLock lock(&mutex_);
-    std::shared_ptr<Model> &entry = models_[name];
-    if (!entry)
-      entry = std::make_shared<Model>();
-    model = entry;
+    auto it = models_.find(name);
+    if (it == models_.end()) {
+      // Only models that exist, or that the operator named, get an entry: a
+      // request for a name nobody has adds no state.
+      if (!isDirectory(dir) && !configured_.count(name))
+        return absl::NotFoundError(
+            absl::StrCat("no model '", name, "' in the repository ", options_.repository));
+      it = models_.emplace(name, std::make_shared<Model>()).first;
+    }
+    model = it->second;
   }
   model->stamp = repositoryStamp(name);
   auto fail = [&](absl::Status status) {
@@ -172,6 +321,12 @@ absl::Status InferenceServer::loadLocked(const std::string &name,
   if (!isDirectory(dir))
     return fail(absl::NotFoundError(
         absl::StrCat("no model '", name, "' in the repository ", options_.repository)));
+  auto prefix = [&](const absl::Status &status) {
+    return absl::Status(status.code(), absl::StrCat("model '", name, "': ", status.message()));
+  };
+  absl::StatusOr<std::string> folder = resolve(dir);
+  if (!folder.ok())
+    return fail(prefix(folder.status()));
 
   ModelConfig config;
   if (configOverride) {
@@ -181,10 +336,11 @@ absl::Status InferenceServer::loadLocked(const std::string &name,
       return fail(parsed.status());
     config = *parsed;
   } else if (::access((dir + "/config.json").c_str(), F_OK) == 0) {
-    std::ifstream file(dir + "/config.json");
-    std::stringstream text;
-    text << file.rdbuf();
-    absl::StatusOr<ModelConfig> parsed = parseModelConfig(text.str(), dir + "/config.json");
+    absl::StatusOr<std::string> path = resolve(dir + "/config.json");
+    absl::StatusOr<std::string> text = path.ok() ? readText(*path) : path.status();
+    if (!text.ok())
+      return fail(prefix(text.status()));
+    absl::StatusOr<ModelConfig> parsed = parseModelConfig(*text, dir + "/config.json");
     if (!parsed.ok())
       return fail(parsed.status());
     config = *parsed;
@@ -199,6 +355,9 @@ absl::Status InferenceServer::loadLocked(const std::string &name,
     return fail(absl::NotFoundError(
         absl::StrCat("the version policy of '", name, "' selects none of its versions (",
                      absl::StrJoin(available, ", "), ")")));
+  absl::Status threads = checkThreads(name, config, selected.size());
+  if (!threads.ok())
+    return fail(prefix(threads));
 
   std::map<int64_t, std::shared_ptr<Version>> current;
   {
@@ -215,43 +374,12 @@ absl::Status InferenceServer::loadLocked(const std::string &name,
       next[number] = reuse->second;
       continue;
     }
-    auto version = std::make_shared<Version>();
-    version->number = number;
-    version->label = absl::StrCat(number);
-    version->stamp = stamp;
-    version->config = config;
-    auto prefix = [&](const absl::Status &status) {
-      return absl::Status(status.code(), absl::StrCat("model '", name, "' version ", number,
-                                                      ": ", status.message()));
-    };
-    absl::StatusOr<std::shared_ptr<ModelLibrary>> library = ModelLibrary::load(base + ".so");
-    if (!library.ok())
-      return fail(prefix(library.status()));
-    version->library = *library;
-    const ModelSignature &signature = version->library->signature();
-    version->maxBatch = signature.dynamicBatch ? signature.maxBatch : 1;
-    if (signature.dynamicBatch && config.maxBatchSize > 0) {
-      if (config.maxBatchSize > signature.maxBatch)
-        return fail(prefix(absl::InvalidArgumentError(absl::StrCat(
-            "max_batch_size ", config.maxBatchSize, " is above the maximum batch ",
-            signature.maxBatch, " the model was compiled for (cuvilc --max-batch)"))));
-      version->maxBatch = config.maxBatchSize;
-    }
-    std::vector<std::unique_ptr<Executor>> executors;
-    for (int i = 0; i < config.instanceCount; ++i) {
-      absl::StatusOr<std::unique_ptr<Executor>> executor =
-          version->library->createExecutor(config.threads);
-      if (!executor.ok())
-        return fail(prefix(executor.status()));
-      executors.push_back(*std::move(executor));
-    }
-    version->metrics = metrics_.get(name, version->label);
-    BatchSettings settings;
-    settings.maxBatch = config.dynamicBatching ? version->maxBatch : 1;
-    settings.maxQueueDelay = std::chrono::microseconds(config.maxQueueDelayMicroseconds);
-    version->batcher = std::make_unique<DynamicBatcher>(signature, std::move(executors),
-                                                        settings, version->metrics);
-    next[number] = std::move(version);
+    absl::StatusOr<std::shared_ptr<Version>> version = loadVersion(name, number, config, stamp);
+    if (!version.ok())
+      return fail(absl::Status(version.status().code(),
+                               absl::StrCat("model '", name, "' version ", number, ": ",
+                                            version.status().message())));
+    next[number] = *std::move(version);
   }
 
   std::map<int64_t, std::shared_ptr<Version>> previous;
@@ -269,21 +397,28 @@ absl::Status InferenceServer::loadLocked(const std::string &name,
   return absl::OkStatus();
 }
 
-absl::Status InferenceServer::load(const std::string &name,
-                                   const std::optional<std::string> &config) {
+absl::Status InferenceServer::checkControl(const char *action) const {
   if (options_.controlMode != ControlMode::kExplicit)
     return absl::FailedPreconditionError(absl::StrCat(
-        "loading models through the API needs --model-control-mode=explicit (this server runs ",
+        action, " models through the API needs --model-control-mode=explicit and "
+        "--allow-repository-control (this server runs ",
         options_.controlMode == ControlMode::kPoll ? "poll" : "none", ")"));
+  if (!options_.allowRepositoryControl)
+    return absl::PermissionDeniedError(absl::StrCat(
+        action, " models through the API is not enabled on this server: its operator can "
+        "start it with --allow-repository-control"));
+  return absl::OkStatus();
+}
+
+absl::Status InferenceServer::load(const std::string &name,
+                                   const std::optional<std::string> &config) {
+  RETURN_IF_ERROR(checkControl("loading"));
   absl::MutexLock loadLock(&loadMutex_);
   return loadLocked(name, config);
 }
 
 absl::Status InferenceServer::unload(const std::string &name) {
-  if (options_.controlMode != ControlMode::kExplicit)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "unloading models through the API needs --model-control-mode=explicit (this server runs ",
-        options_.controlMode == ControlMode::kPoll ? "poll" : "none", ")"));
+  RETURN_IF_ERROR(checkControl("unloading"));
   RETURN_IF_ERROR(checkModelName(name));
   absl::MutexLock loadLock(&loadMutex_);
   std::map<int64_t, std::shared_ptr<Version>> previous;
@@ -316,16 +451,25 @@ void InferenceServer::pollLoop() {
       for (const auto &[name, model] : models_)
         known.emplace_back(name, model->stamp);
     }
+    std::map<std::string, std::string> scan;
     for (const std::string &name : present) {
+      std::string stamp = repositoryStamp(name);
+      scan[name] = stamp;
       auto it = std::find_if(known.begin(), known.end(),
                              [&](const auto &entry) { return entry.first == name; });
-      if (it != known.end() && it->second == repositoryStamp(name))
+      if (it != known.end() && it->second == stamp)
+        continue;
+      // Changed since the last load: load once two scans agree, so that a
+      // file being uploaded (size or mtime still moving) is left alone.
+      auto previous = previousScan_.find(name);
+      if (previous == previousScan_.end() || previous->second != stamp)
         continue;
       absl::Status status = loadLocked(name, std::nullopt);
       if (!status.ok())
         logLine(absl::StrCat("model '", name, "' failed to load (the serving versions stay): ",
                              status.message()));
     }
+    previousScan_ = std::move(scan);
     // Models whose directory went away: unloaded, and destroyed (which
     // waits for their queues) outside the lock.
     std::vector<std::map<int64_t, std::shared_ptr<Version>>> removed;
@@ -372,11 +516,13 @@ InferenceServer::findVersion(const std::string &name, const std::string &version
   const auto &versions = it->second->versions;
   if (version.empty())
     return versions.rbegin()->second;
-  int64_t number;
-  if (!absl::SimpleAtoi(version, &number))
-    return absl::InvalidArgumentError(
-        absl::StrCat("model version '", version, "' is not a version number"));
-  auto found = versions.find(number);
+  std::optional<int64_t> number = parseVersionNumber(version);
+  if (!number)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model version '", absl::CHexEscape(version.substr(0, 64)),
+        "' is not a version number (versions are written 1, 2, ...: digits only, no sign, "
+        "space or leading zero)"));
+  auto found = versions.find(*number);
   if (found == versions.end()) {
     std::vector<int64_t> loaded;
     for (const auto &entry : versions)
@@ -459,13 +605,44 @@ absl::StatusOr<InferResponse> InferenceServer::infer(const InferRequest &request
       --server->inFlight_;
     }
   } leave{this};
-  ASSIGN_OR_RETURN(std::shared_ptr<Version> version,
-                   findVersion(request.modelName, request.modelVersion));
+  absl::StatusOr<std::shared_ptr<Version>> version =
+      findVersion(request.modelName, request.modelVersion);
+  if (!version.ok()) {
+    metrics_.server.recordFailure(version.status().code());
+    return version.status();
+  }
   std::chrono::microseconds queue{0}, compute{0};
-  absl::StatusOr<InferResponse> response = inferOn(*version, request, queue, compute);
+  absl::StatusOr<InferResponse> response = inferOn(**version, request, queue, compute);
   auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
-  version->metrics->recordRequest(response.ok(), elapsed.count(), queue.count(), compute.count());
+  (*version)->metrics->recordRequest(response.ok(), elapsed.count(), queue.count(),
+                                     compute.count());
+  if (!response.ok())
+    metrics_.server.recordFailure(response.status().code());
   return response;
+}
+
+void InferenceServer::recordRefused(const std::string &model, const std::string &version,
+                                    const absl::Status &status) {
+  metrics_.server.recordFailure(status.code());
+  absl::StatusOr<std::shared_ptr<Version>> found = findVersion(model, version);
+  if (found.ok())
+    (*found)->metrics->recordRequest(false, 0, 0, 0);
+}
+
+std::string InferenceServer::metrics() const {
+  std::string text = metrics_.render();
+  absl::StrAppend(&text,
+                  "# HELP cuvil_inflight_bytes Bytes requests in flight hold against "
+                  "--max-inflight-bytes.\n# TYPE cuvil_inflight_bytes gauge\ncuvil_inflight_bytes ",
+                  budget_.used(),
+                  "\n# HELP cuvil_inflight_bytes_limit --max-inflight-bytes.\n"
+                  "# TYPE cuvil_inflight_bytes_limit gauge\ncuvil_inflight_bytes_limit ",
+                  budget_.limit(),
+                  "\n# HELP cuvil_inflight_refused Requests refused (503) because the requests "
+                  "in flight held --max-inflight-bytes.\n"
+                  "# TYPE cuvil_inflight_refused counter\ncuvil_inflight_refused ",
+                  budget_.refused(), "\n");
+  return text;
 }
 
 absl::StatusOr<InferResponse> InferenceServer::inferOn(const Version &version,
@@ -547,6 +724,10 @@ absl::StatusOr<InferResponse> InferenceServer::inferOn(const Version &version,
     }
   }
 
+  uint64_t outputBytes = 0;
+  for (size_t bytes : signature.outputRowBytes)
+    outputBytes += bytes * static_cast<uint64_t>(signature.dynamicBatch ? batch : 1);
+  ASSIGN_OR_RETURN(Reservation answer, budget_.reserve(outputBytes, "the answer"));
   ASSIGN_OR_RETURN(BatchResult result, version.batcher->run(batch, inputs));
   queue = result.queueTime;
   compute = result.computeTime;

@@ -15,12 +15,21 @@
 // them in one step; requests already holding the old version finish on it. A
 // failed load leaves what was serving untouched.
 //
+// The repository is trusted (loading a model runs its code), clients are
+// not: every path is resolved and refused if it leaves the repository, poll
+// mode loads a file only once it has stopped changing, the repository API
+// (load / unload / config overrides) is off unless the operator allows it,
+// what a config may ask (batch, instances, threads) is capped by the
+// server's maxima, a request for an unknown model adds no state, and the
+// bytes requests hold are capped server-wide (InflightBudget).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CUVIL_SERVING_INFERENCESERVER_H
 #define CUVIL_SERVING_INFERENCESERVER_H
 
 #include "cuvil/serving/DynamicBatcher.h"
+#include "cuvil/serving/InflightBudget.h"
 #include "cuvil/serving/Metrics.h"
 #include "cuvil/serving/ModelConfig.h"
 #include "cuvil/serving/ModelLibrary.h"
@@ -48,7 +57,21 @@ struct ServerOptions {
   ControlMode controlMode = ControlMode::kNone;
   /// explicit mode: models to load at start ("*": all).
   std::vector<std::string> startupModels;
+  /// explicit mode: whether clients may load and unload models (and pass
+  /// configs) through the repository API. Off: only --load-model loads.
+  bool allowRepositoryControl = false;
   absl::Duration pollInterval = absl::Seconds(15);
+
+  /// Server-side maxima, whatever a config.json or a load request asks.
+  /// Rows of a request or merged batch (a model compiled for more serves
+  /// this many).
+  int64_t maxBatchSize = 65536;
+  int maxInstancesPerModel = 16;
+  int maxThreadsPerInstance = 64;
+  /// Model threads (instances x threads) of every loaded version together.
+  int64_t maxTotalThreads = 512;
+  /// Bytes all requests in flight may hold (bodies, decoded tensors, answers).
+  uint64_t maxInflightBytes = uint64_t{2} << 30;
 };
 
 struct ModelMetadata {
@@ -81,13 +104,20 @@ public:
                                               const std::string &version) const;
   absl::StatusOr<std::string> modelConfig(const std::string &name) const;
   absl::StatusOr<InferResponse> infer(const InferRequest &request);
+  /// Counts a request for `model` that a front end refused before infer()
+  /// (undecodable, too large, over the budget) in the failure metrics.
+  void recordRefused(const std::string &model, const std::string &version,
+                     const absl::Status &status);
 
   std::vector<IndexEntry> index(bool readyOnly) const;
   /// Loads (or reloads) a model; `config` replaces its config.json.
   absl::Status load(const std::string &name, const std::optional<std::string> &config);
   absl::Status unload(const std::string &name);
 
-  std::string metrics() const { return metrics_.render(); }
+  std::string metrics() const;
+  ServerMetrics &serverMetrics() { return metrics_.server; }
+  /// The server-wide budget of bytes requests may hold.
+  InflightBudget &budget() { return budget_; }
 
   /// Readiness drops and new inference requests are refused; then waits up
   /// to `timeout` for the in-flight ones. Returns how many were left.
@@ -97,9 +127,18 @@ private:
   struct Version;
   struct Model;
 
-  explicit InferenceServer(ServerOptions options) : options_(std::move(options)) {}
+  explicit InferenceServer(ServerOptions options)
+      : options_(std::move(options)), budget_(options_.maxInflightBytes) {}
+  absl::Status checkControl(const char *action) const;
   absl::Status loadLocked(const std::string &name, const std::optional<std::string> &config)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loadMutex_);
+  absl::StatusOr<std::shared_ptr<Version>> loadVersion(const std::string &name, int64_t number,
+                                                       const ModelConfig &config,
+                                                       const std::string &stamp);
+  absl::Status checkThreads(const std::string &name, const ModelConfig &config,
+                            size_t versions) const;
+  /// `path` with every link resolved, or an error if it leaves the repository.
+  absl::StatusOr<std::string> resolve(const std::string &path) const;
   absl::StatusOr<std::shared_ptr<Version>> findVersion(const std::string &name,
                                                        const std::string &version) const;
   absl::StatusOr<InferResponse> inferOn(const Version &version, const InferRequest &request,
@@ -110,7 +149,10 @@ private:
   void pollLoop();
 
   const ServerOptions options_;
+  /// The repository with every link resolved: what paths must stay under.
+  std::string repositoryRealPath_;
   MetricsRegistry metrics_;
+  InflightBudget budget_;
 
   /// Serializes loads and unloads (they run outside `mutex_`).
   absl::Mutex loadMutex_;
@@ -123,6 +165,9 @@ private:
 
   std::atomic<bool> stopPolling_{false};
   std::thread poller_;
+  /// Poll mode: each model's files as the previous scan saw them; a change
+  /// is loaded once two scans in a row see the same (an upload has ended).
+  std::map<std::string, std::string> previousScan_;
 };
 
 } // namespace cuvil::serving

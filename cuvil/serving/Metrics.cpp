@@ -88,6 +88,20 @@ std::string MetricsRegistry::render() const {
                     metrics->requestDurationUs.load(std::memory_order_relaxed) / 1e6, "\n");
     absl::StrAppend(&out, histogram, "_count{", labels(key), "} ", cumulative, "\n");
   }
+  const char *failures = "cuvil_server_inference_failure";
+  absl::StrAppend(&out, "# HELP ", failures,
+                  " Failed inference requests of the whole server by status code, including "
+                  "those naming no loaded model.\n# TYPE ", failures, " counter\n");
+  for (int code = 1; code < ServerMetrics::kCodes; ++code)
+    if (uint64_t count = server.inferenceFailures[code].load(std::memory_order_relaxed))
+      absl::StrAppend(&out, failures, "{code=\"",
+                      absl::StatusCodeToString(static_cast<absl::StatusCode>(code)), "\"} ",
+                      count, "\n");
+  absl::StrAppend(&out,
+                  "# HELP cuvil_http_request_timeouts HTTP connections closed for not sending a "
+                  "whole request within --http-request-timeout-secs.\n"
+                  "# TYPE cuvil_http_request_timeouts counter\ncuvil_http_request_timeouts ",
+                  server.httpRequestTimeouts.load(std::memory_order_relaxed), "\n");
   return out;
 }
 

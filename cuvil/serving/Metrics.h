@@ -2,13 +2,16 @@
 //
 // Counters per model and version, kept across unloads (Prometheus counters
 // never go back), rendered in the text exposition format at /metrics.
-// inference_count / execution_count is the average batch size.
+// inference_count / execution_count is the average batch size. Server-wide
+// counters carry no model label: a request naming a model that does not
+// exist counts there, and adds no series.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CUVIL_SERVING_METRICS_H
 #define CUVIL_SERVING_METRICS_H
 
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 
 #include <array>
@@ -39,10 +42,26 @@ struct ModelMetrics {
   }
 };
 
+struct ServerMetrics {
+  /// Failed inference requests by absl::StatusCode (== gRPC code).
+  static constexpr int kCodes = 17;
+  std::array<std::atomic<uint64_t>, kCodes> inferenceFailures{};
+  /// HTTP connections closed for not sending a request in time.
+  std::atomic<uint64_t> httpRequestTimeouts{0};
+
+  void recordFailure(absl::StatusCode code) {
+    int index = static_cast<int>(code);
+    inferenceFailures[index >= 0 && index < kCodes ? index : 2].fetch_add(
+        1, std::memory_order_relaxed);
+  }
+};
+
 class MetricsRegistry {
 public:
   std::shared_ptr<ModelMetrics> get(const std::string &model, const std::string &version);
   std::string render() const;
+
+  ServerMetrics server;
 
 private:
   mutable absl::Mutex mutex_;

@@ -7,6 +7,7 @@
 #include "nlohmann/json.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 namespace cuvil::serving {
@@ -38,7 +39,39 @@ absl::StatusOr<int64_t> integer(const json &object, const char *key, int64_t lo,
   return result;
 }
 
+absl::StatusOr<std::string> parseHash(const json &value, absl::string_view where,
+                                      absl::string_view source) {
+  std::string hash = value.is_string() ? value.get<std::string>() : "";
+  bool hex = hash.size() == 64 && std::all_of(hash.begin(), hash.end(), [](char c) {
+    return std::isxdigit(static_cast<unsigned char>(c));
+  });
+  if (!hex)
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": ", where, " must be a SHA-256 of 64 hexadecimal digits (what sha256sum "
+        "prints), not ", value.dump()));
+  std::transform(hash.begin(), hash.end(), hash.begin(),
+                 [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+  return hash;
+}
+
 } // namespace
+
+std::optional<int64_t> parseVersionNumber(absl::string_view text) {
+  if (text.empty() || text.size() > 18 || text[0] == '0' ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  int64_t number = 0;
+  for (char c : text)
+    number = number * 10 + (c - '0');
+  return number;
+}
+
+std::optional<std::string> ModelConfig::sha256For(int64_t version) const {
+  auto it = versionSha256.find(version);
+  if (it != versionSha256.end())
+    return it->second;
+  return sha256;
+}
 
 std::vector<int64_t> VersionPolicy::select(const std::vector<int64_t> &available) const {
   switch (kind) {
@@ -79,6 +112,14 @@ std::string ModelConfig::toJson() const {
     config["dynamic_batching"] = {{"max_queue_delay_microseconds", maxQueueDelayMicroseconds}};
   else
     config["dynamic_batching"] = false;
+  if (!versionSha256.empty()) {
+    json hashes = json::object();
+    for (const auto &[version, hash] : versionSha256)
+      hashes[std::to_string(version)] = hash;
+    config["sha256"] = hashes;
+  } else if (sha256) {
+    config["sha256"] = *sha256;
+  }
   return config.dump();
 }
 
@@ -88,7 +129,7 @@ absl::StatusOr<ModelConfig> parseModelConfig(absl::string_view text, absl::strin
     return absl::InvalidArgumentError(absl::StrCat(source, ": not valid JSON"));
   absl::Status keys = checkKeys(config,
                                 {"max_batch_size", "dynamic_batching", "instance_count",
-                                 "threads", "version_policy"},
+                                 "threads", "version_policy", "sha256"},
                                 "the model config", source);
   if (!keys.ok())
     return keys;
@@ -127,6 +168,28 @@ absl::StatusOr<ModelConfig> parseModelConfig(absl::string_view text, absl::strin
       if (!value.ok())
         return value.status();
       result.maxQueueDelayMicroseconds = *value;
+    }
+  }
+  if (config.contains("sha256")) {
+    const json &hashes = config["sha256"];
+    if (hashes.is_object()) {
+      // One per version: {"1": "<hex>", ...}; a version left out has none.
+      for (auto it = hashes.begin(); it != hashes.end(); ++it) {
+        std::optional<int64_t> version = parseVersionNumber(it.key());
+        if (!version)
+          return absl::InvalidArgumentError(absl::StrCat(
+              source, ": the keys of 'sha256' are version numbers, not '", it.key(), "'"));
+        absl::StatusOr<std::string> hash =
+            parseHash(it.value(), absl::StrCat("sha256 of version ", it.key()), source);
+        if (!hash.ok())
+          return hash.status();
+        result.versionSha256[*version] = *hash;
+      }
+    } else {
+      absl::StatusOr<std::string> hash = parseHash(hashes, "'sha256'", source);
+      if (!hash.ok())
+        return hash.status();
+      result.sha256 = *hash;
     }
   }
   if (config.contains("version_policy")) {

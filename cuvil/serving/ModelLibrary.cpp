@@ -2,16 +2,18 @@
 
 #include "cuvil/serving/ModelLibrary.h"
 
+#include "cuvil/abi/ArtifactCheck.h"
+#include "cuvil/abi/Sha256.h"
 #include "cuvil/support/StatusMacros.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -34,19 +36,28 @@ struct ModelLibrary::Api {
 
 namespace {
 
-absl::Status copyFile(const std::string &from, const std::string &to) {
-  std::ifstream in(from, std::ios::binary);
-  if (!in)
-    return absl::NotFoundError(absl::StrCat("cannot read ", from, ": ", std::strerror(errno)));
-  std::ofstream out(to, std::ios::binary | std::ios::trunc);
-  out << in.rdbuf();
-  out.close();
-  if (!out)
-    return absl::InternalError(absl::StrCat("cannot write ", to));
+absl::Status writeFile(const std::string &path, absl::string_view bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return absl::InternalError(absl::StrCat("cannot create ", path, ": ", std::strerror(errno)));
+  while (!bytes.empty()) {
+    ssize_t written = ::write(fd, bytes.data(), bytes.size());
+    if (written < 0 && errno == EINTR)
+      continue;
+    if (written <= 0) {
+      std::string reason = std::strerror(errno);
+      ::close(fd);
+      return absl::InternalError(absl::StrCat("cannot write ", path, ": ", reason));
+    }
+    bytes.remove_prefix(static_cast<size_t>(written));
+  }
+  if (::close(fd) != 0)
+    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
   return absl::OkStatus();
 }
 
-/// A private copy of the .so (and its weights) removed when it goes away.
+/// A private directory holding the bytes to load, removed when it goes
+/// away (a loaded library stays mapped).
 class PrivateCopy {
 public:
   ~PrivateCopy() {
@@ -56,25 +67,20 @@ public:
       ::rmdir(dir_.c_str());
   }
 
-  absl::StatusOr<std::string> make(const std::string &soPath) {
-    const char *tmp = std::getenv("TMPDIR");
-    std::string pattern = absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/cuvil-serve-XXXXXX");
-    if (!::mkdtemp(pattern.data()))
-      return absl::InternalError(
-          absl::StrCat("cannot create a directory under ", pattern, ": ", std::strerror(errno)));
-    dir_ = pattern;
-    std::string so = dir_ + "/model.so";
-    files_.push_back(so);
-    RETURN_IF_ERROR(copyFile(soPath, so));
-    std::string stem = soPath.size() > 3 && soPath.compare(soPath.size() - 3, 3, ".so") == 0
-                           ? soPath.substr(0, soPath.size() - 3)
-                           : soPath;
-    std::string weights = stem + ".weights.bin";
-    if (::access(weights.c_str(), F_OK) == 0) {
-      files_.push_back(dir_ + "/model.weights.bin");
-      RETURN_IF_ERROR(copyFile(weights, files_.back()));
+  /// Writes `bytes` as `name` in the directory (made on first use).
+  absl::StatusOr<std::string> add(const std::string &name, absl::string_view bytes) {
+    if (dir_.empty()) {
+      const char *tmp = std::getenv("TMPDIR");
+      std::string pattern = absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/cuvil-serve-XXXXXX");
+      if (!::mkdtemp(pattern.data()))
+        return absl::InternalError(absl::StrCat("cannot create a directory under ", pattern,
+                                                ": ", std::strerror(errno)));
+      dir_ = pattern;
     }
-    return so;
+    std::string path = dir_ + "/" + name;
+    RETURN_IF_ERROR(writeFile(path, bytes));
+    files_.push_back(path);
+    return path;
   }
 
 private:
@@ -105,6 +111,17 @@ private:
   cuvil_context *context_;
 };
 
+/// A non-negative integer field read as 64 bits (a JSON number above
+/// INT64_MAX or below 0 is an error, not a wrapped value).
+absl::StatusOr<int64_t> nonNegative(const nlohmann::json &value, absl::string_view what) {
+  if (value.is_number_unsigned() && value.get<uint64_t>() <= uint64_t{INT64_MAX})
+    return static_cast<int64_t>(value.get<uint64_t>());
+  if (value.is_number_integer() && value.get<int64_t>() >= 0)
+    return value.get<int64_t>();
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " is ", value.dump(), ", not an integer in 0..2^63-1"));
+}
+
 absl::StatusOr<TensorSpec> parseTensor(const nlohmann::json &json, bool &hasBatch) {
   TensorSpec spec;
   if (!json.is_object() || !json.contains("name") || !json.contains("dtype") ||
@@ -116,23 +133,35 @@ absl::StatusOr<TensorSpec> parseTensor(const nlohmann::json &json, bool &hasBatc
     return absl::InvalidArgumentError(absl::StrCat(
         "tensor '", spec.name, "' has dtype ", json["dtype"].dump(), ", which this server cannot serve"));
   spec.datatype = *type;
-  spec.shape = json["shape"].get<std::vector<int64_t>>();
-  for (size_t i = 0; i < spec.shape.size(); ++i)
-    if (spec.shape[i] < 0) {
-      if (i != 0)
+  if (!json["shape"].is_array())
+    return absl::InvalidArgumentError(absl::StrCat("tensor '", spec.name, "' has no shape list"));
+  for (const nlohmann::json &dim : json["shape"]) {
+    if (dim.is_number_integer() && dim.get<int64_t>() == -1) {
+      if (!spec.shape.empty())
         return absl::InvalidArgumentError(absl::StrCat(
             "tensor '", spec.name, "' has a dynamic dimension other than the batch"));
       hasBatch = true;
+      spec.shape.push_back(-1);
+      continue;
     }
+    ASSIGN_OR_RETURN(int64_t size, nonNegative(dim, absl::StrCat("a dimension of '", spec.name, "'")));
+    spec.shape.push_back(size);
+  }
   return spec;
 }
 
-size_t rowBytes(const TensorSpec &spec) {
-  size_t bytes = byteSize(spec.datatype);
-  for (size_t i = 0; i < spec.shape.size(); ++i)
-    if (spec.shape[i] >= 0)
-      bytes *= static_cast<size_t>(spec.shape[i]);
-  return bytes;
+/// Bytes of one batch row of `spec` (its whole size if static).
+absl::StatusOr<size_t> rowBytes(const TensorSpec &spec) {
+  uint64_t bytes = byteSize(spec.datatype);
+  for (int64_t dim : spec.shape) {
+    if (dim < 0)
+      continue;
+    if (dim != 0 && bytes > kMaxTensorBytes / static_cast<uint64_t>(dim))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", spec.name, "' of shape ", shapeString(spec.shape), " is too large"));
+    bytes *= static_cast<uint64_t>(dim);
+  }
+  return static_cast<size_t>(bytes);
 }
 
 } // namespace
@@ -142,7 +171,9 @@ absl::StatusOr<ModelSignature> parseSignature(const std::string &metadataJson) {
   if (json.is_discarded() || !json.is_object())
     return absl::InvalidArgumentError("its metadata is not JSON");
   try {
-    int abi = json.value("abi_version", 0);
+    int64_t abi = json.contains("abi_version") && json["abi_version"].is_number_integer()
+                      ? json["abi_version"].get<int64_t>()
+                      : 0;
     if (abi != kAbiVersion)
       return absl::InvalidArgumentError(absl::StrCat(
           "it was built for C ABI version ", abi, ", this server speaks version ", kAbiVersion,
@@ -152,16 +183,23 @@ absl::StatusOr<ModelSignature> parseSignature(const std::string &metadataJson) {
     bool inputBatch = false, outputBatch = false;
     for (const nlohmann::json &entry : json.at("inputs")) {
       ASSIGN_OR_RETURN(TensorSpec spec, parseTensor(entry, inputBatch));
-      signature.inputRowBytes.push_back(rowBytes(spec));
+      ASSIGN_OR_RETURN(size_t bytes, rowBytes(spec));
+      signature.inputRowBytes.push_back(bytes);
       signature.inputs.push_back(std::move(spec));
     }
     for (const nlohmann::json &entry : json.at("outputs")) {
       ASSIGN_OR_RETURN(TensorSpec spec, parseTensor(entry, outputBatch));
-      signature.outputRowBytes.push_back(rowBytes(spec));
+      ASSIGN_OR_RETURN(size_t bytes, rowBytes(spec));
+      signature.outputRowBytes.push_back(bytes);
       signature.outputs.push_back(std::move(spec));
     }
     signature.dynamicBatch = inputBatch;
-    signature.maxBatch = inputBatch ? std::max<int64_t>(1, json.value("max_batch", 1)) : 1;
+    signature.maxBatch = 1;
+    if (inputBatch && json.contains("max_batch")) {
+      // 64 bits: a model compiled with --max-batch=2147483648 or more.
+      ASSIGN_OR_RETURN(int64_t maxBatch, nonNegative(json["max_batch"], "max_batch"));
+      signature.maxBatch = std::max<int64_t>(1, maxBatch);
+    }
     if (inputBatch)
       for (const TensorSpec &spec : signature.inputs)
         if (spec.shape.empty() || spec.shape[0] != -1)
@@ -173,12 +211,43 @@ absl::StatusOr<ModelSignature> parseSignature(const std::string &metadataJson) {
   }
 }
 
-absl::StatusOr<std::shared_ptr<ModelLibrary>> ModelLibrary::load(const std::string &soPath) {
-  struct stat st;
-  if (::stat(soPath.c_str(), &st) != 0)
-    return absl::NotFoundError(absl::StrCat(soPath, ": ", std::strerror(errno)));
+absl::StatusOr<std::shared_ptr<ModelLibrary>> ModelLibrary::load(const std::string &soPath,
+                                                                 const LoadOptions &options) {
+  // One read: the bytes checked, hashed and parsed are the bytes loaded.
+  ASSIGN_OR_RETURN(std::string bytes, abi::readFileBytes(soPath));
+  ASSIGN_OR_RETURN(abi::ArtifactInfo info, abi::checkArtifact(bytes, soPath));
+  if (options.sha256) {
+    std::string actual = abi::sha256Hex(bytes);
+    if (actual != *options.sha256)
+      return absl::InvalidArgumentError(absl::StrCat(
+          soPath, " has SHA-256 ", actual, ", not the ", *options.sha256,
+          " its config records: it is not the model the config names (a partial or wrong "
+          "upload? fix the file or the config's \"sha256\")"));
+  }
+  absl::StatusOr<ModelSignature> signature = parseSignature(info.metadataJson);
+  if (!signature.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot serve ", soPath, ": ", signature.status().message()));
+  // parseSignature accepts only kAbiVersion, which checkArtifact required of
+  // the note: metadata and note agree.
+
+  std::optional<std::string> weightsPath = options.weightsPath;
+  if (!weightsPath) {
+    std::string stem = soPath.size() > 3 && soPath.compare(soPath.size() - 3, 3, ".so") == 0
+                           ? soPath.substr(0, soPath.size() - 3)
+                           : soPath;
+    weightsPath = ::access((stem + ".weights.bin").c_str(), F_OK) == 0
+                      ? stem + ".weights.bin"
+                      : std::string();
+  }
   PrivateCopy copy;
-  ASSIGN_OR_RETURN(std::string privatePath, copy.make(soPath));
+  ASSIGN_OR_RETURN(std::string privatePath, copy.add("model.so", bytes));
+  bytes = std::string(); // the copy is on disk; do not hold the file twice
+  if (!weightsPath->empty()) {
+    // The model's constructor maps <stem>.weights.bin beside the .so.
+    ASSIGN_OR_RETURN(std::string weights, abi::readFileBytes(*weightsPath));
+    RETURN_IF_ERROR(copy.add("model.weights.bin", weights).status());
+  }
 
   std::shared_ptr<ModelLibrary> library(new ModelLibrary());
   library->handle_ = ::dlopen(privatePath.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -208,10 +277,11 @@ absl::StatusOr<std::shared_ptr<ModelLibrary>> ModelLibrary::load(const std::stri
                        ": it lacks ", symbol.name));
   }
   const char *metadata = api->metadata();
-  absl::StatusOr<ModelSignature> signature = parseSignature(metadata ? metadata : "");
-  if (!signature.ok())
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot serve ", soPath, ": ", signature.status().message()));
+  if (!metadata || info.metadataJson != metadata)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot serve ", soPath, ": cuvil_model_metadata() does not return its ",
+        abi::kMetadataSection, " section, so what was checked is not what runs; rebuild it "
+        "with cuvilc"));
   library->signature_ = *std::move(signature);
   library->api_ = std::move(api);
   return library;

@@ -16,6 +16,7 @@ inline int httpStatus(const absl::Status &status) {
   case absl::StatusCode::kOutOfRange:
   case absl::StatusCode::kAlreadyExists: return 400;
   case absl::StatusCode::kNotFound: return 404;
+  case absl::StatusCode::kPermissionDenied: return 403;
   case absl::StatusCode::kUnimplemented: return 501;
   case absl::StatusCode::kUnavailable:
   case absl::StatusCode::kResourceExhausted: return 503;

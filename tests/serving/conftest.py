@@ -144,6 +144,44 @@ def start_server():
         server.stop()
 
 
+ABI_FUNCTIONS = ["cuvil_status_message", "cuvil_model_metadata", "cuvil_model_num_inputs",
+                 "cuvil_model_num_outputs", "cuvil_model_workspace_size", "cuvil_model_run",
+                 "cuvil_context_create", "cuvil_context_run", "cuvil_context_error",
+                 "cuvil_context_destroy"]
+
+_STUB_BODIES = {
+    "cuvil_model_metadata": "const char *cuvil_model_metadata(void) { return metadata; }",
+    "cuvil_status_message": "const char *cuvil_status_message(int s) { return \"stub\"; }",
+    "cuvil_context_create": "int cuvil_context_create(int n, void **c) { *c = (void *)1; "
+                            "return 0; }",
+    "cuvil_context_run": "int cuvil_context_run(void *c, int64_t b, const void *const *i, "
+                         "void *const *o) { return 1; }",
+    "cuvil_context_error": "const char *cuvil_context_error(const void *c) { return \"stub\"; }",
+    "cuvil_context_destroy": "void cuvil_context_destroy(void *c) {}",
+}
+
+
+def build_stub(directory, name, metadata, note_version=1, note=True, functions=ABI_FUNCTIONS,
+               metadata_section=True):
+    """A stand-in model .so built with gcc: the ABI functions asked for
+    (context_run fails), `metadata` (a JSON text) as cuvil_model_metadata()
+    and in .cuvil.metadata, and the Cuvil ABI note of `note_version`."""
+    literal = json.dumps(metadata)
+    section = '__attribute__((section(".cuvil.metadata"), used)) ' if metadata_section else ""
+    source = ["#include <stdint.h>", f"{section}static const char metadata[] = {literal};"]
+    for function in functions:
+        source.append(_STUB_BODIES.get(function, f"int {function}(void) {{ return 0; }}"))
+    if note:
+        source.append('__asm__(".pushsection .note.cuvil,\\"a\\",%note\\n.balign 4\\n'
+                      '.long 6\\n.long 4\\n.long 1\\n.asciz \\"Cuvil\\"\\n.balign 4\\n'
+                      f'.long {note_version}\\n.popsection\\n");')
+    c_file = pathlib.Path(directory) / f"{name}.c"
+    c_file.write_text("\n".join(source) + "\n")
+    so = c_file.with_suffix(".so")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(so), str(c_file)], check=True)
+    return so
+
+
 def make_repository(root, models, entries):
     """entries: {repo_name: [(version, model_name), ...] or with a config}.
     A value may be a dict {"versions": [...], "config": {...}}."""

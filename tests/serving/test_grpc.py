@@ -16,7 +16,8 @@ from conftest import Server, make_repository
 def server(models, tmp_path_factory):
     repo = make_repository(tmp_path_factory.mktemp("grpc") / "repo", models, {
         "mlp": [(1, "mlp")], "typed": [(1, "typed")], "static": [(1, "static")]})
-    server = Server(repo, "--model-control-mode=explicit", "--load-model=*")
+    server = Server(repo, "--model-control-mode=explicit", "--allow-repository-control",
+                    "--load-model=*")
     yield server
     assert server.stop() == 0
 

@@ -14,19 +14,7 @@ import numpy as np
 import pytest
 
 import grpc_predict_v2_pb2 as pb
-from conftest import SERVE, install, make_repository
-
-GCC_STUB = r"""
-#include <stddef.h>
-#include <stdint.h>
-const char *cuvil_model_metadata(void) { return "%s"; }
-const char *cuvil_status_message(int s) { return "stub"; }
-int cuvil_context_create(int n, void **c) { return 5; }
-int cuvil_context_run(void *c, int64_t b, const void *const *i, void *const *o) { return 1; }
-const char *cuvil_context_error(const void *c) { return "stub"; }
-void cuvil_context_destroy(void *c) {}
-"""
-
+from conftest import SERVE, build_stub, install, make_repository
 
 def x_input(x):
     return [{"name": "x", "datatype": "FP32", "shape": list(x.shape), "data": x.ravel().tolist()}]
@@ -51,7 +39,8 @@ def test_no_models_is_live_but_not_ready(tmp_path, start_server):
 def test_explicit_mode_load_unload_index(models, tmp_path, start_server):
     repo = make_repository(tmp_path / "repo", models, {"mlp": [(1, "mlp")],
                                                        "typed": [(1, "typed")]})
-    server = start_server(repo, "--model-control-mode=explicit", "--load-model=mlp")
+    server = start_server(repo, "--model-control-mode=explicit", "--allow-repository-control",
+                          "--load-model=mlp")
     status, index = server.post_json("/v2/repository/index", {})
     assert status == 200
     assert index == [{"name": "mlp", "version": "1", "state": "READY"},
@@ -75,7 +64,8 @@ def test_explicit_mode_load_unload_index(models, tmp_path, start_server):
 
 def test_reload_under_load_loses_nothing(models, tmp_path, start_server):
     repo = make_repository(tmp_path / "repo", models, {"mlp": [(1, "mlp")]})
-    server = start_server(repo, "--model-control-mode=explicit", "--load-model=*")
+    server = start_server(repo, "--model-control-mode=explicit", "--allow-repository-control",
+                          "--load-model=*")
     stop = threading.Event()
     failures, counts, lock = [], {"1": 0, "2": 0}, threading.Lock()
     rng = np.random.default_rng(4)
@@ -136,7 +126,9 @@ def test_reload_under_load_loses_nothing(models, tmp_path, start_server):
         (repo / "mlp" / "3" / "model.so").write_bytes(b"\x7fELF not really")
         status, body = server.post_json("/v2/repository/models/mlp/load", {})
         assert status == 400, body
-        assert "model 'mlp' version 3: cannot load" in body["error"]
+        assert "model 'mlp' version 3: " in body["error"]
+        assert "model.so is truncated: its 15 bytes are shorter than an ELF header" in \
+            body["error"]
         time.sleep(0.3)
     finally:
         stop.set()
@@ -151,28 +143,33 @@ def test_reload_under_load_loses_nothing(models, tmp_path, start_server):
 
 
 def test_abi_mismatch_and_foreign_so(models, tmp_path, start_server):
-    stubs = {}
-    for name, metadata in {"abi2": '{\\"abi_version\\": 2, \\"inputs\\": [], \\"outputs\\": []}',
-                           "nometa": "not json"}.items():
-        source = tmp_path / f"{name}.c"
-        source.write_text(GCC_STUB % metadata)
-        stubs[name] = tmp_path / f"{name}.so"
-        subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(stubs[name]), str(source)],
-                       check=True)
+    stubs = {
+        # The note says version 2: refused before loading.
+        "abi2": build_stub(tmp_path, "abi2", '{"abi_version": 2, "inputs": [], "outputs": []}',
+                           note_version=2),
+        # The note says 1, the metadata 2: the two must agree.
+        "meta2": build_stub(tmp_path, "meta2", '{"abi_version": 2, "inputs": [], "outputs": []}'),
+        "nometa": build_stub(tmp_path, "nometa", "not json"),
+        "nonote": build_stub(tmp_path, "nonote", '{"abi_version": 1}', note=False),
+    }
     foreign = tmp_path / "foreign.c"
     foreign.write_text("int answer(void) { return 42; }\n")
     stubs["foreign"] = tmp_path / "foreign.so"
     subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(stubs["foreign"]), str(foreign)],
                    check=True)
     repo = make_repository(tmp_path / "repo", models, {"mlp": [(1, "mlp")]})
-    server = start_server(repo, "--model-control-mode=explicit", "--load-model=mlp")
-    for stub, message in [("abi2", "built for C ABI version 2, this server speaks version 1"),
+    server = start_server(repo, "--model-control-mode=explicit", "--allow-repository-control",
+                          "--load-model=mlp")
+    for stub, message in [("abi2", "was built for C ABI version 2, this program speaks version 1"),
+                          ("meta2", "built for C ABI version 2, this server speaks version 1"),
                           ("nometa", "its metadata is not JSON"),
-                          ("foreign", "is not a Cuvil model of C ABI version 1: it lacks "
-                                      "cuvil_model_metadata")]:
+                          ("nonote", "has no Cuvil ABI note (section .note.cuvil): built by an "
+                                     "older cuvilc? Rebuild it"),
+                          ("foreign", "is not a Cuvil model: it exports none of the C ABI "
+                                      "functions")]:
         install(repo, "mlp", 2, stubs[stub])
         status, body = server.post_json("/v2/repository/models/mlp/load", {})
-        assert status == 400 and message in body["error"], body
+        assert status == 400 and message in body["error"], (stub, body)
         status, body = server.infer("mlp", x_input(np.ones((1, 16), np.float32)))
         assert status == 200 and body["model_version"] == "1"
 
@@ -199,7 +196,8 @@ def test_version_policy_and_bad_config(models, tmp_path, start_server):
 
 def test_config_above_compiled_batch(models, tmp_path, start_server):
     repo = make_repository(tmp_path / "repo", models, {"mlp": [(1, "mlp")]})
-    server = start_server(repo, "--model-control-mode=explicit", "--load-model=mlp")
+    server = start_server(repo, "--model-control-mode=explicit", "--allow-repository-control",
+                          "--load-model=mlp")
     status, body = server.post_json("/v2/repository/models/mlp/load",
                                     {"parameters": {"config": {"max_batch_size": 16}}})
     assert status == 400
@@ -215,7 +213,8 @@ def test_poll_mode_follows_the_repository(models, tmp_path, start_server):
     repo = make_repository(tmp_path / "repo", models, {"mlp": [(1, "mlp")]})
     server = start_server(repo, "--model-control-mode=poll", "--repository-poll-secs=1")
     status, body = server.post_json("/v2/repository/models/mlp/load", {})
-    assert status == 400 and "needs --model-control-mode=explicit" in body["error"]
+    assert status == 400 and "needs --model-control-mode=explicit and " \
+        "--allow-repository-control" in body["error"]
     make_repository(repo, models, {"typed": [(1, "typed")]})
     wait_for(lambda: server.get("/v2/models/typed/ready")[0] == 200, what="typed to load")
     install(repo, "mlp", 2, models["mlp_v2"].so)
