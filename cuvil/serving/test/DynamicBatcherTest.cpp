@@ -5,6 +5,7 @@
 #include "gtest/gtest.h"
 
 #include <cstring>
+#include <new>
 #include <thread>
 
 namespace cuvil::serving {
@@ -162,6 +163,60 @@ TEST(DynamicBatcherTest, DestructionFinishesQueuedWork) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(900));
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->outputs[0], rows({6}));
+}
+
+TEST(DynamicBatcherTest, AHugeMaximumBatchAllocatesOnlyWhatIsMerged) {
+  // A model compiled with --max-batch=2^31-1 (or more): the batcher used to
+  // size its buffers for the maximum (bad_alloc, abort); it now holds only
+  // the rows it merges.
+  std::vector<int64_t> batches;
+  std::mutex mutex;
+  ModelSignature signature = rowSignature(true);
+  for (int64_t maxBatch : {int64_t{2147483647}, int64_t{1} << 40}) {
+    signature.maxBatch = maxBatch;
+    std::vector<std::unique_ptr<Executor>> one;
+    one.push_back(std::make_unique<RecordingExecutor>(batches, mutex));
+    DynamicBatcher batcher(signature, std::move(one), {maxBatch, std::chrono::seconds(1)},
+                           nullptr);
+    std::string a = rows({1, 2}), b = rows({3});
+    absl::StatusOr<BatchResult> first = absl::UnknownError("");
+    std::thread thread([&] { first = batcher.run(2, {&a}); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    absl::StatusOr<BatchResult> second = batcher.run(1, {&b});
+    thread.join();
+    ASSERT_TRUE(first.ok()) << first.status();
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_EQ(first->outputs[0], rows({2, 4}));
+    EXPECT_EQ(second->outputs[0], rows({6}));
+  }
+  EXPECT_EQ(batches, (std::vector<int64_t>{3, 3}));
+}
+
+/// Fails to allocate, as a model asked for an impossible answer might.
+class AllocationFailure : public Executor {
+public:
+  absl::Status run(int64_t, const std::vector<const void *> &,
+                   const std::vector<void *> &) override {
+    throw std::bad_alloc();
+  }
+};
+
+TEST(DynamicBatcherTest, RunningOutOfMemoryIsAnErrorNotAnAbort) {
+  std::vector<std::unique_ptr<Executor>> executors;
+  executors.push_back(std::make_unique<AllocationFailure>());
+  DynamicBatcher batcher(rowSignature(true), std::move(executors),
+                         {4, std::chrono::milliseconds(100)}, nullptr);
+  std::string a = rows({1}), b = rows({2});
+  absl::StatusOr<BatchResult> first = absl::UnknownError("");
+  // Merged on a worker thread, and alone on the caller's.
+  std::thread thread([&] { first = batcher.run(1, {&a}); });
+  absl::StatusOr<BatchResult> second = batcher.run(1, {&b});
+  thread.join();
+  for (const auto *result : {&first, &second}) {
+    ASSERT_FALSE(result->ok());
+    EXPECT_EQ(result->status().code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_NE(result->status().message().find("ran out of memory"), absl::string_view::npos);
+  }
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 
 #include "cuvil/serving/HttpCodec.h"
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 #include <cstring>
@@ -15,7 +16,7 @@ TEST(HttpCodecTest, DecodesNestedJsonOfEachDatatype) {
            {"name": "f", "datatype": "FP32", "shape": [2, 2], "data": [[1.5, 2], [3, -4]]},
            {"name": "b", "datatype": "BOOL", "shape": [2], "data": [true, false]},
            {"name": "i", "datatype": "INT8", "shape": [2], "data": [-128, 127]},
-           {"name": "u", "datatype": "UINT8", "shape": [1], "data": 255}],
+           {"name": "u", "datatype": "UINT8", "shape": [1], "data": [255]}],
           "outputs": [{"name": "y", "parameters": {"binary_data": true}}]})",
       std::nullopt);
   ASSERT_TRUE(request.ok()) << request.status();
@@ -73,6 +74,25 @@ TEST(HttpCodecTest, RejectsBadRequestsWithReasons) {
       {R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1], "data": [1]}],
           "parameters": {"binary_data_output": "yes"}})",
        "must be true or false"},
+      // A UTF-8 byte order mark: nlohmann would skip it, RFC 8259 forbids it.
+      {"\xEF\xBB\xBF{\"inputs\": [{\"name\": \"x\", \"datatype\": \"FP32\", \"shape\": [1], "
+       "\"data\": [1]}]}",
+       "starts with a UTF-8 byte order mark"},
+      // data is flat, or nested exactly as the shape.
+      {R"({"inputs": [{"name": "x", "datatype": "UINT8", "shape": [1], "data": 255}]})",
+       "'data' must be an array"},
+      {R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [2, 2], "data": [[1, 2, 3, 4]]}]})",
+       "nested 'data' has 1 entries at level 0 where shape [2, 2] has 2"},
+      {R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [2, 2], "data": [[1, 2, 3], [4]]}]})",
+       "nested 'data' has 3 entries at level 1 where shape [2, 2] has 2"},
+      {R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [4], "data": [[1, 2], [3, 4]]}]})",
+       "nested 'data' has 2 entries at level 0 where shape [4] has 4"},
+      {R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [2, 1], "data": [[[1]], [[2]]]}]})",
+       "'data' is nested deeper than shape [2, 1]"},
+      {R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [2, 2], "data": [1, [2, 3], 4]}]})",
+       "nested 'data' has 3 entries at level 0"},
+      {R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [2, 2], "data": [[1, 2], 3]}]})",
+       "it has a value at level 1"},
   };
   for (const BadCase &bad : cases) {
     absl::StatusOr<InferRequest> request = decodeInferRequest(bad.body, std::nullopt);
@@ -81,6 +101,27 @@ TEST(HttpCodecTest, RejectsBadRequestsWithReasons) {
     EXPECT_NE(request.status().message().find(bad.message), absl::string_view::npos)
         << request.status().message() << " lacks " << bad.message;
   }
+}
+
+TEST(HttpCodecTest, DecodingCostIsBoundedFromTheText) {
+  auto body = [](const char *tag) {
+    return absl::StrCat(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [4], )",
+                        R"("data": [1, 2, 3, 4], "parameters": {"tag": ")", tag, R"("}}]})");
+  };
+  // Separators inside strings are not values.
+  uint64_t bound = decodeMemoryBound(body("a,b[c{d:e\\\""), std::nullopt);
+  EXPECT_EQ(bound, decodeMemoryBound(body("abcdefghi\\\""), std::nullopt));
+  EXPECT_GT(bound, body("").size() + 20 * 48);
+  // The binary part is copied once.
+  std::string header = body("");
+  EXPECT_EQ(decodeMemoryBound(header + std::string(100, 'x'), header.size()),
+            decodeMemoryBound(header, std::nullopt) + 100);
+  // A JSON array of one-digit numbers: a parsed value for every two bytes.
+  std::string digits = "[0";
+  for (int i = 0; i < 1000; ++i)
+    digits += ",0";
+  digits += "]";
+  EXPECT_GE(decodeMemoryBound(digits, std::nullopt), 1001u * 32);
 }
 
 TEST(HttpCodecTest, EncodesJsonAndBinaryOutputs) {

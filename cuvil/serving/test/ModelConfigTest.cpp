@@ -2,6 +2,7 @@
 
 #include "cuvil/serving/ModelConfig.h"
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace cuvil::serving {
@@ -63,6 +64,43 @@ TEST(ModelConfigTest, ErrorsNameTheSourceAndField) {
     EXPECT_NE(config.status().message().find(message), absl::string_view::npos)
         << config.status().message();
   }
+}
+
+TEST(ModelConfigTest, RecordsHashesForEveryOrEachVersion) {
+  const std::string hash(64, 'a');
+  absl::StatusOr<ModelConfig> every =
+      parseModelConfig(absl::StrCat(R"({"sha256": ")", std::string(64, 'A'), R"("})"), "c");
+  ASSERT_TRUE(every.ok()) << every.status();
+  EXPECT_EQ(every->sha256For(1), hash); // lowercased, as sha256sum prints
+  EXPECT_EQ(every->sha256For(7), hash);
+  absl::StatusOr<ModelConfig> each = parseModelConfig(
+      absl::StrCat(R"({"sha256": {"2": ")", hash, R"("}})"), "c");
+  ASSERT_TRUE(each.ok()) << each.status();
+  EXPECT_EQ(each->sha256For(2), hash);
+  EXPECT_EQ(each->sha256For(1), std::nullopt);
+  absl::StatusOr<ModelConfig> again = parseModelConfig(each->toJson(), "c");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *each);
+  for (const auto &[text, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"sha256": "abc"})", "must be a SHA-256 of 64 hexadecimal digits"},
+           {absl::StrCat(R"({"sha256": ")", std::string(63, 'a'), R"(g"})"), "64 hexadecimal"},
+           {absl::StrCat(R"({"sha256": {"01": ")", hash, R"("}})"),
+            "the keys of 'sha256' are version numbers, not '01'"},
+           {R"({"sha256": 5})", "not 5"}}) {
+    absl::StatusOr<ModelConfig> config = parseModelConfig(text, "c");
+    ASSERT_FALSE(config.ok()) << text;
+    EXPECT_NE(config.status().message().find(message), absl::string_view::npos)
+        << config.status().message();
+  }
+}
+
+TEST(ModelConfigTest, VersionNumbersAreCanonicalDecimals) {
+  EXPECT_EQ(parseVersionNumber("1"), 1);
+  EXPECT_EQ(parseVersionNumber("120"), 120);
+  EXPECT_EQ(parseVersionNumber("999999999999999999"), 999999999999999999);
+  for (const char *text : {"", "0", "01", "+1", "-1", " 1", "1 ", "1.0", "0x1", "1e3",
+                           "9999999999999999999", "１"})
+    EXPECT_EQ(parseVersionNumber(text), std::nullopt) << text;
 }
 
 } // namespace
