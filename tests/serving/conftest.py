@@ -54,8 +54,11 @@ def free_port():
 class Server:
     """A running cuvil-serve with a REST and a gRPC endpoint."""
 
-    def __init__(self, repository, *flags, wait_ready=True):
+    def __init__(self, repository, *flags, wait_ready=True, ssl_context=None,
+                 grpc_credentials=None):
         self.repository = pathlib.Path(repository)
+        self.ssl_context = ssl_context
+        self.grpc_credentials = grpc_credentials
         self.http_port, self.grpc_port = free_port(), free_port()
         self.log = open(self.repository.parent / f"serve-{self.http_port}.log", "w+")
         self.proc = subprocess.Popen(
@@ -80,7 +83,11 @@ class Server:
         return self.log.read()
 
     def request(self, method, path, body=None, headers=None, timeout=60):
-        conn = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=timeout)
+        if self.ssl_context:
+            conn = http.client.HTTPSConnection("127.0.0.1", self.http_port, timeout=timeout,
+                                               context=self.ssl_context)
+        else:
+            conn = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=timeout)
         try:
             conn.request(method, path, body=body, headers=headers or {})
             response = conn.getresponse()
@@ -101,11 +108,25 @@ class Server:
         path = f"/v2/models/{model}" + (f"/versions/{version}" if version else "") + "/infer"
         return self.post_json(path, {"inputs": inputs, **extra})
 
-    def grpc_stub(self):
+    def grpc_channel(self):
         import grpc
+        target = f"127.0.0.1:{self.grpc_port}"
+        if self.grpc_credentials:
+            return grpc.secure_channel(target, self.grpc_credentials)
+        return grpc.insecure_channel(target)
+
+    def grpc_stub(self):
         import grpc_predict_v2_pb2_grpc as pb_grpc
-        channel = grpc.insecure_channel(f"127.0.0.1:{self.grpc_port}")
-        return pb_grpc.GRPCInferenceServiceStub(channel)
+        return pb_grpc.GRPCInferenceServiceStub(self.grpc_channel())
+
+    def threads(self):
+        """The server process's thread count."""
+        status = pathlib.Path(f"/proc/{self.proc.pid}/status").read_text()
+        return int(status.split("Threads:")[1].split()[0])
+
+    def peak_rss_kib(self):
+        status = pathlib.Path(f"/proc/{self.proc.pid}/status").read_text()
+        return int(status.split("VmHWM:")[1].split()[0])
 
     def metrics(self):
         status, body = self.get("/metrics")
@@ -127,6 +148,53 @@ class Server:
                 self.proc.wait()
         self.log.close()
         return self.proc.returncode
+
+
+class LiveWatch:
+    """Asks /v2/health/live (REST) and ServerLive (gRPC) every 50 ms from a
+    thread until the block ends; failures lists every answer that was not
+    live (an attack must never take the server down)."""
+
+    def __init__(self, server, rest=True, grpc_live=True, interval=0.05):
+        import threading
+        self.server, self.rest, self.grpc_live, self.interval = server, rest, grpc_live, interval
+        self.failures, self.checks = [], 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self):
+        import grpc_predict_v2_pb2 as pb
+        stub = self.server.grpc_stub()
+        while not self._stop.is_set():
+            if self.server.proc.poll() is not None:
+                self.failures.append(f"the server exited with {self.server.proc.returncode}")
+                return
+            if self.rest:
+                try:
+                    status, _, _ = self.server.request("GET", "/v2/health/live", timeout=20)
+                    if status != 200:
+                        self.failures.append(f"REST live answered {status}")
+                except OSError as error:
+                    self.failures.append(f"REST live: {error!r}")
+            if self.grpc_live:
+                try:
+                    if not stub.ServerLive(pb.ServerLiveRequest(), timeout=20).live:
+                        self.failures.append("gRPC ServerLive said not live")
+                except Exception as error:  # grpc.RpcError
+                    self.failures.append(f"gRPC ServerLive: {error!r}")
+            self.checks += 1
+            self._stop.wait(self.interval)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        if exc[0] is None:
+            assert self.failures == [], self.failures[:5]
+            assert self.checks > 0
 
 
 @pytest.fixture
@@ -162,13 +230,19 @@ _STUB_BODIES = {
 
 
 def build_stub(directory, name, metadata, note_version=1, note=True, functions=ABI_FUNCTIONS,
-               metadata_section=True):
+               metadata_section=True, constructor_marker=None):
     """A stand-in model .so built with gcc: the ABI functions asked for
     (context_run fails), `metadata` (a JSON text) as cuvil_model_metadata()
-    and in .cuvil.metadata, and the Cuvil ABI note of `note_version`."""
+    and in .cuvil.metadata, and the Cuvil ABI note of `note_version`. With
+    `constructor_marker`, loading it creates that file (proof it ran)."""
     literal = json.dumps(metadata)
     section = '__attribute__((section(".cuvil.metadata"), used)) ' if metadata_section else ""
-    source = ["#include <stdint.h>", f"{section}static const char metadata[] = {literal};"]
+    source = ["#include <stdint.h>", "#include <stdio.h>",
+              f"{section}static const char metadata[] = {literal};"]
+    if constructor_marker:
+        source.append("__attribute__((constructor)) static void ran(void) { "
+                      f"FILE *f = fopen({json.dumps(str(constructor_marker))}, \"w\"); "
+                      "if (f) fclose(f); }")
     for function in functions:
         source.append(_STUB_BODIES.get(function, f"int {function}(void) {{ return 0; }}"))
     if note:

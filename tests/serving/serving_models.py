@@ -91,12 +91,20 @@ def build_all(cuvilc, out):
         "typed": (_typed(), ["--max-batch=8"]),
         "static": (_static(), []),
     }
-    models = {}
-    for name, ((graph, reference), flags) in specs.items():
-        onnx_path = out / f"{name}.onnx"
-        _save(graph, onnx_path)
-        so = out / f"{name}.so"
-        subprocess.run([cuvilc, str(onnx_path), "--quiet", "-o", str(so), *flags],
-                       check=True, capture_output=True, text=True)
-        models[name] = Model(so, reference)
-    return models
+    return {name: _compile(cuvilc, out, name, graph, reference, flags)
+            for name, ((graph, reference), flags) in specs.items()}
+
+
+def build_mlp(cuvilc, out, name, flags, seed=0):
+    """The MLP (x: [N, 16] -> y, z: [N, 8]) compiled with `flags`."""
+    graph, reference = _mlp(seed)
+    return _compile(cuvilc, pathlib.Path(out), name, graph, reference, flags)
+
+
+def _compile(cuvilc, out, name, graph, reference, flags):
+    onnx_path = out / f"{name}.onnx"
+    _save(graph, onnx_path)
+    so = out / f"{name}.so"
+    subprocess.run([cuvilc, str(onnx_path), "--quiet", "-o", str(so), *flags],
+                   check=True, capture_output=True, text=True)
+    return Model(so, reference)
