@@ -338,8 +338,11 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::start(InferenceServer &s
 GrpcServer::~GrpcServer() { stop(); }
 
 void GrpcServer::stop() {
+  // By now the inference requests have drained (InferenceServer::shutdown);
+  // what is left is writing their answers. gRPC also waits for every client
+  // to drop its connection, which an idle client never does: cut it then.
   if (server_)
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
 }
 
 } // namespace cuvil::serving

@@ -325,12 +325,13 @@ uint64_t decodeMemoryBound(absl::string_view body, std::optional<size_t> jsonLen
   size_t jsonBytes = std::min(jsonLength.value_or(body.size()), body.size());
   // Every JSON value but the first follows a ',', '[', '{' or ':' outside a
   // string. A parsed value is 16 bytes in a vector that may be twice full,
-  // an object member a map node more; strings hold at most the text; a
+  // an object member a map node more; strings hold at most their text; a
   // decoded element is at most 8 bytes; binary tensors are copied once.
-  uint64_t values = 1;
+  uint64_t values = 1, stringBytes = 0;
   bool inString = false, escaped = false;
   for (char c : body.substr(0, jsonBytes)) {
     if (inString) {
+      ++stringBytes;
       if (escaped)
         escaped = false;
       else if (c == '\\')
@@ -343,7 +344,7 @@ uint64_t decodeMemoryBound(absl::string_view body, std::optional<size_t> jsonLen
       ++values;
     }
   }
-  return values * 48 + jsonBytes + (body.size() - jsonBytes);
+  return values * 48 + stringBytes + (body.size() - jsonBytes);
 }
 
 uint64_t encodeMemoryBound(const InferResponse &response, const InferRequest &request) {

@@ -8,6 +8,7 @@
 #include "cuvil/support/Version.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -177,11 +178,22 @@ MHD_Result onRequest(void *self, MHD_Connection *connection, const char *url, co
                             "the request body has ", bytes, " bytes, above the server's limit of ",
                             limit, " (--http-max-body-bytes)")),
                         413);
-        // Held before the body arrives, so that a refusal costs nothing.
+        // Held before the body arrives, so that a refusal costs no memory.
         absl::Status held = request->reservation.grow(
             bytes, absl::StrCat("a request body of ", bytes, " bytes"));
-        if (!held.ok())
-          return refuse(*server, connection, url, held, httpStatus(held));
+        if (!held.ok()) {
+          // A client waiting for "100 Continue" has sent no body: answer now.
+          // Any other is sending it: it is discarded as it arrives and the
+          // answer follows, which the client then reliably reads (an answer
+          // before the body is read ends in a reset the client may see
+          // first).
+          const char *expect =
+              MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Expect");
+          if (expect && absl::EqualsIgnoreCase(expect, "100-continue"))
+            return refuse(*server, connection, url, held, httpStatus(held));
+          request->refused = held;
+          return MHD_YES;
+        }
         request->body.reserve(bytes);
       }
     }

@@ -55,8 +55,9 @@ class Server:
     """A running cuvil-serve with a REST and a gRPC endpoint."""
 
     def __init__(self, repository, *flags, wait_ready=True, ssl_context=None,
-                 grpc_credentials=None):
+                 grpc_credentials=None, host="127.0.0.1"):
         self.repository = pathlib.Path(repository)
+        self.host = host
         self.ssl_context = ssl_context
         self.grpc_credentials = grpc_credentials
         self.http_port, self.grpc_port = free_port(), free_port()
@@ -84,10 +85,10 @@ class Server:
 
     def request(self, method, path, body=None, headers=None, timeout=60):
         if self.ssl_context:
-            conn = http.client.HTTPSConnection("127.0.0.1", self.http_port, timeout=timeout,
+            conn = http.client.HTTPSConnection(self.host, self.http_port, timeout=timeout,
                                                context=self.ssl_context)
         else:
-            conn = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=timeout)
+            conn = http.client.HTTPConnection(self.host, self.http_port, timeout=timeout)
         try:
             conn.request(method, path, body=body, headers=headers or {})
             response = conn.getresponse()
@@ -110,9 +111,12 @@ class Server:
 
     def grpc_channel(self):
         import grpc
-        target = f"127.0.0.1:{self.grpc_port}"
+        target = f"[{self.host}]:{self.grpc_port}" if ":" in self.host else \
+            f"{self.host}:{self.grpc_port}"
         if self.grpc_credentials:
-            return grpc.secure_channel(target, self.grpc_credentials)
+            # The tests' certificate names localhost and 127.0.0.1.
+            return grpc.secure_channel(target, self.grpc_credentials,
+                                       options=[("grpc.ssl_target_name_override", "localhost")])
         return grpc.insecure_channel(target)
 
     def grpc_stub(self):
@@ -165,7 +169,7 @@ class LiveWatch:
     def _watch(self):
         import grpc_predict_v2_pb2 as pb
         stub = self.server.grpc_stub()
-        while not self._stop.is_set():
+        while True:  # at least once, however short the block
             if self.server.proc.poll() is not None:
                 self.failures.append(f"the server exited with {self.server.proc.returncode}")
                 return
@@ -183,7 +187,8 @@ class LiveWatch:
                 except Exception as error:  # grpc.RpcError
                     self.failures.append(f"gRPC ServerLive: {error!r}")
             self.checks += 1
-            self._stop.wait(self.interval)
+            if self._stop.wait(self.interval):
+                return
 
     def __enter__(self):
         self._thread.start()

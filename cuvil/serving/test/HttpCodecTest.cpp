@@ -111,7 +111,7 @@ TEST(HttpCodecTest, DecodingCostIsBoundedFromTheText) {
   // Separators inside strings are not values.
   uint64_t bound = decodeMemoryBound(body("a,b[c{d:e\\\""), std::nullopt);
   EXPECT_EQ(bound, decodeMemoryBound(body("abcdefghi\\\""), std::nullopt));
-  EXPECT_GT(bound, body("").size() + 20 * 48);
+  EXPECT_GT(bound, 20 * 48);
   // The binary part is copied once.
   std::string header = body("");
   EXPECT_EQ(decodeMemoryBound(header + std::string(100, 'x'), header.size()),
