@@ -56,6 +56,13 @@ def test_kserve_manifests():
     help_text = subprocess.run([SERVE, "--help"], capture_output=True, text=True).stdout
     for arg in container["args"]:
         assert arg.split("=")[0] in help_text, arg
+    # cuvil-serve listens on loopback by default; the pod must listen on
+    # every interface, and leaves the repository API off.
+    assert "--http-address=0.0.0.0" in container["args"]
+    assert "--grpc-address=0.0.0.0" in container["args"]
+    assert not any(arg.startswith("--allow-repository-control") for arg in container["args"])
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    assert '"--http-address=0.0.0.0"' in dockerfile and '"--grpc-address=0.0.0.0"' in dockerfile
     services = list(yaml.safe_load_all(
         (DEPLOY / "kserve" / "inference-service.yaml").read_text()))
     assert {s["spec"]["predictor"]["model"]["protocolVersion"] for s in services} == \
