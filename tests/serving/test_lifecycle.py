@@ -288,12 +288,23 @@ def test_command_line(tmp_path):
     run = subprocess.run([SERVE, "--help"], capture_output=True, text=True)
     assert run.returncode == 0
     assert "--model-control-mode" in run.stdout and "--load-model" in run.stdout
+    for flag in ("--http-address", "--grpc-address", "--allow-repository-control",
+                 "--http-request-timeout-secs", "--max-inflight-bytes", "--http-tls-cert",
+                 "--grpc-tls-cert", "--max-total-threads"):
+        assert flag in run.stdout, flag
     for args, code, message in [
             ([], 2, "--model-repository is required"),
             ([f"--model-repository={tmp_path}", "--model-control-mode=sometimes"], 2,
              "none, explicit or poll"),
             ([f"--model-repository={tmp_path}", "--load-model=a"], 2,
              "--load-model needs --model-control-mode=explicit"),
+            ([f"--model-repository={tmp_path}", "--max-inflight-bytes=1000",
+              "--http-max-body-bytes=2000"], 2,
+             "--max-inflight-bytes (1000) must be at least --http-max-body-bytes (2000)"),
+            ([f"--model-repository={tmp_path}", "--http-request-timeout-secs=0"], 2,
+             "--http-request-timeout-secs must be positive"),
+            ([f"--model-repository={tmp_path}", "--max-total-threads=0"], 2,
+             "--max-total-threads must be positive"),
             ([f"--model-repository={tmp_path / 'absent'}"], 1, "is not a directory")]:
         run = subprocess.run([SERVE, *args], capture_output=True, text=True, timeout=30)
         assert run.returncode == code and message in run.stderr, (args, run.stderr)

@@ -55,8 +55,10 @@ ABSL_FLAG(std::string, grpc_tls_cert, "",
 ABSL_FLAG(std::string, grpc_tls_key, "", "PEM private key file of --grpc-tls-cert.");
 ABSL_FLAG(std::string, model_control_mode, "none",
           "none: load every model at start, no load/unload API; explicit: load the "
-          "--load-model models at start and what the repository API asks for; poll: "
-          "follow the repository directory (new, changed and removed models).");
+          "--load-model models at start, and what the repository API asks for when "
+          "--allow-repository-control is given; poll: follow the repository directory (new, "
+          "changed and removed models; a changed file is loaded once two scans find it "
+          "unchanged).");
 ABSL_FLAG(bool, allow_repository_control, false,
           "With --model-control-mode=explicit, let clients load and unload models and pass "
           "configs through the repository API (POST /v2/repository/models/NAME/load|unload, "
