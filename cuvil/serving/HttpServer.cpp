@@ -174,7 +174,7 @@ MHD_Result onRequest(void *self, MHD_Connection *connection, const char *url, co
       if (absl::SimpleAtoi(length, &bytes)) {
         if (bytes > limit)
           return refuse(*server, connection, url,
-                        absl::InvalidArgumentError(absl::StrCat(
+                        absl::ResourceExhaustedError(absl::StrCat(
                             "the request body has ", bytes, " bytes, above the server's limit of ",
                             limit, " (--http-max-body-bytes)")),
                         413);
@@ -224,7 +224,7 @@ MHD_Result onRequest(void *self, MHD_Connection *connection, const char *url, co
   server->setPhase(watch, HttpServer::Watch::kHandling);
   if (request->tooLarge)
     return refuse(*server, connection, url,
-                  absl::InvalidArgumentError(absl::StrCat(
+                  absl::ResourceExhaustedError(absl::StrCat(
                       "the request body is above the server's limit of ", limit,
                       " bytes (--http-max-body-bytes)")),
                   413);

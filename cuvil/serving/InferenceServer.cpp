@@ -236,7 +236,7 @@ absl::StatusOr<std::shared_ptr<InferenceServer::Version>>
 InferenceServer::loadVersion(const std::string &name, int64_t number, const ModelConfig &config,
                              const std::string &stamp) {
   std::string base = absl::StrCat(options_.repository, "/", name, "/", number);
-  ASSIGN_OR_RETURN(std::string folder, resolve(base));
+  RETURN_IF_ERROR(resolve(base).status());
   ASSIGN_OR_RETURN(std::string so, resolve(base + "/model.so"));
   LoadOptions load;
   load.weightsPath = "";
@@ -244,7 +244,6 @@ InferenceServer::loadVersion(const std::string &name, int64_t number, const Mode
     ASSIGN_OR_RETURN(load.weightsPath, resolve(base + "/model.weights.bin"));
   }
   load.sha256 = config.sha256For(number);
-  (void)folder;
 
   auto version = std::make_shared<Version>();
   version->number = number;
