@@ -313,12 +313,15 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::start(InferenceServer &s
   std::vector<MHD_OptionItem> extra = {
       {MHD_OPTION_SOCK_ADDR, 0, &address},
   };
+  // GnuTLS's NORMAL set still accepts TLS 1.0 and 1.1; gRPC starts at 1.2.
+  static const char kTlsPriorities[] = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
   if (tls) {
-    // MHD reads both when it starts; the strings live in http->options_.
+    // MHD reads these when it starts; the strings live in http->options_.
     extra.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0,
                      const_cast<char *>(http->options_.tlsCertificatePem.c_str())});
     extra.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0,
                      const_cast<char *>(http->options_.tlsKeyPem.c_str())});
+    extra.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0, const_cast<char *>(kTlsPriorities)});
   }
   extra.push_back({MHD_OPTION_END, 0, nullptr});
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |

@@ -15,6 +15,7 @@ import ssl
 import subprocess
 import threading
 import time
+import warnings
 
 import grpc
 import numpy as np
@@ -122,6 +123,18 @@ def test_tls_for_http_and_grpc(models, certificate, tmp_path, start_server):
     response = stub.ModelInfer(request, timeout=30)
     assert np.frombuffer(response.raw_output_contents[0], np.float32).tobytes() == \
         np.array(body["outputs"][0]["data"], np.float32).tobytes()
+    # TLS 1.0 and 1.1 are refused on both (GnuTLS's defaults took them).
+    for port in (server.http_port, server.grpc_port):
+        old = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        old.check_hostname, old.verify_mode = False, ssl.CERT_NONE
+        old.set_ciphers("DEFAULT:@SECLEVEL=0")
+        with warnings.catch_warnings():  # Python deprecates asking for them
+            warnings.simplefilter("ignore", DeprecationWarning)
+            old.minimum_version = ssl.TLSVersion.TLSv1
+            old.maximum_version = ssl.TLSVersion.TLSv1_1
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
+            with pytest.raises((ssl.SSLError, OSError)):
+                old.wrap_socket(raw).do_handshake()
     # Plain HTTP and an insecure channel get nothing.
     plain = http.client.HTTPConnection("127.0.0.1", server.http_port, timeout=30)
     with pytest.raises((http.client.HTTPException, OSError)):
