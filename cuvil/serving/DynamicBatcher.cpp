@@ -12,6 +12,9 @@ namespace cuvil::serving {
 
 using Clock = std::chrono::steady_clock;
 
+/// Merge buffers above this are freed after their batch.
+constexpr size_t kKeptBufferBytes = 16 << 20;
+
 struct DynamicBatcher::Pending {
   int64_t batch;
   const std::vector<const std::string *> *inputs;
@@ -115,6 +118,12 @@ void DynamicBatcher::work(size_t index) {
       wake_.notify_one();
     std::lock_guard<std::mutex> busy(*executorBusy_[index]);
     execute(executor, group, rows, inputBuffers, outputBuffers);
+    // Kept for the next batch, unless large: the requests that needed them
+    // held their bytes against the server's budget, the buffers would not.
+    for (auto *buffers : {&inputBuffers, &outputBuffers})
+      for (std::string &buffer : *buffers)
+        if (buffer.capacity() > kKeptBufferBytes)
+          std::string().swap(buffer);
   }
 }
 

@@ -5,8 +5,9 @@
 // dynamic batch, the requests behind it while their rows fit in the maximum
 // batch, waiting at most the queue delay (counted from the oldest request's
 // arrival) for more. Inputs are concatenated along dimension 0 into buffers
-// sized once for the maximum batch, so the steady state allocates only the
-// response tensors. A request arriving at an idle batcher with no queue delay
+// grown to the batches merged (never sized for the maximum: a model compiled
+// for 2^31 rows must not allocate for them) and kept while small, so the
+// steady state allocates only the response tensors. A request arriving at an idle batcher with no queue delay
 // runs on the caller's thread. Destruction finishes every queued request: a
 // version being replaced drains on its own while the new one serves.
 //

@@ -19,8 +19,6 @@
 #include <sstream>
 
 #include <dirent.h>
-#include <limits.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
