@@ -1,6 +1,7 @@
 #include "cuvil/driver/Compiler.h"
 
 #include "cuvil/importers/onnx/OnnxImporter.h"
+#include "cuvil/ir/CuvilOps.h"
 #include "cuvil/ir/Registration.h"
 #include "cuvil/passes/Pipelines.h"
 #include "cuvil/support/Diagnostics.h"
@@ -9,9 +10,7 @@
 #include "cuvil/support/TensorBytes.h"
 #include "cuvil/support/Version.h"
 #include "cuvil/passes/PassStatistics.h"
-#include "cuvil/targets/TargetDescription.h"
-#include "cuvil/targets/x86/CEmitter.h"
-#include "cuvil/targets/x86/Toolchain.h"
+#include "cuvil/targets/AllTargets.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -35,19 +34,6 @@
 namespace cuvil {
 
 namespace {
-
-struct EmitKindName {
-  EmitKind kind;
-  const char *name;
-};
-
-constexpr EmitKindName kEmitKinds[] = {
-    {EmitKind::SharedObject, "so"},
-    {EmitKind::C, "c"},
-    {EmitKind::Header, "header"},
-    {EmitKind::MlirLevel1, "mlir-level1"},
-    {EmitKind::MlirLevel2, "mlir-level2"},
-};
 
 /// Reports "[i/n] what (elapsed)" lines through the progress callback.
 class ProgressReporter {
@@ -80,20 +66,34 @@ bool endsWith(absl::string_view text, absl::string_view suffix) {
 
 } // namespace
 
-absl::StatusOr<EmitKind> parseEmitKind(absl::string_view text) {
-  for (const EmitKindName &entry : kEmitKinds)
-    if (text == entry.name)
-      return entry.kind;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown --emit value '", text,
-      "'; expected one of: ", absl::StrJoin(getEmitKindNames(), ", ")));
+std::vector<std::string> getEmitKindNames(const TargetBackend &target) {
+  std::vector<std::string> names;
+  for (const EmitKindInfo &kind : target.getEmitKinds())
+    names.push_back(kind.name);
+  names.push_back(kEmitLevel1);
+  names.push_back(kEmitLevel2);
+  return names;
 }
 
-std::vector<std::string> getEmitKindNames() {
-  std::vector<std::string> names;
-  for (const EmitKindName &entry : kEmitKinds)
-    names.push_back(entry.name);
-  return names;
+absl::StatusOr<const TargetBackend *> lookupTarget(const TargetRegistry &targets,
+                                                   const std::string &name) {
+  if (const TargetBackend *target = targets.lookup(name))
+    return target;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unsupported --target '", name,
+      "'; this build targets: ", targets.describeChoices()));
+}
+
+absl::StatusOr<std::optional<EmitKindInfo>>
+lookupEmitKind(const TargetBackend &target, const std::string &emit) {
+  if (emit == kEmitLevel1 || emit == kEmitLevel2)
+    return std::optional<EmitKindInfo>();
+  for (const EmitKindInfo &kind : target.getEmitKinds())
+    if (kind.name == emit)
+      return std::optional<EmitKindInfo>(kind);
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown --emit value '", emit, "'; expected one of: ",
+                   absl::StrJoin(getEmitKindNames(target), ", ")));
 }
 
 absl::Status
@@ -203,6 +203,11 @@ static std::string hexSha256(absl::string_view bytes) {
 }
 
 absl::StatusOr<Artifact> compile(const CompileOptions &options) {
+  return compile(options, getAllTargets());
+}
+
+absl::StatusOr<Artifact> compile(const CompileOptions &options,
+                                 const TargetRegistry &targets) {
   const std::string &path = options.inputPath;
   if (!endsWith(path, ".mlir") && !endsWith(path, ".onnx"))
     return absl::InvalidArgumentError(absl::StrCat(
@@ -210,25 +215,28 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
         "': Cuvil reads ONNX (.onnx) and level1 MLIR (.mlir) models"));
   if (options.maxBatch && *options.maxBatch < 1)
     return absl::InvalidArgumentError("--max-batch must be at least 1");
-  if (options.externalWeights && options.emit != EmitKind::SharedObject)
-    return absl::InvalidArgumentError(
-        "--external-weights applies to --emit=so (the .so mmaps the file)");
-  if (options.threadsDefault < 1)
-    return absl::InvalidArgumentError("--threads-default must be at least 1");
-  if (options.target != "x86_64-linux-gnu")
-    return absl::InvalidArgumentError(
-        absl::StrCat("unsupported --target '", options.target,
-                     "'; this build targets x86_64-linux-gnu"));
-  bool toLevel2 = options.emit != EmitKind::MlirLevel1;
-  bool toC = toLevel2 && options.emit != EmitKind::MlirLevel2;
-  bool build = options.emit == EmitKind::SharedObject;
-  // Resolved for every output: the target description it implies steers
-  // the level1 passes too, so --emit=mlir-level1 shows what the .so runs.
-  ASSIGN_OR_RETURN(x86::CpuTarget cpu, x86::resolveCpu(options.cpu));
-  TargetDescription target =
-      describeX86Target(cpu.features, /*native=*/options.cpu == "native");
+  ASSIGN_OR_RETURN(const TargetBackend *backend,
+                   lookupTarget(targets, options.target));
+  ASSIGN_OR_RETURN(std::optional<EmitKindInfo> emitKind,
+                   lookupEmitKind(*backend, options.emit));
+  RETURN_IF_ERROR(backend->checkOptions(options.targetOptions, options.emit));
+  bool toLevel2 = options.emit != kEmitLevel1;
 
-  ProgressReporter progress(options, 2 + toLevel2 + toC + build);
+  mlir::DialectRegistry registry;
+  registerCuvilDialects(registry);
+  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  // Errors name the op and the model's location; a dump of the op in
+  // generic form helps no user (the reproducer has it for us).
+  context.printOpOnDiagnostic(false);
+  context.loadDialect<l1::CuvilDialect>();
+  // Resolved for every output, before the model is read: the description
+  // steers the level1 passes too, so --emit=mlir-level1 shows what the
+  // artifact runs, and a bad --cpu fails at once.
+  ASSIGN_OR_RETURN(l1::TargetAttr target,
+                   backend->resolveTarget(&context, options.targetOptions));
+
+  ProgressReporter progress(options,
+                            2 + toLevel2 + (emitKind ? emitKind->stages : 0));
   progress.stage(absl::StrCat("reading ", path));
   std::string source;
   if (options.inputContents) {
@@ -237,12 +245,6 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
     ASSIGN_OR_RETURN(source, readFile(path));
   }
 
-  mlir::DialectRegistry registry;
-  registerCuvilDialects(registry);
-  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
-  // Errors name the op and the model's location; a dump of the op in
-  // generic form helps no user (the reproducer has it for us).
-  context.printOpOnDiagnostic(false);
   StatusDiagnosticHandler diagnostics(&context);
   ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module,
                    loadModel(context, diagnostics, options, source));
@@ -269,7 +271,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
         mlir::IntegerAttr::get(mlir::IntegerType::get(&context, 64), bound));
   }
 
-  module->getOperation()->setAttr(kTargetAttrName, target.toAttribute(&context));
+  module->getOperation()->setAttr(l1::TargetAttr::kAttrName, target);
 
   auto runPipeline = [&](auto buildPipeline) -> absl::Status {
     mlir::PassManager pm(&context);
@@ -328,13 +330,15 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
   RETURN_IF_ERROR(runPipeline(buildLevel1Pipeline));
   collectStatistics();
   if (!toLevel2) {
-    artifact.contents = printModule(*module);
+    artifact.files.push_back({".mlir", printModule(*module)});
     RETURN_IF_ERROR(diagnostics.consumeStatus());
     return artifact;
   }
 
   progress.stage("lowering to level2 and planning memory");
-  RETURN_IF_ERROR(runPipeline(buildLevel2Pipeline));
+  RETURN_IF_ERROR(runPipeline([backend](mlir::OpPassManager &pm) {
+    buildLevel2Pipeline(pm, *backend);
+  }));
   collectStatistics();
   module->walk([&](mlir::func::FuncOp func) {
     auto get = [&](llvm::StringRef name) {
@@ -346,37 +350,26 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
         get("cuvil.arena_bytes"), get("cuvil.intermediate_bytes"),
         get("cuvil.live_bytes_bound"));
   });
-  if (!toC) {
-    artifact.contents = printModule(*module);
+  if (!emitKind) {
+    artifact.files.push_back({".mlir", printModule(*module)});
     return artifact;
   }
 
-  progress.stage("emitting C");
-  x86::EmitOptions emitOptions;
-  emitOptions.cpu = cpu.march;
-  emitOptions.cpuFeatures = cpu.features;
-  emitOptions.modelHash = hexSha256(source);
-  emitOptions.compilerVersion = absl::StrCat("cuvilc ", getVersionString());
-  emitOptions.inlineWeights = options.emit == EmitKind::C;
-  emitOptions.threadsDefault = options.threadsDefault;
-  emitOptions.l2Bytes = target.l2Bytes;
-  emitOptions.externalWeights = options.externalWeights;
-  ASSIGN_OR_RETURN(x86::EmittedModel emitted,
-                   x86::emitModel(*module, emitOptions));
-  if (options.emit == EmitKind::C) {
-    artifact.contents = emitted.singleSource();
-    return artifact;
+  SerializeInfo info;
+  info.modelHash = hexSha256(source);
+  info.compilerVersion = absl::StrCat("cuvilc ", getVersionString());
+  info.stage = [&progress](llvm::StringRef what) {
+    progress.stage(absl::string_view(what.data(), what.size()));
+  };
+  absl::StatusOr<std::vector<ArtifactFile>> files = backend->serialize(
+      *module, options.emit, options.targetOptions, info);
+  if (!files.ok()) {
+    // Diagnostics of the target's own checks come first, with their ops.
+    absl::Status diagnosed =
+        diagnostics.consumeStatus(files.status().code());
+    return diagnosed.ok() ? files.status() : diagnosed;
   }
-  if (options.emit == EmitKind::Header) {
-    artifact.contents = emitted.header;
-    return artifact;
-  }
-  progress.stage(absl::StrCat(
-      "building the shared object with clang (-march=", cpu.march, ")"));
-  ASSIGN_OR_RETURN(artifact.contents, x86::buildSharedObject(emitted, cpu));
-  artifact.header = emitted.header;
-  if (options.externalWeights)
-    artifact.externalWeights = std::move(emitted.weightsBlob);
+  artifact.files = *std::move(files);
   return artifact;
 }
 

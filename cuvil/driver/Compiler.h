@@ -8,6 +8,8 @@
 #ifndef CUVIL_DRIVER_COMPILER_H
 #define CUVIL_DRIVER_COMPILER_H
 
+#include "cuvil/targets/Target.h"
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -19,25 +21,25 @@
 
 namespace cuvil {
 
-/// What the compiler writes.
-enum class EmitKind {
-  /// Verified, simplified level1 MLIR.
-  MlirLevel1,
-  /// level2 MLIR: micro-kernel calls on buffers in a planned arena.
-  MlirLevel2,
-  /// One C99 translation unit: kernels, weights, run function and C ABI.
-  C,
-  /// The model's C header (the ABI of the .so).
-  Header,
-  /// An x86-64 shared object needing only libc/libm.
-  SharedObject,
-};
+/// The outputs every target has: verified, simplified level1 MLIR, and the
+/// planned level2 MLIR (micro-kernel calls on buffers in one arena). The
+/// others are the target's (TargetBackend::getEmitKinds).
+constexpr const char kEmitLevel1[] = "mlir-level1";
+constexpr const char kEmitLevel2[] = "mlir-level2";
 
-/// Parses `--emit` values; the error lists the accepted ones.
-absl::StatusOr<EmitKind> parseEmitKind(absl::string_view text);
+/// "so, c, header, mlir-level1, mlir-level2": the --emit values `target`
+/// accepts, its own first.
+std::vector<std::string> getEmitKindNames(const TargetBackend &target);
 
-/// The accepted `--emit` values, for help texts.
-std::vector<std::string> getEmitKindNames();
+/// The target `name` (a name or triple) of `targets`, or an error listing
+/// them.
+absl::StatusOr<const TargetBackend *> lookupTarget(const TargetRegistry &targets,
+                                                   const std::string &name);
+
+/// The target's emit kind `emit`: none for level1 / level2 MLIR, an error
+/// listing the accepted values for anything else it does not write.
+absl::StatusOr<std::optional<EmitKindInfo>>
+lookupEmitKind(const TargetBackend &target, const std::string &emit);
 
 struct CompileOptions {
   /// Path of the input model. Format by extension: `.onnx` (ONNX) or
@@ -51,15 +53,12 @@ struct CompileOptions {
   std::map<std::string, std::vector<int64_t>> inputShapes;
   /// If set, dimension 0 of every input is a dynamic batch up to this size.
   std::optional<int64_t> maxBatch;
-  /// The target triple; only x86_64-linux-gnu is supported.
+  /// The target: a registered name ("x86") or triple.
   std::string target = "x86_64-linux-gnu";
-  /// CPU to build for: native, x86-64, x86-64-v2/v3/v4, or an LLVM CPU name.
-  std::string cpu = "native";
-  /// Threads a context of the artifact uses by default.
-  int threadsDefault = 1;
-  /// Keep the weights in a file beside the .so (<name>.weights.bin).
-  bool externalWeights = false;
-  EmitKind emit = EmitKind::MlirLevel1;
+  /// What the target builds for and how (--cpu, --threads-default, ...).
+  TargetOptions targetOptions;
+  /// What to write: kEmitLevel1, kEmitLevel2 or one of the target's kinds.
+  std::string emit = kEmitLevel1;
   /// Print the IR after every pass to stderr.
   bool printIrAfterAll = false;
   /// Print the IR after the passes with these arguments (e.g.
@@ -80,12 +79,9 @@ parseInputShape(absl::string_view text,
                 std::map<std::string, std::vector<int64_t>> &shapes);
 
 struct Artifact {
-  /// What --emit asked for.
-  std::string contents;
-  /// For EmitKind::SharedObject: the header that goes beside the .so.
-  std::string header;
-  /// With externalWeights: <name>.weights.bin, also beside the .so.
-  std::string externalWeights;
+  /// What --emit asked for: the main file first (.mlir, .so, .c, ...), then
+  /// the files that go beside it (a .so's header, external weights).
+  std::vector<ArtifactFile> files;
   /// Memory plan of the model (arena and intermediate bytes), once lowered.
   std::string memoryReport;
   /// What the passes did ("cuvil-fold-batch-norm: 20 folded"; the names are
@@ -93,10 +89,15 @@ struct Artifact {
   std::vector<std::string> passStatistics;
 };
 
-/// Compiles `options.inputPath`. Errors are InvalidArgument (bad model: with
-/// the op, the location and what to do), NotFound / PermissionDenied (input
-/// file), Unimplemented (an op or type the target cannot compile yet), or
-/// Internal (the C toolchain failed).
+/// Compiles `options.inputPath` for a target of `targets`. Errors are
+/// InvalidArgument (bad model: with the op, the location and what to do; or
+/// bad options), NotFound / PermissionDenied (input file), Unimplemented (an
+/// op or type the target cannot compile yet), or Internal (the target's
+/// toolchain failed).
+absl::StatusOr<Artifact> compile(const CompileOptions &options,
+                                 const TargetRegistry &targets);
+
+/// compile() with the targets of this build (cuvil/targets/AllTargets.h).
 absl::StatusOr<Artifact> compile(const CompileOptions &options);
 
 } // namespace cuvil

@@ -23,6 +23,11 @@ def Cuvil_Dialect : Dialect {
     `cuvil.cast` where a framework would promote.
   }];
   let hasConstantMaterializer = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
 }
 
 class Cuvil_Op<string mnemonic, list<Trait> traits = []>

@@ -34,6 +34,7 @@ void CuvilDialect::initialize() {
 #define GET_OP_LIST
 #include "cuvil/ir/CuvilOps.cpp.inc"
       >();
+  registerAttributes();
 }
 
 Operation *CuvilDialect::materializeConstant(OpBuilder &builder,

@@ -3,6 +3,7 @@
 #ifndef CUVIL_IR_CUVILOPS_H
 #define CUVIL_IR_CUVILOPS_H
 
+#include "cuvil/ir/CuvilAttrs.h"
 #include "cuvil/ir/CuvilDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -10,6 +10,7 @@
 #ifndef CUVIL_IR_CUVILOPS_TD
 #define CUVIL_IR_CUVILOPS_TD
 
+include "cuvil/ir/CuvilAttrs.td"
 include "cuvil/ir/CuvilBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"

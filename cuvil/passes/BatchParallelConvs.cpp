@@ -4,7 +4,7 @@
 // same geometry (an Inception block's 1x1 branches) become one convolution
 // over the concatenated weights, followed by a split into the branches'
 // results, when BatchingCostModel predicts it pays on the module's target
-// (`cuvil.target`). The input is streamed once instead of once per branch,
+// (`#cuvil.target`). The input is streamed once instead of once per branch,
 // and one larger matrix product replaces several thin ones. A shared
 // activation (each branch's conv used only by the same relu or clip) moves
 // before the split so that cuvil-fuse-epilogues still fuses it.
@@ -16,7 +16,6 @@
 #include "cuvil/passes/ConstantUtil.h"
 #include "cuvil/passes/PassStatistics.h"
 #include "cuvil/passes/Passes.h"
-#include "cuvil/targets/TargetDescription.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -80,9 +79,7 @@ std::string mergeKey(Branch branch) {
 struct BatchParallelConvs : cuvil::impl::CuvilBatchParallelConvsBase<BatchParallelConvs> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    auto module = func->getParentOfType<ModuleOp>();
-    cuvil::TargetDescription target =
-        module ? cuvil::TargetDescription::forModule(module) : cuvil::TargetDescription();
+    l1::TargetAttr target = l1::TargetAttr::lookupOrDefault(func);
 
     // Every value of the body is a possible shared input; a value whose op
     // a merge erased is skipped.

@@ -5,7 +5,7 @@
 // streams the input, its weights and its output, and pays a call) or merged
 // (the input once, all weights and outputs, one call, then a split copy that
 // reads the merged output and writes the branch outputs). Time is bytes over
-// the bandwidth the working set streams at (TargetDescription::bandwidthFor)
+// the bandwidth the working set streams at (#cuvil.target's bandwidthFor)
 // plus per-call overhead; merging pays when separate / merged reaches the
 // target's batching threshold.
 //
@@ -14,7 +14,7 @@
 #ifndef CUVIL_PASSES_BATCHINGCOSTMODEL_H
 #define CUVIL_PASSES_BATCHINGCOSTMODEL_H
 
-#include "cuvil/targets/TargetDescription.h"
+#include "cuvil/ir/CuvilAttrs.h"
 
 #include <cstdint>
 #include <vector>
@@ -33,7 +33,7 @@ struct BatchingEstimate {
   double speedup() const { return mergedSeconds > 0 ? separateSeconds / mergedSeconds : 0; }
 };
 
-BatchingEstimate estimateBatching(const TargetDescription &target,
+BatchingEstimate estimateBatching(l1::TargetAttr target,
                                   const ParallelBranches &branches);
 
 } // namespace cuvil

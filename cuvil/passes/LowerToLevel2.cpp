@@ -2,7 +2,9 @@
 //
 // A direct bufferization: every level1 op becomes one micro-kernel call on
 // buffers. Producers write into the function's output buffers when their
-// value is returned, so a model's last op needs no copy.
+// value is returned, so a model's last op needs no copy. No kernel choice is
+// made here: which algorithm a call runs, its scratch and its layouts are
+// the target's passes (cuvil/targets/<name>/transforms).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,40 +47,6 @@ private:
 
   llvm::DenseMap<Value, int64_t> multipliers;
 };
-
-/// (K, N) of an f32 matrix product worth packing B for: static K and N of
-/// at least a strip and a few rows of A (fewer than 8 static rows, or a
-/// vector, never pay for the pass over B).
-FailureOr<std::pair<int64_t, int64_t>> packableProduct(Operation *op) {
-  if (!isa<l1::MatmulOp, l1::GemmOp>(op))
-    return failure();
-  auto aType = cast<RankedTensorType>(op->getOperand(0).getType());
-  auto bType = cast<RankedTensorType>(op->getOperand(1).getType());
-  if (!bType.getElementType().isF32() || aType.getRank() < 2 ||
-      bType.getRank() < 2)
-    return failure();
-  int64_t rank = bType.getRank(), m, k, n;
-  if (auto gemm = dyn_cast<l1::GemmOp>(op)) {
-    m = aType.getDimSize(gemm.getTransA() ? 1 : 0);
-    k = bType.getDimSize(gemm.getTransB() ? 1 : 0);
-    n = bType.getDimSize(gemm.getTransB() ? 0 : 1);
-  } else {
-    // Against one B, A's batches are more rows (the kernel flattens them
-    // when they are back to back).
-    m = aType.getDimSize(aType.getRank() - 2);
-    if (rank == 2)
-      for (int64_t d = 0; d + 2 < aType.getRank(); ++d)
-        m = ShapedType::isDynamic(m) || aType.isDynamicDim(d)
-                ? ShapedType::kDynamic
-                : m * aType.getDimSize(d);
-    k = bType.getDimSize(rank - 2);
-    n = bType.getDimSize(rank - 1);
-  }
-  if (ShapedType::isDynamic(k) || ShapedType::isDynamic(n) || n < 32 ||
-      k < 16 || (!ShapedType::isDynamic(m) && m < 8))
-    return failure();
-  return std::make_pair(k, n);
-}
 
 /// A pure `cuvil.map_reduce` as `cuvil_l2.kernel "map"` around a
 /// `linalg.generic` over the buffers: one parallel loop per output
@@ -380,71 +348,6 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
       outs.push_back(allocate(result, opLoc));
       buffers.map(result, outs.back());
     }
-    // A convolution that is not pointwise gets scratch for its patches
-    // (im2col, [C * KH * KW, OH * OW] per image, positions padded to the
-    // micro-kernels' strip of 32), so that it runs as a matrix product; the
-    // planner places it like any buffer.
-    StringRef algorithm;
-    if (auto conv = dyn_cast<l1::Conv2dOp>(kernelOp)) {
-      auto inType = cast<RankedTensorType>(conv.getInput().getType());
-      auto wType = cast<RankedTensorType>(conv.getWeight().getType());
-      auto outType = cast<RankedTensorType>(conv.getType());
-      SmallVector<int64_t> strides = conv.getStridesOrDefault();
-      SmallVector<int64_t> padding = conv.getPaddingOrDefault();
-      // A pointwise convolution multiplies the image as it is: packing it
-      // would cost a pass over it for few rows of weights (MobileNet's).
-      bool pointwise = wType.getDimSize(2) == 1 && wType.getDimSize(3) == 1 &&
-                       strides[0] == 1 && strides[1] == 1 &&
-                       llvm::all_of(padding, [](int64_t p) { return p == 0; });
-      int64_t patch =
-          inType.getDimSize(1) * wType.getDimSize(2) * wType.getDimSize(3);
-      int64_t positions =
-          llvm::alignTo(outType.getDimSize(2) * outType.getDimSize(3), 32);
-      bool staticDims = !ShapedType::isDynamic(inType.getDimSize(1)) &&
-                        !ShapedType::isDynamic(outType.getDimSize(2)) &&
-                        !ShapedType::isDynamic(outType.getDimSize(3));
-      SmallVector<int64_t> dilations = conv.getDilationsOrDefault();
-      int64_t oh = outType.getDimSize(2), ow = outType.getDimSize(3);
-      // Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions on planes large
-      // enough that transforming the weights in every call (~160 flops per
-      // channel pair) is small next to the 36 * tiles multiply-adds it saves
-      // per pair: at least 28x28 outputs (49 tiles) and 8 channels.
-      bool winograd = staticDims && conv.getGroups() == 1 &&
-                      wType.getDimSize(2) == 3 && wType.getDimSize(3) == 3 &&
-                      strides[0] == 1 && strides[1] == 1 && dilations[0] == 1 &&
-                      dilations[1] == 1 && oh * ow >= 28 * 28 &&
-                      inType.getDimSize(1) >= 8 && wType.getDimSize(0) >= 8 &&
-                      wType.getElementType().isF32();
-      if (winograd) {
-        int64_t tiles = ((oh + 3) / 4) * ((ow + 3) / 4);
-        int64_t c = inType.getDimSize(1), k = wType.getDimSize(0);
-        outs.push_back(memref::AllocOp::create(
-            builder, opLoc,
-            // cuvil_winograd_scratch_floats: U in strips of 32 output
-            // channels, V and M.
-            MemRefType::get(
-                {36 * (static_cast<int64_t>(llvm::alignTo(k, 32)) * c +
-                       c * tiles + k * tiles)},
-                inType.getElementType()),
-            ValueRange(), builder.getI64IntegerAttr(64)));
-        algorithm = "winograd_f4x3";
-      } else if (!pointwise && conv.getGroups() == 1 && staticDims) {
-        outs.push_back(memref::AllocOp::create(
-            builder, opLoc,
-            MemRefType::get({patch, positions}, inType.getElementType()),
-            ValueRange(), builder.getI64IntegerAttr(64)));
-      }
-    }
-    // A matrix product gets scratch to pack B in ([K, N] in strips of 32
-    // columns), which the kernel uses when A has enough rows to pay for it.
-    if (FailureOr<std::pair<int64_t, int64_t>> kn = packableProduct(kernelOp);
-        succeeded(kn))
-      outs.push_back(memref::AllocOp::create(
-          builder, opLoc,
-          MemRefType::get(
-              {kn->first * static_cast<int64_t>(llvm::alignTo(kn->second, 32))},
-              builder.getF32Type()),
-          ValueRange(), builder.getI64IntegerAttr(64)));
     StringRef mnemonic = kernelOp->getName().stripDialect();
     auto call = cuvil::l2::UKernelCallOp::create(
         builder, opLoc, builder.getStringAttr(mnemonic), ins, outs);
@@ -458,8 +361,6 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
     }
     for (NamedAttribute attr : epilogueAttrs)
       call->setAttr(attr.getName(), attr.getValue());
-    if (!algorithm.empty())
-      call->setAttr("cuvil.algorithm", builder.getStringAttr(algorithm));
   }
 
   // Returned values not already written in place (inputs, constants, a

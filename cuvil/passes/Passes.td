@@ -143,64 +143,6 @@ def CuvilLowerToLevel2 : Pass<"cuvil-lower-to-level2", "::mlir::ModuleOp"> {
   ];
 }
 
-def CuvilPackProductWeights : Pass<"cuvil-pack-product-weights", "::mlir::ModuleOp"> {
-  let summary = "Pack constant B of matrix products into strips at compile time";
-  let description = [{
-    Level2. A `cuvil_l2.ukernel_call` "matmul" or "gemm" with packing
-    scratch (its second output) and a constant [K, N] f32 B (a linear
-    layer's weight) gets B as a new `memref.global` in the layout the
-    blocked kernels read, strips of 32 columns ([ceil(N / 32), K, 32], zero
-    past column N), the unit attribute `cuvil.packed_b`, and no scratch: the
-    run-time pass over B on every call is gone.
-  }];
-  let statistics = [
-    Statistic<"numPacked", "packed", "Product weights packed at compile time">,
-  ];
-  let dependentDialects = [
-    "::mlir::memref::MemRefDialect",
-    "::cuvil::l2::CuvilL2Dialect",
-  ];
-}
-
-def CuvilAssignLayouts : Pass<"cuvil-assign-layouts", "::mlir::ModuleOp"> {
-  let summary = "Give convolution activations the channel-blocked layout";
-  let description = [{
-    Level2. Intermediates that must share a layout (a convolution's output
-    and fused residual, a depthwise convolution's input and output, a
-    pooling's input and output, the operands of a map without broadcasts)
-    form classes. A class that a blockable convolution (f32, static image,
-    ungrouped or depthwise, constant weights or Winograd) produces becomes
-    `#cuvil_l2.layout<"NCHW" to "NCHW<B>c">` when every member can: a
-    [N, C, H, W] intermediate whose every access has a blocked kernel. B is
-    the target's 32-bit vector lanes (from `cuvil.target`: 16 for AVX-512,
-    8 for AVX2), or 8 on AVX-512 for a class whose channels are multiples of
-    8 only. Ungrouped convolutions read either layout (plain as blocks of
-    one channel); global pooling writes plain [N, C] from blocks; a returned
-    value is reordered into the output. So no reorder is ever inserted
-    inside the graph: the only ones are `cuvil_l2.copy`s into model outputs.
-
-    Direct convolutions get `cuvil.algorithm = "direct_blocked"` and their
-    weights packed at compile time, [OC/B][C/ib][KH][KW][ib][B] (ib: the
-    input's block, 1 for a plain input) or [C/B][KH][KW][B] (depthwise);
-    ungrouped ones take the zero-padded image as scratch in place of
-    im2col's. Winograd keeps its own.
-  }];
-  let options = [
-    Option<"block", "block", "int64_t", "0",
-           "Channels per block (0: the target's 32-bit vector lanes; no "
-           "blocking below 8)">,
-  ];
-  let statistics = [
-    Statistic<"numBlocked", "blocked", "Buffers given the blocked layout">,
-    Statistic<"numPacked", "packed", "Convolution weights packed into blocks">,
-    Statistic<"numReorders", "reorders", "Layout reorders (copies into model outputs)">,
-  ];
-  let dependentDialects = [
-    "::mlir::memref::MemRefDialect",
-    "::cuvil::l2::CuvilL2Dialect",
-  ];
-}
-
 def CuvilPlanMemory : Pass<"cuvil-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Place every intermediate buffer in one workspace arena";
   let description = [{

@@ -3,6 +3,7 @@
 #include "cuvil/passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -21,25 +22,48 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseElementwise());
 }
 
-void buildLevel2Pipeline(mlir::OpPassManager &pm) {
+void buildLevel2Pipeline(mlir::OpPassManager &pm, const TargetBackend &target) {
   pm.addPass(createCuvilLowerToLevel2());
-  pm.addPass(createCuvilPackProductWeights());
-  pm.addPass(createCuvilAssignLayouts());
+  target.buildLevel2Pipeline(pm);
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(createCuvilPlanMemory());
 }
 
-void registerCuvilPipelines() {
+namespace {
+
+struct Level2PipelineOptions
+    : public mlir::PassPipelineOptions<Level2PipelineOptions> {
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("The target whose level2 passes "
+                                            "run (a name or triple)"),
+                             llvm::cl::init("x86")};
+};
+
+} // namespace
+
+void registerCuvilPipelines(const TargetRegistry &targets) {
   registerCuvilPasses();
+  for (const TargetBackend *target : targets.list())
+    target->registerPasses();
   mlir::PassPipelineRegistration<>(
       "cuvil-level1-pipeline",
       "Simplify level1: fold constants and shapes, canonicalize, CSE",
       [](mlir::OpPassManager &pm) { buildLevel1Pipeline(pm); });
-  mlir::PassPipelineRegistration<>(
+  mlir::PassPipelineRegistration<Level2PipelineOptions>(
       "cuvil-level2-pipeline",
-      "level1 -> level2: bufferize into micro-kernel calls, pack product "
-      "weights, plan memory",
-      [](mlir::OpPassManager &pm) { buildLevel2Pipeline(pm); });
+      "level1 -> level2: bufferize into micro-kernel calls, the target's "
+      "kernel choices, layouts and packing, plan memory",
+      [&targets](mlir::OpPassManager &pm,
+                 const Level2PipelineOptions &options) {
+        // An unknown target leaves the pipeline empty; cuvil-opt then
+        // reports the pipeline as failed to build.
+        if (const TargetBackend *target = targets.lookup(options.target))
+          buildLevel2Pipeline(pm, *target);
+        else
+          llvm::errs() << "cuvil-level2-pipeline: unknown target '"
+                       << options.target << "'; known: "
+                       << targets.describeChoices() << "\n";
+      });
 }
 
 } // namespace cuvil

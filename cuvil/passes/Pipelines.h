@@ -1,12 +1,16 @@
 //===- Pipelines.h - Cuvil's compilation pipelines --------------*- C++ -*-===//
 //
 // The one definition of what runs, in which order: cuvilc, the Python
-// extension and the tests all build their pass managers from here.
+// extension and the tests all build their pass managers from here. A target
+// adds its own level2 passes (TargetBackend::buildLevel2Pipeline) between
+// the neutral lowering and memory planning.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CUVIL_PASSES_PIPELINES_H
 #define CUVIL_PASSES_PIPELINES_H
+
+#include "cuvil/targets/Target.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -15,13 +19,15 @@ namespace cuvil {
 /// level1 -> verified, simplified level1 (folding, canonicalization, CSE).
 void buildLevel1Pipeline(mlir::OpPassManager &pm);
 
-/// Verified level1 -> level2: micro-kernel calls on buffers, with every
+/// Verified level1 -> level2 for `target`: the neutral lowering to
+/// micro-kernel calls on buffers, the target's passes, then every
 /// intermediate placed in one arena.
-void buildLevel2Pipeline(mlir::OpPassManager &pm);
+void buildLevel2Pipeline(mlir::OpPassManager &pm, const TargetBackend &target);
 
-/// Registers every Cuvil pass, and the pipelines above as
-/// `cuvil-level1-pipeline` and `cuvil-level2-pipeline`, for cuvil-opt.
-void registerCuvilPipelines();
+/// Registers every neutral Cuvil pass and every pass of `targets`, and the
+/// pipelines above as `cuvil-level1-pipeline` and
+/// `cuvil-level2-pipeline{target=NAME}`, for cuvil-opt.
+void registerCuvilPipelines(const TargetRegistry &targets);
 
 } // namespace cuvil
 

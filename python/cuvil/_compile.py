@@ -135,9 +135,7 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
                            location=_location_of(message))
 
     directory = tempfile.mkdtemp(prefix="cuvil-")
-    files = {".so": artifact["contents"], ".h": artifact["header"].encode()}
-    if external_weights:
-        files[".weights.bin"] = artifact["external_weights"]
+    files = artifact["files"]  # {".so": bytes, ".h": bytes, ...}
     for suffix, data in files.items():
         with open(os.path.join(directory, "model" + suffix), "wb") as f:
             f.write(data)

@@ -40,14 +40,10 @@ compileModel(py::bytes model, const std::string &name,
   options.inputShapes = shapes;
   options.maxBatch = maxBatch;
   options.target = target;
-  options.cpu = cpu;
-  options.threadsDefault = threadsDefault;
-  options.externalWeights = externalWeights;
-  absl::StatusOr<cuvil::EmitKind> kind = cuvil::parseEmitKind(emit);
-  if (!kind.ok())
-    return py::make_tuple(static_cast<int>(kind.status().code()),
-                          std::string(kind.status().message()), py::none());
-  options.emit = *kind;
+  options.targetOptions.cpu = cpu;
+  options.targetOptions.threadsDefault = threadsDefault;
+  options.targetOptions.externalWeights = externalWeights;
+  options.emit = emit;
   std::optional<py::error_already_set> progressError;
   if (!progress.is_none()) {
     options.progress = [&](absl::string_view line) {
@@ -71,10 +67,11 @@ compileModel(py::bytes model, const std::string &name,
   if (!artifact.ok())
     return py::make_tuple(static_cast<int>(artifact.status().code()),
                           std::string(artifact.status().message()), py::none());
+  py::dict files;
+  for (const cuvil::ArtifactFile &file : artifact->files)
+    files[py::str(file.suffix)] = py::bytes(file.contents);
   py::dict result;
-  result["contents"] = py::bytes(artifact->contents);
-  result["header"] = artifact->header;
-  result["external_weights"] = py::bytes(artifact->externalWeights);
+  result["files"] = files;
   result["memory_report"] = artifact->memoryReport;
   return py::make_tuple(0, std::string(), result);
 }

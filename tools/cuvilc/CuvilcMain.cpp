@@ -15,6 +15,7 @@
 #include "cuvil/support/FileUtil.h"
 #include "cuvil/support/Interrupt.h"
 #include "cuvil/support/Version.h"
+#include "cuvil/targets/AllTargets.h"
 #include "tools/common/FlagUtil.h"
 
 #include "absl/flags/flag.h"
@@ -40,10 +41,11 @@ ABSL_FLAG(std::string, o, "",
           "directory (with <model>.h beside it); other outputs go to "
           "standard output. Files are written atomically: a failed compile "
           "leaves none.");
-ABSL_FLAG(std::string, emit, "so",
-          "What to produce: so (a model .so plus its .h), c (one C99 file), "
-          "header, mlir-level1 or mlir-level2.");
-ABSL_FLAG(std::string, target, "x86_64-linux-gnu", "Target triple.");
+ABSL_FLAG(std::string, emit, "",
+          "What to produce: one of the target's outputs (listed below; the "
+          "first is the default), or mlir-level1 / mlir-level2 for the IR.");
+ABSL_FLAG(std::string, target, "x86_64-linux-gnu",
+          "The target, by name or triple (listed below).");
 ABSL_FLAG(std::string, cpu, "native",
           "CPU to build for: native (this machine), x86-64, x86-64-v2, "
           "x86-64-v3, x86-64-v4, or an LLVM CPU name such as znver4. The "
@@ -98,35 +100,50 @@ Examples:
 
 Exit status: 0 on success, non-zero on any error (explained on stderr).)";
 
-/// The files cuvilc writes: the output, and beside a .so its header
-/// (model.so -> model.h) and external weights (model.weights.bin, the name
-/// the .so looks for).
-struct OutputFiles {
-  std::string main, header, weights;
+/// Where the files of an output go: the main file at `output`, each other
+/// beside it, named by its suffix after the main file's stem (model.so ->
+/// model.h, model.weights.bin: the name the .so looks for).
+std::string companionPath(const std::string &output,
+                          const std::string &mainSuffix,
+                          const std::string &suffix) {
+  bool hasMain = output.size() > mainSuffix.size() &&
+                 output.compare(output.size() - mainSuffix.size(),
+                                mainSuffix.size(), mainSuffix) == 0;
+  return (hasMain ? output.substr(0, output.size() - mainSuffix.size())
+                  : output) +
+         suffix;
+}
 
-  OutputFiles(const std::string &output, const cuvil::CompileOptions &options)
-      : main(output) {
-    if (output.empty() || options.emit != cuvil::EmitKind::SharedObject)
-      return;
-    size_t dot = output.rfind('.'), slash = output.rfind('/');
-    bool hasExtension =
-        dot != std::string::npos && (slash == std::string::npos || dot > slash);
-    bool isSo = output.size() > 3 &&
-                output.compare(output.size() - 3, 3, ".so") == 0;
-    header = (hasExtension ? output.substr(0, dot) : output) + ".h";
-    if (options.externalWeights)
-      weights = (isSo ? output.substr(0, output.size() - 3) : output) +
-                ".weights.bin";
-  }
+/// Every file the output may write (the main one first).
+std::vector<std::string>
+outputPaths(const std::string &output,
+            const std::optional<cuvil::EmitKindInfo> &kind) {
+  if (output.empty())
+    return {};
+  std::vector<std::string> paths = {output};
+  if (kind)
+    for (size_t i = 1; i < kind->suffixes.size(); ++i)
+      paths.push_back(
+          companionPath(output, kind->suffixes[0], kind->suffixes[i]));
+  return paths;
+}
 
-  std::vector<std::string> all() const {
-    std::vector<std::string> paths;
-    for (const std::string *path : {&main, &header, &weights})
-      if (!path->empty())
-        paths.push_back(*path);
-    return paths;
+/// The targets and what each writes, for --help.
+void printTargets() {
+  std::cout << "\nTargets (--target=NAME or a triple) and their outputs "
+               "(--emit):\n";
+  for (const cuvil::TargetBackend *target : cuvil::getAllTargets().list()) {
+    std::cout << "  " << target->getName().str();
+    for (const std::string &triple : target->getTriples())
+      std::cout << ", " << triple;
+    std::cout << "\n      " << target->getDescription().str() << "\n";
+    for (const cuvil::EmitKindInfo &kind : target->getEmitKinds())
+      std::cout << "      --emit=" << kind.name << ": " << kind.description
+                << "\n";
   }
-};
+  std::cout << "  Every target: --emit=mlir-level1 (the checked, optimized "
+               "tensor IR), --emit=mlir-level2 (the planned buffer IR).\n";
+}
 
 std::string versionString() {
   return absl::StrCat("cuvilc ", cuvil::getVersionString(), " (LLVM/MLIR ",
@@ -139,6 +156,7 @@ int cuvil::cuvilcMain(int argc, char **argv) {
   if (cuvil::wantsHelp(argc, argv)) {
     cuvil::printFlagsHelp(kUsage, "tools/cuvilc/");
     std::cout << "  --version\n      Print the compiler and LLVM versions.\n";
+    printTargets();
     return 0;
   }
   // Flags are spelled with dashes (--input-shape) or underscores.
@@ -166,8 +184,18 @@ int cuvil::cuvilcMain(int argc, char **argv) {
               << positional.size() - 1 << "\nRun 'cuvilc --help' for usage.\n";
     return 2;
   }
-  absl::StatusOr<cuvil::EmitKind> emit =
-      cuvil::parseEmitKind(absl::GetFlag(FLAGS_emit));
+  // The target and its output are known before anything is read.
+  absl::StatusOr<const cuvil::TargetBackend *> target =
+      cuvil::lookupTarget(cuvil::getAllTargets(), absl::GetFlag(FLAGS_target));
+  if (!target.ok()) {
+    std::cerr << "cuvilc: " << target.status().message() << "\n";
+    return 2;
+  }
+  std::string emitName = absl::GetFlag(FLAGS_emit);
+  if (emitName.empty())
+    emitName = (*target)->getEmitKinds().front().name;
+  absl::StatusOr<std::optional<cuvil::EmitKindInfo>> emit =
+      cuvil::lookupEmitKind(**target, emitName);
   if (!emit.ok()) {
     std::cerr << "cuvilc: " << emit.status().message() << "\n";
     return 2;
@@ -176,9 +204,9 @@ int cuvil::cuvilcMain(int argc, char **argv) {
   cuvil::CompileOptions options;
   options.inputPath = positional[1];
   options.target = absl::GetFlag(FLAGS_target);
-  options.cpu = absl::GetFlag(FLAGS_cpu);
-  options.threadsDefault = absl::GetFlag(FLAGS_threads_default);
-  options.externalWeights = absl::GetFlag(FLAGS_external_weights);
+  options.targetOptions.cpu = absl::GetFlag(FLAGS_cpu);
+  options.targetOptions.threadsDefault = absl::GetFlag(FLAGS_threads_default);
+  options.targetOptions.externalWeights = absl::GetFlag(FLAGS_external_weights);
   for (const std::string &shape : absl::GetFlag(FLAGS_input_shape)) {
     if (absl::Status status =
             cuvil::parseInputShape(shape, options.inputShapes);
@@ -189,7 +217,7 @@ int cuvil::cuvilcMain(int argc, char **argv) {
   }
   if (int64_t maxBatch = absl::GetFlag(FLAGS_max_batch); maxBatch != 0)
     options.maxBatch = maxBatch;
-  options.emit = *emit;
+  options.emit = emitName;
   options.printIrAfterAll = absl::GetFlag(FLAGS_print_ir_after_all);
   options.printIrAfter = absl::GetFlag(FLAGS_print_ir_after);
   options.timePasses = absl::GetFlag(FLAGS_time_passes);
@@ -206,15 +234,14 @@ int cuvil::cuvilcMain(int argc, char **argv) {
     };
 
   std::string output = absl::GetFlag(FLAGS_o);
-  if (*emit == cuvil::EmitKind::SharedObject && output.empty()) {
+  if (*emit && (*emit)->binary && output.empty()) {
     // A binary never goes to a terminal: name it after the model.
     std::string base =
         options.inputPath.substr(options.inputPath.rfind('/') + 1);
-    output = base.substr(0, base.rfind('.')) + ".so";
+    output = base.substr(0, base.rfind('.')) + (*emit)->suffixes.front();
   }
   // Where the files go is checked before the compile, which may be long.
-  OutputFiles outputs(output, options);
-  for (const std::string &path : outputs.all()) {
+  for (const std::string &path : outputPaths(output, *emit)) {
     if (absl::Status status = cuvil::checkOutputPath(path); !status.ok()) {
       std::cerr << "cuvilc: error: " << status.message() << "\n";
       return 1;
@@ -234,18 +261,18 @@ int cuvil::cuvilcMain(int argc, char **argv) {
       std::cerr << "cuvilc: " << line << "\n";
   if (!quiet && !artifact->memoryReport.empty())
     std::cerr << "cuvilc: memory plan: " << artifact->memoryReport << "\n";
+  const std::string &mainContents = artifact->files.front().contents;
   if (output.empty()) {
-    std::fwrite(artifact->contents.data(), 1, artifact->contents.size(),
-                stdout);
+    std::fwrite(mainContents.data(), 1, mainContents.size(), stdout);
     return std::fflush(stdout) == 0 ? 0 : 1;
   }
-  // The .so's companions are written with it, all or none.
+  // The main file and its companions are written together, all or none.
   std::vector<std::pair<std::string, absl::string_view>> files;
-  if (!artifact->header.empty())
-    files.push_back({outputs.header, artifact->header});
-  if (!artifact->externalWeights.empty())
-    files.push_back({outputs.weights, artifact->externalWeights});
-  files.push_back({output, artifact->contents});
+  const std::string &mainSuffix = artifact->files.front().suffix;
+  for (size_t i = 1; i < artifact->files.size(); ++i)
+    files.push_back({companionPath(output, mainSuffix, artifact->files[i].suffix),
+                     artifact->files[i].contents});
+  files.push_back({output, mainContents});
   {
     cuvil::CleanupScope writing; // a signal waits until the files are whole
     if (absl::Status status = cuvil::writeFilesAtomically(files);
@@ -255,7 +282,7 @@ int cuvil::cuvilcMain(int argc, char **argv) {
     }
   }
   if (!quiet) {
-    std::cerr << "cuvilc: wrote " << output << " (" << artifact->contents.size()
+    std::cerr << "cuvilc: wrote " << output << " (" << mainContents.size()
               << " bytes)";
     for (size_t i = 0; i + 1 < files.size(); ++i)
       std::cerr << (i + 2 == files.size() ? " and " : ", ") << files[i].first;

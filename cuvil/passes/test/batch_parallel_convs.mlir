@@ -16,7 +16,7 @@
 // CHECK-NOT: cuvil.relu
 // CHECK: %[[CAT:.+]] = cuvil.concat(%[[S]]#0, %[[S]]#1, %[[S]]#2, %[[T]], %[[L]]) axis = 1
 // CHECK: return %[[CAT]]
-module attributes {cuvil.target = {kernel_overhead_seconds = 1.0e-5 : f64}} {
+module attributes {cuvil.target = #cuvil.target<backend = "test", kernel_overhead_seconds = 1.0e-5>} {
   func.func @inception(%x: tensor<1x2x4x4xf32>) -> tensor<1x15x4x4xf32> {
     %w1 = cuvil.constant dense<1.0> : tensor<2x2x1x1xf32>
     %b1 = cuvil.constant dense<0.5> : tensor<2xf32>
@@ -49,7 +49,7 @@ module attributes {cuvil.target = {kernel_overhead_seconds = 1.0e-5 : f64}} {
 // CHECK-LABEL: func.func @not_worth_it
 // CHECK-NOT: cuvil.split
 // CHECK-COUNT-2: cuvil.conv2d
-module attributes {cuvil.target = {kernel_overhead_seconds = 0.0 : f64, batching_threshold = 1.5 : f64}} {
+module attributes {cuvil.target = #cuvil.target<backend = "test", kernel_overhead_seconds = 0.0, batching_threshold = 1.5>} {
   func.func @not_worth_it(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) {
     %w1 = cuvil.constant dense<1.0> : tensor<2x2x1x1xf32>
     %w2 = cuvil.constant dense<2.0> : tensor<1x2x1x1xf32>
@@ -66,7 +66,7 @@ module attributes {cuvil.target = {kernel_overhead_seconds = 0.0 : f64, batching
 // CHECK-LABEL: func.func @not_mergeable
 // CHECK-NOT: cuvil.split
 // CHECK-COUNT-3: cuvil.conv2d
-module attributes {cuvil.target = {kernel_overhead_seconds = 1.0e-5 : f64}} {
+module attributes {cuvil.target = #cuvil.target<backend = "test", kernel_overhead_seconds = 1.0e-5>} {
   func.func @not_mergeable(%x: tensor<?x2x4x4xf32>, %z: tensor<?x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> (tensor<?x2x4x4xf32>, tensor<?x2x4x4xf32>, tensor<?x2x4x4xf32>) {
     %w1 = cuvil.constant dense<1.0> : tensor<2x2x1x1xf32>
     %c1 = cuvil.conv2d %x, %w : tensor<?x2x4x4xf32>, tensor<2x2x1x1xf32>

@@ -49,7 +49,7 @@ struct Buffer {
   MemRefType type;
   /// One C expression per dimension.
   std::vector<std::string> dims;
-  /// Channels per block of an NCHW<block>c buffer (cuvil-assign-layouts);
+  /// Channels per block of an NCHW<block>c buffer (cuvil-x86-assign-layouts);
   /// 1 for row-major.
   int64_t block = 1;
 };
@@ -927,7 +927,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
   };
   auto lit = [&](double v) { return literal(v, element); };
   // Blocked (NCHW<B>c) buffers only reach the kernels that have a blocked
-  // form (cuvil-assign-layouts places them).
+  // form (cuvil-x86-assign-layouts places them).
   bool anyBlocked = out.block > 1 || llvm::any_of(ins, [](const Buffer *b) {
                       return b->block > 1;
                     });
@@ -1395,7 +1395,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     std::string biasName = hasBias ? ins[2]->name : std::string("NULL");
     if (algorithm && algorithm.getValue() == "direct_blocked" &&
         attrInt(call, "groups", 1) > 1) {
-      // Depthwise, weights packed [C/B][KH][KW][B] by cuvil-assign-layouts.
+      // Depthwise, weights packed [C/B][KH][KW][B] by cuvil-x86-assign-layouts.
       if ((out.block != 8 && out.block != 16) || x.block != out.block ||
           w.dims.size() != 4)
         return call.emitOpError("a blocked depthwise convolution needs input "
@@ -1412,7 +1412,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       return success();
     }
     if (algorithm && algorithm.getValue() == "direct_blocked") {
-      // Weights packed [OC/B][C/ib][KH][KW][ib][B] by cuvil-assign-layouts.
+      // Weights packed [OC/B][C/ib][KH][KW][ib][B] by cuvil-x86-assign-layouts.
       if (out.block == 1 || w.dims.size() != 6 || w.dims[4] != std::to_string(x.block))
         return call.emitOpError("a blocked direct convolution needs a blocked "
                                 "output and weights packed for its input");

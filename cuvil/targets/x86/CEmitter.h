@@ -27,7 +27,7 @@ struct EmitOptions {
   std::string compilerVersion;
   /// Threads a context uses when its creator asks for 0.
   int threadsDefault = 1;
-  /// L2 bytes per core of the target (TargetDescription): the matrix
+  /// L2 bytes per core of the target (#cuvil.target): the matrix
   /// products size their column blocks to it.
   int64_t l2Bytes = 1 << 20;
   /// Weights as C arrays in the source (--emit=c) instead of a binary blob

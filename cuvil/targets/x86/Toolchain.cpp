@@ -6,9 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "llvm/ADT/StringMap.h"
-#include "llvm/TargetParser/Host.h"
-#include "llvm/TargetParser/X86TargetParser.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -24,20 +21,6 @@ extern char **environ;
 
 namespace cuvil::x86 {
 namespace {
-
-/// Features worth checking at run time (what the code generator may use).
-constexpr const char *kCheckedFeatures[] = {
-    "sse3",     "ssse3",    "sse4.1",   "sse4.2",  "popcnt", "avx",
-    "avx2",     "fma",      "f16c",     "bmi",     "bmi2",   "avx512f",
-    "avx512dq", "avx512cd", "avx512bw", "avx512vl"};
-
-std::vector<std::string> checkedFeatures(llvm::ArrayRef<llvm::StringRef> all) {
-  std::vector<std::string> result;
-  for (const char *f : kCheckedFeatures)
-    if (llvm::is_contained(all, llvm::StringRef(f)))
-      result.push_back(f);
-  return result;
-}
 
 /// Removes a directory tree (flat: our build directories have no subdirs).
 void removeDir(const std::string &dir) {
@@ -189,41 +172,6 @@ std::string getClangPath() {
   if (const char *env = std::getenv("CUVIL_CLANG"); env && *env)
     return env;
   return "/usr/lib/llvm-22/bin/clang";
-}
-
-absl::StatusOr<CpuTarget> resolveCpu(const std::string &cpu) {
-  CpuTarget target;
-  if (cpu == "native") {
-    target.march = llvm::sys::getHostCPUName().str();
-    std::vector<llvm::StringRef> names;
-    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
-    for (auto &entry : host)
-      if (entry.getValue())
-        names.push_back(entry.getKey());
-    target.features = checkedFeatures(names);
-    if (target.march == "generic" || target.march.empty())
-      target.march = "x86-64";
-    // Host features are what the compile machine has; build for them.
-    return target;
-  }
-  llvm::SmallVector<llvm::StringRef, 32> names;
-  if (!llvm::X86::parseArchX86(cpu) && cpu != "x86-64")
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown --cpu '", cpu,
-        "'; use native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM "
-        "CPU name such as znver4 or skylake-avx512"));
-  llvm::X86::getFeaturesForCPU(cpu, names);
-  // The list leaves out what its features imply (x86-64-v4 names avx512bw,
-  // not the avx512f it needs): close it.
-  llvm::StringMap<bool> implied;
-  for (llvm::StringRef name : names)
-    llvm::X86::updateImpliedFeatures(name, true, implied);
-  for (auto &entry : implied)
-    if (entry.getValue() && !llvm::is_contained(names, entry.getKey()))
-      names.push_back(entry.getKey());
-  target.march = cpu;
-  target.features = checkedFeatures(names);
-  return target;
 }
 
 absl::StatusOr<std::string> buildSharedObject(const EmittedModel &model,

@@ -12,6 +12,7 @@
 #define CUVIL_TARGETS_X86_TOOLCHAIN_H
 
 #include "cuvil/targets/x86/CEmitter.h"
+#include "cuvil/targets/x86/Cpu.h"
 
 #include "absl/status/statusor.h"
 
@@ -19,17 +20,6 @@
 #include <vector>
 
 namespace cuvil::x86 {
-
-/// A resolved --cpu: the clang -march value and the ISA features it implies
-/// (the ones the artifact checks at run time).
-struct CpuTarget {
-  std::string march;
-  std::vector<std::string> features;
-};
-
-/// Resolves "native" (the compiling machine), "x86-64", "x86-64-v2/v3/v4" or
-/// a CPU name LLVM knows ("znver4", "skylake-avx512").
-absl::StatusOr<CpuTarget> resolveCpu(const std::string &cpu);
 
 /// The clang binary: $CUVIL_CLANG, else LLVM 22's.
 std::string getClangPath();

@@ -137,7 +137,7 @@ void conv_winograd(benchmark::State &state) {
                                                  benchmark::Counter::kIsIterationInvariantRate,
                                                  benchmark::Counter::kIs1000);
 }
-/// The channel-blocked direct convolution (cuvil-assign-layouts' NCHW16c or
+/// The channel-blocked direct convolution (cuvil-x86-assign-layouts' NCHW16c or
 /// NCHW8c, weights packed, "same" padding), batch 1, the tile variant the
 /// CPU has.
 void conv_blocked(benchmark::State &state) {

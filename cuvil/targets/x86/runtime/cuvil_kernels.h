@@ -111,7 +111,7 @@ typedef struct cuvil_epilogue {
  * packed in strips first and the product is blocked for the caches. */
 int64_t cuvil_matmul_scratch_floats(int64_t n, int64_t k);
 /* C = A @ B for B packed at compile time in strips of 32 columns
- * ([ceil(N / 32)][K][32], zero past column N; cuvil-pack-product-weights),
+ * ([ceil(N / 32)][K][32], zero past column N; cuvil-x86-pack-product-weights),
  * with the strides of A and an `epilogue` (or NULL) per row. */
 void cuvil_matmul_packed_f32(cuvil_pool *pool, int64_t m, int64_t n, int64_t k,
                              const float *a, int64_t a_row, int64_t a_col,
@@ -135,7 +135,7 @@ void cuvil_matmul_f32(cuvil_pool *pool, float *scratch, int64_t batch,
  * as one vector. `scratch` holds cuvil_winograd_scratch_floats(...) floats
  * (weights transformed per call: the artifact stores only the original ones).
  * Input and output are NCHW (block 1) or channel-blocked NCHW<block>c
- * (cuvil-assign-layouts; C a multiple of the block), where a point's
+ * (cuvil-x86-assign-layouts; C a multiple of the block), where a point's
  * channels are contiguous vectors. */
 int64_t cuvil_winograd_scratch_floats(int64_t c, int64_t oc, int64_t oh, int64_t ow);
 void cuvil_conv2d_winograd_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
@@ -159,7 +159,7 @@ void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c, in
                       int64_t oh, int64_t ow, float *output,
                       const cuvil_epilogue *epilogue);
 
-/* Channel-blocked direct convolution (cuvil-assign-layouts): the output is
+/* Channel-blocked direct convolution (cuvil-x86-assign-layouts): the output is
  * NCHW<block>c ([N][OC / block][OH][OW][block]); the input is NCHW
  * (in_block 1, any C) or NCHW<in_block>c (C a multiple of in_block, which
  * may differ from block); the weight is packed at compile time as

@@ -169,7 +169,7 @@ TEST(ConvBlockedTest, DepthwiseMatchesDirectConvolution) {
     std::vector<float> x = random(k.n * k.c * k.h * k.w, rng);
     std::vector<float> wt = random(k.c * k.k * k.k, rng), b = random(k.c, rng);
     std::vector<float> res = random(k.n * k.c * oh * ow, rng);
-    // [C/B][KH][KW][B], as cuvil-assign-layouts packs it.
+    // [C/B][KH][KW][B], as cuvil-x86-assign-layouts packs it.
     std::vector<float> packed(wt.size());
     for (int64_t ch = 0; ch < k.c; ++ch)
       for (int64_t t = 0; t < k.k * k.k; ++t)

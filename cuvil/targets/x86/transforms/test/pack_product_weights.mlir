@@ -1,4 +1,4 @@
-// RUN: cuvil-opt %s --cuvil-lower-to-level2 --cuvil-pack-product-weights --split-input-file | FileCheck %s
+// RUN: cuvil-opt %s --cuvil-lower-to-level2 --cuvil-x86-select-kernels --cuvil-x86-pack-product-weights --split-input-file | FileCheck %s
 
 // A linear layer's constant [K, N] weight becomes strips of 32 columns,
 // [ceil(N / 32), K, 32], zero past column N: with N = 33, the first strip is

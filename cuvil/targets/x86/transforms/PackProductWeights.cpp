@@ -1,6 +1,6 @@
 //===- PackProductWeights.cpp - constant B of matrix products, in strips --===//
 //
-// A matrix product that cuvil-lower-to-level2 gave packing scratch packs B
+// A matrix product that cuvil-x86-select-kernels gave packing scratch packs B
 // into strips of 32 columns ([ceil(N / 32), K, 32], zero past column N) on
 // every call before its blocked loops read it. When B is a constant weight
 // (a linear layer's [K, N], after cuvil-prepack-weights), this pass does that
@@ -12,7 +12,7 @@
 
 #include "cuvil/ir/CuvilL2Ops.h"
 #include "cuvil/passes/PassStatistics.h"
-#include "cuvil/passes/Passes.h"
+#include "cuvil/targets/x86/transforms/Passes.h"
 #include "cuvil/support/ElementsBytes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,10 +22,10 @@
 
 #include <cstring>
 
-namespace cuvil {
-#define GEN_PASS_DEF_CUVILPACKPRODUCTWEIGHTS
-#include "cuvil/passes/Passes.h.inc"
-} // namespace cuvil
+namespace cuvil::x86 {
+#define GEN_PASS_DEF_CUVILX86PACKPRODUCTWEIGHTS
+#include "cuvil/targets/x86/transforms/Passes.h.inc"
+} // namespace cuvil::x86
 
 using namespace mlir;
 
@@ -47,7 +47,7 @@ std::string packStrips(const std::string &bytes, int64_t k, int64_t n) {
 }
 
 struct PackProductWeights
-    : cuvil::impl::CuvilPackProductWeightsBase<PackProductWeights> {
+    : cuvil::x86::impl::CuvilX86PackProductWeightsBase<PackProductWeights> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);

@@ -26,11 +26,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cuvil/ir/CuvilAttrs.h"
 #include "cuvil/ir/CuvilL2Ops.h"
 #include "cuvil/passes/PassStatistics.h"
-#include "cuvil/passes/Passes.h"
+#include "cuvil/targets/x86/transforms/Passes.h"
 #include "cuvil/support/ElementsBytes.h"
-#include "cuvil/targets/TargetDescription.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -43,10 +43,10 @@
 #include <map>
 #include <tuple>
 
-namespace cuvil {
-#define GEN_PASS_DEF_CUVILASSIGNLAYOUTS
-#include "cuvil/passes/Passes.h.inc"
-} // namespace cuvil
+namespace cuvil::x86 {
+#define GEN_PASS_DEF_CUVILX86ASSIGNLAYOUTS
+#include "cuvil/targets/x86/transforms/Passes.h.inc"
+} // namespace cuvil::x86
 
 using namespace mlir;
 using cuvil::l2::UKernelCallOp;
@@ -93,14 +93,14 @@ memref::GlobalOp constantGlobal(Value value, SymbolTable &symbols) {
   return global;
 }
 
-struct AssignLayouts : cuvil::impl::CuvilAssignLayoutsBase<AssignLayouts> {
-  using CuvilAssignLayoutsBase::CuvilAssignLayoutsBase;
+struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts> {
+  using CuvilX86AssignLayoutsBase::CuvilX86AssignLayoutsBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     int64_t lanes = block;
     if (lanes == 0)
-      lanes = cuvil::TargetDescription::forModule(module).vectorBits / 32;
+      lanes = cuvil::l1::TargetAttr::lookupOrDefault(module).getVectorBits() / 32;
     // Below 8 lanes (SSE) a block buys too little to pay for its kernels.
     if (lanes < 8)
       return;

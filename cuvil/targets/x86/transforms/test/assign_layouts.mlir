@@ -1,5 +1,5 @@
-// RUN: cuvil-opt %s --cuvil-fuse-epilogues --cuvil-fuse-elementwise --cuvil-lower-to-level2 --cuvil-assign-layouts=block=16 --split-input-file | FileCheck %s
-// RUN: cuvil-opt %s --cuvil-fuse-epilogues --cuvil-fuse-elementwise --cuvil-lower-to-level2 --cuvil-assign-layouts --split-input-file | FileCheck %s --check-prefix=TARGET
+// RUN: cuvil-opt %s --cuvil-fuse-epilogues --cuvil-fuse-elementwise --cuvil-lower-to-level2 --cuvil-x86-select-kernels --cuvil-x86-assign-layouts=block=16 --split-input-file | FileCheck %s
+// RUN: cuvil-opt %s --cuvil-fuse-epilogues --cuvil-fuse-elementwise --cuvil-lower-to-level2 --cuvil-x86-select-kernels --cuvil-x86-assign-layouts --split-input-file | FileCheck %s --check-prefix=TARGET
 
 // A residual block: the stem reads the plain 2-channel input as blocks of
 // one channel (weights [OC/16][C][KH][KW][1][16]: for each input channel, the
@@ -118,7 +118,7 @@ func.func @winograd_and_map(%x: tensor<1x8x28x28xf32>) -> tensor<1x16x1x1xf32> {
 // TARGET-LABEL: func.func @sse
 // TARGET-NOT: #cuvil_l2.layout
 // TARGET: return
-module attributes {cuvil.target = {vector_bits = 128 : i64}} {
+module attributes {cuvil.target = #cuvil.target<backend = "x86", vector_bits = 128>} {
 func.func @sse(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x1x1xf32> {
   %w = cuvil.constant dense<0.02> : tensor<16x16x1x1xf32>
   %c = cuvil.conv2d %x, %w : tensor<1x16x4x4xf32>, tensor<16x16x1x1xf32>

@@ -1,0 +1,22 @@
+//===- AllTargets.cpp - the targets of this build -------------------------===//
+//
+// A new target: its folder under cuvil/targets, and one line below.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/targets/AllTargets.h"
+
+#include "cuvil/targets/x86/X86Target.h"
+
+namespace cuvil {
+
+const TargetRegistry &getAllTargets() {
+  static const TargetRegistry *registry = [] {
+    auto *targets = new TargetRegistry();
+    x86::registerX86Target(*targets);
+    return targets;
+  }();
+  return *registry;
+}
+
+} // namespace cuvil

@@ -1,0 +1,130 @@
+//===- Target.h - the interface every compilation target implements -*- C++ -*-===//
+//
+// A target (x86, an FPGA, an MLU) is a folder under cuvil/targets and one
+// line in AllTargets.cpp. Through this interface it resolves the device it
+// compiles for (the module's #cuvil.target), contributes its level2 passes
+// (kernel selection, layouts, packing) between the target-neutral lowering
+// and memory planning, names the outputs it writes, and serializes the
+// planned module into files. The driver knows targets only through this
+// interface and the registry (after IREE's TargetBackend).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_TARGETS_TARGET_H
+#define CUVIL_TARGETS_TARGET_H
+
+#include "cuvil/ir/CuvilAttrs.h"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cuvil {
+
+/// An output a target writes, selected by `--emit=<name>`.
+struct EmitKindInfo {
+  std::string name;
+  std::string description;
+  /// The suffixes of the files it writes, the main file's first (".so",
+  /// ".h", ".weights.bin"); the others go beside it (ArtifactFile).
+  std::vector<std::string> suffixes;
+  /// Progress lines serialize reports for it (SerializeInfo::stage).
+  int stages = 1;
+  /// Binary output: written to a file named after the model, never to a
+  /// terminal, when no output is given.
+  bool binary = false;
+};
+
+/// What the user asked of the target (cuvilc flags, cuvil.compile keywords).
+/// A target refuses, in checkOptions, what it cannot honour.
+struct TargetOptions {
+  /// The CPU or device to build for ("native", "x86-64-v3", a part name).
+  std::string cpu = "native";
+  /// Threads a context of the artifact uses by default.
+  int threadsDefault = 1;
+  /// Keep weights in a file beside the artifact instead of inside it.
+  bool externalWeights = false;
+};
+
+/// Facts about the compile that reach the artifact's metadata.
+struct SerializeInfo {
+  std::string modelHash;
+  std::string compilerVersion;
+  /// Reports the start of a stage ("building the shared object"), as many
+  /// times as the emit kind's `stages`.
+  std::function<void(llvm::StringRef)> stage = [](llvm::StringRef) {};
+};
+
+/// One file of an artifact. The first file of a serialization is the main
+/// output (cuvilc -o PATH); each other one is written beside it, its name
+/// the main one's stem plus `suffix` (model.so -> model.h).
+struct ArtifactFile {
+  std::string suffix;
+  std::string contents;
+};
+
+class TargetBackend {
+public:
+  virtual ~TargetBackend() = default;
+
+  /// The short name (`--target=x86`), a sentence for --help, and the target
+  /// triples that select it too (`--target=x86_64-linux-gnu`).
+  virtual llvm::StringRef getName() const = 0;
+  virtual llvm::StringRef getDescription() const = 0;
+  virtual std::vector<std::string> getTriples() const = 0;
+
+  /// The outputs this target writes, the default first. (level1 and level2
+  /// MLIR are the driver's, for every target.)
+  virtual std::vector<EmitKindInfo> getEmitKinds() const = 0;
+
+  /// Refuses options this target cannot honour for `emit`, before any
+  /// work; the message says what to do.
+  virtual absl::Status checkOptions(const TargetOptions &options,
+                                    llvm::StringRef emit) const = 0;
+
+  /// The device description for `options`, attached to the module before
+  /// level1 runs, so that every pass sees the hardware it compiles for.
+  virtual absl::StatusOr<l1::TargetAttr>
+  resolveTarget(mlir::MLIRContext *context,
+                const TargetOptions &options) const = 0;
+
+  /// Registers this target's passes (for cuvil-opt and pass flags).
+  virtual void registerPasses() const = 0;
+
+  /// Adds this target's level2 passes: they run on the neutral lowering's
+  /// micro-kernel calls, before memory planning.
+  virtual void buildLevel2Pipeline(mlir::OpPassManager &pm) const = 0;
+
+  /// Writes the planned level2 `module` as `emit` (one of getEmitKinds()).
+  /// Errors are InvalidArgument (the module uses what the target cannot
+  /// compile), Unimplemented, or Internal (its toolchain failed).
+  virtual absl::StatusOr<std::vector<ArtifactFile>>
+  serialize(mlir::ModuleOp module, llvm::StringRef emit,
+            const TargetOptions &options, const SerializeInfo &info) const = 0;
+};
+
+/// The targets a build knows, looked up by name or triple.
+class TargetRegistry {
+public:
+  /// Adds `target`; its name and triples must be new.
+  void add(std::unique_ptr<TargetBackend> target);
+  /// The target named `nameOrTriple`, or null.
+  const TargetBackend *lookup(llvm::StringRef nameOrTriple) const;
+  /// Every target, in registration order.
+  std::vector<const TargetBackend *> list() const;
+  /// "x86 (x86_64-linux-gnu), ...": what --target accepts, for messages.
+  std::string describeChoices() const;
+
+private:
+  std::vector<std::unique_ptr<TargetBackend>> targets;
+};
+
+} // namespace cuvil
+
+#endif // CUVIL_TARGETS_TARGET_H

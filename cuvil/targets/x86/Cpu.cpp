@@ -1,0 +1,107 @@
+//===- Cpu.cpp - the x86 CPU a model is built for -------------------------===//
+
+#include "cuvil/targets/x86/Cpu.h"
+
+#include "absl/strings/str_cat.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/X86TargetParser.h"
+
+#include <unistd.h>
+
+namespace cuvil::x86 {
+namespace {
+
+/// Features worth checking at run time (what the code generator may use).
+constexpr const char *kCheckedFeatures[] = {
+    "sse3",     "ssse3",    "sse4.1",   "sse4.2",  "popcnt", "avx",
+    "avx2",     "fma",      "f16c",     "bmi",     "bmi2",   "avx512f",
+    "avx512dq", "avx512cd", "avx512bw", "avx512vl"};
+
+std::vector<std::string> checkedFeatures(llvm::ArrayRef<llvm::StringRef> all) {
+  std::vector<std::string> result;
+  for (const char *f : kCheckedFeatures)
+    if (llvm::is_contained(all, llvm::StringRef(f)))
+      result.push_back(f);
+  return result;
+}
+
+} // namespace
+
+absl::StatusOr<CpuTarget> resolveCpu(const std::string &cpu) {
+  CpuTarget target;
+  if (cpu == "native") {
+    target.march = llvm::sys::getHostCPUName().str();
+    std::vector<llvm::StringRef> names;
+    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    for (auto &entry : host)
+      if (entry.getValue())
+        names.push_back(entry.getKey());
+    target.features = checkedFeatures(names);
+    if (target.march == "generic" || target.march.empty())
+      target.march = "x86-64";
+    // Host features are what the compile machine has; build for them.
+    return target;
+  }
+  llvm::SmallVector<llvm::StringRef, 32> names;
+  if (!llvm::X86::parseArchX86(cpu) && cpu != "x86-64")
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown --cpu '", cpu,
+        "'; use native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM "
+        "CPU name such as znver4 or skylake-avx512"));
+  llvm::X86::getFeaturesForCPU(cpu, names);
+  // The list leaves out what its features imply (x86-64-v4 names avx512bw,
+  // not the avx512f it needs): close it.
+  llvm::StringMap<bool> implied;
+  for (llvm::StringRef name : names)
+    llvm::X86::updateImpliedFeatures(name, true, implied);
+  for (auto &entry : implied)
+    if (entry.getValue() && !llvm::is_contained(names, entry.getKey()))
+      names.push_back(entry.getKey());
+  target.march = cpu;
+  target.features = checkedFeatures(names);
+  return target;
+}
+
+l1::TargetAttr describeCpu(mlir::MLIRContext *context, const CpuTarget &cpu,
+                           bool native) {
+  auto has = [&](const char *feature) {
+    return llvm::is_contained(cpu.features, feature);
+  };
+  int64_t vectorBits = has("avx512f") ? 512 : has("avx2") || has("avx") ? 256 : 128;
+  // The attribute's defaults are typical server-core values; a native build
+  // reads the compiling machine's caches and cores instead.
+  l1::TargetAttr defaults = l1::TargetAttr::getDefault(context, "x86");
+  int64_t l1 = defaults.getL1Bytes(), l2 = defaults.getL2Bytes(),
+          l3 = defaults.getL3Bytes(), cores = defaults.getCores();
+  if (native) {
+    auto query = [](int name, int64_t fallback) {
+      long value = ::sysconf(name);
+      return value > 0 ? static_cast<int64_t>(value) : fallback;
+    };
+    l1 = query(_SC_LEVEL1_DCACHE_SIZE, l1);
+    l2 = query(_SC_LEVEL2_CACHE_SIZE, l2);
+    l3 = query(_SC_LEVEL3_CACHE_SIZE, l3);
+    cores = query(_SC_NPROCESSORS_ONLN, cores);
+  }
+  mlir::Builder b(context);
+  llvm::SmallVector<mlir::Attribute> features;
+  for (const std::string &f : cpu.features)
+    features.push_back(b.getStringAttr(f));
+  return l1::TargetAttr::get(
+      context, "x86", "x86_64-linux-gnu", cpu.march, b.getArrayAttr(features),
+      vectorBits, l1, l2, l3, cores, defaults.getMemoryBytesPerSecond(),
+      defaults.getL2BytesPerSecond(), defaults.getKernelOverheadSeconds(),
+      defaults.getBatchingThreshold(), mlir::DictionaryAttr());
+}
+
+CpuTarget cpuOf(l1::TargetAttr target) {
+  CpuTarget cpu;
+  cpu.march = target.getCpu().str();
+  for (llvm::StringRef f : target.getFeatureNames())
+    cpu.features.push_back(f.str());
+  return cpu;
+}
+
+} // namespace cuvil::x86

@@ -1,0 +1,170 @@
+//===- SelectKernels.cpp - which algorithm each x86 micro-kernel runs -----===//
+//
+// The neutral lowering leaves one `cuvil_l2.ukernel_call` per level1 op; the
+// x86 kernels have several ways to compute some of them, each needing its
+// own scratch, which this pass adds as an extra output so that memory
+// planning places it like any buffer:
+//
+//  - a 3x3 stride-1 convolution on planes large enough that transforming
+//    the weights in every call (~160 flops per channel pair) is small next
+//    to the 36 * tiles multiply-adds it saves per pair (at least 28x28
+//    outputs and 8 channels in and out) runs by Winograd F(4x4, 3x3);
+//  - another ungrouped convolution that is not pointwise multiplies its
+//    im2col patches ([C * KH * KW, OH * OW] per image, positions padded to
+//    the strip of 32): a pointwise one multiplies the image as it is, since
+//    packing would cost a pass over it for few rows of weights;
+//  - a matrix product gets scratch to pack B in strips of 32 columns, which
+//    the kernel uses when A has enough rows to pay for it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/CuvilL2Ops.h"
+#include "cuvil/targets/x86/transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace cuvil::x86 {
+#define GEN_PASS_DEF_CUVILX86SELECTKERNELS
+#include "cuvil/targets/x86/transforms/Passes.h.inc"
+} // namespace cuvil::x86
+
+using namespace mlir;
+using cuvil::l2::UKernelCallOp;
+
+namespace {
+
+/// Columns per strip of a packed B (the micro-kernels' tile width).
+constexpr int64_t kStrip = 32;
+
+SmallVector<int64_t> attrInts(Operation *op, StringRef name,
+                              SmallVector<int64_t> fallback) {
+  auto a = op->getAttrOfType<DenseI64ArrayAttr>(name);
+  if (!a || a.empty())
+    return fallback;
+  return SmallVector<int64_t>(a.asArrayRef());
+}
+
+int64_t attrInt(Operation *op, StringRef name, int64_t fallback) {
+  auto a = op->getAttrOfType<IntegerAttr>(name);
+  return a ? a.getInt() : fallback;
+}
+
+/// A convolution's algorithm and scratch (null type: none).
+struct ConvChoice {
+  StringRef algorithm;
+  MemRefType scratch;
+};
+
+ConvChoice chooseConv(UKernelCallOp call) {
+  auto inType = cast<MemRefType>(call.getInputs()[0].getType());
+  auto wType = cast<MemRefType>(call.getInputs()[1].getType());
+  auto outType = cast<MemRefType>(call.getOutputs()[0].getType());
+  SmallVector<int64_t> strides = attrInts(call, "strides", {1, 1});
+  SmallVector<int64_t> padding = attrInts(call, "padding", {0, 0, 0, 0});
+  SmallVector<int64_t> dilations = attrInts(call, "dilations", {1, 1});
+  int64_t groups = attrInt(call, "groups", 1);
+  bool pointwise = wType.getDimSize(2) == 1 && wType.getDimSize(3) == 1 &&
+                   strides[0] == 1 && strides[1] == 1 &&
+                   llvm::all_of(padding, [](int64_t p) { return p == 0; });
+  bool staticDims = !ShapedType::isDynamic(inType.getDimSize(1)) &&
+                    !ShapedType::isDynamic(outType.getDimSize(2)) &&
+                    !ShapedType::isDynamic(outType.getDimSize(3));
+  int64_t oh = outType.getDimSize(2), ow = outType.getDimSize(3);
+  int64_t c = inType.getDimSize(1), k = wType.getDimSize(0);
+  Type element = inType.getElementType();
+  bool winograd = staticDims && groups == 1 && wType.getDimSize(2) == 3 &&
+                  wType.getDimSize(3) == 3 && strides[0] == 1 &&
+                  strides[1] == 1 && dilations[0] == 1 && dilations[1] == 1 &&
+                  oh * ow >= 28 * 28 && c >= 8 && k >= 8 &&
+                  wType.getElementType().isF32();
+  if (winograd) {
+    // cuvil_winograd_scratch_floats: U in strips of 32 output channels, V
+    // and M.
+    int64_t tiles = ((oh + 3) / 4) * ((ow + 3) / 4);
+    int64_t floats = 36 * (static_cast<int64_t>(llvm::alignTo(k, kStrip)) * c +
+                           c * tiles + k * tiles);
+    return {"winograd_f4x3", MemRefType::get({floats}, element)};
+  }
+  if (!pointwise && groups == 1 && staticDims) {
+    int64_t patch = c * wType.getDimSize(2) * wType.getDimSize(3);
+    int64_t positions = llvm::alignTo(oh * ow, kStrip);
+    return {"", MemRefType::get({patch, positions}, element)};
+  }
+  return {};
+}
+
+/// Packing scratch for an f32 matrix product worth packing B for: static K
+/// and N of at least a strip and a few rows of A (fewer than 8 static rows,
+/// or a vector, never pay for the pass over B).
+MemRefType chooseProduct(UKernelCallOp call) {
+  StringRef kernel = call.getKernel();
+  if ((kernel != "matmul" && kernel != "gemm") || call.getInputs().size() < 2)
+    return {};
+  auto aType = cast<MemRefType>(call.getInputs()[0].getType());
+  auto bType = cast<MemRefType>(call.getInputs()[1].getType());
+  if (!bType.getElementType().isF32() || aType.getRank() < 2 ||
+      bType.getRank() < 2)
+    return {};
+  int64_t rank = bType.getRank(), m, k, n;
+  if (kernel == "gemm") {
+    bool transA = call->hasAttr("trans_a"), transB = call->hasAttr("trans_b");
+    m = aType.getDimSize(transA ? 1 : 0);
+    k = bType.getDimSize(transB ? 1 : 0);
+    n = bType.getDimSize(transB ? 0 : 1);
+  } else {
+    // Against one B, A's batches are more rows (the kernel flattens them
+    // when they are back to back).
+    m = aType.getDimSize(aType.getRank() - 2);
+    if (rank == 2)
+      for (int64_t d = 0; d + 2 < aType.getRank(); ++d)
+        m = ShapedType::isDynamic(m) || aType.isDynamicDim(d)
+                ? ShapedType::kDynamic
+                : m * aType.getDimSize(d);
+    k = bType.getDimSize(rank - 2);
+    n = bType.getDimSize(rank - 1);
+  }
+  if (ShapedType::isDynamic(k) || ShapedType::isDynamic(n) || n < kStrip ||
+      k < 16 || (!ShapedType::isDynamic(m) && m < 8))
+    return {};
+  return MemRefType::get({k * static_cast<int64_t>(llvm::alignTo(n, kStrip))},
+                         bType.getElementType());
+}
+
+/// `call` with `scratch` as a new last output (and `algorithm`, if any).
+void addScratch(UKernelCallOp call, MemRefType scratch, StringRef algorithm) {
+  OpBuilder builder(call);
+  SmallVector<Value> outs(call.getOutputs());
+  if (scratch)
+    outs.push_back(memref::AllocOp::create(builder, call.getLoc(), scratch,
+                                           ValueRange(),
+                                           builder.getI64IntegerAttr(64)));
+  auto replacement = UKernelCallOp::create(builder, call.getLoc(),
+                                           call.getKernelAttr(),
+                                           call.getInputs(), outs);
+  for (NamedAttribute attr : call->getDiscardableAttrs())
+    replacement->setAttr(attr.getName(), attr.getValue());
+  if (!algorithm.empty())
+    replacement->setAttr("cuvil.algorithm", builder.getStringAttr(algorithm));
+  call.erase();
+}
+
+struct SelectKernels
+    : cuvil::x86::impl::CuvilX86SelectKernelsBase<SelectKernels> {
+  void runOnOperation() override {
+    SmallVector<UKernelCallOp> calls;
+    getOperation().walk([&](UKernelCallOp call) { calls.push_back(call); });
+    for (UKernelCallOp call : calls) {
+      if (call.getKernel() == "conv2d" && call.getInputs().size() >= 2) {
+        ConvChoice choice = chooseConv(call);
+        if (choice.scratch || !choice.algorithm.empty())
+          addScratch(call, choice.scratch, choice.algorithm);
+        continue;
+      }
+      if (MemRefType scratch = chooseProduct(call))
+        addScratch(call, scratch, "");
+    }
+  }
+};
+
+} // namespace
