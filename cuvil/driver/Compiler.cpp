@@ -300,12 +300,19 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
       absl::Status status =
           diagnostics.consumeStatus(absl::StatusCode::kInvalidArgument);
       if (!options.reproducerPath.empty() &&
-          llvm::sys::fs::exists(options.reproducerPath))
-        status = absl::Status(
+          llvm::sys::fs::exists(options.reproducerPath)) {
+        absl::Status withReproducer(
             status.code(),
             absl::StrCat(status.message(), "\nA reproducer is in ",
                          options.reproducerPath, "; rerun it with: cuvil-opt ",
                          "--run-reproducer ", options.reproducerPath));
+        // The diagnostic's fields (getDiagnosticInfo) go with it.
+        status.ForEachPayload(
+            [&](absl::string_view url, const absl::Cord &payload) {
+              withReproducer.SetPayload(url, payload);
+            });
+        status = std::move(withReproducer);
+      }
       return status;
     }
     return absl::OkStatus();

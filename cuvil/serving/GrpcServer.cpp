@@ -55,14 +55,17 @@ absl::Status decodeContents(const inference::ModelInferRequest::InferInputTensor
   const inference::InferTensorContents &c = input.contents();
   const std::string &name = input.name();
   switch (type) {
-  case DataType::kBool: return appendContents<bool>(c.bool_contents(), out, name);
-  case DataType::kUint8: return appendContents<uint8_t>(c.uint_contents(), out, name);
-  case DataType::kInt8: return appendContents<int8_t>(c.int_contents(), out, name);
-  case DataType::kInt16: return appendContents<int16_t>(c.int_contents(), out, name);
-  case DataType::kInt32: return appendContents<int32_t>(c.int_contents(), out, name);
-  case DataType::kInt64: return appendContents<int64_t>(c.int64_contents(), out, name);
-  case DataType::kFp32: return appendContents<float>(c.fp32_contents(), out, name);
-  case DataType::kFp64: return appendContents<double>(c.fp64_contents(), out, name);
+  case DataType::kBOOL: return appendContents<bool>(c.bool_contents(), out, name);
+  case DataType::kUINT8: return appendContents<uint8_t>(c.uint_contents(), out, name);
+  case DataType::kINT8: return appendContents<int8_t>(c.int_contents(), out, name);
+  case DataType::kINT16: return appendContents<int16_t>(c.int_contents(), out, name);
+  case DataType::kINT32: return appendContents<int32_t>(c.int_contents(), out, name);
+  case DataType::kINT64: return appendContents<int64_t>(c.int64_contents(), out, name);
+  case DataType::kFP32: return appendContents<float>(c.fp32_contents(), out, name);
+  case DataType::kFP64: return appendContents<double>(c.fp64_contents(), out, name);
+  case DataType::kFP16: // not served: parseV2Name refuses them
+  case DataType::kBF16:
+    break;
   }
   return absl::InternalError("unhandled datatype");
 }

@@ -101,14 +101,17 @@ absl::Status decodeTyped(const json &data, const std::vector<int64_t> &shape, st
 absl::Status decodeData(DataType type, const json &data, const std::vector<int64_t> &shape,
                         std::string &out, absl::string_view where) {
   switch (type) {
-  case DataType::kBool: return decodeTyped<bool>(data, shape, out, where);
-  case DataType::kUint8: return decodeTyped<uint8_t>(data, shape, out, where);
-  case DataType::kInt8: return decodeTyped<int8_t>(data, shape, out, where);
-  case DataType::kInt16: return decodeTyped<int16_t>(data, shape, out, where);
-  case DataType::kInt32: return decodeTyped<int32_t>(data, shape, out, where);
-  case DataType::kInt64: return decodeTyped<int64_t>(data, shape, out, where);
-  case DataType::kFp32: return decodeTyped<float>(data, shape, out, where);
-  case DataType::kFp64: return decodeTyped<double>(data, shape, out, where);
+  case DataType::kBOOL: return decodeTyped<bool>(data, shape, out, where);
+  case DataType::kUINT8: return decodeTyped<uint8_t>(data, shape, out, where);
+  case DataType::kINT8: return decodeTyped<int8_t>(data, shape, out, where);
+  case DataType::kINT16: return decodeTyped<int16_t>(data, shape, out, where);
+  case DataType::kINT32: return decodeTyped<int32_t>(data, shape, out, where);
+  case DataType::kINT64: return decodeTyped<int64_t>(data, shape, out, where);
+  case DataType::kFP32: return decodeTyped<float>(data, shape, out, where);
+  case DataType::kFP64: return decodeTyped<double>(data, shape, out, where);
+  case DataType::kFP16: // not served: parseV2Name refuses them
+  case DataType::kBF16:
+    break;
   }
   return absl::InternalError("unhandled datatype");
 }
@@ -132,19 +135,22 @@ template <typename T> json toJsonArray(const std::string &bytes) {
 
 json encodeData(const Tensor &tensor) {
   switch (tensor.datatype) {
-  case DataType::kBool: {
+  case DataType::kBOOL: {
     json array = json::array();
     for (char c : tensor.data)
       array.push_back(c != 0);
     return array;
   }
-  case DataType::kUint8: return toJsonArray<uint8_t>(tensor.data);
-  case DataType::kInt8: return toJsonArray<int8_t>(tensor.data);
-  case DataType::kInt16: return toJsonArray<int16_t>(tensor.data);
-  case DataType::kInt32: return toJsonArray<int32_t>(tensor.data);
-  case DataType::kInt64: return toJsonArray<int64_t>(tensor.data);
-  case DataType::kFp32: return toJsonArray<float>(tensor.data);
-  case DataType::kFp64: return toJsonArray<double>(tensor.data);
+  case DataType::kUINT8: return toJsonArray<uint8_t>(tensor.data);
+  case DataType::kINT8: return toJsonArray<int8_t>(tensor.data);
+  case DataType::kINT16: return toJsonArray<int16_t>(tensor.data);
+  case DataType::kINT32: return toJsonArray<int32_t>(tensor.data);
+  case DataType::kINT64: return toJsonArray<int64_t>(tensor.data);
+  case DataType::kFP32: return toJsonArray<float>(tensor.data);
+  case DataType::kFP64: return toJsonArray<double>(tensor.data);
+  case DataType::kFP16: // not served: parseV2Name refuses them
+  case DataType::kBF16:
+    break;
   }
   return json::array();
 }

@@ -37,7 +37,7 @@ constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 56;
 
 struct TensorSpec {
   std::string name;
-  DataType datatype = DataType::kFp32;
+  DataType datatype = DataType::kFP32;
   /// -1 marks the dynamic batch dimension.
   std::vector<int64_t> shape;
 };

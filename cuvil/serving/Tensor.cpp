@@ -6,7 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-#include <array>
+#include <string>
+#include <vector>
 #include <limits>
 
 namespace cuvil::serving {
@@ -17,18 +18,15 @@ struct TypeInfo {
   const char *v2;
   const char *abi;
   size_t bytes;
+  bool served;
 };
 
-constexpr std::array<TypeInfo, 8> kTypes = {{
-    {DataType::kBool, "BOOL", "bool", 1},
-    {DataType::kUint8, "UINT8", "uint8", 1},
-    {DataType::kInt8, "INT8", "int8", 1},
-    {DataType::kInt16, "INT16", "int16", 2},
-    {DataType::kInt32, "INT32", "int32", 4},
-    {DataType::kInt64, "INT64", "int64", 8},
-    {DataType::kFp32, "FP32", "float32", 4},
-    {DataType::kFp64, "FP64", "float64", 8},
-}};
+constexpr TypeInfo kTypes[] = {
+#define CUVIL_DTYPE(name, bytes, c_type, mlir, v2, numpy, torch, served)       \
+  {DataType::k##v2, #v2, #name, bytes, served},
+#include "cuvil/abi/DTypes.def"
+#undef CUVIL_DTYPE
+};
 
 const TypeInfo &info(DataType type) {
   for (const TypeInfo &entry : kTypes)
@@ -43,15 +41,31 @@ absl::string_view v2Name(DataType type) { return info(type).v2; }
 absl::string_view abiName(DataType type) { return info(type).abi; }
 size_t byteSize(DataType type) { return info(type).bytes; }
 
+/// "BOOL, UINT8, ... and FP64": the types the server carries.
+std::string servedV2Names() {
+  std::vector<std::string> names;
+  for (const TypeInfo &entry : kTypes)
+    if (entry.served)
+      names.push_back(entry.v2);
+  std::string last = names.back();
+  names.pop_back();
+  return absl::StrCat(absl::StrJoin(names, ", "), " and ", last);
+}
+
 absl::StatusOr<DataType> parseV2Name(absl::string_view name) {
   for (const TypeInfo &entry : kTypes)
-    if (name == entry.v2)
+    if (name == entry.v2 && entry.served)
       return entry.type;
-  for (absl::string_view known : {"UINT16", "UINT32", "UINT64", "FP16", "BF16", "BYTES"})
-    if (name == known)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "datatype ", name, " is not supported: compiled models take BOOL, "
-          "UINT8, INT8, INT16, INT32, INT64, FP32 and FP64"));
+  bool known = false;
+  for (const TypeInfo &entry : kTypes)
+    known |= name == entry.v2;
+  for (absl::string_view other : {"UINT16", "UINT32", "UINT64", "BYTES"})
+    known |= name == other;
+  if (known)
+    return absl::InvalidArgumentError(
+        absl::StrCat("datatype ", name,
+                     " is not supported: compiled models take ",
+                     servedV2Names()));
   return absl::InvalidArgumentError(
       absl::StrCat("unknown datatype '", name,
                    "' (the protocol's are BOOL, UINT8..UINT64, INT8..INT64, "
@@ -60,7 +74,7 @@ absl::StatusOr<DataType> parseV2Name(absl::string_view name) {
 
 std::optional<DataType> parseAbiName(absl::string_view name) {
   for (const TypeInfo &entry : kTypes)
-    if (name == entry.abi)
+    if (name == entry.abi && entry.served)
       return entry.type;
   return std::nullopt;
 }

@@ -19,8 +19,13 @@
 
 namespace cuvil::serving {
 
-/// The element types a compiled model takes (the C ABI's dtypes).
-enum class DataType { kBool, kUint8, kInt8, kInt16, kInt32, kInt64, kFp32, kFp64 };
+/// The element types of the C ABI (cuvil/abi/DTypes.def), by their Open
+/// Inference Protocol names; the server carries those marked served.
+enum class DataType {
+#define CUVIL_DTYPE(name, bytes, c_type, mlir, v2, numpy, torch, served) k##v2,
+#include "cuvil/abi/DTypes.def"
+#undef CUVIL_DTYPE
+};
 
 /// The Open Inference Protocol name ("FP32") of `type`.
 absl::string_view v2Name(DataType type);
@@ -42,7 +47,7 @@ std::string shapeString(const std::vector<int64_t> &shape);
 
 struct Tensor {
   std::string name;
-  DataType datatype = DataType::kFp32;
+  DataType datatype = DataType::kFP32;
   std::vector<int64_t> shape;
   /// Dense row-major elements (bool is one byte, 0 or 1).
   std::string data;

@@ -3,7 +3,9 @@
 #include "cuvil/support/SourceEscape.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -78,6 +80,73 @@ static std::string formatDiagnostic(mlir::Diagnostic &diag) {
   return text;
 }
 
+namespace {
+
+constexpr char kDiagnosticPayload[] = "type.cuvil.dev/cuvil.DiagnosticInfo";
+
+/// The user's "file:line[:col]" and the node name of `loc`, whichever it has.
+void describeLocation(mlir::Location loc, DiagnosticInfo &info) {
+  if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc)) {
+    if (info.node.empty())
+      info.node = name.getName().str();
+    describeLocation(name.getChildLoc(), info);
+  } else if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(loc)) {
+    if (info.location.empty() && file.getLine() > 0)
+      info.location = formatLocation(file);
+  } else if (auto call = llvm::dyn_cast<mlir::CallSiteLoc>(loc)) {
+    describeLocation(call.getCallee(), info);
+  } else if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc)) {
+    // A location as metadata is what the error is about (the importer's
+    // first unsupported node), before the parts it is reported at.
+    if (auto about = llvm::dyn_cast_or_null<mlir::LocationAttr>(fused.getMetadata()))
+      describeLocation(about, info);
+    for (mlir::Location part : fused.getLocations())
+      describeLocation(part, info);
+  }
+}
+
+/// The op an error is about. An op error (Operation::emitOpError) starts
+/// with the arguments "'", the op's name and "' op "; the importer's list
+/// of unsupported operators quotes the first.
+std::string opOf(mlir::Diagnostic &diag) {
+  auto args = diag.getArguments();
+  auto text = [&](size_t i) -> llvm::StringRef {
+    return args[i].getKind() == mlir::DiagnosticArgument::DiagnosticArgumentKind::String
+               ? args[i].getAsString()
+               : llvm::StringRef();
+  };
+  if (args.size() >= 3 && text(0) == "'" && text(2).starts_with("' op"))
+    return text(1).str();
+  std::string whole = diag.str();
+  llvm::StringRef message = whole;
+  if (message.consume_front("unsupported ONNX operators: '"))
+    return message.take_until([](char c) { return c == '\''; }).str();
+  return "";
+}
+
+DiagnosticInfo describe(mlir::Diagnostic &diag) {
+  DiagnosticInfo info;
+  info.message = printableText(diag.str());
+  describeLocation(diag.getLocation(), info);
+  info.location = printableText(info.location);
+  info.node = printableText(info.node);
+  info.op = printableText(opOf(diag));
+  return info;
+}
+
+} // namespace
+
+std::optional<DiagnosticInfo> getDiagnosticInfo(const absl::Status &status) {
+  absl::optional<absl::Cord> payload = status.GetPayload(kDiagnosticPayload);
+  if (!payload)
+    return std::nullopt;
+  std::vector<std::string> fields =
+      absl::StrSplit(std::string(*payload), '\0');
+  if (fields.size() != 4)
+    return std::nullopt;
+  return DiagnosticInfo{fields[0], fields[1], fields[2], fields[3]};
+}
+
 StatusDiagnosticHandler::StatusDiagnosticHandler(mlir::MLIRContext *context)
     : context(context) {
   handlerId =
@@ -86,6 +155,8 @@ StatusDiagnosticHandler::StatusDiagnosticHandler(mlir::MLIRContext *context)
         if (diag.getSeverity() == mlir::DiagnosticSeverity::Error) {
           ++numErrors;
           errors.push_back(text);
+          if (!firstError)
+            firstError = describe(diag);
         }
         messages.push_back(std::move(text));
         return mlir::success();
@@ -100,7 +171,20 @@ absl::Status StatusDiagnosticHandler::consumeStatus(absl::StatusCode code) {
   if (errors.empty())
     return absl::OkStatus();
   absl::Status status(code, absl::StrJoin(errors, "\n"));
+  if (firstError) {
+    // Fields separated by NUL, which printableText escapes in each.
+    std::string fields =
+        absl::StrJoin({firstError->message, firstError->location,
+                       firstError->node, firstError->op},
+                      std::string(1, '\0'));
+    // From a string_view: Cord's std::string&& constructor is a template
+    // whose gcc and clang manglings differ (the clang-built fuzzer links
+    // Debian's gcc-built Abseil).
+    status.SetPayload(kDiagnosticPayload,
+                      absl::Cord(absl::string_view(fields)));
+  }
   errors.clear();
+  firstError.reset();
   numErrors = 0;
   return status;
 }

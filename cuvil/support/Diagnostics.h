@@ -15,6 +15,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,25 @@ namespace cuvil {
 /// locations, the node name for named locations (ONNX nodes), and both for a
 /// name wrapping a file location.
 std::string formatLocation(mlir::Location loc);
+
+/// What the first error of a failed compile is about, for APIs that report
+/// it as fields (Python's cuvil.CompileError): a payload of the Status
+/// consumeStatus returns.
+struct DiagnosticInfo {
+  /// The error's own text, without its location.
+  std::string message;
+  /// The user's source position, "file:line[:col]", when the error has one
+  /// (a Python line of a captured model, an MLIR line).
+  std::string location;
+  /// The model node (an ONNX node name) the error is at, if any.
+  std::string node;
+  /// The operation it is about: the IR op of an op error
+  /// ("cuvil.matmul"), or the first unsupported ONNX operator.
+  std::string op;
+};
+
+/// The DiagnosticInfo a StatusDiagnosticHandler attached to `status`.
+std::optional<DiagnosticInfo> getDiagnosticInfo(const absl::Status &status);
 
 /// Collects diagnostics emitted on `context` while alive.
 class StatusDiagnosticHandler {
@@ -48,6 +68,7 @@ private:
   mlir::DiagnosticEngine::HandlerID handlerId;
   std::vector<std::string> messages;
   std::vector<std::string> errors;
+  std::optional<DiagnosticInfo> firstError;
   size_t numErrors = 0;
 };
 

@@ -5,6 +5,8 @@
 #include "mlir/IR/Location.h"
 
 #include "gtest/gtest.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 
 namespace {
 
@@ -47,6 +49,50 @@ TEST(DiagnosticsTest, CollectsErrorsWithNotesIntoStatus) {
                               "loc(unknown): error: second");
   // Consumed: the next query starts clean.
   EXPECT_TRUE(handler.consumeStatus().ok());
+}
+
+TEST(DiagnosticsTest, TheFirstErrorIsAlsoAPayloadOfFields) {
+  mlir::MLIRContext context;
+  mlir::OpBuilder builder(&context);
+  cuvil::StatusDiagnosticHandler handler(&context);
+  // An op error at an ONNX node with its Python line: the op, the node and
+  // the user's position come from the diagnostic, not from its text.
+  auto python = mlir::FileLineColLoc::get(&context, "net.py", 21, 0);
+  auto node = mlir::NameLoc::get(builder.getStringAttr("/fc/MatMul"), python);
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(node);
+  module->emitOpError("contracting dimensions differ");
+  mlir::emitError(mlir::UnknownLoc::get(&context), "second");
+  absl::Status status = handler.consumeStatus();
+  std::optional<cuvil::DiagnosticInfo> info = cuvil::getDiagnosticInfo(status);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->op, "builtin.module");
+  EXPECT_EQ(info->node, "/fc/MatMul");
+  EXPECT_EQ(info->location, "net.py:21");
+  EXPECT_EQ(info->message, "'builtin.module' op contracting dimensions differ");
+
+  // Reported at the model file, about a node: the fused location's metadata.
+  auto file = mlir::FileLineColLoc::get(&context, "model.onnx", 0, 0);
+  auto about = mlir::FusedLoc::get(&context, {file},
+                                   mlir::LocationAttr(node));
+  mlir::emitError(about, "unsupported ONNX operators: 'NonZero' (domain "
+                         "ai.onnx, opset 13) at node nz");
+  status = handler.consumeStatus();
+  EXPECT_EQ(status.message(), "model.onnx: error: unsupported ONNX operators: "
+                              "'NonZero' (domain ai.onnx, opset 13) at node nz");
+  info = cuvil::getDiagnosticInfo(status);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->op, "NonZero");
+  EXPECT_EQ(info->location, "net.py:21");
+  EXPECT_EQ(info->node, "/fc/MatMul");
+
+  // Fields hold no raw control characters (NUL separates them).
+  mlir::emitError(mlir::NameLoc::get(builder.getStringAttr(
+                      std::string("a\0b\nc", 5))),
+                  "boom");
+  info = cuvil::getDiagnosticInfo(handler.consumeStatus());
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->node, "a\\x00b\\x0ac");
+  EXPECT_FALSE(cuvil::getDiagnosticInfo(absl::InvalidArgumentError("x")));
 }
 
 } // namespace

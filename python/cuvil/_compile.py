@@ -1,7 +1,6 @@
 """cuvil.compile: capture in Python, compile in C++ (cuvil._C)."""
 
 import os
-import re
 import sys
 import tempfile
 import warnings
@@ -9,10 +8,6 @@ import warnings
 from cuvil import _signature
 from cuvil._errors import CompileError
 from cuvil._runtime import CompiledModule
-
-# absl::StatusCode values the compiler returns.
-_NOT_FOUND, _PERMISSION_DENIED = 5, 7
-
 
 def _is_onnx_model_proto(model):
     return type(model).__name__ == "ModelProto" and hasattr(
@@ -57,19 +52,6 @@ def _source(model, specs):
                     "or an onnx.ModelProto")
 
 
-def _location_of(message):
-    """The first "file:line[:col]" in parentheses in a compiler message."""
-    match = re.search(r"\(([^()\s]+:\d+(?::\d+)?)\)", message)
-    return match.group(1) if match else None
-
-
-def _op_of(message):
-    """The operator a compiler message is about, when it names one."""
-    match = re.search(r"unsupported ONNX operators: '([^']+)'", message) or \
-        re.search(r"error: '?([a-z_0-9]+\.[a-z_0-9]+)'? op", message)
-    return match.group(1) if match else None
-
-
 def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             cpu="native", threads=1, max_batch=None, external_weights=False,
             verbose=False):
@@ -82,7 +64,8 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     input_signature: [(name, dtype, shape), ...]; -1 or None in a shape
         marks a dynamic dimension (dimension 0, the batch). Required for
         torch models; for ONNX it overrides the model's input shapes.
-    target: the target triple (x86_64-linux-gnu).
+    target: a registered target, by name or triple (x86 or
+        x86_64-linux-gnu; `cuvilc --help` lists them).
     cpu: native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU
         name (cuvilc --cpu).
     threads: threads a call uses (cuvilc --threads-default).
@@ -123,16 +106,13 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         if verbose else None
 
     from cuvil import _C
-    code, message, artifact = _C.compile(
-        contents, name, input_shapes, max_batch, target, cpu, threads,
-        external_weights, "so", progress)
-    if code == _NOT_FOUND:
-        raise FileNotFoundError(message)
-    if code == _PERMISSION_DENIED:
-        raise PermissionError(message)
-    if code != 0:
-        raise CompileError(message, op=_op_of(message),
-                           location=_location_of(message))
+    options = _C.CompileOptions(
+        name=name, input_shapes=input_shapes, max_batch=max_batch,
+        target=target, cpu=cpu, threads_default=threads,
+        external_weights=external_weights, emit="so", progress=progress)
+    # Raises CompileError (built by the compiler, with its fields),
+    # FileNotFoundError or PermissionError.
+    artifact = _C.compile(contents, options)
 
     directory = tempfile.mkdtemp(prefix="cuvil-")
     files = artifact["files"]  # {".so": bytes, ".h": bytes, ...}

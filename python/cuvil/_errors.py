@@ -5,14 +5,18 @@ class CompileError(Exception):
     """A model that Cuvil cannot compile, with what to do about it.
 
     The message names the op and where it came from (the user's Python file
-    and line, or the ONNX node). `location` is "file:line" when known, and
-    `op` the operator's name when known.
+    and line, or the ONNX node). The compiler (cuvil._C) fills the fields
+    from its first error: `op` the operation it is about ("cuvil.matmul",
+    or an unsupported ONNX operator such as "NonZero"), `location` the
+    user's "file:line[:col]", `node` the model's node name; None when the
+    error has none.
     """
 
-    def __init__(self, message, op=None, location=None):
+    def __init__(self, message, op=None, location=None, node=None):
         super().__init__(message)
         self.op = op
         self.location = location
+        self.node = node
 
 
 class LoadError(ValueError):

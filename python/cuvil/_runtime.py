@@ -21,13 +21,11 @@ import weakref
 import numpy as np
 
 from cuvil import _artifact, _lean
+from cuvil._dtypes import ROWS
 from cuvil._errors import LoadError
 
-_NUMPY_DTYPES = {
-    "float32": np.float32, "float64": np.float64, "float16": np.float16,
-    "int64": np.int64, "int32": np.int32, "int16": np.int16, "int8": np.int8,
-    "uint8": np.uint8, "bool": np.bool_,
-}
+# Metadata dtype -> numpy dtype, for the types numpy has (cuvil/abi/DTypes.def).
+_NUMPY_DTYPES = {name: np.dtype(numpy) for name, _, _, numpy, _ in ROWS if numpy}
 
 
 def _address(array):

@@ -2,9 +2,10 @@
 
 import numpy as np
 
-# dtype names as the compiled model's metadata spells them (numpy names).
-SUPPORTED_DTYPES = ("float32", "float64", "float16", "bfloat16", "int64",
-                    "int32", "int16", "int8", "uint8", "bool")
+from cuvil._dtypes import ROWS
+
+# dtype names as the compiled model's metadata spells them (numpy-style).
+SUPPORTED_DTYPES = tuple(name for name, *_ in ROWS)
 
 
 class InputSpec:

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/driver/Compiler.h"
+#include "cuvil/support/Diagnostics.h"
 #include "cuvil/importers/onnx/OnnxImporter.h"
 #include "cuvil/support/Version.h"
 #include "tools/cuvilc/CuvilcMain.h"
@@ -25,33 +26,72 @@ namespace py = pybind11;
 
 namespace {
 
-/// Compiles a model held in memory. Returns (status code, message,
-/// artifact): the absl::StatusCode as an int, with artifact None on error,
-/// so that the Python layer maps codes to its exception types.
-py::tuple
-compileModel(py::bytes model, const std::string &name,
-             const std::map<std::string, std::vector<int64_t>> &shapes,
-             std::optional<int64_t> maxBatch, const std::string &target,
-             const std::string &cpu, int threadsDefault, bool externalWeights,
-             const std::string &emit, py::object progress) {
+/// cuvil._C.CompileOptions: everything a compile takes but the model, set by
+/// keyword (cuvil.compile's options, named as there).
+struct PyCompileOptions {
+  std::string name;
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  std::optional<int64_t> maxBatch;
+  std::string target = "x86_64-linux-gnu";
+  std::string cpu = "native";
+  int threadsDefault = 1;
+  bool externalWeights = false;
+  std::string emit = "so";
+  py::object progress = py::none();
+};
+
+/// Raises the Python exception for a failed compile: FileNotFoundError or
+/// PermissionError for the input file, cuvil.CompileError (with the op and
+/// the location of the first error as fields) for everything else.
+[[noreturn]] void raiseCompileError(const absl::Status &status) {
+  std::string message(status.message());
+  py::object type;
+  py::object error;
+  if (status.code() == absl::StatusCode::kNotFound ||
+      status.code() == absl::StatusCode::kPermissionDenied) {
+    type = py::module_::import("builtins")
+               .attr(status.code() == absl::StatusCode::kNotFound
+                         ? "FileNotFoundError"
+                         : "PermissionError");
+    error = type(message);
+  } else {
+    std::optional<cuvil::DiagnosticInfo> info =
+        cuvil::getDiagnosticInfo(status);
+    auto field = [&](const std::string cuvil::DiagnosticInfo::*member) {
+      return info && !((*info).*member).empty() ? py::object(py::str((*info).*member))
+                                               : py::object(py::none());
+    };
+    type = py::module_::import("cuvil._errors").attr("CompileError");
+    error = type(message, py::arg("op") = field(&cuvil::DiagnosticInfo::op),
+                 py::arg("location") =
+                     field(&cuvil::DiagnosticInfo::location),
+                 py::arg("node") = field(&cuvil::DiagnosticInfo::node));
+  }
+  PyErr_SetObject(type.ptr(), error.ptr());
+  throw py::error_already_set();
+}
+
+/// Compiles a model held in memory; returns {"files": {suffix: bytes},
+/// "memory_report": str}, or raises (raiseCompileError).
+py::dict compileModel(py::bytes model, const PyCompileOptions &py) {
   cuvil::CompileOptions options;
-  options.inputPath = name;
+  options.inputPath = py.name;
   options.inputContents = std::string(model);
-  options.inputShapes = shapes;
-  options.maxBatch = maxBatch;
-  options.target = target;
-  options.targetOptions.cpu = cpu;
-  options.targetOptions.threadsDefault = threadsDefault;
-  options.targetOptions.externalWeights = externalWeights;
-  options.emit = emit;
+  options.inputShapes = py.inputShapes;
+  options.maxBatch = py.maxBatch;
+  options.target = py.target;
+  options.targetOptions.cpu = py.cpu;
+  options.targetOptions.threadsDefault = py.threadsDefault;
+  options.targetOptions.externalWeights = py.externalWeights;
+  options.emit = py.emit;
   std::optional<py::error_already_set> progressError;
-  if (!progress.is_none()) {
+  if (!py.progress.is_none()) {
     options.progress = [&](absl::string_view line) {
       py::gil_scoped_acquire gil;
       if (progressError)
         return;
       try {
-        progress(std::string(line));
+        py.progress(std::string(line));
       } catch (py::error_already_set &error) {
         progressError = std::move(error);
       }
@@ -65,15 +105,14 @@ compileModel(py::bytes model, const std::string &name,
   if (progressError)
     throw std::move(*progressError);
   if (!artifact.ok())
-    return py::make_tuple(static_cast<int>(artifact.status().code()),
-                          std::string(artifact.status().message()), py::none());
+    raiseCompileError(artifact.status());
   py::dict files;
   for (const cuvil::ArtifactFile &file : artifact->files)
     files[py::str(file.suffix)] = py::bytes(file.contents);
   py::dict result;
   result["files"] = files;
   result["memory_report"] = artifact->memoryReport;
-  return py::make_tuple(0, std::string(), result);
+  return result;
 }
 
 int runCuvilc(std::vector<std::string> argv) {
@@ -89,12 +128,35 @@ int runCuvilc(std::vector<std::string> argv) {
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "The Cuvil compiler (C++), as used by the cuvil package.";
-  m.def("compile", &compileModel, py::arg("model"), py::arg("name"),
-        py::arg("input_shapes"), py::arg("max_batch"), py::arg("target"),
-        py::arg("cpu"), py::arg("threads_default"), py::arg("external_weights"),
-        py::arg("emit"), py::arg("progress"),
-        "Compiles serialized ONNX (or level1 MLIR, by the name's extension); "
-        "returns (status code, message, artifact dict or None).");
+  py::class_<PyCompileOptions>(m, "CompileOptions",
+                               "What cuvil._C.compile takes besides the model.")
+      .def(py::init([](std::string name,
+                       std::map<std::string, std::vector<int64_t>> inputShapes,
+                       std::optional<int64_t> maxBatch, std::string target,
+                       std::string cpu, int threadsDefault,
+                       bool externalWeights, std::string emit,
+                       py::object progress) {
+             return PyCompileOptions{std::move(name), std::move(inputShapes),
+                                     maxBatch, std::move(target),
+                                     std::move(cpu), threadsDefault,
+                                     externalWeights, std::move(emit),
+                                     std::move(progress)};
+           }),
+           py::kw_only(), py::arg("name"),
+           py::arg("input_shapes") =
+               std::map<std::string, std::vector<int64_t>>(),
+           py::arg("max_batch") = py::none(),
+           py::arg("target") = "x86_64-linux-gnu", py::arg("cpu") = "native",
+           py::arg("threads_default") = 1, py::arg("external_weights") = false,
+           py::arg("emit") = "so", py::arg("progress") = py::none())
+      .def_readonly("name", &PyCompileOptions::name)
+      .def_readonly("target", &PyCompileOptions::target)
+      .def_readonly("emit", &PyCompileOptions::emit);
+  m.def("compile", &compileModel, py::arg("model"), py::arg("options"),
+        "Compiles serialized ONNX (or level1 MLIR, by options.name's "
+        "extension); returns {'files': {suffix: bytes}, 'memory_report': "
+        "str}. Raises cuvil.CompileError (op, location and node as fields), "
+        "FileNotFoundError or PermissionError.");
   m.def("cuvilc_main", &runCuvilc, py::arg("argv"),
         "Runs the cuvilc command line; returns its exit status.");
   m.def("supported_onnx_ops", &cuvil::getSupportedOnnxOps);

@@ -97,6 +97,26 @@ def test_op_without_a_lowering_names_the_op_and_line():
     assert error.value.location == f"{HERE}:{line}"
 
 
+def test_compiler_errors_carry_the_op_and_node_as_fields():
+    # An ONNX model whose MatMul does not type-check: the fields come from
+    # the compiler's diagnostic (cuvil._C builds the CompileError).
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="/fc/MatMul")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 12])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        [numpy_helper.from_array(np.eye(10, dtype=np.float32), "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    with pytest.raises(cuvil.CompileError) as error:
+        cuvil.compile(model)
+    assert error.value.op == "cuvil.matmul"
+    assert error.value.node == "/fc/MatMul"
+    assert error.value.location is None  # no Python line in this model
+    assert "contracting dimensions differ" in str(error.value)
+
+
 def test_dynamic_dimension_other_than_the_batch():
     with pytest.raises(cuvil.CompileError, match="dimension 1 of input 'x'"):
         cuvil.compile(lambda x: x + 1, [("x", torch.float32, (2, None))])

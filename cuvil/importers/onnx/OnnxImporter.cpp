@@ -425,6 +425,7 @@ LogicalResult Importer::checkSupported() {
   // Collect every unsupported (op, domain) with all its nodes, so that one
   // error tells the user everything that is missing.
   std::map<std::string, std::vector<std::string>> unsupported;
+  std::map<std::string, Location> firstNode;
   const auto &converters = getConverters();
   for (auto [i, node] : llvm::enumerate(model.graph().node())) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
@@ -439,6 +440,7 @@ LogicalResult Importer::checkSupported() {
             parseTorchDocString(node.doc_string()))
       absl::StrAppend(&where, " (", frame->file, ":", frame->line, ")");
     unsupported[key].push_back(std::move(where));
+    firstNode.try_emplace(key, nodeLoc(node, static_cast<int>(i)));
   }
   if (unsupported.empty())
     return success();
@@ -446,7 +448,13 @@ LogicalResult Importer::checkSupported() {
   for (auto &[op, nodes] : unsupported)
     parts.push_back(absl::StrCat(op, " at node", nodes.size() > 1 ? "s " : " ",
                                  absl::StrJoin(nodes, ", ")));
-  return emitError(FileLineColLoc::get(&context, options.modelPath, 0, 0))
+  // Reported at the model file; the first listed node's location rides
+  // along as the fused location's metadata, for APIs that want the user's
+  // line as a field (cuvil.CompileError.location).
+  Location fileLoc = FileLineColLoc::get(&context, options.modelPath, 0, 0);
+  Location loc = FusedLoc::get(&context, {fileLoc},
+                               LocationAttr(firstNode.begin()->second));
+  return emitError(loc)
          << "unsupported ONNX operators: " << absl::StrJoin(parts, "; ")
          << ". Nothing was compiled; see docs/ARCHITECTURE.md for the "
             "supported set.";

@@ -130,9 +130,9 @@ TEST(HttpCodecTest, EncodesJsonAndBinaryOutputs) {
   response.modelVersion = "2";
   response.id = "r";
   float values[2] = {0.1f, -3.0f};
-  response.outputs.push_back({"y", DataType::kFp32, {1, 2}, std::string(
+  response.outputs.push_back({"y", DataType::kFP32, {1, 2}, std::string(
                                                                 reinterpret_cast<char *>(values), 8)});
-  response.outputs.push_back({"b", DataType::kBool, {1}, std::string("\x01", 1)});
+  response.outputs.push_back({"b", DataType::kBOOL, {1}, std::string("\x01", 1)});
   InferRequest request;
   EncodedResponse json = encodeInferResponse(response, request);
   EXPECT_FALSE(json.jsonLength);

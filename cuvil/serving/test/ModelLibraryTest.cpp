@@ -23,7 +23,7 @@ TEST(ModelLibraryTest, ParsesTheSignature) {
   ASSERT_TRUE(signature.ok()) << signature.status();
   EXPECT_TRUE(signature->dynamicBatch);
   EXPECT_EQ(signature->maxBatch, 8);
-  EXPECT_EQ(signature->inputs[1].datatype, DataType::kInt64);
+  EXPECT_EQ(signature->inputs[1].datatype, DataType::kINT64);
   EXPECT_EQ(signature->inputRowBytes, (std::vector<size_t>{48, 8}));
   EXPECT_EQ(signature->outputRowBytes, (std::vector<size_t>{2}));
 }

@@ -73,30 +73,34 @@ std::string joinProduct(const std::vector<std::string> &terms) {
                               : "(" + absl::StrJoin(symbolic, "*") + ")";
 }
 
-/// C type of an element type, or "" if the x86 target cannot compute on it.
+/// The C ABI's row (cuvil/abi/DTypes.def) of an element type.
+struct DTypeRow {
+  const char *name;
+  const char *cType;
+  const char *mlir;
+};
+
+constexpr DTypeRow kDTypes[] = {
+#define CUVIL_DTYPE(name, bytes, c_type, mlir, v2, numpy, torch, served)       \
+  {#name, #c_type, #mlir},
+#include "cuvil/abi/DTypes.def"
+#undef CUVIL_DTYPE
+};
+
+const DTypeRow *dtypeRow(Type type) {
+  std::string spelled;
+  llvm::raw_string_ostream(spelled) << type;
+  for (const DTypeRow &row : kDTypes)
+    if (spelled == row.mlir)
+      return &row;
+  return nullptr;
+}
+
+/// C type of an element type, or "" if the x86 target cannot compute on it
+/// (half and bfloat16 are stored as their bits and computed in float).
 std::string cType(Type type) {
-  if (type.isF32())
-    return "float";
-  // Half and bfloat16 are stored as bits and computed in float.
-  if (type.isF16() || type.isBF16())
-    return "uint16_t";
-  if (type.isF64())
-    return "double";
-  if (type.isInteger(1))
-    return "uint8_t";
-  if (auto integer = dyn_cast<IntegerType>(type)) {
-    std::string base = integer.isUnsigned() ? "uint" : "int";
-    switch (integer.getWidth()) {
-    case 8:
-    case 16:
-    case 32:
-    case 64:
-      return base + std::to_string(integer.getWidth()) + "_t";
-    default:
-      return "";
-    }
-  }
-  return "";
+  const DTypeRow *row = dtypeRow(type);
+  return row ? row->cType : "";
 }
 
 int64_t elementBytes(Type type) {
@@ -1609,20 +1613,10 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
          << k << "' is not supported by the x86 target yet";
 }
 
+/// The metadata's dtype name of an element type.
 std::string dtypeName(Type type) {
-  if (type.isF32())
-    return "float32";
-  if (type.isBF16())
-    return "bfloat16";
-  if (type.isF64())
-    return "float64";
-  if (type.isF16())
-    return "float16";
-  if (type.isInteger(1))
-    return "bool";
-  if (auto i = dyn_cast<IntegerType>(type))
-    return (i.isUnsigned() ? "uint" : "int") + std::to_string(i.getWidth());
-  return "unknown";
+  const DTypeRow *row = dtypeRow(type);
+  return row ? row->name : "unknown";
 }
 
 /// cpuid checks: (leaf, register index, bit) per feature name.
