@@ -23,11 +23,13 @@ def CuvilL2_Dialect : Dialect {
   let cppNamespace = "::cuvil::l2";
   let summary = "Cuvil level2: buffers, layouts, tiles and kernels";
   let description = [{
-    What every target reads: x86 takes vector widths and cache tiles from
-    `#cuvil_l2.tile` and blocked layouts from `#cuvil_l2.layout`; FPGA takes
-    fixed-point types, on-chip buffers (`#cuvil_l2.space<bram>`) and
-    `#cuvil_l2.loop_hints` (pipeline II, unroll); MLU takes NRAM/WRAM/SRAM
-    spaces and `#cuvil_l2.task_split`.
+    What targets read: x86 takes blocked layouts from `#cuvil_l2.layout`
+    and micro-kernel calls; reserved for the FPGA target (issues 21, 22) are
+    fixed-point types, on-chip buffers (`#cuvil_l2.space<bram>`),
+    `#cuvil_l2.loop_hints` (pipeline II, unroll) and `#cuvil_l2.tile`; for
+    the MLU target (issue 23) NRAM/WRAM/SRAM spaces, transfers and
+    `#cuvil_l2.task_split`. No pass writes the reserved ones yet; x86 reads
+    none of them and refuses the memory spaces and fixed point.
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
@@ -137,6 +139,8 @@ def CuvilL2_TileAttr : AttrDef<CuvilL2_Dialect, "Tile"> {
     `vector_width` is the number of elements per SIMD register the
     innermost tile is vectorized by (0: scalar). Derived from the target
     description (vector width, cache sizes), not from constants in code.
+    Reserved for the FPGA and MLU targets (issues 21-23): no pass writes it
+    yet, and x86 tiles inside its micro-kernels.
   }];
   let parameters = (ins CuvilL2_I64ListParameter:$sizes,
                         DefaultValuedParameter<"int64_t", "0">:$vector_width);
@@ -151,6 +155,7 @@ def CuvilL2_LoopHintsAttr : AttrDef<CuvilL2_Dialect, "LoopHints"> {
     `pipeline_ii`: the initiation interval an HLS tool should pipeline the
     loop at (0: not pipelined). `unroll`: unroll factor (0: leave to the
     target, 1: do not unroll). `parallel`: iterations are independent.
+    Reserved for the FPGA target's HLS pragmas (issue 21).
   }];
   let parameters = (ins DefaultValuedParameter<"int64_t", "0">:$pipeline_ii,
                         DefaultValuedParameter<"int64_t", "0">:$unroll,
@@ -164,7 +169,8 @@ def CuvilL2_TaskSplitAttr : AttrDef<CuvilL2_Dialect, "TaskSplit"> {
   let summary = "how a kernel is split across cores or tasks";
   let description = [{
     The kernel's loop `axis` is divided into `parts` contiguous chunks, one
-    per task (an MLU core, a CPU thread).
+    per task. Reserved for the MLU target's task split (issue 23); x86
+    splits work in its thread pool at run time.
   }];
   let parameters = (ins "int64_t":$axis, "int64_t":$parts);
   let assemblyFormat = "`<` struct(params) `>`";
@@ -183,6 +189,8 @@ def CuvilL2_FixedPointType : TypeDef<CuvilL2_Dialect, "FixedPoint",
     `!cuvil_l2.fixed<16, 8>` is a signed Q7.8 number (ap_fixed<16, 8> in
     HLS terms has 8 integer bits; here the second parameter counts the
     fractional bits). `!cuvil_l2.fixed<8, 4, unsigned>` is unsigned.
+    Reserved for quantization (issue 20) and the FPGA target (issue 21);
+    x86 refuses it.
   }];
   let parameters = (ins "unsigned":$width, "unsigned":$fraction_bits,
                         "bool":$is_signed);

@@ -285,6 +285,13 @@ FailureOr<Buffer> Emitter::defineBuffer(Value value, std::string pointer) {
     return emitError(value.getLoc())
            << "element type " << type.getElementType()
            << " is not supported by the x86 target yet";
+  // On-chip memories are other targets' (FPGA, MLU): host memory only.
+  if (auto space = dyn_cast_or_null<cuvil::l2::MemorySpaceAttr>(
+          type.getMemorySpace());
+      space && space.getValue() != cuvil::l2::MemorySpace::host)
+    return emitError(value.getLoc())
+           << "the x86 target has no " << space << " memory (buffer of type "
+           << type << ")";
   Buffer b{pointer, type, {}};
   if (auto layout = dyn_cast<cuvil::l2::LayoutAttr>(type.getLayout())) {
     b.block = layout.getBlockSize(1);
