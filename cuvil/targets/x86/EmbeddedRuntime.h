@@ -1,8 +1,9 @@
 //===- EmbeddedRuntime.h - runtime sources compiled into models -*- C++ -*-===//
 //
-// The micro-kernel sources (runtime/cuvil_kernels.{h,c}) as strings, embedded
-// at build time: every artifact is built from them, and cuvilc needs no
-// source tree at run time.
+// Every header and source of the runtime's families (runtime/families.inc),
+// embedded at build time by the embedded_runtime_cc genrule: artifacts are
+// built from them, and cuvilc needs no source tree at run time. Read them
+// through assembleRuntime (Runtime.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,8 +11,16 @@
 #define CUVIL_TARGETS_X86_EMBEDDEDRUNTIME_H
 
 namespace cuvil::x86 {
-extern const char kKernelsHeader[];
-extern const char kKernelsSource[];
+
+/// A runtime file: its path under runtime/ ("gemm/gemm.h") and its text.
+struct EmbeddedFile {
+  const char *path;
+  const char *text;
+};
+
+/// The runtime's files, then {nullptr, nullptr}.
+extern const EmbeddedFile kRuntimeFiles[];
+
 } // namespace cuvil::x86
 
 #endif // CUVIL_TARGETS_X86_EMBEDDEDRUNTIME_H

@@ -3,7 +3,11 @@
 // has), for scripts/bench: an SGEMM size sweep and the convolution layers
 // issue #8 names.
 extern "C" {
-#include "cuvil/targets/x86/runtime/cuvil_kernels.h"
+#include "cuvil/targets/x86/runtime/contract/contract.h"
+#include "cuvil/targets/x86/runtime/conv/conv.h"
+#include "cuvil/targets/x86/runtime/conv_blocked/conv_blocked.h"
+#include "cuvil/targets/x86/runtime/gemm/gemm.h"
+#include "cuvil/targets/x86/runtime/winograd/winograd.h"
 }
 
 #include "benchmark/benchmark.h"
@@ -94,7 +98,7 @@ void conv(benchmark::State &state) {
   std::vector<float> input(c * positions, 0.5f),
       weight(oc * (c / groups) * k * k, 0.01f), bias(oc, 0.1f),
       output(oc * positions),
-      scratch(product ? c * k * k * ((positions + 31) / 32 * 32) : 0);
+      scratch(product ? cuvil_im2col_scratch_floats(c, k, k, hw, hw) : 0);
   for (auto _ : state) {
     cuvil_conv2d_f32(nullptr, product ? scratch.data() : nullptr, 1, c, hw, hw,
                      input.data(), oc, k, k, weight.data(), bias.data(), groups,

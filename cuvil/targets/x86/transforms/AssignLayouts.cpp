@@ -29,6 +29,7 @@
 #include "cuvil/ir/CuvilAttrs.h"
 #include "cuvil/ir/CuvilL2Ops.h"
 #include "cuvil/passes/PassStatistics.h"
+#include "cuvil/targets/x86/RuntimeContract.h"
 #include "cuvil/targets/x86/transforms/Passes.h"
 #include "cuvil/support/ElementsBytes.h"
 
@@ -50,6 +51,7 @@ namespace cuvil::x86 {
 
 using namespace mlir;
 using cuvil::l2::UKernelCallOp;
+using cuvil::x86::BlockedForm;
 
 namespace {
 
@@ -175,9 +177,9 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
 
     for (Operation &op : func.getBody().front()) {
       if (auto call = dyn_cast<UKernelCallOp>(op)) {
-        StringRef kernel = call.getKernel();
+        BlockedForm form = cuvil::x86::blockedForm(call.getKernel());
         Value out = call.getOutputs()[0];
-        if (kernel == "conv2d" && blockableConv(call, symbols)) {
+        if (form == BlockedForm::Conv && blockableConv(call, symbols)) {
           // The input may be either layout (a depthwise one: the output's);
           // weights and bias are not activations; later outputs are
           // scratch.
@@ -190,13 +192,11 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
             join(out, residual);
           continue;
         }
-        if ((kernel == "max_pool2d" || kernel == "avg_pool2d") &&
-            call.getInputs().size() == 1) {
+        if (form == BlockedForm::Same && call.getInputs().size() == 1) {
           join(call.getInputs()[0], out);
           continue;
         }
-        if ((kernel == "global_avg_pool" || kernel == "global_max_pool") &&
-            call.getInputs().size() == 1) {
+        if (form == BlockedForm::ToPlain && call.getInputs().size() == 1) {
           // Reads blocks, writes plain [N, C] (the same bytes as NC11).
           member(call.getInputs()[0]);
           needPlain(out);
@@ -255,8 +255,8 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
       changed = false;
       for (auto call : func.getOps<UKernelCallOp>()) {
         Value in = call.getInputs().empty() ? Value() : call.getInputs()[0];
-        if (call.getKernel() == "conv2d" && blocked.contains(in) &&
-            !blocked.contains(call.getOutputs()[0]))
+        if (cuvil::x86::blockedForm(call.getKernel()) == BlockedForm::Conv &&
+            blocked.contains(in) && !blocked.contains(call.getOutputs()[0]))
           changed |= plainOnly.insert(in).second;
       }
     }
@@ -348,21 +348,22 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
     SmallVector<Value> inputs(call.getInputs());
     inputs[1] = memref::GetGlobalOp::create(builder, w.getLoc(), packedType,
                                             target.getSymName());
-    // The padded image: rows and columns the output reads, per image (the
-    // rule of cuvil_conv2d_blocked_scratch_floats, which the kernel follows).
+    // The padded image, per image, as the kernel sizes it (none when the
+    // input needs no padding; the depthwise kernel tests bounds itself).
     SmallVector<int64_t> st = attrInts(call, "strides", {1, 1});
     SmallVector<int64_t> pd = attrInts(call, "padding", {0, 0, 0, 0});
     SmallVector<int64_t> dl = attrInts(call, "dilations", {1, 1});
-    int64_t hp = (out.getDimSize(2) - 1) * st[0] + (kh - 1) * dl[0] + 1;
-    int64_t wp = (out.getDimSize(3) - 1) * st[1] + (kw - 1) * dl[1] + 1;
-    // (The depthwise kernel tests bounds itself.)
-    bool pads = !depthwise && (pd[0] != 0 || pd[1] != 0 ||
-                               hp > in.getDimSize(2) || wp > in.getDimSize(3));
+    int64_t padded =
+        depthwise ? 0
+                  : cuvil_conv2d_blocked_scratch_floats(
+                        c, in.getDimSize(2), in.getDimSize(3), kh, kw, st[0],
+                        st[1], pd[0], pd[1], dl[0], dl[1], out.getDimSize(2),
+                        out.getDimSize(3));
     SmallVector<Value> outputs = {call.getOutputs()[0]};
-    if (pads)
+    if (padded > 0)
       outputs.push_back(memref::AllocOp::create(
           builder, call.getLoc(),
-          MemRefType::get({c * hp * wp}, wType.getElementType()), ValueRange(),
+          MemRefType::get({padded}, wType.getElementType()), ValueRange(),
           builder.getI64IntegerAttr(64)));
     auto direct = UKernelCallOp::create(builder, call.getLoc(),
                                         call.getKernelAttr(), inputs, outputs);

@@ -1,17 +1,19 @@
 //===- PackProductWeights.cpp - constant B of matrix products, in strips --===//
 //
 // A matrix product that cuvil-x86-select-kernels gave packing scratch packs B
-// into strips of 32 columns ([ceil(N / 32), K, 32], zero past column N) on
-// every call before its blocked loops read it. When B is a constant weight
-// (a linear layer's [K, N], after cuvil-prepack-weights), this pass does that
-// once, at compile time: B becomes a new global in the packed layout, the
-// call is marked `cuvil.packed_b` and loses its scratch. The original global
-// stays only if something else reads it.
+// into strips of CUVIL_STRIP (32) columns ([ceil(N / 32), K, 32], zero past
+// column N; runtime/contract/contract.h) on every call before its blocked
+// loops read it. When B is a constant weight (a linear layer's [K, N], after
+// cuvil-prepack-weights), this pass does that once, at compile time: B
+// becomes a new global in the packed layout, the call is marked
+// `cuvil.packed_b` and loses its scratch. The original global stays only if
+// something else reads it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/ir/CuvilL2Ops.h"
 #include "cuvil/passes/PassStatistics.h"
+#include "cuvil/targets/x86/RuntimeContract.h"
 #include "cuvil/targets/x86/transforms/Passes.h"
 #include "cuvil/support/ElementsBytes.h"
 
@@ -31,12 +33,13 @@ using namespace mlir;
 
 namespace {
 
-constexpr int64_t kStrip = 32;
+constexpr int64_t kStrip = CUVIL_STRIP;
 
-/// [K, N] f32 bytes as strips of kStrip columns, zero-padded.
+/// [K, N] f32 bytes as strips of kStrip columns, zero-padded: the layout
+/// cuvil_matmul_packed_f32 reads.
 std::string packStrips(const std::string &bytes, int64_t k, int64_t n) {
-  int64_t strips = (n + kStrip - 1) / kStrip;
-  std::string packed(strips * k * kStrip * sizeof(float), '\0');
+  int64_t strips = cuvil_strip_columns(n) / kStrip;
+  std::string packed(cuvil_matmul_scratch_floats(n, k) * sizeof(float), '\0');
   for (int64_t s = 0; s < strips; ++s)
     for (int64_t l = 0; l < k; ++l) {
       int64_t j0 = s * kStrip, width = std::min(kStrip, n - j0);
@@ -81,7 +84,7 @@ struct PackProductWeights
         !type.getElementType().isF32())
       return;
     int64_t k = type.getDimSize(0), n = type.getDimSize(1);
-    auto packedType = MemRefType::get({(n + kStrip - 1) / kStrip, k, kStrip},
+    auto packedType = MemRefType::get({cuvil_strip_columns(n) / kStrip, k, kStrip},
                                       type.getElementType());
     memref::GlobalOp &packedGlobal = packedGlobals[global];
     if (!packedGlobal) {

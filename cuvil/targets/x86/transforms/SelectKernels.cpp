@@ -11,14 +11,20 @@
 //    outputs and 8 channels in and out) runs by Winograd F(4x4, 3x3);
 //  - another ungrouped convolution that is not pointwise multiplies its
 //    im2col patches ([C * KH * KW, OH * OW] per image, positions padded to
-//    the strip of 32): a pointwise one multiplies the image as it is, since
+//    whole strips): a pointwise one multiplies the image as it is, since
 //    packing would cost a pass over it for few rows of weights;
-//  - a matrix product gets scratch to pack B in strips of 32 columns, which
-//    the kernel uses when A has enough rows to pay for it.
+//  - a matrix product gets scratch to pack B in strips, which the kernel
+//    uses when A has enough rows to pay for it.
+//
+// Scratch sizes, the strip and the rows below which the kernel never packs
+// are the runtime's (runtime/contract/contract.h); the thresholds for
+// Winograd (28x28 outputs, 8 channels) and for packing (K >= 16, N of a
+// strip) are this pass's choices: the kernels run any size.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/ir/CuvilL2Ops.h"
+#include "cuvil/targets/x86/RuntimeContract.h"
 #include "cuvil/targets/x86/transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,9 +39,6 @@ using namespace mlir;
 using cuvil::l2::UKernelCallOp;
 
 namespace {
-
-/// Columns per strip of a packed B (the micro-kernels' tile width).
-constexpr int64_t kStrip = 32;
 
 SmallVector<int64_t> attrInts(Operation *op, StringRef name,
                               SmallVector<int64_t> fallback) {
@@ -73,30 +76,29 @@ ConvChoice chooseConv(UKernelCallOp call) {
   int64_t oh = outType.getDimSize(2), ow = outType.getDimSize(3);
   int64_t c = inType.getDimSize(1), k = wType.getDimSize(0);
   Type element = inType.getElementType();
-  bool winograd = staticDims && groups == 1 && wType.getDimSize(2) == 3 &&
-                  wType.getDimSize(3) == 3 && strides[0] == 1 &&
-                  strides[1] == 1 && dilations[0] == 1 && dilations[1] == 1 &&
-                  oh * ow >= 28 * 28 && c >= 8 && k >= 8 &&
-                  wType.getElementType().isF32();
-  if (winograd) {
-    // cuvil_winograd_scratch_floats: U in strips of 32 output channels, V
-    // and M.
-    int64_t tiles = ((oh + 3) / 4) * ((ow + 3) / 4);
-    int64_t floats = 36 * (static_cast<int64_t>(llvm::alignTo(k, kStrip)) * c +
-                           c * tiles + k * tiles);
-    return {"winograd_f4x3", MemRefType::get({floats}, element)};
-  }
+  // What the Winograd kernel computes...
+  bool winogradForm = staticDims && groups == 1 && wType.getDimSize(2) == 3 &&
+                      wType.getDimSize(3) == 3 && strides[0] == 1 &&
+                      strides[1] == 1 && dilations[0] == 1 &&
+                      dilations[1] == 1 && wType.getElementType().isF32();
+  // ...and where it pays (this pass's heuristic; the kernel runs any size).
+  bool winograd = winogradForm && oh * ow >= 28 * 28 && c >= 8 && k >= 8;
+  if (winograd)
+    return {"winograd_f4x3",
+            MemRefType::get({cuvil_winograd_scratch_floats(c, k, oh, ow)},
+                            element)};
   if (!pointwise && groups == 1 && staticDims) {
+    // cuvil_im2col_scratch_floats, as [C * KH * KW, positions].
     int64_t patch = c * wType.getDimSize(2) * wType.getDimSize(3);
-    int64_t positions = llvm::alignTo(oh * ow, kStrip);
-    return {"", MemRefType::get({patch, positions}, element)};
+    return {"", MemRefType::get({patch, cuvil_strip_columns(oh * ow)}, element)};
   }
   return {};
 }
 
 /// Packing scratch for an f32 matrix product worth packing B for: static K
-/// and N of at least a strip and a few rows of A (fewer than 8 static rows,
-/// or a vector, never pay for the pass over B).
+/// and N of at least a strip and a few rows of A (the kernel never packs
+/// for fewer than CUVIL_PACK_MIN_ROWS; a vector never pays for the pass
+/// over B).
 MemRefType chooseProduct(UKernelCallOp call) {
   StringRef kernel = call.getKernel();
   if ((kernel != "matmul" && kernel != "gemm") || call.getInputs().size() < 2)
@@ -124,10 +126,11 @@ MemRefType chooseProduct(UKernelCallOp call) {
     k = bType.getDimSize(rank - 2);
     n = bType.getDimSize(rank - 1);
   }
-  if (ShapedType::isDynamic(k) || ShapedType::isDynamic(n) || n < kStrip ||
-      k < 16 || (!ShapedType::isDynamic(m) && m < 8))
+  // K >= 16 and N >= a strip: this pass's choice, not the kernel's.
+  if (ShapedType::isDynamic(k) || ShapedType::isDynamic(n) || n < CUVIL_STRIP ||
+      k < 16 || (!ShapedType::isDynamic(m) && m < CUVIL_PACK_MIN_ROWS))
     return {};
-  return MemRefType::get({k * static_cast<int64_t>(llvm::alignTo(n, kStrip))},
+  return MemRefType::get({cuvil_matmul_scratch_floats(n, k)},
                          bType.getElementType());
 }
 

@@ -2,7 +2,8 @@
 // a double-precision product, over shapes that hit the vector blocks and the
 // remainders, 1 to 4 rows, and strided A.
 extern "C" {
-#include "cuvil/targets/x86/runtime/cuvil_kernels.h"
+#include "cuvil/targets/x86/runtime/contract/contract.h"
+#include "cuvil/targets/x86/runtime/gemm/gemm.h"
 }
 
 #include "gtest/gtest.h"
@@ -25,7 +26,7 @@ std::vector<Variant> variants() {
   return {
 #define CUVIL_SGEMM4_VARIANT(name, target, features)                           \
   {#name, cuvil_sgemm4_##name, features},
-#include "cuvil/targets/x86/runtime/ukernels/sgemm4.inc"
+#include "cuvil/targets/x86/runtime/gemm/sgemm4.inc"
 #undef CUVIL_SGEMM4_VARIANT
   };
 }

@@ -3,7 +3,7 @@
 // strides, paddings and dilations that hit the vector interior, its tail and
 // the edges.
 extern "C" {
-#include "cuvil/targets/x86/runtime/cuvil_kernels.h"
+#include "cuvil/targets/x86/runtime/conv/conv.h"
 }
 
 #include "gtest/gtest.h"
@@ -26,7 +26,7 @@ std::vector<Variant> variants() {
   return {
 #define CUVIL_DWCONV_VARIANT(name, target, features)                           \
   {#name, cuvil_dwconv_##name, features},
-#include "cuvil/targets/x86/runtime/ukernels/dwconv.inc"
+#include "cuvil/targets/x86/runtime/conv/dwconv.inc"
 #undef CUVIL_DWCONV_VARIANT
   };
 }

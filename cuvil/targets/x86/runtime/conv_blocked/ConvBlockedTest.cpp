@@ -1,11 +1,12 @@
-// The channel-blocked (NCHW<block>c) kernels: the direct convolution in each
+// The channel-blocked (NCHW<block>c) convolutions: the direct one in each
 // tile variant the CPU has, against a double-precision NCHW convolution
 // (input blocked or plain, strides, paddings, dilations, odd and even block
 // counts, bias and the residual/relu/clip epilogues, batches, and the same
-// bits for any thread count); reorders both ways; blocked pooling and
-// Winograd against their NCHW versions, bit for bit.
+// bits for any thread count), and the depthwise one likewise.
 extern "C" {
-#include "cuvil/targets/x86/runtime/cuvil_kernels.h"
+#include "cuvil/targets/x86/runtime/contract/contract.h"
+#include "cuvil/targets/x86/runtime/conv_blocked/conv_blocked.h"
+#include "cuvil/targets/x86/runtime/layout/layout.h"
 }
 
 #include "gtest/gtest.h"
@@ -215,61 +216,6 @@ TEST(ConvBlockedTest, DepthwiseMatchesDirectConvolution) {
                                      nullptr, 1, 1, 0, 0, 1, 1, 1, 1, none.data(), 4, nullptr),
             1)
       << "block 4 has no kernel";
-}
-
-TEST(ConvBlockedTest, ReorderRoundTripsAndPadsWithZeros) {
-  std::mt19937 rng(3);
-  std::vector<float> x = random(2 * 20 * 15, rng);
-  std::vector<float> blocked = reorder(true, 2, 20, 15, 16, x);
-  ASSERT_EQ(blocked.size(), 2u * 32 * 15);
-  // Channel 17 of image 1, position 4: block 1, lane 1.
-  EXPECT_EQ(blocked[((1 * 2 + 1) * 15 + 4) * 16 + 1], x[(1 * 20 + 17) * 15 + 4]);
-  // Lanes past channel 20 are zero.
-  EXPECT_EQ(blocked[((0 * 2 + 1) * 15 + 3) * 16 + 5], 0.0f);
-  EXPECT_EQ(reorder(false, 2, 20, 15, 16, blocked), x);
-}
-
-TEST(ConvBlockedTest, PoolingAndWinogradMatchTheirPlainVersions) {
-  std::mt19937 rng(5);
-  const int64_t n = 2, c = 32, h = 13, w = 13, B = 16;
-  std::vector<float> x = random(n * c * h * w, rng);
-  std::vector<float> xb = reorder(true, n, c, h * w, B, x);
-  for (int kind : {0, 1})
-    for (int includePad : {0, 1}) {
-      int64_t oh = 7, ow = 7; // 3x3, stride 2, padding 1
-      std::vector<float> plain(n * c * oh * ow), blocked(plain.size());
-      cuvil_pool2d_f32(kind, n, c, h, w, x.data(), 3, 3, 2, 2, 1, 1, 1, 1, includePad, oh, ow,
-                       plain.data());
-      cuvil_pool2d_blocked_f32(kind, n, c, h, w, xb.data(), 3, 3, 2, 2, 1, 1, 1, 1, includePad,
-                               oh, ow, blocked.data(), B);
-      EXPECT_EQ(reorder(false, n, c, oh * ow, B, blocked), plain) << "kind " << kind;
-    }
-
-  // Winograd's vectors are 16 channels: blocks of 16, and blocks of 8 with
-  // channel counts that leave a partial vector (24 in, 40 out).
-  for (const auto &[wb, wc, oc] :
-       {std::tuple<int64_t, int64_t, int64_t>{16, 32, 48},
-        std::tuple<int64_t, int64_t, int64_t>{8, 24, 40}}) {
-    const int64_t oh = h, ow = w;
-    std::vector<float> wx = random(n * wc * h * w, rng);
-    std::vector<float> wxb = reorder(true, n, wc, h * w, wb, wx);
-    std::vector<float> wt = random(oc * wc * 9, rng), b = random(oc, rng);
-    std::vector<float> res = random(n * oc * oh * ow, rng);
-    std::vector<float> resb = reorder(true, n, oc, oh * ow, wb, res);
-    std::vector<float> scratch(cuvil_winograd_scratch_floats(wc, oc, oh, ow));
-    std::vector<float> plain(n * oc * oh * ow), blocked(plain.size());
-    cuvil_epilogue e = {nullptr, res.data(), CUVIL_ACT_RELU,
-                        0.0f,    0.0f,       nullptr};
-    cuvil_conv2d_winograd_f32(nullptr, scratch.data(), n, wc, h, w, wx.data(),
-                              1, oc, wt.data(), b.data(), 1, 1, oh, ow,
-                              plain.data(), 1, &e);
-    e.residual = resb.data();
-    cuvil_conv2d_winograd_f32(nullptr, scratch.data(), n, wc, h, w, wxb.data(),
-                              wb, oc, wt.data(), b.data(), 1, 1, oh, ow,
-                              blocked.data(), wb, &e);
-    EXPECT_EQ(reorder(false, n, oc, oh * ow, wb, blocked), plain)
-        << "block " << wb;
-  }
 }
 
 } // namespace

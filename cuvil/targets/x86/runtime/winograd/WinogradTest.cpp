@@ -1,9 +1,11 @@
 // Winograd F(4x4, 3x3) convolution against a double-precision direct
 // convolution: sizes that leave partial tiles, paddings 0 and 1, bias, the
 // residual + relu and clip epilogues, batches, and identical results for any
-// thread count.
+// thread count; on blocked layouts, the same bits as on NCHW.
 extern "C" {
-#include "cuvil/targets/x86/runtime/cuvil_kernels.h"
+#include "cuvil/targets/x86/runtime/contract/contract.h"
+#include "cuvil/targets/x86/runtime/layout/layout.h"
+#include "cuvil/targets/x86/runtime/winograd/winograd.h"
 }
 
 #include "gtest/gtest.h"
@@ -11,6 +13,7 @@ extern "C" {
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -28,6 +31,14 @@ std::vector<float> random(size_t count, std::mt19937 &rng) {
   for (float &x : v)
     x = dist(rng);
   return v;
+}
+
+std::vector<float> reorder(bool toBlocked, int64_t n, int64_t c, int64_t spatial, int64_t block,
+                           const std::vector<float> &src) {
+  int64_t channels = toBlocked ? (c + block - 1) / block * block : c;
+  std::vector<float> dst(n * channels * spatial, -3.0f);
+  cuvil_reorder_f32(toBlocked, n, c, spatial, block, src.data(), dst.data());
+  return dst;
 }
 
 std::vector<float> run(const Case &k, const std::vector<float> &x, const std::vector<float> &wt,
@@ -91,6 +102,37 @@ TEST(WinogradTest, MatchesDirectConvolution) {
     EXPECT_LE(worst, 1e-5 * std::max(scale, 1.0) * std::sqrt(double(k.c)))
         << "c=" << k.c << " oc=" << k.oc << " " << k.h << "x" << k.w;
     EXPECT_EQ(got, run(k, x, wt, b, res, 3)) << "results depend on the thread count";
+  }
+}
+
+// On NCHW<block>c input and output, the same bits as on NCHW.
+TEST(WinogradTest, BlockedLayoutsMatchPlain) {
+  std::mt19937 rng(5);
+  const int64_t n = 2, h = 13, w = 13;
+  // Winograd's vectors are 16 channels: blocks of 16, and blocks of 8 with
+  // channel counts that leave a partial vector (24 in, 40 out).
+  for (const auto &[wb, wc, oc] :
+       {std::tuple<int64_t, int64_t, int64_t>{16, 32, 48},
+        std::tuple<int64_t, int64_t, int64_t>{8, 24, 40}}) {
+    const int64_t oh = h, ow = w;
+    std::vector<float> wx = random(n * wc * h * w, rng);
+    std::vector<float> wxb = reorder(true, n, wc, h * w, wb, wx);
+    std::vector<float> wt = random(oc * wc * 9, rng), b = random(oc, rng);
+    std::vector<float> res = random(n * oc * oh * ow, rng);
+    std::vector<float> resb = reorder(true, n, oc, oh * ow, wb, res);
+    std::vector<float> scratch(cuvil_winograd_scratch_floats(wc, oc, oh, ow));
+    std::vector<float> plain(n * oc * oh * ow), blocked(plain.size());
+    cuvil_epilogue e = {nullptr, res.data(), CUVIL_ACT_RELU,
+                        0.0f,    0.0f,       nullptr};
+    cuvil_conv2d_winograd_f32(nullptr, scratch.data(), n, wc, h, w, wx.data(),
+                              1, oc, wt.data(), b.data(), 1, 1, oh, ow,
+                              plain.data(), 1, &e);
+    e.residual = resb.data();
+    cuvil_conv2d_winograd_f32(nullptr, scratch.data(), n, wc, h, w, wxb.data(),
+                              wb, oc, wt.data(), b.data(), 1, 1, oh, ow,
+                              blocked.data(), wb, &e);
+    EXPECT_EQ(reorder(false, n, oc, oh * ow, wb, blocked), plain)
+        << "block " << wb;
   }
 }
 

@@ -2,7 +2,7 @@
 // count and thread count, and a worker that ends up on its caller's CPU
 // leaves it (a polling pool would otherwise run both on one core for good).
 extern "C" {
-#include "cuvil/targets/x86/runtime/cuvil_kernels.h"
+#include "cuvil/targets/x86/runtime/threads/threads.h"
 }
 
 #include "gtest/gtest.h"

@@ -1,8 +1,8 @@
-// The vectorized reductions (softmax, log-softmax, layer norm, reduce) and
-// cuvil_expf against double precision, on lengths that exercise the vector
-// body and its tail, with -inf masks and extreme inputs.
+// The vectorized reductions (softmax, log-softmax, layer norm, reduce), batch
+// norm and cuvil_expf against double precision, on lengths that exercise the
+// vector body and its tail, with -inf masks and extreme inputs.
 extern "C" {
-#include "cuvil/targets/x86/runtime/cuvil_kernels.h"
+#include "cuvil/targets/x86/runtime/reduce/reduce.h"
 }
 
 #include "gtest/gtest.h"
@@ -90,6 +90,27 @@ TEST(ReductionsTest, ReduceLastAxisMatchesDouble) {
         EXPECT_NEAR(y[o], acc, 1e-5 * std::max(1.0, std::fabs(acc)));
       }
     }
+}
+
+TEST(ReductionsTest, BatchNormMatchesDouble) {
+  std::mt19937 rng(6);
+  const int64_t n = 2, c = 5, spatial = 13;
+  std::vector<float> x = random(n * c * spatial, 3.0f, rng), y(x.size());
+  std::vector<float> scale = random(c, 1.0f, rng), bias = random(c, 1.0f, rng);
+  std::vector<float> mean = random(c, 1.0f, rng), variance = random(c, 1.0f, rng);
+  for (float &v : variance)
+    v = std::fabs(v) + 0.1f;
+  cuvil_batch_norm_f32(n, c, spatial, x.data(), scale.data(), bias.data(), mean.data(),
+                       variance.data(), 1e-5, y.data());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t i = 0; i < spatial; ++i) {
+        size_t at = (b * c + ch) * spatial + i;
+        double ref = (x[at] - double(mean[ch])) / std::sqrt(double(variance[ch]) + 1e-5) *
+                         scale[ch] +
+                     bias[ch];
+        EXPECT_NEAR(y[at], ref, 1e-5 * std::max(1.0, std::fabs(ref))) << at;
+      }
 }
 
 } // namespace

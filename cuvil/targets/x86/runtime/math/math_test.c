@@ -1,8 +1,7 @@
 /* cuvil_expf and cuvil_erff (the vectorizable exp and erf the generated
  * code uses for f32) against libm in double, over a dense sweep and the
- * special values. Includes the kernels source to reach its static inline
- * functions; exits non-zero on the first failure. */
-#include "cuvil/targets/x86/runtime/cuvil_kernels.c"
+ * special values; exits non-zero on a failure. */
+#include "cuvil/targets/x86/runtime/math/vecmath.h"
 
 #include <stdio.h>
 

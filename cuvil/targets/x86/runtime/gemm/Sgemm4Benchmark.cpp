@@ -1,7 +1,7 @@
 // GFLOP/s of each sgemm4 variant (listed once in sgemm4.inc) on 4 rows x N
 // x K, for scripts/bench. Variants the CPU lacks are skipped.
 extern "C" {
-#include "cuvil/targets/x86/runtime/cuvil_kernels.h"
+#include "cuvil/targets/x86/runtime/gemm/gemm.h"
 }
 
 #include "benchmark/benchmark.h"
@@ -43,7 +43,7 @@ void run(benchmark::State &state, cuvil_sgemm4_fn fn, std::string features) {
   BENCHMARK_CAPTURE(run, name, cuvil_sgemm4_##name, features)                  \
       ->Args({256, 256})                                                       \
       ->Args({1024, 512});
-#include "cuvil/targets/x86/runtime/ukernels/sgemm4.inc"
+#include "cuvil/targets/x86/runtime/gemm/sgemm4.inc"
 #undef CUVIL_SGEMM4_VARIANT
 
 } // namespace

@@ -1,0 +1,142 @@
+//===- Runtime.cpp - the runtime text a model's C includes ----------------===//
+//
+// Families come from runtime/families.inc, their text from the embedded
+// files. Within the text, the runtime's own includes
+// (#include "cuvil/targets/x86/runtime/...") are dropped: the headers they
+// name are pasted before, once each.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/targets/x86/Runtime.h"
+
+#include "cuvil/targets/x86/EmbeddedRuntime.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/ErrorHandling.h"
+
+#include <algorithm>
+
+namespace cuvil::x86 {
+namespace {
+
+struct Family {
+  std::string name;
+  std::vector<std::string> depends;
+  std::vector<std::string> headers, sources;
+};
+
+std::vector<std::string> splitWords(llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef> words;
+  text.split(words, ' ', -1, /*KeepEmpty=*/false);
+  return std::vector<std::string>(words.begin(), words.end());
+}
+
+const std::vector<Family> &families() {
+  static const std::vector<Family> table = [] {
+    std::vector<Family> result;
+#define CUVIL_RUNTIME_FAMILY(name, depends, files)                             \
+  result.push_back({#name, splitWords(depends), {}, {}});                      \
+  for (std::string &file : splitWords(files))                                  \
+    (llvm::StringRef(file).ends_with(".h") ? result.back().headers             \
+                                           : result.back().sources)            \
+        .push_back(std::move(file));
+#include "cuvil/targets/x86/runtime/families.inc"
+#undef CUVIL_RUNTIME_FAMILY
+    return result;
+  }();
+  return table;
+}
+
+/// The embedded text of `path` (under runtime/).
+llvm::StringRef fileText(llvm::StringRef path) {
+  static const llvm::StringMap<llvm::StringRef> files = [] {
+    llvm::StringMap<llvm::StringRef> result;
+    for (const EmbeddedFile *f = kRuntimeFiles; f->path; ++f)
+      // The genrule starts each text on the line after its opening quote.
+      result[f->path] = llvm::StringRef(f->text).drop_front(f->text[0] == '\n');
+    return result;
+  }();
+  auto it = files.find(path);
+  if (it == files.end())
+    llvm::report_fatal_error(llvm::Twine("runtime file '") + path +
+                             "' is listed in families.inc but not embedded");
+  return it->second;
+}
+
+/// `text` without the runtime's own include lines.
+void appendWithoutOwnIncludes(llvm::StringRef text, std::string &out) {
+  while (!text.empty()) {
+    auto [line, rest] = text.split('\n');
+    if (!line.starts_with("#include \"cuvil/targets/x86/runtime/"))
+      out.append(line.data(), line.size()).push_back('\n');
+    text = rest;
+  }
+}
+
+} // namespace
+
+std::vector<std::string> runtimeFamilies() {
+  std::vector<std::string> names;
+  for (const Family &family : families())
+    names.push_back(family.name);
+  return names;
+}
+
+std::vector<std::string> runtimeClosure(const std::set<std::string> &wanted) {
+  // Dependencies are listed above their users: one pass from the bottom
+  // marks them all.
+  std::set<std::string> needed = wanted;
+  const std::vector<Family> &table = families();
+  for (const Family &family : llvm::reverse(table))
+    if (needed.count(family.name))
+      needed.insert(family.depends.begin(), family.depends.end());
+  std::vector<std::string> order;
+  for (const Family &family : table)
+    if (needed.erase(family.name))
+      order.push_back(family.name);
+  if (!needed.empty())
+    llvm::report_fatal_error(llvm::Twine("unknown runtime family '") +
+                             *needed.begin() + "'");
+  return order;
+}
+
+std::string chooseVariant(
+    const std::vector<std::pair<std::string, std::string>> &variants,
+    const std::vector<std::string> &cpuFeatures) {
+  std::string chosen = "reference";
+  for (const auto &[name, features] : variants)
+    if (llvm::all_of(splitWords(features), [&](const std::string &f) {
+          return llvm::is_contained(cpuFeatures, f);
+        }))
+      chosen = name;
+  return chosen;
+}
+
+std::string assembleRuntime(const RuntimeSelection &selection) {
+  std::string text = "#define CUVIL_L2_BYTES " +
+                     std::to_string(std::max<int64_t>(selection.l2Bytes, 65536)) +
+                     "\n";
+  if (selection.simd)
+    text += "#define CUVIL_ENABLE_SIMD_KERNELS\n"
+            "#define CUVIL_SGEMM4 cuvil_sgemm4_" + selection.sgemm4 +
+            "\n#define CUVIL_DWCONV cuvil_dwconv_" + selection.dwconv + "\n" +
+            (selection.convb != "none"
+                 ? "#define CUVIL_CONVB cuvil_convb_" + selection.convb
+                 : std::string("#define CUVIL_OMIT_CONVB_TILES")) +
+            "\n";
+  std::vector<const Family *> closure;
+  for (const std::string &name : runtimeClosure(selection.families))
+    closure.push_back(&*llvm::find_if(
+        families(), [&](const Family &f) { return f.name == name; }));
+  for (const Family *family : closure)
+    for (const std::string &header : family->headers)
+      appendWithoutOwnIncludes(fileText(header), text);
+  for (const Family *family : closure)
+    for (const std::string &source : family->sources)
+      appendWithoutOwnIncludes(fileText(source), text);
+  return text;
+}
+
+} // namespace cuvil::x86

@@ -1,0 +1,43 @@
+//===- RuntimeContract.h - the runtime contract, for the compiler -*- C++ -*-===//
+//
+// What the x86 passes must agree on with the kernels, from the runtime's
+// own definitions (runtime/contract/): its C header and sizing functions
+// (linked into cuvilc), and the level2 kernels that have a channel-blocked
+// form.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_TARGETS_X86_RUNTIMECONTRACT_H
+#define CUVIL_TARGETS_X86_RUNTIMECONTRACT_H
+
+#include "cuvil/targets/x86/runtime/contract/contract.h"
+
+#include "llvm/ADT/StringRef.h"
+
+namespace cuvil::x86 {
+
+/// How a level2 kernel's runtime kernels take NCHW<B>c buffers
+/// (runtime/contract/blocked_kernels.inc).
+enum class BlockedForm {
+  /// No blocked form: its buffers stay row-major.
+  None,
+  /// Writes blocks, reads either layout (a depthwise one: its output's).
+  Conv,
+  /// Input and output in one layout.
+  Same,
+  /// Reads blocks, writes the row-major [N, C].
+  ToPlain,
+};
+
+inline BlockedForm blockedForm(llvm::StringRef kernel) {
+#define CUVIL_BLOCKED_KERNEL(name, form)                                       \
+  if (kernel == name)                                                          \
+    return BlockedForm::form;
+#include "cuvil/targets/x86/runtime/contract/blocked_kernels.inc"
+#undef CUVIL_BLOCKED_KERNEL
+  return BlockedForm::None;
+}
+
+} // namespace cuvil::x86
+
+#endif // CUVIL_TARGETS_X86_RUNTIMECONTRACT_H

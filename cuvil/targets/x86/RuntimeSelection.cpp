@@ -1,0 +1,99 @@
+//===- RuntimeSelection.cpp - the runtime families a planned model calls --===//
+//
+// The emitter calls a runtime kernel for each micro-kernel below and writes
+// inline loops for every other ukernel_call (elementwise, data movement)
+// and for maps; those loops may call the math family (cuvil_expf,
+// cuvil_erff). The ABI's contexts own a thread pool, so every model has one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/targets/x86/Runtime.h"
+
+#include "cuvil/ir/CuvilL2Ops.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+namespace cuvil::x86 {
+namespace {
+
+using namespace mlir;
+
+/// The family of a level2 micro-kernel the emitter calls the runtime for
+/// ("" for the ones it writes as loops).
+std::string familyOf(cuvil::l2::UKernelCallOp call) {
+  StringRef kernel = call.getKernel();
+  if (kernel == "conv2d") {
+    auto algorithm = call->getAttrOfType<StringAttr>("cuvil.algorithm");
+    StringRef name = algorithm ? algorithm.getValue() : "";
+    return name == "winograd_f4x3"    ? "winograd"
+           : name == "direct_blocked" ? "conv_blocked"
+                                      : "conv";
+  }
+  return llvm::StringSwitch<std::string>(kernel)
+      .Cases({"matmul", "gemm"}, "gemm")
+      .Cases({"max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"}, "pool")
+      .Cases({"global_avg_pool", "global_max_pool", "softmax", "log_softmax",
+              "layer_norm", "batch_norm", "reduce_sum", "reduce_mean",
+              "reduce_max", "reduce_min"},
+             "reduce")
+      .Case("gather", "data")
+      .Default("");
+}
+
+/// Whether `call` runs the blocked direct convolution's register tiles
+/// (a depthwise one runs its own kernel).
+bool runsConvbTiles(cuvil::l2::UKernelCallOp call) {
+  auto algorithm = call->getAttrOfType<StringAttr>("cuvil.algorithm");
+  auto groups = call->getAttrOfType<IntegerAttr>("groups");
+  return algorithm && algorithm.getValue() == "direct_blocked" &&
+         (!groups || groups.getInt() == 1);
+}
+
+} // namespace
+
+RuntimeSelection selectRuntime(func::FuncOp func,
+                               const std::vector<std::string> &cpuFeatures,
+                               bool simd, int64_t l2Bytes) {
+  RuntimeSelection selection;
+  selection.l2Bytes = l2Bytes;
+  selection.simd = simd;
+  selection.families.insert("threads");
+  bool convbTiles = false;
+  func.walk([&](Operation *op) {
+    if (auto call = dyn_cast<cuvil::l2::UKernelCallOp>(op)) {
+      std::string family = familyOf(call);
+      selection.families.insert(family.empty() ? "math" : family);
+      convbTiles |= runsConvbTiles(call);
+    } else if (isa<cuvil::l2::KernelOp>(op)) {
+      selection.families.insert("math");
+    } else if (auto copy = dyn_cast<cuvil::l2::CopyOp>(op)) {
+      if (copy.isReorder())
+        selection.families.insert("layout");
+    }
+  });
+  // The portable C99 output (--emit=c) keeps to the references.
+  selection.sgemm4 = selection.dwconv = selection.convb = "reference";
+  if (simd) {
+    std::vector<std::pair<std::string, std::string>> sgemm4, dwconv, convb;
+#define CUVIL_SGEMM4_VARIANT(name, target, features)                           \
+  sgemm4.emplace_back(#name, features);
+#include "cuvil/targets/x86/runtime/gemm/sgemm4.inc"
+#undef CUVIL_SGEMM4_VARIANT
+#define CUVIL_DWCONV_VARIANT(name, target, features)                           \
+  dwconv.emplace_back(#name, features);
+#include "cuvil/targets/x86/runtime/conv/dwconv.inc"
+#undef CUVIL_DWCONV_VARIANT
+#define CUVIL_CONVB_VARIANT(name, target, features)                            \
+  convb.emplace_back(#name, features);
+#include "cuvil/targets/x86/runtime/conv_blocked/convb.inc"
+#undef CUVIL_CONVB_VARIANT
+    selection.sgemm4 = chooseVariant(sgemm4, cpuFeatures);
+    selection.dwconv = chooseVariant(dwconv, cpuFeatures);
+    selection.convb = chooseVariant(convb, cpuFeatures);
+  }
+  if (!convbTiles)
+    selection.convb = "none";
+  return selection;
+}
+
+} // namespace cuvil::x86

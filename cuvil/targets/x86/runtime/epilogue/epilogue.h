@@ -1,0 +1,43 @@
+/*===- epilogue.h - the fused elementwise tail of a producer kernel ------===*
+ *
+ * What cuvil-fuse-epilogues fuses into a matrix product or a convolution
+ * (`cuvil.epilogue`), as the generated code passes it to the kernels.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef CUVIL_RUNTIME_EPILOGUE_H
+#define CUVIL_RUNTIME_EPILOGUE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An elementwise epilogue (the passes' fused groups) that a producer kernel
+ * applies to each row of output right after computing it, while it is in
+ * cache: out = activation(out + row_bias[row] + col_bias + residual), in that order
+ * (the order of the unfused ops, so results are the same bit for bit). */
+enum { CUVIL_ACT_NONE = 0, CUVIL_ACT_RELU = 1, CUVIL_ACT_CLIP = 2 };
+typedef struct cuvil_epilogue {
+  const float *row_bias; /* one per row (a convolution's channel), or NULL */
+  const float *residual; /* laid out like the output, or NULL */
+  int activation;        /* CUVIL_ACT_* */
+  float lo, hi;          /* CUVIL_ACT_CLIP bounds (-/+ huge if absent) */
+  /* One per column (a linear layer's bias), added after row_bias; last, so
+   * initializers that stop before it leave it NULL. */
+  const float *col_bias;
+} cuvil_epilogue;
+
+/* Applies `e` to `count` elements of one output row; `offset` is the row's
+ * position in the output (where its residual is), `row` its bias index.
+ * For the kernels that apply it row by row (the matrix products, the NCHW
+ * convolutions); the blocked ones apply the same steps per vector. */
+void cuvil_epilogue_row(const cuvil_epilogue *e, float *out, int64_t offset,
+                        int64_t row, int64_t count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUVIL_RUNTIME_EPILOGUE_H */
