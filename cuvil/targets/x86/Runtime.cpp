@@ -115,9 +115,8 @@ std::string chooseVariant(
 }
 
 std::string assembleRuntime(const RuntimeSelection &selection) {
-  std::string text = "#define CUVIL_L2_BYTES " +
-                     std::to_string(std::max<int64_t>(selection.l2Bytes, 65536)) +
-                     "\n";
+  int64_t l2Bytes = std::max<int64_t>(selection.l2Bytes, 65536);
+  std::string text = "#define CUVIL_L2_BYTES " + std::to_string(l2Bytes) + "\n";
   if (selection.simd)
     text += "#define CUVIL_ENABLE_SIMD_KERNELS\n"
             "#define CUVIL_SGEMM4 cuvil_sgemm4_" + selection.sgemm4 +

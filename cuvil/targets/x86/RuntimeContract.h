@@ -1,4 +1,4 @@
-//===- RuntimeContract.h - the runtime contract, for the compiler -*- C++ -*-===//
+//===- RuntimeContract.h - the kernels' contract, for cuvilc -*- C++ -*-===//
 //
 // What the x86 passes must agree on with the kernels, from the runtime's
 // own definitions (runtime/contract/): its C header and sizing functions

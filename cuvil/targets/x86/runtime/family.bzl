@@ -54,7 +54,7 @@ def cuvil_runtime_families_inc(name, families):
         name = name,
         outs = ["families.inc"],
         cmd = "cat > $@ <<'EOF'\n" +
-              "/* Generated from //cuvil/targets/x86/runtime:BUILD's FAMILIES:\n" +
+              "/* Generated from FAMILIES in cuvil/targets/x86/runtime/BUILD:\n" +
               " * CUVIL_RUNTIME_FAMILY(name, depends, files), in dependency\n" +
               " * order; files are the headers, then the sources, under\n" +
               " * runtime/. */\n" +
