@@ -44,9 +44,9 @@ std::vector<std::string> runtimeFamilies();
 /// are an internal error (reported through llvm::report_fatal_error).
 std::vector<std::string> runtimeClosure(const std::set<std::string> &families);
 
-/// The variant of a micro-kernel family (the `names` of its .inc file, in
-/// order, with the CPU `features` each needs) for a CPU: the last one
-/// whose features it has.
+/// The variant of a micro-kernel family for a CPU: of its .inc file's
+/// (name, features) pairs, in order, the last whose space-separated
+/// features the CPU has ("reference" needs none).
 std::string chooseVariant(
     const std::vector<std::pair<std::string, std::string>> &variants,
     const std::vector<std::string> &cpuFeatures);
