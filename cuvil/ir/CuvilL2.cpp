@@ -2,6 +2,8 @@
 
 #include "cuvil/ir/CuvilL2Ops.h"
 
+#include "cuvil/ir/CuvilDialect.h"
+
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
@@ -444,12 +446,130 @@ static bool isKernelName(StringRef name) {
          llvm::all_of(name, [](char c) { return std::isalnum(c) || c == '_'; });
 }
 
+LogicalResult EpilogueAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   ArrayRef<EpilogueStep> steps,
+                                   FloatAttr clipMin, FloatAttr clipMax) {
+  // col_bias, then add, then at most one activation: the order a kernel
+  // applies them in.
+  int last = -1;
+  bool activation = false;
+  for (EpilogueStep step : steps) {
+    int rank = step == EpilogueStep::col_bias ? 0
+               : step == EpilogueStep::add    ? 1
+                                              : 2;
+    if (rank < last || (rank == 2 && activation) ||
+        (rank < 2 && rank == last))
+      return emitError() << "epilogue steps must be an optional col_bias, an "
+                            "optional add, then at most one of relu and clip";
+    activation |= rank == 2;
+    last = rank;
+  }
+  bool clip = llvm::is_contained(steps, EpilogueStep::clip);
+  if (!clip && (clipMin || clipMax))
+    return emitError() << "epilogue clip bounds without a clip step";
+  if (clipMin && clipMax &&
+      clipMin.getValueAsDouble() > clipMax.getValueAsDouble())
+    return emitError() << "epilogue clips to an empty range (clip_min above "
+                          "clip_max)";
+  return success();
+}
+
+int64_t UKernelCallOp::getIntParam(StringRef name, int64_t fallback) {
+  auto value = dyn_cast_or_null<IntegerAttr>(getParam(name));
+  return value ? value.getInt() : fallback;
+}
+
+SmallVector<int64_t> UKernelCallOp::getIntsParam(StringRef name,
+                                                 ArrayRef<int64_t> fallback) {
+  auto value = dyn_cast_or_null<DenseI64ArrayAttr>(getParam(name));
+  if (!value || value.empty())
+    return SmallVector<int64_t>(fallback);
+  return SmallVector<int64_t>(value.asArrayRef());
+}
+
+double UKernelCallOp::getFloatParam(StringRef name, double fallback) {
+  auto value = dyn_cast_or_null<FloatAttr>(getParam(name));
+  return value ? value.getValueAsDouble() : fallback;
+}
+
+UKernelCallOp UKernelCallOp::cloneWith(OpBuilder &builder, ValueRange inputs,
+                                       ValueRange outputs) {
+  auto copy = UKernelCallOp::create(
+      builder, getLoc(), getKernelAttr(), inputs, outputs,
+      getParamsAttr(), getAlgorithmAttr(), getEpilogueAttr(),
+      getPackedBAttr());
+  copy->setDiscardableAttrs((*this)->getDiscardableAttrDictionary());
+  return copy;
+}
+
+OperandRange UKernelCallOp::getKernelInputs() {
+  EpilogueAttr epilogue = getEpilogueAttr();
+  unsigned extra = epilogue ? epilogue.getNumExtraInputs() : 0;
+  return getInputs().drop_back(std::min<size_t>(extra, getInputs().size()));
+}
+
+/// A call the neutral lowering made carries its level1 op's attributes as
+/// params: they must be what that op takes.
+static LogicalResult verifyLevel1Params(UKernelCallOp call) {
+  OperationName level1(("cuvil." + call.getKernel()).str(), call.getContext());
+  DictionaryAttr given = call.getParamsAttr();
+  if (!level1.isRegistered() || !given)
+    return success();
+  for (NamedAttribute param : given)
+    if (param.getName() != "operandSegmentSizes" &&
+        !llvm::is_contained(level1.getAttributeNames(), param.getName()))
+      return call.emitOpError("param '")
+             << param.getName().getValue() << "' is not an attribute of '"
+             << level1 << "'";
+  NamedAttrList params(given);
+  return level1.verifyInherentAttrs(params, [&] {
+    return call.emitOpError("params are not those of '") << level1 << "': ";
+  });
+}
+
 LogicalResult UKernelCallOp::verify() {
   if (!isKernelName(getKernel()))
     return emitOpError("kernel name '")
            << getKernel() << "' must be a C identifier";
   if (getOutputs().empty())
     return emitOpError("expects at least one output buffer");
+  if (failed(verifyLevel1Params(*this)))
+    return failure();
+  StringRef kernel = getKernel();
+  bool product = kernel == "matmul" || kernel == "gemm";
+  if (EpilogueAttr epilogue = getEpilogueAttr()) {
+    if (epilogue.has(EpilogueStep::col_bias) && !product)
+      return emitOpError("a col_bias epilogue needs a matrix product, not '")
+             << kernel << "'";
+    if (getInputs().size() < epilogue.getNumExtraInputs() + 1)
+      return emitOpError("has ")
+             << getInputs().size() << " inputs, but its epilogue reads "
+             << epilogue.getNumExtraInputs() << " after the kernel's own";
+  }
+  if (std::optional<Algorithm> algorithm = getAlgorithm()) {
+    if (kernel != "conv2d")
+      return emitOpError("algorithm '")
+             << stringifyAlgorithm(*algorithm)
+             << "' is for convolutions, not '" << kernel << "'";
+    size_t outputs = getOutputs().size();
+    if (*algorithm != Algorithm::direct_blocked && outputs != 2)
+      return emitOpError("algorithm '")
+             << stringifyAlgorithm(*algorithm)
+             << "' needs its scratch as the second of two outputs, got "
+             << outputs << " outputs";
+    if (*algorithm == Algorithm::direct_blocked && outputs > 2)
+      return emitOpError("algorithm 'direct_blocked' takes at most a scratch "
+                         "output besides its result, got ")
+             << outputs << " outputs";
+  }
+  if (getPackedB()) {
+    if (!product)
+      return emitOpError("packed_b is for matrix products, not '")
+             << kernel << "'";
+    if (getOutputs().size() != 1)
+      return emitOpError("with packed_b needs no packing scratch, got ")
+             << getOutputs().size() << " outputs";
+  }
   return success();
 }
 

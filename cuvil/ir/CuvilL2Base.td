@@ -33,6 +33,8 @@ def CuvilL2_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
+  // A call's params are verified against its level1 op (UKernelCallOp).
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
@@ -175,6 +177,93 @@ def CuvilL2_TaskSplitAttr : AttrDef<CuvilL2_Dialect, "TaskSplit"> {
   let parameters = (ins "int64_t":$axis, "int64_t":$parts);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// The micro-kernel call contract
+//===----------------------------------------------------------------------===//
+
+def CuvilL2_Algorithm : I32EnumAttr<"Algorithm",
+    "how a micro-kernel computes (a target's choice)", [
+    I32EnumAttrCase<"im2col", 0>,         // patches then a matrix product
+    I32EnumAttrCase<"winograd_f4x3", 1>,  // Winograd F(4x4, 3x3)
+    I32EnumAttrCase<"direct_blocked", 2>  // direct, on channel blocks
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::cuvil::l2";
+}
+
+def CuvilL2_AlgorithmAttr : EnumAttr<CuvilL2_Dialect, CuvilL2_Algorithm,
+                                     "algorithm"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def CuvilL2_EpilogueStep : I32EnumAttr<"EpilogueStep",
+    "an elementwise step a kernel applies to its results", [
+    I32EnumAttrCase<"col_bias", 0>,  // + one value per column (the next input)
+    I32EnumAttrCase<"add", 1>,       // + a residual of the output's shape (the next input)
+    I32EnumAttrCase<"relu", 2>,
+    I32EnumAttrCase<"clip", 3>       // to [clip_min, clip_max]
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::cuvil::l2";
+}
+
+// `[add, relu]`: a bracketed list, so it can sit inside struct(params).
+def CuvilL2_EpilogueStepsParameter
+    : ArrayRefParameter<"::cuvil::l2::EpilogueStep", "epilogue steps"> {
+  let parser = [{ [&]() -> ::mlir::FailureOr<::llvm::SmallVector<::cuvil::l2::EpilogueStep>> {
+    ::llvm::SmallVector<::cuvil::l2::EpilogueStep> steps;
+    if ($_parser.parseCommaSeparatedList(
+            ::mlir::AsmParser::Delimiter::Square, [&]() -> ::mlir::ParseResult {
+              ::mlir::FailureOr<::cuvil::l2::EpilogueStep> step =
+                  ::mlir::FieldParser<::cuvil::l2::EpilogueStep>::parse($_parser);
+              if (::mlir::failed(step))
+                return ::mlir::failure();
+              steps.push_back(*step);
+              return ::mlir::success();
+            }))
+      return ::mlir::failure();
+    return steps;
+  }() }];
+  let printer = [{
+    $_printer << '[';
+    ::llvm::interleaveComma($_self, $_printer, [&](::cuvil::l2::EpilogueStep step) {
+      $_printer << ::cuvil::l2::stringifyEpilogueStep(step);
+    });
+    $_printer << ']';
+  }];
+}
+
+def CuvilL2_EpilogueAttr : AttrDef<CuvilL2_Dialect, "Epilogue"> {
+  let mnemonic = "epilogue";
+  let summary = "the steps a kernel applies to each block of its output";
+  let description = [{
+    In order: an optional per-column bias (`col_bias`), an optional residual
+    `add`, then at most one activation (`relu`, or `clip` to its bounds).
+    `col_bias` and `add` each read one more input of the call, after the
+    kernel's own, in that order. A kernel applies them to each block of
+    output while it is in cache, instead of a pass over memory each.
+
+    ```mlir
+    epilogue #cuvil_l2.epilogue<steps = [add, clip], clip_min = 0.0 : f64,
+                                clip_max = 6.0 : f64>
+    ```
+  }];
+  let parameters = (ins CuvilL2_EpilogueStepsParameter:$steps,
+                        OptionalParameter<"::mlir::FloatAttr">:$clip_min,
+                        OptionalParameter<"::mlir::FloatAttr">:$clip_max);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    bool has(EpilogueStep step) const {
+      return ::llvm::is_contained(getSteps(), step);
+    }
+    /// Inputs the steps read (col_bias, add), after the kernel's own.
+    unsigned getNumExtraInputs() const {
+      return has(EpilogueStep::col_bias) + has(EpilogueStep::add);
+    }
+  }];
 }
 
 //===----------------------------------------------------------------------===//

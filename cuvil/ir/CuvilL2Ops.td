@@ -62,17 +62,70 @@ def CuvilL2_UKernelCallOp : CuvilL2_Op<"ukernel_call",
      DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "a call to a named micro-kernel";
   let description = [{
-    Micro-kernels (GEMM, convolution, ...) are named and chosen per target
-    (`sgemm_f32_avx512_16x8`). They read `ins` (buffers and scalars) and
-    write `outs` (buffers), hold no state and allocate nothing.
+    Micro-kernels (GEMM, convolution, ...) are named and chosen per target.
+    They read `ins` (buffers) and write `outs` (buffers), hold no state and
+    allocate nothing. The contract, typed and verified:
+
+    - `params`: the kernel's parameters. A call the neutral lowering made is
+      named after its level1 op (`conv2d` for `cuvil.conv2d`), and its
+      params are that op's attributes (strides, padding, ...,
+      `operandSegmentSizes` for optional operands): they must verify as
+      that op's, so level1's definition is the schema.
+    - `algorithm`: how a target chose to compute it (`#cuvil_l2.algorithm`);
+      its scratch, when it needs one, is the last output.
+    - `epilogue`: elementwise steps applied to the results
+      (`#cuvil_l2.epilogue`); the inputs they read come last.
+    - `packed_b`: a matrix product's B is packed at compile time in the
+      layout its kernel reads.
+
+    ```mlir
+    cuvil_l2.ukernel_call "conv2d" ins(%x, %w, %r : ...) outs(%y, %s : ...)
+        params {groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>}
+        algorithm #cuvil_l2.algorithm<winograd_f4x3>
+        epilogue #cuvil_l2.epilogue<steps = [add, relu]>
+    ```
   }];
   let arguments = (ins StrAttr:$kernel, Variadic<AnyType>:$inputs,
-                       Variadic<AnyMemRef>:$outputs);
+                       Variadic<AnyMemRef>:$outputs,
+                       OptionalAttr<DictionaryAttr>:$params,
+                       OptionalAttr<CuvilL2_AlgorithmAttr>:$algorithm,
+                       OptionalAttr<CuvilL2_EpilogueAttr>:$epilogue,
+                       UnitAttr:$packed_b);
   let assemblyFormat = [{
     $kernel (`ins` `(` $inputs^ `:` type($inputs) `)`)?
-    `outs` `(` $outputs `:` type($outputs) `)` attr-dict
+    `outs` `(` $outputs `:` type($outputs) `)`
+    (`params` $params^)? (`algorithm` $algorithm^)?
+    (`epilogue` $epilogue^)? (`packed_b` $packed_b^)? attr-dict
   }];
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$kernel, "::mlir::ValueRange":$inputs,
+                   "::mlir::ValueRange":$outputs), [{
+      build($_builder, $_state, $_builder.getStringAttr(kernel), inputs,
+            outputs, nullptr, nullptr, nullptr, nullptr);
+    }]>
+  ];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The parameter `name`, or null.
+    ::mlir::Attribute getParam(::llvm::StringRef name) {
+      return getParamsAttr() ? getParamsAttr().get(name) : ::mlir::Attribute();
+    }
+    /// Parameter `name` as an integer, integers or a float (a missing or
+    /// empty one: `fallback`).
+    int64_t getIntParam(::llvm::StringRef name, int64_t fallback);
+    ::llvm::SmallVector<int64_t>
+    getIntsParam(::llvm::StringRef name,
+                 ::llvm::ArrayRef<int64_t> fallback = {});
+    double getFloatParam(::llvm::StringRef name, double fallback);
+    /// A copy of this call, with its params, algorithm, epilogue and
+    /// packed_b, at the builder's point on other buffers; this call is left
+    /// for the caller to erase.
+    UKernelCallOp cloneWith(::mlir::OpBuilder &builder,
+                            ::mlir::ValueRange inputs,
+                            ::mlir::ValueRange outputs);
+    /// The inputs the kernel itself reads (before the epilogue's).
+    ::mlir::OperandRange getKernelInputs();
+  }];
 }
 
 def CuvilL2_EndOp : CuvilL2_Op<"end", [Pure, Terminator,

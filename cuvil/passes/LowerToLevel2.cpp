@@ -172,6 +172,41 @@ LogicalResult BatchMultipliers::compute(func::FuncOp func) {
   return failure(walk.wasInterrupted());
 }
 
+/// The epilogue of a fused group's ops after its producer: a same-shape
+/// add is the residual (`add`), an add of one value per column a linear
+/// layer's bias (`col_bias`); the values they add become inputs.
+FailureOr<cuvil::l2::EpilogueAttr>
+lowerEpilogue(Block &body, llvm::function_ref<Value(Value)> outer,
+              SmallVectorImpl<Value> &ins) {
+  namespace l2 = cuvil::l2;
+  SmallVector<l2::EpilogueStep> steps;
+  FloatAttr clipMin, clipMax;
+  for (Operation &step : llvm::drop_begin(body.without_terminator())) {
+    if (auto add = dyn_cast<l1::AddOp>(step)) {
+      steps.push_back(add.getLhs().getType() != add.getRhs().getType()
+                          ? l2::EpilogueStep::col_bias
+                          : l2::EpilogueStep::add);
+      ins.push_back(outer(isa<BlockArgument>(add.getRhs()) ? add.getRhs()
+                                                           : add.getLhs()));
+    } else if (isa<l1::ReluOp>(step)) {
+      steps.push_back(l2::EpilogueStep::relu);
+    } else if (auto clip = dyn_cast<l1::ClipOp>(step)) {
+      steps.push_back(l2::EpilogueStep::clip);
+      clipMin = clip.getMinAttr();
+      clipMax = clip.getMaxAttr();
+    } else {
+      return step.emitOpError("cannot be a micro-kernel's epilogue step");
+    }
+  }
+  auto epilogue = l2::EpilogueAttr::getChecked(
+      [&] { return body.getParentOp()->emitOpError(); },
+      body.getParentOp()->getContext(), ArrayRef<l2::EpilogueStep>(steps),
+      clipMin, clipMax);
+  if (!epilogue)
+    return failure();
+  return epilogue;
+}
+
 MemRefType toMemRef(Type type) {
   auto tensor = cast<RankedTensorType>(type);
   return MemRefType::get(tensor.getShape(), tensor.getElementType());
@@ -306,7 +341,7 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
     // residual add's other operand its last input.
     Operation *kernelOp = &op;
     SmallVector<Value> ins;
-    SmallVector<NamedAttribute> epilogueAttrs;
+    cuvil::l2::EpilogueAttr epilogue;
     if (group) {
       Block &body = group.getBody().front();
       kernelOp = &body.front();
@@ -316,29 +351,11 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
       };
       for (Value operand : kernelOp->getOperands())
         ins.push_back(outer(operand));
-      SmallVector<Attribute> epilogue;
-      for (Operation &step : llvm::drop_begin(body.without_terminator())) {
-        // An add of one value per column (a linear layer's bias) is the
-        // kernel's col_bias step; a same-shape add is the residual.
-        StringRef name = step.getName().stripDialect();
-        if (auto add = dyn_cast<l1::AddOp>(step))
-          if (add.getLhs().getType() != add.getRhs().getType())
-            name = "col_bias";
-        epilogue.push_back(builder.getStringAttr(name));
-        if (auto add = dyn_cast<l1::AddOp>(step))
-          ins.push_back(outer(isa<BlockArgument>(add.getRhs()) ? add.getRhs()
-                                                               : add.getLhs()));
-        if (auto clip = dyn_cast<l1::ClipOp>(step)) {
-          if (auto min = clip.getMinAttr())
-            epilogueAttrs.push_back(
-                builder.getNamedAttr("cuvil.clip_min", min));
-          if (auto max = clip.getMaxAttr())
-            epilogueAttrs.push_back(
-                builder.getNamedAttr("cuvil.clip_max", max));
-        }
-      }
-      epilogueAttrs.push_back(builder.getNamedAttr(
-          "cuvil.epilogue", builder.getArrayAttr(epilogue)));
+      FailureOr<cuvil::l2::EpilogueAttr> steps =
+          lowerEpilogue(body, outer, ins);
+      if (failed(steps))
+        return failure();
+      epilogue = *steps;
     } else {
       for (Value operand : op.getOperands())
         ins.push_back(buffers.lookup(operand));
@@ -348,19 +365,15 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
       outs.push_back(allocate(result, opLoc));
       buffers.map(result, outs.back());
     }
+    // The level1 op's attributes are the kernel's params (optional
+    // operands: its operandSegmentSizes); UKernelCallOp verifies them
+    // against the op's definition.
     StringRef mnemonic = kernelOp->getName().stripDialect();
-    auto call = cuvil::l2::UKernelCallOp::create(
-        builder, opLoc, builder.getStringAttr(mnemonic), ins, outs);
-    // The level1 op's attributes parameterize the kernel. Which optional
-    // operands are present travels as cuvil.segments.
-    for (NamedAttribute attr : kernelOp->getAttrDictionary()) {
-      if (attr.getName() == "operandSegmentSizes")
-        call->setAttr("cuvil.segments", attr.getValue());
-      else
-        call->setAttr(attr.getName(), attr.getValue());
-    }
-    for (NamedAttribute attr : epilogueAttrs)
-      call->setAttr(attr.getName(), attr.getValue());
+    DictionaryAttr params = kernelOp->getAttrDictionary();
+    cuvil::l2::UKernelCallOp::create(
+        builder, opLoc, builder.getStringAttr(mnemonic), ins, outs,
+        params.empty() ? DictionaryAttr() : params, nullptr, epilogue,
+        nullptr);
   }
 
   // Returned values not already written in place (inputs, constants, a

@@ -19,10 +19,10 @@ func.func @classifier(%x: tensor<?x10xf32>) -> tensor<?x10xf32> {
 // L2: func.func @classifier(%[[B:.+]]: index {cuvil.name = "batch"}, %[[X:.+]]: memref<?x10xf32>, %[[Y:.+]]: memref<?x10xf32>, %[[A:.+]]: memref<{{[0-9]+}}xi8> {cuvil_l2.arena})
 // L2: cuvil_l2.view %[[A]][0] (%[[B]]) bounds [1]
 // The relu rides in the matrix product's epilogue.
-// L2: cuvil_l2.ukernel_call "matmul" {{.*}}cuvil.epilogue = ["relu"]
+// L2: cuvil_l2.ukernel_call "matmul" {{.*}}epilogue <steps = [relu]>
 // L2-NOT: ukernel_call "relu"
 // The last op writes the output buffer directly.
-// L2: cuvil_l2.ukernel_call "softmax" ins(%{{.+}} : memref<?x10xf32>) outs(%[[Y]] : memref<?x10xf32>) {axis = 1 : i64}
+// L2: cuvil_l2.ukernel_call "softmax" ins(%{{.+}} : memref<?x10xf32>) outs(%[[Y]] : memref<?x10xf32>) params {axis = 1 : i64}
 
 // C: #define CUVIL_MODEL_NUM_INPUTS 1
 // C: static const union { uint64_t words[50]; float values[100]; } cuvil_w0 CUVIL_ALIGN64

@@ -320,3 +320,101 @@ func.func @f() {
   // expected-error @+1 {{'cuvil_l2.end' op expects parent op 'cuvil_l2.kernel'}}
   cuvil_l2.end
 }
+
+// -----
+
+// The micro-kernel contract: every malformed call names what is wrong.
+func.func @f(%x: memref<1x4x5x5xf32>, %w: memref<4x4x1x1xf32>, %y: memref<1x4x5x5xf32>) {
+  // expected-error @+1 {{'cuvil_l2.ukernel_call' op param 'stride' is not an attribute of 'cuvil.conv2d'}}
+  cuvil_l2.ukernel_call "conv2d" ins(%x, %w : memref<1x4x5x5xf32>, memref<4x4x1x1xf32>) outs(%y : memref<1x4x5x5xf32>)
+      params {stride = array<i64: 2, 2>}
+  return
+}
+
+// -----
+
+func.func @f(%x: memref<1x4x5x5xf32>, %w: memref<4x4x1x1xf32>, %y: memref<1x4x5x5xf32>) {
+  // expected-error @+1 {{'cuvil_l2.ukernel_call' op params are not those of 'cuvil.conv2d': }}
+  cuvil_l2.ukernel_call "conv2d" ins(%x, %w : memref<1x4x5x5xf32>, memref<4x4x1x1xf32>) outs(%y : memref<1x4x5x5xf32>)
+      params {groups = "one"}
+  return
+}
+
+// -----
+
+func.func @f(%x: memref<1x4x5x5xf32>, %w: memref<4x4x1x1xf32>, %y: memref<1x4x5x5xf32>) {
+  // expected-error @+1 {{'cuvil_l2.ukernel_call' op algorithm 'winograd_f4x3' needs its scratch as the second of two outputs, got 1 outputs}}
+  cuvil_l2.ukernel_call "conv2d" ins(%x, %w : memref<1x4x5x5xf32>, memref<4x4x1x1xf32>) outs(%y : memref<1x4x5x5xf32>)
+      algorithm #cuvil_l2.algorithm<winograd_f4x3>
+  return
+}
+
+// -----
+
+func.func @f(%x: memref<4x4xf32>, %y: memref<4x4xf32>, %s: memref<16xf32>) {
+  // expected-error @+1 {{'cuvil_l2.ukernel_call' op algorithm 'im2col' is for convolutions, not 'matmul'}}
+  cuvil_l2.ukernel_call "matmul" ins(%x, %x : memref<4x4xf32>, memref<4x4xf32>) outs(%y, %s : memref<4x4xf32>, memref<16xf32>)
+      algorithm #cuvil_l2.algorithm<im2col>
+  return
+}
+
+// -----
+
+func.func @f(%x: memref<4x4xf32>, %y: memref<4x4xf32>) {
+  // expected-error @+1 {{'cuvil_l2.ukernel_call' op has 2 inputs, but its epilogue reads 2 after the kernel's own}}
+  cuvil_l2.ukernel_call "matmul" ins(%x, %x : memref<4x4xf32>, memref<4x4xf32>) outs(%y : memref<4x4xf32>)
+      epilogue #cuvil_l2.epilogue<steps = [col_bias, add]>
+  return
+}
+
+// -----
+
+func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) {
+  // expected-error @+1 {{'cuvil_l2.ukernel_call' op a col_bias epilogue needs a matrix product, not 'relu'}}
+  cuvil_l2.ukernel_call "relu" ins(%x, %x : memref<4xf32>, memref<4xf32>) outs(%y : memref<4xf32>)
+      epilogue #cuvil_l2.epilogue<steps = [col_bias]>
+  return
+}
+
+// -----
+
+func.func @f(%x: memref<4x4xf32>, %y: memref<4x4xf32>, %s: memref<16xf32>) {
+  // expected-error @+1 {{'cuvil_l2.ukernel_call' op with packed_b needs no packing scratch, got 2 outputs}}
+  cuvil_l2.ukernel_call "matmul" ins(%x, %x : memref<4x4xf32>, memref<4x4xf32>) outs(%y, %s : memref<4x4xf32>, memref<16xf32>) packed_b
+  return
+}
+
+// -----
+
+func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) {
+  // expected-error @+1 {{'cuvil_l2.ukernel_call' op packed_b is for matrix products, not 'relu'}}
+  cuvil_l2.ukernel_call "relu" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>) packed_b
+  return
+}
+
+// -----
+
+func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) {
+  // expected-error @+2 {{epilogue steps must be an optional col_bias, an optional add, then at most one of relu and clip}}
+  cuvil_l2.ukernel_call "relu" ins(%x, %x : memref<4xf32>, memref<4xf32>) outs(%y : memref<4xf32>)
+      epilogue #cuvil_l2.epilogue<steps = [relu, add]>
+  return
+}
+
+// -----
+
+func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) {
+  // expected-error @+2 {{epilogue clip bounds without a clip step}}
+  cuvil_l2.ukernel_call "relu" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)
+      epilogue #cuvil_l2.epilogue<steps = [relu], clip_min = 0.0 : f64>
+  return
+}
+
+// -----
+
+func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) {
+  // expected-error @+2 {{epilogue clips to an empty range (clip_min above clip_max)}}
+  cuvil_l2.ukernel_call "relu" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)
+      epilogue #cuvil_l2.epilogue<steps = [clip], clip_min = 6.0 : f64, clip_max = 0.0 : f64>
+  return
+}

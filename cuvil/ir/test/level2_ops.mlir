@@ -70,3 +70,23 @@ func.func @on_chip(%ddr: memref<64x!cuvil_l2.fixed<16, 8>>,
   %c = memref.alloca() : memref<4xf32, #cuvil_l2.space<uram>>
   return
 }
+
+// The micro-kernel contract, typed: a call the lowering made carries its
+// level1 op's attributes as params, a target's algorithm and the epilogue
+// its kernel applies; a product's B may be packed at compile time.
+// CHECK-LABEL: func.func @contract
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%{{.+}}, %{{.+}}, %{{.+}} : memref<1x8x28x28xf32>, memref<8x8x3x3xf32>, memref<1x8x28x28xf32>) outs(%{{.+}}, %{{.+}} : memref<1x8x28x28xf32>, memref<37440xf32>) params {groups = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0>, padding = array<i64: 1, 1, 1, 1>} algorithm <winograd_f4x3> epilogue <steps = [add, clip], clip_min = 0.000000e+00 : f64, clip_max = 6.000000e+00 : f64>
+// CHECK: cuvil_l2.ukernel_call "matmul" ins({{.*}}) outs(%{{.+}} : memref<4x32xf32>) epilogue <steps = [col_bias, relu]> packed_b
+func.func @contract(%x: memref<1x8x28x28xf32>, %w: memref<8x8x3x3xf32>, %y: memref<1x8x28x28xf32>,
+                    %s: memref<37440xf32>, %a: memref<4x16xf32>, %b: memref<1x16x32xf32>,
+                    %bias: memref<32xf32>, %c: memref<4x32xf32>) {
+  cuvil_l2.ukernel_call "conv2d" ins(%x, %w, %x : memref<1x8x28x28xf32>, memref<8x8x3x3xf32>, memref<1x8x28x28xf32>)
+      outs(%y, %s : memref<1x8x28x28xf32>, memref<37440xf32>)
+      params {groups = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0>, padding = array<i64: 1, 1, 1, 1>}
+      algorithm #cuvil_l2.algorithm<winograd_f4x3>
+      epilogue #cuvil_l2.epilogue<steps = [add, clip], clip_min = 0.0 : f64, clip_max = 6.0 : f64>
+  cuvil_l2.ukernel_call "matmul" ins(%a, %b, %bias : memref<4x16xf32>, memref<1x16x32xf32>, memref<32xf32>)
+      outs(%c : memref<4x32xf32>)
+      epilogue #cuvil_l2.epilogue<steps = [col_bias, relu]> packed_b
+  return
+}

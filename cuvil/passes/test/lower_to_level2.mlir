@@ -9,7 +9,7 @@
 // CHECK: %[[W:.+]] = memref.get_global @mlp_constant_0 : memref<10x4xf32>
 // CHECK: %[[H:.+]] = memref.alloc(%[[BATCH]]) {alignment = 64 : i64} : memref<?x4xf32>
 // CHECK: cuvil_l2.ukernel_call "matmul" ins(%[[X]], %[[W]] : memref<?x10xf32>, memref<10x4xf32>) outs(%[[H]] : memref<?x4xf32>)
-// CHECK: cuvil_l2.ukernel_call "softmax" ins(%[[H]] : memref<?x4xf32>) outs(%[[Y]] : memref<?x4xf32>) {axis = 1 : i64}
+// CHECK: cuvil_l2.ukernel_call "softmax" ins(%[[H]] : memref<?x4xf32>) outs(%[[Y]] : memref<?x4xf32>) params {axis = 1 : i64}
 // CHECK-NEXT: return
 func.func @mlp(%x: tensor<?x10xf32> {cuvil.name = "x"}) -> (tensor<?x4xf32> {cuvil.name = "y"}) {
   %w = cuvil.constant dense<0.5> : tensor<10x4xf32>
@@ -27,7 +27,7 @@ func.func @mlp(%x: tensor<?x10xf32> {cuvil.name = "x"}) -> (tensor<?x4xf32> {cuv
 // CHECK: %[[C8:.+]] = arith.constant 8 : index
 // CHECK: %[[N:.+]] = arith.muli %[[BATCH]], %[[C8]] : index
 // CHECK: %[[R:.+]] = memref.alloc(%[[N]]) {alignment = 64 : i64} : memref<?x4xf32>
-// CHECK: cuvil_l2.ukernel_call "reshape" ins(%[[X]] : memref<?x8x4xf32>) outs(%[[R]] : memref<?x4xf32>) {shape = array<i64: -1, 4>}
+// CHECK: cuvil_l2.ukernel_call "reshape" ins(%[[X]] : memref<?x8x4xf32>) outs(%[[R]] : memref<?x4xf32>) params {shape = array<i64: -1, 4>}
 // CHECK: cuvil_l2.ukernel_call "relu" ins(%[[R]] : memref<?x4xf32>) outs(%[[O0]] : memref<?x4xf32>)
 // CHECK: cuvil_l2.copy %[[X]], %[[O1]]
 // CHECK: cuvil_l2.copy %[[O0]], %[[O2]]
@@ -39,9 +39,9 @@ func.func @sizes_and_copies(%x: tensor<?x8x4xf32>) -> (tensor<?x4xf32>, tensor<?
 
 // -----
 
-// Optional operands travel as cuvil.segments.
+// Optional operands travel as the params' operandSegmentSizes.
 // CHECK-LABEL: func.func @layer_norm
-// CHECK: cuvil_l2.ukernel_call "layer_norm" {{.*}} {axis = -1 : i64, cuvil.segments = array<i32: 1, 0, 1>, epsilon = 1.000000e-05 : f64}
+// CHECK: cuvil_l2.ukernel_call "layer_norm" {{.*}} params {axis = -1 : i64, epsilon = 1.000000e-05 : f64, operandSegmentSizes = array<i32: 1, 0, 1>}
 func.func @layer_norm(%x: tensor<2x8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
   %y = cuvil.layer_norm %x bias %b : tensor<8xf32> : tensor<2x8xf32>
   return %y : tensor<2x8xf32>
@@ -76,12 +76,12 @@ func.func @fused(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // An epilogue group is one call of its producer: the ops after it become
-// cuvil.epilogue (clip bounds as cuvil.clip_*), the residual the last input.
+// the call's epilogue (clip bounds with it), the residual the last input.
 // CHECK-LABEL: func.func @epilogue_group
 // CHECK-SAME: (%{{.+}}: index {cuvil.name = "batch"}, %[[X:[a-z0-9]+]]: memref<1x4x5x5xf32>, %[[Y:[a-z0-9]+]]: memref<1x4x5x5xf32>)
 // CHECK: %[[W:.+]] = memref.get_global
 // CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[X]], %[[W]], %[[X]] : memref<1x4x5x5xf32>, memref<4x4x1x1xf32>, memref<1x4x5x5xf32>) outs(%[[Y]] : memref<1x4x5x5xf32>)
-// CHECK-SAME: cuvil.clip_max = 6.000000e+00 : f64, cuvil.clip_min = 0.000000e+00 : f64, cuvil.epilogue = ["add", "clip"]
+// CHECK-SAME: epilogue <steps = [add, clip], clip_min = 0.000000e+00 : f64, clip_max = 6.000000e+00 : f64>
 // CHECK-NOT: ukernel_call
 func.func @epilogue_group(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
   %w = cuvil.constant dense<0.5> : tensor<4x4x1x1xf32>
@@ -158,8 +158,8 @@ func.func @map_reduce(%x: tensor<4x8xf32>) -> tensor<4xf32> {
 // cuvil/targets/x86/transforms/test/select_kernels.mlir).
 // CHECK-LABEL: func.func @no_choices
 // CHECK-NOT: memref.alloc()
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}} : memref<1x8x28x28xf32>) {
-// CHECK-NOT: cuvil.algorithm
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}} : memref<1x8x28x28xf32>) params {
+// CHECK-NOT: algorithm
 // CHECK: cuvil_l2.ukernel_call "matmul" ins({{.*}}) outs(%{{.+}} : memref<2x16x40xf32>)
 // CHECK-NEXT: return
 func.func @no_choices(%x: tensor<1x8x28x28xf32>, %a: tensor<2x16x16xf32>, %b: tensor<16x40xf32>) -> (tensor<1x8x28x28xf32>, tensor<2x16x40xf32>) {

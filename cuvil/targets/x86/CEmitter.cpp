@@ -815,22 +815,23 @@ LogicalResult Emitter::emitOp(Operation *op) {
   return op->emitOpError("is not supported by the x86 C emitter");
 }
 
-int64_t attrInt(Operation *op, StringRef name, int64_t def) {
-  if (auto a = op->getAttrOfType<IntegerAttr>(name))
-    return a.getInt();
-  return def;
+// A call's params (UKernelCallOp::getIntParam and friends), by the names
+// the kernels below read.
+int64_t attrInt(cuvil::l2::UKernelCallOp call, StringRef name, int64_t def) {
+  return call.getIntParam(name, def);
 }
-double attrFloat(Operation *op, StringRef name, double def) {
-  if (auto a = op->getAttrOfType<FloatAttr>(name))
-    return a.getValueAsDouble();
-  return def;
+double attrFloat(cuvil::l2::UKernelCallOp call, StringRef name, double def) {
+  return call.getFloatParam(name, def);
 }
-SmallVector<int64_t> attrInts(Operation *op, StringRef name,
+SmallVector<int64_t> attrInts(cuvil::l2::UKernelCallOp call, StringRef name,
                               SmallVector<int64_t> def = {}) {
-  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(name))
-    if (!a.empty())
-      return SmallVector<int64_t>(a.asArrayRef());
-  return def;
+  return call.getIntsParam(name, def);
+}
+/// A string param, or `def`.
+std::string attrString(cuvil::l2::UKernelCallOp call, StringRef name,
+                       StringRef def) {
+  auto value = dyn_cast_or_null<StringAttr>(call.getParam(name));
+  return (value ? value.getValue() : def).str();
 }
 
 /// The elementwise epilogue fused into a producer's call (`cuvil.epilogue`,
@@ -853,37 +854,34 @@ struct Epilogue {
 
 FailureOr<Epilogue> getEpilogue(cuvil::l2::UKernelCallOp call,
                                 ArrayRef<const Buffer *> ins) {
+  using cuvil::l2::EpilogueStep;
   Epilogue epilogue;
-  auto steps = call->getAttrOfType<ArrayAttr>("cuvil.epilogue");
+  cuvil::l2::EpilogueAttr steps = call.getEpilogueAttr();
   if (!steps)
     return epilogue;
+  // The verifier checked the order and the inputs: the steps' inputs are
+  // the last ones, col_bias first.
   epilogue.present = true;
-  // Each add-like step consumes one input, in order, from the end of `ins`.
-  for (auto step : steps.getAsValueRange<StringAttr>())
-    epilogue.inputs += step == "add" || step == "col_bias";
-  if (epilogue.inputs > ins.size())
-    return call.emitOpError("epilogue ") << steps << " needs more inputs";
+  epilogue.inputs = steps.getNumExtraInputs();
   size_t next = ins.size() - epilogue.inputs;
-  for (auto step : steps.getAsValueRange<StringAttr>()) {
-    if (step == "col_bias" && !epilogue.colBias && !epilogue.residual &&
-        epilogue.activation == "CUVIL_ACT_NONE") {
+  for (EpilogueStep step : steps.getSteps()) {
+    switch (step) {
+    case EpilogueStep::col_bias:
       epilogue.colBias = ins[next++];
-    } else if (step == "add" && !epilogue.residual &&
-               epilogue.activation == "CUVIL_ACT_NONE") {
+      break;
+    case EpilogueStep::add:
       epilogue.residual = ins[next++];
-    } else if (step == "relu" && epilogue.activation == "CUVIL_ACT_NONE") {
+      break;
+    case EpilogueStep::relu:
       epilogue.activation = "CUVIL_ACT_RELU";
-    } else if (step == "clip" && epilogue.activation == "CUVIL_ACT_NONE") {
+      break;
+    case EpilogueStep::clip:
       epilogue.activation = "CUVIL_ACT_CLIP";
-      if (auto lo = call->getAttrOfType<FloatAttr>("cuvil.clip_min"))
+      if (FloatAttr lo = steps.getClipMin())
         epilogue.lo = lo.getValueAsDouble();
-      if (auto hi = call->getAttrOfType<FloatAttr>("cuvil.clip_max"))
+      if (FloatAttr hi = steps.getClipMax())
         epilogue.hi = hi.getValueAsDouble();
-    } else {
-      return call.emitOpError("epilogue step '")
-             << step << "' (in " << steps
-             << ") is not one the x86 kernels apply; they take [col_bias], "
-                "[add], then [relu | clip]";
+      break;
     }
   }
   return epilogue;
@@ -955,8 +953,8 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       return "(" + e[0] + " > " + lit(0) + " ? " + e[0] + " : " + lit(0) + ")";
     };
   } else if (k == "clip") {
-    auto minA = call->getAttrOfType<FloatAttr>("min");
-    auto maxA = call->getAttrOfType<FloatAttr>("max");
+    auto minA = dyn_cast_or_null<FloatAttr>(call.getParam("min"));
+    auto maxA = dyn_cast_or_null<FloatAttr>(call.getParam("max"));
     unary = [=](ArrayRef<std::string> e) {
       std::string x = e[0];
       if (minA)
@@ -992,9 +990,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     else if (k == "tanh")
       unary = [=](ArrayRef<std::string> e) { return tanhExpr(e[0], element); };
     else if (k == "gelu") {
-      bool approx =
-          call->getAttrOfType<StringAttr>("approximate") &&
-          call->getAttrOfType<StringAttr>("approximate").getValue() == "tanh";
+      bool approx = attrString(call, "approximate", "none") == "tanh";
       std::string c1 = lit(0.7978845608028654), c2 = lit(0.044715),
                   r2 = lit(0.7071067811865476);
       unary = [=](ArrayRef<std::string> e) {
@@ -1190,9 +1186,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
       return success();
     }
     SmallVector<int64_t> pads = attrInts(call, "pads");
-    std::string mode = call->getAttrOfType<StringAttr>("mode")
-                           ? call->getAttrOfType<StringAttr>("mode").str()
-                           : "constant";
+    std::string mode = attrString(call, "mode", "constant");
     std::string value = lit(attrFloat(call, "value", 0.0));
     if (storage.isF16() || storage.isBF16()) {
       APFloat v(attrFloat(call, "value", 0.0));
@@ -1295,7 +1289,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     FailureOr<Epilogue> epilogue = getEpilogue(call, ins);
     if (failed(epilogue))
       return failure();
-    if (call->hasAttr("cuvil.packed_b")) {
+    if (call.getPackedB()) {
       // B is [K, N] packed in strips at compile time (it broadcasts over
       // A's batches, which are back to back: one product of all A's rows).
       std::vector<std::string> rows(out.dims.begin(), out.dims.end() - 1);
@@ -1349,12 +1343,12 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
   }
   if (k == "gemm") {
     const Buffer &a = *ins[0], &b = *ins[1];
-    bool ta = static_cast<bool>(call->getAttr("trans_a"));
-    bool tb = static_cast<bool>(call->getAttr("trans_b"));
+    bool ta = static_cast<bool>(call.getParam("trans_a"));
+    bool tb = static_cast<bool>(call.getParam("trans_b"));
     std::string m = out.dims[0], n = out.dims[1];
     std::string kk = ta ? a.dims[0] : a.dims[1];
     std::string product =
-        call->hasAttr("cuvil.packed_b")
+        call.getPackedB()
             ? "cuvil_matmul_packed_f32(pool, " + m + ", " + n + ", " + kk +
                   ", " + a.name + ", " + (ta ? "1, " + m : kk + ", 1") + ", " +
                   b.name + ", " + out.name + ", "
@@ -1402,9 +1396,9 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     if (failed(epilogue))
       return failure();
     bool hasBias = ins.size() - epilogue->inputs > 2;
-    auto algorithm = call->getAttrOfType<StringAttr>("cuvil.algorithm");
+    std::optional<cuvil::l2::Algorithm> algorithm = call.getAlgorithm();
     std::string biasName = hasBias ? ins[2]->name : std::string("NULL");
-    if (algorithm && algorithm.getValue() == "direct_blocked" &&
+    if (algorithm == cuvil::l2::Algorithm::direct_blocked &&
         attrInt(call, "groups", 1) > 1) {
       // Depthwise, weights packed [C/B][KH][KW][B] by cuvil-x86-assign-layouts.
       if ((out.block != 8 && out.block != 16) || x.block != out.block ||
@@ -1422,7 +1416,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
           epilogue->present ? epilogue->initializer() : "");
       return success();
     }
-    if (algorithm && algorithm.getValue() == "direct_blocked") {
+    if (algorithm == cuvil::l2::Algorithm::direct_blocked) {
       // Weights packed [OC/B][C/ib][KH][KW][ib][B] by cuvil-x86-assign-layouts.
       if (out.block == 1 || w.dims.size() != 6 || w.dims[4] != std::to_string(x.block))
         return call.emitOpError("a blocked direct convolution needs a blocked "
@@ -1440,7 +1434,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
           epilogue->present ? epilogue->initializer() : "");
       return success();
     }
-    bool winograd = algorithm && algorithm.getValue() == "winograd_f4x3";
+    bool winograd = algorithm == cuvil::l2::Algorithm::winograd_f4x3;
     if (!winograd && (x.block > 1 || out.block > 1))
       return call.emitOpError("only direct_blocked and Winograd convolutions "
                               "read or write blocked layouts");
@@ -1478,7 +1472,7 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
          std::to_string(st[0]) + ", " + std::to_string(st[1]) + ", " +
          std::to_string(pd[0]) + ", " + std::to_string(pd[1]) + ", " +
          std::to_string(dl[0]) + ", " + std::to_string(dl[1]) + ", " +
-         (call->getAttr("count_include_pad") ? "1" : "0") + ", " + out.dims[2] +
+         (call.getParam("count_include_pad") ? "1" : "0") + ", " + out.dims[2] +
          ", " + out.dims[3] + ", " + out.name +
          (x.block > 1 ? ", " + std::to_string(x.block) : std::string()) + ");");
     return success();
@@ -1585,7 +1579,8 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp call) {
     int64_t axis = normalize(attrInt(call, "axis", -1), x.dims.size());
     std::string inner = dimsRange(x, axis, x.dims.size());
     std::string scale = "NULL", bias = "NULL";
-    auto segments = call->getAttrOfType<DenseI32ArrayAttr>("cuvil.segments");
+    auto segments =
+        dyn_cast_or_null<DenseI32ArrayAttr>(call.getParam("operandSegmentSizes"));
     size_t next = 1;
     for (int s = 1; s <= 2; ++s) {
       bool present = segments ? segments[s] != 0 : next < ins.size();

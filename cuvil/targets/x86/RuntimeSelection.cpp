@@ -23,11 +23,10 @@ using namespace mlir;
 std::string familyOf(cuvil::l2::UKernelCallOp call) {
   StringRef kernel = call.getKernel();
   if (kernel == "conv2d") {
-    auto algorithm = call->getAttrOfType<StringAttr>("cuvil.algorithm");
-    StringRef name = algorithm ? algorithm.getValue() : "";
-    return name == "winograd_f4x3"    ? "winograd"
-           : name == "direct_blocked" ? "conv_blocked"
-                                      : "conv";
+    std::optional<cuvil::l2::Algorithm> algorithm = call.getAlgorithm();
+    return algorithm == cuvil::l2::Algorithm::winograd_f4x3    ? "winograd"
+           : algorithm == cuvil::l2::Algorithm::direct_blocked ? "conv_blocked"
+                                                               : "conv";
   }
   return llvm::StringSwitch<std::string>(kernel)
       .Cases({"matmul", "gemm"}, "gemm")
@@ -43,10 +42,8 @@ std::string familyOf(cuvil::l2::UKernelCallOp call) {
 /// Whether `call` runs the blocked direct convolution's register tiles
 /// (a depthwise one runs its own kernel).
 bool runsConvbTiles(cuvil::l2::UKernelCallOp call) {
-  auto algorithm = call->getAttrOfType<StringAttr>("cuvil.algorithm");
-  auto groups = call->getAttrOfType<IntegerAttr>("groups");
-  return algorithm && algorithm.getValue() == "direct_blocked" &&
-         (!groups || groups.getInt() == 1);
+  return call.getAlgorithm() == cuvil::l2::Algorithm::direct_blocked &&
+         call.getIntParam("groups", 1) == 1;
 }
 
 } // namespace

@@ -65,7 +65,7 @@ TEST(RuntimeTest, SelectsTheFamiliesOfTheKernelsCalled) {
   EXPECT_EQ(selected(R"mlir(
     func.func @f(%x: memref<2x10xf32>, %y: memref<2x10xf32>) {
       cuvil_l2.ukernel_call "softmax" ins(%x : memref<2x10xf32>)
-          outs(%y : memref<2x10xf32>) {axis = 1 : i64}
+          outs(%y : memref<2x10xf32>) params {axis = 1 : i64}
       return
     })mlir"),
             (std::set<std::string>{"threads", "reduce"}));
@@ -77,7 +77,7 @@ TEST(RuntimeTest, SelectsTheFamiliesOfTheKernelsCalled) {
           outs(%c : memref<4x8xf32>)
       cuvil_l2.ukernel_call "sigmoid" ins(%c : memref<4x8xf32>) outs(%c : memref<4x8xf32>)
       cuvil_l2.ukernel_call "gather" ins(%b, %i : memref<8x8xf32>, memref<3xi64>)
-          outs(%g : memref<3x8xf32>) {axis = 0 : i64}
+          outs(%g : memref<3x8xf32>) params {axis = 0 : i64}
       return
     })mlir"),
             (std::set<std::string>{"threads", "gemm", "math", "data"}));
@@ -86,35 +86,43 @@ TEST(RuntimeTest, SelectsTheFamiliesOfTheKernelsCalled) {
 TEST(RuntimeTest, ConvolutionsSelectTheirAlgorithmsFamily) {
   const char *conv = R"mlir(
     func.func @f(%x: memref<1x8x6x6xf32>, %w: memref<8x8x3x3xf32>,
-                 %y: memref<1x8x6x6xf32>) {
+                 %y: memref<1x8x6x6xf32>, %s: memref<4096xf32>) {
       cuvil_l2.ukernel_call "conv2d" ins(%x, %w : memref<1x8x6x6xf32>, memref<8x8x3x3xf32>)
-          outs(%y : memref<1x8x6x6xf32>) {ATTRS}
+          outs(OUTS) ATTRS
       return
     })mlir";
-  auto withAttrs = [&](llvm::StringRef attrs) {
+  auto withAttrs = [&](llvm::StringRef attrs, bool scratch = false) {
     std::string text = conv;
+    text.replace(text.find("OUTS"), 4,
+                 scratch ? "%y, %s : memref<1x8x6x6xf32>, memref<4096xf32>"
+                         : "%y : memref<1x8x6x6xf32>");
     text.replace(text.find("ATTRS"), 5, attrs.str());
     return text;
   };
-  EXPECT_EQ(selected(withAttrs("padding = array<i64: 1, 1, 1, 1>")),
+  EXPECT_EQ(selected(withAttrs("params {padding = array<i64: 1, 1, 1, 1>}")),
             (std::set<std::string>{"threads", "conv"}));
-  EXPECT_EQ(selected(withAttrs("cuvil.algorithm = \"winograd_f4x3\"")),
+  EXPECT_EQ(selected(withAttrs("algorithm #cuvil_l2.algorithm<im2col>", true)),
+            (std::set<std::string>{"threads", "conv"}));
+  EXPECT_EQ(selected(withAttrs("algorithm #cuvil_l2.algorithm<winograd_f4x3>",
+                               true)),
             (std::set<std::string>{"threads", "winograd"}));
   // Blocked direct: the register tiles of the CPU's variant.
   RuntimeSelection selection;
-  EXPECT_EQ(selected(withAttrs("cuvil.algorithm = \"direct_blocked\""),
-                     {"avx2", "fma"}, /*simd=*/true, &selection),
+  const char *blocked = "algorithm #cuvil_l2.algorithm<direct_blocked>";
+  EXPECT_EQ(selected(withAttrs(blocked), {"avx2", "fma"}, /*simd=*/true,
+                     &selection),
             (std::set<std::string>{"threads", "conv_blocked"}));
   EXPECT_EQ(selection.convb, "avx2");
   EXPECT_EQ(selection.sgemm4, "avx2");
   // Depthwise blocked: its own kernel, no tiles.
-  selected(withAttrs("cuvil.algorithm = \"direct_blocked\", groups = 8 : i64"),
+  selected(withAttrs("params {groups = 8 : i64} algorithm "
+                     "#cuvil_l2.algorithm<direct_blocked>"),
            {"avx512f", "avx2", "fma"}, /*simd=*/true, &selection);
   EXPECT_EQ(selection.convb, "none");
   EXPECT_EQ(selection.sgemm4, "avx512");
   // --emit=c keeps to the references.
-  selected(withAttrs("cuvil.algorithm = \"direct_blocked\""),
-           {"avx512f", "avx2", "fma"}, /*simd=*/false, &selection);
+  selected(withAttrs(blocked), {"avx512f", "avx2", "fma"}, /*simd=*/false,
+           &selection);
   EXPECT_EQ(selection.convb, "reference");
   EXPECT_EQ(selection.dwconv, "reference");
 }

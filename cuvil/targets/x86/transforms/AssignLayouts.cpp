@@ -55,33 +55,16 @@ using cuvil::x86::BlockedForm;
 
 namespace {
 
-int64_t attrInt(Operation *op, StringRef name, int64_t def) {
-  if (auto a = op->getAttrOfType<IntegerAttr>(name))
-    return a.getInt();
-  return def;
-}
-
-SmallVector<int64_t> attrInts(Operation *op, StringRef name,
-                              SmallVector<int64_t> def) {
-  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(name))
-    return SmallVector<int64_t>(a.asArrayRef());
-  return def;
-}
-
 /// The residual a convolution's fused epilogue adds (its last input), or null.
 Value residualOf(UKernelCallOp call) {
-  auto steps = call->getAttrOfType<ArrayAttr>("cuvil.epilogue");
-  if (!steps)
+  cuvil::l2::EpilogueAttr epilogue = call.getEpilogueAttr();
+  if (!epilogue || !epilogue.has(cuvil::l2::EpilogueStep::add))
     return {};
-  for (auto step : steps.getAsValueRange<StringAttr>())
-    if (step == "add")
-      return call.getInputs().back();
-  return {};
+  return call.getInputs().back();
 }
 
 bool isWinograd(UKernelCallOp call) {
-  auto algorithm = call->getAttrOfType<StringAttr>("cuvil.algorithm");
-  return algorithm && algorithm.getValue() == "winograd_f4x3";
+  return call.getAlgorithm() == cuvil::l2::Algorithm::winograd_f4x3;
 }
 
 /// The constant global a buffer reads, or null.
@@ -130,7 +113,7 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
 
   static bool isDepthwise(UKernelCallOp call) {
     auto w = cast<MemRefType>(call.getInputs()[1].getType());
-    int64_t groups = attrInt(call, "groups", 1);
+    int64_t groups = call.getIntParam("groups", 1);
     return groups > 1 && w.getRank() == 4 && w.getDimSize(1) == 1 &&
            w.getDimSize(0) == groups;
   }
@@ -141,7 +124,7 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
   static bool blockableConv(UKernelCallOp call, SymbolTable &symbols) {
     if (call.getKernel() != "conv2d" || call.getInputs().size() < 2)
       return false;
-    if (attrInt(call, "groups", 1) != 1 && !isDepthwise(call))
+    if (call.getIntParam("groups", 1) != 1 && !isDepthwise(call))
       return false;
     auto in = cast<MemRefType>(call.getInputs()[0].getType());
     if (!in.getElementType().isF32() || in.getRank() != 4 ||
@@ -350,9 +333,9 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
                                             target.getSymName());
     // The padded image, per image, as the kernel sizes it (none when the
     // input needs no padding; the depthwise kernel tests bounds itself).
-    SmallVector<int64_t> st = attrInts(call, "strides", {1, 1});
-    SmallVector<int64_t> pd = attrInts(call, "padding", {0, 0, 0, 0});
-    SmallVector<int64_t> dl = attrInts(call, "dilations", {1, 1});
+    SmallVector<int64_t> st = call.getIntsParam("strides", {1, 1});
+    SmallVector<int64_t> pd = call.getIntsParam("padding", {0, 0, 0, 0});
+    SmallVector<int64_t> dl = call.getIntsParam("dilations", {1, 1});
     int64_t padded =
         depthwise ? 0
                   : cuvil_conv2d_blocked_scratch_floats(
@@ -365,11 +348,8 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
           builder, call.getLoc(),
           MemRefType::get({padded}, wType.getElementType()), ValueRange(),
           builder.getI64IntegerAttr(64)));
-    auto direct = UKernelCallOp::create(builder, call.getLoc(),
-                                        call.getKernelAttr(), inputs, outputs);
-    for (NamedAttribute attr : call->getDiscardableAttrs())
-      direct->setAttr(attr.getName(), attr.getValue());
-    direct->setAttr("cuvil.algorithm", builder.getStringAttr("direct_blocked"));
+    call.cloneWith(builder, inputs, outputs)
+        .setAlgorithm(cuvil::l2::Algorithm::direct_blocked);
     SmallVector<Value> dropped(call.getOutputs().drop_front());
     call.erase();
     for (Value v : dropped)

@@ -6,7 +6,7 @@
 // loops read it. When B is a constant weight (a linear layer's [K, N], after
 // cuvil-prepack-weights), this pass does that once, at compile time: B
 // becomes a new global in the packed layout, the call is marked
-// `cuvil.packed_b` and loses its scratch. The original global stays only if
+// `packed_b` and loses its scratch. The original global stays only if
 // something else reads it.
 //
 //===----------------------------------------------------------------------===//
@@ -113,12 +113,8 @@ struct PackProductWeights
     SmallVector<Value> inputs(call.getInputs());
     inputs[1] = packedB;
     Value scratch = call.getOutputs()[1];
-    auto newCall = cuvil::l2::UKernelCallOp::create(
-        builder, call.getLoc(), call.getKernelAttr(), inputs,
-        ValueRange{call.getOutputs()[0]});
-    for (NamedAttribute attr : call->getDiscardableAttrs())
-      newCall->setAttr(attr.getName(), attr.getValue());
-    newCall->setAttr("cuvil.packed_b", builder.getUnitAttr());
+    call.cloneWith(builder, inputs, ValueRange{call.getOutputs()[0]})
+        .setPackedB(true);
     call.erase();
     if (Operation *alloc = scratch.getDefiningOp(); alloc && alloc->use_empty())
       alloc->erase();

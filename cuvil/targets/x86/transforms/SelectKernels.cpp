@@ -40,22 +40,10 @@ using cuvil::l2::UKernelCallOp;
 
 namespace {
 
-SmallVector<int64_t> attrInts(Operation *op, StringRef name,
-                              SmallVector<int64_t> fallback) {
-  auto a = op->getAttrOfType<DenseI64ArrayAttr>(name);
-  if (!a || a.empty())
-    return fallback;
-  return SmallVector<int64_t>(a.asArrayRef());
-}
-
-int64_t attrInt(Operation *op, StringRef name, int64_t fallback) {
-  auto a = op->getAttrOfType<IntegerAttr>(name);
-  return a ? a.getInt() : fallback;
-}
-
-/// A convolution's algorithm and scratch (null type: none).
+/// A convolution's algorithm and its scratch (none: the kernel's default,
+/// a product on the image for a pointwise one, else direct).
 struct ConvChoice {
-  StringRef algorithm;
+  std::optional<cuvil::l2::Algorithm> algorithm;
   MemRefType scratch;
 };
 
@@ -63,10 +51,10 @@ ConvChoice chooseConv(UKernelCallOp call) {
   auto inType = cast<MemRefType>(call.getInputs()[0].getType());
   auto wType = cast<MemRefType>(call.getInputs()[1].getType());
   auto outType = cast<MemRefType>(call.getOutputs()[0].getType());
-  SmallVector<int64_t> strides = attrInts(call, "strides", {1, 1});
-  SmallVector<int64_t> padding = attrInts(call, "padding", {0, 0, 0, 0});
-  SmallVector<int64_t> dilations = attrInts(call, "dilations", {1, 1});
-  int64_t groups = attrInt(call, "groups", 1);
+  SmallVector<int64_t> strides = call.getIntsParam("strides", {1, 1});
+  SmallVector<int64_t> padding = call.getIntsParam("padding", {0, 0, 0, 0});
+  SmallVector<int64_t> dilations = call.getIntsParam("dilations", {1, 1});
+  int64_t groups = call.getIntParam("groups", 1);
   bool pointwise = wType.getDimSize(2) == 1 && wType.getDimSize(3) == 1 &&
                    strides[0] == 1 && strides[1] == 1 &&
                    llvm::all_of(padding, [](int64_t p) { return p == 0; });
@@ -84,13 +72,14 @@ ConvChoice chooseConv(UKernelCallOp call) {
   // ...and where it pays (this pass's heuristic; the kernel runs any size).
   bool winograd = winogradForm && oh * ow >= 28 * 28 && c >= 8 && k >= 8;
   if (winograd)
-    return {"winograd_f4x3",
+    return {cuvil::l2::Algorithm::winograd_f4x3,
             MemRefType::get({cuvil_winograd_scratch_floats(c, k, oh, ow)},
                             element)};
   if (!pointwise && groups == 1 && staticDims) {
     // cuvil_im2col_scratch_floats, as [C * KH * KW, positions].
     int64_t patch = c * wType.getDimSize(2) * wType.getDimSize(3);
-    return {"", MemRefType::get({patch, cuvil_strip_columns(oh * ow)}, element)};
+    return {cuvil::l2::Algorithm::im2col,
+            MemRefType::get({patch, cuvil_strip_columns(oh * ow)}, element)};
   }
   return {};
 }
@@ -110,7 +99,8 @@ MemRefType chooseProduct(UKernelCallOp call) {
     return {};
   int64_t rank = bType.getRank(), m, k, n;
   if (kernel == "gemm") {
-    bool transA = call->hasAttr("trans_a"), transB = call->hasAttr("trans_b");
+    bool transA = bool(call.getParam("trans_a"));
+    bool transB = bool(call.getParam("trans_b"));
     m = aType.getDimSize(transA ? 1 : 0);
     k = bType.getDimSize(transB ? 1 : 0);
     n = bType.getDimSize(transB ? 0 : 1);
@@ -134,21 +124,19 @@ MemRefType chooseProduct(UKernelCallOp call) {
                          bType.getElementType());
 }
 
-/// `call` with `scratch` as a new last output (and `algorithm`, if any).
-void addScratch(UKernelCallOp call, MemRefType scratch, StringRef algorithm) {
+/// `call` with `scratch` as a new last output, and `algorithm`.
+void addScratch(UKernelCallOp call, MemRefType scratch,
+                std::optional<cuvil::l2::Algorithm> algorithm) {
   OpBuilder builder(call);
   SmallVector<Value> outs(call.getOutputs());
   if (scratch)
     outs.push_back(memref::AllocOp::create(builder, call.getLoc(), scratch,
                                            ValueRange(),
                                            builder.getI64IntegerAttr(64)));
-  auto replacement = UKernelCallOp::create(builder, call.getLoc(),
-                                           call.getKernelAttr(),
-                                           call.getInputs(), outs);
-  for (NamedAttribute attr : call->getDiscardableAttrs())
-    replacement->setAttr(attr.getName(), attr.getValue());
-  if (!algorithm.empty())
-    replacement->setAttr("cuvil.algorithm", builder.getStringAttr(algorithm));
+  UKernelCallOp replacement =
+      call.cloneWith(builder, call.getInputs(), outs);
+  if (algorithm)
+    replacement.setAlgorithm(*algorithm);
   call.erase();
 }
 
@@ -160,12 +148,12 @@ struct SelectKernels
     for (UKernelCallOp call : calls) {
       if (call.getKernel() == "conv2d" && call.getInputs().size() >= 2) {
         ConvChoice choice = chooseConv(call);
-        if (choice.scratch || !choice.algorithm.empty())
+        if (choice.scratch || choice.algorithm)
           addScratch(call, choice.scratch, choice.algorithm);
         continue;
       }
       if (MemRefType scratch = chooseProduct(call))
-        addScratch(call, scratch, "");
+        addScratch(call, scratch, std::nullopt);
     }
   }
 };

@@ -10,14 +10,14 @@
 // CHECK-LABEL: func.func @resnet
 // CHECK-NOT: cuvil_l2.copy
 // CHECK: %[[STEM:.+]] = memref.alloc(%{{.+}}) {{.*}} : memref<?x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%{{.+}}, %{{.+}}, %{{.+}} : memref<?x2x8x8xf32>, memref<1x2x1x1x1x16xf32>, memref<16xf32>) outs(%[[STEM]] : {{.*}}) {cuvil.algorithm = "direct_blocked"
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%{{.+}}, %{{.+}}, %{{.+}} : memref<?x2x8x8xf32>, memref<1x2x1x1x1x16xf32>, memref<16xf32>) outs(%[[STEM]] : {{.*}}) params {{.*}} algorithm <direct_blocked>
 // CHECK: %[[POOL:.+]] = memref.alloc(%{{.+}}) {{.*}} : memref<?x16x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>
 // CHECK: cuvil_l2.ukernel_call "max_pool2d" ins(%[[STEM]] : {{.*}}) outs(%[[POOL]] : {{.*}})
 // CHECK: %[[A:.+]] = memref.alloc(%{{.+}}) {{.*}} : memref<?x16x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>
 // The padded image: 16 channels of 6x6.
 // CHECK: %[[PAD:.+]] = memref.alloc() {{.*}} : memref<576xf32>
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[POOL]], %{{.+}}, %{{.+}} : {{.*}}, memref<1x1x3x3x16x16xf32>, memref<16xf32>) outs(%[[A]], %[[PAD]] : {{.*}}) {cuvil.algorithm = "direct_blocked", cuvil.epilogue = ["relu"]
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[A]], %{{.+}}, %{{.+}}, %[[POOL]] : {{.*}}) outs(%[[B:[^,]+]], %{{.+}} : memref<?x16x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, memref<576xf32>) {cuvil.algorithm = "direct_blocked", cuvil.epilogue = ["add", "relu"]
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[POOL]], %{{.+}}, %{{.+}} : {{.*}}, memref<1x1x3x3x16x16xf32>, memref<16xf32>) outs(%[[A]], %[[PAD]] : {{.*}}) params {{.*}} algorithm <direct_blocked> epilogue <steps = [relu]>
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[A]], %{{.+}}, %{{.+}}, %[[POOL]] : {{.*}}) outs(%[[B:[^,]+]], %{{.+}} : memref<?x16x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, memref<576xf32>) params {{.*}} algorithm <direct_blocked> epilogue <steps = [add, relu]>
 // CHECK: cuvil_l2.ukernel_call "global_avg_pool" ins(%[[B]] : memref<?x16x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>) outs(%{{.+}} : memref<?x16x1x1xf32>)
 // CHECK-NOT: cuvil_l2.copy
 // CHECK: resnet_constant_{{[0-9]+}}_blocked16_plain: "0x400000000000000000000040000080400000C0400000004100002041000040410000604100008041000090410000A0410000B0410000C0410000D0410000E0410000F0410000803F000040400000A0400000E0400000104100003041000050410000704100008841000098410000A8410000B8410000C8410000D8410000E8410000F841"
@@ -81,8 +81,8 @@ func.func @chain_to_grouped(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
 // padded-image scratch: it tests bounds itself); the expansion reads the
 // plain input as blocks of one channel.
 // CHECK-LABEL: func.func @mobilenet
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%{{.+}}, %{{.+}} : memref<1x16x8x8xf32>, memref<3x16x1x1x1x8xf32>) outs(%[[E:.+]] : memref<1x24x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>) {cuvil.algorithm = "direct_blocked", cuvil.clip_max
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[E]], %{{.+}} : memref<1x24x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>, memref<3x3x3x8xf32>) outs(%[[D:.+]] : memref<1x24x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>) {cuvil.algorithm = "direct_blocked"{{.*}}groups = 24
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%{{.+}}, %{{.+}} : memref<1x16x8x8xf32>, memref<3x16x1x1x1x8xf32>) outs(%[[E:.+]] : memref<1x24x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>) params {{.*}} algorithm <direct_blocked> epilogue <steps = [clip], clip_min
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[E]], %{{.+}} : memref<1x24x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>, memref<3x3x3x8xf32>) outs(%[[D:.+]] : memref<1x24x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>) params {{{.*}}groups = 24{{.*}}} algorithm <direct_blocked>
 // CHECK: cuvil_l2.ukernel_call "global_avg_pool" ins(%[[D]] : memref<1x24x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>)
 func.func @mobilenet(%x: tensor<1x16x8x8xf32>) -> tensor<1x24x1x1xf32> {
   %w = cuvil.constant dense<0.02> : tensor<24x16x1x1xf32>
@@ -99,7 +99,7 @@ func.func @mobilenet(%x: tensor<1x16x8x8xf32>) -> tensor<1x24x1x1xf32> {
 // Winograd writes blocks too (its weights stay OIHW: it transforms them), and
 // a SiLU map over one shape runs on them as they are.
 // CHECK-LABEL: func.func @winograd_and_map
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%{{.+}}, %{{.+}} : memref<1x8x28x28xf32>, memref<16x8x3x3xf32>) outs(%[[C:.+]], %{{.+}} : memref<1x16x28x28xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, memref<{{[0-9]+}}xf32>) {cuvil.algorithm = "winograd_f4x3"
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%{{.+}}, %{{.+}} : memref<1x8x28x28xf32>, memref<16x8x3x3xf32>) outs(%[[C:.+]], %{{.+}} : memref<1x16x28x28xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, memref<{{[0-9]+}}xf32>) params {{.*}} algorithm <winograd_f4x3>
 // CHECK: cuvil_l2.kernel "map" ins(%[[C]] : memref<1x16x28x28xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>) outs(%[[M:.+]] : memref<1x16x28x28xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
 // CHECK: ^bb0(%{{.+}}: memref<1x16x28x28xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, %{{.+}}: memref<1x16x28x28xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>):
 // CHECK: cuvil_l2.ukernel_call "global_max_pool" ins(%[[M]] : {{.*}}) outs(%{{.+}} : memref<1x16x1x1xf32>)

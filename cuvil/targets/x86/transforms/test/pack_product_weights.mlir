@@ -10,7 +10,7 @@
 // CHECK-LABEL: func.func @linear
 // CHECK: %[[B:.+]] = memref.get_global @linear_constant_0_strips : memref<2x16x32xf32>
 // CHECK-NOT: memref.alloc
-// CHECK: cuvil_l2.ukernel_call "matmul" ins(%{{.+}}, %[[B]] : memref<?x16x16xf32>, memref<2x16x32xf32>) outs(%{{.+}} : memref<?x16x33xf32>) {cuvil.packed_b}
+// CHECK: cuvil_l2.ukernel_call "matmul" ins(%{{.+}}, %[[B]] : memref<?x16x16xf32>, memref<2x16x32xf32>) outs(%{{.+}} : memref<?x16x33xf32>) packed_b
 // CHECK: linear_constant_0_strips: "0x40000000{{((0000003F){128}){4}((0000003F)(00000000){31}){16}"}}
 func.func @linear(%x: tensor<?x16x16xf32>) -> tensor<?x16x33xf32> {
   %w = cuvil.constant dense<0.5> : tensor<16x33xf32>
@@ -41,9 +41,9 @@ func.func @not_packed(%a: tensor<16x16xf32>, %b: tensor<16x40xf32>, %d: tensor<4
 // CHECK-NOT: @shared_constant_0_strips_{{[0-9]+}}
 // CHECK-LABEL: func.func @shared
 // CHECK: %[[B1:.+]] = memref.get_global @shared_constant_0_strips
-// CHECK: cuvil_l2.ukernel_call "matmul" ins(%{{.+}}, %[[B1]] : {{.*}}) {cuvil.packed_b}
+// CHECK: cuvil_l2.ukernel_call "matmul" ins(%{{.+}}, %[[B1]] : {{.*}}) packed_b
 // CHECK: %[[B2:.+]] = memref.get_global @shared_constant_0_strips
-// CHECK: cuvil_l2.ukernel_call "matmul" ins(%{{.+}}, %[[B2]] : {{.*}}) {cuvil.packed_b}
+// CHECK: cuvil_l2.ukernel_call "matmul" ins(%{{.+}}, %[[B2]] : {{.*}}) packed_b
 func.func @shared(%x: tensor<16x16xf32>) -> tensor<16x32xf32> {
   %w = cuvil.constant dense<0.25> : tensor<16x32xf32>
   %w2 = cuvil.constant dense<0.5> : tensor<32x16xf32>

@@ -6,8 +6,8 @@
 // pointwise one does not.
 // CHECK-LABEL: func.func @convs
 // CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<72x64xf32>
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}}, %[[S]] : memref<1x4x6x6xf32>, memref<72x64xf32>)
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}} : memref<1x4x6x6xf32>) {
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}}, %[[S]] : memref<1x4x6x6xf32>, memref<72x64xf32>) params {{.*}} algorithm <im2col>
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}} : memref<1x4x6x6xf32>) params {
 func.func @convs(%x: tensor<1x8x6x6xf32>) -> tensor<1x4x6x6xf32> {
   %w3 = cuvil.constant dense<0.5> : tensor<4x8x3x3xf32>
   %w1 = cuvil.constant dense<0.5> : tensor<4x4x1x1xf32>
@@ -24,8 +24,8 @@ func.func @convs(%x: tensor<1x8x6x6xf32>) -> tensor<1x4x6x6xf32> {
 // products (36 x 8 x 49): 37440 floats. A 14x14 one, and a strided one, keep im2col.
 // CHECK-LABEL: func.func @winograd
 // CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<37440xf32>
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}}, %[[S]] : memref<1x8x28x28xf32>, memref<37440xf32>) {cuvil.algorithm = "winograd_f4x3"
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}}, %{{.+}} : memref<1x8x14x14xf32>, memref<72x224xf32>) {
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}}, %[[S]] : memref<1x8x28x28xf32>, memref<37440xf32>) params {{.*}} algorithm <winograd_f4x3>
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}}, %{{.+}} : memref<1x8x14x14xf32>, memref<72x224xf32>) params {{.*}} algorithm <im2col>
 // CHECK-NOT: winograd
 // CHECK: return
 func.func @winograd(%x: tensor<1x8x28x28xf32>) -> tensor<1x8x14x14xf32> {
