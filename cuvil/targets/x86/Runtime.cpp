@@ -49,8 +49,9 @@ const std::vector<Family> &families() {
   return table;
 }
 
-/// The embedded text of `path` (under runtime/).
-llvm::StringRef fileText(llvm::StringRef path) {
+} // namespace
+
+llvm::StringRef runtimeFile(llvm::StringRef path) {
   static const llvm::StringMap<llvm::StringRef> files = [] {
     llvm::StringMap<llvm::StringRef> result;
     for (const EmbeddedFile *f = kRuntimeFiles; f->path; ++f)
@@ -61,9 +62,11 @@ llvm::StringRef fileText(llvm::StringRef path) {
   auto it = files.find(path);
   if (it == files.end())
     llvm::report_fatal_error(llvm::Twine("runtime file '") + path +
-                             "' is listed in families.inc but not embedded");
+                             "' is not embedded");
   return it->second;
 }
+
+namespace {
 
 /// `text` without the runtime's own include lines.
 void appendWithoutOwnIncludes(llvm::StringRef text, std::string &out) {
@@ -131,10 +134,10 @@ std::string assembleRuntime(const RuntimeSelection &selection) {
         families(), [&](const Family &f) { return f.name == name; }));
   for (const Family *family : closure)
     for (const std::string &header : family->headers)
-      appendWithoutOwnIncludes(fileText(header), text);
+      appendWithoutOwnIncludes(runtimeFile(header), text);
   for (const Family *family : closure)
     for (const std::string &source : family->sources)
-      appendWithoutOwnIncludes(fileText(source), text);
+      appendWithoutOwnIncludes(runtimeFile(source), text);
   return text;
 }
 

@@ -12,6 +12,7 @@
 #define CUVIL_TARGETS_X86_RUNTIME_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <set>
@@ -58,6 +59,10 @@ std::string chooseVariant(
 RuntimeSelection selectRuntime(mlir::func::FuncOp func,
                                const std::vector<std::string> &cpuFeatures,
                                bool simd, int64_t l2Bytes);
+
+/// The embedded text of a runtime file by its path under runtime/
+/// ("abi/entry.c"); a missing file is an internal error.
+llvm::StringRef runtimeFile(llvm::StringRef path);
 
 /// The C text of the selection: the variant macros, then the headers, then
 /// the sources of its families' closure. The model's code follows it.

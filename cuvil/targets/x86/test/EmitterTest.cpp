@@ -178,6 +178,43 @@ module {
   EXPECT_THAT(fixed.status().message(),
               HasSubstr("does not support '!cuvil_l2.fixed<16, 8>' tensors"));
 
+  // Blocked buffers reach only kernels with a blocked form.
+  absl::StatusOr<EmittedModel> blocked = emit(R"mlir(
+module {
+  func.func @model(%batch: index, %x: memref<1x8x2x2xf32>,
+                   %y: memref<1x8x2x2xf32>,
+                   %arena: memref<128xi8> {cuvil_l2.arena})
+      attributes {cuvil.num_inputs = 1 : i64, cuvil.num_outputs = 1 : i64} {
+    %b = cuvil_l2.view %arena[0] : memref<128xi8>
+        to memref<1x8x2x2xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>
+    cuvil_l2.ukernel_call "relu" ins(%x : memref<1x8x2x2xf32>)
+        outs(%b : memref<1x8x2x2xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>)
+    return
+  }
+}
+)mlir");
+  ASSERT_FALSE(blocked.ok());
+  EXPECT_THAT(blocked.status().message(),
+              HasSubstr("'relu' has no kernel for blocked layouts on the x86 "
+                        "target"));
+
+  // The runtime's micro-kernels are float32.
+  absl::StatusOr<EmittedModel> half = emit(R"mlir(
+module {
+  func.func @model(%batch: index, %a: memref<2x2xf16>, %b: memref<2x2xf16>,
+                   %y: memref<2x2xf16>, %arena: memref<64xi8> {cuvil_l2.arena})
+      attributes {cuvil.num_inputs = 2 : i64, cuvil.num_outputs = 1 : i64} {
+    cuvil_l2.ukernel_call "matmul" ins(%a, %b : memref<2x2xf16>, memref<2x2xf16>)
+        outs(%y : memref<2x2xf16>)
+    return
+  }
+}
+)mlir");
+  ASSERT_FALSE(half.ok());
+  EXPECT_THAT(half.status().message(),
+              HasSubstr("'matmul' on 'f16' is not supported by the x86 target "
+                        "yet"));
+
   absl::StatusOr<EmittedModel> unplanned = emit(R"mlir(
 module {
   func.func @model(%x: tensor<4xf32>) -> tensor<4xf32> {
