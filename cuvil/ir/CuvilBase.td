@@ -22,6 +22,8 @@ def Cuvil_Dialect : Dialect {
     element types are explicit and never promoted implicitly: importers insert
     `cuvil.cast` where a framework would promote.
   }];
+  // Quantized tensors are of upstream `!quant.uniform` types.
+  let dependentDialects = ["::mlir::quant::QuantDialect"];
   let hasConstantMaterializer = 1;
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

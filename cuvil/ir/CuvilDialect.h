@@ -3,6 +3,7 @@
 #ifndef CUVIL_IR_CUVILDIALECT_H
 #define CUVIL_IR_CUVILDIALECT_H
 
+#include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/IR/Dialect.h"
 
 #include "cuvil/ir/CuvilDialect.h.inc"

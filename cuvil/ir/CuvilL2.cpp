@@ -4,6 +4,7 @@
 
 #include "cuvil/ir/CuvilDialect.h"
 
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
@@ -331,6 +332,9 @@ cuvil::l2::getBufferBytes(MemRefType type, ArrayRef<int64_t> bounds,
   int64_t bits = 0;
   if (auto fixed = dyn_cast<FixedPointType>(element))
     bits = fixed.getStorageBits();
+  else if (auto quantized = dyn_cast<quant::QuantizedType>(element))
+    bits = llvm::PowerOf2Ceil(
+        std::max<unsigned>(8, quantized.getStorageTypeIntegralWidth()));
   else if (element.isIntOrFloat())
     bits = llvm::PowerOf2Ceil(
         std::max<unsigned>(8, element.getIntOrFloatBitWidth()));

@@ -6,6 +6,7 @@
 #include "cuvil/ir/CuvilAttrs.h"
 #include "cuvil/ir/CuvilDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"

@@ -12,6 +12,7 @@
 
 include "cuvil/ir/CuvilAttrs.td"
 include "cuvil/ir/CuvilBase.td"
+include "mlir/Dialect/Quant/IR/QuantBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
@@ -467,6 +468,83 @@ def Cuvil_ExpandOp : Cuvil_Op<"expand", [Pure, Cuvil_InferTypeOpAdaptor]> {
   let arguments = (ins Cuvil_Tensor:$input, DenseI64ArrayAttr:$shape);
   let results = (outs Cuvil_Tensor:$result);
   let assemblyFormat = "$input `,` `shape` `=` $shape attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
+// Quantization (verifiers in Quantization.cpp)
+//===----------------------------------------------------------------------===//
+
+// Quantized values are tensors of upstream `!quant.uniform` types, per
+// tensor or per axis; a power-of-two scale is fixed point. Only these ops
+// take or give them: every other op computes on plain element types.
+def Cuvil_QuantizedTensor : RankedTensorOf<[quant_QuantizedType]>;
+
+def Cuvil_QuantizeOp : Cuvil_Op<"quantize", [Pure]> {
+  let summary = "float to a quantized type: saturate(round(x / scale) + zp)";
+  let description = [{
+    Rounds half to even (ONNX QuantizeLinear) and saturates to the storage
+    range of the result's `!quant.uniform` type; a NaN becomes the zero
+    point. Per-axis types take each element's scale and zero point from its
+    index along the axis. The input's element type is the type's expressed
+    type.
+
+    ```mlir
+    %q = cuvil.quantize %x : tensor<?x16xf32> to tensor<?x16x!quant.uniform<i8:f32, 0.05:-3>>
+    ```
+  }];
+  let arguments = (ins Cuvil_FloatTensor:$input);
+  let results = (outs Cuvil_QuantizedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+def Cuvil_DequantizeOp : Cuvil_Op<"dequantize", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "a quantized type to float: (q - zp) * scale";
+  let description = [{
+    Computed in the expressed type (ONNX DequantizeLinear), which is the
+    result's element type.
+
+    ```mlir
+    %x = cuvil.dequantize %q : tensor<16x!quant.uniform<u8:f32, 0.1:128>>
+    ```
+  }];
+  let arguments = (ins Cuvil_QuantizedTensor:$input);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Cuvil_RequantizeOp : Cuvil_Op<"requantize", [Pure]> {
+  let summary = "one quantized type to another";
+  let description = [{
+    Exactly `quantize(dequantize(q))` in the expressed type: what a
+    dequantize / quantize pair computes, as one op.
+
+    ```mlir
+    %r = cuvil.requantize %q : tensor<8x!quant.uniform<i32:f32, 0.001>> to tensor<8x!quant.uniform<i8:f32, 0.05>>
+    ```
+  }];
+  let arguments = (ins Cuvil_QuantizedTensor:$input);
+  let results = (outs Cuvil_QuantizedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+def Cuvil_StorageCastOp : Cuvil_Op<"storage_cast", [Pure]> {
+  let summary = "an integer tensor as a quantized one, or back (same bits)";
+  let description = [{
+    Reinterprets the stored integers: between `tensor<..xi8>` and
+    `tensor<..x!quant.uniform<i8:...>>` (or `ui8` and `u8` storage). How
+    integer model inputs, outputs and weights meet quantized values.
+
+    ```mlir
+    %q = cuvil.storage_cast %w : tensor<16x3xi8> to tensor<16x3x!quant.uniform<i8:f32:0, {...}>>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -48,7 +48,9 @@ std::vector<PassStatistic> takeStatistics(mlir::MLIRContext *context) {
 
 int64_t staticTensorBytes(mlir::Type type) {
   auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape())
+  // Quantized (and other non-scalar) element types are not counted.
+  if (!tensor || !tensor.hasStaticShape() ||
+      !tensor.getElementType().isIntOrFloat())
     return 0;
   return tensor.getNumElements() *
          static_cast<int64_t>(tensor.getElementTypeBitWidth() / 8);

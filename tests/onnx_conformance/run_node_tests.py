@@ -117,6 +117,8 @@ PARAMETER_INPUTS = {
     "Unsqueeze": [1], "Split": [1], "Pad": [1, 2, 3], "ReduceSum": [1],
     "ReduceMean": [1], "ReduceMax": [1], "ReduceMin": [1], "Clip": [1, 2],
     "ConstantOfShape": [0], "Dropout": [1, 2],
+    # Scales and zero points: a quantized model's constants.
+    "QuantizeLinear": [1, 2], "DequantizeLinear": [1, 2],
 }
 
 

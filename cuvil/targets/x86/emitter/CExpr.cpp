@@ -2,6 +2,8 @@
 
 #include "cuvil/targets/x86/emitter/Emitter.h"
 
+#include "cuvil/ir/Quantization.h"
+
 #include "absl/strings/str_join.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -71,7 +73,7 @@ std::string decimal(double value) {
 } // namespace
 
 std::string cType(Type type) {
-  const DTypeRow *row = dtypeRow(type);
+  const DTypeRow *row = dtypeRow(l1::storageElementType(type));
   return row ? row->cType : "";
 }
 
@@ -81,6 +83,7 @@ std::string dtypeName(Type type) {
 }
 
 int64_t elementBytes(Type type) {
+  type = l1::storageElementType(type);
   if (type.isInteger(1))
     return 1;
   return type.getIntOrFloatBitWidth() / 8;

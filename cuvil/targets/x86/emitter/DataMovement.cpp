@@ -176,7 +176,9 @@ LogicalResult emitGather(Emitter &e, const KernelCall &call) {
 } // namespace
 
 void addDataMovementKernels(KernelTable &table) {
-  for (const char *name : {"reshape", "flatten", "squeeze", "unsqueeze"})
+  // A storage cast keeps the bits (a quantized value and its integers).
+  for (const char *name :
+       {"reshape", "flatten", "squeeze", "unsqueeze", "storage_cast"})
     table[name] = {emitReshape};
   table["transpose"] = {emitTranspose};
   table["concat"] = {emitConcatOrSplit};

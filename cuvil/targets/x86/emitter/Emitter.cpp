@@ -66,6 +66,7 @@ const KernelTable &kernelTable() {
     addProductKernels(t);
     addConvolutionKernels(t);
     addReductionKernels(t);
+    addQuantizationKernels(t);
     return t;
   }();
   return table;
@@ -163,7 +164,8 @@ LogicalResult Emitter::declareArguments() {
     auto type = cast<MemRefType>(arg.getType());
     std::string name = (isInput ? "in" : "out") + index;
     std::string ct = cType(type.getElementType());
-    if (ct.empty())
+    // The ABI's dtypes only: quantized values are the model's own.
+    if (ct.empty() || dtypeName(type.getElementType()) == "unknown")
       return func.emitError("the x86 target does not support ")
              << type.getElementType() << " tensors yet (model "
              << (isInput ? "input " : "output ") << index << ")";

@@ -51,9 +51,9 @@ using DimSources = llvm::SmallVector<int64_t, 4>;
 std::string joinProduct(const std::vector<std::string> &terms);
 /// Terms joined by " + ", or "0" when there are none.
 std::string joinSum(const std::vector<std::string> &terms);
-/// C type of an element type (cuvil/abi/DTypes.def), or "" if the x86
-/// target cannot compute on it (half and bfloat16 are stored as their bits
-/// and computed in float).
+/// C type of an element type (cuvil/abi/DTypes.def; a quantized type's
+/// storage), or "" if the x86 target cannot compute on it (half and
+/// bfloat16 are stored as their bits and computed in float).
 std::string cType(mlir::Type type);
 /// The ABI's dtype name of an element type ("unknown" if it has none).
 std::string dtypeName(mlir::Type type);
@@ -222,6 +222,7 @@ void addDataMovementKernels(KernelTable &table);
 void addProductKernels(KernelTable &table);
 void addConvolutionKernels(KernelTable &table);
 void addReductionKernels(KernelTable &table);
+void addQuantizationKernels(KernelTable &table);
 
 //===- Fused epilogues (Epilogue.cpp) -------------------------------------===//
 

@@ -5,22 +5,14 @@ extern "C" {
 }
 
 #include "benchmark/benchmark.h"
+#include "cuvil/targets/x86/runtime/cpu_has.h"
 
 #include <string>
 #include <vector>
 
 namespace {
 
-bool cpuHas(const std::string &features) {
-  __builtin_cpu_init();
-  if (features.find("avx512f") != std::string::npos &&
-      !__builtin_cpu_supports("avx512f"))
-    return false;
-  if (features.find("avx2") != std::string::npos &&
-      !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
-    return false;
-  return true;
-}
+using cuvil::runtime_testing::cpuHas;
 
 void run(benchmark::State &state, cuvil_sgemm4_fn fn, std::string features) {
   if (!cpuHas(features)) {

@@ -6,6 +6,7 @@ extern "C" {
 #include "cuvil/targets/x86/runtime/gemm/gemm.h"
 }
 
+#include "cuvil/targets/x86/runtime/cpu_has.h"
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -31,18 +32,7 @@ std::vector<Variant> variants() {
   };
 }
 
-bool cpuHas(const std::string &features) {
-  std::istringstream in(features);
-  std::string f;
-  __builtin_cpu_init();
-  while (in >> f) {
-    if ((f == "avx2" && !__builtin_cpu_supports("avx2")) ||
-        (f == "fma" && !__builtin_cpu_supports("fma")) ||
-        (f == "avx512f" && !__builtin_cpu_supports("avx512f")))
-      return false;
-  }
-  return true;
-}
+using cuvil::runtime_testing::cpuHas;
 
 TEST(Sgemm4Test, VariantsMatchDoublePrecision) {
   std::mt19937 rng(7);

@@ -1,0 +1,174 @@
+//===- Quantization.cpp - level1 quantize / dequantize / requantize -------===//
+//
+// The verifiers of the quantization ops: a quantized tensor's element type
+// is a uniform `!quant.uniform` type (per tensor, or per axis with one
+// scale per index of a dimension of the tensor) over integer storage of 8,
+// 16 or 32 bits, with positive finite scales and zero points in the storage
+// range; the float side of each op is its expressed type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/CuvilOps.h"
+#include "cuvil/ir/Quantization.h"
+
+#include <cmath>
+
+namespace cuvil::l1 {
+
+using namespace mlir;
+
+namespace {
+
+/// A diagnostic at `op` about its `role` ("result", "input").
+InFlightDiagnostic typeError(Operation *op, StringRef role, Type type) {
+  return op->emitOpError() << role << " type " << type << " ";
+}
+
+LogicalResult verifyScales(Operation *op, StringRef role, Type type,
+                           ArrayRef<double> scales, ArrayRef<int64_t> zeros,
+                           quant::QuantizedType q) {
+  for (auto [scale, zero] : llvm::zip(scales, zeros)) {
+    if (!std::isfinite(scale) || scale <= 0)
+      return typeError(op, role, type)
+             << "has scale " << scale << "; scales must be positive and finite";
+    if (zero < q.getStorageTypeMin() || zero > q.getStorageTypeMax())
+      return typeError(op, role, type)
+             << "has zero point " << zero << " outside its storage range ["
+             << q.getStorageTypeMin() << ", " << q.getStorageTypeMax() << "]";
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult verifyQuantizedTensor(Operation *op, StringRef role,
+                                    RankedTensorType type) {
+  auto q = dyn_cast<quant::QuantizedType>(type.getElementType());
+  if (!q)
+    return typeError(op, role, type) << "is not quantized";
+  unsigned width = q.getStorageTypeIntegralWidth();
+  if (width != 8 && width != 16 && width != 32)
+    return typeError(op, role, type)
+           << "stores " << width << "-bit integers; Cuvil quantizes to 8, "
+              "16 or 32 bits";
+  if (!isa<FloatType>(q.getExpressedType()))
+    return typeError(op, role, type) << "does not express a float type";
+  if (auto uniform = dyn_cast<quant::UniformQuantizedType>(q))
+    return verifyScales(op, role, type, uniform.getScale(),
+                        uniform.getZeroPoint(), q);
+  auto perAxis = dyn_cast<quant::UniformQuantizedPerAxisType>(q);
+  if (!perAxis)
+    return typeError(op, role, type)
+           << "is not uniform; Cuvil quantizes per tensor or per axis";
+  int64_t axis = perAxis.getQuantizedDimension();
+  if (axis < 0 || axis >= type.getRank())
+    return typeError(op, role, type)
+           << "quantizes along axis " << axis << " of a rank-"
+           << type.getRank() << " tensor";
+  int64_t size = type.getDimSize(axis);
+  auto scales = perAxis.getScales();
+  if (!ShapedType::isDynamic(size) &&
+      size != static_cast<int64_t>(scales.size()))
+    return typeError(op, role, type)
+           << "has " << scales.size() << " scales for the " << size
+           << " indices of axis " << axis;
+  return verifyScales(op, role, type, scales, perAxis.getZeroPoints(), q);
+}
+
+namespace {
+
+/// A conversion keeps the shape.
+LogicalResult verifyConversion(Operation *op, RankedTensorType from,
+                               RankedTensorType to) {
+  if (from.getShape() != to.getShape())
+    return op->emitOpError("changes the shape from ")
+           << from << " to " << to << "; it only converts elements";
+  return success();
+}
+
+LogicalResult verifyExpressed(Operation *op, RankedTensorType quantized,
+                              Type floatType) {
+  auto q = cast<quant::QuantizedType>(quantized.getElementType());
+  if (q.getExpressedType() != floatType)
+    return op->emitOpError("converts between ")
+           << floatType << " and " << q << ", which expresses "
+           << q.getExpressedType();
+  return success();
+}
+
+} // namespace
+
+LogicalResult QuantizeOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getType());
+  if (failed(verifyQuantizedTensor(*this, "result", out)) ||
+      failed(verifyConversion(*this, in, out)))
+    return failure();
+  return verifyExpressed(*this, out, in.getElementType());
+}
+
+LogicalResult DequantizeOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  auto in = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto q = cast<quant::QuantizedType>(in.getElementType());
+  if (!isa<FloatType>(q.getExpressedType()))
+    return emitOptionalError(loc, "'cuvil.dequantize' input type ", in,
+                             " does not express a float type");
+  types.push_back(in.clone(q.getExpressedType()));
+  return success();
+}
+
+LogicalResult RequantizeOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getType());
+  if (failed(verifyQuantizedTensor(*this, "input", in)) ||
+      failed(verifyQuantizedTensor(*this, "result", out)) ||
+      failed(verifyConversion(*this, in, out)))
+    return failure();
+  auto from = cast<quant::QuantizedType>(in.getElementType());
+  return verifyExpressed(*this, out, from.getExpressedType());
+}
+
+LogicalResult StorageCastOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getType());
+  bool inQuantized = isa<quant::QuantizedType>(in.getElementType());
+  bool outQuantized = isa<quant::QuantizedType>(out.getElementType());
+  if (inQuantized == outQuantized)
+    return emitOpError("casts ")
+           << in << " to " << out
+           << "; one side must be quantized and the other its storage";
+  RankedTensorType quantized = inQuantized ? in : out;
+  RankedTensorType storage = inQuantized ? out : in;
+  if (failed(verifyQuantizedTensor(*this, inQuantized ? "input" : "result",
+                                   quantized)) ||
+      failed(verifyConversion(*this, in, out)))
+    return failure();
+  Type expected = storageElementType(quantized.getElementType());
+  if (storage.getElementType() != expected)
+    return emitOpError("casts ")
+           << quantized.getElementType() << ", stored as " << expected
+           << ", to or from " << storage.getElementType();
+  return success();
+}
+
+OpFoldResult StorageCastOp::fold(FoldAdaptor) {
+  // cast(cast(x)) back to x's type is x.
+  if (auto inner = getInput().getDefiningOp<StorageCastOp>())
+    if (inner.getInput().getType() == getType())
+      return inner.getInput();
+  return {};
+}
+
+Type storageElementType(Type type) {
+  auto q = dyn_cast<quant::QuantizedType>(type);
+  if (!q)
+    return type;
+  return IntegerType::get(type.getContext(), q.getStorageTypeIntegralWidth(),
+                          q.isSigned() ? IntegerType::Signless
+                                       : IntegerType::Unsigned);
+}
+
+} // namespace cuvil::l1

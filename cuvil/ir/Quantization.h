@@ -1,0 +1,32 @@
+//===- Quantization.h - quantized types in Cuvil's IR -----------*- C++ -*-===//
+//
+// Level1 computes on quantized values as tensors of upstream `!quant.uniform`
+// element types; level2 buffers keep those types (memrefs of them: the
+// dialect registration makes them memref element types) and targets read
+// storage, scales and zero points from them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_IR_QUANTIZATION_H
+#define CUVIL_IR_QUANTIZATION_H
+
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+
+namespace cuvil::l1 {
+
+/// The integer type a (possibly quantized) element type is stored as: a
+/// quantized type's storage (signless for signed storage, `ui<N>` for
+/// unsigned, as Cuvil's integer tensors are), any other type itself.
+mlir::Type storageElementType(mlir::Type type);
+
+/// Checks that `type` (the `role` of `op`: "input", "result") is a tensor of
+/// a uniform quantized type Cuvil computes on.
+mlir::LogicalResult verifyQuantizedTensor(mlir::Operation *op,
+                                          llvm::StringRef role,
+                                          mlir::RankedTensorType type);
+
+} // namespace cuvil::l1
+
+#endif // CUVIL_IR_QUANTIZATION_H

@@ -1,0 +1,51 @@
+// The quantization ops: round trip (per tensor, per axis, unsigned and
+// 32-bit storage, a power-of-two scale as fixed point), inferred
+// dequantize types, and storage casts that cancel.
+// RUN: cuvil-opt %s | cuvil-opt | FileCheck %s
+// RUN: cuvil-opt %s --mlir-print-op-generic | cuvil-opt | FileCheck %s
+// RUN: cuvil-opt %s --canonicalize | FileCheck %s --check-prefix=FOLD
+
+!i8 = !quant.uniform<i8:f32, 0.05:-3>
+!u8 = !quant.uniform<u8:f32, 0.1:128>
+!axis = !quant.uniform<i8:f32:0, {0.5, 0.25:1}>
+!acc = !quant.uniform<i32:f32, 0.001>
+!fixed = !quant.uniform<i16:f32, 0.00390625>
+
+// CHECK-LABEL: func.func @per_tensor
+func.func @per_tensor(%x: tensor<?x16xf32>) -> tensor<?x16xf32> {
+  // CHECK: %[[Q:.+]] = cuvil.quantize %{{.+}} : tensor<?x16xf32> to tensor<?x16x!quant.uniform<i8:f32, 5.000000e-02:-3>>
+  %q = cuvil.quantize %x : tensor<?x16xf32> to tensor<?x16x!i8>
+  // CHECK: %[[R:.+]] = cuvil.requantize %[[Q]] : tensor<?x16x!quant.uniform<i8:f32, 5.000000e-02:-3>> to tensor<?x16x!quant.uniform<u8:f32, 1.000000e-01:128>>
+  %r = cuvil.requantize %q : tensor<?x16x!i8> to tensor<?x16x!u8>
+  // CHECK: cuvil.dequantize %[[R]] : tensor<?x16x!quant.uniform<u8:f32, 1.000000e-01:128>>
+  %y = cuvil.dequantize %r : tensor<?x16x!u8>
+  return %y : tensor<?x16xf32>
+}
+
+// CHECK-LABEL: func.func @per_axis_weights
+func.func @per_axis_weights(%w: tensor<2x3xi8>) -> tensor<2x3xf32> {
+  // CHECK: cuvil.storage_cast %{{.+}} : tensor<2x3xi8> to tensor<2x3x!quant.uniform<i8:f32:0, {5.000000e-01,2.500000e-01:1}>>
+  %q = cuvil.storage_cast %w : tensor<2x3xi8> to tensor<2x3x!axis>
+  %y = cuvil.dequantize %q : tensor<2x3x!axis>
+  return %y : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @accumulator_and_fixed_point
+func.func @accumulator_and_fixed_point(%a: tensor<8xi32>, %x: tensor<8xf32>)
+    -> (tensor<8xf32>, tensor<8xi16>) {
+  %q = cuvil.storage_cast %a : tensor<8xi32> to tensor<8x!acc>
+  %y = cuvil.dequantize %q : tensor<8x!acc>
+  // CHECK: cuvil.quantize %{{.+}} : tensor<8xf32> to tensor<8x!quant.uniform<i16:f32, 3.906250e-03>>
+  %f = cuvil.quantize %x : tensor<8xf32> to tensor<8x!fixed>
+  %s = cuvil.storage_cast %f : tensor<8x!fixed> to tensor<8xi16>
+  return %y, %s : tensor<8xf32>, tensor<8xi16>
+}
+
+// An integer tensor cast to a quantized type and back is itself.
+// FOLD-LABEL: func.func @casts_cancel
+func.func @casts_cancel(%x: tensor<4xi8>) -> tensor<4xi8> {
+  // FOLD-NEXT: return %arg0
+  %q = cuvil.storage_cast %x : tensor<4xi8> to tensor<4x!i8>
+  %y = cuvil.storage_cast %q : tensor<4x!i8> to tensor<4xi8>
+  return %y : tensor<4xi8>
+}

@@ -1,0 +1,74 @@
+// The quantization ops' verifier errors.
+// RUN: cuvil-opt %s -split-input-file -verify-diagnostics
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'cuvil.quantize' op changes the shape from 'tensor<4xf32>' to 'tensor<2x!quant.uniform<i8:f32, 1.000000e-01>>'; it only converts elements}}
+  %0 = cuvil.quantize %x : tensor<4xf32> to tensor<2x!quant.uniform<i8:f32, 0.1>>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf16>) {
+  // expected-error @+1 {{'cuvil.quantize' op converts between 'f16' and '!quant.uniform<i8:f32, 1.000000e-01>', which expresses 'f32'}}
+  %0 = cuvil.quantize %x : tensor<4xf16> to tensor<4x!quant.uniform<i8:f32, 0.1>>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.quantize' op result type 'tensor<2x3x!quant.uniform<i8:f32:1, {1.000000e-01,2.000000e-01}>>' has 2 scales for the 3 indices of axis 1}}
+  %0 = cuvil.quantize %x : tensor<2x3xf32> to tensor<2x3x!quant.uniform<i8:f32:1, {0.1, 0.2}>>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.quantize' op result type 'tensor<2x3x!quant.uniform<i8:f32:2, {1.000000e-01,2.000000e-01}>>' quantizes along axis 2 of a rank-2 tensor}}
+  %0 = cuvil.quantize %x : tensor<2x3xf32> to tensor<2x3x!quant.uniform<i8:f32:2, {0.1, 0.2}>>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{stores 4-bit integers; Cuvil quantizes to 8, 16 or 32 bits}}
+  %0 = cuvil.quantize %x : tensor<4xf32> to tensor<4x!quant.uniform<i4:f32, 0.1>>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xi8>) {
+  // expected-error @+1 {{'cuvil.storage_cast' op casts '!quant.uniform<u8:f32, 1.000000e-01>', stored as 'ui8', to or from 'i8'}}
+  %0 = cuvil.storage_cast %x : tensor<4xi8> to tensor<4x!quant.uniform<u8:f32, 0.1>>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xi8>) {
+  // expected-error @+1 {{'cuvil.storage_cast' op casts 'tensor<4xi8>' to 'tensor<4xi8>'; one side must be quantized and the other its storage}}
+  %0 = cuvil.storage_cast %x : tensor<4xi8> to tensor<4xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x!quant.uniform<i8:f32, 0.1>>) {
+  // expected-error @+1 {{'cuvil.requantize' op converts between 'f32' and '!quant.uniform<i8:f16, 1.000000e-01>', which expresses 'f16'}}
+  %0 = cuvil.requantize %x : tensor<4x!quant.uniform<i8:f32, 0.1>> to tensor<4x!quant.uniform<i8:f16, 0.1>>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // Operands of other ops are never quantized.
+  %q = cuvil.quantize %x : tensor<4xf32> to tensor<4x!quant.uniform<i8:f32, 0.1>>
+  // expected-error @+1 {{'cuvil.relu' op operand #0 must be ranked tensor of}}
+  %0 = cuvil.relu %q : tensor<4x!quant.uniform<i8:f32, 0.1>>
+  return
+}

@@ -1,0 +1,165 @@
+//===- Quantization.cpp - quantize, dequantize, requantize as loops -------===//
+//
+// Scales and zero points come from the buffers' `!quant.uniform` element
+// types (the C stores their storage integers). Float math in the expressed
+// type (float32), rounding half to even with nearbyintf (the default
+// rounding mode), so the results are exactly ONNX QuantizeLinear /
+// DequantizeLinear's; per-axis types index small tables by the element's
+// coordinate on the axis.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/targets/x86/emitter/Emitter.h"
+
+#include "absl/strings/str_join.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
+
+namespace cuvil::x86::emitter {
+
+using namespace mlir;
+
+namespace {
+
+/// A quantized buffer's parameters.
+struct QuantParams {
+  quant::QuantizedType type;
+  std::vector<double> scales;
+  std::vector<int64_t> zeroPoints;
+  int64_t axis = -1;
+
+  explicit QuantParams(Type element)
+      : type(cast<quant::QuantizedType>(element)) {
+    if (auto uniform = dyn_cast<quant::UniformQuantizedType>(type)) {
+      scales = {uniform.getScale()};
+      zeroPoints = {uniform.getZeroPoint()};
+      return;
+    }
+    auto perAxis = cast<quant::UniformQuantizedPerAxisType>(type);
+    scales.assign(perAxis.getScales().begin(), perAxis.getScales().end());
+    zeroPoints.assign(perAxis.getZeroPoints().begin(),
+                      perAxis.getZeroPoints().end());
+    axis = perAxis.getQuantizedDimension();
+  }
+
+  bool perAxis() const { return axis >= 0; }
+};
+
+/// A quantized buffer's scale and zero point as C, at a coordinate on its
+/// axis (ignored per tensor).
+using ParamsAt =
+    std::function<std::pair<std::string, std::string>(const std::string &)>;
+
+/// Declares a per-axis buffer's tables where the writer is (before the
+/// loops that read them).
+ParamsAt declareParams(Emitter &e, const QuantParams &q) {
+  Type f32 = Float32Type::get(q.type.getContext());
+  if (!q.perAxis()) {
+    std::string scale = literal(q.scales[0], f32);
+    std::string zero = std::to_string(q.zeroPoints[0]) + ".0f";
+    return [=](const std::string &) { return std::make_pair(scale, zero); };
+  }
+  std::string s = e.tmp(), z = e.tmp();
+  std::vector<std::string> scales, zeros;
+  for (double scale : q.scales)
+    scales.push_back(literal(scale, f32));
+  for (int64_t zero : q.zeroPoints)
+    zeros.push_back(std::to_string(zero) + ".0f");
+  e.c.line("static const float " + s + "[] = {" + absl::StrJoin(scales, ", ") +
+           "};");
+  e.c.line("static const float " + z + "[] = {" + absl::StrJoin(zeros, ", ") +
+           "};");
+  return [=](const std::string &i) {
+    return std::make_pair(s + "[" + i + "]", z + "[" + i + "]");
+  };
+}
+
+/// `v` (a float) divided by the scale in float (as ONNX does), rounded half
+/// to even, offset by the zero point and saturated to the storage of `q`;
+/// NaN becomes the zero point. 32-bit storage rounds and clamps in double,
+/// where its bounds are exact.
+std::string quantizeExpr(const QuantParams &q, const std::string &v,
+                         const std::pair<std::string, std::string> &params) {
+  const auto &[scale, zero] = params;
+  bool wide = q.type.getStorageTypeIntegralWidth() > 16;
+  std::string suffix = wide ? ".0" : ".0f";
+  std::string lo = std::to_string(q.type.getStorageTypeMin()) + suffix;
+  std::string hi = std::to_string(q.type.getStorageTypeMax()) + suffix;
+  std::string r =
+      wide ? "(nearbyint((double)(" + v + " / " + scale + ")) + (double)" +
+                 zero + ")"
+           : "(nearbyintf(" + v + " / " + scale + ") + " + zero + ")";
+  return "(" + r + " != " + r + " ? " + zero + " : " + r + " < " + lo + " ? " +
+         lo + " : " + r + " > " + hi + " ? " + hi + " : " + r + ")";
+}
+
+/// `q` (a stored integer) as the float it stands for.
+std::string dequantizeExpr(const std::string &q,
+                           const std::pair<std::string, std::string> &params) {
+  const auto &[scale, zero] = params;
+  return "(((float)" + q + " - " + zero + ") * " + scale + ")";
+}
+
+/// The quantization kernels convert to and from float32.
+LogicalResult checkExpressed(const KernelCall &call, const QuantParams &q) {
+  if (!q.type.getExpressedType().isF32())
+    return call.error() << "on " << q.type
+                        << " is not supported by the x86 target yet (it "
+                           "quantizes float32)";
+  return success();
+}
+
+/// quantize, dequantize and requantize (= quantize(dequantize)): one loop
+/// over the output, over every dimension when a per-axis type reads its
+/// parameters at the element's coordinate on its axis.
+LogicalResult emitQuantization(Emitter &e, const KernelCall &call) {
+  const Buffer &in = *call.ins[0], &out = *call.out;
+  Type inType = in.type.getElementType(), outType = out.type.getElementType();
+  std::optional<QuantParams> qin, qout;
+  if (isa<quant::QuantizedType>(inType))
+    qin.emplace(inType);
+  if (isa<quant::QuantizedType>(outType))
+    qout.emplace(outType);
+  if ((qin && failed(checkExpressed(call, *qin))) ||
+      (qout && failed(checkExpressed(call, *qout))))
+    return failure();
+  e.c.open();
+  ParamsAt pin = qin ? declareParams(e, *qin) : ParamsAt();
+  ParamsAt pout = qout ? declareParams(e, *qout) : ParamsAt();
+  // The stored result of element `x`, whose coordinates are `vars`.
+  auto stored = [&](const std::string &x, ArrayRef<std::string> vars) {
+    auto coordinate = [&](const QuantParams &q) {
+      return q.perAxis() ? vars[q.axis] : std::string();
+    };
+    std::string value = qin ? dequantizeExpr(x, pin(coordinate(*qin))) : x;
+    if (!qout)
+      return value;
+    return "(" + cType(outType) + ")" +
+           quantizeExpr(*qout, value, pout(coordinate(*qout)));
+  };
+  if ((!qin || !qin->perAxis()) && (!qout || !qout->perAxis())) {
+    e.emitElementwise(out, {&in}, [&](ArrayRef<std::string> x) {
+      return stored(x[0], {});
+    });
+  } else {
+    std::vector<std::string> st = strides(in);
+    e.emitLoopNest(out.dims, [&](ArrayRef<std::string> vars) {
+      std::vector<std::string> terms;
+      for (size_t d = 0; d < vars.size(); ++d)
+        terms.push_back(vars[d] + "*" + st[d]);
+      std::string index = joinSum(terms);
+      e.c.line(out.name + "[" + index + "] = " +
+               stored(in.name + "[" + index + "]", vars) + ";");
+    });
+  }
+  e.c.close();
+  return success();
+}
+
+} // namespace
+
+void addQuantizationKernels(KernelTable &table) {
+  for (const char *name : {"quantize", "dequantize", "requantize"})
+    table[name] = {emitQuantization};
+}
+
+} // namespace cuvil::x86::emitter

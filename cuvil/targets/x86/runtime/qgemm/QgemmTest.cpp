@@ -1,0 +1,125 @@
+// Every qgemm4 variant this CPU can run (qgemm.inc) through the packed
+// driver, bit for bit against a plain int64 product: shapes with row,
+// column and k remainders, zero points, and the extremes (A = 255 against
+// B = -128 and 127) that a saturating 16-bit multiply would get wrong.
+extern "C" {
+#include "cuvil/targets/x86/runtime/qgemm/qgemm.h"
+}
+
+#include "cuvil/targets/x86/runtime/cpu_has.h"
+#include "gtest/gtest.h"
+
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Variant {
+  const char *name;
+  cuvil_qgemm4_fn fn;
+  std::string features;
+};
+
+std::vector<Variant> variants() {
+  return {
+#define CUVIL_QGEMM4_VARIANT(name, target, features)                           \
+  {#name, cuvil_qgemm4_##name, features},
+#include "cuvil/targets/x86/runtime/qgemm/qgemm.inc"
+#undef CUVIL_QGEMM4_VARIANT
+  };
+}
+
+using cuvil::runtime_testing::cpuHas;
+
+/// (A - zero) B in int64, row-major.
+std::vector<int64_t> reference(int64_t m, int64_t n, int64_t k,
+                               const std::vector<uint8_t> &a, int32_t zero,
+                               const std::vector<int8_t> &b) {
+  std::vector<int64_t> c(m * n, 0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t l = 0; l < k; ++l)
+      for (int64_t j = 0; j < n; ++j)
+        c[i * n + j] += (int64_t(a[i * k + l]) - zero) * b[l * n + j];
+  return c;
+}
+
+void expectExact(const Variant &v, int64_t m, int64_t n, int64_t k,
+                 const std::vector<uint8_t> &a, int32_t zero,
+                 const std::vector<int8_t> &b) {
+  std::vector<int8_t> packed(cuvil_qgemm_packed_bytes(k, n));
+  std::vector<int32_t> sums(n);
+  std::vector<uint8_t> scratch(cuvil_qgemm_scratch_bytes(k));
+  cuvil_qgemm_pack_b(k, n, b.data(), n, packed.data(), sums.data());
+  // C with a wider row stride: nothing outside the m x n block is written.
+  std::vector<int32_t> c(m * (n + 3), -7);
+  cuvil_qgemm_s32(v.fn, m, n, k, a.data(), k, zero, packed.data(), sums.data(),
+                  c.data(), n + 3, scratch.data());
+  std::vector<int64_t> expected = reference(m, n, k, a, zero, b);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j)
+      ASSERT_EQ(c[i * (n + 3) + j], expected[i * n + j])
+          << v.name << " m=" << m << " n=" << n << " k=" << k << " at (" << i
+          << ", " << j << ")";
+    for (int64_t j = n; j < n + 3; ++j)
+      ASSERT_EQ(c[i * (n + 3) + j], -7) << v.name << " wrote past column n";
+  }
+}
+
+TEST(QgemmTest, VariantsAreExact) {
+  std::mt19937 rng(11);
+  int tested = 0;
+  for (const Variant &v : variants()) {
+    if (!cpuHas(v.features)) {
+      std::printf("skipping %s: this CPU lacks %s\n", v.name,
+                  v.features.c_str());
+      continue;
+    }
+    ++tested;
+    for (int64_t m : {1, 3, 4, 9})
+      for (int64_t n : {1, 15, 16, 17, 40})
+        for (int64_t k : {1, 3, 4, 5, 64, 131}) {
+          std::vector<uint8_t> a(m * k);
+          std::vector<int8_t> b(k * n);
+          for (uint8_t &x : a)
+            x = uint8_t(rng() % 256);
+          for (int8_t &x : b)
+            x = int8_t(int(rng() % 256) - 128);
+          expectExact(v, m, n, k, a, int32_t(rng() % 256), b);
+        }
+  }
+  EXPECT_GE(tested, 1);
+}
+
+TEST(QgemmTest, ExtremesDoNotSaturate) {
+  // 255 * -128 and 255 * 127 in every product, k long enough that pairs of
+  // them overflow int16.
+  const int64_t m = 4, n = 16, k = 2048;
+  std::vector<uint8_t> a(m * k, 255);
+  for (int8_t fill : {int8_t(-128), int8_t(127)}) {
+    std::vector<int8_t> b(k * n, fill);
+    for (const Variant &v : variants())
+      if (cpuHas(v.features)) {
+        expectExact(v, m, n, k, a, 0, b);
+        expectExact(v, m, n, k, a, 255, b);
+      }
+  }
+}
+
+TEST(QgemmTest, ColumnSumsCoverTheZeroPoint) {
+  const int64_t k = 5, n = 3;
+  std::vector<int8_t> b = {1, -2, 3, 4, 5, -6, 7, 8, 9, -10, 11, 12, 13, 14, -15};
+  std::vector<int8_t> packed(cuvil_qgemm_packed_bytes(k, n));
+  std::vector<int32_t> sums(n);
+  cuvil_qgemm_pack_b(k, n, b.data(), n, packed.data(), sums.data());
+  EXPECT_EQ(sums, (std::vector<int32_t>{1 + 4 + 7 - 10 + 13, -2 + 5 + 8 + 11 + 14,
+                                        3 - 6 + 9 + 12 - 15}));
+  // One strip of 16 columns, two groups of 4 rows, zero padded.
+  EXPECT_EQ(packed.size(), size_t(1 * 2 * 16 * 4));
+  EXPECT_EQ(packed[(1 * 16 + 0) * 4 + 0], 13); // row 4, column 0
+  EXPECT_EQ(packed[(1 * 16 + 0) * 4 + 1], 0);  // row 5: padding
+  EXPECT_EQ(packed[(0 * 16 + 3) * 4 + 0], 0);  // column 3: padding
+}
+
+} // namespace

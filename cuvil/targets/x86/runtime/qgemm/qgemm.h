@@ -1,0 +1,51 @@
+/*===- qgemm.h - int8 matrix products, exact in int32 --------------------===*
+ *
+ * C[m][n] = sum over l < k of (A[m][l] - a_zero) * B[l][n], with A uint8
+ * (activations and their zero point), B int8 (weights) and C int32, exact
+ * for k <= CUVIL_QGEMM_MAX_K (every partial sum stays below 2^31). Scales
+ * and requantizing C are the caller's.
+ *
+ * B is packed once (at compile time for weights) in strips of 16 columns,
+ * each strip k in groups of 4: [ceil(n/16)][ceil(k/4)][16][4], zero padded,
+ * with its column sums (the a_zero correction). A is packed per call, four
+ * rows at a time, into a panel [ceil(k/4)][4][4].
+ *
+ *===--------------------------------------------------------------------===*/
+#ifndef CUVIL_RUNTIME_QGEMM_H
+#define CUVIL_RUNTIME_QGEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CUVIL_QGEMM_NR 16
+/* 255 * 128 * k < 2^31. */
+#define CUVIL_QGEMM_MAX_K 65536
+
+/* Bytes of B packed (qgemm.h's layout), and of the A panel scratch. */
+size_t cuvil_qgemm_packed_bytes(int64_t k, int64_t n);
+size_t cuvil_qgemm_scratch_bytes(int64_t k);
+
+/* Packs row-major B (row stride b_row) and writes its n column sums. */
+void cuvil_qgemm_pack_b(int64_t k, int64_t n, const int8_t *b, int64_t b_row,
+                        int8_t *packed, int32_t *col_sums);
+
+/* The micro-kernels (qgemm.inc): one 4 x 16 tile, acc row-major [4][16]. */
+typedef void (*cuvil_qgemm4_fn)(int64_t k4, const uint8_t *a_panel,
+                                const int8_t *b_strip, int32_t *acc);
+void cuvil_qgemm4_reference(int64_t k4, const uint8_t *a_panel,
+                            const int8_t *b_strip, int32_t *acc);
+#if defined(CUVIL_ENABLE_SIMD_KERNELS)
+void cuvil_qgemm4_avx2(int64_t k4, const uint8_t *a_panel,
+                       const int8_t *b_strip, int32_t *acc);
+void cuvil_qgemm4_avx512vnni(int64_t k4, const uint8_t *a_panel,
+                             const int8_t *b_strip, int32_t *acc);
+#endif
+
+/* C = (A - a_zero) B with `kernel`; scratch holds
+ * cuvil_qgemm_scratch_bytes(k) bytes. */
+void cuvil_qgemm_s32(cuvil_qgemm4_fn kernel, int64_t m, int64_t n, int64_t k,
+                     const uint8_t *a, int64_t a_row, int32_t a_zero,
+                     const int8_t *packed_b, const int32_t *col_sums,
+                     int32_t *c, int64_t c_row, uint8_t *scratch);
+
+#endif /* CUVIL_RUNTIME_QGEMM_H */

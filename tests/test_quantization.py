@@ -1,0 +1,208 @@
+"""Quantized ONNX graphs (QDQ: QuantizeLinear / DequantizeLinear) compiled
+by cuvilc and run through the C ABI, bit for bit against the ONNX
+operators' formulas written here in numpy (round half to even, saturate;
+(q - zero_point) * scale in float32). The ONNX backend node tests
+(//tests/onnx_conformance) check the same ops against ONNX's own outputs."""
+
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CUVILC = ROOT / "bazel-bin" / "tools" / "cuvilc"
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+from cuvil_e2e import compile_model  # noqa: E402
+
+STORAGE = {TensorProto.INT8: np.int8, TensorProto.UINT8: np.uint8,
+           TensorProto.INT32: np.int32}
+
+
+def quantize(x, scale, zero, dtype, axis=None):
+    """ONNX QuantizeLinear: saturate(round_half_even(x / scale) + zero)."""
+    info = np.iinfo(dtype)
+    scale, zero = np.float32(scale), np.asarray(zero, np.float32)
+    if axis is not None:
+        shape = [1] * x.ndim
+        shape[axis] = -1
+        scale, zero = scale.reshape(shape), zero.reshape(shape)
+    q = np.rint(x.astype(np.float32) / scale) + zero
+    return np.clip(q, info.min, info.max).astype(dtype)
+
+
+def dequantize(q, scale, zero, axis=None):
+    """ONNX DequantizeLinear: (q - zero) * scale in float32."""
+    scale, zero = np.float32(scale), np.asarray(zero, np.float32)
+    if axis is not None:
+        shape = [1] * q.ndim
+        shape[axis] = -1
+        scale, zero = scale.reshape(shape), zero.reshape(shape)
+    return ((q.astype(np.float32) - zero) * scale).astype(np.float32)
+
+
+def save(path, nodes, inputs, outputs, initializers, opset=13):
+    graph = helper.make_graph(nodes, "qdq", inputs, outputs, initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+
+
+def constant(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def build(tmp_path, name, *graph, flags=()):
+    assert CUVILC.exists(), "build //tools:cuvilc first (scripts/test does)"
+    path = tmp_path / f"{name}.onnx"
+    save(path, *graph)
+    return compile_model(str(CUVILC), path, tmp_path / f"{name}.so", *flags)
+
+
+# Values on both sides of halfway points, beyond the storage range, and
+# zero; scale 0.5 puts x.25 and x.75 exactly halfway after the division.
+EDGES = np.array([[0.0, 0.25, 0.75, 1.25, -0.25, -0.75, -1.25, 3.1],
+                  [200.0, -200.0, 63.5, -64.25, 1e30, -1e30, 0.4999, 7.0]],
+                 np.float32)
+
+
+@pytest.mark.parametrize("storage", [TensorProto.INT8, TensorProto.UINT8])
+def test_quantize_rounds_half_to_even_and_saturates(tmp_path, storage):
+    dtype = STORAGE[storage]
+    zero = 3 if dtype == np.int8 else 128
+    model = build(tmp_path, "q", [
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+        [helper.make_tensor_value_info("q", storage, [2, 8])],
+        [constant("s", np.float32(0.5)), constant("z", dtype(zero))])
+    (q,) = model(EDGES)
+    np.testing.assert_array_equal(q, quantize(EDGES, 0.5, zero, dtype))
+    assert q[0, 1] == zero + 0 and q[0, 2] == zero + 2  # 0.5 -> 0, 1.5 -> 2
+
+
+def test_quantize_without_zero_point_is_uint8(tmp_path):
+    x = np.linspace(-3, 40, 24, dtype=np.float32).reshape(4, 6)
+    model = build(tmp_path, "u8", [
+        helper.make_node("QuantizeLinear", ["x", "s"], ["q"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 6])],
+        [helper.make_tensor_value_info("q", TensorProto.UINT8, [4, 6])],
+        [constant("s", np.float32(0.125))])
+    (q,) = model(x)
+    assert q.dtype == np.uint8
+    np.testing.assert_array_equal(q, quantize(x, 0.125, 0, np.uint8))
+
+
+def test_nan_quantizes_to_the_zero_point(tmp_path):
+    x = np.array([np.nan, 1.0, -np.nan, np.inf], np.float32)
+    model = build(tmp_path, "nan", [
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("q", TensorProto.INT8, [4])],
+        [constant("s", np.float32(0.1)), constant("z", np.int8(-5))])
+    (q,) = model(x)
+    np.testing.assert_array_equal(q, [-5, 5, -5, 127])
+
+
+def test_fake_quantized_activation_is_exact(tmp_path):
+    # x -> Q -> DQ -> Relu, with a dynamic batch: what a QDQ model computes
+    # in float between two quantized ops.
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 4, (3, 16)).astype(np.float32)
+    model = build(tmp_path, "qdq", [
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+        helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"]),
+        helper.make_node("Relu", ["d"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 16])],
+        [constant("s", np.float32(0.07)), constant("z", np.int8(-4))],
+        flags=("--max-batch=4",))
+    (y,) = model(x, batch=3)
+    expected = np.maximum(dequantize(quantize(x, 0.07, -4, np.int8), 0.07, -4), 0)
+    np.testing.assert_array_equal(y, expected)
+
+
+def test_per_channel_int8_weights_feed_a_matmul(tmp_path):
+    # Weights stored as int8 with one scale per output column (axis 1), as
+    # a quantization tool writes them; the product runs in float32.
+    rng = np.random.default_rng(1)
+    w = rng.integers(-128, 128, (5, 3), dtype=np.int8)
+    scales = np.array([0.02, 0.5, 0.003], np.float32)
+    zeros = np.array([0, 4, -7], np.int8)
+    x = rng.normal(size=(2, 5)).astype(np.float32)
+    model = build(tmp_path, "w", [
+        helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wf"], axis=1),
+        helper.make_node("MatMul", ["x", "wf"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [constant("w", w), constant("ws", scales), constant("wz", zeros)])
+    (y,) = model(x)
+    wf = dequantize(w, scales, zeros, axis=1)
+    np.testing.assert_allclose(y, x @ wf, rtol=1e-6, atol=1e-6)
+
+
+def test_int32_input_dequantizes_per_axis_zero(tmp_path):
+    # A bias-like int32 input, per-axis along its first dimension.
+    q = np.array([[1, -2, 300], [2**30, -(2**30), 7]], np.int32)
+    scales = np.array([0.001, 2.0], np.float32)
+    model = build(tmp_path, "i32", [
+        helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=0)],
+        [helper.make_tensor_value_info("q", TensorProto.INT32, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [constant("s", scales), constant("z", np.zeros(2, np.int32))])
+    (y,) = model(q)
+    np.testing.assert_array_equal(y, dequantize(q, scales, np.zeros(2), axis=0))
+
+
+def compile_error(tmp_path, nodes, inputs, outputs, initializers, opset=13):
+    path = tmp_path / "bad.onnx"
+    save(path, nodes, inputs, outputs, initializers, opset)
+    result = subprocess.run([str(CUVILC), "--quiet", str(path), "-o",
+                             str(tmp_path / "bad.so")], capture_output=True, text=True)
+    assert result.returncode != 0
+    assert not (tmp_path / "bad.so").exists()
+    return result.stderr
+
+
+def test_a_scale_computed_at_run_time_is_refused(tmp_path):
+    stderr = compile_error(tmp_path, [
+        helper.make_node("QuantizeLinear", ["x", "s"], ["q"], name="quant_in")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4]),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("q", TensorProto.UINT8, [4])], [])
+    assert "'quant_in'" in stderr
+    assert "QuantizeLinear needs its scale (input 's') at compile time" in stderr
+
+
+def test_a_zero_point_of_another_shape_is_refused(tmp_path):
+    stderr = compile_error(tmp_path, [
+        helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=0,
+                         name="dq")],
+        [helper.make_tensor_value_info("q", TensorProto.INT8, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [constant("s", np.array([0.1, 0.2], np.float32)),
+         constant("z", np.int8(0))])
+    assert "DequantizeLinear has a zero point of type 'tensor<i8>' for a scale of shape [2]" \
+        in stderr
+
+
+def test_a_negative_scale_is_refused(tmp_path):
+    stderr = compile_error(tmp_path, [
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="neg")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("q", TensorProto.INT8, [4])],
+        [constant("s", np.float32(-0.5)), constant("z", np.int8(0))])
+    assert "'neg'" in stderr and "scale" in stderr
+
+
+def test_scales_for_the_wrong_axis_are_refused(tmp_path):
+    stderr = compile_error(tmp_path, [
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1,
+                         name="axis")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("q", TensorProto.INT8, [2, 3])],
+        [constant("s", np.array([0.1, 0.2], np.float32)),
+         constant("z", np.zeros(2, np.int8))])
+    assert "has 2 scales for the 3 indices of axis 1" in stderr
