@@ -17,7 +17,8 @@ namespace {
 constexpr const char *kCheckedFeatures[] = {
     "sse3",     "ssse3",    "sse4.1",   "sse4.2",  "popcnt", "avx",
     "avx2",     "fma",      "f16c",     "bmi",     "bmi2",   "avx512f",
-    "avx512dq", "avx512cd", "avx512bw", "avx512vl"};
+    "avx512dq", "avx512cd", "avx512bw", "avx512vl", "avx512vnni",
+    "avxvnni",  "avx512bf16"};
 
 std::vector<std::string> checkedFeatures(llvm::ArrayRef<llvm::StringRef> all) {
   std::vector<std::string> result;

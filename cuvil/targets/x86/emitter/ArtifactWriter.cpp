@@ -34,18 +34,25 @@ constexpr int kAbiVersion = 1;
 /// The line of entry.c the artifact's model.h stands for.
 constexpr char kAbiInclude[] = "#include \"cuvil/targets/x86/runtime/abi/abi.h\"";
 
-/// cpuid checks: (leaf, register index, bit) per feature name.
+/// cpuid checks per feature name: the registers of a leaf (entry.c's r1:
+/// leaf 1, r7: leaf 7, r71: leaf 7 subleaf 1), register index (eax 0, ebx
+/// 1, ecx 2, edx 3), bit.
 struct FeatureBit {
   const char *name;
-  unsigned leaf, reg, bit;
+  const char *leaf;
+  unsigned reg, bit;
 };
 constexpr FeatureBit kFeatureBits[] = {
-    {"sse3", 1, 2, 0},      {"ssse3", 1, 2, 9},     {"fma", 1, 2, 12},
-    {"sse4.1", 1, 2, 19},   {"sse4.2", 1, 2, 20},   {"popcnt", 1, 2, 23},
-    {"avx", 1, 2, 28},      {"f16c", 1, 2, 29},     {"bmi", 7, 1, 3},
-    {"avx2", 7, 1, 5},      {"bmi2", 7, 1, 8},      {"avx512f", 7, 1, 16},
-    {"avx512dq", 7, 1, 17}, {"avx512cd", 7, 1, 28}, {"avx512bw", 7, 1, 30},
-    {"avx512vl", 7, 1, 31},
+    {"sse3", "r1", 2, 0},        {"ssse3", "r1", 2, 9},
+    {"fma", "r1", 2, 12},        {"sse4.1", "r1", 2, 19},
+    {"sse4.2", "r1", 2, 20},     {"popcnt", "r1", 2, 23},
+    {"avx", "r1", 2, 28},        {"f16c", "r1", 2, 29},
+    {"bmi", "r7", 1, 3},         {"avx2", "r7", 1, 5},
+    {"bmi2", "r7", 1, 8},        {"avx512f", "r7", 1, 16},
+    {"avx512dq", "r7", 1, 17},   {"avx512cd", "r7", 1, 28},
+    {"avx512bw", "r7", 1, 30},   {"avx512vl", "r7", 1, 31},
+    {"avx512vnni", "r7", 2, 11}, {"avxvnni", "r71", 0, 4},
+    {"avx512bf16", "r71", 0, 5},
 };
 
 /// CUVIL_CHECK_CPU_FEATURES for entry.c: one test per feature the code was
@@ -57,7 +64,7 @@ std::string cpuChecksMacro(const std::vector<std::string> &features) {
     for (const FeatureBit &bit : kFeatureBits) {
       if (f != bit.name)
         continue;
-      checks.push_back(llvm::formatv("ok &= (r{0}[{1}] >> {2}) & 1; /* {3} */",
+      checks.push_back(llvm::formatv("ok &= ({0}[{1}] >> {2}) & 1; /* {3} */",
                                      bit.leaf, bit.reg, bit.bit, bit.name)
                            .str());
       needsAvx |= f.rfind("avx", 0) == 0 || f == "fma" || f == "f16c";
@@ -68,7 +75,7 @@ std::string cpuChecksMacro(const std::vector<std::string> &features) {
     checks.push_back("ok &= (xcr0 & 0x6) == 0x6; /* the OS saves YMM state */");
   if (needsAvx512)
     checks.push_back("ok &= (xcr0 & 0xe6) == 0xe6; /* and ZMM state */");
-  std::string macro = "#define CUVIL_CHECK_CPU_FEATURES(ok, r1, r7, xcr0) \\\n"
+  std::string macro = "#define CUVIL_CHECK_CPU_FEATURES(ok, r1, r7, r71, xcr0) \\\n"
                       "  do { \\\n";
   for (const std::string &check : checks)
     macro += "    " + check + " \\\n";

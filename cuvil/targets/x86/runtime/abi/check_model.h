@@ -18,7 +18,7 @@
 
 #define CUVIL_METADATA_JSON "{\"abi_version\":1}"
 #define CUVIL_CPU_MESSAGE "this CPU lacks an instruction set (check)"
-#define CUVIL_CHECK_CPU_FEATURES(ok, r1, r7, xcr0)                             \
+#define CUVIL_CHECK_CPU_FEATURES(ok, r1, r7, r71, xcr0)                        \
   do {                                                                         \
   } while (0)
 /* The build also compiles the --external-weights form (1). */

@@ -4,9 +4,10 @@
  * fault. The emitter writes the model's macros before this text:
  *   CUVIL_METADATA_JSON       the metadata, a string literal
  *   CUVIL_CPU_MESSAGE         the status message of an unsupported CPU
- *   CUVIL_CHECK_CPU_FEATURES(ok, r1, r7, xcr0)
- *                             clears `ok` unless cpuid leaves 1 and 7 and
- *                             XCR0 show every feature the code was built for
+ *   CUVIL_CHECK_CPU_FEATURES(ok, r1, r7, r71, xcr0)
+ *                             clears `ok` unless cpuid leaves 1, 7 and 7.1
+ *                             and XCR0 show every feature the code was
+ *                             built for
  *   CUVIL_EXTERNAL_WEIGHTS    1: map <name>.weights.bin beside the .so
  *   CUVIL_WEIGHTS_BYTES       that file's size
  * and the artifact's model.h stands for the include of abi.h below (the
@@ -119,7 +120,8 @@ static void cuvil_cpuid(unsigned leaf, unsigned sub, unsigned regs[4]) {
 static int cuvil_cpu_supported(void) {
   static int state; /* 0 unknown, 1 supported, 2 not supported */
   int known = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-  unsigned r1[4] = {0, 0, 0, 0}, r7[4] = {0, 0, 0, 0}, r0[4];
+  unsigned r1[4] = {0, 0, 0, 0}, r7[4] = {0, 0, 0, 0}, r71[4] = {0, 0, 0, 0},
+           r0[4];
   unsigned long long xcr0 = 0;
   int ok = 1;
   if (known)
@@ -129,6 +131,8 @@ static int cuvil_cpu_supported(void) {
     cuvil_cpuid(1, 0, r1);
   if (r0[0] >= 7)
     cuvil_cpuid(7, 0, r7);
+  if (r0[0] >= 7 && r7[0] >= 1) /* leaf 7's subleaves */
+    cuvil_cpuid(7, 1, r71);
   if (r1[2] & (1u << 27)) { /* OSXSAVE: the OS saves extended registers */
     unsigned lo, hi;
     __asm__ __volatile__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
@@ -136,8 +140,9 @@ static int cuvil_cpu_supported(void) {
   }
   (void)r1;
   (void)r7;
+  (void)r71;
   (void)xcr0;
-  CUVIL_CHECK_CPU_FEATURES(ok, r1, r7, xcr0);
+  CUVIL_CHECK_CPU_FEATURES(ok, r1, r7, r71, xcr0);
   __atomic_store_n(&state, ok ? 1 : 2, __ATOMIC_RELEASE);
   return ok;
 }
