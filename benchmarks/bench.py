@@ -16,7 +16,9 @@ Python package, from the wheel).
 Also measured: the machine's fp32 FMA peak (benchmarks/fma_peak.c, AVX-512
 and AVX2, one core and all cores), each model's GFLOP/s and fraction of that
 peak, the kernels' micro-benchmarks (kernel_benchmark: SGEMM sweep,
-convolution layers), compile time, .so size against weight bytes, and the
+convolution layers, int8 GEMM per variant against the int8 multiply-add
+peak of benchmarks/int8_peak.c), compile time, .so size against weight
+bytes, and the
 peak RSS of a process serving calls. Writes results.json and results.png to
 --out-dir and the Markdown summary (with every issue #8 target, met or not)
 to --results. Nothing here asserts a time: it reports.
@@ -245,6 +247,21 @@ def fma_peak(work, threads):
     return {"by_isa": result, "core": best["1"], "machine": best[str(threads)]}
 
 
+def int8_peak(work, threads):
+    """The int8 multiply-add peak (benchmarks/int8_peak.c), in GOP/s, of
+    the instructions the int8 kernels use (VNNI, or AVX2's vpmaddwd)."""
+    binary = work / "int8_peak"
+    subprocess.run([CLANG, "-O2", "-o", str(binary),
+                    str(ROOT / "benchmarks" / "int8_peak.c"), "-lpthread"],
+                   check=True)
+    result = json.loads(subprocess.run([str(binary), str(threads)], check=True,
+                                       capture_output=True, text=True).stdout)
+    if not result:
+        return None
+    best = {n: max(isa[n] for isa in result.values()) for n in ("1", str(threads))}
+    return {"by_isa": result, "core": best["1"], "machine": best[str(threads)]}
+
+
 def cabi_latency(work, so, warmup, runs):
     """Per-call latency from C (benchmarks/cabi_latency.c), batch 1."""
     binary = work / "cabi_latency"
@@ -351,11 +368,13 @@ def grpc_load(port, name, x, concurrencies, seconds):
 
 
 def kernel_benchmarks(binary):
+    """(fp32 GFLOP/s, int8 GOP/s) by benchmark name."""
     out = subprocess.run([binary, "--benchmark_format=json",
                           "--benchmark_min_time=0.2"], check=True,
                          capture_output=True, text=True).stdout
-    return {b["name"]: b["GFLOP/s"] / 1e9 for b in json.loads(out)["benchmarks"]
-            if "GFLOP/s" in b}
+    runs = json.loads(out)["benchmarks"]
+    return ({b["name"]: b["GFLOP/s"] / 1e9 for b in runs if "GFLOP/s" in b},
+            {b["name"]: b["GOP/s"] / 1e9 for b in runs if "GOP/s" in b})
 
 
 def compiled_module_latency(wheel, warmup, runs):
@@ -559,7 +578,9 @@ def main():
     print(f"FMA peak: {peak['core']:.0f} GFLOP/s per core, "
           f"{peak['machine']:.0f} on {cores} cores", flush=True)
     if args.kernel_benchmark and not args.smoke:
-        results["kernels"] = kernel_benchmarks(args.kernel_benchmark)
+        results["kernels"], results["int8_kernels"] = kernel_benchmarks(
+            args.kernel_benchmark)
+        results["peak_int8_gops"] = int8_peak(work, cores)
     if args.wheel and "classifier" in args.models.split(","):
         torch.set_num_threads(1)
         results["compiled_module"] = compiled_module_latency(
@@ -729,6 +750,20 @@ def write_markdown(results, args, path, cores):
                   "", "| benchmark | GFLOP/s | % of 1-core peak |", "| --- | --- | --- |"]
         for name, gflops in results["kernels"].items():
             lines.append(f"| {name} | {gflops:.1f} | {100 * gflops / peak['core']:.0f}% |")
+    int8 = results.get("peak_int8_gops")
+    if results.get("int8_kernels") and int8:
+        lines += ["", "## int8 kernels (one thread, `qgemm/<variant>/<n>`: n x n x n)", "",
+                  f"Measured int8 peak: {int8['core']:.0f} GOP/s on one core, "
+                  f"{int8['machine']:.0f} on {cores} cores ("
+                  f"{', '.join(f'{isa}: {v}' for isa, v in int8['by_isa'].items())}; "
+                  "a multiply-add is 2 ops).", "",
+                  "| benchmark | GOP/s | % of its ISA's 1-core int8 peak |",
+                  "| --- | --- | --- |"]
+        for name, gops in results["int8_kernels"].items():
+            # qgemm/<variant>/<n>: a variant against its own instructions' peak.
+            isa = name.split("/")[1] if name.count("/") == 2 else ""
+            peak1 = int8["by_isa"].get(isa, {}).get("1", int8["core"])
+            lines.append(f"| {name} | {gops:.1f} | {100 * gops / peak1:.0f}% |")
     lines.append("")
     path.write_text("\n".join(lines))
 

@@ -1,16 +1,19 @@
 // GFLOP/s of the x86 runtime's matrix product and convolution kernels, as
 // compiled models call them (one thread, the best sgemm4 variant the CPU
 // has), for scripts/bench: an SGEMM size sweep and the convolution layers
-// issue #8 names.
+// issue #8 names; GOP/s of the int8 products (qgemm), every variant the CPU
+// runs.
 extern "C" {
 #include "cuvil/targets/x86/runtime/contract/contract.h"
 #include "cuvil/targets/x86/runtime/conv/conv.h"
 #include "cuvil/targets/x86/runtime/conv_blocked/conv_blocked.h"
 #include "cuvil/targets/x86/runtime/gemm/gemm.h"
+#include "cuvil/targets/x86/runtime/qgemm/qgemm.h"
 #include "cuvil/targets/x86/runtime/winograd/winograd.h"
 }
 
 #include "benchmark/benchmark.h"
+#include "cuvil/targets/x86/runtime/cpu_has.h"
 
 #include <algorithm>
 #include <vector>
@@ -87,6 +90,36 @@ void sgemm(benchmark::State &state) {
       benchmark::Counter::kIs1000);
 }
 BENCHMARK(sgemm)->Arg(64)->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->Arg(2048);
+
+/// An n x n x n int8 product through the packed driver (B packed once, as
+/// for weights), with `kernel`.
+void qgemm(benchmark::State &state, cuvil_qgemm4_fn kernel) {
+  int64_t n = state.range(0);
+  std::vector<uint8_t> a(n * n, 200), scratch(cuvil_qgemm_scratch_bytes(n));
+  std::vector<int8_t> b(n * n, -3), packed(cuvil_qgemm_packed_bytes(n, n));
+  std::vector<int32_t> sums(n), c(n * n);
+  cuvil_qgemm_pack_b(n, n, b.data(), n, packed.data(), sums.data());
+  for (auto _ : state) {
+    cuvil_qgemm_s32(kernel, n, n, n, a.data(), n, 128, packed.data(),
+                    sums.data(), c.data(), n, scratch.data());
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GOP/s"] = benchmark::Counter(
+      2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate,
+      benchmark::Counter::kIs1000);
+}
+
+/// qgemm/<variant>/<n> for each variant of qgemm.inc this CPU runs.
+const bool qgemmRegistered = [] {
+#define CUVIL_QGEMM4_VARIANT(name, target, features)                           \
+  if (cuvil::runtime_testing::cpuHas(features))                                \
+    benchmark::RegisterBenchmark("qgemm/" #name, qgemm, cuvil_qgemm4_##name)  \
+        ->Arg(256)                                                             \
+        ->Arg(1024);
+#include "cuvil/targets/x86/runtime/qgemm/qgemm.inc"
+#undef CUVIL_QGEMM4_VARIANT
+  return true;
+}();
 
 /// One NCHW convolution (batch 1, "same" padding, stride 1) with the
 /// scratch cuvil-lower-to-level2 gives it.
