@@ -5,6 +5,7 @@ operators' formulas written here in numpy (round half to even, saturate;
 (//tests/onnx_conformance) check the same ops against ONNX's own outputs."""
 
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -206,3 +207,70 @@ def test_scales_for_the_wrong_axis_are_refused(tmp_path):
         [constant("s", np.array([0.1, 0.2], np.float32)),
          constant("z", np.zeros(2, np.int8))])
     assert "has 2 scales for the 3 indices of axis 1" in stderr
+
+
+def linear_layer(tmp_path, name, x_zero, w_zero, x_type=TensorProto.UINT8, rows="batch"):
+    """A QDQ linear layer as quantization tools write it: the activation
+    quantized and dequantized, int8 weights dequantized per column."""
+    rng = np.random.default_rng(7)
+    k, n = 70, 37  # k and n with remainders of the 4 x 16 tiles
+    w = rng.integers(-127, 128, (k, n), dtype=np.int8)
+    ws = (rng.random(n) * 0.01 + 0.001).astype(np.float32)
+    xz = STORAGE[x_type](x_zero)
+    path = tmp_path / f"{name}.onnx"
+    save(path, [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=1),
+        helper.make_node("MatMul", ["xd", "wd"], ["y"], name="linear")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, n])],
+        [constant("xs", np.float32(0.05)), constant("xz", xz), constant("w", w),
+         constant("ws", ws), constant("wz", np.full(n, w_zero, np.int8))])
+    x = rng.normal(0, 3, (6, k)).astype(np.float32)
+    dtype = STORAGE[x_type]
+    xd = dequantize(quantize(x, 0.05, x_zero, dtype), 0.05, x_zero).astype(np.float64)
+    wd = (w.astype(np.float64) - w_zero) * ws.astype(np.float64)
+    return path, x, xd @ wd
+
+
+def cuvilc_output(*args):
+    return subprocess.run([str(CUVILC), *map(str, args)], check=True,
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("x_type,x_zero", [(TensorProto.UINT8, 120), (TensorProto.INT8, -7)])
+def test_a_qdq_linear_layer_multiplies_in_int8(tmp_path, x_type, x_zero):
+    path, x, expected = linear_layer(tmp_path, "linear", x_zero, 0, x_type)
+    level2 = cuvilc_output("--quiet", path, "--emit=mlir-level2", "--max-batch=8").stdout
+    assert re.search(r'ukernel_call "quantized_matmul" .* packed_b', level2), level2
+    assert '"matmul"' not in level2 and '"dequantize"' not in level2
+    model = compile_model(str(CUVILC), path, tmp_path / "linear.so", "--max-batch=8")
+    (y,) = model(x, batch=6)
+    # Exact integer sums, then one float32 scale per column: within float32
+    # rounding of the float64 product of the dequantized values.
+    np.testing.assert_allclose(y, expected, rtol=0, atol=1e-6 * np.abs(expected).max())
+    assert model.metadata["kernels"]["qgemm4"] in ("reference", "avx2", "avx512vnni")
+
+
+def test_the_int8_variant_follows_the_target(tmp_path):
+    path, x, expected = linear_layer(tmp_path, "v3", 120, 0)
+    for cpu, variant in (("x86-64-v3", "avx2"), ("x86-64", "reference")):
+        model = compile_model(str(CUVILC), path, tmp_path / f"{cpu}.so", f"--cpu={cpu}",
+                              "--max-batch=8")
+        assert model.metadata["kernels"]["qgemm4"] == variant
+        (y,) = model(x, batch=6)
+        np.testing.assert_allclose(y, expected, rtol=0, atol=1e-6 * np.abs(expected).max())
+
+
+def test_asymmetric_weights_stay_float32_with_a_note(tmp_path):
+    path, x, expected = linear_layer(tmp_path, "asym", 120, 3)
+    compiled = cuvilc_output(path, "--max-batch=8", "-o", tmp_path / "asym.so")
+    assert "note: " in compiled.stderr and "'linear'" in compiled.stderr
+    assert "runs in float32 on dequantized values" in compiled.stderr
+    assert "its rhs must be symmetric (zero points 0)" in compiled.stderr
+    from cuvil_e2e import CompiledModel
+    model = CompiledModel(tmp_path / "asym.so")
+    assert model.metadata["kernels"]["qgemm4"] == "none"
+    (y,) = model(x, batch=6)
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())

@@ -14,6 +14,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -315,6 +316,11 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
       }
       return status;
     }
+    // Warnings (an op kept in float32) are the user's to read, as notes.
+    for (const std::string &warning : diagnostics.takeWarnings())
+      if (options.progress)
+        options.progress(
+            "note: " + absl::StrReplaceAll(warning, {{": warning: ", ": "}}));
     return absl::OkStatus();
   };
 

@@ -567,12 +567,15 @@ LogicalResult UKernelCallOp::verify() {
              << outputs << " outputs";
   }
   if (getPackedB()) {
-    if (!product)
+    // An integer product keeps the scratch its A panels are packed in.
+    bool quantized = kernel == "quantized_matmul";
+    if (!product && !quantized)
       return emitOpError("packed_b is for matrix products, not '")
              << kernel << "'";
-    if (getOutputs().size() != 1)
-      return emitOpError("with packed_b needs no packing scratch, got ")
-             << getOutputs().size() << " outputs";
+    if (getOutputs().size() != (quantized ? 2u : 1u))
+      return emitOpError("with packed_b needs ")
+             << (quantized ? "its A-panel scratch" : "no packing scratch")
+             << ", got " << getOutputs().size() << " outputs";
   }
   return success();
 }

@@ -529,6 +529,29 @@ def Cuvil_RequantizeOp : Cuvil_Op<"requantize", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Cuvil_QuantizedMatmulOp : Cuvil_Op<"quantized_matmul",
+    [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "matmul of dequantized operands, accumulated exactly";
+  let description = [{
+    `matmul(dequantize(lhs), dequantize(rhs))` with the sum computed in
+    integers: (lhs - zp) * rhs summed exactly (int32), then scaled by the
+    lhs scale times the rhs column's, in the expressed type. The lhs is
+    quantized per tensor to 8 bits ([..., M, K], its leading dimensions
+    rows too); the rhs is [K, N], int8, symmetric (zero points 0), per
+    tensor or per column (axis 1). `cuvil-fold-quantized-products` forms it
+    from QDQ graphs; K is at most 65536 (so every sum fits in int32).
+
+    ```mlir
+    %y = cuvil.quantized_matmul %a, %w : tensor<?x64x!quant.uniform<u8:f32, 0.02:128>>, tensor<64x10x!quant.uniform<i8:f32:1, {...}>>
+    ```
+  }];
+  let arguments = (ins Cuvil_QuantizedTensor:$lhs, Cuvil_QuantizedTensor:$rhs);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)
+  }];
+}
+
 def Cuvil_StorageCastOp : Cuvil_Op<"storage_cast", [Pure]> {
   let summary = "an integer tensor as a quantized one, or back (same bits)";
   let description = [{

@@ -154,6 +154,50 @@ LogicalResult StorageCastOp::verify() {
   return success();
 }
 
+std::optional<std::string> quantizedMatmulMismatch(RankedTensorType lhs,
+                                                   RankedTensorType rhs) {
+  auto a = dyn_cast<quant::UniformQuantizedType>(lhs.getElementType());
+  if (!a || a.getStorageTypeIntegralWidth() != 8)
+    return "its lhs must be quantized per tensor to 8 bits";
+  auto w = cast<quant::QuantizedType>(rhs.getElementType());
+  if (w.getStorageTypeIntegralWidth() != 8 || !w.isSigned())
+    return "its rhs must be int8";
+  if (a.getExpressedType() != w.getExpressedType())
+    return "its operands must express one float type";
+  if (auto perTensor = dyn_cast<quant::UniformQuantizedType>(w)) {
+    if (perTensor.getZeroPoint() != 0)
+      return "its rhs must be symmetric (zero point 0)";
+  } else if (auto perAxis = dyn_cast<quant::UniformQuantizedPerAxisType>(w)) {
+    if (perAxis.getQuantizedDimension() != 1)
+      return "its rhs must be quantized per tensor or per column (axis 1)";
+    if (llvm::any_of(perAxis.getZeroPoints(), [](int64_t z) { return z; }))
+      return "its rhs must be symmetric (zero points 0)";
+  }
+  if (lhs.getRank() < 2 || rhs.getRank() != 2)
+    return "it multiplies [..., M, K] by [K, N]";
+  int64_t k = lhs.getDimSize(lhs.getRank() - 1);
+  if (ShapedType::isDynamic(k) || k != rhs.getDimSize(0))
+    return "its contracting dimensions must be static and equal";
+  if (k > 65536)
+    return "K must be at most 65536 (its sums are exact in int32)";
+  return std::nullopt;
+}
+
+LogicalResult QuantizedMatmulOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  if (std::optional<std::string> why = quantizedMatmulMismatch(lhs, rhs))
+    return emitOptionalError(loc, "'cuvil.quantized_matmul' op of ", lhs,
+                             " and ", rhs, ": ", *why);
+  SmallVector<int64_t> shape(lhs.getShape());
+  shape.back() = rhs.getDimSize(1);
+  auto a = cast<quant::QuantizedType>(lhs.getElementType());
+  types.push_back(RankedTensorType::get(shape, a.getExpressedType()));
+  return success();
+}
+
 OpFoldResult StorageCastOp::fold(FoldAdaptor) {
   // cast(cast(x)) back to x's type is x.
   if (auto inner = getInput().getDefiningOp<StorageCastOp>())

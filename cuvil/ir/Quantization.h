@@ -14,6 +14,9 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 
+#include <optional>
+#include <string>
+
 namespace cuvil::l1 {
 
 /// The integer type a (possibly quantized) element type is stored as: a
@@ -26,6 +29,12 @@ mlir::Type storageElementType(mlir::Type type);
 mlir::LogicalResult verifyQuantizedTensor(mlir::Operation *op,
                                           llvm::StringRef role,
                                           mlir::RankedTensorType type);
+
+/// Why `cuvil.quantized_matmul` cannot multiply these operands (8-bit per
+/// tensor lhs [..., M, K]; symmetric int8 rhs [K, N] per tensor or per
+/// column; K static, equal and at most 65536), or nullopt if it can.
+std::optional<std::string>
+quantizedMatmulMismatch(mlir::RankedTensorType lhs, mlir::RankedTensorType rhs);
 
 } // namespace cuvil::l1
 

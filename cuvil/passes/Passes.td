@@ -33,6 +33,23 @@ def CuvilPrepackWeights : Pass<"cuvil-prepack-weights", "::mlir::func::FuncOp"> 
   let dependentDialects = ["::cuvil::l1::CuvilDialect"];
 }
 
+def CuvilFoldQuantizedProducts
+    : Pass<"cuvil-fold-quantized-products", "::mlir::func::FuncOp"> {
+  let summary = "Multiply quantized operands in integers";
+  let description = [{
+    A `cuvil.matmul` of two `cuvil.dequantize` results (a QDQ graph's
+    activation and weights) becomes one `cuvil.quantized_matmul` of the
+    quantized values, which targets compute with integer kernels: 8-bit
+    activations quantized per tensor, symmetric int8 weights [K, N] per
+    tensor or per column. A product of dequantized values that does not
+    qualify stays in float32, with a warning saying why.
+  }];
+  let statistics = [
+    Statistic<"numFolded", "folded", "Products folded into integer ones">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
+}
+
 def CuvilRaiseLayerNorm : Pass<"cuvil-raise-layer-norm", "::mlir::func::FuncOp"> {
   let summary = "Replace decomposed layer norms by cuvil.layer_norm";
   let description = [{

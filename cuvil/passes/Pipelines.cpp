@@ -12,6 +12,7 @@ namespace cuvil {
 void buildLevel1Pipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldQuantizedProducts());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldBatchNorm());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilPrepackWeights());
   // Drops the constants folding and prepacking replaced.

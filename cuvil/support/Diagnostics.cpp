@@ -1,5 +1,7 @@
 #include "cuvil/support/Diagnostics.h"
 
+#include <utility>
+
 #include "cuvil/support/SourceEscape.h"
 
 #include "absl/strings/str_cat.h"
@@ -157,6 +159,8 @@ StatusDiagnosticHandler::StatusDiagnosticHandler(mlir::MLIRContext *context)
           errors.push_back(text);
           if (!firstError)
             firstError = describe(diag);
+        } else if (diag.getSeverity() == mlir::DiagnosticSeverity::Warning) {
+          warnings.push_back(text);
         }
         messages.push_back(std::move(text));
         return mlir::success();
@@ -165,6 +169,10 @@ StatusDiagnosticHandler::StatusDiagnosticHandler(mlir::MLIRContext *context)
 
 StatusDiagnosticHandler::~StatusDiagnosticHandler() {
   context->getDiagEngine().eraseHandler(handlerId);
+}
+
+std::vector<std::string> StatusDiagnosticHandler::takeWarnings() {
+  return std::exchange(warnings, {});
 }
 
 absl::Status StatusDiagnosticHandler::consumeStatus(absl::StatusCode code) {

@@ -62,12 +62,16 @@ public:
   /// All diagnostics collected so far (errors, warnings, remarks), formatted.
   const std::vector<std::string> &getMessages() const { return messages; }
   bool hadError() const { return numErrors != 0; }
+  /// The warnings since the last call ("location: warning: message"), for
+  /// a compiler to show as notes (a quantized op kept in float32, ...).
+  std::vector<std::string> takeWarnings();
 
 private:
   mlir::MLIRContext *context;
   mlir::DiagnosticEngine::HandlerID handlerId;
   std::vector<std::string> messages;
   std::vector<std::string> errors;
+  std::vector<std::string> warnings;
   std::optional<DiagnosticInfo> firstError;
   size_t numErrors = 0;
 };

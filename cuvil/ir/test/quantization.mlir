@@ -41,6 +41,15 @@ func.func @accumulator_and_fixed_point(%a: tensor<8xi32>, %x: tensor<8xf32>)
   return %y, %s : tensor<8xf32>, tensor<8xi16>
 }
 
+// An integer product: [batch, S, K] rows against [K, N] per column.
+// CHECK-LABEL: func.func @integer_product
+func.func @integer_product(%a: tensor<?x5x2x!i8>, %w: tensor<2x3xi8>) -> tensor<?x5x3xf32> {
+  %wq = cuvil.storage_cast %w : tensor<2x3xi8> to tensor<2x3x!quant.uniform<i8:f32:1, {0.5, 0.25, 0.125}>>
+  // CHECK: cuvil.quantized_matmul %{{.+}}, %{{.+}} : tensor<?x5x2x!quant.uniform<i8:f32, 5.000000e-02:-3>>, tensor<2x3x!quant.uniform<i8:f32:1, {5.000000e-01,2.500000e-01,1.250000e-01}>>
+  %y = cuvil.quantized_matmul %a, %wq : tensor<?x5x2x!i8>, tensor<2x3x!quant.uniform<i8:f32:1, {0.5, 0.25, 0.125}>>
+  return %y : tensor<?x5x3xf32>
+}
+
 // An integer tensor cast to a quantized type and back is itself.
 // FOLD-LABEL: func.func @casts_cancel
 func.func @casts_cancel(%x: tensor<4xi8>) -> tensor<4xi8> {

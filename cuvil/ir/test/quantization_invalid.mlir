@@ -72,3 +72,35 @@ func.func @f(%x: tensor<4xf32>) {
   %0 = cuvil.relu %q : tensor<4x!quant.uniform<i8:f32, 0.1>>
   return
 }
+
+// -----
+
+func.func @f(%a: tensor<2x3x!quant.uniform<u8:f32, 0.1:128>>, %w: tensor<3x4x!quant.uniform<i8:f32, 0.5:1>>) {
+  // expected-error @+1 {{'cuvil.quantized_matmul' op of 'tensor<2x3x!quant.uniform<u8:f32, 1.000000e-01:128>>' and 'tensor<3x4x!quant.uniform<i8:f32, 5.000000e-01:1>>': its rhs must be symmetric (zero point 0)}}
+  %0 = cuvil.quantized_matmul %a, %w : tensor<2x3x!quant.uniform<u8:f32, 0.1:128>>, tensor<3x4x!quant.uniform<i8:f32, 0.5:1>>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x3x!quant.uniform<u8:f32, 0.1:128>>, %w: tensor<5x4x!quant.uniform<i8:f32, 0.5>>) {
+  // expected-error @+1 {{its contracting dimensions must be static and equal}}
+  %0 = cuvil.quantized_matmul %a, %w : tensor<2x3x!quant.uniform<u8:f32, 0.1:128>>, tensor<5x4x!quant.uniform<i8:f32, 0.5>>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x3x!quant.uniform<i16:f32, 0.1>>, %w: tensor<3x4x!quant.uniform<i8:f32, 0.5>>) {
+  // expected-error @+1 {{its lhs must be quantized per tensor to 8 bits}}
+  %0 = cuvil.quantized_matmul %a, %w : tensor<2x3x!quant.uniform<i16:f32, 0.1>>, tensor<3x4x!quant.uniform<i8:f32, 0.5>>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x3x!quant.uniform<u8:f32, 0.1>>, %w: tensor<3x4x!quant.uniform<i8:f32:0, {0.5, 0.5, 0.5}>>) {
+  // expected-error @+1 {{its rhs must be quantized per tensor or per column (axis 1)}}
+  %0 = cuvil.quantized_matmul %a, %w : tensor<2x3x!quant.uniform<u8:f32, 0.1>>, tensor<3x4x!quant.uniform<i8:f32:0, {0.5, 0.5, 0.5}>>
+  return
+}

@@ -127,7 +127,10 @@ std::string assembleRuntime(const RuntimeSelection &selection) {
             (selection.convb != "none"
                  ? "#define CUVIL_CONVB cuvil_convb_" + selection.convb
                  : std::string("#define CUVIL_OMIT_CONVB_TILES")) +
-            "\n";
+            "\n" +
+            (selection.qgemm4 != "none"
+                 ? "#define CUVIL_QGEMM4 cuvil_qgemm4_" + selection.qgemm4 + "\n"
+                 : std::string());
   std::vector<const Family *> closure;
   for (const std::string &name : runtimeClosure(selection.families))
     closure.push_back(&*llvm::find_if(

@@ -36,6 +36,7 @@ std::string familyOf(cuvil::l2::UKernelCallOp call) {
               "reduce_max", "reduce_min"},
              "reduce")
       .Case("gather", "data")
+      .Case("quantized_matmul", "qgemm")
       .Default("");
 }
 
@@ -55,12 +56,13 @@ RuntimeSelection selectRuntime(func::FuncOp func,
   selection.l2Bytes = l2Bytes;
   selection.simd = simd;
   selection.families.insert("threads");
-  bool convbTiles = false;
+  bool convbTiles = false, qgemm = false;
   func.walk([&](Operation *op) {
     if (auto call = dyn_cast<cuvil::l2::UKernelCallOp>(op)) {
       std::string family = familyOf(call);
       selection.families.insert(family.empty() ? "math" : family);
       convbTiles |= runsConvbTiles(call);
+      qgemm |= family == "qgemm";
     } else if (isa<cuvil::l2::KernelOp>(op)) {
       selection.families.insert("math");
     } else if (auto copy = dyn_cast<cuvil::l2::CopyOp>(op)) {
@@ -70,8 +72,10 @@ RuntimeSelection selectRuntime(func::FuncOp func,
   });
   // The portable C99 output (--emit=c) keeps to the references.
   selection.sgemm4 = selection.dwconv = selection.convb = "reference";
+  selection.qgemm4 = qgemm ? "reference" : "none";
   if (simd) {
-    std::vector<std::pair<std::string, std::string>> sgemm4, dwconv, convb;
+    std::vector<std::pair<std::string, std::string>> sgemm4, dwconv, convb,
+        qgemm4;
 #define CUVIL_SGEMM4_VARIANT(name, target, features)                           \
   sgemm4.emplace_back(#name, features);
 #include "cuvil/targets/x86/runtime/gemm/sgemm4.inc"
@@ -84,6 +88,12 @@ RuntimeSelection selectRuntime(func::FuncOp func,
   convb.emplace_back(#name, features);
 #include "cuvil/targets/x86/runtime/conv_blocked/convb.inc"
 #undef CUVIL_CONVB_VARIANT
+#define CUVIL_QGEMM4_VARIANT(name, target, features)                           \
+  qgemm4.emplace_back(#name, features);
+#include "cuvil/targets/x86/runtime/qgemm/qgemm.inc"
+#undef CUVIL_QGEMM4_VARIANT
+    if (qgemm)
+      selection.qgemm4 = chooseVariant(qgemm4, cpuFeatures);
     selection.sgemm4 = chooseVariant(sgemm4, cpuFeatures);
     selection.dwconv = chooseVariant(dwconv, cpuFeatures);
     selection.convb = chooseVariant(convb, cpuFeatures);

@@ -154,7 +154,8 @@ std::string metadataJson(func::FuncOp func, ModelFacts &facts,
       // The micro-kernel variants the target's features chose (Runtime.h).
       {"kernels", llvm::json::Object{{"sgemm4", runtime.sgemm4},
                                      {"dwconv", runtime.dwconv},
-                                     {"convb", runtime.convb}}},
+                                     {"convb", runtime.convb},
+                                     {"qgemm4", runtime.qgemm4}}},
       {"compiler", jsonText(options.compilerVersion)},
       {"model_hash", jsonText(options.modelHash)},
   };

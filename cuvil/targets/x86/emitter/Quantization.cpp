@@ -155,11 +155,34 @@ LogicalResult emitQuantization(Emitter &e, const KernelCall &call) {
   return success();
 }
 
+/// An int8 product on weights packed at compile time
+/// (cuvil-x86-pack-quantized-weights): ins (a, packed, column sums, column
+/// scales), outs (y, A-panel scratch).
+LogicalResult emitQuantizedMatmul(Emitter &e, const KernelCall &call) {
+  if (!call.op.getPackedB() || call.ins.size() != 4 ||
+      call.op.getOutputs().size() != 2)
+    return call.error() << "needs its weights packed at compile time "
+                           "(cuvil-x86-pack-quantized-weights)";
+  const Buffer &a = *call.ins[0], &out = *call.out;
+  auto q = cast<quant::UniformQuantizedType>(a.type.getElementType());
+  std::vector<std::string> rows(a.dims.begin(), a.dims.end() - 1);
+  const std::string &k = a.dims.back(), &n = out.dims.back();
+  e.c.line("cuvil_qgemm_f32(CUVIL_QGEMM4, " + joinProduct(rows) + ", " + n +
+           ", " + k + ", " + a.name + ", " + k + ", " +
+           (q.isSigned() ? "1" : "0") + ", " +
+           std::to_string(q.getZeroPoint()) + ", " + call.ins[1]->name + ", " +
+           call.ins[2]->name + ", " + call.ins[3]->name + ", " + out.name +
+           ", " + n + ", (uint8_t *)" + e.buffer(call.op.getOutputs()[1]).name +
+           ");");
+  return success();
+}
+
 } // namespace
 
 void addQuantizationKernels(KernelTable &table) {
   for (const char *name : {"quantize", "dequantize", "requantize"})
     table[name] = {emitQuantization};
+  table["quantized_matmul"] = {emitQuantizedMatmul};
 }
 
 } // namespace cuvil::x86::emitter

@@ -51,6 +51,29 @@ def CuvilX86PackProductWeights : Pass<"cuvil-x86-pack-product-weights", "::mlir:
   ];
 }
 
+def CuvilX86PackQuantizedWeights
+    : Pass<"cuvil-x86-pack-quantized-weights", "::mlir::ModuleOp"> {
+  let summary = "Pack the int8 weights of quantized products at compile time";
+  let description = [{
+    Level2. A `cuvil_l2.ukernel_call` "quantized_matmul" whose weights are
+    a constant (a global through a storage cast) gets, as new globals, the
+    weights in the layout the qgemm kernels read (runtime/qgemm/qgemm.h:
+    strips of 16 columns, k in groups of 4), their column sums (the
+    activation zero point's correction) and the output scale of each
+    column (activation scale times the column's, rounded once to f32);
+    the call is marked `packed_b` and gets its A-panel scratch as a second
+    output. A quantized product whose weights are not constant is an error:
+    the x86 target multiplies int8 only against packed weights.
+  }];
+  let statistics = [
+    Statistic<"numPacked", "packed", "Quantized weights packed at compile time">,
+  ];
+  let dependentDialects = [
+    "::mlir::memref::MemRefDialect",
+    "::cuvil::l2::CuvilL2Dialect",
+  ];
+}
+
 def CuvilX86AssignLayouts : Pass<"cuvil-x86-assign-layouts", "::mlir::ModuleOp"> {
   let summary = "Give convolution activations the channel-blocked layout";
   let description = [{

@@ -9,6 +9,7 @@ void registerX86Passes() { registerCuvilX86Passes(); }
 void buildX86Level2Pipeline(mlir::OpPassManager &pm) {
   pm.addPass(createCuvilX86SelectKernels());
   pm.addPass(createCuvilX86PackProductWeights());
+  pm.addPass(createCuvilX86PackQuantizedWeights());
   pm.addPass(createCuvilX86AssignLayouts());
 }
 

@@ -107,6 +107,42 @@ TEST(QgemmTest, ExtremesDoNotSaturate) {
   }
 }
 
+TEST(QgemmTest, DequantizedProductOfSignedActivations) {
+  // int8 activations (read as uint8 + 128) and float column scales: the
+  // int32 sum exact, then one float multiply, as the test computes it.
+  std::mt19937 rng(5);
+  const int64_t m = 6, n = 21, k = 37;
+  std::vector<int8_t> a(m * k), b(k * n);
+  std::vector<float> scale(n);
+  for (int8_t &x : a)
+    x = int8_t(int(rng() % 256) - 128);
+  for (int8_t &x : b)
+    x = int8_t(int(rng() % 256) - 128);
+  for (float &x : scale)
+    x = float(rng() % 1000 + 1) * 1e-5f;
+  const int32_t zero = -9;
+  std::vector<int8_t> packed(cuvil_qgemm_packed_bytes(k, n));
+  std::vector<int32_t> sums(n);
+  std::vector<uint8_t> scratch(cuvil_qgemm_scratch_bytes(k));
+  cuvil_qgemm_pack_b(k, n, b.data(), n, packed.data(), sums.data());
+  for (const Variant &v : variants()) {
+    if (!cpuHas(v.features))
+      continue;
+    std::vector<float> c(m * n);
+    cuvil_qgemm_f32(v.fn, m, n, k, a.data(), k, /*a_signed=*/1, zero,
+                    packed.data(), sums.data(), scale.data(), c.data(), n,
+                    scratch.data());
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t acc = 0;
+        for (int64_t l = 0; l < k; ++l)
+          acc += (int64_t(a[i * k + l]) - zero) * b[l * n + j];
+        ASSERT_EQ(c[i * n + j], float(acc) * scale[j])
+            << v.name << " at (" << i << ", " << j << ")";
+      }
+  }
+}
+
 TEST(QgemmTest, ColumnSumsCoverTheZeroPoint) {
   const int64_t k = 5, n = 3;
   std::vector<int8_t> b = {1, -2, 3, 4, 5, -6, 7, 8, 9, -10, 11, 12, 13, 14, -15};

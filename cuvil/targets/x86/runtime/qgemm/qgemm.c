@@ -117,34 +117,103 @@ cuvil_qgemm4_avx512vnni(int64_t k4, const uint8_t *a_panel,
 }
 #endif
 
-/* Four rows of A (rows past m and columns past k as 0: B is 0 there). */
+/* Four rows of A (rows past m and columns past k as 0: B is 0 there),
+ * int8 ones flipped to uint8 (x ^ 0x80 = x + 128). */
 static void cuvil_qgemm_pack_a(int64_t rows, int64_t k, const uint8_t *a,
-                               int64_t a_row, uint8_t *panel) {
+                               int64_t a_row, int a_signed, uint8_t *panel) {
   int64_t g, r, t, k4 = cuvil_qgemm_groups(k);
+  uint8_t flip = a_signed ? 0x80 : 0;
   for (g = 0; g < k4; ++g)
     for (r = 0; r < 4; ++r)
       for (t = 0; t < 4; ++t) {
         int64_t l = 4 * g + t;
-        panel[g * 16 + r * 4 + t] = r < rows && l < k ? a[r * a_row + l] : 0;
+        panel[g * 16 + r * 4 + t] =
+            r < rows && l < k ? (uint8_t)(a[r * a_row + l] ^ flip) : 0;
       }
+}
+
+/* Where a driver puts a finished tile: rows [i, i + rows) and columns
+ * [j, j + cols) of the sums, zero point applied (acc row-major [4][16]). */
+typedef void (*cuvil_qgemm_store_fn)(void *out, int64_t i, int64_t rows,
+                                     int64_t j, int64_t cols,
+                                     const int32_t *acc);
+
+/* Every 4 x 16 tile of (A - a_zero) B, in order, to `store`. */
+static void cuvil_qgemm_tiles(cuvil_qgemm4_fn kernel, int64_t m, int64_t n,
+                              int64_t k, const uint8_t *a, int64_t a_row,
+                              int a_signed, int32_t a_zero,
+                              const int8_t *packed_b, const int32_t *col_sums,
+                              uint8_t *scratch, cuvil_qgemm_store_fn store,
+                              void *out) {
+  int64_t k4 = cuvil_qgemm_groups(k), strips = (n + 15) / 16, i, s, r, j;
+  int32_t acc[64];
+  if (a_signed)
+    a_zero += 128;
+  for (i = 0; i < m; i += 4) {
+    int64_t rows = m - i < 4 ? m - i : 4;
+    cuvil_qgemm_pack_a(rows, k, a + i * a_row, a_row, a_signed, scratch);
+    for (s = 0; s < strips; ++s) {
+      int64_t cols = n - 16 * s < 16 ? n - 16 * s : 16;
+      kernel(k4, scratch, packed_b + s * k4 * 64, acc);
+      for (r = 0; r < rows; ++r)
+        for (j = 0; j < cols; ++j)
+          acc[r * 16 + j] -= a_zero * col_sums[16 * s + j];
+      store(out, i, rows, 16 * s, cols, acc);
+    }
+  }
+}
+
+struct cuvil_qgemm_s32_out {
+  int32_t *c;
+  int64_t c_row;
+};
+
+static void cuvil_qgemm_store_s32(void *out, int64_t i, int64_t rows,
+                                  int64_t j, int64_t cols, const int32_t *acc) {
+  const struct cuvil_qgemm_s32_out *o = (const struct cuvil_qgemm_s32_out *)out;
+  int64_t r, q;
+  for (r = 0; r < rows; ++r)
+    for (q = 0; q < cols; ++q)
+      o->c[(i + r) * o->c_row + j + q] = acc[r * 16 + q];
 }
 
 void cuvil_qgemm_s32(cuvil_qgemm4_fn kernel, int64_t m, int64_t n, int64_t k,
                      const uint8_t *a, int64_t a_row, int32_t a_zero,
                      const int8_t *packed_b, const int32_t *col_sums,
                      int32_t *c, int64_t c_row, uint8_t *scratch) {
-  int64_t k4 = cuvil_qgemm_groups(k), strips = (n + 15) / 16, i, s, r, j;
-  int32_t acc[64];
-  for (i = 0; i < m; i += 4) {
-    int64_t rows = m - i < 4 ? m - i : 4;
-    cuvil_qgemm_pack_a(rows, k, a + i * a_row, a_row, scratch);
-    for (s = 0; s < strips; ++s) {
-      int64_t cols = n - 16 * s < 16 ? n - 16 * s : 16;
-      kernel(k4, scratch, packed_b + s * k4 * 64, acc);
-      for (r = 0; r < rows; ++r)
-        for (j = 0; j < cols; ++j)
-          c[(i + r) * c_row + 16 * s + j] =
-              acc[r * 16 + j] - a_zero * col_sums[16 * s + j];
-    }
-  }
+  struct cuvil_qgemm_s32_out out;
+  out.c = c;
+  out.c_row = c_row;
+  cuvil_qgemm_tiles(kernel, m, n, k, a, a_row, 0, a_zero, packed_b, col_sums,
+                    scratch, cuvil_qgemm_store_s32, &out);
+}
+
+struct cuvil_qgemm_f32_out {
+  float *c;
+  int64_t c_row;
+  const float *col_scale;
+};
+
+static void cuvil_qgemm_store_f32(void *out, int64_t i, int64_t rows,
+                                  int64_t j, int64_t cols, const int32_t *acc) {
+  const struct cuvil_qgemm_f32_out *o = (const struct cuvil_qgemm_f32_out *)out;
+  int64_t r, q;
+  for (r = 0; r < rows; ++r)
+    for (q = 0; q < cols; ++q)
+      o->c[(i + r) * o->c_row + j + q] =
+          (float)acc[r * 16 + q] * o->col_scale[j + q];
+}
+
+void cuvil_qgemm_f32(cuvil_qgemm4_fn kernel, int64_t m, int64_t n, int64_t k,
+                     const void *a, int64_t a_row, int a_signed,
+                     int32_t a_zero, const int8_t *packed_b,
+                     const int32_t *col_sums, const float *col_scale,
+                     float *c, int64_t c_row, uint8_t *scratch) {
+  struct cuvil_qgemm_f32_out out;
+  out.c = c;
+  out.c_row = c_row;
+  out.col_scale = col_scale;
+  cuvil_qgemm_tiles(kernel, m, n, k, (const uint8_t *)a, a_row, a_signed,
+                    a_zero, packed_b, col_sums, scratch, cuvil_qgemm_store_f32,
+                    &out);
 }

@@ -48,4 +48,19 @@ void cuvil_qgemm_s32(cuvil_qgemm4_fn kernel, int64_t m, int64_t n, int64_t k,
                      const int8_t *packed_b, const int32_t *col_sums,
                      int32_t *c, int64_t c_row, uint8_t *scratch);
 
+/* The dequantized product of quantized models: C[i][j] = (float)((A -
+ * a_zero) B)[i][j] * col_scale[j] (the activation's scale times the
+ * weight column's). A is int8 when a_signed (read as uint8 A + 128, with
+ * a_zero + 128: the same differences). */
+void cuvil_qgemm_f32(cuvil_qgemm4_fn kernel, int64_t m, int64_t n, int64_t k,
+                     const void *a, int64_t a_row, int a_signed,
+                     int32_t a_zero, const int8_t *packed_b,
+                     const int32_t *col_sums, const float *col_scale,
+                     float *c, int64_t c_row, uint8_t *scratch);
+
+/* The variant a model's code calls (RuntimeSelection.cpp defines it). */
+#ifndef CUVIL_QGEMM4
+#define CUVIL_QGEMM4 cuvil_qgemm4_reference
+#endif
+
 #endif /* CUVIL_RUNTIME_QGEMM_H */

@@ -1,0 +1,65 @@
+// RUN: cuvil-opt %s --cuvil-fold-quantized-products --canonicalize --split-input-file -verify-diagnostics | FileCheck %s
+
+!a = !quant.uniform<u8:f32, 0.05:120>
+!w = !quant.uniform<i8:f32:1, {0.5, 0.25}>
+
+// A QDQ linear layer: the activation and the weights' dequantizes fold into
+// one integer product; they and the float matmul are gone.
+// CHECK-LABEL: func.func @linear
+// CHECK: %[[Q:.+]] = cuvil.quantize %arg0
+// CHECK: %[[W:.+]] = cuvil.storage_cast
+// CHECK: %[[Y:.+]] = cuvil.quantized_matmul %[[Q]], %[[W]] : tensor<?x3x!quant.uniform<u8:f32, 5.000000e-02:120>>, tensor<3x2x!quant.uniform<i8:f32:1, {5.000000e-01,2.500000e-01}>>
+// CHECK-NEXT: return %[[Y]] : tensor<?x2xf32>
+// CHECK-NOT: dequantize
+func.func @linear(%x: tensor<?x3xf32>) -> tensor<?x2xf32> {
+  %q = cuvil.quantize %x : tensor<?x3xf32> to tensor<?x3x!a>
+  %xd = cuvil.dequantize %q : tensor<?x3x!a>
+  %c = cuvil.constant dense<[[1, -2], [3, 4], [-5, 6]]> : tensor<3x2xi8>
+  %wq = cuvil.storage_cast %c : tensor<3x2xi8> to tensor<3x2x!w>
+  %wd = cuvil.dequantize %wq : tensor<3x2x!w>
+  %y = cuvil.matmul %xd, %wd : tensor<?x3xf32>, tensor<3x2xf32>
+  return %y : tensor<?x2xf32>
+}
+
+// -----
+
+// Asymmetric weights have no integer product: float32, with a warning.
+// CHECK-LABEL: func.func @asymmetric
+// CHECK: cuvil.matmul
+// CHECK-NOT: quantized_matmul
+func.func @asymmetric(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  %q = cuvil.quantize %x : tensor<2x3xf32> to tensor<2x3x!quant.uniform<u8:f32, 0.05:120>>
+  %xd = cuvil.dequantize %q : tensor<2x3x!quant.uniform<u8:f32, 0.05:120>>
+  %c = cuvil.constant dense<1> : tensor<3x2xi8>
+  %wq = cuvil.storage_cast %c : tensor<3x2xi8> to tensor<3x2x!quant.uniform<i8:f32, 0.5:3>>
+  %wd = cuvil.dequantize %wq : tensor<3x2x!quant.uniform<i8:f32, 0.5:3>>
+  // expected-warning @+1 {{runs in float32 on dequantized values: an integer product needs 8-bit activations per tensor and symmetric int8 weights [K, N] per tensor or per column, but its rhs must be symmetric (zero point 0)}}
+  %y = cuvil.matmul %xd, %wd : tensor<2x3xf32>, tensor<3x2xf32>
+  return %y : tensor<2x2xf32>
+}
+
+// -----
+
+// Weights computed at run time stay float32 too.
+func.func @computed(%x: tensor<2x3xf32>, %w: tensor<3x2xi8>) -> tensor<2x2xf32> {
+  %q = cuvil.quantize %x : tensor<2x3xf32> to tensor<2x3x!quant.uniform<u8:f32, 0.05:120>>
+  %xd = cuvil.dequantize %q : tensor<2x3x!quant.uniform<u8:f32, 0.05:120>>
+  %wq = cuvil.storage_cast %w : tensor<3x2xi8> to tensor<3x2x!quant.uniform<i8:f32, 0.5>>
+  %wd = cuvil.dequantize %wq : tensor<3x2x!quant.uniform<i8:f32, 0.5>>
+  // expected-warning @+1 {{but its weights are computed at run time}}
+  %y = cuvil.matmul %xd, %wd : tensor<2x3xf32>, tensor<3x2xf32>
+  return %y : tensor<2x2xf32>
+}
+
+// -----
+
+// A float operand: nothing to fold, and nothing to say.
+// CHECK-LABEL: func.func @float_lhs
+// CHECK: cuvil.matmul
+func.func @float_lhs(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  %c = cuvil.constant dense<1> : tensor<3x2xi8>
+  %wq = cuvil.storage_cast %c : tensor<3x2xi8> to tensor<3x2x!quant.uniform<i8:f32, 0.5>>
+  %wd = cuvil.dequantize %wq : tensor<3x2x!quant.uniform<i8:f32, 0.5>>
+  %y = cuvil.matmul %x, %wd : tensor<2x3xf32>, tensor<3x2xf32>
+  return %y : tensor<2x2xf32>
+}

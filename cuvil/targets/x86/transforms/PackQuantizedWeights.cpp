@@ -1,0 +1,173 @@
+//===- PackQuantizedWeights.cpp - int8 weights of quantized products ------===//
+//
+// A "quantized_matmul" call reads its weights through a storage cast of a
+// constant global (the importer's int8 initializer). The weights are
+// packed here, once, by the runtime's own cuvil_qgemm_pack_b (linked into
+// cuvilc), with their column sums; the output scale of each column (the
+// activation's scale times the column's) becomes a third global. The call
+// then reads (a, packed, sums, scales), writes (y, A-panel scratch) and is
+// marked packed_b.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/CuvilL2Ops.h"
+#include "cuvil/passes/PassStatistics.h"
+#include "cuvil/support/ElementsBytes.h"
+#include "cuvil/targets/x86/transforms/Passes.h"
+
+extern "C" {
+#include "cuvil/targets/x86/runtime/qgemm/qgemm.h"
+}
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace cuvil::x86 {
+#define GEN_PASS_DEF_CUVILX86PACKQUANTIZEDWEIGHTS
+#include "cuvil/targets/x86/transforms/Passes.h.inc"
+} // namespace cuvil::x86
+
+using namespace mlir;
+
+namespace {
+
+/// The constant global a buffer holds: itself, or what the storage cast
+/// that writes it reads.
+memref::GlobalOp constantSource(Value buffer, SymbolTable &symbols,
+                                cuvil::l2::UKernelCallOp &storageCast) {
+  Value source = buffer;
+  for (Operation *user : buffer.getUsers())
+    if (auto call = dyn_cast<cuvil::l2::UKernelCallOp>(user);
+        call && call.getKernel() == "storage_cast" &&
+        call.getOutputs()[0] == buffer) {
+      storageCast = call;
+      source = call.getInputs()[0];
+    }
+  auto getGlobal = source.getDefiningOp<memref::GetGlobalOp>();
+  if (!getGlobal)
+    return {};
+  auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
+  if (!global || !global.getConstant() || !global.getInitialValue())
+    return {};
+  return global;
+}
+
+/// Each column's output scale: the activation's times the weights'.
+std::vector<float> columnScales(Type activation, Type weights, int64_t n) {
+  double a = cast<quant::UniformQuantizedType>(activation).getScale();
+  std::vector<float> scales(n);
+  if (auto perTensor = dyn_cast<quant::UniformQuantizedType>(weights)) {
+    std::fill(scales.begin(), scales.end(),
+              static_cast<float>(a * perTensor.getScale()));
+    return scales;
+  }
+  ArrayRef<double> w =
+      cast<quant::UniformQuantizedPerAxisType>(weights).getScales();
+  for (int64_t j = 0; j < n; ++j)
+    scales[j] = static_cast<float>(a * w[j]);
+  return scales;
+}
+
+struct PackQuantizedWeights
+    : cuvil::x86::impl::CuvilX86PackQuantizedWeightsBase<PackQuantizedWeights> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<cuvil::l2::UKernelCallOp> calls;
+    module.walk([&](cuvil::l2::UKernelCallOp call) {
+      if (call.getKernel() == "quantized_matmul" && !call.getPackedB())
+        calls.push_back(call);
+    });
+    for (cuvil::l2::UKernelCallOp call : calls)
+      if (failed(pack(call, symbols)))
+        return signalPassFailure();
+  }
+
+  /// A new private constant global of `type` holding `bytes`.
+  Value addGlobal(cuvil::l2::UKernelCallOp call, SymbolTable &symbols,
+                  const Twine &name, MemRefType type, ArrayRef<char> bytes) {
+    AsmResourceBlob blob =
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, 64);
+    auto value = DenseResourceElementsAttr::get(
+        RankedTensorType::get(type.getShape(), type.getElementType()),
+        name.str(), std::move(blob));
+    auto func = call->getParentOfType<func::FuncOp>();
+    OpBuilder builder(func);
+    auto global = memref::GlobalOp::create(
+        builder, call.getLoc(), name.str(), builder.getStringAttr("private"),
+        type, value, /*constant=*/true, builder.getI64IntegerAttr(64));
+    symbols.insert(global); // Renames on a clash.
+    builder.setInsertionPoint(call);
+    return memref::GetGlobalOp::create(builder, call.getLoc(), type,
+                                       global.getSymName());
+  }
+
+  LogicalResult pack(cuvil::l2::UKernelCallOp call, SymbolTable &symbols) {
+    Value a = call.getInputs()[0], w = call.getInputs()[1];
+    auto aType = cast<MemRefType>(a.getType());
+    auto wType = cast<MemRefType>(w.getType());
+    cuvil::l2::UKernelCallOp storageCast;
+    memref::GlobalOp global = constantSource(w, symbols, storageCast);
+    if (!global)
+      return call.emitOpError("multiplies int8 only against constant "
+                              "weights on the x86 target");
+    int64_t k = wType.getDimSize(0), n = wType.getDimSize(1);
+    absl::StatusOr<std::string> bytes =
+        cuvil::getElementsBytes(*global.getInitialValue());
+    if (!bytes.ok() || bytes->size() != static_cast<size_t>(k * n))
+      return call.emitOpError("has int8 weights the x86 target cannot read");
+    std::vector<char> packed(cuvil_qgemm_packed_bytes(k, n));
+    std::vector<int32_t> sums(n);
+    cuvil_qgemm_pack_b(k, n, reinterpret_cast<const int8_t *>(bytes->data()),
+                       n, reinterpret_cast<int8_t *>(packed.data()),
+                       sums.data());
+    std::vector<float> scales =
+        columnScales(aType.getElementType(), wType.getElementType(), n);
+    MLIRContext *context = call.getContext();
+    StringRef base = global.getSymName();
+    Value packedB = addGlobal(
+        call, symbols, base + "_qpacked",
+        MemRefType::get({static_cast<int64_t>(packed.size())},
+                        IntegerType::get(context, 8)),
+        packed);
+    Value colSums = addGlobal(
+        call, symbols, base + "_qsums",
+        MemRefType::get({n}, IntegerType::get(context, 32)),
+        ArrayRef<char>(reinterpret_cast<const char *>(sums.data()), 4 * n));
+    Value colScales = addGlobal(
+        call, symbols, base + "_qscales",
+        MemRefType::get({n}, Float32Type::get(context)),
+        ArrayRef<char>(reinterpret_cast<const char *>(scales.data()), 4 * n));
+    OpBuilder builder(call);
+    Value scratch = memref::AllocOp::create(
+        builder, call.getLoc(),
+        MemRefType::get({static_cast<int64_t>(cuvil_qgemm_scratch_bytes(k))},
+                        IntegerType::get(context, 8)),
+        builder.getI64IntegerAttr(64));
+    call.cloneWith(builder, ValueRange{a, packedB, colSums, colScales},
+                   ValueRange{call.getOutputs()[0], scratch})
+        .setPackedB(true);
+    call.erase();
+    // The unpacked weights, if nothing else reads them.
+    if (storageCast && llvm::all_of(w.getUsers(), [&](Operation *user) {
+          return user == storageCast.getOperation();
+        })) {
+      Value source = storageCast.getInputs()[0];
+      storageCast.erase();
+      if (Operation *alloc = w.getDefiningOp(); alloc && alloc->use_empty())
+        alloc->erase();
+      if (Operation *getGlobal = source.getDefiningOp();
+          getGlobal && getGlobal->use_empty())
+        getGlobal->erase();
+      if (SymbolTable::symbolKnownUseEmpty(global, symbols.getOp()))
+        symbols.erase(global);
+    }
+    cuvil::addStatistic(getOperation(), *this, numPacked, "packed");
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,35 @@
+// RUN: cuvil-opt %s --cuvil-lower-to-level2 --cuvil-x86-pack-quantized-weights --split-input-file -verify-diagnostics | FileCheck %s
+
+// The int8 weights [3, 2] become one strip of 16 columns with k in one
+// group of 4 (64 bytes, zero padded: column 0 holds 1, 3, -5, 0), their
+// column sums (-1, 8) and the column scales 0.05 * (0.5, 0.25); the call
+// reads them, keeps a 16-byte A-panel scratch and is marked packed_b; the
+// storage cast and the unpacked weights are gone.
+// CHECK-DAG: memref.global "private" constant @linear_constant_0_qpacked : memref<64xi8>
+// CHECK-DAG: memref.global "private" constant @linear_constant_0_qsums : memref<2xi32>
+// CHECK-DAG: memref.global "private" constant @linear_constant_0_qscales : memref<2xf32>
+// CHECK-NOT: @linear_constant_0 :
+// CHECK-LABEL: func.func @linear
+// CHECK-NOT: storage_cast
+// CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<16xi8>
+// CHECK: cuvil_l2.ukernel_call "quantized_matmul" ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : memref<4x3x!quant.uniform<u8:f32, 5.000000e-02:120>>, memref<64xi8>, memref<2xi32>, memref<2xf32>) outs(%{{.+}}, %[[S]] : memref<4x2xf32>, memref<16xi8>) packed_b
+// CHECK-DAG: linear_constant_0_qpacked: "0x400000000103FB00FE040600{{0+}}"
+// CHECK-DAG: linear_constant_0_qsums: "0x40000000FFFFFFFF08000000"
+// CHECK-DAG: linear_constant_0_qscales: "0x40000000CDCCCC3CCDCC4C3C"
+func.func @linear(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
+  %q = cuvil.quantize %x : tensor<4x3xf32> to tensor<4x3x!quant.uniform<u8:f32, 0.05:120>>
+  %c = cuvil.constant dense<[[1, -2], [3, 4], [-5, 6]]> : tensor<3x2xi8>
+  %wq = cuvil.storage_cast %c : tensor<3x2xi8> to tensor<3x2x!quant.uniform<i8:f32:1, {0.5, 0.25}>>
+  %y = cuvil.quantized_matmul %q, %wq : tensor<4x3x!quant.uniform<u8:f32, 0.05:120>>, tensor<3x2x!quant.uniform<i8:f32:1, {0.5, 0.25}>>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @computed(%x: tensor<4x3xf32>, %w: tensor<3x2xi8>) -> tensor<4x2xf32> {
+  %q = cuvil.quantize %x : tensor<4x3xf32> to tensor<4x3x!quant.uniform<u8:f32, 0.05:120>>
+  %wq = cuvil.storage_cast %w : tensor<3x2xi8> to tensor<3x2x!quant.uniform<i8:f32, 0.5>>
+  // expected-error @+1 {{'cuvil_l2.ukernel_call' op multiplies int8 only against constant weights on the x86 target}}
+  %y = cuvil.quantized_matmul %q, %wq : tensor<4x3x!quant.uniform<u8:f32, 0.05:120>>, tensor<3x2x!quant.uniform<i8:f32, 0.5>>
+  return %y : tensor<4x2xf32>
+}
