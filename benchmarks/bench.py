@@ -236,23 +236,12 @@ print(json.dumps([status("VmHWM"), status("VmHWM") - before]))
     return peak / 1024, model / 1024
 
 
-def fma_peak(work, threads):
-    binary = work / "fma_peak"
+def probe_peak(work, threads, name):
+    """Runs benchmarks/<name>.c (a peak probe, JSON by ISA): the best ISA's
+    rate on one core and on `threads`, or None if no ISA ran."""
+    binary = work / name
     subprocess.run([CLANG, "-O2", "-o", str(binary),
-                    str(ROOT / "benchmarks" / "fma_peak.c"), "-lpthread"],
-                   check=True)
-    result = json.loads(subprocess.run([str(binary), str(threads)], check=True,
-                                       capture_output=True, text=True).stdout)
-    best = {n: max(isa[n] for isa in result.values()) for n in ("1", str(threads))}
-    return {"by_isa": result, "core": best["1"], "machine": best[str(threads)]}
-
-
-def int8_peak(work, threads):
-    """The int8 multiply-add peak (benchmarks/int8_peak.c), in GOP/s, of
-    the instructions the int8 kernels use (VNNI, or AVX2's vpmaddwd)."""
-    binary = work / "int8_peak"
-    subprocess.run([CLANG, "-O2", "-o", str(binary),
-                    str(ROOT / "benchmarks" / "int8_peak.c"), "-lpthread"],
+                    str(ROOT / "benchmarks" / f"{name}.c"), "-lpthread"],
                    check=True)
     result = json.loads(subprocess.run([str(binary), str(threads)], check=True,
                                        capture_output=True, text=True).stdout)
@@ -260,6 +249,17 @@ def int8_peak(work, threads):
         return None
     best = {n: max(isa[n] for isa in result.values()) for n in ("1", str(threads))}
     return {"by_isa": result, "core": best["1"], "machine": best[str(threads)]}
+
+
+def fma_peak(work, threads):
+    """The fp32 FMA peak in GFLOP/s (benchmarks/fma_peak.c)."""
+    return probe_peak(work, threads, "fma_peak")
+
+
+def int8_peak(work, threads):
+    """The int8 multiply-add peak (benchmarks/int8_peak.c), in GOP/s, of
+    the instructions the int8 kernels use (VNNI, or AVX2's vpmaddwd)."""
+    return probe_peak(work, threads, "int8_peak")
 
 
 def cabi_latency(work, so, warmup, runs):

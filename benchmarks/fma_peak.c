@@ -6,19 +6,13 @@
  *   fma_peak THREADS  ->  {"avx512": {"1": GFLOPS, "THREADS": GFLOPS}, ...}
  */
 #include <immintrin.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "peak.h"
 
 #define ITERATIONS 100000000L
 #define CHAINS 12
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 static volatile float sink;
 
@@ -56,17 +50,9 @@ __attribute__((target("avx2,fma"))) static void *avx2(void *arg) {
   return 0;
 }
 
-/* GFLOP/s of `fn` run on `threads` threads at once (2 flops per lane). */
+/* 2 operations (a multiply and an add) per lane of each chain step. */
 static double measure(void *(*fn)(void *), int threads, int lanes) {
-  pthread_t ids[256];
-  double start = now(), seconds;
-  int t;
-  for (t = 0; t < threads; ++t)
-    pthread_create(&ids[t], 0, fn, 0);
-  for (t = 0; t < threads; ++t)
-    pthread_join(ids[t], 0);
-  seconds = now() - start;
-  return 2.0 * lanes * CHAINS * (double)ITERATIONS * threads / seconds / 1e9;
+  return peak_measure(fn, threads, 2.0 * lanes * CHAINS * (double)ITERATIONS);
 }
 
 int main(int argc, char **argv) {

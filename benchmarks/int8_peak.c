@@ -12,19 +12,13 @@
  *             multiply so that neither can be hoisted.
  */
 #include <immintrin.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "peak.h"
 
 #define ITERATIONS 50000000L
 #define CHAINS 12
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 static volatile int sink;
 
@@ -62,18 +56,9 @@ __attribute__((target("avx2"))) static void *avx2(void *arg) {
   return 0;
 }
 
-/* GOP/s of `fn` on `threads` threads at once (`macs` products per
- * instruction chain step, 2 ops each). */
-static double measure(void *(*fn)(void *), int threads, int macs) {
-  pthread_t ids[256];
-  double start = now(), seconds;
-  int t;
-  for (t = 0; t < threads; ++t)
-    pthread_create(&ids[t], 0, fn, 0);
-  for (t = 0; t < threads; ++t)
-    pthread_join(ids[t], 0);
-  seconds = now() - start;
-  return 2.0 * macs * CHAINS * (double)ITERATIONS * threads / seconds / 1e9;
+/* 2 operations (a multiply and an add) per lane of each chain step. */
+static double measure(void *(*fn)(void *), int threads, int lanes) {
+  return peak_measure(fn, threads, 2.0 * lanes * CHAINS * (double)ITERATIONS);
 }
 
 int main(int argc, char **argv) {

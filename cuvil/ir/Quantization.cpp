@@ -67,8 +67,11 @@ LogicalResult verifyQuantizedTensor(Operation *op, StringRef role,
            << type.getRank() << " tensor";
   int64_t size = type.getDimSize(axis);
   auto scales = perAxis.getScales();
-  if (!ShapedType::isDynamic(size) &&
-      size != static_cast<int64_t>(scales.size()))
+  if (ShapedType::isDynamic(size))
+    return typeError(op, role, type)
+           << "quantizes along axis " << axis
+           << ", which is dynamic: its scales need a static size";
+  if (size != static_cast<int64_t>(scales.size()))
     return typeError(op, role, type)
            << "has " << scales.size() << " scales for the " << size
            << " indices of axis " << axis;

@@ -104,3 +104,11 @@ func.func @f(%a: tensor<2x3x!quant.uniform<u8:f32, 0.1>>, %w: tensor<3x4x!quant.
   %0 = cuvil.quantized_matmul %a, %w : tensor<2x3x!quant.uniform<u8:f32, 0.1>>, tensor<3x4x!quant.uniform<i8:f32:0, {0.5, 0.5, 0.5}>>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<?x3xf32>) {
+  // expected-error @+1 {{quantizes along axis 0, which is dynamic: its scales need a static size}}
+  %0 = cuvil.quantize %x : tensor<?x3xf32> to tensor<?x3x!quant.uniform<i8:f32:0, {0.1, 0.2}>>
+  return
+}

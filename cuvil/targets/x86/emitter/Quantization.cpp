@@ -164,7 +164,9 @@ LogicalResult emitQuantizedMatmul(Emitter &e, const KernelCall &call) {
     return call.error() << "needs its weights packed at compile time "
                            "(cuvil-x86-pack-quantized-weights)";
   const Buffer &a = *call.ins[0], &out = *call.out;
-  auto q = cast<quant::UniformQuantizedType>(a.type.getElementType());
+  auto q = dyn_cast<quant::UniformQuantizedType>(a.type.getElementType());
+  if (!q || q.getStorageTypeIntegralWidth() != 8)
+    return call.error() << "needs an 8-bit lhs quantized per tensor";
   std::vector<std::string> rows(a.dims.begin(), a.dims.end() - 1);
   const std::string &k = a.dims.back(), &n = out.dims.back();
   e.c.line("cuvil_qgemm_f32(CUVIL_QGEMM4, " + joinProduct(rows) + ", " + n +

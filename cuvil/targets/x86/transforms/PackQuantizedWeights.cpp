@@ -109,6 +109,13 @@ struct PackQuantizedWeights
     Value a = call.getInputs()[0], w = call.getInputs()[1];
     auto aType = cast<MemRefType>(a.getType());
     auto wType = cast<MemRefType>(w.getType());
+    // What cuvil.quantized_matmul verified at level1, for level2 written
+    // by hand.
+    if (!isa<quant::UniformQuantizedType>(aType.getElementType()) ||
+        !isa<quant::QuantizedType>(wType.getElementType()) ||
+        wType.getRank() != 2 || !wType.hasStaticShape())
+      return call.emitOpError("multiplies a per-tensor quantized lhs by "
+                              "static quantized [K, N] weights");
     cuvil::l2::UKernelCallOp storageCast;
     memref::GlobalOp global = constantSource(w, symbols, storageCast);
     if (!global)
