@@ -122,7 +122,7 @@ const bool qgemmRegistered = [] {
 }();
 
 /// One NCHW convolution (batch 1, "same" padding, stride 1) with the
-/// scratch cuvil-lower-to-level2 gives it.
+/// scratch cuvil-x86-select-kernels gives it.
 void conv(benchmark::State &state) {
   int64_t c = state.range(0), oc = state.range(1), hw = state.range(2),
           k = state.range(3), groups = state.range(4);
