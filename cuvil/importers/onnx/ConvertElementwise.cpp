@@ -1,0 +1,303 @@
+//===- ConvertElementwise.cpp - elementwise ONNX ops -------------------------===//
+//
+// Identity, unary and binary arithmetic (folded on host tensors for shape
+// math), Where, Clip, HardSigmoid, Gelu, Cast.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/importers/onnx/ImporterImpl.h"
+
+namespace cuvil::onnx_import {
+
+//===----------------------------------------------------------------------===//
+// Converters
+//===----------------------------------------------------------------------===//
+
+
+LogicalResult Importer::convertIdentity(const onnx::NodeProto &node,
+                                        Location loc) {
+  if (node.op_type() == "Dropout") {
+    // Inference: Dropout is the identity, and its mask is all true. A
+    // training_mode input known to be true asks for training semantics.
+    if (const HostTensor *training = getHost(node, 2);
+        training && training->numElements() == 1 && training->at(0) != 0)
+      return emitError(loc) << "Dropout in training mode is not supported; "
+                               "Cuvil compiles models for inference";
+    if (node.output_size() > 1 && !node.output(1).empty()) {
+      FailureOr<RankedTensorType> type = getType(node, 0);
+      if (failed(type))
+        return failure();
+      if (!type->hasStaticShape())
+        return emitError(loc) << "Dropout's mask output needs a static shape";
+      auto maskType =
+          RankedTensorType::get(type->getShape(), builder.getI1Type());
+      Value mask = l1::ConstantOp::create(
+          builder, loc, DenseElementsAttr::get(maskType, true));
+      define(node, 1, mask);
+    }
+  }
+  ValueEntry copy = *lookup(node.input(0));
+  if (node.output_size() > 0)
+    values[node.output(0)] = copy;
+  return success();
+}
+
+LogicalResult Importer::convertUnary(const onnx::NodeProto &node,
+                                     Location loc) {
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  const std::string &op = node.op_type();
+  FailureOr<Value> r = failure();
+  if (op == "Relu")
+    r = create<l1::ReluOp>(loc, *x);
+  else if (op == "Sigmoid")
+    r = create<l1::SigmoidOp>(loc, *x);
+  else if (op == "Tanh")
+    r = create<l1::TanhOp>(loc, *x);
+  else if (op == "Exp")
+    r = create<l1::ExpOp>(loc, *x);
+  else if (op == "Log")
+    r = create<l1::LogOp>(loc, *x);
+  else if (op == "Sqrt")
+    r = create<l1::SqrtOp>(loc, *x);
+  else if (op == "Reciprocal")
+    r = create<l1::ReciprocalOp>(loc, *x);
+  else if (op == "Neg")
+    r = create<l1::NegOp>(loc, *x);
+  else if (op == "Abs")
+    r = create<l1::AbsOp>(loc, *x);
+  else if (op == "Erf")
+    r = create<l1::ErfOp>(loc, *x);
+  else if (op == "HardSwish")
+    r = create<l1::HardSwishOp>(loc, *x);
+  return defineResult(node, r);
+}
+
+std::optional<HostTensor> Importer::foldBinary(StringRef op,
+                                               const HostTensor &lhs,
+                                               const HostTensor &rhs) {
+  // Shape arithmetic only: integer tensors with equal shapes or a scalar.
+  if (lhs.isFloat() || rhs.isFloat() || lhs.elementType != rhs.elementType)
+    return std::nullopt;
+  bool lhsScalar = lhs.numElements() == 1, rhsScalar = rhs.numElements() == 1;
+  if (lhs.shape != rhs.shape && !lhsScalar && !rhsScalar)
+    return std::nullopt;
+  HostTensor result;
+  result.elementType =
+      op == "Equal" ? Builder(&context).getI1Type() : lhs.elementType;
+  result.shape = lhsScalar && !rhsScalar ? rhs.shape : lhs.shape;
+  int64_t n = std::max(lhs.numElements(), rhs.numElements());
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t a = lhs.ints[lhsScalar ? 0 : i], b = rhs.ints[rhsScalar ? 0 : i];
+    if (a == kUnknown || b == kUnknown) {
+      // An unknown dimension is positive: it never equals -1 or 0, which
+      // is what exported shape code compares against.
+      int64_t known = a == kUnknown ? b : a;
+      if (op == "Equal" && known != kUnknown && known < 1) {
+        result.ints.push_back(0);
+        continue;
+      }
+      result.ints.push_back(kUnknown);
+      continue;
+    }
+    if (op == "Add")
+      result.ints.push_back(a + b);
+    else if (op == "Equal")
+      result.ints.push_back(a == b);
+    else if (op == "Sub")
+      result.ints.push_back(a - b);
+    else if (op == "Mul")
+      result.ints.push_back(a * b);
+    else if (op == "Div" && b != 0)
+      result.ints.push_back(a / b);
+    else
+      return std::nullopt;
+  }
+  return result;
+}
+
+LogicalResult Importer::convertBinary(const onnx::NodeProto &node,
+                                      Location loc) {
+  const std::string &op = node.op_type();
+  const HostTensor *lhsHost = getHost(node, 0), *rhsHost = getHost(node, 1);
+  if (lhsHost && rhsHost &&
+      (lhsHost->hasUnknown() || rhsHost->hasUnknown() ||
+       lhsHost->numElements() <= 64)) {
+    if (std::optional<HostTensor> folded = foldBinary(op, *lhsHost, *rhsHost)) {
+      defineHost(node, 0, std::move(*folded));
+      return success();
+    }
+  }
+  FailureOr<Value> lhs = getValue(node, 0), rhs = getValue(node, 1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  FailureOr<Value> r = failure();
+  if (op == "Add")
+    r = create<l1::AddOp>(loc, *lhs, *rhs);
+  else if (op == "Sub")
+    r = create<l1::SubOp>(loc, *lhs, *rhs);
+  else if (op == "Mul")
+    r = create<l1::MulOp>(loc, *lhs, *rhs);
+  else if (op == "Div")
+    r = create<l1::DivOp>(loc, *lhs, *rhs);
+  else if (op == "Pow") {
+    // ONNX allows a different exponent type; level1 does not promote.
+    Value exponent = *rhs;
+    auto lhsType = cast<RankedTensorType>(lhs->getType());
+    auto rhsType = cast<RankedTensorType>(rhs->getType());
+    if (lhsType.getElementType() != rhsType.getElementType())
+      exponent = l1::CastOp::create(
+          builder, loc, rhsType.clone(lhsType.getElementType()), *rhs);
+    r = create<l1::PowOp>(loc, *lhs, exponent);
+  } else if (op == "Equal")
+    r = create<l1::EqualOp>(loc, *lhs, *rhs);
+  else if (op == "Less")
+    r = create<l1::LessOp>(loc, *lhs, *rhs);
+  else if (op == "LessOrEqual")
+    r = create<l1::LessEqualOp>(loc, *lhs, *rhs);
+  else if (op == "Greater")
+    r = create<l1::GreaterOp>(loc, *lhs, *rhs);
+  else if (op == "GreaterOrEqual")
+    r = create<l1::GreaterEqualOp>(loc, *lhs, *rhs);
+  return defineResult(node, r);
+}
+
+LogicalResult Importer::convertVariadic(const onnx::NodeProto &node,
+                                        Location loc) {
+  if (node.input_size() == 0)
+    return emitError(loc) << node.op_type() << " needs at least one input";
+  FailureOr<Value> acc = getValue(node, 0);
+  if (failed(acc))
+    return failure();
+  for (int i = 1; i < node.input_size(); ++i) {
+    FailureOr<Value> next = getValue(node, i);
+    if (failed(next))
+      return failure();
+    if (node.op_type() == "Max")
+      acc = create<l1::MaxOp>(loc, *acc, *next);
+    else if (node.op_type() == "Min")
+      acc = create<l1::MinOp>(loc, *acc, *next);
+    else
+      acc = create<l1::AddOp>(loc, *acc, *next);
+    if (failed(acc))
+      return failure();
+  }
+  define(node, 0, *acc);
+  return success();
+}
+
+LogicalResult Importer::convertWhere(const onnx::NodeProto &node,
+                                     Location loc) {
+  // Selecting between shape vectors (x.expand(n, -1, -1) exports this way).
+  const HostTensor *condHost = getHost(node, 0), *xHost = getHost(node, 1),
+                   *yHost = getHost(node, 2);
+  if (condHost && xHost && yHost && !condHost->isFloat() && !xHost->isFloat() &&
+      !yHost->isFloat() && !llvm::is_contained(condHost->ints, kUnknown)) {
+    std::initializer_list<const HostTensor *> all = {condHost, xHost, yHost};
+    int64_t n = 1;
+    for (const HostTensor *t : all)
+      n = std::max(n, t->numElements());
+    auto at = [&](const HostTensor *t, int64_t i) {
+      return t->ints[t->numElements() == 1 ? 0 : i];
+    };
+    bool shapesOk = llvm::all_of(all, [&](const HostTensor *t) {
+      return t->numElements() == 1 || t->numElements() == n;
+    });
+    if (shapesOk) {
+      HostTensor result;
+      result.elementType = xHost->elementType;
+      result.shape = {n};
+      for (const HostTensor *t : all)
+        if (t->numElements() == n)
+          result.shape = t->shape;
+      for (int64_t i = 0; i < n; ++i)
+        result.ints.push_back(at(condHost, i) ? at(xHost, i) : at(yHost, i));
+      defineHost(node, 0, std::move(result));
+      return success();
+    }
+  }
+  FailureOr<Value> c = getValue(node, 0), x = getValue(node, 1),
+                   y = getValue(node, 2);
+  if (failed(c) || failed(x) || failed(y))
+    return failure();
+  FailureOr<Value> r = create<l1::WhereOp>(loc, *c, *x, *y);
+  return defineResult(node, r);
+}
+
+LogicalResult Importer::convertClip(const onnx::NodeProto &node, Location loc) {
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  FloatAttr minAttr, maxAttr;
+  if (opset < 11) {
+    if (attr(node, "min"))
+      minAttr = builder.getF64FloatAttr(attrFloat(node, "min", 0));
+    if (attr(node, "max"))
+      maxAttr = builder.getF64FloatAttr(attrFloat(node, "max", 0));
+  } else {
+    for (int i : {1, 2}) {
+      if (!hasInput(node, i))
+        continue;
+      FailureOr<HostTensor> bound =
+          requireHost(node, i, i == 1 ? "minimum" : "maximum");
+      if (failed(bound))
+        return failure();
+      if (bound->numElements() != 1)
+        return emitError(loc) << "Clip expects scalar bounds";
+      (i == 1 ? minAttr : maxAttr) = builder.getF64FloatAttr(bound->at(0));
+    }
+  }
+  FailureOr<Value> r = create<l1::ClipOp>(loc, *x, minAttr, maxAttr);
+  return defineResult(node, r);
+}
+
+LogicalResult Importer::convertHardSigmoid(const onnx::NodeProto &node,
+                                           Location loc) {
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> r = create<l1::HardSigmoidOp>(
+      loc, *x, builder.getF64FloatAttr(attrFloat(node, "alpha", 0.2)),
+      builder.getF64FloatAttr(attrFloat(node, "beta", 0.5)));
+  return defineResult(node, r);
+}
+
+LogicalResult Importer::convertGelu(const onnx::NodeProto &node, Location loc) {
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> r = create<l1::GeluOp>(
+      loc, *x, builder.getStringAttr(attrString(node, "approximate", "none")));
+  return defineResult(node, r);
+}
+
+LogicalResult Importer::convertCast(const onnx::NodeProto &node, Location loc) {
+  int64_t to = attrInt(node, "to", 0);
+  Type element = toMlirType(&context, to);
+  if (!element)
+    return emitError(loc) << "Cast to " << onnxTypeName(to)
+                          << " is not supported";
+  if (const HostTensor *host = getHost(node, 0)) {
+    // Shape values cast between integer types stay known.
+    if (!host->isFloat() && isa<IntegerType>(element)) {
+      HostTensor result = *host;
+      result.elementType = element;
+      defineHost(node, 0, std::move(result));
+      return success();
+    }
+  }
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  define(node, 0,
+         type.getElementType() == element
+             ? *x
+             : l1::CastOp::create(builder, loc, type.clone(element), *x)
+                   .getResult());
+  return success();
+}
+
+
+} // namespace cuvil::onnx_import

@@ -1,0 +1,350 @@
+//===- ConvertLinalg.cpp - products, convolutions, norms, pooling ------------===//
+//
+// MatMul, Gemm, Conv, BatchNormalization, pooling, Softmax, reductions,
+// LayerNormalization.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/importers/onnx/ImporterImpl.h"
+
+namespace cuvil::onnx_import {
+
+LogicalResult Importer::convertMatMul(const onnx::NodeProto &node,
+                                      Location loc) {
+  FailureOr<Value> a = getValue(node, 0), b = getValue(node, 1);
+  if (failed(a) || failed(b))
+    return failure();
+  FailureOr<Value> r = create<l1::MatmulOp>(loc, *a, *b);
+  return defineResult(node, r);
+}
+
+LogicalResult Importer::convertGemm(const onnx::NodeProto &node, Location loc) {
+  FailureOr<Value> a = getValue(node, 0), b = getValue(node, 1);
+  if (failed(a) || failed(b))
+    return failure();
+  Value c;
+  if (hasInput(node, 2)) {
+    FailureOr<Value> cv = getValue(node, 2);
+    if (failed(cv))
+      return failure();
+    c = *cv;
+  }
+  FailureOr<Value> r = create<l1::GemmOp>(
+      loc, *a, *b, c,
+      attrInt(node, "transA", 0) ? builder.getUnitAttr() : UnitAttr(),
+      attrInt(node, "transB", 0) ? builder.getUnitAttr() : UnitAttr(),
+      builder.getF64FloatAttr(attrFloat(node, "alpha", 1.0)),
+      builder.getF64FloatAttr(attrFloat(node, "beta", 1.0)));
+  return defineResult(node, r);
+}
+
+/// ONNX auto_pad for one spatial dim: returns (begin, end) padding.
+static std::pair<int64_t, int64_t> autoPad(StringRef mode, int64_t in,
+                                           int64_t kernel, int64_t stride,
+                                           int64_t dilation) {
+  if (mode != "SAME_UPPER" && mode != "SAME_LOWER")
+    return {0, 0};
+  int64_t out = (in + stride - 1) / stride;
+  int64_t total = std::max<int64_t>(0, (out - 1) * stride +
+                                           (kernel - 1) * dilation + 1 - in);
+  int64_t small = total / 2, large = total - small;
+  return mode == "SAME_UPPER" ? std::make_pair(small, large)
+                              : std::make_pair(large, small);
+}
+
+/// Spatial attributes shared by Conv and pooling, in level1's order.
+struct WindowAttrs {
+  SmallVector<int64_t> kernel, strides, padding, dilations;
+};
+
+static FailureOr<WindowAttrs> windowAttrs(
+    const onnx::NodeProto &node, Location loc, RankedTensorType input,
+    ArrayRef<int64_t> kernel, std::optional<SmallVector<int64_t>> strides,
+    std::optional<SmallVector<int64_t>> pads,
+    std::optional<SmallVector<int64_t>> dilations, StringRef autoPadMode) {
+  WindowAttrs w;
+  if (input.getRank() != 4)
+    return emitError(loc) << node.op_type()
+                          << " is supported in 2-D only (NCHW input), got "
+                          << input;
+  if (kernel.size() != 2)
+    return emitError(loc) << node.op_type() << " expects a 2-D kernel, got "
+                          << kernel.size() << " dims";
+  w.kernel.assign(kernel.begin(), kernel.end());
+  w.strides = strides.value_or(SmallVector<int64_t>{1, 1});
+  w.dilations = dilations.value_or(SmallVector<int64_t>{1, 1});
+  if (w.strides.size() != 2 || w.dilations.size() != 2)
+    return emitError(loc) << node.op_type()
+                          << " expects 2 strides and 2 dilations";
+  if (autoPadMode == "NOTSET" || autoPadMode.empty()) {
+    w.padding = pads.value_or(SmallVector<int64_t>{0, 0, 0, 0});
+    if (w.padding.size() != 4)
+      return emitError(loc)
+             << node.op_type() << " expects 4 pads, got " << w.padding.size();
+    return w;
+  }
+  if (autoPadMode != "VALID" && autoPadMode != "SAME_UPPER" &&
+      autoPadMode != "SAME_LOWER")
+    return emitError(loc) << node.op_type() << " has unknown auto_pad '"
+                          << autoPadMode << "'";
+  w.padding.assign(4, 0);
+  for (int i = 0; i < 2; ++i) {
+    int64_t in = input.getDimSize(2 + i);
+    if (ShapedType::isDynamic(in) && autoPadMode != "VALID")
+      return emitError(loc) << node.op_type()
+                            << " with auto_pad SAME needs static spatial dims";
+    auto [begin, end] =
+        autoPad(autoPadMode, in, w.kernel[i], w.strides[i], w.dilations[i]);
+    w.padding[i] = begin;
+    w.padding[2 + i] = end;
+  }
+  return w;
+}
+
+LogicalResult Importer::convertConv(const onnx::NodeProto &node, Location loc) {
+  FailureOr<Value> x = getValue(node, 0), w = getValue(node, 1);
+  if (failed(x) || failed(w))
+    return failure();
+  Value bias;
+  if (hasInput(node, 2)) {
+    FailureOr<Value> b = getValue(node, 2);
+    if (failed(b))
+      return failure();
+    bias = *b;
+  }
+  auto wType = cast<RankedTensorType>(w->getType());
+  if (wType.getRank() < 3)
+    return emitError(loc) << "Conv expects a weight of rank >= 3, got "
+                          << wType;
+  SmallVector<int64_t> kernel =
+      attrInts(node, "kernel_shape")
+          .value_or(SmallVector<int64_t>(wType.getShape().drop_front(2)));
+  FailureOr<WindowAttrs> win = windowAttrs(
+      node, loc, cast<RankedTensorType>(x->getType()), kernel,
+      attrInts(node, "strides"), attrInts(node, "pads"),
+      attrInts(node, "dilations"), attrString(node, "auto_pad", "NOTSET"));
+  if (failed(win))
+    return failure();
+  FailureOr<Value> r = create<l1::Conv2dOp>(
+      loc, *x, *w, bias, builder.getDenseI64ArrayAttr(win->strides),
+      builder.getDenseI64ArrayAttr(win->padding),
+      builder.getDenseI64ArrayAttr(win->dilations),
+      builder.getI64IntegerAttr(attrInt(node, "group", 1)));
+  return defineResult(node, r);
+}
+
+LogicalResult Importer::convertBatchNorm(const onnx::NodeProto &node,
+                                         Location loc) {
+  if (attrInt(node, "training_mode", 0))
+    return emitError(loc) << "BatchNormalization in training mode is not "
+                             "supported; export the model in eval mode";
+  SmallVector<Value> operands;
+  for (int i = 0; i < 5; ++i) {
+    FailureOr<Value> v = getValue(node, i);
+    if (failed(v))
+      return failure();
+    operands.push_back(*v);
+  }
+  FailureOr<Value> r = create<l1::BatchNormOp>(
+      loc, operands[0], operands[1], operands[2], operands[3], operands[4],
+      builder.getF64FloatAttr(attrFloat(node, "epsilon", 1e-5)));
+  return defineResult(node, r);
+}
+
+LogicalResult Importer::convertPool(const onnx::NodeProto &node, Location loc) {
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  if (attrInt(node, "storage_order", 0))
+    return emitError(loc) << "MaxPool with storage_order = 1 is not supported";
+  std::optional<SmallVector<int64_t>> kernel = attrInts(node, "kernel_shape");
+  if (!kernel)
+    return emitError(loc) << node.op_type() << " needs kernel_shape";
+  FailureOr<WindowAttrs> win = windowAttrs(
+      node, loc, cast<RankedTensorType>(x->getType()), *kernel,
+      attrInts(node, "strides"), attrInts(node, "pads"),
+      attrInts(node, "dilations"), attrString(node, "auto_pad", "NOTSET"));
+  if (failed(win))
+    return failure();
+  UnitAttr ceil =
+      attrInt(node, "ceil_mode", 0) ? builder.getUnitAttr() : UnitAttr();
+  FailureOr<Value> r = failure();
+  if (node.op_type() == "MaxPool") {
+    r = create<l1::MaxPool2dOp>(
+        loc, *x, builder.getDenseI64ArrayAttr(win->kernel),
+        builder.getDenseI64ArrayAttr(win->strides),
+        builder.getDenseI64ArrayAttr(win->padding),
+        builder.getDenseI64ArrayAttr(win->dilations), ceil);
+  } else {
+    r = create<l1::AvgPool2dOp>(
+        loc, *x, builder.getDenseI64ArrayAttr(win->kernel),
+        builder.getDenseI64ArrayAttr(win->strides),
+        builder.getDenseI64ArrayAttr(win->padding),
+        builder.getDenseI64ArrayAttr(win->dilations), ceil,
+        attrInt(node, "count_include_pad", 0) ? builder.getUnitAttr()
+                                              : UnitAttr());
+  }
+  return defineResult(node, r);
+}
+
+LogicalResult Importer::convertGlobalPool(const onnx::NodeProto &node,
+                                          Location loc) {
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> r = node.op_type() == "GlobalAveragePool"
+                           ? create<l1::GlobalAvgPoolOp>(loc, *x)
+                           : create<l1::GlobalMaxPoolOp>(loc, *x);
+  return defineResult(node, r);
+}
+
+LogicalResult Importer::convertSoftmax(const onnx::NodeProto &node,
+                                       Location loc) {
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  int64_t rank = type.getRank();
+  int64_t axis = attrInt(node, "axis", opset < 13 ? 1 : -1);
+  bool isLog = node.op_type() == "LogSoftmax";
+  auto softmax = [&](Value v, int64_t a) {
+    return isLog
+               ? create<l1::LogSoftmaxOp>(loc, v, builder.getI64IntegerAttr(a))
+               : create<l1::SoftmaxOp>(loc, v, builder.getI64IntegerAttr(a));
+  };
+  if (axis < -rank || axis >= rank)
+    return emitError(loc) << node.op_type() << " axis " << axis
+                          << " is out of range for rank " << rank;
+  int64_t normalized = axis < 0 ? axis + rank : axis;
+  // Before opset 13 the input is coerced to 2-D at `axis` and normalized
+  // over the flattened trailing dims; equivalent when axis is the last.
+  if (opset >= 13 || normalized == rank - 1) {
+    FailureOr<Value> r = softmax(*x, normalized);
+    if (failed(r))
+      return failure();
+    define(node, 0, *r);
+    return success();
+  }
+  FailureOr<Value> flat =
+      create<l1::FlattenOp>(loc, *x, builder.getI64IntegerAttr(normalized));
+  if (failed(flat))
+    return failure();
+  FailureOr<Value> r = softmax(*flat, 1);
+  if (failed(r))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (int64_t d : type.getShape())
+    shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+  if (llvm::count(shape, -1) > 1)
+    return emitError(loc) << node.op_type() << " (opset " << opset
+                          << ") on more than one dynamic dim is not supported";
+  FailureOr<Value> back =
+      create<l1::ReshapeOp>(loc, *r, builder.getDenseI64ArrayAttr(shape));
+  return defineResult(node, back);
+}
+
+LogicalResult Importer::convertReduce(const onnx::NodeProto &node,
+                                      Location loc) {
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  // Axes moved from an attribute to an input: ReduceSum at 13, others at 18.
+  bool axesAsInput = node.op_type() == "ReduceSum" ? opset >= 13 : opset >= 18;
+  SmallVector<int64_t> axes;
+  if (axesAsInput) {
+    if (hasInput(node, 1)) {
+      FailureOr<SmallVector<int64_t>> v = requireInts(node, 1, "axes");
+      if (failed(v))
+        return failure();
+      axes = *v;
+    }
+  } else if (auto a = attrInts(node, "axes")) {
+    axes = *a;
+  }
+  if (axes.empty()) {
+    if (attrInt(node, "noop_with_empty_axes", 0)) {
+      define(node, 0, *x);
+      return success();
+    }
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      axes.push_back(i);
+  }
+  auto axesAttr = builder.getDenseI64ArrayAttr(axes);
+  UnitAttr keep =
+      attrInt(node, "keepdims", 1) ? builder.getUnitAttr() : UnitAttr();
+  FailureOr<Value> r = failure();
+  if (node.op_type() == "ReduceSum")
+    r = create<l1::ReduceSumOp>(loc, *x, axesAttr, keep);
+  else if (node.op_type() == "ReduceMean")
+    r = create<l1::ReduceMeanOp>(loc, *x, axesAttr, keep);
+  else if (node.op_type() == "ReduceMax")
+    r = create<l1::ReduceMaxOp>(loc, *x, axesAttr, keep);
+  else
+    r = create<l1::ReduceMinOp>(loc, *x, axesAttr, keep);
+  return defineResult(node, r);
+}
+
+LogicalResult Importer::convertLayerNorm(const onnx::NodeProto &node,
+                                         Location loc) {
+  FailureOr<Value> x = getValue(node, 0), scale = getValue(node, 1);
+  if (failed(x) || failed(scale))
+    return failure();
+  Value bias;
+  if (hasInput(node, 2)) {
+    FailureOr<Value> b = getValue(node, 2);
+    if (failed(b))
+      return failure();
+    bias = *b;
+  }
+  int64_t axis = attrInt(node, "axis", -1);
+  double epsilon = attrFloat(node, "epsilon", 1e-5);
+  FailureOr<Value> r = create<l1::LayerNormOp>(
+      loc, *x, *scale, bias, builder.getI64IntegerAttr(axis),
+      builder.getF64FloatAttr(epsilon));
+  if (failed(r))
+    return failure();
+  define(node, 0, *r);
+  // The optional Mean and InvStdDev outputs (kept dims), when used.
+  bool wantsStats = (node.output_size() > 1 && !node.output(1).empty()) ||
+                    (node.output_size() > 2 && !node.output(2).empty());
+  if (!wantsStats)
+    return success();
+  auto type = cast<RankedTensorType>(x->getType());
+  int64_t rank = type.getRank();
+  int64_t first = axis < 0 ? axis + rank : axis;
+  SmallVector<int64_t> axes;
+  for (int64_t d = first; d < rank; ++d)
+    axes.push_back(d);
+  auto axesAttr = builder.getDenseI64ArrayAttr(axes);
+  FailureOr<Value> mean =
+      create<l1::ReduceMeanOp>(loc, *x, axesAttr, builder.getUnitAttr());
+  if (failed(mean))
+    return failure();
+  define(node, 1, *mean);
+  FailureOr<Value> centered = create<l1::SubOp>(loc, *x, *mean);
+  FailureOr<Value> squared = failed(centered)
+                                 ? centered
+                                 : create<l1::MulOp>(loc, *centered, *centered);
+  FailureOr<Value> variance =
+      failed(squared) ? squared
+                      : create<l1::ReduceMeanOp>(loc, *squared, axesAttr,
+                                                 builder.getUnitAttr());
+  if (failed(variance))
+    return failure();
+  Value eps = l1::ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(
+          RankedTensorType::get({}, type.getElementType()),
+          builder.getFloatAttr(type.getElementType(), epsilon)));
+  FailureOr<Value> shifted = create<l1::AddOp>(loc, *variance, eps);
+  FailureOr<Value> invStd =
+      failed(shifted) ? shifted : create<l1::RsqrtOp>(loc, *shifted);
+  if (failed(invStd))
+    return failure();
+  define(node, 2, *invStd);
+  return success();
+}
+
+
+} // namespace cuvil::onnx_import

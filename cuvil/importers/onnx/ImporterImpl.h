@@ -1,0 +1,344 @@
+//===- ImporterImpl.h - the ONNX importer's shared state -------*- C++ -*-===//
+//
+// Private to cuvil/importers/onnx: the Importer class and its value and
+// host-tensor model, shared by the driver (OnnxImporter.cpp: graph walk,
+// values, attributes) and the converters, one file per family
+// (ConvertElementwise, ConvertQuantization, ConvertLinalg, ConvertShapes).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_IMPORTERS_ONNX_IMPORTERIMPL_H
+#define CUVIL_IMPORTERS_ONNX_IMPORTERIMPL_H
+
+#include "cuvil/importers/onnx/OnnxImporter.h"
+
+#include "cuvil/ir/CuvilOps.h"
+#include "cuvil/support/Diagnostics.h"
+#include "cuvil/support/FileUtil.h"
+#include "cuvil/support/TensorBytes.h"
+#include "cuvil_onnx/onnx.pb.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Endian.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <set>
+
+#include <climits>
+#include <cstdlib>
+#include <sys/stat.h>
+
+namespace cuvil::onnx_import {
+
+using namespace mlir;
+
+/// A dimension or shape entry whose value is only known at run time.
+constexpr int64_t kUnknown = std::numeric_limits<int64_t>::min();
+/// Tensors up to this many elements are decoded for import-time evaluation.
+constexpr int64_t kMaxHostElements = 1 << 16;
+
+/// A small tensor whose contents are known while importing.
+struct HostTensor {
+  Type elementType;
+  SmallVector<int64_t> shape;
+  /// Integer and bool elements (kUnknown allowed for shape values).
+  SmallVector<int64_t> ints;
+  /// Float elements.
+  SmallVector<double> floats;
+
+  bool isFloat() const { return isa<FloatType>(elementType); }
+  int64_t numElements() const {
+    return isFloat() ? floats.size() : ints.size();
+  }
+  double at(int64_t i) const { return isFloat() ? floats[i] : ints[i]; }
+  bool hasUnknown() const { return llvm::is_contained(ints, kUnknown); }
+};
+
+struct ValueEntry {
+  /// The level1 value, created on first use for initializers and host
+  /// tensors.
+  Value value;
+  std::optional<HostTensor> host;
+  /// An initializer not yet materialized as a cuvil.constant.
+  const onnx::TensorProto *initializer = nullptr;
+  /// Known type, even before `value` exists.
+  RankedTensorType type;
+};
+
+/// Reads a little-endian T from unaligned bytes.
+template <typename T> T readAs(const char *bytes) {
+  T value;
+  std::memcpy(&value, bytes, sizeof(T));
+  return value;
+}
+
+/// Byte size of one element of an ONNX data type (0 if unsupported).
+inline int64_t onnxElementBytes(int32_t dtype) {
+  switch (dtype) {
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::INT32:
+    return 4;
+  case onnx::TensorProto::DOUBLE:
+  case onnx::TensorProto::INT64:
+    return 8;
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+  case onnx::TensorProto::INT16:
+    return 2;
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::BOOL:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+inline std::string onnxTypeName(int32_t dtype) {
+  if (onnx::TensorProto::DataType_IsValid(dtype))
+    return onnx::TensorProto::DataType_Name(
+        static_cast<onnx::TensorProto::DataType>(dtype));
+  return absl::StrCat("data type ", dtype);
+}
+
+inline Type toMlirType(MLIRContext *context, int32_t dtype) {
+  Builder b(context);
+  switch (dtype) {
+  case onnx::TensorProto::FLOAT:
+    return b.getF32Type();
+  case onnx::TensorProto::DOUBLE:
+    return b.getF64Type();
+  case onnx::TensorProto::FLOAT16:
+    return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16:
+    return b.getBF16Type();
+  case onnx::TensorProto::INT64:
+    return b.getI64Type();
+  case onnx::TensorProto::INT32:
+    return b.getI32Type();
+  case onnx::TensorProto::INT16:
+    return b.getI16Type();
+  case onnx::TensorProto::INT8:
+    return b.getI8Type();
+  case onnx::TensorProto::UINT8:
+    return IntegerType::get(context, 8, IntegerType::Unsigned);
+  case onnx::TensorProto::BOOL:
+    return b.getI1Type();
+  default:
+    return {};
+  }
+}
+
+inline std::string shapeString(ArrayRef<int64_t> shape) {
+  std::vector<std::string> dims;
+  for (int64_t d : shape)
+    dims.push_back(
+        d == kUnknown || ShapedType::isDynamic(d) ? "?" : std::to_string(d));
+  return "[" + absl::StrJoin(dims, ", ") + "]";
+}
+
+class Importer {
+public:
+  Importer(MLIRContext &context, const onnx::ModelProto &model,
+           const OnnxImportOptions &options)
+      : context(context), model(model), options(options), builder(&context) {}
+
+  /// Builds the module; diagnostics explain any failure.
+  OwningOpRef<ModuleOp> run();
+
+  using Converter = LogicalResult (Importer::*)(const onnx::NodeProto &,
+                                                Location);
+  /// ONNX op type -> converter, for the default domain.
+  static const llvm::StringMap<Converter> &getConverters();
+
+private:
+  LogicalResult checkSupported();
+  LogicalResult importInitializers();
+  LogicalResult importInputs(SmallVectorImpl<Type> &types,
+                             SmallVectorImpl<std::string> &names);
+  LogicalResult importNode(const onnx::NodeProto &node, int index);
+  /// A node's outputs must be new names, each written once.
+  LogicalResult checkOutputsAreNew(const onnx::NodeProto &node, int index,
+                                   Location loc);
+  /// Fails (naming `what`) if a tensor of `type` would not fit in 2^63
+  /// bytes.
+  LogicalResult checkTensorSize(Location loc, Type type, const Twine &what);
+  /// Reads `location` of external data, a regular file inside the model's
+  /// folder once symbolic links are resolved.
+  FailureOr<std::string> readExternalFile(const onnx::TensorProto &tensor,
+                                          const std::string &location,
+                                          Location loc);
+
+  // Values.
+  Location nodeLoc(const onnx::NodeProto &node, int index);
+  ValueEntry *lookup(const std::string &name);
+  FailureOr<Value> getValue(const onnx::NodeProto &node, int input);
+  FailureOr<RankedTensorType> getType(const onnx::NodeProto &node, int input);
+  const HostTensor *getHost(const onnx::NodeProto &node, int input);
+  FailureOr<HostTensor> requireHost(const onnx::NodeProto &node, int input,
+                                    StringRef what);
+  FailureOr<SmallVector<int64_t>> requireInts(const onnx::NodeProto &node,
+                                              int input, StringRef what);
+  bool hasInput(const onnx::NodeProto &node, int input) const {
+    return input < node.input_size() && !node.input(input).empty();
+  }
+  void define(const onnx::NodeProto &node, int output, Value value);
+  /// Defines output 0 as `result`, or propagates its failure.
+  LogicalResult defineResult(const onnx::NodeProto &node,
+                             FailureOr<Value> result) {
+    if (failed(result))
+      return failure();
+    define(node, 0, *result);
+    return success();
+  }
+  void defineHost(const onnx::NodeProto &node, int output, HostTensor host);
+  FailureOr<Value> materialize(const std::string &name, ValueEntry &entry);
+  FailureOr<HostTensor> decodeTensor(const onnx::TensorProto &tensor, bool full,
+                                     std::string &bytes);
+  LogicalResult readTensorBytes(const onnx::TensorProto &tensor,
+                                std::string &bytes);
+
+  // Attributes.
+  const onnx::AttributeProto *attr(const onnx::NodeProto &node, StringRef name);
+  /// `name` of `node` if it is there and of `type`. Another type is an
+  /// error (reported once per node, failing it) and reads as absent.
+  const onnx::AttributeProto *
+  typedAttr(const onnx::NodeProto &node, StringRef name,
+            onnx::AttributeProto::AttributeType type);
+  int64_t attrInt(const onnx::NodeProto &node, StringRef name, int64_t def);
+  double attrFloat(const onnx::NodeProto &node, StringRef name, double def);
+  std::string attrString(const onnx::NodeProto &node, StringRef name,
+                         StringRef def);
+  std::optional<SmallVector<int64_t>> attrInts(const onnx::NodeProto &node,
+                                               StringRef name);
+
+  /// Creates a level1 op with `numResults` results typed by inference;
+  /// fails (with the inference diagnostic at `loc`) instead of aborting.
+  template <typename OpTy, typename... Args>
+  FailureOr<Operation *> createTyped(Location loc, unsigned numResults,
+                                     Args &&...args);
+  /// createTyped for single-result ops.
+  template <typename OpTy, typename... Args>
+  FailureOr<Value> create(Location loc, Args &&...args);
+
+  // Converters (one per ONNX op family).
+  LogicalResult convertIdentity(const onnx::NodeProto &, Location);
+  LogicalResult convertUnary(const onnx::NodeProto &, Location);
+  LogicalResult convertBinary(const onnx::NodeProto &, Location);
+  LogicalResult convertVariadic(const onnx::NodeProto &, Location);
+  LogicalResult convertWhere(const onnx::NodeProto &, Location);
+  LogicalResult convertClip(const onnx::NodeProto &, Location);
+  LogicalResult convertHardSigmoid(const onnx::NodeProto &, Location);
+  LogicalResult convertGelu(const onnx::NodeProto &, Location);
+  LogicalResult convertCast(const onnx::NodeProto &, Location);
+  LogicalResult convertMatMul(const onnx::NodeProto &, Location);
+  LogicalResult convertGemm(const onnx::NodeProto &, Location);
+  LogicalResult convertConv(const onnx::NodeProto &, Location);
+  LogicalResult convertBatchNorm(const onnx::NodeProto &, Location);
+  LogicalResult convertPool(const onnx::NodeProto &, Location);
+  LogicalResult convertGlobalPool(const onnx::NodeProto &, Location);
+  LogicalResult convertSoftmax(const onnx::NodeProto &, Location);
+  LogicalResult convertReduce(const onnx::NodeProto &, Location);
+  LogicalResult convertLayerNorm(const onnx::NodeProto &, Location);
+  LogicalResult convertFlatten(const onnx::NodeProto &, Location);
+  LogicalResult convertReshape(const onnx::NodeProto &, Location);
+  LogicalResult convertTranspose(const onnx::NodeProto &, Location);
+  LogicalResult convertConcat(const onnx::NodeProto &, Location);
+  LogicalResult convertSplit(const onnx::NodeProto &, Location);
+  LogicalResult convertSlice(const onnx::NodeProto &, Location);
+  LogicalResult convertSqueeze(const onnx::NodeProto &, Location);
+  LogicalResult convertUnsqueeze(const onnx::NodeProto &, Location);
+  LogicalResult convertGather(const onnx::NodeProto &, Location);
+  LogicalResult convertExpand(const onnx::NodeProto &, Location);
+  LogicalResult convertPad(const onnx::NodeProto &, Location);
+  LogicalResult convertShape(const onnx::NodeProto &, Location);
+  LogicalResult convertConstant(const onnx::NodeProto &, Location);
+  LogicalResult convertConstantOfShape(const onnx::NodeProto &, Location);
+  LogicalResult convertQuantizeLinear(const onnx::NodeProto &, Location);
+  LogicalResult convertDequantizeLinear(const onnx::NodeProto &, Location);
+  /// The `!quant.uniform` type of a QuantizeLinear / DequantizeLinear:
+  /// scale (input 1), zero point (input 2, or 0 of `storage`), axis.
+  FailureOr<quant::QuantizedType> quantizedType(const onnx::NodeProto &node,
+                                                Location loc,
+                                                RankedTensorType tensor,
+                                                Type storage, Type expressed);
+
+  /// Computes elementwise integer arithmetic on host tensors (shape math).
+  std::optional<HostTensor> foldBinary(StringRef op, const HostTensor &lhs,
+                                       const HostTensor &rhs);
+
+  MLIRContext &context;
+  const onnx::ModelProto &model;
+  const OnnxImportOptions &options;
+  OpBuilder builder;
+  int64_t opset = 0;
+  llvm::StringMap<ValueEntry> values;
+  /// Names of the symbolic input dimensions ("batch"); a dynamic batch made
+  /// by --max-batch counts as one. With at most one, every unknown
+  /// dimension is the same run-time value, which Reshape relies on.
+  std::set<std::string> dynamicSymbols;
+  /// Location of the node being converted (the model file before any).
+  std::optional<Location> currentLoc;
+  /// The node being converted has an attribute of the wrong type.
+  bool badAttribute = false;
+  /// What defines each value ("graph input", "node 'Relu_3'"), so that a
+  /// second definition names the first.
+  llvm::StringMap<std::string> definers;
+};
+
+namespace l1 = cuvil::l1;
+
+template <typename OpTy, typename... Args>
+FailureOr<Operation *> Importer::createTyped(Location loc, unsigned numResults,
+                                             Args &&...args) {
+  SmallVector<Type> placeholders(numResults, NoneType::get(&context));
+  auto op = OpTy::create(builder, loc, TypeRange(placeholders),
+                         std::forward<Args>(args)...);
+  SmallVector<Type> types;
+  auto inference = cast<InferTypeOpInterface>(op.getOperation());
+  if (failed(inference.inferReturnTypes(
+          &context, loc, op->getOperands(), op->getRawDictionaryAttrs(),
+          op->getPropertiesStorage(), op->getRegions(), types)) ||
+      types.size() != numResults) {
+    op->erase();
+    return failure();
+  }
+  for (Type type : types)
+    if (failed(checkTensorSize(loc, type,
+                               Twine("the result of ") +
+                                   op->getName().getStringRef()))) {
+      op->erase();
+      return failure();
+    }
+  for (auto [result, type] : llvm::zip(op->getResults(), types))
+    result.setType(type);
+  return op.getOperation();
+}
+
+template <typename OpTy, typename... Args>
+FailureOr<Value> Importer::create(Location loc, Args &&...args) {
+  FailureOr<Operation *> op =
+      createTyped<OpTy>(loc, 1, std::forward<Args>(args)...);
+  if (failed(op))
+    return failure();
+  return (*op)->getResult(0);
+}
+
+} // namespace cuvil::onnx_import
+
+#endif // CUVIL_IMPORTERS_ONNX_IMPORTERIMPL_H
