@@ -76,6 +76,13 @@ static FailureOr<WindowAttrs> windowAttrs(
   if (w.strides.size() != 2 || w.dilations.size() != 2)
     return emitError(loc) << node.op_type()
                           << " expects 2 strides and 2 dilations";
+  // Checked before auto_pad divides by them.
+  for (int i = 0; i < 2; ++i)
+    if (w.strides[i] < 1 || w.dilations[i] < 1 || w.kernel[i] < 1)
+      return emitError(loc)
+             << node.op_type() << " needs kernel sizes, strides and dilations "
+             << "of at least 1, got kernel " << w.kernel[i] << ", stride "
+             << w.strides[i] << ", dilation " << w.dilations[i];
   if (autoPadMode == "NOTSET" || autoPadMode.empty()) {
     w.padding = pads.value_or(SmallVector<int64_t>{0, 0, 0, 0});
     if (w.padding.size() != 4)

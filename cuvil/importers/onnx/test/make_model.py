@@ -247,6 +247,17 @@ def typeless_attribute():
     return m
 
 
+def zero_stride():
+    """Conv with auto_pad SAME and a stride of 0 (found by the fuzzer: the
+    padding computation divides by the stride)."""
+    m = conv_bn()
+    conv = m.graph.node[0]
+    for attribute in conv.attribute:
+        if attribute.name == "strides":
+            attribute.ints[:] = [0, 2]
+    return m
+
+
 def overflow_input():
     """Dimensions whose product overflows int64."""
     return model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
@@ -269,7 +280,7 @@ def overflow_initializer():
 CASES = {f.__name__: f for f in (
     duplicate_output, self_duplicate_output, duplicate_input, duplicate_initializer,
     string_attribute, float_attribute, typeless_attribute, overflow_input,
-    overflow_result, overflow_initializer,
+    overflow_result, overflow_initializer, zero_stride,
     scripted_shape_mismatch, traced_unsupported,
     mlp, flatten_dynamic, conv_bn, unsupported, dangling, dtype_mismatch,
     shape_mismatch, negative_dim, bad_initializer_size, unsupported_dtype,

@@ -101,6 +101,11 @@
 // RUN: not cuvilc --quiet dup.onnx 2>&1 | FileCheck %s --check-prefix=DUPINIT
 // DUPINIT: cuvilc: error: dup.onnx: error: two initializers are named 'W'; ONNX names every value once, so the model is ambiguous (fix the exporter)
 
+// A stride of 0 is refused before auto_pad divides by it.
+// RUN: %{gen} zero_stride stride.onnx
+// RUN: not cuvilc --quiet stride.onnx 2>&1 | FileCheck %s --check-prefix=STRIDE
+// STRIDE: cuvilc: error: 'conv' (stride.onnx): error: Conv needs kernel sizes, strides and dilations of at least 1, got kernel 3, stride 0, dilation 1
+
 // An attribute of the wrong type is an error, never its default.
 // RUN: %{gen} string_attribute attr.onnx
 // RUN: not cuvilc --quiet attr.onnx 2>&1 | FileCheck %s --check-prefix=ATTRSTR
