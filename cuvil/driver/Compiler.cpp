@@ -3,6 +3,7 @@
 #include "cuvil/importers/onnx/OnnxImporter.h"
 #include "cuvil/ir/CuvilOps.h"
 #include "cuvil/ir/Registration.h"
+#include "cuvil/passes/Passes.h"
 #include "cuvil/passes/Pipelines.h"
 #include "cuvil/support/Diagnostics.h"
 #include "cuvil/support/FileUtil.h"
@@ -25,6 +26,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
@@ -203,6 +205,58 @@ static std::string hexSha256(absl::string_view bytes) {
   return hex;
 }
 
+/// Runs calibration (cuvil/quantization/Calibration.h) on `module`, whose
+/// layers to quantize are marked: the float32 copy it observes is built for
+/// this machine with the x86 target, in a folder removed afterwards.
+static absl::StatusOr<quantization::QuantizationReport>
+calibrateModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
+               mlir::ModuleOp module,
+               const CompileOptions::Quantization &options,
+               const TargetRegistry &targets,
+               const std::function<void(absl::string_view)> &progress) {
+  const TargetBackend *host = targets.lookup("x86");
+  if (!host)
+    return absl::UnimplementedError(
+        "int8 calibration runs the model on this machine, which needs the "
+        "x86 target in this build");
+  llvm::SmallString<128> dir;
+  if (llvm::sys::fs::createUniqueDirectory("cuvil-calibration", dir))
+    return absl::InternalError("cannot create a folder for calibration");
+  struct RemoveDir {
+    std::string path;
+    ~RemoveDir() { llvm::sys::fs::remove_directories(path); }
+  } removeDir{dir.str().str()};
+
+  auto compileForHost = [&](mlir::ModuleOp copy) -> absl::StatusOr<std::string> {
+    TargetOptions hostOptions;
+    hostOptions.cpu = "native";
+    ASSIGN_OR_RETURN(l1::TargetAttr target,
+                     host->resolveTarget(&context, hostOptions));
+    copy->setAttr(l1::TargetAttr::kAttrName, target);
+    mlir::PassManager pm(&context);
+    buildLevel1Pipeline(pm);
+    buildLevel2Pipeline(pm, *host);
+    if (failed(pm.run(copy))) {
+      absl::Status status = diagnostics.consumeStatus();
+      return absl::Status(status.code(),
+                          absl::StrCat("building the float32 model for "
+                                       "calibration: ",
+                                       status.message()));
+    }
+    diagnostics.takeWarnings(); // told once, by the quantized compile
+    SerializeInfo info;
+    info.modelHash = "calibration";
+    info.compilerVersion = absl::StrCat("cuvilc ", getVersionString());
+    ASSIGN_OR_RETURN(std::vector<ArtifactFile> files,
+                     host->serialize(copy, "so", hostOptions, info));
+    std::string path = removeDir.path + "/calibration.so";
+    RETURN_IF_ERROR(writeFilesAtomically({{path, files.front().contents}}));
+    return path;
+  };
+  return quantization::calibrate(module, options.calibration, compileForHost,
+                                 progress);
+}
+
 absl::StatusOr<Artifact> compile(const CompileOptions &options) {
   return compile(options, getAllTargets());
 }
@@ -236,8 +290,9 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
   ASSIGN_OR_RETURN(l1::TargetAttr target,
                    backend->resolveTarget(&context, options.targetOptions));
 
-  ProgressReporter progress(options,
-                            2 + toLevel2 + (emitKind ? emitKind->stages : 0));
+  ProgressReporter progress(options, 2 + options.quantization.has_value() +
+                                         toLevel2 +
+                                         (emitKind ? emitKind->stages : 0));
   progress.stage(absl::StrCat("reading ", path));
   std::string source;
   if (options.inputContents) {
@@ -274,6 +329,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
 
   module->getOperation()->setAttr(l1::TargetAttr::kAttrName, target);
 
+  std::vector<std::string> lastNotes; // the last pipeline's warnings
   auto runPipeline = [&](auto buildPipeline) -> absl::Status {
     mlir::PassManager pm(&context);
     const std::vector<std::string> &after = options.printIrAfter;
@@ -317,10 +373,12 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
       return status;
     }
     // Warnings (an op kept in float32) are the user's to read, as notes.
-    for (const std::string &warning : diagnostics.takeWarnings())
+    lastNotes.clear();
+    for (const std::string &warning : diagnostics.takeWarnings()) {
+      lastNotes.push_back(absl::StrReplaceAll(warning, {{": warning: ", ": "}}));
       if (options.progress)
-        options.progress(
-            "note: " + absl::StrReplaceAll(warning, {{": warning: ", ": "}}));
+        options.progress("note: " + lastNotes.back());
+    }
     return absl::OkStatus();
   };
 
@@ -339,9 +397,38 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
           absl::StrCat(s.pass, ": ", s.value, " ", s.name));
   };
 
+  if (options.quantization) {
+    progress.stage("calibrating int8 quantization");
+    RETURN_IF_ERROR(runPipeline([&](mlir::OpPassManager &pm) {
+      pm.addPass(mlir::createCanonicalizerPass());
+      pm.addPass(mlir::createCSEPass());
+      CuvilMarkQuantizationCandidatesOptions mark;
+      mark.keepFp32.assign(options.quantization->keepFp32.begin(),
+                           options.quantization->keepFp32.end());
+      pm.addNestedPass<mlir::func::FuncOp>(
+          createCuvilMarkQuantizationCandidates(mark));
+    }));
+    std::vector<std::string> kept = lastNotes;
+    ASSIGN_OR_RETURN(
+        artifact.quantizationReport,
+        calibrateModel(context, diagnostics, *module, *options.quantization,
+                       targets, options.progress));
+    artifact.quantizationReport->float32 = std::move(kept);
+  }
+
   progress.stage("optimizing level1");
   RETURN_IF_ERROR(runPipeline(buildLevel1Pipeline));
   collectStatistics();
+  if (artifact.quantizationReport) {
+    quantization::QuantizationReport &report = *artifact.quantizationReport;
+    quantization::describeCompiledLayers(*module, report);
+    int64_t quantized = llvm::count_if(
+        report.layers, [](const auto &layer) { return layer.quantized; });
+    if (options.progress)
+      options.progress(absl::StrFormat(
+          "int8: %d linear layers quantized, %d ops kept in float32",
+          quantized, report.float32.size() + report.layers.size() - quantized));
+  }
   if (!toLevel2) {
     artifact.files.push_back({".mlir", printModule(*module)});
     RETURN_IF_ERROR(diagnostics.consumeStatus());

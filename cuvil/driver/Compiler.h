@@ -8,6 +8,7 @@
 #ifndef CUVIL_DRIVER_COMPILER_H
 #define CUVIL_DRIVER_COMPILER_H
 
+#include "cuvil/quantization/Calibration.h"
 #include "cuvil/targets/Target.h"
 
 #include "absl/status/statusor.h"
@@ -69,6 +70,15 @@ struct CompileOptions {
   /// If set, a failing pass pipeline writes the IR it started from and the
   /// pipeline to this file, which `cuvil-opt --run-reproducer` reruns.
   std::string reproducerPath;
+  /// Post-training static int8 quantization (cuvilc --quantize=int8): the
+  /// linear layers are calibrated on `calibration.dataPath` and compiled to
+  /// integer kernels, except those `keepFp32` names (node names, module
+  /// paths or op kinds; cuvil-mark-quantization-candidates).
+  struct Quantization {
+    quantization::CalibrationOptions calibration;
+    std::vector<std::string> keepFp32;
+  };
+  std::optional<Quantization> quantization;
   /// Receives one human-readable line per compilation stage, if set.
   std::function<void(absl::string_view)> progress;
 };
@@ -87,6 +97,8 @@ struct Artifact {
   /// What the passes did ("cuvil-fold-batch-norm: 20 folded"; the names are
   /// the statistics in cuvil/passes/Passes.td), one line each.
   std::vector<std::string> passStatistics;
+  /// What quantization chose, layer by layer, when it was asked for.
+  std::optional<quantization::QuantizationReport> quantizationReport;
 };
 
 /// Compiles `options.inputPath` for a target of `targets`. Errors are

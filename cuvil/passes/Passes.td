@@ -33,6 +33,49 @@ def CuvilPrepackWeights : Pass<"cuvil-prepack-weights", "::mlir::func::FuncOp"> 
   let dependentDialects = ["::cuvil::l1::CuvilDialect"];
 }
 
+def CuvilMarkQuantizationCandidates
+    : Pass<"cuvil-mark-quantization-candidates", "::mlir::func::FuncOp"> {
+  let summary = "Choose the float ops post-training int8 quantization converts";
+  let description = [{
+    Marks each linear layer that level1 can compute in integers (a
+    `cuvil.matmul` or `cuvil.gemm` with constant f32 weights [K, N], K at
+    most 65536) with `cuvil.calibration_point = i`, numbered in program
+    order: calibration observes its activation (the lhs) there. Ops the
+    user keeps in float32 (`keep-fp32`: a node name, a module path such as
+    `fc1` of a node `/fc1/Gemm`, or an op kind such as `Gemm` or `conv2d`)
+    and products without an integer form (convolutions, run-time weights)
+    are left unmarked, with a warning saying why.
+  }];
+  let options = [
+    ListOption<"keepFp32", "keep-fp32", "std::string",
+               "Node names, module paths or op kinds to keep in float32">,
+  ];
+  let statistics = [
+    Statistic<"numMarked", "marked", "Ops marked for int8 quantization">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
+}
+
+def CuvilQuantizeProducts
+    : Pass<"cuvil-quantize-products", "::mlir::func::FuncOp"> {
+  let summary = "Quantize the linear layers calibration gave ranges";
+  let description = [{
+    A `cuvil.matmul` or `cuvil.gemm` with `cuvil.activation_range =
+    array<f64: lo, hi>` (calibration's range of its activation) becomes
+    the QDQ form of an int8 layer: the activation quantized per tensor,
+    asymmetric uint8 over [min(lo, 0), max(hi, 0)]; the constant weights
+    quantized per output column, symmetric int8 (scale max|w| / 127,
+    rounded half to even); the gemm's alpha folded into the weights and its
+    bias added in float32. `cuvil-fold-quantized-products` then turns it
+    into a `cuvil.quantized_matmul`. A marked op that cannot be quantized
+    is an error.
+  }];
+  let statistics = [
+    Statistic<"numQuantized", "quantized", "Ops quantized from calibration">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
+}
+
 def CuvilFoldQuantizedProducts
     : Pass<"cuvil-fold-quantized-products", "::mlir::func::FuncOp"> {
   let summary = "Multiply quantized operands in integers";

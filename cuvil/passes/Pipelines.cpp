@@ -12,6 +12,8 @@ namespace cuvil {
 void buildLevel1Pipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  // Calibrated layers (if any) become QDQ, then integer products.
+  pm.addNestedPass<mlir::func::FuncOp>(createCuvilQuantizeProducts());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldQuantizedProducts());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldBatchNorm());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilPrepackWeights());

@@ -87,23 +87,23 @@ namespace {
 constexpr char kDiagnosticPayload[] = "type.cuvil.dev/cuvil.DiagnosticInfo";
 
 /// The user's "file:line[:col]" and the node name of `loc`, whichever it has.
-void describeLocation(mlir::Location loc, DiagnosticInfo &info) {
+void describeLocationInto(mlir::Location loc, DiagnosticInfo &info) {
   if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc)) {
     if (info.node.empty())
       info.node = name.getName().str();
-    describeLocation(name.getChildLoc(), info);
+    describeLocationInto(name.getChildLoc(), info);
   } else if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(loc)) {
     if (info.location.empty() && file.getLine() > 0)
       info.location = formatLocation(file);
   } else if (auto call = llvm::dyn_cast<mlir::CallSiteLoc>(loc)) {
-    describeLocation(call.getCallee(), info);
+    describeLocationInto(call.getCallee(), info);
   } else if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc)) {
     // A location as metadata is what the error is about (the importer's
     // first unsupported node), before the parts it is reported at.
     if (auto about = llvm::dyn_cast_or_null<mlir::LocationAttr>(fused.getMetadata()))
-      describeLocation(about, info);
+      describeLocationInto(about, info);
     for (mlir::Location part : fused.getLocations())
-      describeLocation(part, info);
+      describeLocationInto(part, info);
   }
 }
 
@@ -129,7 +129,7 @@ std::string opOf(mlir::Diagnostic &diag) {
 DiagnosticInfo describe(mlir::Diagnostic &diag) {
   DiagnosticInfo info;
   info.message = printableText(diag.str());
-  describeLocation(diag.getLocation(), info);
+  describeLocationInto(diag.getLocation(), info);
   info.location = printableText(info.location);
   info.node = printableText(info.node);
   info.op = printableText(opOf(diag));
@@ -195,6 +195,12 @@ absl::Status StatusDiagnosticHandler::consumeStatus(absl::StatusCode code) {
   firstError.reset();
   numErrors = 0;
   return status;
+}
+
+DiagnosticInfo describeLocation(mlir::Location loc) {
+  DiagnosticInfo info;
+  describeLocationInto(loc, info);
+  return info;
 }
 
 } // namespace cuvil

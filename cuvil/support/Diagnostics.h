@@ -43,6 +43,10 @@ struct DiagnosticInfo {
 };
 
 /// The DiagnosticInfo a StatusDiagnosticHandler attached to `status`.
+/// The node name and user source position `loc` holds (DiagnosticInfo's
+/// `node` and `location`), for reports that name ops as errors do.
+DiagnosticInfo describeLocation(mlir::Location loc);
+
 std::optional<DiagnosticInfo> getDiagnosticInfo(const absl::Status &status);
 
 /// Collects diagnostics emitted on `context` while alive.

@@ -10,10 +10,11 @@ cuvil.load and calling a compiled model need numpy only; compiling needs
 torch for torch models (capture) and runs the C++ compiler in cuvil._C.
 """
 
+from cuvil import quantization
 from cuvil._compile import compile  # noqa: A001 - the API's name
 from cuvil._errors import CompileError, LoadError
 from cuvil._runtime import CompiledModule, load
 from cuvil._version import __version__
 
 __all__ = ["CompileError", "CompiledModule", "LoadError", "compile", "load",
-           "__version__"]
+           "quantization", "__version__"]

@@ -1,6 +1,8 @@
 """cuvil.compile: capture in Python, compile in C++ (cuvil._C)."""
 
+import json
 import os
+import shutil
 import sys
 import tempfile
 import warnings
@@ -52,9 +54,22 @@ def _source(model, specs):
                     "or an onnx.ModelProto")
 
 
+def _input_names(contents, name, specs):
+    """The model's input names, in order (for calibration data)."""
+    if specs is not None:
+        return [spec.name for spec in specs]
+    if not name.endswith(".onnx"):
+        raise ValueError("quantize needs the model's inputs: compile an ONNX "
+                         "or torch model, or give input_signature")
+    import onnx
+    graph = onnx.load_model_from_string(contents).graph
+    initializers = {init.name for init in graph.initializer}
+    return [i.name for i in graph.input if i.name not in initializers]
+
+
 def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             cpu="native", threads=1, max_batch=None, external_weights=False,
-            verbose=False):
+            quantize=None, verbose=False):
     """Compiles `model` to a native CompiledModule.
 
     model: a torch.jit.script function or module, a torch.jit.trace'd
@@ -71,6 +86,9 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     threads: threads a call uses (cuvilc --threads-default).
     max_batch: the largest batch of a dynamic batch (cuvilc --max-batch).
     external_weights: keep weights in <name>.weights.bin beside the .so.
+    quantize: a cuvil.quantization.Int8 (post-training int8 quantization,
+        calibrated on its data; cuvilc --quantize=int8). The result's
+        `quantization_report` then says what each layer became.
     verbose: print the compiler's progress lines to stderr.
 
     Raises CompileError (unsupported op or construct, shape or dtype
@@ -99,6 +117,11 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         warnings.warn("the model has a dynamic batch; it is bounded to 1 "
                       "(pass max_batch=N for batches up to N)", stacklevel=2)
 
+    from cuvil import quantization
+    if quantize is not None and not isinstance(quantize, quantization.Int8):
+        raise TypeError("quantize must be a cuvil.quantization.Int8, got "
+                        f"{type(quantize).__name__}")
+
     contents, name = _source(model, specs)
     input_shapes = {spec.name: [-1 if d is None else d for d in spec.shape]
                     for spec in specs or ()}
@@ -106,18 +129,37 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         if verbose else None
 
     from cuvil import _C
+    directory = tempfile.mkdtemp(prefix="cuvil-")
+    quantization_options = {}
+    if quantize is not None:
+        quantization_options = dict(
+            calibration=quantize.write_calibration(
+                _input_names(contents, name, specs),
+                os.path.join(directory, "calibration.npz")),
+            observer=quantize.observer, percentile=quantize.percentile,
+            keep_fp32=quantize.keep_fp32)
     options = _C.CompileOptions(
         name=name, input_shapes=input_shapes, max_batch=max_batch,
         target=target, cpu=cpu, threads_default=threads,
-        external_weights=external_weights, emit="so", progress=progress)
-    # Raises CompileError (built by the compiler, with its fields),
-    # FileNotFoundError or PermissionError.
-    artifact = _C.compile(contents, options)
+        external_weights=external_weights, emit="so", progress=progress,
+        **quantization_options)
+    try:
+        # Raises CompileError (built by the compiler, with its fields),
+        # FileNotFoundError or PermissionError.
+        artifact = _C.compile(contents, options)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    finally:
+        if os.path.exists(os.path.join(directory, "calibration.npz")):
+            os.remove(os.path.join(directory, "calibration.npz"))
 
-    directory = tempfile.mkdtemp(prefix="cuvil-")
     files = artifact["files"]  # {".so": bytes, ".h": bytes, ...}
     for suffix, data in files.items():
         with open(os.path.join(directory, "model" + suffix), "wb") as f:
             f.write(data)
-    return CompiledModule(os.path.join(directory, "model.so"), files,
-                          owned_dir=directory)
+    compiled = CompiledModule(os.path.join(directory, "model.so"), files,
+                              owned_dir=directory)
+    report = artifact.get("quantization_report")
+    compiled.quantization_report = json.loads(report) if report else None
+    return compiled

@@ -160,6 +160,9 @@ class CompiledModule:
         except ValueError as error:
             raise LoadError(str(error), name) from None
         self.metadata = _parse_metadata(metadata_json, name)
+        # cuvil.compile(quantize=...) sets what quantization chose (a dict:
+        # observer, samples, layers with ranges and scales, float32 notes).
+        self.quantization_report = None
         try:
             self._library = ctypes.CDLL(self._path, mode=os.RTLD_LOCAL)
         except OSError as error:

@@ -38,6 +38,11 @@ struct PyCompileOptions {
   bool externalWeights = false;
   std::string emit = "so";
   py::object progress = py::none();
+  /// Post-training int8 quantization (cuvil.quantization.Int8), if set.
+  std::optional<std::string> calibration;
+  std::string observer = "minmax";
+  double percentile = 99.99;
+  std::vector<std::string> keepFp32;
 };
 
 /// Raises the Python exception for a failed compile: FileNotFoundError or
@@ -72,7 +77,8 @@ struct PyCompileOptions {
 }
 
 /// Compiles a model held in memory; returns {"files": {suffix: bytes},
-/// "memory_report": str}, or raises (raiseCompileError).
+/// "memory_report": str, "quantization_report": JSON or None}, or raises
+/// (raiseCompileError).
 py::dict compileModel(py::bytes model, const PyCompileOptions &py) {
   cuvil::CompileOptions options;
   options.inputPath = py.name;
@@ -84,6 +90,18 @@ py::dict compileModel(py::bytes model, const PyCompileOptions &py) {
   options.targetOptions.threadsDefault = py.threadsDefault;
   options.targetOptions.externalWeights = py.externalWeights;
   options.emit = py.emit;
+  if (py.calibration) {
+    cuvil::CompileOptions::Quantization quantization;
+    quantization.calibration.dataPath = *py.calibration;
+    absl::StatusOr<cuvil::quantization::ObserverKind> observer =
+        cuvil::quantization::parseObserverKind(py.observer);
+    if (!observer.ok())
+      throw py::value_error(std::string(observer.status().message()));
+    quantization.calibration.observer = *observer;
+    quantization.calibration.percentile = py.percentile;
+    quantization.keepFp32 = py.keepFp32;
+    options.quantization = std::move(quantization);
+  }
   std::optional<py::error_already_set> progressError;
   if (!py.progress.is_none()) {
     options.progress = [&](absl::string_view line) {
@@ -112,6 +130,10 @@ py::dict compileModel(py::bytes model, const PyCompileOptions &py) {
   py::dict result;
   result["files"] = files;
   result["memory_report"] = artifact->memoryReport;
+  result["quantization_report"] =
+      artifact->quantizationReport
+          ? py::object(py::str(artifact->quantizationReport->toJson()))
+          : py::object(py::none());
   return result;
 }
 
@@ -135,12 +157,18 @@ PYBIND11_MODULE(_C, m) {
                        std::optional<int64_t> maxBatch, std::string target,
                        std::string cpu, int threadsDefault,
                        bool externalWeights, std::string emit,
-                       py::object progress) {
-             return PyCompileOptions{std::move(name), std::move(inputShapes),
-                                     maxBatch, std::move(target),
-                                     std::move(cpu), threadsDefault,
-                                     externalWeights, std::move(emit),
-                                     std::move(progress)};
+                       py::object progress,
+                       std::optional<std::string> calibration,
+                       std::string observer, double percentile,
+                       std::vector<std::string> keepFp32) {
+             return PyCompileOptions{
+                 std::move(name),        std::move(inputShapes),
+                 maxBatch,               std::move(target),
+                 std::move(cpu),         threadsDefault,
+                 externalWeights,        std::move(emit),
+                 std::move(progress),    std::move(calibration),
+                 std::move(observer),    percentile,
+                 std::move(keepFp32)};
            }),
            py::kw_only(), py::arg("name"),
            py::arg("input_shapes") =
@@ -148,14 +176,18 @@ PYBIND11_MODULE(_C, m) {
            py::arg("max_batch") = py::none(),
            py::arg("target") = "x86_64-linux-gnu", py::arg("cpu") = "native",
            py::arg("threads_default") = 1, py::arg("external_weights") = false,
-           py::arg("emit") = "so", py::arg("progress") = py::none())
+           py::arg("emit") = "so", py::arg("progress") = py::none(),
+           py::arg("calibration") = py::none(),
+           py::arg("observer") = "minmax", py::arg("percentile") = 99.99,
+           py::arg("keep_fp32") = std::vector<std::string>())
       .def_readonly("name", &PyCompileOptions::name)
       .def_readonly("target", &PyCompileOptions::target)
       .def_readonly("emit", &PyCompileOptions::emit);
   m.def("compile", &compileModel, py::arg("model"), py::arg("options"),
         "Compiles serialized ONNX (or level1 MLIR, by options.name's "
         "extension); returns {'files': {suffix: bytes}, 'memory_report': "
-        "str}. Raises cuvil.CompileError (op, location and node as fields), "
+        "str, 'quantization_report': JSON str or None}. Raises "
+        "cuvil.CompileError (op, location and node as fields), "
         "FileNotFoundError or PermissionError.");
   m.def("cuvilc_main", &runCuvilc, py::arg("argv"),
         "Runs the cuvilc command line; returns its exit status.");

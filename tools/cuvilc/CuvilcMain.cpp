@@ -76,6 +76,28 @@ ABSL_FLAG(std::vector<std::string>, input_shape, {},
 ABSL_FLAG(int64_t, max_batch, 0,
           "Make dimension 0 of every input a dynamic batch of 1 to N "
           "(0: the batch is what the model says).");
+ABSL_FLAG(std::string, quantize, "",
+          "Post-training static quantization: int8 (linear layers run on "
+          "int8 kernels, calibrated on --calibration; inputs and outputs "
+          "keep their float types).");
+ABSL_FLAG(std::string, calibration, "",
+          "With --quantize: a .npz written by numpy.savez holding "
+          "representative inputs, one array per model input by name, samples "
+          "along dimension 0 (a few hundred samples of real data).");
+ABSL_FLAG(std::string, observer, "minmax",
+          "How calibration chooses each activation's range: minmax (the "
+          "extremes seen), percentile (clips beyond --percentile), entropy "
+          "(the KL-divergence threshold, clips rare outliers).");
+ABSL_FLAG(double, percentile, 99.99,
+          "The percentile observer's p: the range is [(100-p)th, p-th] "
+          "percentile.");
+ABSL_FLAG(std::vector<std::string>, keep_fp32, {},
+          "With --quantize: ops to keep in float32, comma-separated: node "
+          "names (/fc1/Gemm), module paths (fc1) or op kinds (Gemm, MatMul).");
+ABSL_FLAG(std::string, quantization_report, "",
+          "With --quantize: write each quantized layer's observed range, "
+          "scale and zero point, and what stayed float32, to this file (JSON "
+          "if it ends in .json, a table otherwise).");
 ABSL_FLAG(bool, quiet, false, "Do not print progress lines.");
 ABSL_FLAG(bool, list_onnx_ops, false,
           "Print the ONNX operators cuvilc imports, one per line, and exit.");
@@ -143,6 +165,48 @@ void printTargets() {
   }
   std::cout << "  Every target: --emit=mlir-level1 (the checked, optimized "
                "tensor IR), --emit=mlir-level2 (the planned buffer IR).\n";
+}
+
+/// --quantize and the flags that go with it.
+absl::Status parseQuantizationFlags(cuvil::CompileOptions &options) {
+  std::string scheme = absl::GetFlag(FLAGS_quantize);
+  std::string data = absl::GetFlag(FLAGS_calibration);
+  if (scheme.empty()) {
+    const char *stray =
+        !data.empty()                                      ? "--calibration"
+        : !absl::GetFlag(FLAGS_quantization_report).empty() ? "--quantization-report"
+        : !absl::GetFlag(FLAGS_keep_fp32).empty()          ? "--keep-fp32"
+        : absl::GetFlag(FLAGS_observer) != "minmax"        ? "--observer"
+                                                           : nullptr;
+    if (stray)
+      return absl::InvalidArgumentError(
+          absl::StrCat(stray, " applies with --quantize=int8"));
+    return absl::OkStatus();
+  }
+  if (scheme != "int8")
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown --quantize value '", scheme, "'; expected int8"));
+  if (data.empty())
+    return absl::InvalidArgumentError(
+        "--quantize=int8 needs --calibration=FILE.npz: representative inputs "
+        "(numpy.savez(FILE, input_name=samples)) to choose each activation's "
+        "range from");
+  cuvil::CompileOptions::Quantization quantization;
+  quantization.calibration.dataPath = data;
+  absl::StatusOr<cuvil::quantization::ObserverKind> observer =
+      cuvil::quantization::parseObserverKind(absl::GetFlag(FLAGS_observer));
+  if (!observer.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat("--observer: ", observer.status().message()));
+  quantization.calibration.observer = *observer;
+  double percentile = absl::GetFlag(FLAGS_percentile);
+  if (!(percentile > 50 && percentile <= 100))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--percentile must be in (50, 100], got ", percentile));
+  quantization.calibration.percentile = percentile;
+  quantization.keepFp32 = absl::GetFlag(FLAGS_keep_fp32);
+  options.quantization = std::move(quantization);
+  return absl::OkStatus();
 }
 
 std::string versionString() {
@@ -217,6 +281,10 @@ int cuvil::cuvilcMain(int argc, char **argv) {
   }
   if (int64_t maxBatch = absl::GetFlag(FLAGS_max_batch); maxBatch != 0)
     options.maxBatch = maxBatch;
+  if (absl::Status status = parseQuantizationFlags(options); !status.ok()) {
+    std::cerr << "cuvilc: " << status.message() << "\n";
+    return 2;
+  }
   options.emit = emitName;
   options.printIrAfterAll = absl::GetFlag(FLAGS_print_ir_after_all);
   options.printIrAfter = absl::GetFlag(FLAGS_print_ir_after);
@@ -241,7 +309,11 @@ int cuvil::cuvilcMain(int argc, char **argv) {
     output = base.substr(0, base.rfind('.')) + (*emit)->suffixes.front();
   }
   // Where the files go is checked before the compile, which may be long.
-  for (const std::string &path : outputPaths(output, *emit)) {
+  std::vector<std::string> paths = outputPaths(output, *emit);
+  if (std::string report = absl::GetFlag(FLAGS_quantization_report);
+      !report.empty())
+    paths.push_back(report);
+  for (const std::string &path : paths) {
     if (absl::Status status = cuvil::checkOutputPath(path); !status.ok()) {
       std::cerr << "cuvilc: error: " << status.message() << "\n";
       return 1;
@@ -261,6 +333,18 @@ int cuvil::cuvilcMain(int argc, char **argv) {
       std::cerr << "cuvilc: " << line << "\n";
   if (!quiet && !artifact->memoryReport.empty())
     std::cerr << "cuvilc: memory plan: " << artifact->memoryReport << "\n";
+  if (std::string path = absl::GetFlag(FLAGS_quantization_report);
+      !path.empty() && artifact->quantizationReport) {
+    bool json = path.size() > 5 && path.substr(path.size() - 5) == ".json";
+    const cuvil::quantization::QuantizationReport &report =
+        *artifact->quantizationReport;
+    if (absl::Status status = cuvil::writeFilesAtomically(
+            {{path, json ? report.toJson() + "\n" : report.toText()}});
+        !status.ok()) {
+      std::cerr << "cuvilc: error: " << status.message() << "\n";
+      return 1;
+    }
+  }
   const std::string &mainContents = artifact->files.front().contents;
   if (output.empty()) {
     std::fwrite(mainContents.data(), 1, mainContents.size(), stdout);

@@ -1,0 +1,109 @@
+#include "cuvil/passes/LinearLayers.h"
+
+#include "cuvil/ir/CuvilOps.h"
+#include "cuvil/passes/ConstantUtil.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+namespace l1 = cuvil::l1;
+
+namespace cuvil {
+
+namespace {
+
+/// The largest K whose int8 sums are exact in int32 (qgemm's bound).
+constexpr int64_t kMaxK = 65536;
+
+bool isStaticF32Matrix(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.getElementType().isF32() && type.hasStaticShape() &&
+         type.getRank() == 2;
+}
+
+std::optional<std::string> checkActivation(Value activation, int64_t k) {
+  auto type = cast<RankedTensorType>(activation.getType());
+  if (!type.getElementType().isF32())
+    return std::string("its activation is not float32");
+  if (type.getRank() < 2)
+    return std::string("its activation is a vector ([..., M, K] is needed)");
+  if (k > kMaxK)
+    return "K is " + std::to_string(k) + " (int8 sums are exact up to 65536)";
+  return std::nullopt;
+}
+
+std::optional<std::string> checkWeights(Value weights) {
+  if (!weights.getDefiningOp<l1::ConstantOp>())
+    return std::string("its weights are computed at run time");
+  if (!isStaticF32Matrix(weights))
+    return std::string("its weights are not a float32 matrix");
+  return std::nullopt;
+}
+
+} // namespace
+
+bool isQuantizableKind(Operation *op) {
+  return isa<l1::MatmulOp, l1::GemmOp>(op);
+}
+
+std::optional<std::string> whyNotIntegerLinear(Operation *op) {
+  if (auto matmul = dyn_cast<l1::MatmulOp>(op)) {
+    if (std::optional<std::string> why = checkWeights(matmul.getRhs()))
+      return why;
+    int64_t k = cast<RankedTensorType>(matmul.getRhs().getType()).getDimSize(0);
+    return checkActivation(matmul.getLhs(), k);
+  }
+  if (auto gemm = dyn_cast<l1::GemmOp>(op)) {
+    if (gemm.getTransA())
+      return std::string("its activation is transposed (trans_a)");
+    if (std::optional<std::string> why = checkWeights(gemm.getB()))
+      return why;
+    if (gemm.getC() && gemm.getBeta().convertToDouble() != 1.0 &&
+        failed(getF32Constant(gemm.getC())))
+      return std::string("it scales a run-time bias (beta != 1)");
+    auto b = cast<RankedTensorType>(gemm.getB().getType());
+    return checkActivation(gemm.getA(), b.getDimSize(gemm.getTransB() ? 1 : 0));
+  }
+  return std::string("it is not a matrix product");
+}
+
+LinearLayer getLinearLayer(Operation *op) {
+  LinearLayer layer;
+  Value weights;
+  bool transposed = false;
+  double alpha = 1.0;
+  if (auto matmul = dyn_cast<l1::MatmulOp>(op)) {
+    layer.activation = matmul.getLhs();
+    weights = matmul.getRhs();
+  } else {
+    auto gemm = cast<l1::GemmOp>(op);
+    layer.activation = gemm.getA();
+    weights = gemm.getB();
+    transposed = gemm.getTransB();
+    alpha = gemm.getAlpha().convertToDouble();
+    layer.bias = gemm.getC();
+    double beta = gemm.getBeta().convertToDouble();
+    if (layer.bias && beta != 1.0) {
+      std::vector<float> bias = *getF32Constant(layer.bias);
+      for (float &b : bias)
+        b = static_cast<float>(b * beta);
+      OpBuilder builder(op);
+      layer.bias = createResourceConstant(
+          builder, op->getLoc(), cast<RankedTensorType>(layer.bias.getType()),
+          "gemm_bias_scaled", toBytes(bias));
+    }
+  }
+  auto type = cast<RankedTensorType>(weights.getType());
+  std::vector<float> values = *getF32Constant(weights);
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  layer.k = transposed ? cols : rows;
+  layer.n = transposed ? rows : cols;
+  layer.weights.resize(values.size());
+  for (int64_t i = 0; i < layer.k; ++i)
+    for (int64_t j = 0; j < layer.n; ++j)
+      layer.weights[i * layer.n + j] = static_cast<float>(
+          alpha * values[transposed ? j * cols + i : i * cols + j]);
+  return layer;
+}
+
+} // namespace cuvil

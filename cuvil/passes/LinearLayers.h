@@ -1,0 +1,44 @@
+//===- LinearLayers.h - the layers int8 quantization converts ---*- C++ -*-===//
+//
+// Post-training quantization converts the linear layers level1 can compute
+// in integers (cuvil.quantized_matmul): a matmul or gemm of a float32
+// activation by constant float32 weights. The marking pass picks them and
+// the quantizing pass rewrites them; both ask here, so they agree.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_PASSES_LINEARLAYERS_H
+#define CUVIL_PASSES_LINEARLAYERS_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cuvil {
+
+/// `y = activation @ weights (+ bias)`, weights [k, n] row-major with the
+/// gemm's alpha folded in, bias already scaled by beta (null if none).
+struct LinearLayer {
+  mlir::Value activation;
+  std::vector<float> weights;
+  int64_t k = 0, n = 0;
+  mlir::Value bias;
+};
+
+/// Whether `op` is a product quantization considers (matmul, gemm).
+bool isQuantizableKind(mlir::Operation *op);
+
+/// Why `op`, a product, has no integer form ("its weights are computed at
+/// run time", ...), or nullopt if it has.
+std::optional<std::string> whyNotIntegerLinear(mlir::Operation *op);
+
+/// The layer `op` computes; `op` must pass whyNotIntegerLinear. A beta
+/// other than 1 scales a constant bias into a new constant before `op`.
+LinearLayer getLinearLayer(mlir::Operation *op);
+
+} // namespace cuvil
+
+#endif // CUVIL_PASSES_LINEARLAYERS_H

@@ -1,0 +1,94 @@
+//===- MarkQuantizationCandidates.cpp - what int8 calibration observes ---===//
+//
+// Post-training quantization starts here: every linear layer level1 can
+// compute in integers gets `cuvil.calibration_point = i`. The driver then
+// observes each marked op's activation over the calibration data and sets
+// its range (cuvil-quantize-products). Everything else stays float32, and
+// the user is told which ops and why, so that no layer is silently left
+// slow or silently made inexact.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/CuvilOps.h"
+#include "cuvil/passes/LinearLayers.h"
+#include "cuvil/passes/PassStatistics.h"
+#include "cuvil/passes/Passes.h"
+#include "cuvil/support/Diagnostics.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace cuvil {
+#define GEN_PASS_DEF_CUVILMARKQUANTIZATIONCANDIDATES
+#include "cuvil/passes/Passes.h.inc"
+} // namespace cuvil
+
+using namespace mlir;
+namespace l1 = cuvil::l1;
+
+namespace {
+
+/// The ONNX operator a level1 op imports from, for matching op kinds.
+StringRef onnxKind(Operation *op) {
+  if (isa<l1::MatmulOp>(op))
+    return "MatMul";
+  if (isa<l1::GemmOp>(op))
+    return "Gemm";
+  if (isa<l1::Conv2dOp>(op))
+    return "Conv";
+  return "";
+}
+
+/// Whether `entry` of the keep-fp32 list names `op`: its node name, a
+/// module path inside it (`fc1` in `/fc1/Gemm`, torch.onnx's names), its
+/// level1 op name or its ONNX operator (case-insensitive).
+bool matchesEntry(Operation *op, StringRef node, StringRef entry) {
+  if (entry.empty())
+    return false;
+  if (node == entry)
+    return true;
+  std::string path = ("/" + entry.trim('/') + "/").str();
+  if (("/" + node.str()).find(path) != std::string::npos)
+    return true;
+  StringRef kind = op->getName().stripDialect();
+  return entry.equals_insensitive(kind) ||
+         entry.equals_insensitive(onnxKind(op));
+}
+
+struct MarkQuantizationCandidates
+    : cuvil::impl::CuvilMarkQuantizationCandidatesBase<
+          MarkQuantizationCandidates> {
+  using CuvilMarkQuantizationCandidatesBase::
+      CuvilMarkQuantizationCandidatesBase;
+
+  void runOnOperation() override {
+    int64_t next = 0;
+    getOperation().walk([&](Operation *op) {
+      if (!cuvil::isQuantizableKind(op) && !isa<l1::Conv2dOp>(op))
+        return;
+      std::string node = cuvil::describeLocation(op->getLoc()).node;
+      for (const std::string &entry : keepFp32) {
+        if (matchesEntry(op, node, entry)) {
+          op->emitWarning("kept in float32, as asked (keep-fp32 '")
+              << entry << "')";
+          return;
+        }
+      }
+      if (isa<l1::Conv2dOp>(op)) {
+        op->emitWarning("stays float32: Cuvil has no int8 convolution yet "
+                        "(linear layers are quantized)");
+        return;
+      }
+      if (std::optional<std::string> why = cuvil::whyNotIntegerLinear(op)) {
+        op->emitWarning("stays float32: ") << *why;
+        return;
+      }
+      op->setAttr("cuvil.calibration_point",
+                  IntegerAttr::get(IntegerType::get(op->getContext(), 64),
+                                   next++));
+      cuvil::addStatistic(getOperation(), *this, numMarked, "marked");
+    });
+  }
+};
+
+} // namespace

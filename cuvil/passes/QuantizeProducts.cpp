@@ -1,0 +1,145 @@
+//===- QuantizeProducts.cpp - calibrated linear layers to int8 QDQ --------===//
+//
+// Calibration sets `cuvil.activation_range` on the layers it observed; this
+// pass writes each as the QDQ graph an int8 layer is (quantize the
+// activation, dequantize it and the int8 weights, multiply), the same form
+// an ONNX QDQ model imports to, so one fold (cuvil-fold-quantized-products)
+// makes both integer products.
+//
+// Activations are asymmetric uint8 per tensor: the integer kernels correct
+// for the zero point with precomputed column sums, so the asymmetry is free
+// and post-ReLU tensors get all 256 levels. Weights are symmetric int8 per
+// output column, in [-127, 127].
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/CuvilOps.h"
+#include "cuvil/ir/Quantization.h"
+#include "cuvil/passes/ConstantUtil.h"
+#include "cuvil/passes/LinearLayers.h"
+#include "cuvil/passes/PassStatistics.h"
+#include "cuvil/passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cuvil {
+#define GEN_PASS_DEF_CUVILQUANTIZEPRODUCTS
+#include "cuvil/passes/Passes.h.inc"
+} // namespace cuvil
+
+using namespace mlir;
+namespace l1 = cuvil::l1;
+
+namespace {
+
+constexpr char kRangeAttr[] = "cuvil.activation_range";
+
+/// A scale the f32 kernels hold exactly, never zero or subnormal.
+double toScale(double scale) {
+  if (!(scale >= 1e-30) || !std::isfinite(scale))
+    return 1.0;
+  return static_cast<float>(scale);
+}
+
+/// uint8 over [min(lo, 0), max(hi, 0)]: zero is exact (padding, ReLU).
+quant::UniformQuantizedType activationType(MLIRContext *context, double lo,
+                                           double hi) {
+  lo = std::min(lo, 0.0);
+  hi = std::max(hi, 0.0);
+  double scale = toScale((hi - lo) / 255.0);
+  int64_t zero = std::clamp<int64_t>(std::llround(-lo / scale), 0, 255);
+  return quant::UniformQuantizedType::get(
+      /*flags=*/0, IntegerType::get(context, 8), Float32Type::get(context),
+      scale, zero, 0, 255);
+}
+
+struct QuantizedWeights {
+  std::string bytes; // int8 [k][n]
+  SmallVector<double> scales;
+};
+
+/// Symmetric per column: scale_j = max_k |w[k][j]| / 127, q = round half to
+/// even (w / scale_j), so |q| <= 127.
+QuantizedWeights quantizeWeights(const cuvil::LinearLayer &layer) {
+  QuantizedWeights out;
+  out.bytes.resize(layer.k * layer.n);
+  for (int64_t j = 0; j < layer.n; ++j) {
+    float amax = 0;
+    for (int64_t i = 0; i < layer.k; ++i)
+      amax = std::max(amax, std::fabs(layer.weights[i * layer.n + j]));
+    double scale = toScale(amax / 127.0);
+    out.scales.push_back(scale);
+    for (int64_t i = 0; i < layer.k; ++i) {
+      double q = std::nearbyint(layer.weights[i * layer.n + j] / scale);
+      out.bytes[i * layer.n + j] =
+          static_cast<char>(static_cast<int8_t>(std::clamp(q, -127.0, 127.0)));
+    }
+  }
+  return out;
+}
+
+struct QuantizeProducts
+    : cuvil::impl::CuvilQuantizeProductsBase<QuantizeProducts> {
+  void runOnOperation() override {
+    SmallVector<Operation *> marked;
+    getOperation().walk([&](Operation *op) {
+      if (op->hasAttr(kRangeAttr))
+        marked.push_back(op);
+    });
+    for (Operation *op : marked) {
+      if (failed(quantize(op)))
+        return signalPassFailure();
+      cuvil::addStatistic(getOperation(), *this, numQuantized, "quantized");
+    }
+  }
+
+  LogicalResult quantize(Operation *op) {
+    auto range = dyn_cast<DenseF64ArrayAttr>(op->getAttr(kRangeAttr));
+    if (!range || range.size() != 2 || !std::isfinite(range[0]) ||
+        !std::isfinite(range[1]) || range[0] > range[1])
+      return op->emitOpError(kRangeAttr)
+             << " must be array<f64: lo, hi> with finite lo <= hi";
+    if (!cuvil::isQuantizableKind(op))
+      return op->emitOpError("has ") << kRangeAttr << " but is no matrix product";
+    if (std::optional<std::string> why = cuvil::whyNotIntegerLinear(op))
+      return op->emitOpError("cannot be quantized: ") << *why;
+
+    cuvil::LinearLayer layer = cuvil::getLinearLayer(op);
+    MLIRContext *context = op->getContext();
+    Location loc = op->getLoc();
+    OpBuilder builder(op);
+    auto actType = cast<RankedTensorType>(layer.activation.getType());
+    Value q = l1::QuantizeOp::create(
+        builder, loc, actType.clone(activationType(context, range[0], range[1])),
+        layer.activation);
+    Value activation = l1::DequantizeOp::create(builder, loc, q);
+
+    QuantizedWeights w = quantizeWeights(layer);
+    auto i8 = IntegerType::get(context, 8);
+    auto storage = RankedTensorType::get({layer.k, layer.n}, i8);
+    auto wType = quant::UniformQuantizedPerAxisType::get(
+        quant::QuantizationFlags::Signed, i8, Float32Type::get(context),
+        w.scales, SmallVector<int64_t>(layer.n, 0), /*quantizedDimension=*/1,
+        -128, 127);
+    Value stored = cuvil::createResourceConstant(builder, loc, storage,
+                                                 "qweights", w.bytes);
+    Value weights = l1::DequantizeOp::create(
+        builder, loc,
+        l1::StorageCastOp::create(builder, loc, storage.clone(wType), stored));
+    Value y = l1::MatmulOp::create(builder, loc, activation, weights);
+    if (layer.bias)
+      y = l1::AddOp::create(builder, loc, y, layer.bias);
+    if (y.getType() != op->getResult(0).getType())
+      return op->emitOpError("quantized, gives ")
+             << y.getType() << " instead of " << op->getResult(0).getType();
+    op->getResult(0).replaceAllUsesWith(y);
+    op->erase();
+    return success();
+  }
+};
+
+} // namespace

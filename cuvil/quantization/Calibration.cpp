@@ -1,0 +1,426 @@
+#include "cuvil/quantization/Calibration.h"
+
+#include "cuvil/ir/CuvilOps.h"
+#include "cuvil/passes/BatchMultipliers.h"
+#include "cuvil/serving/ModelLibrary.h"
+#include "cuvil/support/Diagnostics.h"
+#include "cuvil/support/Npz.h"
+#include "cuvil/support/SourceEscape.h"
+#include "cuvil/support/StatusMacros.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <map>
+#include <thread>
+
+using namespace mlir;
+namespace l1 = cuvil::l1;
+
+namespace cuvil::quantization {
+
+namespace {
+
+constexpr char kPointAttr[] = "cuvil.calibration_point";
+constexpr char kRangeAttr[] = "cuvil.activation_range";
+
+/// One activation observed (several layers may share it: Q, K and V
+/// projections of one input).
+struct Observation {
+  int input = -1;  ///< the model input it is, or
+  int output = -1; ///< the calibration model's output it is read from
+  int64_t multiplier = 0; ///< its dynamic dimension is multiplier * batch
+  int64_t staticElements = 1;
+  RangeObserver observer;
+  explicit Observation(const CalibrationOptions &options)
+      : observer(options.observer, options.percentile) {}
+};
+
+absl::StatusOr<func::FuncOp> soleFunction(ModuleOp module) {
+  SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+  if (funcs.size() != 1)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "calibration needs a model of one function; it has ", funcs.size()));
+  return funcs.front();
+}
+
+SmallVector<Operation *> markedOps(func::FuncOp func) {
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (op->hasAttr(kPointAttr))
+      ops.push_back(op);
+  });
+  return ops;
+}
+
+/// Elements of a value for one call with `batch`.
+int64_t elementsFor(const Observation &o, int64_t batch) {
+  return o.staticElements * (o.multiplier ? o.multiplier * batch : 1);
+}
+
+/// The calibration data, checked against the model's inputs and in each
+/// input's dtype: float64 arrays are accepted for float32 inputs (numpy's
+/// default) and converted.
+struct CalibrationData {
+  std::vector<std::string> inputs; // bytes, per model input
+  std::vector<size_t> sampleBytes;
+  int64_t samples = 0;
+  int64_t perCall = 1; // a static model's batch
+};
+
+absl::StatusOr<CalibrationData>
+readCalibrationData(const std::string &path,
+                    const serving::ModelSignature &signature) {
+  ASSIGN_OR_RETURN(std::vector<NpyArray> arrays, readNpz(path));
+  std::map<std::string, NpyArray *> byName;
+  std::vector<std::string> names, inputNames;
+  for (NpyArray &array : arrays) {
+    byName[array.name] = &array;
+    names.push_back(array.name);
+  }
+  for (const serving::TensorSpec &spec : signature.inputs)
+    inputNames.push_back(spec.name);
+  for (const std::string &name : names)
+    if (!llvm::is_contained(inputNames, name))
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, " has an array '", printableText(name),
+          "', which is not an input of the model (inputs: ",
+          printableText(absl::StrJoin(inputNames, ", ")), ")"));
+  CalibrationData data;
+  for (const serving::TensorSpec &spec : signature.inputs) {
+    auto found = byName.find(spec.name);
+    if (found == byName.end())
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, " has no array for input '", printableText(spec.name),
+          "'; save one per input: numpy.savez(path, ",
+          printableText(spec.name), "=samples, ...)"));
+    NpyArray &array = *found->second;
+    std::string what = absl::StrCat("calibration array '",
+                                    printableText(spec.name), "'");
+    std::string dtype(serving::abiName(spec.datatype));
+    if (array.dtype == "float64" && dtype == "float32") {
+      std::string converted(array.numElements() * 4, '\0');
+      for (int64_t i = 0; i < array.numElements(); ++i) {
+        double v;
+        std::memcpy(&v, array.data.data() + 8 * i, 8);
+        float f = static_cast<float>(v);
+        std::memcpy(converted.data() + 4 * i, &f, 4);
+      }
+      array.data = std::move(converted);
+      array.dtype = dtype;
+    }
+    if (array.dtype != dtype)
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " is ", array.dtype, ", but the input is ", dtype));
+    const std::vector<int64_t> &expected = spec.shape;
+    bool shapeOk = array.shape.size() == expected.size() && !expected.empty();
+    for (size_t d = 1; shapeOk && d < expected.size(); ++d)
+      shapeOk = array.shape[d] == expected[d];
+    int64_t perCall = expected.empty() || expected[0] < 0 ? 1 : expected[0];
+    if (shapeOk)
+      shapeOk = array.shape[0] > 0 && array.shape[0] % perCall == 0;
+    if (!shapeOk) {
+      std::vector<std::string> dims = {"N"};
+      for (size_t d = 1; d < expected.size(); ++d)
+        dims.push_back(std::to_string(expected[d]));
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " has shape ", serving::shapeString(array.shape),
+          "; the input is ", serving::shapeString(spec.shape),
+          ", so it needs shape [", absl::StrJoin(dims, ", "), "]",
+          " (samples first",
+          perCall > 1 ? absl::StrCat(", a multiple of ", perCall) : "", ")"));
+    }
+    if (data.samples && data.samples != array.shape[0])
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": the arrays hold different numbers of samples (",
+          data.samples, " and ", array.shape[0], " in '",
+          printableText(spec.name), "')"));
+    data.samples = array.shape[0];
+    data.perCall = perCall;
+    data.sampleBytes.push_back(array.data.size() / array.shape[0]);
+    data.inputs.push_back(std::move(array.data));
+  }
+  return data;
+}
+
+/// Runs the calibration model over all samples, feeding each observation.
+absl::Status runCalibration(serving::Executor &executor,
+                            const serving::ModelSignature &signature,
+                            const CalibrationData &data,
+                            const std::vector<int64_t> &outputElements,
+                            std::vector<Observation> &observations,
+                            int64_t &calls) {
+  int64_t step = signature.dynamicBatch ? signature.maxBatch : data.perCall;
+  std::vector<std::vector<float>> outputs(outputElements.size());
+  calls = 0;
+  for (int64_t start = 0; start < data.samples; start += step) {
+    int64_t count = std::min(step, data.samples - start);
+    int64_t batch = signature.dynamicBatch ? count : 1;
+    std::vector<const void *> in;
+    for (size_t i = 0; i < data.inputs.size(); ++i)
+      in.push_back(data.inputs[i].data() + start * data.sampleBytes[i]);
+    std::vector<void *> out;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      // Outputs are float32 or wider: a float buffer of the bytes needed.
+      outputs[i].resize(outputElements[i] * (signature.dynamicBatch ? batch : 1));
+      out.push_back(outputs[i].data());
+    }
+    RETURN_IF_ERROR(executor.run(batch, in, out));
+    ++calls;
+    for (Observation &o : observations) {
+      const float *values =
+          o.input >= 0
+              ? reinterpret_cast<const float *>(in[o.input])
+              : outputs[o.output].data();
+      o.observer.observe(values, elementsFor(o, batch));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string reportName(const std::string &text) { return printableText(text); }
+
+} // namespace
+
+absl::StatusOr<QuantizationReport>
+calibrate(ModuleOp module, const CalibrationOptions &options,
+          const HostCompiler &compile,
+          const std::function<void(absl::string_view)> &progress) {
+  QuantizationReport report;
+  report.observer = std::string(observerName(options.observer));
+  ASSIGN_OR_RETURN(func::FuncOp func, soleFunction(module));
+  SmallVector<Operation *> marked = markedOps(func);
+  if (marked.empty())
+    return report;
+  cuvil::BatchMultipliers multipliers;
+  if (failed(multipliers.compute(func)))
+    return absl::InvalidArgumentError(
+        "calibration cannot size the model's tensors by its batch");
+
+  // One observation per distinct activation, in the order first seen.
+  std::vector<Observation> observations;
+  std::vector<size_t> observationOf;
+  llvm::DenseMap<Value, size_t> seen;
+  std::vector<size_t> exposed; // observations read from new outputs
+  auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (Operation *op : marked) {
+    Value value = op->getOperand(0);
+    auto [it, inserted] = seen.try_emplace(value, observations.size());
+    observationOf.push_back(it->second);
+    if (!inserted)
+      continue;
+    Observation o(options);
+    auto type = cast<RankedTensorType>(value.getType());
+    o.multiplier = multipliers.get(value);
+    o.staticElements = cuvil::BatchMultipliers::staticProduct(type);
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      o.input = static_cast<int>(arg.getArgNumber());
+    } else {
+      auto returned = llvm::find(returnOp.getOperands(), value);
+      if (returned != returnOp.getOperands().end()) {
+        o.output = static_cast<int>(returned - returnOp.getOperands().begin());
+      } else {
+        o.output = static_cast<int>(returnOp.getNumOperands() + exposed.size());
+        exposed.push_back(observations.size());
+      }
+    }
+    observations.push_back(std::move(o));
+  }
+  std::vector<int64_t> outputElements;
+  for (Value v : returnOp.getOperands()) {
+    auto type = cast<RankedTensorType>(v.getType());
+    int64_t k = multipliers.get(v);
+    int64_t bytes = cuvil::BatchMultipliers::staticProduct(type) *
+                    ((type.getElementTypeBitWidth() + 7) / 8) * (k ? k : 1);
+    outputElements.push_back((bytes + 3) / 4);
+  }
+  for (size_t index : exposed)
+    outputElements.push_back(observations[index].staticElements *
+                             std::max<int64_t>(1, observations[index].multiplier));
+
+  // The float32 model with the exposed activations as extra outputs.
+  OwningOpRef<ModuleOp> copy = module.clone();
+  ASSIGN_OR_RETURN(func::FuncOp copyFunc, soleFunction(*copy));
+  SmallVector<Operation *> copyMarked = markedOps(copyFunc);
+  auto copyReturn =
+      cast<func::ReturnOp>(copyFunc.getBody().front().getTerminator());
+  SmallVector<Value> results(copyReturn.getOperands());
+  OpBuilder builder(copyReturn);
+  for (size_t index : exposed) {
+    size_t point = llvm::find(observationOf, index) - observationOf.begin();
+    Value value = copyMarked[point]->getOperand(0);
+    // An output's one dynamic dimension is its first (the ABI's batch):
+    // [B, S, E] transposed to [S, B, E] is read as [k * B, P] instead.
+    if (observations[index].multiplier)
+      value = l1::ReshapeOp::create(
+          builder, value.getLoc(), value,
+          builder.getDenseI64ArrayAttr(
+              {-1, observations[index].staticElements}));
+    unsigned position = copyFunc.getNumResults();
+    if (failed(copyFunc.insertResult(
+            position, value.getType(),
+            builder.getDictionaryAttr(builder.getNamedAttr(
+                "cuvil.name", builder.getStringAttr(absl::StrCat(
+                                  "cuvil_calibration_", position)))))))
+      return absl::InternalError("cannot add a calibration output");
+    results.push_back(value);
+  }
+  copyReturn->setOperands(results);
+  for (Operation *op : copyMarked)
+    op->removeAttr(kPointAttr);
+
+  if (progress)
+    progress(absl::StrCat("calibrating: building the float32 model to observe ",
+                          observations.size(), " activations"));
+  ASSIGN_OR_RETURN(std::string soPath, compile(*copy));
+  serving::LoadOptions load;
+  load.weightsPath = "";
+  ASSIGN_OR_RETURN(std::shared_ptr<serving::ModelLibrary> library,
+                   serving::ModelLibrary::load(soPath, load));
+  int threads = static_cast<int>(
+      std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+  ASSIGN_OR_RETURN(std::unique_ptr<serving::Executor> executor,
+                   library->createExecutor(threads));
+  ASSIGN_OR_RETURN(CalibrationData data,
+                   readCalibrationData(options.dataPath, library->signature()));
+  report.samples = data.samples;
+
+  bool histograms = observations.front().observer.needsHistogram();
+  for (int pass = 0; pass < (histograms ? 2 : 1); ++pass) {
+    if (progress)
+      progress(absl::StrCat("calibrating: ", report.observer, " observers, ",
+                            pass == 0 ? "ranges" : "histograms", " over ",
+                            data.samples, " samples"));
+    if (pass == 1)
+      for (Observation &o : observations)
+        o.observer.startHistogram();
+    RETURN_IF_ERROR(runCalibration(*executor, library->signature(), data,
+                                   outputElements, observations, report.calls));
+  }
+
+  MLIRContext *context = module.getContext();
+  for (size_t i = 0; i < marked.size(); ++i) {
+    Operation *op = marked[i];
+    const RangeObserver &observer = observations[observationOf[i]].observer;
+    auto [lo, hi] = observer.getRange();
+    op->setAttr(kRangeAttr, DenseF64ArrayAttr::get(context, {lo, hi}));
+    op->removeAttr(kPointAttr);
+    DiagnosticInfo where = describeLocation(op->getLoc());
+    LayerReport layer;
+    layer.node = where.node;
+    layer.op = op->getName().getStringRef().str();
+    layer.location = where.location;
+    layer.observedMin = observer.getMin();
+    layer.observedMax = observer.getMax();
+    layer.lo = lo;
+    layer.hi = hi;
+    report.layers.push_back(std::move(layer));
+  }
+  return report;
+}
+
+void describeCompiledLayers(ModuleOp module, QuantizationReport &report) {
+  module.walk([&](l1::QuantizedMatmulOp op) {
+    std::string node = describeLocation(op.getLoc()).node;
+    auto layer = llvm::find_if(report.layers, [&](const LayerReport &l) {
+      return !l.quantized && l.node == node;
+    });
+    if (layer == report.layers.end())
+      return;
+    auto a = cast<quant::UniformQuantizedType>(
+        cast<RankedTensorType>(op.getLhs().getType()).getElementType());
+    layer->quantized = true;
+    llvm::raw_string_ostream os(layer->activationType);
+    os << a;
+    layer->scale = a.getScale();
+    layer->zeroPoint = a.getZeroPoint();
+    Type w = cast<RankedTensorType>(op.getRhs().getType()).getElementType();
+    SmallVector<double> scales;
+    if (auto perAxis = dyn_cast<quant::UniformQuantizedPerAxisType>(w))
+      scales.assign(perAxis.getScales().begin(), perAxis.getScales().end());
+    else
+      scales.push_back(cast<quant::UniformQuantizedType>(w).getScale());
+    layer->weightScaleMin = *llvm::min_element(scales);
+    layer->weightScaleMax = *llvm::max_element(scales);
+    layer->columns = cast<RankedTensorType>(op.getType()).getShape().back();
+  });
+}
+
+std::string QuantizationReport::toText() const {
+  std::string text = absl::StrFormat(
+      "int8 quantization: %s observers over %d samples (%d calls)\n",
+      observer, samples, calls);
+  size_t width = 5;
+  for (const LayerReport &l : layers)
+    width = std::max(width, reportName(l.node).size());
+  absl::StrAppendFormat(&text, "%-*s  %-8s  %-25s  %-25s  %s\n", width,
+                        "layer", "op", "observed [min, max]",
+                        "quantized [lo, hi]", "activation / weights");
+  for (const LayerReport &l : layers) {
+    std::string kind(absl::StripPrefix(l.op, "cuvil."));
+    std::string compiled =
+        l.quantized
+            ? absl::StrFormat("uint8 scale %.6g zero %d / int8 x %d columns, "
+                              "scales %.3g..%.3g",
+                              l.scale, l.zeroPoint, l.columns, l.weightScaleMin,
+                              l.weightScaleMax)
+            : "float32 (not folded)";
+    absl::StrAppendFormat(
+        &text, "%-*s  %-8s  %-25s  %-25s  %s\n", width, reportName(l.node), kind,
+        absl::StrFormat("[%.6g, %.6g]", l.observedMin, l.observedMax),
+        absl::StrFormat("[%.6g, %.6g]", l.lo, l.hi), compiled);
+  }
+  if (!float32.empty()) {
+    text += "kept in float32:\n";
+    for (const std::string &line : float32)
+      absl::StrAppend(&text, "  ", printableText(line), "\n");
+  }
+  return text;
+}
+
+std::string QuantizationReport::toJson() const {
+  llvm::json::Array layerArray;
+  for (const LayerReport &l : layers) {
+    llvm::json::Object entry{
+        {"node", jsonText(l.node)},
+        {"op", l.op},
+        {"location", jsonText(l.location)},
+        {"observed_min", l.observedMin},
+        {"observed_max", l.observedMax},
+        {"range_min", l.lo},
+        {"range_max", l.hi},
+        {"quantized", l.quantized},
+    };
+    if (l.quantized) {
+      entry["activation_type"] = l.activationType;
+      entry["scale"] = l.scale;
+      entry["zero_point"] = l.zeroPoint;
+      entry["weight_scale_min"] = l.weightScaleMin;
+      entry["weight_scale_max"] = l.weightScaleMax;
+      entry["columns"] = l.columns;
+    }
+    layerArray.push_back(std::move(entry));
+  }
+  llvm::json::Array kept;
+  for (const std::string &line : float32)
+    kept.push_back(jsonText(line));
+  llvm::json::Object root{{"scheme", "int8"},
+                          {"observer", observer},
+                          {"samples", samples},
+                          {"calls", calls},
+                          {"layers", std::move(layerArray)},
+                          {"float32", std::move(kept)}};
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  os << llvm::json::Value(std::move(root));
+  return json;
+}
+
+} // namespace cuvil::quantization

@@ -1,0 +1,107 @@
+"""Post-training static quantization options for cuvil.compile.
+
+    q = cuvil.quantization.Int8(calibration=[x0, x1, ...])
+    compiled = cuvil.compile(model, input_signature=..., quantize=q)
+    compiled.quantization_report   # each layer's range, scale, zero point
+
+Calibration runs the float32 model on the batches given (a few hundred
+representative samples), observes every quantized layer's activation, and
+picks its int8 range. Linear layers (nn.Linear, matmuls by constant
+weights) then run on int8 kernels: activations uint8 per tensor
+(asymmetric), weights int8 per output channel (symmetric). Everything else
+stays float32, with a note saying why. The compiled model still takes and
+returns the original float tensors.
+"""
+
+import os
+
+import numpy as np
+
+OBSERVERS = ("minmax", "percentile", "entropy")
+
+
+class Int8:
+    """int8 post-training quantization.
+
+    calibration: representative inputs. An iterable of batches, each a
+        tensor or array (one-input models), a tuple or list (one per input,
+        in order) or a dict by input name; samples along dimension 0. Or
+        the path of a .npz written by numpy.savez (one array per input).
+    observer: how each activation's range is chosen: "minmax" (the
+        extremes seen), "percentile" (clips beyond `percentile`), "entropy"
+        (the KL-divergence threshold of TensorRT's calibrator).
+    percentile: the percentile observer's p, in (50, 100].
+    keep_fp32: ops to keep in float32: node names ("/fc1/Gemm"), module
+        paths ("fc1", the attribute path of an nn.Module's submodule) or op
+        kinds ("Gemm", "MatMul").
+    """
+
+    def __init__(self, calibration, *, observer="minmax", percentile=99.99,
+                 keep_fp32=()):
+        if calibration is None:
+            raise ValueError("Int8 needs calibration data: batches of "
+                             "representative inputs")
+        if observer not in OBSERVERS:
+            raise ValueError(f"observer must be one of {', '.join(OBSERVERS)}, "
+                             f"got {observer!r}")
+        if not isinstance(percentile, (int, float)) or not 50 < percentile <= 100:
+            raise ValueError(f"percentile must be in (50, 100], got {percentile!r}")
+        if isinstance(keep_fp32, str):
+            keep_fp32 = [keep_fp32]
+        self.calibration = calibration
+        self.observer = observer
+        self.percentile = float(percentile)
+        self.keep_fp32 = [str(name) for name in keep_fp32]
+
+    def __repr__(self):
+        return (f"Int8(observer={self.observer!r}, percentile={self.percentile}, "
+                f"keep_fp32={self.keep_fp32!r})")
+
+    def write_calibration(self, input_names, path):
+        """Writes the calibration batches to `path` as a .npz by input name
+        (or returns the .npz path given)."""
+        data = self.calibration
+        if isinstance(data, (str, os.PathLike)):
+            return os.fspath(data)
+        columns = {name: [] for name in input_names}
+        count = 0
+        for batch in data:
+            count += 1
+            if isinstance(batch, dict):
+                unknown = sorted(set(batch) - set(input_names))
+                if unknown:
+                    raise ValueError(f"calibration batch {count} names "
+                                     f"{unknown[0]!r}, which is not an input "
+                                     f"(inputs: {', '.join(input_names)})")
+                values = [batch.get(name) for name in input_names]
+            elif isinstance(batch, (tuple, list)):
+                values = list(batch)
+            else:
+                values = [batch]
+            if len(values) != len(input_names) or any(v is None for v in values):
+                raise ValueError(
+                    f"calibration batch {count} has {len(values)} inputs; the "
+                    f"model takes {len(input_names)} ({', '.join(input_names)})")
+            for name, value in zip(input_names, values):
+                columns[name].append(_to_numpy(value))
+        if count == 0:
+            raise ValueError("calibration holds no batches")
+        arrays = {}
+        for name, parts in columns.items():
+            try:
+                arrays[name] = np.concatenate(parts, axis=0)
+            except ValueError as error:
+                raise ValueError(f"calibration batches of input {name!r} do "
+                                 f"not stack along dimension 0: {error}") from None
+        np.savez(path, **arrays)
+        return path
+
+
+def _to_numpy(value):
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    array = np.asarray(value)
+    if array.ndim == 0:
+        raise ValueError("a calibration input is a scalar; samples go along "
+                         "dimension 0")
+    return np.ascontiguousarray(array)
