@@ -77,6 +77,17 @@ class Server:
                 pass
             assert time.time() < deadline, "cuvil-serve did not come up:\n" + self.output()
             time.sleep(0.05)
+        # REST starts first; the gRPC endpoint starts after it, so a test
+        # that talks gRPC right away waits for its port too.
+        while True:
+            assert self.proc.poll() is None, "cuvil-serve exited:\n" + self.output()
+            try:
+                socket.create_connection((self.host, self.grpc_port), timeout=1).close()
+                break
+            except OSError:
+                pass
+            assert time.time() < deadline, "gRPC did not come up:\n" + self.output()
+            time.sleep(0.05)
 
     def output(self):
         self.log.flush()
