@@ -540,7 +540,8 @@ LogicalResult UKernelCallOp::verify() {
   if (failed(verifyLevel1Params(*this)))
     return failure();
   StringRef kernel = getKernel();
-  bool product = kernel == "matmul" || kernel == "gemm";
+  bool product =
+      kernel == "matmul" || kernel == "gemm" || kernel == "quantized_matmul";
   if (EpilogueAttr epilogue = getEpilogueAttr()) {
     if (epilogue.has(EpilogueStep::col_bias) && !product)
       return emitOpError("a col_bias epilogue needs a matrix product, not '")

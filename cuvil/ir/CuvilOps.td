@@ -631,7 +631,10 @@ def Cuvil_FusedGroupOp : Cuvil_Op<"fused_group", [IsolatedFromAbove,
     stand for the group's operands and `cuvil.yield` gives its results. The
     optional `kind` names the fusion pattern (e.g. "conv_epilogue").
   }];
-  let arguments = (ins Variadic<Cuvil_Tensor>:$inputs, OptionalAttr<StrAttr>:$kind);
+  // Quantized inputs: an int8 product and its float32 epilogue.
+  let arguments = (ins
+      Variadic<AnyTypeOf<[Cuvil_Tensor, Cuvil_QuantizedTensor]>>:$inputs,
+      OptionalAttr<StrAttr>:$kind);
   let results = (outs Variadic<Cuvil_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{

@@ -1,8 +1,9 @@
 //===- FuseEpilogues.cpp - conv/gemm + residual add + activation ----------===//
 //
 // Forms `cuvil.fused_group kind = "epilogue"` groups: a producer (conv2d,
-// or a linear layer's gemm) followed by the elementwise ops the x86 kernels apply to each block of
-// output they have just computed. Only single-use chains are fused, in the
+// or a linear layer's gemm, matmul or int8 quantized_matmul) followed by
+// the elementwise ops the x86 kernels apply to each block of output they
+// have just computed. Only single-use chains are fused, in the
 // kernel's order (residual add, then activation), so the group computes
 // exactly what the ops did.
 //
@@ -70,13 +71,14 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
   /// A matrix product the kernel runs as one call (weights [K, N], inputs
   /// of rank 2 or 3), f32 with a static N: PyTorch's form of a linear layer
   /// on 3-D inputs, whose bias then comes as a broadcast add.
+  /// An int8 product (cuvil.quantized_matmul) is a matmul of this shape
+  /// too: its kernel finishes each row in float32 the same way.
   static bool isFusableMatmul(Operation *op) {
-    auto matmul = dyn_cast<l1::MatmulOp>(op);
-    if (!matmul)
+    if (!isa<l1::MatmulOp, l1::QuantizedMatmulOp>(op))
       return false;
-    auto a = cast<RankedTensorType>(matmul.getLhs().getType());
-    auto b = cast<RankedTensorType>(matmul.getRhs().getType());
-    auto type = cast<RankedTensorType>(matmul.getType());
+    auto a = cast<RankedTensorType>(op->getOperand(0).getType());
+    auto b = cast<RankedTensorType>(op->getOperand(1).getType());
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
     return b.getRank() == 2 && (a.getRank() == 2 || a.getRank() == 3) &&
            type.getElementType().isF32() && !type.isDynamicDim(type.getRank() - 1);
   }
@@ -90,14 +92,14 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
            bias.getElementType() == type.getElementType();
   }
 
-  /// The epilogue chain after `producer`: [bias add] (matmul only), [add],
+  /// The epilogue chain after `producer`: [bias add] (matmuls only), [add],
   /// [relu | clip].
   SmallVector<Operation *> findChain(Operation *producer) {
     SmallVector<Operation *> chain = {producer};
     Value current = producer->getResult(0);
     Operation *user = soleUser(current);
     if (auto add = dyn_cast_or_null<l1::AddOp>(user);
-        add && isa<l1::MatmulOp>(producer)) {
+        add && isa<l1::MatmulOp, l1::QuantizedMatmulOp>(producer)) {
       Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
       if (other != current && isColumnBias(other, current) &&
           add.getType() == current.getType()) {

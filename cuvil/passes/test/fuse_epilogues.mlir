@@ -135,3 +135,26 @@ func.func @linear_3d(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
   %zb = cuvil.add %z, %b2 : tensor<1x4x8xf32>, tensor<4x8xf32>
   return %zb : tensor<1x4x8xf32>
 }
+
+// -----
+
+// An int8 linear layer: the integer product's bias add and relu fuse like a
+// float matmul's; the group takes the quantized operands.
+!a = !quant.uniform<u8:f32, 0.05:120>
+!w = !quant.uniform<i8:f32:1, {0.5, 0.25}>
+// CHECK-LABEL: func.func @int8_linear
+// CHECK: cuvil.fused_group kind = "epilogue"(%{{.+}}, %{{.+}}, %{{.+}}) : (tensor<?x3x!quant.uniform<u8:f32, 5.000000e-02:120>>, tensor<3x2x!quant.uniform<i8:f32:1, {5.000000e-01,2.500000e-01}>>, tensor<2xf32>) -> tensor<?x2xf32>
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: cuvil.quantized_matmul
+// CHECK-NEXT: cuvil.add {{.*}}tensor<?x2xf32>, tensor<2xf32>
+// CHECK-NEXT: cuvil.relu
+func.func @int8_linear(%x: tensor<?x3xf32>) -> tensor<?x2xf32> {
+  %q = cuvil.quantize %x : tensor<?x3xf32> to tensor<?x3x!a>
+  %c = cuvil.constant dense<[[1, -2], [3, 4], [-5, 6]]> : tensor<3x2xi8>
+  %wq = cuvil.storage_cast %c : tensor<3x2xi8> to tensor<3x2x!w>
+  %b = cuvil.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %y = cuvil.quantized_matmul %q, %wq : tensor<?x3x!a>, tensor<3x2x!w>
+  %yb = cuvil.add %y, %b : tensor<?x2xf32>, tensor<2xf32>
+  %r = cuvil.relu %yb : tensor<?x2xf32>
+  return %r : tensor<?x2xf32>
+}

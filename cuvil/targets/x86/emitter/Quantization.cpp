@@ -157,9 +157,12 @@ LogicalResult emitQuantization(Emitter &e, const KernelCall &call) {
 
 /// An int8 product on weights packed at compile time
 /// (cuvil-x86-pack-quantized-weights): ins (a, packed, column sums, column
-/// scales), outs (y, A-panel scratch).
+/// scales, then a fused epilogue's), outs (y, A-panel scratch). Rows are
+/// split over the context's threads; the epilogue (bias, residual,
+/// activation) is applied to each row as it is finished.
 LogicalResult emitQuantizedMatmul(Emitter &e, const KernelCall &call) {
-  if (!call.op.getPackedB() || call.ins.size() != 4 ||
+  Epilogue epilogue = getEpilogue(call);
+  if (!call.op.getPackedB() || call.ins.size() != 4 + epilogue.inputs ||
       call.op.getOutputs().size() != 2)
     return call.error() << "needs its weights packed at compile time "
                            "(cuvil-x86-pack-quantized-weights)";
@@ -169,13 +172,15 @@ LogicalResult emitQuantizedMatmul(Emitter &e, const KernelCall &call) {
     return call.error() << "needs an 8-bit lhs quantized per tensor";
   std::vector<std::string> rows(a.dims.begin(), a.dims.end() - 1);
   const std::string &k = a.dims.back(), &n = out.dims.back();
-  e.c.line("cuvil_qgemm_f32(CUVIL_QGEMM4, " + joinProduct(rows) + ", " + n +
-           ", " + k + ", " + a.name + ", " + k + ", " +
-           (q.isSigned() ? "1" : "0") + ", " +
-           std::to_string(q.getZeroPoint()) + ", " + call.ins[1]->name + ", " +
-           call.ins[2]->name + ", " + call.ins[3]->name + ", " + out.name +
-           ", " + n + ", (uint8_t *)" + e.buffer(call.op.getOutputs()[1]).name +
-           ");");
+  e.callWithEpilogue(
+      "cuvil_qgemm_f32(pool, CUVIL_QGEMM4, " + joinProduct(rows) + ", " + n +
+          ", " + k + ", " + a.name + ", " + k + ", " +
+          (q.isSigned() ? "1" : "0") + ", " +
+          std::to_string(q.getZeroPoint()) + ", " + call.ins[1]->name + ", " +
+          call.ins[2]->name + ", " + call.ins[3]->name + ", " + out.name +
+          ", " + n + ", (uint8_t *)" + e.buffer(call.op.getOutputs()[1]).name +
+          ", ",
+      epilogue.initializerOrNone());
   return success();
 }
 

@@ -95,7 +95,7 @@ BENCHMARK(sgemm)->Arg(64)->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->Arg(2048);
 /// for weights), with `kernel`.
 void qgemm(benchmark::State &state, cuvil_qgemm4_fn kernel) {
   int64_t n = state.range(0);
-  std::vector<uint8_t> a(n * n, 200), scratch(cuvil_qgemm_scratch_bytes(n));
+  std::vector<uint8_t> a(n * n, 200), scratch(cuvil_qgemm_scratch_bytes(n, n));
   std::vector<int8_t> b(n * n, -3), packed(cuvil_qgemm_packed_bytes(n, n));
   std::vector<int32_t> sums(n), c(n * n);
   cuvil_qgemm_pack_b(n, n, b.data(), n, packed.data(), sums.data());

@@ -5,8 +5,8 @@
 // packed here, once, by the runtime's own cuvil_qgemm_pack_b (linked into
 // cuvilc), with their column sums; the output scale of each column (the
 // activation's scale times the column's) becomes a third global. The call
-// then reads (a, packed, sums, scales), writes (y, A-panel scratch) and is
-// marked packed_b.
+// then reads (a, packed, sums, scales, then any fused epilogue's inputs),
+// writes (y, A-panel scratch) and is marked packed_b.
 //
 //===----------------------------------------------------------------------===//
 
@@ -148,14 +148,20 @@ struct PackQuantizedWeights
         call, symbols, base + "_qscales",
         MemRefType::get({n}, Float32Type::get(context)),
         ArrayRef<char>(reinterpret_cast<const char *>(scales.data()), 4 * n));
+    // One A panel per chunk of rows: as many as the rows need when they
+    // are static, the most a call uses otherwise.
+    int64_t rows = aType.hasStaticShape() ? aType.getNumElements() / k : -1;
     OpBuilder builder(call);
     Value scratch = memref::AllocOp::create(
         builder, call.getLoc(),
-        MemRefType::get({static_cast<int64_t>(cuvil_qgemm_scratch_bytes(k))},
-                        IntegerType::get(context, 8)),
+        MemRefType::get(
+            {static_cast<int64_t>(cuvil_qgemm_scratch_bytes(rows, k))},
+            IntegerType::get(context, 8)),
         builder.getI64IntegerAttr(64));
-    call.cloneWith(builder, ValueRange{a, packedB, colSums, colScales},
-                   ValueRange{call.getOutputs()[0], scratch})
+    // A fused epilogue's inputs (bias, residual) stay last.
+    SmallVector<Value> inputs = {a, packedB, colSums, colScales};
+    llvm::append_range(inputs, call.getInputs().drop_front(2));
+    call.cloneWith(builder, inputs, ValueRange{call.getOutputs()[0], scratch})
         .setPackedB(true);
     call.erase();
     // The unpacked weights, if nothing else reads them.

@@ -50,7 +50,7 @@ void expectExact(const Variant &v, int64_t m, int64_t n, int64_t k,
                  const std::vector<int8_t> &b) {
   std::vector<int8_t> packed(cuvil_qgemm_packed_bytes(k, n));
   std::vector<int32_t> sums(n);
-  std::vector<uint8_t> scratch(cuvil_qgemm_scratch_bytes(k));
+  std::vector<uint8_t> scratch(cuvil_qgemm_scratch_bytes(m, k));
   cuvil_qgemm_pack_b(k, n, b.data(), n, packed.data(), sums.data());
   // C with a wider row stride: nothing outside the m x n block is written.
   std::vector<int32_t> c(m * (n + 3), -7);
@@ -123,15 +123,15 @@ TEST(QgemmTest, DequantizedProductOfSignedActivations) {
   const int32_t zero = -9;
   std::vector<int8_t> packed(cuvil_qgemm_packed_bytes(k, n));
   std::vector<int32_t> sums(n);
-  std::vector<uint8_t> scratch(cuvil_qgemm_scratch_bytes(k));
+  std::vector<uint8_t> scratch(cuvil_qgemm_scratch_bytes(m, k));
   cuvil_qgemm_pack_b(k, n, b.data(), n, packed.data(), sums.data());
   for (const Variant &v : variants()) {
     if (!cpuHas(v.features))
       continue;
     std::vector<float> c(m * n);
-    cuvil_qgemm_f32(v.fn, m, n, k, a.data(), k, /*a_signed=*/1, zero,
+    cuvil_qgemm_f32(nullptr, v.fn, m, n, k, a.data(), k, /*a_signed=*/1, zero,
                     packed.data(), sums.data(), scale.data(), c.data(), n,
-                    scratch.data());
+                    scratch.data(), nullptr);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         int64_t acc = 0;
@@ -141,6 +141,56 @@ TEST(QgemmTest, DequantizedProductOfSignedActivations) {
             << v.name << " at (" << i << ", " << j << ")";
       }
   }
+}
+
+// A linear layer's epilogue (bias per column, residual, ReLU) applied by
+// the kernel, and rows split over a pool of 3 threads into chunks (more
+// 4-row blocks than CUVIL_QGEMM_CHUNKS): the same bits as one thread
+// computing the product and then the epilogue's steps in order.
+TEST(QgemmTest, EpilogueAndThreadsGiveTheSameBits) {
+  std::mt19937 rng(9);
+  const int64_t m = 4 * CUVIL_QGEMM_CHUNKS + 7, n = 19, k = 45;
+  std::vector<uint8_t> a(m * k);
+  std::vector<int8_t> b(k * n);
+  std::vector<float> scale(n), bias(n), residual(m * n);
+  for (uint8_t &x : a)
+    x = uint8_t(rng() % 256);
+  for (int8_t &x : b)
+    x = int8_t(int(rng() % 255) - 127);
+  for (float &x : scale)
+    x = float(rng() % 1000 + 1) * 1e-4f;
+  for (float &x : bias)
+    x = float(int(rng() % 2001) - 1000) * 1e-2f;
+  for (float &x : residual)
+    x = float(int(rng() % 2001) - 1000) * 1e-2f;
+  const int32_t zero = 131;
+  std::vector<int8_t> packed(cuvil_qgemm_packed_bytes(k, n));
+  std::vector<int32_t> sums(n);
+  std::vector<uint8_t> scratch(cuvil_qgemm_scratch_bytes(m, k));
+  cuvil_qgemm_pack_b(k, n, b.data(), n, packed.data(), sums.data());
+  cuvil_epilogue epilogue = {nullptr, residual.data(), CUVIL_ACT_RELU,
+                             -1e30f, 1e30f, bias.data()};
+  cuvil_pool *pool = cuvil_pool_create(3);
+  for (const Variant &v : variants()) {
+    if (!cpuHas(v.features))
+      continue;
+    std::vector<float> c(m * n);
+    cuvil_qgemm_f32(pool, v.fn, m, n, k, a.data(), k, /*a_signed=*/0, zero,
+                    packed.data(), sums.data(), scale.data(), c.data(), n,
+                    scratch.data(), &epilogue);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t acc = 0;
+        for (int64_t l = 0; l < k; ++l)
+          acc += (int64_t(a[i * k + l]) - zero) * b[l * n + j];
+        float y = float(acc) * scale[j];
+        y = y + bias[j];
+        y = y + residual[i * n + j];
+        y = y > 0.0f ? y : 0.0f;
+        ASSERT_EQ(c[i * n + j], y) << v.name << " at (" << i << ", " << j << ")";
+      }
+  }
+  cuvil_pool_destroy(pool);
 }
 
 TEST(QgemmTest, ColumnSumsCoverTheZeroPoint) {

@@ -16,8 +16,18 @@ size_t cuvil_qgemm_packed_bytes(int64_t k, int64_t n) {
   return (size_t)(strips * cuvil_qgemm_groups(k) * CUVIL_QGEMM_NR * 4);
 }
 
-size_t cuvil_qgemm_scratch_bytes(int64_t k) {
+static size_t cuvil_qgemm_panel_bytes(int64_t k) {
   return (size_t)(cuvil_qgemm_groups(k) * 16);
+}
+
+static int64_t cuvil_qgemm_num_chunks(int64_t m) {
+  int64_t blocks = (m + 3) / 4;
+  return m < 0 || blocks > CUVIL_QGEMM_CHUNKS ? CUVIL_QGEMM_CHUNKS : blocks;
+}
+
+size_t cuvil_qgemm_scratch_bytes(int64_t m, int64_t k) {
+  int64_t chunks = cuvil_qgemm_num_chunks(m);
+  return (size_t)(chunks > 0 ? chunks : 1) * cuvil_qgemm_panel_bytes(k);
 }
 
 void cuvil_qgemm_pack_b(int64_t k, int64_t n, const int8_t *b, int64_t b_row,
@@ -133,34 +143,81 @@ static void cuvil_qgemm_pack_a(int64_t rows, int64_t k, const uint8_t *a,
 }
 
 /* Where a driver puts a finished tile: rows [i, i + rows) and columns
- * [j, j + cols) of the sums, zero point applied (acc row-major [4][16]). */
+ * [j, j + cols) of the sums, zero point applied (acc row-major [4][16]);
+ * and, if set, what it does to rows [i, i + rows) once they are whole. */
 typedef void (*cuvil_qgemm_store_fn)(void *out, int64_t i, int64_t rows,
                                      int64_t j, int64_t cols,
                                      const int32_t *acc);
+typedef void (*cuvil_qgemm_finish_fn)(void *out, int64_t i, int64_t rows);
 
-/* Every 4 x 16 tile of (A - a_zero) B, in order, to `store`. */
-static void cuvil_qgemm_tiles(cuvil_qgemm4_fn kernel, int64_t m, int64_t n,
-                              int64_t k, const uint8_t *a, int64_t a_row,
-                              int a_signed, int32_t a_zero,
-                              const int8_t *packed_b, const int32_t *col_sums,
-                              uint8_t *scratch, cuvil_qgemm_store_fn store,
-                              void *out) {
-  int64_t k4 = cuvil_qgemm_groups(k), strips = (n + 15) / 16, i, s, r, j;
+struct cuvil_qgemm_job {
+  cuvil_qgemm4_fn kernel;
+  int64_t m, n, k, a_row;
+  const uint8_t *a;
+  int a_signed;
+  int32_t a_zero; /* with the int8 flip applied */
+  const int8_t *packed_b;
+  const int32_t *col_sums;
+  uint8_t *scratch;
+  int64_t chunks;
+  cuvil_qgemm_store_fn store;
+  cuvil_qgemm_finish_fn finish;
+  void *out;
+};
+
+/* Chunks [begin, end): each a contiguous run of 4-row blocks, every 4 x 16
+ * tile of (A - a_zero) B in order, packed in the chunk's own panel. */
+static void cuvil_qgemm_chunks(void *arg, int64_t begin, int64_t end) {
+  const struct cuvil_qgemm_job *job = (const struct cuvil_qgemm_job *)arg;
+  int64_t k4 = cuvil_qgemm_groups(job->k), strips = (job->n + 15) / 16;
+  int64_t blocks = (job->m + 3) / 4, chunk, block, s, r, j;
   int32_t acc[64];
-  if (a_signed)
-    a_zero += 128;
-  for (i = 0; i < m; i += 4) {
-    int64_t rows = m - i < 4 ? m - i : 4;
-    cuvil_qgemm_pack_a(rows, k, a + i * a_row, a_row, a_signed, scratch);
-    for (s = 0; s < strips; ++s) {
-      int64_t cols = n - 16 * s < 16 ? n - 16 * s : 16;
-      kernel(k4, scratch, packed_b + s * k4 * 64, acc);
-      for (r = 0; r < rows; ++r)
-        for (j = 0; j < cols; ++j)
-          acc[r * 16 + j] -= a_zero * col_sums[16 * s + j];
-      store(out, i, rows, 16 * s, cols, acc);
+  for (chunk = begin; chunk < end; ++chunk) {
+    uint8_t *panel =
+        job->scratch + chunk * cuvil_qgemm_panel_bytes(job->k);
+    for (block = chunk * blocks / job->chunks;
+         block < (chunk + 1) * blocks / job->chunks; ++block) {
+      int64_t i = 4 * block, rows = job->m - i < 4 ? job->m - i : 4;
+      cuvil_qgemm_pack_a(rows, job->k, job->a + i * job->a_row, job->a_row,
+                         job->a_signed, panel);
+      for (s = 0; s < strips; ++s) {
+        int64_t cols = job->n - 16 * s < 16 ? job->n - 16 * s : 16;
+        job->kernel(k4, panel, job->packed_b + s * k4 * 64, acc);
+        for (r = 0; r < rows; ++r)
+          for (j = 0; j < cols; ++j)
+            acc[r * 16 + j] -= job->a_zero * job->col_sums[16 * s + j];
+        job->store(job->out, i, rows, 16 * s, cols, acc);
+      }
+      if (job->finish)
+        job->finish(job->out, i, rows);
     }
   }
+}
+
+static void cuvil_qgemm_run(cuvil_pool *pool, cuvil_qgemm4_fn kernel,
+                            int64_t m, int64_t n, int64_t k, const uint8_t *a,
+                            int64_t a_row, int a_signed, int32_t a_zero,
+                            const int8_t *packed_b, const int32_t *col_sums,
+                            uint8_t *scratch, cuvil_qgemm_store_fn store,
+                            cuvil_qgemm_finish_fn finish, void *out) {
+  struct cuvil_qgemm_job job;
+  job.kernel = kernel;
+  job.m = m;
+  job.n = n;
+  job.k = k;
+  job.a_row = a_row;
+  job.a = a;
+  job.a_signed = a_signed;
+  job.a_zero = a_signed ? a_zero + 128 : a_zero;
+  job.packed_b = packed_b;
+  job.col_sums = col_sums;
+  job.scratch = scratch;
+  job.chunks = cuvil_qgemm_num_chunks(m);
+  job.store = store;
+  job.finish = finish;
+  job.out = out;
+  if (job.chunks > 0)
+    cuvil_parallel_for(pool, job.chunks, cuvil_qgemm_chunks, &job);
 }
 
 struct cuvil_qgemm_s32_out {
@@ -184,14 +241,15 @@ void cuvil_qgemm_s32(cuvil_qgemm4_fn kernel, int64_t m, int64_t n, int64_t k,
   struct cuvil_qgemm_s32_out out;
   out.c = c;
   out.c_row = c_row;
-  cuvil_qgemm_tiles(kernel, m, n, k, a, a_row, 0, a_zero, packed_b, col_sums,
-                    scratch, cuvil_qgemm_store_s32, &out);
+  cuvil_qgemm_run(NULL, kernel, m, n, k, a, a_row, 0, a_zero, packed_b,
+                  col_sums, scratch, cuvil_qgemm_store_s32, NULL, &out);
 }
 
 struct cuvil_qgemm_f32_out {
   float *c;
-  int64_t c_row;
+  int64_t c_row, n;
   const float *col_scale;
+  const cuvil_epilogue *epilogue;
 };
 
 static void cuvil_qgemm_store_f32(void *out, int64_t i, int64_t rows,
@@ -204,16 +262,28 @@ static void cuvil_qgemm_store_f32(void *out, int64_t i, int64_t rows,
           (float)acc[r * 16 + q] * o->col_scale[j + q];
 }
 
-void cuvil_qgemm_f32(cuvil_qgemm4_fn kernel, int64_t m, int64_t n, int64_t k,
-                     const void *a, int64_t a_row, int a_signed,
-                     int32_t a_zero, const int8_t *packed_b,
+/* A linear layer's epilogue on rows [i, i + rows), in cache. */
+static void cuvil_qgemm_finish_f32(void *out, int64_t i, int64_t rows) {
+  const struct cuvil_qgemm_f32_out *o = (const struct cuvil_qgemm_f32_out *)out;
+  int64_t r;
+  for (r = i; r < i + rows; ++r)
+    cuvil_epilogue_row(o->epilogue, o->c + r * o->c_row, r * o->c_row, r,
+                       o->n);
+}
+
+void cuvil_qgemm_f32(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t m,
+                     int64_t n, int64_t k, const void *a, int64_t a_row,
+                     int a_signed, int32_t a_zero, const int8_t *packed_b,
                      const int32_t *col_sums, const float *col_scale,
-                     float *c, int64_t c_row, uint8_t *scratch) {
+                     float *c, int64_t c_row, uint8_t *scratch,
+                     const cuvil_epilogue *epilogue) {
   struct cuvil_qgemm_f32_out out;
   out.c = c;
   out.c_row = c_row;
+  out.n = n;
   out.col_scale = col_scale;
-  cuvil_qgemm_tiles(kernel, m, n, k, (const uint8_t *)a, a_row, a_signed,
-                    a_zero, packed_b, col_sums, scratch, cuvil_qgemm_store_f32,
-                    &out);
+  out.epilogue = epilogue;
+  cuvil_qgemm_run(pool, kernel, m, n, k, (const uint8_t *)a, a_row, a_signed,
+                  a_zero, packed_b, col_sums, scratch, cuvil_qgemm_store_f32,
+                  epilogue ? cuvil_qgemm_finish_f32 : NULL, &out);
 }

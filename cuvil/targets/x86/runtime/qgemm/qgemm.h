@@ -8,22 +8,30 @@
  * B is packed once (at compile time for weights) in strips of 16 columns,
  * each strip k in groups of 4: [ceil(n/16)][ceil(k/4)][16][4], zero padded,
  * with its column sums (the a_zero correction). A is packed per call, four
- * rows at a time, into a panel [ceil(k/4)][4][4].
+ * rows at a time, into a panel [ceil(k/4)][4][4]. A call splits its rows
+ * into at most CUVIL_QGEMM_CHUNKS contiguous chunks, each with its own
+ * panel in the scratch, which a thread pool runs in parallel: every output
+ * is computed the same way whatever the split.
  *
  *===--------------------------------------------------------------------===*/
 #ifndef CUVIL_RUNTIME_QGEMM_H
 #define CUVIL_RUNTIME_QGEMM_H
 
+#include "cuvil/targets/x86/runtime/epilogue/epilogue.h"
+#include "cuvil/targets/x86/runtime/threads/threads.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #define CUVIL_QGEMM_NR 16
+#define CUVIL_QGEMM_CHUNKS 64
 /* 255 * 128 * k < 2^31. */
 #define CUVIL_QGEMM_MAX_K 65536
 
-/* Bytes of B packed (qgemm.h's layout), and of the A panel scratch. */
+/* Bytes of B packed (qgemm.h's layout), and of the scratch of a product
+ * of at most `m` rows (one A panel per chunk; m < 0: any number). */
 size_t cuvil_qgemm_packed_bytes(int64_t k, int64_t n);
-size_t cuvil_qgemm_scratch_bytes(int64_t k);
+size_t cuvil_qgemm_scratch_bytes(int64_t m, int64_t k);
 
 /* Packs row-major B (row stride b_row) and writes its n column sums. */
 void cuvil_qgemm_pack_b(int64_t k, int64_t n, const int8_t *b, int64_t b_row,
@@ -41,8 +49,8 @@ void cuvil_qgemm4_avx512vnni(int64_t k4, const uint8_t *a_panel,
                              const int8_t *b_strip, int32_t *acc);
 #endif
 
-/* C = (A - a_zero) B with `kernel`; scratch holds
- * cuvil_qgemm_scratch_bytes(k) bytes. */
+/* C = (A - a_zero) B with `kernel`, on the calling thread; scratch holds
+ * cuvil_qgemm_scratch_bytes(m, k) bytes. */
 void cuvil_qgemm_s32(cuvil_qgemm4_fn kernel, int64_t m, int64_t n, int64_t k,
                      const uint8_t *a, int64_t a_row, int32_t a_zero,
                      const int8_t *packed_b, const int32_t *col_sums,
@@ -50,13 +58,16 @@ void cuvil_qgemm_s32(cuvil_qgemm4_fn kernel, int64_t m, int64_t n, int64_t k,
 
 /* The dequantized product of quantized models: C[i][j] = (float)((A -
  * a_zero) B)[i][j] * col_scale[j] (the activation's scale times the
- * weight column's). A is int8 when a_signed (read as uint8 A + 128, with
- * a_zero + 128: the same differences). */
-void cuvil_qgemm_f32(cuvil_qgemm4_fn kernel, int64_t m, int64_t n, int64_t k,
-                     const void *a, int64_t a_row, int a_signed,
-                     int32_t a_zero, const int8_t *packed_b,
+ * weight column's), then `epilogue` (a linear layer's bias, a residual, an
+ * activation; NULL: none) on each row of 4 as soon as it is finished. A is
+ * int8 when a_signed (read as uint8 A + 128, with a_zero + 128: the same
+ * differences). Rows are split over `pool` (NULL: this thread). */
+void cuvil_qgemm_f32(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t m,
+                     int64_t n, int64_t k, const void *a, int64_t a_row,
+                     int a_signed, int32_t a_zero, const int8_t *packed_b,
                      const int32_t *col_sums, const float *col_scale,
-                     float *c, int64_t c_row, uint8_t *scratch);
+                     float *c, int64_t c_row, uint8_t *scratch,
+                     const cuvil_epilogue *epilogue);
 
 /* The variant a model's code calls (RuntimeSelection.cpp defines it). */
 #ifndef CUVIL_QGEMM4

@@ -33,3 +33,26 @@ func.func @computed(%x: tensor<4x3xf32>, %w: tensor<3x2xi8>) -> tensor<4x2xf32> 
   %y = cuvil.quantized_matmul %q, %wq : tensor<4x3x!quant.uniform<u8:f32, 0.05:120>>, tensor<3x2x!quant.uniform<i8:f32, 0.5>>
   return %y : tensor<4x2xf32>
 }
+
+// -----
+
+// A fused epilogue's bias stays the last input, after the packed weights;
+// rows of a dynamic batch get a panel for each of the 64 chunks a call may
+// split into (64 x 16 bytes).
+// CHECK-LABEL: func.func @fused_bias
+// CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<1024xi8>
+// CHECK: cuvil_l2.ukernel_call "quantized_matmul" ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[B:.+]] : memref<?x3x!quant.uniform<u8:f32, 5.000000e-02:120>>, memref<64xi8>, memref<2xi32>, memref<2xf32>, memref<2xf32>) outs(%{{.+}}, %[[S]] : memref<?x2xf32>, memref<1024xi8>) epilogue <steps = [col_bias, relu]> packed_b
+func.func @fused_bias(%x: tensor<?x3xf32>) -> tensor<?x2xf32> {
+  %q = cuvil.quantize %x : tensor<?x3xf32> to tensor<?x3x!quant.uniform<u8:f32, 0.05:120>>
+  %c = cuvil.constant dense<[[1, -2], [3, 4], [-5, 6]]> : tensor<3x2xi8>
+  %wq = cuvil.storage_cast %c : tensor<3x2xi8> to tensor<3x2x!quant.uniform<i8:f32:1, {0.5, 0.25}>>
+  %b = cuvil.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %y = cuvil.fused_group kind = "epilogue"(%q, %wq, %b) : (tensor<?x3x!quant.uniform<u8:f32, 0.05:120>>, tensor<3x2x!quant.uniform<i8:f32:1, {0.5, 0.25}>>, tensor<2xf32>) -> tensor<?x2xf32> {
+  ^bb0(%a0: tensor<?x3x!quant.uniform<u8:f32, 0.05:120>>, %a1: tensor<3x2x!quant.uniform<i8:f32:1, {0.5, 0.25}>>, %a2: tensor<2xf32>):
+    %p = cuvil.quantized_matmul %a0, %a1 : tensor<?x3x!quant.uniform<u8:f32, 0.05:120>>, tensor<3x2x!quant.uniform<i8:f32:1, {0.5, 0.25}>>
+    %s = cuvil.add %p, %a2 : tensor<?x2xf32>, tensor<2xf32>
+    %r = cuvil.relu %s : tensor<?x2xf32>
+    cuvil.yield %r : tensor<?x2xf32>
+  }
+  return %y : tensor<?x2xf32>
+}
