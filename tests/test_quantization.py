@@ -274,3 +274,36 @@ def test_asymmetric_weights_stay_float32_with_a_note(tmp_path):
     assert model.metadata["kernels"]["qgemm4"] == "none"
     (y,) = model(x, batch=6)
     np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+
+
+def test_a_qdq_gemm_linear_layer_multiplies_in_int8(tmp_path):
+    """nn.Linear as quantization tools write it in ONNX: Gemm(transB=1) of
+    the dequantized activation and int8 weights [N, K] per output channel
+    (axis 0), plus a float bias."""
+    rng = np.random.default_rng(11)
+    k, n = 70, 37
+    w = rng.integers(-127, 128, (n, k), dtype=np.int8)
+    ws = (rng.random(n) * 0.01 + 0.001).astype(np.float32)
+    bias = rng.normal(0, 1, n).astype(np.float32)
+    path = tmp_path / "gemm.onnx"
+    save(path, [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=0),
+        helper.make_node("Gemm", ["xd", "wd", "b"], ["y"], transB=1, name="fc")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", n])],
+        [constant("xs", np.float32(0.05)), constant("xz", np.uint8(120)),
+         constant("w", w), constant("ws", ws), constant("wz", np.zeros(n, np.int8)),
+         constant("b", bias)])
+    level2 = cuvilc_output("--quiet", path, "--emit=mlir-level2", "--max-batch=8").stdout
+    assert re.search(r'ukernel_call "quantized_matmul" .* packed_b', level2), level2
+    assert '"gemm"' not in level2
+    assert "epilogue <steps = [col_bias]>" in level2
+    model = compile_model(str(CUVILC), path, tmp_path / "gemm.so", "--max-batch=8")
+    x = rng.normal(0, 3, (6, k)).astype(np.float32)
+    xd = dequantize(quantize(x, 0.05, 120, np.uint8), 0.05, 120).astype(np.float64)
+    wd = w.astype(np.float64) * ws.astype(np.float64)[:, None]
+    expected = xd @ wd.T + bias
+    (y,) = model(x, batch=6)
+    np.testing.assert_allclose(y, expected, rtol=0, atol=1e-6 * np.abs(expected).max())

@@ -84,8 +84,12 @@ def CuvilFoldQuantizedProducts
     activation and weights) becomes one `cuvil.quantized_matmul` of the
     quantized values, which targets compute with integer kernels: 8-bit
     activations quantized per tensor, symmetric int8 weights [K, N] per
-    tensor or per column. A product of dequantized values that does not
-    qualify stays in float32, with a warning saying why.
+    tensor or per column. A `cuvil.gemm` of dequantized operands (ONNX's
+    nn.Linear) folds the same way when alpha and beta are 1: weights
+    [N, K] under trans_b, per tensor or per output channel, are transposed
+    at compile time, and the bias becomes an add after the product. A
+    product of dequantized values that does not qualify stays in float32,
+    with a warning saying why.
   }];
   let statistics = [
     Statistic<"numFolded", "folded", "Products folded into integer ones">,

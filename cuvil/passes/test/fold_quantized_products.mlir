@@ -63,3 +63,45 @@ func.func @float_lhs(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
   %y = cuvil.matmul %x, %wd : tensor<2x3xf32>, tensor<3x2xf32>
   return %y : tensor<2x2xf32>
 }
+
+// -----
+
+// nn.Linear in a QDQ model: a gemm with trans_b, int8 weights [N, K] per
+// output channel (axis 0) and a bias. The weights are transposed to [K, N]
+// with the channel axis 1; the bias is added after the integer product.
+// CHECK-LABEL: func.func @linear_gemm
+// CHECK-DAG: %[[WT:.+]] = cuvil.constant dense_resource<qweights_t> : tensor<3x2xi8>
+// CHECK-DAG: %[[Q:.+]] = cuvil.quantize %arg0
+// CHECK: %[[W:.+]] = cuvil.storage_cast %[[WT]] : tensor<3x2xi8> to tensor<3x2x!quant.uniform<i8:f32:1, {5.000000e-01,2.500000e-01}>>
+// CHECK: %[[Y:.+]] = cuvil.quantized_matmul %[[Q]], %[[W]]
+// CHECK: %[[R:.+]] = cuvil.add %[[Y]], %{{.+}} : tensor<?x2xf32>, tensor<2xf32>
+// CHECK-NEXT: return %[[R]]
+// CHECK-NOT: cuvil.gemm
+// CHECK: qweights_t: "0x40000000010203FB0406"
+func.func @linear_gemm(%x: tensor<?x3xf32>) -> tensor<?x2xf32> {
+  %q = cuvil.quantize %x : tensor<?x3xf32> to tensor<?x3x!quant.uniform<u8:f32, 0.05:120>>
+  %xd = cuvil.dequantize %q : tensor<?x3x!quant.uniform<u8:f32, 0.05:120>>
+  %c = cuvil.constant dense<[[1, 3, 4], [2, -5, 6]]> : tensor<2x3xi8>
+  %wq = cuvil.storage_cast %c : tensor<2x3xi8> to tensor<2x3x!quant.uniform<i8:f32:0, {0.5, 0.25}>>
+  %wd = cuvil.dequantize %wq : tensor<2x3x!quant.uniform<i8:f32:0, {0.5, 0.25}>>
+  %b = cuvil.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %y = cuvil.gemm %xd, %wd, %b {trans_b} : tensor<?x3xf32>, tensor<2x3xf32>, tensor<2xf32>
+  return %y : tensor<?x2xf32>
+}
+
+// -----
+
+// A scaled gemm (alpha) keeps its float32 product, with the reason.
+// CHECK-LABEL: func.func @scaled_gemm
+// CHECK: cuvil.gemm
+// CHECK-NOT: quantized_matmul
+func.func @scaled_gemm(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  %q = cuvil.quantize %x : tensor<2x3xf32> to tensor<2x3x!quant.uniform<u8:f32, 0.05:120>>
+  %xd = cuvil.dequantize %q : tensor<2x3x!quant.uniform<u8:f32, 0.05:120>>
+  %c = cuvil.constant dense<1> : tensor<3x2xi8>
+  %wq = cuvil.storage_cast %c : tensor<3x2xi8> to tensor<3x2x!quant.uniform<i8:f32, 0.5>>
+  %wd = cuvil.dequantize %wq : tensor<3x2x!quant.uniform<i8:f32, 0.5>>
+  // expected-warning @+1 {{runs in float32 on dequantized values: an integer product needs 8-bit activations per tensor and symmetric int8 weights [K, N] per tensor or per column, but it scales the product or the bias (alpha, beta)}}
+  %y = cuvil.gemm %xd, %wd {alpha = 2.0 : f64} : tensor<2x3xf32>, tensor<3x2xf32>
+  return %y : tensor<2x2xf32>
+}
