@@ -307,3 +307,38 @@ def test_a_qdq_gemm_linear_layer_multiplies_in_int8(tmp_path):
     expected = xd @ wd.T + bias
     (y,) = model(x, batch=6)
     np.testing.assert_allclose(y, expected, rtol=0, atol=1e-6 * np.abs(expected).max())
+
+
+def test_qlinearmatmul_with_int8_weights_runs_on_the_integer_kernel(tmp_path):
+    """QLinearMatMul (an integer op of models quantized elsewhere) with
+    constant symmetric int8 weights per column: the integer product, then the
+    output requantized to uint8. Against ONNX's formula in numpy (exact int32
+    sums, times a_scale * b_scale / y_scale, rounded half to even): Cuvil
+    scales in two float32 steps, so a product within float32 rounding of a
+    halfway point may land one level off; nothing may be further."""
+    rng = np.random.default_rng(13)
+    m, k, n = 16, 40, 24
+    a = rng.integers(0, 256, (m, k), dtype=np.uint8)
+    b = rng.integers(-127, 128, (k, n), dtype=np.int8)
+    a_scale, a_zero = np.float32(0.02), np.uint8(128)
+    b_scale = (rng.random(n) * 0.01 + 0.002).astype(np.float32)
+    y_scale, y_zero = np.float32(0.5), np.uint8(100)
+    path = tmp_path / "qlinear.onnx"
+    save(path, [helper.make_node(
+        "QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"],
+        name="qmm")],
+        [helper.make_tensor_value_info("a", TensorProto.UINT8, [m, k])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [m, n])],
+        [constant("as", a_scale), constant("az", a_zero), constant("b", b),
+         constant("bs", b_scale), constant("bz", np.zeros(n, np.int8)),
+         constant("ys", y_scale), constant("yz", y_zero)])
+    level2 = cuvilc_output("--quiet", path, "--emit=mlir-level2").stdout
+    assert '"quantized_matmul"' in level2 and '"matmul"' not in level2
+    model = compile_model(str(CUVILC), path, tmp_path / "qlinear.so")
+    (y,) = model(a, batch=1)
+    acc = (a.astype(np.int64) - int(a_zero)) @ b.astype(np.int64)
+    scale = (a_scale * b_scale / y_scale).astype(np.float32)
+    expected = np.clip(np.rint(acc * scale) + int(y_zero), 0, 255).astype(np.uint8)
+    difference = np.abs(y.astype(np.int64) - expected)
+    assert difference.max() <= 1
+    assert np.count_nonzero(difference) <= 0.01 * difference.size

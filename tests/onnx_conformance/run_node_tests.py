@@ -119,6 +119,7 @@ PARAMETER_INPUTS = {
     "ConstantOfShape": [0], "Dropout": [1, 2],
     # Scales and zero points: a quantized model's constants.
     "QuantizeLinear": [1, 2], "DequantizeLinear": [1, 2],
+    "QLinearMatMul": [1, 2, 4, 5, 6, 7],
 }
 
 

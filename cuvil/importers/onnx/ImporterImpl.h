@@ -152,6 +152,14 @@ inline std::string shapeString(ArrayRef<int64_t> shape) {
   return "[" + absl::StrJoin(dims, ", ") + "]";
 }
 
+/// Where a node keeps one operand's quantization: its scale's and zero
+/// point's inputs, and the axis of a per-axis scale (nullopt: the node's
+/// `axis` attribute, default 1).
+struct QuantInputs {
+  int scale = 1, zero = 2;
+  std::optional<int64_t> axis;
+};
+
 class Importer {
 public:
   Importer(MLIRContext &context, const onnx::ModelProto &model,
@@ -271,12 +279,14 @@ private:
   LogicalResult convertConstantOfShape(const onnx::NodeProto &, Location);
   LogicalResult convertQuantizeLinear(const onnx::NodeProto &, Location);
   LogicalResult convertDequantizeLinear(const onnx::NodeProto &, Location);
-  /// The `!quant.uniform` type of a QuantizeLinear / DequantizeLinear:
-  /// scale (input 1), zero point (input 2, or 0 of `storage`), axis.
+  LogicalResult convertQLinearMatMul(const onnx::NodeProto &, Location);
+  /// The `!quant.uniform` type of `tensor` (QuantizeLinear, DequantizeLinear
+  /// and the integer ops): its scale, zero point (or 0 of `storage`), axis.
   FailureOr<quant::QuantizedType> quantizedType(const onnx::NodeProto &node,
                                                 Location loc,
                                                 RankedTensorType tensor,
-                                                Type storage, Type expressed);
+                                                Type storage, Type expressed,
+                                                QuantInputs inputs = QuantInputs());
 
   /// Computes elementwise integer arithmetic on host tensors (shape math).
   std::optional<HostTensor> foldBinary(StringRef op, const HostTensor &lhs,

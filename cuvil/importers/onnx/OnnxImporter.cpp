@@ -70,6 +70,7 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["ConstantOfShape"] = &Importer::convertConstantOfShape;
     map["QuantizeLinear"] = &Importer::convertQuantizeLinear;
     map["DequantizeLinear"] = &Importer::convertDequantizeLinear;
+    map["QLinearMatMul"] = &Importer::convertQLinearMatMul;
     return map;
   }();
   return converters;
