@@ -196,6 +196,58 @@ def export_and_compile(cuvilc, model, example, work, index):
     return so, time.perf_counter() - start
 
 
+# Models whose layers Cuvil quantizes today (linear layers; convolutions
+# stay float32 until int8 convolutions land), timed at int8 too.
+INT8_MODELS = ("mlp", "transformer")
+CALIBRATION_SAMPLES = 64
+
+
+def compile_int8(cuvilc, example, work, index):
+    """The exported model of export_and_compile, post-training quantized
+    (cuvilc --quantize=int8) on random inputs of the example's shape."""
+    calibration = work / f"model{index}.calibration.npz"
+    np.savez(calibration, input=torch.randn(
+        CALIBRATION_SAMPLES, *example.shape[1:]).numpy())
+    so = work / f"model{index}.int8.so"
+    subprocess.run([cuvilc, "--quiet", str(work / f"model{index}.onnx"),
+                    f"--max-batch={MAX_BATCH}", "--quantize=int8",
+                    f"--calibration={calibration}", "-o", str(so)], check=True)
+    return so
+
+
+def cosine(a, b):
+    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
+    return float(a @ b / np.sqrt((a @ a) * (b @ b)))
+
+
+def torch_int8(model, example):
+    """PyTorch's own int8 for linear layers: dynamic quantization
+    (torch.ao.quantization.quantize_dynamic: int8 weights, activations
+    quantized per call), on whichever quantized engine of this build runs
+    the example fastest."""
+    best = None
+    for engine in torch.backends.quantized.supported_engines:
+        if engine == "none":
+            continue
+        torch.backends.quantized.engine = engine
+        quantized = torch.ao.quantization.quantize_dynamic(
+            model, {torch.nn.Linear}, dtype=torch.qint8)
+        for module in quantized.modules():
+            # The encoder layer's fused fast path cannot take quantized
+            # weights; flagging the layer itself (not its dropouts, which
+            # stay in eval) as training takes the op-by-op path, the same
+            # math.
+            if isinstance(module, torch.nn.TransformerEncoderLayer):
+                module.training = True
+        with torch.inference_mode():
+            seconds = min(timed_together({"q": lambda: quantized(example)}, 3,
+                                         10)["q"]["min"] for _ in range(2))
+        if best is None or seconds < best[0]:
+            best = (seconds, engine, quantized)
+    torch.backends.quantized.engine = best[1]
+    return best[2], best[1]
+
+
 def torchscript(model, example):
     with torch.no_grad():
         traced = torch.jit.trace(model, example)
@@ -469,6 +521,12 @@ def targets_table(results, peak):
         r = lat("transformer", "torchscript") / lat("transformer", "cuvil")
         add("TransformerEncoderLayer vs TorchScript-frozen", f"{r:.2f}x", "> 1x",
             r > 1, "attention not fused")
+    for key, model in m.items():
+        run = model["runs"].get("t1_b1", {})
+        if "cuvil_int8" in run:
+            r = run["torch_int8"]["p50"] / run["cuvil_int8"]["p50"]
+            add(f"{model['name']}: Cuvil int8 vs PyTorch int8, 1 thread, batch 1",
+                f"{r:.2f}x", "> 1x", r > 1, "")
     sgemm = results.get("kernels", {})
     large = [v for k, v in sgemm.items() if k.startswith("sgemm/") and
              int(k.split("/")[1]) >= 512]
@@ -573,7 +631,7 @@ def main():
     cores = os.cpu_count()
 
     results = {"date": str(datetime.date.today()), "runs": args.runs,
-               "warmup": args.warmup, "models": {}}
+               "warmup": args.warmup, "models": {}, "isa": isa_line()}
     results["peak_gflops"] = peak = fma_peak(work, cores)
     print(f"FMA peak: {peak['core']:.0f} GFLOP/s per core, "
           f"{peak['machine']:.0f} on {cores} cores", flush=True)
@@ -613,6 +671,12 @@ def main():
                         print(f"serving {proto} concurrency {c}: {stat['throughput']:.0f} "
                               f"req/s, p50 {1e3 * stat['p50']:.0f} us", flush=True)
         script_model = torchscript(model, example)
+        int8 = None
+        if key in INT8_MODELS:
+            int8 = CuvilModel(compile_int8(args.cuvilc, example, work, index))
+            torch_q, engine = torch_int8(model, example)
+            entry["int8_kernels"] = int8.metadata.get("kernels")
+            entry["torch_int8_engine"] = engine
         for batch in batches:
             x = torch.randn(batch, *example.shape[1:])
             with torch.inference_mode():
@@ -622,20 +686,34 @@ def main():
                 run = compiled.runner(x.numpy(), threads)
                 run()
                 error = float(np.abs(run.outputs[0] - reference).max())
+                engines = {"eager": lambda: model(x),
+                           "script": lambda: script_model(x), "cuvil": run}
+                if int8:
+                    run8 = int8.runner(x.numpy(), threads)
+                    run8()
+                    engines["cuvil_int8"] = run8
+                    engines["torch_int8"] = lambda: torch_q(x)
                 with torch.inference_mode():
-                    timings = timed_together(
-                        {"eager": lambda: model(x),
-                         "script": lambda: script_model(x), "cuvil": run},
-                        args.warmup, args.runs)
+                    timings = timed_together(engines, args.warmup, args.runs)
                 eager, script, cuvil = (timings[k] for k in ("eager", "script", "cuvil"))
                 run.close()
                 gflop = entry["gflop"] * batch
-                entry["runs"][f"t{threads}_b{batch}"] = {
+                cell = entry["runs"][f"t{threads}_b{batch}"] = {
                     "torch_eager": eager, "torchscript": script, "cuvil": cuvil,
                     "max_abs_error": error,
                     "cuvil_gflops": gflop / (cuvil["p50"] / 1e3),
                     "cuvil_peak_fraction": gflop / (cuvil["p50"] / 1e3) /
                     (peak["core"] if threads == 1 else peak["machine"])}
+                if int8:
+                    with torch.inference_mode():
+                        theirs = torch_q(x).numpy()
+                    cell.update({
+                        "cuvil_int8": timings["cuvil_int8"],
+                        "torch_int8": timings["torch_int8"],
+                        "int8_cosine": cosine(run8.outputs[0], reference),
+                        "torch_int8_cosine": cosine(theirs, reference),
+                        "cuvil_int8_gops": gflop / (timings["cuvil_int8"]["p50"] / 1e3)})
+                    run8.close()
                 print(f"{name} threads={threads} batch={batch}: eager "
                       f"{eager['p50']:.3f} ms, TorchScript {script['p50']:.3f} "
                       f"ms, Cuvil {cuvil['p50']:.3f} ms", flush=True)
@@ -677,6 +755,60 @@ def notes(results):
     return lines + [""] if lines else []
 
 
+def int8_tables(results, cores):
+    """The int8 rows: Cuvil int8 beside Cuvil fp32 and PyTorch's int8."""
+    models = [m for m in results["models"].values() if m.get("int8_kernels")]
+    if not models:
+        return []
+    peak = results.get("peak_int8_gops") or {}
+    lines = ["", "## int8 (post-training static quantization of the linear layers)", "",
+             f"Cuvil int8 = `cuvilc --quantize=int8`, calibrated on "
+             f"{CALIBRATION_SAMPLES} random samples (min-max), activations uint8 "
+             "per tensor, weights int8 per column, bias and activations in the "
+             "kernel's epilogue; attention products and everything else stay "
+             "float32. PyTorch int8 = `torch.ao.quantization.quantize_dynamic` "
+             "of the `nn.Linear`s (its int8 for these models), on the fastest "
+             "quantized engine of this build. GOP/s counts the model's float "
+             "ops at Cuvil int8's p50, against the 1-core int8 peak (2 cores "
+             "for 2 threads).", "",
+             "| model | threads | batch | Cuvil fp32 | Cuvil int8 | PyTorch int8 "
+             "| int8 vs Cuvil fp32 | int8 vs PyTorch int8 | cosine vs fp32 "
+             "(Cuvil / PyTorch) | Cuvil int8 GOP/s (% of peak) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for model in models:
+        for key, run in model["runs"].items():
+            if "cuvil_int8" not in run:
+                continue
+            threads, batch = key[1:].split("_b")
+            top = peak.get("core" if threads == "1" else "machine")
+            share = f" ({100 * run['cuvil_int8_gops'] / top:.0f}%)" if top else ""
+            lines.append(
+                f"| {model['name']} | {threads} | {batch} | {fmt(run['cuvil'])} | "
+                f"{fmt(run['cuvil_int8'])} | {fmt(run['torch_int8'])} | "
+                f"{run['cuvil']['p50'] / run['cuvil_int8']['p50']:.2f}x | "
+                f"{run['torch_int8']['p50'] / run['cuvil_int8']['p50']:.2f}x | "
+                f"{run['int8_cosine']:.5f} / {run['torch_int8_cosine']:.5f} | "
+                f"{run['cuvil_int8_gops']:.1f}{share} |")
+    lines += ["", "Kernels: " + "; ".join(
+        f"{m['name']}: qgemm4 {m['int8_kernels'].get('qgemm4')}, PyTorch engine "
+        f"{m['torch_int8_engine']}" for m in models) + "."]
+    return lines
+
+
+def isa_line():
+    """The instruction sets this machine has that the kernels choose by."""
+    flags = set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    wanted = ["avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni",
+              "avx512_bf16", "amx_int8"]
+    return ("Instruction sets: " + ", ".join(f for f in wanted if f in flags) +
+            " (the kernels are chosen from these; `--cpu=native`).")
+
+
 def write_markdown(results, args, path, cores):
     peak = results["peak_gflops"]
     cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo"],
@@ -695,6 +827,7 @@ def write_markdown(results, args, path, cores):
         f"Measured FMA peak (fp32): {peak['core']:.0f} GFLOP/s on one core, "
         f"{peak['machine']:.0f} GFLOP/s on {cores} cores "
         f"({', '.join(f'{isa}: {v}' for isa, v in peak['by_isa'].items())}).", "",
+        results.get("isa", ""), "",
         *notes(results), "## Targets (issue #8)", "",
         "| target | measured | goal | met | what limits it |",
         "| --- | --- | --- | --- | --- |"]
@@ -714,6 +847,7 @@ def write_markdown(results, args, path, cores):
                 f"{run['torchscript']['p50'] / run['cuvil']['p50']:.2f}x | "
                 f"{run['cuvil_gflops']:.1f} ({100 * run['cuvil_peak_fraction']:.0f}%) | "
                 f"{run['max_abs_error']:.1e} |")
+    lines += int8_tables(results, cores)
     lines += ["", "| model | GFLOP (batch 1) | compile | .so | weights | peak RSS "
               "serving (of it: model) |", "| --- | --- | --- | --- | --- | --- |"]
     for model in results["models"].values():
