@@ -7,10 +7,12 @@
  *   int8_peak THREADS  ->  {"avx512vnni": {"1": GOPS, "THREADS": GOPS}, ...}
  *
  * avx512vnni: vpdpbusd zmm, 64 u8 x s8 products per instruction.
+ * avxvnni:    vpdpbusd ymm (VEX), 32 products.
  * avx2:       vpmaddwd + vpaddd ymm on int16, 16 products (the exact
  *             widening path of cuvil_qgemm4_avx2), chained through the
  *             multiply so that neither can be hoisted.
  */
+#include <cpuid.h>
 #include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +39,30 @@ vnni512(void *arg) {
     acc[0] = _mm512_add_epi32(acc[0], acc[c]);
   sink = _mm512_reduce_add_epi32(acc[0]);
   return 0;
+}
+
+__attribute__((target("avx2,avxvnni"))) static void *vnni256(void *arg) {
+  __m256i acc[CHAINS], a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2);
+  long i;
+  int c, out[8];
+  (void)arg;
+  for (c = 0; c < CHAINS; ++c)
+    acc[c] = _mm256_set1_epi32(c);
+  for (i = 0; i < ITERATIONS; ++i)
+    for (c = 0; c < CHAINS; ++c)
+      acc[c] = _mm256_dpbusd_avx_epi32(acc[c], a, b);
+  for (c = 1; c < CHAINS; ++c)
+    acc[0] = _mm256_add_epi32(acc[0], acc[c]);
+  _mm256_storeu_si256((__m256i *)out, acc[0]);
+  sink = out[0];
+  return 0;
+}
+
+/* AVX-VNNI: cpuid leaf 7.1 EAX bit 4 (the OS's AVX state comes with avx2). */
+static int has_avxvnni(void) {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __builtin_cpu_supports("avx2") &&
+         __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax >> 4 & 1);
 }
 
 __attribute__((target("avx2"))) static void *avx2(void *arg) {
@@ -70,6 +96,11 @@ int main(int argc, char **argv) {
   if (__builtin_cpu_supports("avx512vnni")) {
     printf("\"avx512vnni\": {\"1\": %.2f, \"%d\": %.2f}",
            measure(vnni512, 1, 64), threads, measure(vnni512, threads, 64));
+    first = 0;
+  }
+  if (has_avxvnni()) {
+    printf("%s\"avxvnni\": {\"1\": %.2f, \"%d\": %.2f}", first ? "" : ", ",
+           measure(vnni256, 1, 32), threads, measure(vnni256, threads, 32));
     first = 0;
   }
   if (__builtin_cpu_supports("avx2"))

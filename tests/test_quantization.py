@@ -255,7 +255,10 @@ def test_a_qdq_linear_layer_multiplies_in_int8(tmp_path, x_type, x_zero):
 
 def test_the_int8_variant_follows_the_target(tmp_path):
     path, x, expected = linear_layer(tmp_path, "v3", 120, 0)
-    for cpu, variant in (("x86-64-v3", "avx2"), ("x86-64", "reference")):
+    variants = [("x86-64-v3", "avx2"), ("x86-64", "reference")]
+    if "avx_vnni" in pathlib.Path("/proc/cpuinfo").read_text().split():
+        variants.append(("alderlake", "avxvnni"))  # AVX-VNNI without AVX-512
+    for cpu, variant in variants:
         model = compile_model(str(CUVILC), path, tmp_path / f"{cpu}.so", f"--cpu={cpu}",
                               "--max-batch=8")
         assert model.metadata["kernels"]["qgemm4"] == variant

@@ -9,6 +9,7 @@
 #ifndef CUVIL_RUNTIME_CPU_HAS_H
 #define CUVIL_RUNTIME_CPU_HAS_H
 
+#include <cpuid.h>
 #include <sstream>
 #include <string>
 
@@ -26,6 +27,13 @@ inline bool cpuHasFeature(const std::string &f) {
     return __builtin_cpu_supports("avx512bw");
   if (f == "avx512vnni")
     return __builtin_cpu_supports("avx512vnni");
+  if (f == "avxvnni") {
+    // GCC 12's __builtin_cpu_supports does not know it: cpuid leaf 7.1
+    // EAX bit 4 (the OS's AVX state is checked with avx2).
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx2") &&
+           __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax >> 4 & 1);
+  }
   return false;
 }
 

@@ -103,6 +103,34 @@ cuvil_qgemm4_avx2(int64_t k4, const uint8_t *a_panel, const int8_t *b_strip,
     }
 }
 
+/* AVX-VNNI (the VEX vpdpbusd of CPUs without AVX-512, and of those with
+ * both): the strip's 16 columns as two ymm halves, each row's four bytes
+ * broadcast, eight accumulators. */
+__attribute__((target("avx2,avxvnni"))) void
+cuvil_qgemm4_avxvnni(int64_t k4, const uint8_t *a_panel, const int8_t *b_strip,
+                     int32_t *acc) {
+  __m256i c[4][2];
+  int64_t g;
+  int r;
+  for (r = 0; r < 4; ++r)
+    c[r][0] = c[r][1] = _mm256_setzero_si256();
+  for (g = 0; g < k4; ++g) {
+    int32_t a[4];
+    __m256i b0 = _mm256_loadu_si256((const __m256i *)(b_strip + 64 * g));
+    __m256i b1 = _mm256_loadu_si256((const __m256i *)(b_strip + 64 * g + 32));
+    memcpy(a, a_panel + 16 * g, 16);
+    for (r = 0; r < 4; ++r) {
+      __m256i ar = _mm256_set1_epi32(a[r]);
+      c[r][0] = _mm256_dpbusd_avx_epi32(c[r][0], ar, b0);
+      c[r][1] = _mm256_dpbusd_avx_epi32(c[r][1], ar, b1);
+    }
+  }
+  for (r = 0; r < 4; ++r) {
+    _mm256_storeu_si256((__m256i *)(acc + 16 * r), c[r][0]);
+    _mm256_storeu_si256((__m256i *)(acc + 16 * r + 8), c[r][1]);
+  }
+}
+
 /* Per k group: one 64-byte load of B's strip, each row's four bytes
  * broadcast, vpdpbusd (unsigned x signed, four products per lane). */
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void

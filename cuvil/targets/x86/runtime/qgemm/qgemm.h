@@ -45,6 +45,8 @@ void cuvil_qgemm4_reference(int64_t k4, const uint8_t *a_panel,
 #if defined(CUVIL_ENABLE_SIMD_KERNELS)
 void cuvil_qgemm4_avx2(int64_t k4, const uint8_t *a_panel,
                        const int8_t *b_strip, int32_t *acc);
+void cuvil_qgemm4_avxvnni(int64_t k4, const uint8_t *a_panel,
+                          const int8_t *b_strip, int32_t *acc);
 void cuvil_qgemm4_avx512vnni(int64_t k4, const uint8_t *a_panel,
                              const int8_t *b_strip, int32_t *acc);
 #endif
