@@ -82,7 +82,7 @@ def test_int8_mlp_matches_integer_arithmetic(tmp_path):
                     tmp_path / "mlp.so")
     assert "calibrating: building the float32 model to observe 2 activations" \
         in result.stderr
-    assert "int8: 2 linear layers quantized, 0 ops kept in float32" in result.stderr
+    assert "int8: 2 layers quantized, 0 ops kept in float32" in result.stderr
     report = json.loads(report_path.read_text())
     assert report["samples"] == 200 and report["calls"] == 13  # 12 x 16 + 8
     fc1, fc2 = report["layers"]

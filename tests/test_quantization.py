@@ -345,3 +345,54 @@ def test_qlinearmatmul_with_int8_weights_runs_on_the_integer_kernel(tmp_path):
     difference = np.abs(y.astype(np.int64) - expected)
     assert difference.max() <= 1
     assert np.count_nonzero(difference) <= 0.01 * difference.size
+
+
+def conv2d_reference(x, w, bias, stride, pad):
+    """NCHW x OIHW in float64, zero padding (the dequantized zero point)."""
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    xp = np.zeros((n, c, h + 2 * pad, wd + 2 * pad))
+    xp[:, :, pad:pad + h, pad:pad + wd] = x
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    y = np.zeros((n, o, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
+            y += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j])
+    return y + bias[None, :, None, None]
+
+
+def test_a_qdq_convolution_runs_on_the_integer_kernel(tmp_path):
+    """A QDQ Conv as quantization tools write it: uint8 input, int8 OIHW
+    weights per output channel (axis 0), a float bias; stride 2, padding 1
+    (the zero point pads: a real zero). The integer convolution sums exactly,
+    so it is the float64 convolution of the dequantized values to within
+    float32 rounding, at 1 and 2 threads alike."""
+    rng = np.random.default_rng(17)
+    c, o, size = 5, 6, 9
+    w = rng.integers(-127, 128, (o, c, 3, 3), dtype=np.int8)
+    ws = (rng.random(o) * 0.01 + 0.001).astype(np.float32)
+    bias = rng.normal(0, 1, o).astype(np.float32)
+    path = tmp_path / "conv.onnx"
+    save(path, [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=0),
+        helper.make_node("Conv", ["xd", "wd", "b"], ["y"], strides=[2, 2],
+                         pads=[1, 1, 1, 1], name="conv")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", c, size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", o, 5, 5])],
+        [constant("xs", np.float32(0.05)), constant("xz", np.uint8(120)),
+         constant("w", w), constant("ws", ws), constant("wz", np.zeros(o, np.int8)),
+         constant("b", bias)])
+    level2 = cuvilc_output("--quiet", path, "--emit=mlir-level2", "--max-batch=4").stdout
+    assert '"quantized_conv2d"' in level2 and '"conv2d"' not in level2
+    model = compile_model(str(CUVILC), path, tmp_path / "conv.so", "--max-batch=4")
+    x = rng.normal(0, 3, (3, c, size, size)).astype(np.float32)
+    xd = dequantize(quantize(x, 0.05, 120, np.uint8), 0.05, 120).astype(np.float64)
+    wd = w.astype(np.float64) * ws.astype(np.float64)[:, None, None, None]
+    expected = conv2d_reference(xd, wd, bias, 2, 1)
+    (y,) = model(x, batch=3)
+    np.testing.assert_allclose(y, expected, rtol=0, atol=1e-5 * np.abs(expected).max())
+    (two,) = model(x, batch=3, threads=2)
+    assert np.array_equal(y, two)

@@ -402,6 +402,10 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
     RETURN_IF_ERROR(runPipeline([&](mlir::OpPassManager &pm) {
       pm.addPass(mlir::createCanonicalizerPass());
       pm.addPass(mlir::createCSEPass());
+      // Batch norms fold into their convolutions first: the folded weights
+      // are the ones quantized.
+      pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldBatchNorm());
+      pm.addPass(mlir::createCanonicalizerPass());
       CuvilMarkQuantizationCandidatesOptions mark;
       mark.keepFp32.assign(options.quantization->keepFp32.begin(),
                            options.quantization->keepFp32.end());
@@ -426,7 +430,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
         report.layers, [](const auto &layer) { return layer.quantized; });
     if (options.progress)
       options.progress(absl::StrFormat(
-          "int8: %d linear layers quantized, %d ops kept in float32",
+          "int8: %d layers quantized, %d ops kept in float32",
           quantized, report.float32.size() + report.layers.size() - quantized));
   }
   if (!toLevel2) {

@@ -568,8 +568,10 @@ LogicalResult UKernelCallOp::verify() {
              << outputs << " outputs";
   }
   if (getPackedB()) {
-    // An integer product keeps the scratch its A panels are packed in.
-    bool quantized = kernel == "quantized_matmul";
+    // An integer product or convolution keeps the scratch its A panels
+    // (and unfolded image) are packed in.
+    bool quantized =
+        kernel == "quantized_matmul" || kernel == "quantized_conv2d";
     if (!product && !quantized)
       return emitOpError("packed_b is for matrix products, not '")
              << kernel << "'";

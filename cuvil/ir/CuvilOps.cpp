@@ -362,6 +362,60 @@ SmallVector<int64_t, 2> Conv2dOp::getDilationsOrDefault() {
   return SmallVector<int64_t, 2>(withDefault(getDilations(), 2, 1));
 }
 
+LogicalResult inference::inferConv2dType(
+    StringRef name, std::optional<Location> loc, RankedTensorType inType,
+    RankedTensorType wType, std::optional<RankedTensorType> bType,
+    ArrayRef<int64_t> stridesAttr, ArrayRef<int64_t> paddingAttr,
+    ArrayRef<int64_t> dilationsAttr, int64_t groups, Type element,
+    SmallVectorImpl<Type> &types) {
+  if (inType.getRank() != 4)
+    return inferError(loc, name, "expects a 4-D NCHW input, got ",
+                      formatType(inType));
+  if (wType.getRank() != 4)
+    return inferError(loc, name, "expects a 4-D OIHW weight, got ",
+                      formatType(wType));
+  SmallVector<int64_t> strides = withDefault(stridesAttr, 2, 1);
+  SmallVector<int64_t> padding = withDefault(paddingAttr, 4, 0);
+  SmallVector<int64_t> dilations = withDefault(dilationsAttr, 2, 1);
+  if (failed(checkAttrList(strides, 2, 1, "strides", loc, name)) ||
+      failed(checkAttrList(padding, 4, 0, "padding", loc, name)) ||
+      failed(checkAttrList(dilations, 2, 1, "dilations", loc, name)))
+    return failure();
+  if (groups < 1)
+    return inferError(loc, name, "expects groups >= 1, got ", groups);
+  int64_t inC = inType.getDimSize(1), outC = wType.getDimSize(0),
+          wC = wType.getDimSize(1);
+  if (!ShapedType::isDynamic(inC)) {
+    if (inC % groups != 0)
+      return inferError(loc, name, "input channels ", inC,
+                        " are not divisible by groups = ", groups);
+    if (!ShapedType::isDynamic(wC) && wC != inC / groups)
+      return inferError(loc, name, "weight ", formatType(wType), " expects ",
+                        wC * groups, " input channels (", wC, " per group x ",
+                        groups, " groups) but the input ", formatType(inType),
+                        " has ", inC);
+  }
+  if (!ShapedType::isDynamic(outC) && outC % groups != 0)
+    return inferError(loc, name, "output channels ", outC,
+                      " are not divisible by groups = ", groups);
+  if (bType && (bType->getRank() != 1 ||
+                failed(verifyCompatibleShape(bType->getShape(), {outC}))))
+    return inferError(loc, name, "expects a bias of shape ",
+                      formatShape({outC}), ", got ", formatType(*bType));
+  SmallVector<int64_t> shape = {inType.getDimSize(0), outC};
+  for (int i = 0; i < 2; ++i) {
+    FailureOr<int64_t> size =
+        windowOutputSize(inType.getDimSize(2 + i), wType.getDimSize(2 + i),
+                         strides[i], padding[i], padding[2 + i], dilations[i],
+                         /*ceilMode=*/false, loc, name);
+    if (failed(size))
+      return failure();
+    shape.push_back(*size);
+  }
+  types.push_back(RankedTensorType::get(shape, element));
+  return success();
+}
+
 LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
@@ -374,59 +428,17 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
   if (failed(inType) || failed(wType) ||
       failed(checkSameElementType({*inType, *wType}, loc, name)))
     return failure();
-  if (inType->getRank() != 4)
-    return inferError(loc, name, "expects a 4-D NCHW input, got ",
-                      formatType(*inType));
-  if (wType->getRank() != 4)
-    return inferError(loc, name, "expects a 4-D OIHW weight, got ",
-                      formatType(*wType));
-  SmallVector<int64_t> strides = withDefault(adaptor.getStrides(), 2, 1);
-  SmallVector<int64_t> padding = withDefault(adaptor.getPadding(), 4, 0);
-  SmallVector<int64_t> dilations = withDefault(adaptor.getDilations(), 2, 1);
-  if (failed(checkAttrList(strides, 2, 1, "strides", loc, name)) ||
-      failed(checkAttrList(padding, 4, 0, "padding", loc, name)) ||
-      failed(checkAttrList(dilations, 2, 1, "dilations", loc, name)))
-    return failure();
-  int64_t groups = adaptor.getGroups();
-  if (groups < 1)
-    return inferError(loc, name, "expects groups >= 1, got ", groups);
-  int64_t inC = inType->getDimSize(1), outC = wType->getDimSize(0),
-          wC = wType->getDimSize(1);
-  if (!ShapedType::isDynamic(inC)) {
-    if (inC % groups != 0)
-      return inferError(loc, name, "input channels ", inC,
-                        " are not divisible by groups = ", groups);
-    if (!ShapedType::isDynamic(wC) && wC != inC / groups)
-      return inferError(loc, name, "weight ", formatType(*wType), " expects ",
-                        wC * groups, " input channels (", wC, " per group x ",
-                        groups, " groups) but the input ", formatType(*inType),
-                        " has ", inC);
-  }
-  if (!ShapedType::isDynamic(outC) && outC % groups != 0)
-    return inferError(loc, name, "output channels ", outC,
-                      " are not divisible by groups = ", groups);
+  std::optional<RankedTensorType> bType;
   if (Value bias = adaptor.getBias()) {
-    FailureOr<RankedTensorType> bType = getTensorType(bias, loc, name, "bias");
-    if (failed(bType) ||
-        failed(checkSameElementType({*inType, *bType}, loc, name)))
+    FailureOr<RankedTensorType> b = getTensorType(bias, loc, name, "bias");
+    if (failed(b) || failed(checkSameElementType({*inType, *b}, loc, name)))
       return failure();
-    if (bType->getRank() != 1 ||
-        failed(verifyCompatibleShape(bType->getShape(), {outC})))
-      return inferError(loc, name, "expects a bias of shape ",
-                        formatShape({outC}), ", got ", formatType(*bType));
+    bType = *b;
   }
-  SmallVector<int64_t> shape = {inType->getDimSize(0), outC};
-  for (int i = 0; i < 2; ++i) {
-    FailureOr<int64_t> size =
-        windowOutputSize(inType->getDimSize(2 + i), wType->getDimSize(2 + i),
-                         strides[i], padding[i], padding[2 + i], dilations[i],
-                         /*ceilMode=*/false, loc, name);
-    if (failed(size))
-      return failure();
-    shape.push_back(*size);
-  }
-  types.push_back(RankedTensorType::get(shape, inType->getElementType()));
-  return success();
+  return inferConv2dType(name, loc, *inType, *wType, bType,
+                         adaptor.getStrides(), adaptor.getPadding(),
+                         adaptor.getDilations(), adaptor.getGroups(),
+                         inType->getElementType(), types);
 }
 
 //===----------------------------------------------------------------------===//

@@ -552,6 +552,42 @@ def Cuvil_QuantizedMatmulOp : Cuvil_Op<"quantized_matmul",
   }];
 }
 
+def Cuvil_QuantizedConv2dOp : Cuvil_Op<"quantized_conv2d",
+    [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "conv2d of dequantized operands, accumulated exactly";
+  let description = [{
+    `conv2d(dequantize(input), dequantize(weight)) + bias`, with the sums
+    computed in integers: (input - zp) * weight summed exactly (int32), then
+    scaled by the input scale times the output channel's weight scale, in
+    the expressed type, and the bias added. The input is NCHW, quantized per
+    tensor to 8 bits; padding reads its zero point (a real zero). The
+    weight is OIHW int8, symmetric, per tensor or per output channel (axis
+    0); groups are 1 and C * KH * KW is at most 65536.
+    `cuvil-fold-quantized-products` forms it from QDQ graphs.
+
+    ```mlir
+    %y = cuvil.quantized_conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>} : tensor<1x3x8x8x!quant.uniform<u8:f32, 0.02:128>>, tensor<16x3x3x3x!quant.uniform<i8:f32:0, {...}>>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_QuantizedTensor:$input, Cuvil_QuantizedTensor:$weight,
+                       Optional<Cuvil_FloatTensor>:$bias,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$strides,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$padding,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)
+    (`,` type($bias)^)?
+  }];
+  let extraClassDeclaration = [{
+    /// Attributes with their defaults applied.
+    ::llvm::SmallVector<int64_t, 2> getStridesOrDefault();
+    ::llvm::SmallVector<int64_t, 4> getPaddingOrDefault();
+    ::llvm::SmallVector<int64_t, 2> getDilationsOrDefault();
+  }];
+}
+
 def Cuvil_StorageCastOp : Cuvil_Op<"storage_cast", [Pure]> {
   let summary = "an integer tensor as a quantized one, or back (same bits)";
   let description = [{

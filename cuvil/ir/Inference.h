@@ -205,6 +205,15 @@ inline LogicalResult checkSameElementType(ArrayRef<RankedTensorType> types,
   return success();
 }
 
+/// The NCHW result of a 2-D convolution of `inType` by OIHW `wType` (plus a
+/// bias of [O]), of `element` (CuvilOps.cpp: conv2d and quantized_conv2d).
+LogicalResult inferConv2dType(StringRef name, std::optional<Location> loc,
+                              RankedTensorType inType, RankedTensorType wType,
+                              std::optional<RankedTensorType> bType,
+                              ArrayRef<int64_t> strides,
+                              ArrayRef<int64_t> padding,
+                              ArrayRef<int64_t> dilations, int64_t groups,
+                              Type element, SmallVectorImpl<Type> &types);
 
 } // namespace cuvil::l1::inference
 

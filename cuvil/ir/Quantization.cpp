@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/ir/CuvilOps.h"
+#include "cuvil/ir/Inference.h"
 #include "cuvil/ir/Quantization.h"
 
 #include <cmath>
@@ -199,6 +200,82 @@ LogicalResult QuantizedMatmulOp::inferReturnTypes(
   auto a = cast<quant::QuantizedType>(lhs.getElementType());
   types.push_back(RankedTensorType::get(shape, a.getExpressedType()));
   return success();
+}
+
+/// Why `w` is not symmetric int8 per tensor or along `axis`, if it is not.
+static std::optional<std::string> symmetricInt8(quant::QuantizedType w,
+                                                int32_t axis) {
+  if (w.getStorageTypeIntegralWidth() != 8 || !w.isSigned())
+    return std::string("its weights must be int8");
+  if (auto perTensor = dyn_cast<quant::UniformQuantizedType>(w)) {
+    if (perTensor.getZeroPoint() != 0)
+      return std::string("its weights must be symmetric (zero point 0)");
+  } else if (auto perAxis = dyn_cast<quant::UniformQuantizedPerAxisType>(w)) {
+    if (perAxis.getQuantizedDimension() != axis)
+      return "its weights must be quantized per tensor or along axis " +
+             std::to_string(axis);
+    if (llvm::any_of(perAxis.getZeroPoints(), [](int64_t z) { return z; }))
+      return std::string("its weights must be symmetric (zero points 0)");
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> quantizedConv2dMismatch(RankedTensorType input,
+                                                   RankedTensorType weight,
+                                                   int64_t groups) {
+  auto a = dyn_cast<quant::UniformQuantizedType>(input.getElementType());
+  if (!a || a.getStorageTypeIntegralWidth() != 8)
+    return "its input must be quantized per tensor to 8 bits";
+  auto w = cast<quant::QuantizedType>(weight.getElementType());
+  if (std::optional<std::string> why = symmetricInt8(w, 0))
+    return why;
+  if (a.getExpressedType() != w.getExpressedType())
+    return "its operands must express one float type";
+  if (groups != 1)
+    return "it is grouped (int8 grouped and depthwise convolutions are not "
+           "implemented yet)";
+  if (weight.getRank() != 4 || !weight.hasStaticShape())
+    return "its weight must be a static OIHW tensor";
+  int64_t k = weight.getDimSize(1) * weight.getDimSize(2) * weight.getDimSize(3);
+  if (k > 65536)
+    return "C * KH * KW must be at most 65536 (its sums are exact in int32)";
+  return std::nullopt;
+}
+
+SmallVector<int64_t, 2> QuantizedConv2dOp::getStridesOrDefault() {
+  return SmallVector<int64_t, 2>(inference::withDefault(getStrides(), 2, 1));
+}
+SmallVector<int64_t, 4> QuantizedConv2dOp::getPaddingOrDefault() {
+  return SmallVector<int64_t, 4>(inference::withDefault(getPadding(), 4, 0));
+}
+SmallVector<int64_t, 2> QuantizedConv2dOp::getDilationsOrDefault() {
+  return SmallVector<int64_t, 2>(inference::withDefault(getDilations(), 2, 1));
+}
+
+LogicalResult QuantizedConv2dOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  if (std::optional<std::string> why =
+          quantizedConv2dMismatch(input, weight, adaptor.getGroups()))
+    return inference::inferError(loc, name, "of ", inference::formatType(input),
+                                 " and ", inference::formatType(weight), ": ",
+                                 *why);
+  Type expressed =
+      cast<quant::QuantizedType>(input.getElementType()).getExpressedType();
+  std::optional<RankedTensorType> bias;
+  if (Value b = adaptor.getBias()) {
+    bias = cast<RankedTensorType>(b.getType());
+    if (bias->getElementType() != expressed)
+      return inference::inferError(loc, name, "expects a bias of ", expressed,
+                                   ", got ", inference::formatType(*bias));
+  }
+  return inference::inferConv2dType(
+      name, loc, input, weight, bias, adaptor.getStrides(),
+      adaptor.getPadding(), adaptor.getDilations(), adaptor.getGroups(),
+      expressed, types);
 }
 
 OpFoldResult StorageCastOp::fold(FoldAdaptor) {

@@ -36,6 +36,13 @@ mlir::LogicalResult verifyQuantizedTensor(mlir::Operation *op,
 std::optional<std::string>
 quantizedMatmulMismatch(mlir::RankedTensorType lhs, mlir::RankedTensorType rhs);
 
+/// Why `cuvil.quantized_conv2d` cannot convolve these operands (8-bit per
+/// tensor NCHW input; symmetric int8 OIHW weight per tensor or per output
+/// channel; groups 1; C * KH * KW static and at most 65536), or nullopt.
+std::optional<std::string>
+quantizedConv2dMismatch(mlir::RankedTensorType input,
+                        mlir::RankedTensorType weight, int64_t groups);
+
 } // namespace cuvil::l1
 
 #endif // CUVIL_IR_QUANTIZATION_H

@@ -73,12 +73,48 @@ struct FoldQuantizedProducts
   void runOnOperation() override {
     SmallVector<Operation *> products;
     getOperation().walk([&](Operation *op) {
-      if (isa<l1::MatmulOp, l1::GemmOp>(op))
+      if (isa<l1::MatmulOp, l1::GemmOp, l1::Conv2dOp>(op))
         products.push_back(op);
     });
-    for (Operation *op : products)
-      if (succeeded(fold(op)))
+    for (Operation *op : products) {
+      auto conv = dyn_cast<l1::Conv2dOp>(op);
+      if (succeeded(conv ? foldConv(conv) : fold(op)))
         cuvil::addStatistic(getOperation(), *this, numFolded, "folded");
+    }
+  }
+
+  /// conv2d(dequantize(x), dequantize(w), bias) -> quantized_conv2d.
+  LogicalResult foldConv(l1::Conv2dOp conv) {
+    auto input = conv.getInput().getDefiningOp<l1::DequantizeOp>();
+    auto weight = conv.getWeight().getDefiningOp<l1::DequantizeOp>();
+    if (!input || !weight)
+      return failure();
+    auto stored = weight.getInput().getDefiningOp<l1::StorageCastOp>();
+    std::optional<std::string> why = l1::quantizedConv2dMismatch(
+        cast<RankedTensorType>(input.getInput().getType()),
+        cast<RankedTensorType>(weight.getInput().getType()), conv.getGroups());
+    if (!why && (!stored || !stored.getInput().getDefiningOp<l1::ConstantOp>()))
+      why = "its weights are computed at run time";
+    if (why) {
+      conv.emitWarning("runs in float32 on dequantized values: an integer "
+                       "convolution needs ")
+          << "8-bit input per tensor and symmetric int8 weights per tensor "
+             "or per output channel, but "
+          << *why;
+      return failure();
+    }
+    OpBuilder builder(conv);
+    auto product = l1::QuantizedConv2dOp::create(
+        builder, conv.getLoc(), input.getInput(), weight.getInput(),
+        conv.getBias(), conv.getStridesAttr(), conv.getPaddingAttr(),
+        conv.getDilationsAttr(), conv.getGroupsAttr());
+    if (product.getType() != conv.getType()) {
+      product.erase();
+      return failure();
+    }
+    conv.replaceAllUsesWith(product.getResult());
+    conv.erase();
+    return success();
   }
 
   /// Why the gemm `op` has no integer form beyond its operands', if so.

@@ -38,7 +38,8 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
     SmallVector<Operation *> producers;
     getOperation().walk([&](Operation *op) {
       if (!op->getParentOfType<l1::FusedGroupOp>() &&
-          (isa<l1::Conv2dOp>(op) || isFusableGemm(op) || isFusableMatmul(op)))
+          (isa<l1::Conv2dOp, l1::QuantizedConv2dOp>(op) || isFusableGemm(op) ||
+           isFusableMatmul(op)))
         producers.push_back(op);
     });
     for (Operation *producer : producers)

@@ -5,6 +5,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <cassert>
+
 using namespace mlir;
 namespace l1 = cuvil::l1;
 
@@ -43,7 +45,7 @@ std::optional<std::string> checkWeights(Value weights) {
 } // namespace
 
 bool isQuantizableKind(Operation *op) {
-  return isa<l1::MatmulOp, l1::GemmOp>(op);
+  return isa<l1::MatmulOp, l1::GemmOp, l1::Conv2dOp>(op);
 }
 
 std::optional<std::string> whyNotIntegerLinear(Operation *op) {
@@ -64,10 +66,30 @@ std::optional<std::string> whyNotIntegerLinear(Operation *op) {
     auto b = cast<RankedTensorType>(gemm.getB().getType());
     return checkActivation(gemm.getA(), b.getDimSize(gemm.getTransB() ? 1 : 0));
   }
-  return std::string("it is not a matrix product");
+  if (auto conv = dyn_cast<l1::Conv2dOp>(op)) {
+    if (conv.getGroups() != 1)
+      return std::string("it is grouped (int8 grouped and depthwise "
+                         "convolutions are not implemented yet)");
+    auto weights = dyn_cast<RankedTensorType>(conv.getWeight().getType());
+    if (!conv.getWeight().getDefiningOp<l1::ConstantOp>())
+      return std::string("its weights are computed at run time");
+    if (!weights || !weights.getElementType().isF32() ||
+        !weights.hasStaticShape())
+      return std::string("its weights are not a static float32 tensor");
+    if (!cast<RankedTensorType>(conv.getInput().getType()).getElementType().isF32())
+      return std::string("its input is not float32");
+    int64_t k = weights.getDimSize(1) * weights.getDimSize(2) *
+                weights.getDimSize(3);
+    if (k > kMaxK)
+      return "C * KH * KW is " + std::to_string(k) +
+             " (int8 sums are exact up to 65536)";
+    return std::nullopt;
+  }
+  return std::string("it is not a matrix product or a convolution");
 }
 
 LinearLayer getLinearLayer(Operation *op) {
+  assert(!isa<l1::Conv2dOp>(op) && "convolutions are not linear layers here");
   LinearLayer layer;
   Value weights;
   bool transposed = false;

@@ -1,8 +1,9 @@
 //===- LinearLayers.h - the layers int8 quantization converts ---*- C++ -*-===//
 //
-// Post-training quantization converts the linear layers level1 can compute
-// in integers (cuvil.quantized_matmul): a matmul or gemm of a float32
-// activation by constant float32 weights. The marking pass picks them and
+// Post-training quantization converts the layers level1 can compute in
+// integers: a matmul or gemm of a float32 activation by constant float32
+// weights (cuvil.quantized_matmul) and an ungrouped conv2d by constant
+// weights (cuvil.quantized_conv2d). The marking pass picks them and
 // the quantizing pass rewrites them; both ask here, so they agree.
 //
 //===----------------------------------------------------------------------===//
@@ -28,14 +29,16 @@ struct LinearLayer {
   mlir::Value bias;
 };
 
-/// Whether `op` is a product quantization considers (matmul, gemm).
+/// Whether `op` is a product quantization considers (matmul, gemm,
+/// conv2d).
 bool isQuantizableKind(mlir::Operation *op);
 
 /// Why `op`, a product, has no integer form ("its weights are computed at
 /// run time", ...), or nullopt if it has.
 std::optional<std::string> whyNotIntegerLinear(mlir::Operation *op);
 
-/// The layer `op` computes; `op` must pass whyNotIntegerLinear. A beta
+/// The layer a matmul or gemm `op` computes; `op` must pass
+/// whyNotIntegerLinear. A beta
 /// other than 1 scales a constant bias into a new constant before `op`.
 LinearLayer getLinearLayer(mlir::Operation *op);
 

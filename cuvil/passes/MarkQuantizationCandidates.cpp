@@ -1,7 +1,8 @@
 //===- MarkQuantizationCandidates.cpp - what int8 calibration observes ---===//
 //
-// Post-training quantization starts here: every linear layer level1 can
-// compute in integers gets `cuvil.calibration_point = i`. The driver then
+// Post-training quantization starts here: every linear layer and
+// convolution level1 can compute in integers gets
+// `cuvil.calibration_point = i`. The driver then
 // observes each marked op's activation over the calibration data and sets
 // its range (cuvil-quantize-products). Everything else stays float32, and
 // the user is told which ops and why, so that no layer is silently left
@@ -64,7 +65,7 @@ struct MarkQuantizationCandidates
   void runOnOperation() override {
     int64_t next = 0;
     getOperation().walk([&](Operation *op) {
-      if (!cuvil::isQuantizableKind(op) && !isa<l1::Conv2dOp>(op))
+      if (!cuvil::isQuantizableKind(op))
         return;
       std::string node = cuvil::describeLocation(op->getLoc()).node;
       for (const std::string &entry : keepFp32) {
@@ -73,11 +74,6 @@ struct MarkQuantizationCandidates
               << entry << "')";
           return;
         }
-      }
-      if (isa<l1::Conv2dOp>(op)) {
-        op->emitWarning("stays float32: Cuvil has no int8 convolution yet "
-                        "(linear layers are quantized)");
-        return;
       }
       if (std::optional<std::string> why = cuvil::whyNotIntegerLinear(op)) {
         op->emitWarning("stays float32: ") << *why;

@@ -2,14 +2,14 @@
 //
 // Calibration sets `cuvil.activation_range` on the layers it observed; this
 // pass writes each as the QDQ graph an int8 layer is (quantize the
-// activation, dequantize it and the int8 weights, multiply), the same form
-// an ONNX QDQ model imports to, so one fold (cuvil-fold-quantized-products)
-// makes both integer products.
+// activation, dequantize it and the int8 weights, multiply or convolve),
+// the same form an ONNX QDQ model imports to, so one fold
+// (cuvil-fold-quantized-products) makes both integer ops.
 //
 // Activations are asymmetric uint8 per tensor: the integer kernels correct
 // for the zero point with precomputed column sums, so the asymmetry is free
 // and post-ReLU tensors get all 256 levels. Weights are symmetric int8 per
-// output column, in [-127, 127].
+// output column (a convolution's: per output channel), in [-127, 127].
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,6 +97,55 @@ struct QuantizeProducts
     }
   }
 
+  /// `value` through uint8 over [lo, hi]: dequantize(quantize(value)).
+  static Value quantizedActivation(OpBuilder &builder, Location loc,
+                                   Value value, double lo, double hi) {
+    auto type = cast<RankedTensorType>(value.getType());
+    Value q = l1::QuantizeOp::create(
+        builder, loc,
+        type.clone(activationType(builder.getContext(), lo, hi)), value);
+    return l1::DequantizeOp::create(builder, loc, q);
+  }
+
+  /// A convolution in place: its input through uint8, its OIHW weights
+  /// symmetric int8 per output channel (axis 0); bias and attributes stay.
+  LogicalResult quantizeConv(l1::Conv2dOp conv, double lo, double hi) {
+    auto type = cast<RankedTensorType>(conv.getWeight().getType());
+    std::vector<float> values = *cuvil::getF32Constant(conv.getWeight());
+    int64_t o = type.getDimSize(0), k = type.getNumElements() / o;
+    // The weights as [K, O] columns, so one rule quantizes both kinds.
+    cuvil::LinearLayer columns;
+    columns.k = k;
+    columns.n = o;
+    columns.weights.resize(values.size());
+    for (int64_t c = 0; c < o; ++c)
+      for (int64_t i = 0; i < k; ++i)
+        columns.weights[i * o + c] = values[c * k + i];
+    QuantizedWeights q = quantizeWeights(columns);
+    std::string oihw(q.bytes.size(), '\0');
+    for (int64_t c = 0; c < o; ++c)
+      for (int64_t i = 0; i < k; ++i)
+        oihw[c * k + i] = q.bytes[i * o + c];
+    MLIRContext *context = conv.getContext();
+    Location loc = conv.getLoc();
+    OpBuilder builder(conv);
+    auto i8 = IntegerType::get(context, 8);
+    auto wType = quant::UniformQuantizedPerAxisType::get(
+        quant::QuantizationFlags::Signed, i8, Float32Type::get(context),
+        q.scales, SmallVector<int64_t>(o, 0), /*quantizedDimension=*/0, -128,
+        127);
+    Value stored = cuvil::createResourceConstant(builder, loc, type.clone(i8),
+                                                 "qweights", oihw);
+    Value weights = l1::DequantizeOp::create(
+        builder, loc,
+        l1::StorageCastOp::create(builder, loc, type.clone(wType), stored));
+    conv.getInputMutable().assign(
+        quantizedActivation(builder, loc, conv.getInput(), lo, hi));
+    conv.getWeightMutable().assign(weights);
+    conv->removeAttr(kRangeAttr);
+    return success();
+  }
+
   LogicalResult quantize(Operation *op) {
     auto range = dyn_cast<DenseF64ArrayAttr>(op->getAttr(kRangeAttr));
     if (!range || range.size() != 2 || !std::isfinite(range[0]) ||
@@ -104,19 +153,19 @@ struct QuantizeProducts
       return op->emitOpError(kRangeAttr)
              << " must be array<f64: lo, hi> with finite lo <= hi";
     if (!cuvil::isQuantizableKind(op))
-      return op->emitOpError("has ") << kRangeAttr << " but is no matrix product";
+      return op->emitOpError("has ")
+             << kRangeAttr << " but is no matrix product or convolution";
     if (std::optional<std::string> why = cuvil::whyNotIntegerLinear(op))
       return op->emitOpError("cannot be quantized: ") << *why;
 
+    if (auto conv = dyn_cast<l1::Conv2dOp>(op))
+      return quantizeConv(conv, range[0], range[1]);
     cuvil::LinearLayer layer = cuvil::getLinearLayer(op);
     MLIRContext *context = op->getContext();
     Location loc = op->getLoc();
     OpBuilder builder(op);
-    auto actType = cast<RankedTensorType>(layer.activation.getType());
-    Value q = l1::QuantizeOp::create(
-        builder, loc, actType.clone(activationType(context, range[0], range[1])),
-        layer.activation);
-    Value activation = l1::DequantizeOp::create(builder, loc, q);
+    Value activation =
+        quantizedActivation(builder, loc, layer.activation, range[0], range[1]);
 
     QuantizedWeights w = quantizeWeights(layer);
     auto i8 = IntegerType::get(context, 8);

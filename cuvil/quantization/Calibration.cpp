@@ -327,21 +327,24 @@ calibrate(ModuleOp module, const CalibrationOptions &options,
 }
 
 void describeCompiledLayers(ModuleOp module, QuantizationReport &report) {
-  module.walk([&](l1::QuantizedMatmulOp op) {
-    std::string node = describeLocation(op.getLoc()).node;
+  module.walk([&](Operation *op) {
+    if (!isa<l1::QuantizedMatmulOp, l1::QuantizedConv2dOp>(op))
+      return;
+    std::string node = describeLocation(op->getLoc()).node;
     auto layer = llvm::find_if(report.layers, [&](const LayerReport &l) {
       return !l.quantized && l.node == node;
     });
     if (layer == report.layers.end())
       return;
+    // Activation and weights are operands 0 and 1 of both.
     auto a = cast<quant::UniformQuantizedType>(
-        cast<RankedTensorType>(op.getLhs().getType()).getElementType());
+        cast<RankedTensorType>(op->getOperand(0).getType()).getElementType());
     layer->quantized = true;
     llvm::raw_string_ostream os(layer->activationType);
     os << a;
     layer->scale = a.getScale();
     layer->zeroPoint = a.getZeroPoint();
-    Type w = cast<RankedTensorType>(op.getRhs().getType()).getElementType();
+    Type w = cast<RankedTensorType>(op->getOperand(1).getType()).getElementType();
     SmallVector<double> scales;
     if (auto perAxis = dyn_cast<quant::UniformQuantizedPerAxisType>(w))
       scales.assign(perAxis.getScales().begin(), perAxis.getScales().end());
@@ -349,7 +352,11 @@ void describeCompiledLayers(ModuleOp module, QuantizationReport &report) {
       scales.push_back(cast<quant::UniformQuantizedType>(w).getScale());
     layer->weightScaleMin = *llvm::min_element(scales);
     layer->weightScaleMax = *llvm::max_element(scales);
-    layer->columns = cast<RankedTensorType>(op.getType()).getShape().back();
+    auto result = cast<RankedTensorType>(op->getResult(0).getType());
+    // Output columns (a product's last dimension, a convolution's channels).
+    layer->columns = result.getDimSize(isa<l1::QuantizedConv2dOp>(op)
+                                           ? 1
+                                           : result.getRank() - 1);
   });
 }
 

@@ -108,16 +108,43 @@ def test_int8_mlp_accuracy_within_one_point(name, model, data, epochs):
     assert compiled.metadata["kernels"]["qgemm4"] != "none"
 
 
-def test_int8_cnn_quantizes_its_linear_layers_and_keeps_convolutions():
+def test_int8_cnn_accuracy_within_one_point():
     fp32, int8, compiled = study(DigitsCnn(), digits(), 60)
     print(f"digits_cnn: float32 {fp32:.4f}, int8 {int8:.4f}")
     assert fp32 > 0.9
     assert abs(fp32 - int8) <= 0.01
-    report = compiled.quantization_report
+    # Convolutions and linear layers all run in int8.
     assert [layer["node"] for layer in quantized_layers(compiled)] == [
-        "/fc1/Gemm", "/fc2/Gemm"]
-    kept = report["float32"]
-    assert len(kept) == 2 and all("no int8 convolution yet" in k for k in kept)
+        "/conv1/Conv", "/conv2/Conv", "/fc1/Gemm", "/fc2/Gemm"]
+    assert compiled.quantization_report["float32"] == []
+
+
+def test_resnet18_cosine():
+    """torchvision's ResNet-18 with random weights (fixed seed): every
+    convolution (batch norms folded first) and the classifier in int8,
+    calibrated on random inputs."""
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests"
+                           / "models"))
+    import export_models
+    torch.manual_seed(0)
+    model, example = export_models.MODELS["resnet18"]()
+    model.eval()
+    shape = tuple(example.shape[1:])
+    calibration = [torch.randn(4, *shape) for _ in range(2)]
+    compiled = cuvil.compile(model, [("x", torch.float32, (None,) + shape)],
+                             max_batch=4, quantize=Int8(calibration))
+    assert len(quantized_layers(compiled)) == 21  # 20 convolutions + fc
+    x = torch.randn(2, *shape)
+    with torch.no_grad():
+        expected = model(x)
+    got = torch.from_numpy(np.asarray(compiled(x.numpy())))
+    cosine = float(torch.nn.functional.cosine_similarity(
+        got.flatten(), expected.flatten(), dim=0))
+    relative = float((got - expected).abs().max() / expected.abs().max())
+    print(f"resnet18 int8: cosine {cosine:.5f}, max relative error {relative:.4f}")
+    assert cosine >= 0.99
 
 
 def test_observers_and_the_report():

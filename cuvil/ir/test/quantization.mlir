@@ -50,6 +50,16 @@ func.func @integer_product(%a: tensor<?x5x2x!i8>, %w: tensor<2x3xi8>) -> tensor<
   return %y : tensor<?x5x3xf32>
 }
 
+// An integer convolution: NCHW uint8 input, OIHW int8 weights per output
+// channel, a float bias; the result is float NCHW.
+// CHECK-LABEL: func.func @integer_convolution
+func.func @integer_convolution(%x: tensor<?x2x5x5x!quant.uniform<u8:f32, 0.02:128>>, %w: tensor<3x2x3x3xi8>, %b: tensor<3xf32>) -> tensor<?x3x3x3xf32> {
+  %wq = cuvil.storage_cast %w : tensor<3x2x3x3xi8> to tensor<3x2x3x3x!quant.uniform<i8:f32:0, {0.5, 0.25, 0.125}>>
+  // CHECK: cuvil.quantized_conv2d %{{.+}}, %{{.+}}, %{{.+}} {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<?x2x5x5x!quant.uniform<u8:f32, 2.000000e-02:128>>, tensor<3x2x3x3x!quant.uniform<i8:f32:0, {5.000000e-01,2.500000e-01,1.250000e-01}>>, tensor<3xf32>
+  %y = cuvil.quantized_conv2d %x, %wq, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<?x2x5x5x!quant.uniform<u8:f32, 0.02:128>>, tensor<3x2x3x3x!quant.uniform<i8:f32:0, {0.5, 0.25, 0.125}>>, tensor<3xf32>
+  return %y : tensor<?x3x3x3xf32>
+}
+
 // An integer tensor cast to a quantized type and back is itself.
 // FOLD-LABEL: func.func @casts_cancel
 func.func @casts_cancel(%x: tensor<4xi8>) -> tensor<4xi8> {

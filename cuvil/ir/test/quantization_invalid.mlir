@@ -112,3 +112,27 @@ func.func @f(%x: tensor<?x3xf32>) {
   %0 = cuvil.quantize %x : tensor<?x3xf32> to tensor<?x3x!quant.uniform<i8:f32:0, {0.1, 0.2}>>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<1x4x5x5x!quant.uniform<u8:f32, 0.1>>, %w: tensor<4x1x3x3x!quant.uniform<i8:f32, 0.5>>) {
+  // expected-error @+1 {{it is grouped (int8 grouped and depthwise convolutions are not implemented yet)}}
+  %0 = cuvil.quantized_conv2d %x, %w {groups = 4 : i64} : tensor<1x4x5x5x!quant.uniform<u8:f32, 0.1>>, tensor<4x1x3x3x!quant.uniform<i8:f32, 0.5>>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x2x5x5x!quant.uniform<u8:f32, 0.1>>, %w: tensor<4x2x3x3x!quant.uniform<i8:f32:1, {0.5, 0.5}>>) {
+  // expected-error @+1 {{its weights must be quantized per tensor or along axis 0}}
+  %0 = cuvil.quantized_conv2d %x, %w : tensor<1x2x5x5x!quant.uniform<u8:f32, 0.1>>, tensor<4x2x3x3x!quant.uniform<i8:f32:1, {0.5, 0.5}>>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x2x5x5x!quant.uniform<u8:f32, 0.1>>, %w: tensor<4x2x3x3x!quant.uniform<i8:f32, 0.5>>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{expects a bias of shape 4, got tensor<3xf32>}}
+  %0 = cuvil.quantized_conv2d %x, %w, %b : tensor<1x2x5x5x!quant.uniform<u8:f32, 0.1>>, tensor<4x2x3x3x!quant.uniform<i8:f32, 0.5>>, tensor<3xf32>
+  return
+}

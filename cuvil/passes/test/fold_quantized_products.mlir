@@ -105,3 +105,38 @@ func.func @scaled_gemm(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
   %y = cuvil.gemm %xd, %wd {alpha = 2.0 : f64} : tensor<2x3xf32>, tensor<3x2xf32>
   return %y : tensor<2x2xf32>
 }
+
+// -----
+
+// A QDQ convolution: uint8 input, int8 OIHW weights per output channel and a
+// float bias become one integer convolution with the same attributes.
+// CHECK-LABEL: func.func @conv
+// CHECK: %[[Y:.+]] = cuvil.quantized_conv2d %{{.+}}, %{{.+}}, %{{.+}} {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x2x5x5x!quant.uniform<u8:f32, 5.000000e-02:120>>, tensor<3x2x3x3x!quant.uniform<i8:f32:0, {5.000000e-01,2.500000e-01,1.250000e-01}>>, tensor<3xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @conv(%x: tensor<1x2x5x5xf32>) -> tensor<1x3x3x3xf32> {
+  %q = cuvil.quantize %x : tensor<1x2x5x5xf32> to tensor<1x2x5x5x!quant.uniform<u8:f32, 0.05:120>>
+  %xd = cuvil.dequantize %q : tensor<1x2x5x5x!quant.uniform<u8:f32, 0.05:120>>
+  %c = cuvil.constant dense<1> : tensor<3x2x3x3xi8>
+  %wq = cuvil.storage_cast %c : tensor<3x2x3x3xi8> to tensor<3x2x3x3x!quant.uniform<i8:f32:0, {0.5, 0.25, 0.125}>>
+  %wd = cuvil.dequantize %wq : tensor<3x2x3x3x!quant.uniform<i8:f32:0, {0.5, 0.25, 0.125}>>
+  %b = cuvil.constant dense<[0.5, -1.0, 2.0]> : tensor<3xf32>
+  %y = cuvil.conv2d %xd, %wd, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>
+  return %y : tensor<1x3x3x3xf32>
+}
+
+// -----
+
+// A depthwise QDQ convolution keeps its float convolution, with the reason.
+// CHECK-LABEL: func.func @depthwise
+// CHECK: cuvil.conv2d
+// CHECK-NOT: quantized_conv2d
+func.func @depthwise(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
+  %q = cuvil.quantize %x : tensor<1x2x5x5xf32> to tensor<1x2x5x5x!quant.uniform<u8:f32, 0.05:120>>
+  %xd = cuvil.dequantize %q : tensor<1x2x5x5x!quant.uniform<u8:f32, 0.05:120>>
+  %c = cuvil.constant dense<1> : tensor<2x1x3x3xi8>
+  %wq = cuvil.storage_cast %c : tensor<2x1x3x3xi8> to tensor<2x1x3x3x!quant.uniform<i8:f32, 0.5>>
+  %wd = cuvil.dequantize %wq : tensor<2x1x3x3x!quant.uniform<i8:f32, 0.5>>
+  // expected-warning @+1 {{runs in float32 on dequantized values: an integer convolution needs 8-bit input per tensor and symmetric int8 weights per tensor or per output channel, but it is grouped (int8 grouped and depthwise convolutions are not implemented yet)}}
+  %y = cuvil.conv2d %xd, %wd {groups = 2 : i64} : tensor<1x2x5x5xf32>, tensor<2x1x3x3xf32>
+  return %y : tensor<1x2x3x3xf32>
+}

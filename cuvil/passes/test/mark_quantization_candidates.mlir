@@ -1,14 +1,14 @@
 // RUN: cuvil-opt %s --cuvil-mark-quantization-candidates --split-input-file -verify-diagnostics | FileCheck %s
 // RUN: cuvil-opt %s '--cuvil-mark-quantization-candidates=keep-fp32=fc2,Conv' --split-input-file 2>&1 | FileCheck %s --check-prefix=KEEP
 
-// Linear layers with constant weights are numbered in program order; a
-// product of two activations and a convolution stay float32, with a
+// Linear layers and convolutions with constant weights are numbered in
+// program order; a product of two activations stays float32, with a
 // warning saying why.
 // CHECK-LABEL: func.func @model
 // CHECK: cuvil.gemm {{.+}} {cuvil.calibration_point = 0 : i64, trans_b}
 // CHECK: cuvil.matmul {{.+}} {cuvil.calibration_point = 1 : i64}
 // CHECK: cuvil.matmul %{{[0-9]+}}, %arg1 :
-// CHECK-NOT: calibration_point
+// CHECK: cuvil.conv2d {{.+}} {cuvil.calibration_point = 2 : i64}
 // The keep-fp32 list names a module path (fc2 of /fc2/MatMul) and an ONNX
 // operator (Conv).
 // KEEP: warning: loc("/fc2/MatMul"): kept in float32, as asked (keep-fp32 'fc2')
@@ -25,7 +25,6 @@ func.func @model(%x: tensor<?x3xf32>, %z: tensor<2x2xf32>, %img: tensor<1x1x4x4x
   %h2 = cuvil.matmul %h, %w2 : tensor<?x2xf32>, tensor<2x2xf32> loc("/fc2/MatMul")
   // expected-warning @+1 {{stays float32: its weights are computed at run time}}
   %y = cuvil.matmul %h2, %z : tensor<?x2xf32>, tensor<2x2xf32>
-  // expected-warning @+1 {{stays float32: Cuvil has no int8 convolution yet}}
   %c = cuvil.conv2d %img, %k : tensor<1x1x4x4xf32>, tensor<1x1x1x1xf32>
   return %y, %c : tensor<?x2xf32>, tensor<1x1x4x4xf32>
 }
@@ -38,4 +37,14 @@ func.func @trans_a(%x: tensor<3x4xf32>) -> tensor<4x2xf32> {
   // expected-warning @+1 {{stays float32: its activation is transposed (trans_a)}}
   %y = cuvil.gemm %x, %w {trans_a} : tensor<3x4xf32>, tensor<3x2xf32>
   return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// Grouped and depthwise convolutions have no int8 kernel yet.
+func.func @depthwise(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
+  %w = cuvil.constant dense<1.0> : tensor<4x1x3x3xf32>
+  // expected-warning @+1 {{stays float32: it is grouped (int8 grouped and depthwise convolutions are not implemented yet)}}
+  %y = cuvil.conv2d %x, %w {groups = 4 : i64, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x5x5xf32>, tensor<4x1x3x3xf32>
+  return %y : tensor<1x4x5x5xf32>
 }

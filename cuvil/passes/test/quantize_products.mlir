@@ -58,6 +58,26 @@ func.func @batched(%x: tensor<2x5x3xf32>) -> tensor<2x5x4xf32> {
 
 // -----
 
+// A convolution is quantized in place: its input through uint8 over [0, 2.55]
+// and its OIHW weights per output channel (axis 0): channel 0 is
+// (1, -2, 0.5, 0) scaled by 2/127, channel 1 all zero (scale 1). Bias and
+// attributes stay.
+// CHECK-LABEL: func.func @conv
+// CHECK: %[[W:.+]] = cuvil.storage_cast %{{.+}} : tensor<2x1x2x2xi8> to tensor<2x1x2x2x!quant.uniform<i8:f32:0, {0.015748031437397003,1.000000e+00}>>
+// CHECK: %[[Q:.+]] = cuvil.quantize %arg0 : tensor<1x1x3x3xf32> to tensor<1x1x3x3x!quant.uniform<u8:f32, 0.0099999997764825821>>
+// CHECK: cuvil.conv2d %{{.+}}, %{{.+}}, %{{.+}} {padding = array<i64: 1, 1, 1, 1>} : tensor<1x1x3x3xf32>, tensor<2x1x2x2xf32>, tensor<2xf32>
+// CHECK: qweights: "0x400000004081200000000000"
+// FOLD-LABEL: func.func @conv
+// FOLD: cuvil.quantized_conv2d {{.+}} {padding = array<i64: 1, 1, 1, 1>}
+func.func @conv(%x: tensor<1x1x3x3xf32>) -> tensor<1x2x4x4xf32> {
+  %w = cuvil.constant dense<[[[[1.0, -2.0], [0.5, 0.0]]], [[[0.0, 0.0], [0.0, 0.0]]]]> : tensor<2x1x2x2xf32>
+  %b = cuvil.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %y = cuvil.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>, cuvil.activation_range = array<f64: 0.0, 2.55>} : tensor<1x1x3x3xf32>, tensor<2x1x2x2xf32>, tensor<2xf32>
+  return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
 func.func @bad_range(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
   %w = cuvil.constant dense<1.0> : tensor<3x2xf32>
   // expected-error @+1 {{cuvil.activation_range must be array<f64: lo, hi> with finite lo <= hi}}
@@ -76,7 +96,7 @@ func.func @runtime_weights(%x: tensor<4x3xf32>, %w: tensor<3x2xf32>) -> tensor<4
 // -----
 
 func.func @not_a_product(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{has cuvil.activation_range but is no matrix product}}
+  // expected-error @+1 {{has cuvil.activation_range but is no matrix product or convolution}}
   %y = cuvil.relu %x {cuvil.activation_range = array<f64: 0.0, 1.0>} : tensor<4xf32>
   return %y : tensor<4xf32>
 }

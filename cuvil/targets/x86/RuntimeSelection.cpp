@@ -37,6 +37,7 @@ std::string familyOf(cuvil::l2::UKernelCallOp call) {
              "reduce")
       .Case("gather", "data")
       .Case("quantized_matmul", "qgemm")
+      .Case("quantized_conv2d", "qgemm")
       .Default("");
 }
 

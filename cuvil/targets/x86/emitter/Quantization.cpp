@@ -184,12 +184,56 @@ LogicalResult emitQuantizedMatmul(Emitter &e, const KernelCall &call) {
   return success();
 }
 
+/// An int8 convolution on the GEMM (qgemm.h's cuvil_qconv2d_f32), weights
+/// packed at compile time: ins (x, packed, column sums, column scales,
+/// [bias], then a fused epilogue's residual), outs (y, scratch: the
+/// unfolded image and the A panels).
+LogicalResult emitQuantizedConv2d(Emitter &e, const KernelCall &call) {
+  Epilogue epilogue = getEpilogue(call);
+  size_t own = call.ins.size() - epilogue.inputs;
+  if (!call.op.getPackedB() || (own != 4 && own != 5) ||
+      call.op.getOutputs().size() != 2)
+    return call.error() << "needs its weights packed at compile time "
+                           "(cuvil-x86-pack-quantized-weights)";
+  const Buffer &x = *call.ins[0], &out = *call.out;
+  auto q = dyn_cast<quant::UniformQuantizedType>(x.type.getElementType());
+  if (!q || q.getStorageTypeIntegralWidth() != 8 || x.dims.size() != 4 ||
+      out.block != 1 || x.block != 1)
+    return call.error() << "needs an 8-bit NCHW input quantized per tensor "
+                           "and a plain NCHW output";
+  SmallVector<int64_t> strides = call.op.getIntsParam("strides", {1, 1}),
+                       padding = call.op.getIntsParam("padding", {0, 0, 0, 0}),
+                       dilations = call.op.getIntsParam("dilations", {1, 1});
+  // The packed weights are bytes: the packing records KH x KW.
+  auto size = call.op->getAttrOfType<DenseI64ArrayAttr>("cuvil.kernel_size");
+  if (!size || size.size() != 2)
+    return call.error() << "needs its kernel size (cuvil.kernel_size, set "
+                           "by cuvil-x86-pack-quantized-weights)";
+  int64_t kh = size[0], kw = size[1];
+  std::string bias = own == 5 ? call.ins[4]->name : "NULL";
+  e.callWithEpilogue(
+      "cuvil_qconv2d_f32(pool, CUVIL_QGEMM4, " + absl::StrJoin(x.dims, ", ") +
+          ", " + x.name + ", " + (q.isSigned() ? "1" : "0") + ", " +
+          std::to_string(q.getZeroPoint()) + ", " + out.dims[1] + ", " +
+          std::to_string(kh) + ", " + std::to_string(kw) + ", " +
+          call.ins[1]->name + ", " + call.ins[2]->name + ", " +
+          call.ins[3]->name + ", " + bias + ", " +
+          absl::StrJoin({strides[0], strides[1], padding[0], padding[1],
+                         dilations[0], dilations[1]},
+                        ", ") +
+          ", " + out.dims[2] + ", " + out.dims[3] + ", " + out.name +
+          ", (uint8_t *)" + e.buffer(call.op.getOutputs()[1]).name + ", ",
+      epilogue.initializerOrNone());
+  return success();
+}
+
 } // namespace
 
 void addQuantizationKernels(KernelTable &table) {
   for (const char *name : {"quantize", "dequantize", "requantize"})
     table[name] = {emitQuantization};
   table["quantized_matmul"] = {emitQuantizedMatmul};
+  table["quantized_conv2d"] = {emitQuantizedConv2d};
 }
 
 } // namespace cuvil::x86::emitter

@@ -1,7 +1,8 @@
 //===- PackQuantizedWeights.cpp - int8 weights of quantized products ------===//
 //
-// A "quantized_matmul" call reads its weights through a storage cast of a
-// constant global (the importer's int8 initializer). The weights are
+// A "quantized_matmul" or "quantized_conv2d" call reads its weights
+// through a storage cast of a constant global (the importer's int8
+// initializer; a convolution's OIHW is packed as [C * KH * KW][O]). The weights are
 // packed here, once, by the runtime's own cuvil_qgemm_pack_b (linked into
 // cuvilc), with their column sums; the output scale of each column (the
 // activation's scale times the column's) becomes a third global. The call
@@ -78,7 +79,9 @@ struct PackQuantizedWeights
     SymbolTable symbols(module);
     SmallVector<cuvil::l2::UKernelCallOp> calls;
     module.walk([&](cuvil::l2::UKernelCallOp call) {
-      if (call.getKernel() == "quantized_matmul" && !call.getPackedB())
+      if ((call.getKernel() == "quantized_matmul" ||
+           call.getKernel() == "quantized_conv2d") &&
+          !call.getPackedB())
         calls.push_back(call);
     });
     for (cuvil::l2::UKernelCallOp call : calls)
@@ -109,23 +112,38 @@ struct PackQuantizedWeights
     Value a = call.getInputs()[0], w = call.getInputs()[1];
     auto aType = cast<MemRefType>(a.getType());
     auto wType = cast<MemRefType>(w.getType());
-    // What cuvil.quantized_matmul verified at level1, for level2 written
-    // by hand.
+    bool conv = call.getKernel() == "quantized_conv2d";
+    // What the level1 op verified, for level2 written by hand.
     if (!isa<quant::UniformQuantizedType>(aType.getElementType()) ||
         !isa<quant::QuantizedType>(wType.getElementType()) ||
-        wType.getRank() != 2 || !wType.hasStaticShape())
-      return call.emitOpError("multiplies a per-tensor quantized lhs by "
-                              "static quantized [K, N] weights");
+        wType.getRank() != (conv ? 4 : 2) || !wType.hasStaticShape())
+      return call.emitOpError(conv ? "convolves a per-tensor quantized input "
+                                     "by static quantized OIHW weights"
+                                   : "multiplies a per-tensor quantized lhs "
+                                     "by static quantized [K, N] weights");
     cuvil::l2::UKernelCallOp storageCast;
     memref::GlobalOp global = constantSource(w, symbols, storageCast);
     if (!global)
       return call.emitOpError("multiplies int8 only against constant "
                               "weights on the x86 target");
+    // B [K, N]: a product's weights, or a convolution's OIHW as
+    // [C * KH * KW][O].
     int64_t k = wType.getDimSize(0), n = wType.getDimSize(1);
+    if (conv) {
+      n = wType.getDimSize(0);
+      k = wType.getNumElements() / n;
+    }
     absl::StatusOr<std::string> bytes =
         cuvil::getElementsBytes(*global.getInitialValue());
     if (!bytes.ok() || bytes->size() != static_cast<size_t>(k * n))
       return call.emitOpError("has int8 weights the x86 target cannot read");
+    if (conv) {
+      std::string columns(bytes->size(), '\0');
+      for (int64_t o = 0; o < n; ++o)
+        for (int64_t r = 0; r < k; ++r)
+          columns[r * n + o] = (*bytes)[o * k + r];
+      *bytes = std::move(columns);
+    }
     std::vector<char> packed(cuvil_qgemm_packed_bytes(k, n));
     std::vector<int32_t> sums(n);
     cuvil_qgemm_pack_b(k, n, reinterpret_cast<const int8_t *>(bytes->data()),
@@ -149,20 +167,34 @@ struct PackQuantizedWeights
         MemRefType::get({n}, Float32Type::get(context)),
         ArrayRef<char>(reinterpret_cast<const char *>(scales.data()), 4 * n));
     // One A panel per chunk of rows: as many as the rows need when they
-    // are static, the most a call uses otherwise.
+    // are static, the most a call uses otherwise; a convolution's image
+    // unfolded before them.
     int64_t rows = aType.hasStaticShape() ? aType.getNumElements() / k : -1;
+    size_t scratchBytes = cuvil_qgemm_scratch_bytes(rows, k);
+    if (conv) {
+      auto outType = cast<MemRefType>(call.getOutputs()[0].getType());
+      int64_t oh = outType.getDimSize(2), ow = outType.getDimSize(3);
+      if (ShapedType::isDynamic(oh) || ShapedType::isDynamic(ow))
+        return call.emitOpError("needs static spatial sizes on the x86 target");
+      scratchBytes = cuvil_qconv2d_scratch_bytes(
+          wType.getDimSize(1), wType.getDimSize(2), wType.getDimSize(3), oh, ow);
+    }
     OpBuilder builder(call);
     Value scratch = memref::AllocOp::create(
         builder, call.getLoc(),
-        MemRefType::get(
-            {static_cast<int64_t>(cuvil_qgemm_scratch_bytes(rows, k))},
-            IntegerType::get(context, 8)),
+        MemRefType::get({static_cast<int64_t>(scratchBytes)},
+                        IntegerType::get(context, 8)),
         builder.getI64IntegerAttr(64));
     // A fused epilogue's inputs (bias, residual) stay last.
     SmallVector<Value> inputs = {a, packedB, colSums, colScales};
     llvm::append_range(inputs, call.getInputs().drop_front(2));
-    call.cloneWith(builder, inputs, ValueRange{call.getOutputs()[0], scratch})
-        .setPackedB(true);
+    auto packedCall = call.cloneWith(builder, inputs,
+                                     ValueRange{call.getOutputs()[0], scratch});
+    packedCall.setPackedB(true);
+    if (conv)
+      packedCall->setAttr("cuvil.kernel_size",
+                          builder.getDenseI64ArrayAttr(
+                              {wType.getDimSize(2), wType.getDimSize(3)}));
     call.erase();
     // The unpacked weights, if nothing else reads them.
     if (storageCast && llvm::all_of(w.getUsers(), [&](Operation *user) {

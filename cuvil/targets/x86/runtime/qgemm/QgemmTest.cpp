@@ -193,6 +193,77 @@ TEST(QgemmTest, EpilogueAndThreadsGiveTheSameBits) {
   cuvil_pool_destroy(pool);
 }
 
+// The int8 convolution (im2col + the GEMM) against a direct int64
+// convolution: padding reads the zero point, strides and dilations, a
+// signed input, bias, residual and ReLU in the unfused order, two images,
+// rows over a pool of 2 threads; every variant, bit for bit.
+TEST(QgemmTest, ConvolutionMatchesADirectIntegerConvolution) {
+  std::mt19937 rng(21);
+  const int64_t n = 2, c = 3, h = 9, w = 7, o = 5, kh = 3, kw = 2;
+  const int64_t sh = 2, sw = 1, ph = 1, pw = 1, dh = 1, dw = 2;
+  const int64_t oh = (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1;
+  const int64_t ow = (w + 2 * pw - dw * (kw - 1) - 1) / sw + 1;
+  const int32_t zero = -17; // int8 input
+  std::vector<int8_t> x(n * c * h * w), wt(o * c * kh * kw);
+  for (int8_t &v : x)
+    v = int8_t(int(rng() % 256) - 128);
+  for (int8_t &v : wt)
+    v = int8_t(int(rng() % 255) - 127);
+  std::vector<float> scale(o), bias(o), residual(n * o * oh * ow);
+  for (float &v : scale)
+    v = float(rng() % 1000 + 1) * 1e-4f;
+  for (float &v : bias)
+    v = float(int(rng() % 201) - 100) * 1e-2f;
+  for (float &v : residual)
+    v = float(int(rng() % 201) - 100) * 1e-2f;
+  // B [C * KH * KW][O]: row (ch * KH + i) * KW + j, column o.
+  const int64_t k = c * kh * kw;
+  std::vector<int8_t> b(k * o);
+  for (int64_t oc = 0; oc < o; ++oc)
+    for (int64_t r = 0; r < k; ++r)
+      b[r * o + oc] = wt[oc * k + r];
+  std::vector<int8_t> packed(cuvil_qgemm_packed_bytes(k, o));
+  std::vector<int32_t> sums(o);
+  cuvil_qgemm_pack_b(k, o, b.data(), o, packed.data(), sums.data());
+  std::vector<uint8_t> scratch(cuvil_qconv2d_scratch_bytes(c, kh, kw, oh, ow));
+  cuvil_epilogue epilogue = {nullptr, residual.data(), CUVIL_ACT_RELU,
+                             -1e30f, 1e30f, nullptr};
+  cuvil_pool *pool = cuvil_pool_create(2);
+  for (const Variant &v : variants()) {
+    if (!cpuHas(v.features))
+      continue;
+    std::vector<float> y(n * o * oh * ow, -1.0f);
+    cuvil_qconv2d_f32(pool, v.fn, n, c, h, w, x.data(), /*x_signed=*/1, zero,
+                      o, kh, kw, packed.data(), sums.data(), scale.data(),
+                      bias.data(), sh, sw, ph, pw, dh, dw, oh, ow, y.data(),
+                      scratch.data(), &epilogue);
+    for (int64_t im = 0; im < n; ++im)
+      for (int64_t oc = 0; oc < o; ++oc)
+        for (int64_t yy = 0; yy < oh; ++yy)
+          for (int64_t xx = 0; xx < ow; ++xx) {
+            int64_t acc = 0;
+            for (int64_t ch = 0; ch < c; ++ch)
+              for (int64_t i = 0; i < kh; ++i)
+                for (int64_t j = 0; j < kw; ++j) {
+                  int64_t iy = yy * sh - ph + i * dh, ix = xx * sw - pw + j * dw;
+                  int64_t value = iy >= 0 && iy < h && ix >= 0 && ix < w
+                                      ? x[((im * c + ch) * h + iy) * w + ix]
+                                      : zero;
+                  acc += (value - zero) * wt[((oc * c + ch) * kh + i) * kw + j];
+                }
+            int64_t at = ((im * o + oc) * oh + yy) * ow + xx;
+            float expected = float(acc) * scale[oc];
+            expected = expected + bias[oc];
+            expected = expected + residual[at];
+            expected = expected > 0.0f ? expected : 0.0f;
+            ASSERT_EQ(y[at], expected)
+                << v.name << " at image " << im << " channel " << oc << " ("
+                << yy << ", " << xx << ")";
+          }
+  }
+  cuvil_pool_destroy(pool);
+}
+
 TEST(QgemmTest, ColumnSumsCoverTheZeroPoint) {
   const int64_t k = 5, n = 3;
   std::vector<int8_t> b = {1, -2, 3, 4, 5, -6, 7, 8, 9, -10, 11, 12, 13, 14, -15};
