@@ -78,7 +78,7 @@ TEST(QgemmTest, VariantsAreExact) {
     }
     ++tested;
     for (int64_t m : {1, 3, 4, 9})
-      for (int64_t n : {1, 15, 16, 17, 40})
+      for (int64_t n : {1, 15, 16, 17, 40, 100})
         for (int64_t k : {1, 3, 4, 5, 64, 131}) {
           std::vector<uint8_t> a(m * k);
           std::vector<int8_t> b(k * n);
