@@ -243,7 +243,9 @@ calibrateModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
                                        "calibration: ",
                                        status.message()));
     }
-    diagnostics.takeWarnings(); // told once, by the quantized compile
+    // Told once, by the quantized compile: its notes and pass statistics.
+    diagnostics.takeWarnings();
+    takeStatistics(&context);
     SerializeInfo info;
     info.modelHash = "calibration";
     info.compilerVersion = absl::StrCat("cuvilc ", getVersionString());
@@ -413,6 +415,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
           createCuvilMarkQuantizationCandidates(mark));
     }));
     std::vector<std::string> kept = lastNotes;
+    collectStatistics();
     ASSIGN_OR_RETURN(
         artifact.quantizationReport,
         calibrateModel(context, diagnostics, *module, *options.quantization,

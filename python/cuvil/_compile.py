@@ -133,7 +133,7 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     quantization_options = {}
     if quantize is not None:
         quantization_options = dict(
-            calibration=quantize.write_calibration(
+            calibration=quantize._write_calibration(
                 _input_names(contents, name, specs),
                 os.path.join(directory, "calibration.npz")),
             observer=quantize.observer, percentile=quantize.percentile,

@@ -57,7 +57,7 @@ class Int8:
         return (f"Int8(observer={self.observer!r}, percentile={self.percentile}, "
                 f"keep_fp32={self.keep_fp32!r})")
 
-    def write_calibration(self, input_names, path):
+    def _write_calibration(self, input_names, path):
         """Writes the calibration batches to `path` as a .npz by input name
         (or returns the .npz path given)."""
         data = self.calibration
