@@ -130,20 +130,20 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
 
     from cuvil import _C
     directory = tempfile.mkdtemp(prefix="cuvil-")
-    quantization_options = {}
-    if quantize is not None:
-        quantization_options = dict(
-            calibration=quantize._write_calibration(
-                _input_names(contents, name, specs),
-                os.path.join(directory, "calibration.npz")),
-            observer=quantize.observer, percentile=quantize.percentile,
-            keep_fp32=quantize.keep_fp32)
-    options = _C.CompileOptions(
-        name=name, input_shapes=input_shapes, max_batch=max_batch,
-        target=target, cpu=cpu, threads_default=threads,
-        external_weights=external_weights, emit="so", progress=progress,
-        **quantization_options)
+    calibration = os.path.join(directory, "calibration.npz")
     try:
+        quantization_options = {}
+        if quantize is not None:
+            quantization_options = dict(
+                calibration=quantize._write_calibration(
+                    _input_names(contents, name, specs), calibration),
+                observer=quantize.observer, percentile=quantize.percentile,
+                keep_fp32=quantize.keep_fp32)
+        options = _C.CompileOptions(
+            name=name, input_shapes=input_shapes, max_batch=max_batch,
+            target=target, cpu=cpu, threads_default=threads,
+            external_weights=external_weights, emit="so", progress=progress,
+            **quantization_options)
         # Raises CompileError (built by the compiler, with its fields),
         # FileNotFoundError or PermissionError.
         artifact = _C.compile(contents, options)
@@ -151,8 +151,8 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         shutil.rmtree(directory, ignore_errors=True)
         raise
     finally:
-        if os.path.exists(os.path.join(directory, "calibration.npz")):
-            os.remove(os.path.join(directory, "calibration.npz"))
+        if os.path.exists(calibration):
+            os.remove(calibration)
 
     files = artifact["files"]  # {".so": bytes, ".h": bytes, ...}
     for suffix, data in files.items():
