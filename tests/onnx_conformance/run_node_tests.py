@@ -119,7 +119,8 @@ PARAMETER_INPUTS = {
     "ConstantOfShape": [0], "Dropout": [1, 2],
     # Scales and zero points: a quantized model's constants.
     "QuantizeLinear": [1, 2], "DequantizeLinear": [1, 2],
-    "QLinearMatMul": [1, 2, 4, 5, 6, 7],
+    "QLinearMatMul": [1, 2, 4, 5, 6, 7], "QLinearConv": [1, 2, 4, 5, 6, 7],
+    "ConvInteger": [2, 3], "MatMulInteger": [2, 3],
 }
 
 

@@ -119,25 +119,29 @@ LogicalResult Importer::convertConv(const onnx::NodeProto &node, Location loc) {
       return failure();
     bias = *b;
   }
-  auto wType = cast<RankedTensorType>(w->getType());
+  return defineResult(node, buildConv(node, loc, *x, *w, bias));
+}
+
+FailureOr<Value> Importer::buildConv(const onnx::NodeProto &node, Location loc,
+                                     Value x, Value w, Value bias) {
+  auto wType = cast<RankedTensorType>(w.getType());
   if (wType.getRank() < 3)
-    return emitError(loc) << "Conv expects a weight of rank >= 3, got "
-                          << wType;
+    return emitError(loc) << node.op_type()
+                          << " expects a weight of rank >= 3, got " << wType;
   SmallVector<int64_t> kernel =
       attrInts(node, "kernel_shape")
           .value_or(SmallVector<int64_t>(wType.getShape().drop_front(2)));
   FailureOr<WindowAttrs> win = windowAttrs(
-      node, loc, cast<RankedTensorType>(x->getType()), kernel,
+      node, loc, cast<RankedTensorType>(x.getType()), kernel,
       attrInts(node, "strides"), attrInts(node, "pads"),
       attrInts(node, "dilations"), attrString(node, "auto_pad", "NOTSET"));
   if (failed(win))
     return failure();
-  FailureOr<Value> r = create<l1::Conv2dOp>(
-      loc, *x, *w, bias, builder.getDenseI64ArrayAttr(win->strides),
+  return create<l1::Conv2dOp>(
+      loc, x, w, bias, builder.getDenseI64ArrayAttr(win->strides),
       builder.getDenseI64ArrayAttr(win->padding),
       builder.getDenseI64ArrayAttr(win->dilations),
       builder.getI64IntegerAttr(attrInt(node, "group", 1)));
-  return defineResult(node, r);
 }
 
 LogicalResult Importer::convertBatchNorm(const onnx::NodeProto &node,

@@ -22,17 +22,28 @@ Importer::quantizedType(const onnx::NodeProto &node, Location loc,
     return emitError(loc) << node.op_type()
                           << " with block_size (blocked quantization) is not "
                              "supported";
-  FailureOr<HostTensor> scale = requireHost(node, inputs.scale, "scale");
+  FailureOr<HostTensor> zero = failure();
+  if (hasInput(node, inputs.zero)) {
+    zero = requireHost(node, inputs.zero, "zero point");
+    if (failed(zero))
+      return failure();
+  }
+  FailureOr<HostTensor> scale = failure();
+  if (inputs.scale == QuantInputs::kUnitScale) {
+    scale = HostTensor{expressed, {}, {}, {1.0}};
+    if (succeeded(zero))
+      scale = HostTensor{expressed, zero->shape, {},
+                         SmallVector<double>(zero->numElements(), 1.0)};
+  } else {
+    scale = requireHost(node, inputs.scale, "scale");
+  }
   if (failed(scale))
     return failure();
   if (!scale->isFloat() || scale->shape.size() > 1)
     return emitError(loc) << node.op_type()
                           << " expects a float scalar or 1-D scale";
   SmallVector<int64_t> zeros(scale->numElements(), 0);
-  if (hasInput(node, inputs.zero)) {
-    FailureOr<HostTensor> zero = requireHost(node, inputs.zero, "zero point");
-    if (failed(zero))
-      return failure();
+  if (succeeded(zero)) {
     if (zero->elementType != storage || zero->shape != scale->shape)
       return emitError(loc)
              << node.op_type() << " has a zero point of type "
@@ -123,6 +134,31 @@ LogicalResult Importer::convertDequantizeLinear(const onnx::NodeProto &node,
 }
 
 
+FailureOr<Value> Importer::dequantized(const onnx::NodeProto &node,
+                                       Location loc, Value x, Type expressed,
+                                       QuantInputs at) {
+  auto type = cast<RankedTensorType>(x.getType());
+  FailureOr<quant::QuantizedType> q =
+      quantizedType(node, loc, type, type.getElementType(), expressed, at);
+  if (failed(q))
+    return failure();
+  Value stored = l1::StorageCastOp::create(builder, loc, type.clone(*q), x);
+  return create<l1::DequantizeOp>(loc, stored);
+}
+
+FailureOr<Value> Importer::quantized(const onnx::NodeProto &node, Location loc,
+                                     Value y, Type storage, QuantInputs at) {
+  auto type = cast<RankedTensorType>(y.getType());
+  FailureOr<quant::QuantizedType> q =
+      quantizedType(node, loc, type, storage, type.getElementType(), at);
+  if (failed(q))
+    return failure();
+  Value quantized = l1::QuantizeOp::create(builder, loc, type.clone(*q), y);
+  return l1::StorageCastOp::create(builder, loc, type.clone(storage),
+                                   quantized)
+      .getResult();
+}
+
 /// QLinearMatMul(a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero):
 /// dequantize both operands, multiply, quantize the product, the QDQ form
 /// of the same arithmetic. cuvil-fold-quantized-products makes it an
@@ -136,33 +172,211 @@ LogicalResult Importer::convertQLinearMatMul(const onnx::NodeProto &node,
   if (failed(a) || failed(b) || failed(scale) || failed(yZero))
     return failure();
   Type expressed = scale->getElementType();
-  auto dequantized = [&](Value x, QuantInputs at) -> FailureOr<Value> {
-    auto type = cast<RankedTensorType>(x.getType());
-    FailureOr<quant::QuantizedType> q = quantizedType(
-        node, loc, type, type.getElementType(), expressed, at);
-    if (failed(q))
-      return failure();
-    Value stored = l1::StorageCastOp::create(builder, loc, type.clone(*q), x);
-    return create<l1::DequantizeOp>(loc, stored);
-  };
-  auto bType = cast<RankedTensorType>(b->getType());
+  int64_t bRank = cast<RankedTensorType>(b->getType()).getRank();
   // a is quantized per tensor; b per tensor or per column (its last axis).
-  FailureOr<Value> ad = dequantized(*a, {1, 2, std::nullopt});
-  FailureOr<Value> bd = dequantized(*b, {4, 5, bType.getRank() - 1});
+  FailureOr<Value> ad = dequantized(node, loc, *a, expressed, {1, 2, {}});
+  FailureOr<Value> bd =
+      dequantized(node, loc, *b, expressed, {4, 5, bRank - 1});
   if (failed(ad) || failed(bd))
     return failure();
   FailureOr<Value> y = create<l1::MatmulOp>(loc, *ad, *bd);
   if (failed(y))
     return failure();
-  auto yType = cast<RankedTensorType>(y->getType());
-  Type storage = yZero->getElementType();
-  FailureOr<quant::QuantizedType> qy =
-      quantizedType(node, loc, yType, storage, expressed, {6, 7, std::nullopt});
-  if (failed(qy))
+  return defineResult(node, quantized(node, loc, *y, yZero->getElementType(),
+                                      {6, 7, {}}));
+}
+
+/// QLinearConv(x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, B):
+/// the QDQ form, as QLinearMatMul, with the int32 bias B dequantized at
+/// x_scale * w_scale (per output channel where w is).
+LogicalResult Importer::convertQLinearConv(const onnx::NodeProto &node,
+                                           Location loc) {
+  FailureOr<Value> x = getValue(node, 0), w = getValue(node, 3);
+  FailureOr<RankedTensorType> scale = getType(node, 1), yZero = getType(node, 7);
+  if (failed(x) || failed(w) || failed(scale) || failed(yZero))
     return failure();
-  Value quantized = l1::QuantizeOp::create(builder, loc, yType.clone(*qy), *y);
+  Type expressed = scale->getElementType();
+  FailureOr<Value> xd = dequantized(node, loc, *x, expressed, {1, 2, {}});
+  FailureOr<Value> wd = dequantized(node, loc, *w, expressed, {4, 5, 0});
+  if (failed(xd) || failed(wd))
+    return failure();
+  Value bias;
+  if (hasInput(node, 8)) {
+    FailureOr<Value> b = getValue(node, 8);
+    FailureOr<HostTensor> xs = requireHost(node, 1, "scale");
+    FailureOr<HostTensor> ws = requireHost(node, 4, "scale");
+    if (failed(b) || failed(xs) || failed(ws))
+      return failure();
+    auto bType = cast<RankedTensorType>(b->getType());
+    if (!bType.getElementType().isInteger(32) || bType.getRank() != 1)
+      return emitError(loc) << "QLinearConv expects an int32 bias of rank 1, "
+                               "got "
+                            << bType;
+    if (xs->numElements() != 1 || !ws->isFloat())
+      return emitError(loc) << "QLinearConv expects a per-tensor input scale "
+                               "and a float weight scale";
+    SmallVector<double> scales;
+    for (double s : ws->floats)
+      scales.push_back(static_cast<float>(xs->floats[0]) *
+                       static_cast<float>(s));
+    auto i32 = IntegerType::get(&context, 32);
+    int64_t lo = std::numeric_limits<int32_t>::min(),
+            hi = std::numeric_limits<int32_t>::max();
+    auto emit = [&] { return emitError(loc) << "QLinearConv bias: "; };
+    Type q =
+        scales.size() == 1
+            ? Type(quant::UniformQuantizedType::getChecked(
+                  emit, quant::QuantizationFlags::Signed, i32, expressed,
+                  scales[0], 0, lo, hi))
+            : Type(quant::UniformQuantizedPerAxisType::getChecked(
+                  emit, quant::QuantizationFlags::Signed, i32, expressed,
+                  scales, SmallVector<int64_t>(scales.size(), 0), 0, lo, hi));
+    if (!q)
+      return failure();
+    Value stored = l1::StorageCastOp::create(builder, loc, bType.clone(q), *b);
+    FailureOr<Value> bd = create<l1::DequantizeOp>(loc, stored);
+    if (failed(bd))
+      return failure();
+    bias = *bd;
+  }
+  FailureOr<Value> y = buildConv(node, loc, *xd, *wd, bias);
+  if (failed(y))
+    return failure();
+  return defineResult(node, quantized(node, loc, *y, yZero->getElementType(),
+                                      {6, 7, {}}));
+}
+
+/// The largest |q - zero point| a value of quantized type `q` can take.
+static int64_t maxOffset(quant::QuantizedType q) {
+  SmallVector<int64_t> zeros;
+  if (auto perAxis = dyn_cast<quant::UniformQuantizedPerAxisType>(q))
+    zeros.assign(perAxis.getZeroPoints().begin(),
+                 perAxis.getZeroPoints().end());
+  else
+    zeros.push_back(cast<quant::UniformQuantizedType>(q).getZeroPoint());
+  int64_t most = 0;
+  for (int64_t z : zeros)
+    most = std::max({most, z - q.getStorageTypeMin(),
+                     q.getStorageTypeMax() - z});
+  return most;
+}
+
+/// The zero point of output channel `c` of `q`.
+static int64_t zeroPointAt(quant::QuantizedType q, int64_t c) {
+  if (auto perAxis = dyn_cast<quant::UniformQuantizedPerAxisType>(q))
+    return perAxis.getZeroPoints()[c];
+  return cast<quant::UniformQuantizedType>(q).getZeroPoint();
+}
+
+std::optional<int64_t> Importer::largestWeightSum(const onnx::NodeProto &node,
+                                                  quant::QuantizedType w,
+                                                  bool conv) {
+  ValueEntry *entry = lookup(node.input(1));
+  if (!entry || !entry->initializer)
+    return std::nullopt;
+  std::string bytes;
+  FailureOr<HostTensor> host =
+      decodeTensor(*entry->initializer, /*full=*/true, bytes);
+  if (failed(host) || host->isFloat() || host->shape.size() < 2)
+    return std::nullopt;
+  // One sum per output: a conv's output channel (axis 0), a product's
+  // column in each batch.
+  ArrayRef<int64_t> shape = host->shape;
+  int64_t n = shape.back(), k = shape[shape.size() - 2];
+  int64_t perChannel = host->numElements() / std::max<int64_t>(shape[0], 1);
+  // Zero points of the wrong count are the verifier's to report.
+  if (auto perAxis = dyn_cast<quant::UniformQuantizedPerAxisType>(w))
+    if (static_cast<int64_t>(perAxis.getZeroPoints().size()) !=
+        (conv ? shape[0] : n))
+      return std::nullopt;
+  llvm::DenseMap<int64_t, int64_t> sums;
+  for (int64_t i = 0, e = host->numElements(); i < e; ++i) {
+    int64_t channel = conv ? i / perChannel : i % n;
+    int64_t key = conv ? channel : (i / (k * n)) * n + channel;
+    sums[key] += std::abs(host->ints[i] - zeroPointAt(w, channel));
+  }
+  int64_t most = 0;
+  for (auto &entry : sums)
+    most = std::max(most, entry.second);
+  return most;
+}
+
+LogicalResult Importer::checkExactSums(const onnx::NodeProto &node,
+                                       Location loc, quant::QuantizedType x,
+                                       quant::QuantizedType w, int64_t terms,
+                                       bool conv) {
+  // Every partial sum is at most sum_k |x_k - zx| |w_k - zw|: bounded by
+  // the weights' values when they are constants, their type otherwise.
+  std::optional<int64_t> weights = largestWeightSum(node, w, conv);
+  double bound = static_cast<double>(maxOffset(x)) *
+                 (weights ? *weights : maxOffset(w) * terms);
+  constexpr double kExact = 1 << 24;
+  if (bound < kExact)
+    return success();
+  return emitError(loc)
+         << node.op_type() << " sums up to " << terms
+         << " products of 8-bit values into int32; Cuvil computes them in "
+            "float32, exact only below 2^24, and these can reach "
+         << static_cast<int64_t>(bound)
+         << ". Express the layer in QDQ form (QuantizeLinear / "
+            "DequantizeLinear) or as QLinearConv / QLinearMatMul, whose "
+            "result is requantized";
+}
+
+/// ConvInteger(x, w, x_zero, w_zero) and MatMulInteger(a, b, a_zero,
+/// b_zero): int32 sums of (q - zero point) products. Imported as the
+/// product of values dequantized at scale 1, converted to int32; exact
+/// because checkExactSums bounds every partial sum below 2^24, and folded
+/// onto the int8 kernels when the weights are constant symmetric int8.
+LogicalResult Importer::convertIntegerProduct(const onnx::NodeProto &node,
+                                              Location loc) {
+  FailureOr<Value> x = getValue(node, 0), w = getValue(node, 1);
+  if (failed(x) || failed(w))
+    return failure();
+  auto xType = cast<RankedTensorType>(x->getType());
+  auto wType = cast<RankedTensorType>(w->getType());
+  bool conv = node.op_type() == "ConvInteger";
+  if (xType.getRank() < 2 || wType.getRank() < (conv ? 3 : 2))
+    return emitError(loc) << node.op_type() << " of " << xType << " and "
+                          << wType << ": the operands' ranks are too small";
+  // Zero points: x (a) per tensor, or per row for MatMulInteger; w (b) per
+  // output channel (axis 0) for convolutions, per column for products.
+  Type f32 = builder.getF32Type();
+  int64_t xAxis = conv ? 1 : xType.getRank() - 2;
+  int64_t wAxis = conv ? 0 : wType.getRank() - 1;
+  FailureOr<Value> xd =
+      dequantized(node, loc, *x, f32, {QuantInputs::kUnitScale, 2, xAxis});
+  FailureOr<Value> wd =
+      dequantized(node, loc, *w, f32, {QuantInputs::kUnitScale, 3, wAxis});
+  if (failed(xd) || failed(wd))
+    return failure();
+  auto quantizedOf = [](Value dequantized) {
+    return cast<quant::QuantizedType>(
+        cast<RankedTensorType>(dequantized.getDefiningOp()->getOperand(0)
+                                   .getType())
+            .getElementType());
+  };
+  // Terms per sum: the weight's elements per output channel (conv) or K.
+  int64_t terms = 1;
+  for (int64_t i = conv ? 1 : wType.getRank() - 2,
+               e = conv ? wType.getRank() : wType.getRank() - 1;
+       i < e; ++i)
+    terms *= wType.getDimSize(i);
+  if (ShapedType::isDynamic(terms) || terms < 0)
+    return emitError(loc) << node.op_type()
+                          << " needs the weight's reduced dimensions at "
+                             "compile time";
+  if (failed(checkExactSums(node, loc, quantizedOf(*xd), quantizedOf(*wd),
+                            terms, conv)))
+    return failure();
+  FailureOr<Value> y = conv ? buildConv(node, loc, *xd, *wd, Value())
+                            : create<l1::MatmulOp>(loc, *xd, *wd);
+  if (failed(y))
+    return failure();
+  auto yType = cast<RankedTensorType>(y->getType());
   define(node, 0,
-         l1::StorageCastOp::create(builder, loc, yType.clone(storage), quantized)
+         l1::CastOp::create(builder, loc,
+                            yType.clone(IntegerType::get(&context, 32)), *y)
              .getResult());
   return success();
 }

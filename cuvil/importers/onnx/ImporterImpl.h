@@ -156,6 +156,9 @@ inline std::string shapeString(ArrayRef<int64_t> shape) {
 /// point's inputs, and the axis of a per-axis scale (nullopt: the node's
 /// `axis` attribute, default 1).
 struct QuantInputs {
+  /// The integer ops (ConvInteger, MatMulInteger) have no scale: 1.0, one
+  /// per zero point.
+  static constexpr int kUnitScale = -1;
   int scale = 1, zero = 2;
   std::optional<int64_t> axis;
 };
@@ -257,6 +260,10 @@ private:
   LogicalResult convertMatMul(const onnx::NodeProto &, Location);
   LogicalResult convertGemm(const onnx::NodeProto &, Location);
   LogicalResult convertConv(const onnx::NodeProto &, Location);
+  /// A conv2d of `x` and `w` with `node`'s window attributes (Conv and the
+  /// quantized convolutions).
+  FailureOr<Value> buildConv(const onnx::NodeProto &node, Location loc, Value x,
+                             Value w, Value bias);
   LogicalResult convertBatchNorm(const onnx::NodeProto &, Location);
   LogicalResult convertPool(const onnx::NodeProto &, Location);
   LogicalResult convertGlobalPool(const onnx::NodeProto &, Location);
@@ -280,6 +287,23 @@ private:
   LogicalResult convertQuantizeLinear(const onnx::NodeProto &, Location);
   LogicalResult convertDequantizeLinear(const onnx::NodeProto &, Location);
   LogicalResult convertQLinearMatMul(const onnx::NodeProto &, Location);
+  LogicalResult convertQLinearConv(const onnx::NodeProto &, Location);
+  LogicalResult convertIntegerProduct(const onnx::NodeProto &, Location);
+  /// dequantize(storage_cast(x)), x quantized as `at` says.
+  FailureOr<Value> dequantized(const onnx::NodeProto &node, Location loc,
+                               Value x, Type expressed, QuantInputs at);
+  /// storage_cast(quantize(y)) to `storage`, quantized as `at` says.
+  FailureOr<Value> quantized(const onnx::NodeProto &node, Location loc, Value y,
+                             Type storage, QuantInputs at);
+  /// ConvInteger's and MatMulInteger's int32 sums are computed in float32:
+  /// fails unless every partial sum is provably an exact float32 integer.
+  LogicalResult checkExactSums(const onnx::NodeProto &node, Location loc,
+                               quant::QuantizedType x, quant::QuantizedType w,
+                               int64_t terms, bool conv);
+  /// The largest sum of |w - zero point| over one output of ConvInteger or
+  /// MatMulInteger, if its weights (input 1) are an initializer.
+  std::optional<int64_t> largestWeightSum(const onnx::NodeProto &node,
+                                          quant::QuantizedType w, bool conv);
   /// The `!quant.uniform` type of `tensor` (QuantizeLinear, DequantizeLinear
   /// and the integer ops): its scale, zero point (or 0 of `storage`), axis.
   FailureOr<quant::QuantizedType> quantizedType(const onnx::NodeProto &node,

@@ -71,6 +71,9 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["QuantizeLinear"] = &Importer::convertQuantizeLinear;
     map["DequantizeLinear"] = &Importer::convertDequantizeLinear;
     map["QLinearMatMul"] = &Importer::convertQLinearMatMul;
+    map["QLinearConv"] = &Importer::convertQLinearConv;
+    map["ConvInteger"] = &Importer::convertIntegerProduct;
+    map["MatMulInteger"] = &Importer::convertIntegerProduct;
     return map;
   }();
   return converters;
