@@ -34,6 +34,12 @@ inline bool cpuHasFeature(const std::string &f) {
     return __builtin_cpu_supports("avx2") &&
            __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax >> 4 & 1);
   }
+  if (f == "avx512bf16") {
+    // cpuid leaf 7.1 EAX bit 5, as for avxvnni.
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx512f") &&
+           __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax >> 5 & 1);
+  }
   return false;
 }
 
