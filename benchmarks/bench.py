@@ -29,6 +29,7 @@ no micro-benchmarks (what CI runs, to keep the script working).
 
 import argparse
 import atexit
+import copy
 import ctypes
 import datetime
 import json
@@ -196,8 +197,8 @@ def export_and_compile(cuvilc, model, example, work, index):
     return so, time.perf_counter() - start
 
 
-# Models whose layers Cuvil quantizes today (linear layers; convolutions
-# stay float32 until int8 convolutions land), timed at int8 too.
+# Models timed at int8 and bf16 too: Cuvil's int8 convolutions are not yet
+# faster than its float32 ones, and bf16 has no convolution yet.
 INT8_MODELS = ("mlp", "transformer")
 CALIBRATION_SAMPLES = 64
 
@@ -213,6 +214,22 @@ def compile_int8(cuvilc, example, work, index):
                     f"--max-batch={MAX_BATCH}", "--quantize=int8",
                     f"--calibration={calibration}", "-o", str(so)], check=True)
     return so
+
+
+def compile_bf16(cuvilc, work, index):
+    """The exported model of export_and_compile with bfloat16 linear layers
+    (cuvilc --quantize=bf16)."""
+    so = work / f"model{index}.bf16.so"
+    subprocess.run([cuvilc, "--quiet", str(work / f"model{index}.onnx"),
+                    f"--max-batch={MAX_BATCH}", "--quantize=bf16", "-o", str(so)],
+                   check=True)
+    return so
+
+
+def torch_bf16(model):
+    """PyTorch's bfloat16: the model converted (weights and activations),
+    eager, oneDNN's bf16 kernels."""
+    return copy.deepcopy(model).to(torch.bfloat16)
 
 
 def cosine(a, b):
@@ -671,12 +688,15 @@ def main():
                         print(f"serving {proto} concurrency {c}: {stat['throughput']:.0f} "
                               f"req/s, p50 {1e3 * stat['p50']:.0f} us", flush=True)
         script_model = torchscript(model, example)
-        int8 = None
+        int8 = bf16 = None
         if key in INT8_MODELS:
             int8 = CuvilModel(compile_int8(args.cuvilc, example, work, index))
             torch_q, engine = torch_int8(model, example)
             entry["int8_kernels"] = int8.metadata.get("kernels")
             entry["torch_int8_engine"] = engine
+            bf16 = CuvilModel(compile_bf16(args.cuvilc, work, index))
+            torch_b = torch_bf16(model)
+            entry["bf16_kernels"] = bf16.metadata.get("kernels")
         for batch in batches:
             x = torch.randn(batch, *example.shape[1:])
             with torch.inference_mode():
@@ -693,6 +713,11 @@ def main():
                     run8()
                     engines["cuvil_int8"] = run8
                     engines["torch_int8"] = lambda: torch_q(x)
+                    run16 = bf16.runner(x.numpy(), threads)
+                    run16()
+                    engines["cuvil_bf16"] = run16
+                    x16 = x.to(torch.bfloat16)
+                    engines["torch_bf16"] = lambda: torch_b(x16)
                 with torch.inference_mode():
                     timings = timed_together(engines, args.warmup, args.runs)
                 eager, script, cuvil = (timings[k] for k in ("eager", "script", "cuvil"))
@@ -714,6 +739,14 @@ def main():
                         "torch_int8_cosine": cosine(theirs, reference),
                         "cuvil_int8_gops": gflop / (timings["cuvil_int8"]["p50"] / 1e3)})
                     run8.close()
+                    with torch.inference_mode():
+                        theirs = torch_b(x16).float().numpy()
+                    cell.update({
+                        "cuvil_bf16": timings["cuvil_bf16"],
+                        "torch_bf16": timings["torch_bf16"],
+                        "bf16_cosine": cosine(run16.outputs[0], reference),
+                        "torch_bf16_cosine": cosine(theirs, reference)})
+                    run16.close()
                 print(f"{name} threads={threads} batch={batch}: eager "
                       f"{eager['p50']:.3f} ms, TorchScript {script['p50']:.3f} "
                       f"ms, Cuvil {cuvil['p50']:.3f} ms", flush=True)
@@ -795,6 +828,39 @@ def int8_tables(results, cores):
     return lines
 
 
+def bf16_tables(results):
+    models = [m for m in results["models"].values() if m.get("bf16_kernels")]
+    if not models:
+        return []
+    lines = ["", "## bf16 (bfloat16 linear layers, summed in float32)", "",
+             "Cuvil bf16 = `cuvilc --quantize=bf16`: each linear layer's "
+             "activation cast to bfloat16 and its weights stored in bfloat16 "
+             "(rounded to nearest even), products summed in float32 "
+             "(`vdpbf16ps` where the CPU has AVX-512 BF16), bias and "
+             "activation in the kernel's epilogue; everything else float32. "
+             "PyTorch bf16 = the model converted with `.to(torch.bfloat16)`, "
+             "eager (oneDNN).", "",
+             "| model | threads | batch | Cuvil fp32 | Cuvil bf16 | PyTorch bf16 "
+             "| bf16 vs Cuvil fp32 | bf16 vs PyTorch bf16 | cosine vs fp32 "
+             "(Cuvil / PyTorch) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for model in models:
+        for key, run in model["runs"].items():
+            if "cuvil_bf16" not in run:
+                continue
+            threads, batch = key[1:].split("_b")
+            lines.append(
+                f"| {model['name']} | {threads} | {batch} | {fmt(run['cuvil'])} | "
+                f"{fmt(run['cuvil_bf16'])} | {fmt(run['torch_bf16'])} | "
+                f"{run['cuvil']['p50'] / run['cuvil_bf16']['p50']:.2f}x | "
+                f"{run['torch_bf16']['p50'] / run['cuvil_bf16']['p50']:.2f}x | "
+                f"{run['bf16_cosine']:.6f} / {run['torch_bf16_cosine']:.6f} |")
+    lines += ["", "Kernels: " + "; ".join(
+        f"{m['name']}: bgemm8 {m['bf16_kernels'].get('bgemm8')}"
+        for m in models) + "."]
+    return lines
+
+
 def isa_line():
     """The instruction sets this machine has that the kernels choose by."""
     flags = set()
@@ -848,6 +914,7 @@ def write_markdown(results, args, path, cores):
                 f"{run['cuvil_gflops']:.1f} ({100 * run['cuvil_peak_fraction']:.0f}%) | "
                 f"{run['max_abs_error']:.1e} |")
     lines += int8_tables(results, cores)
+    lines += bf16_tables(results)
     lines += ["", "| model | GFLOP (batch 1) | compile | .so | weights | peak RSS "
               "serving (of it: model) |", "| --- | --- | --- | --- | --- | --- |"]
     for model in results["models"].values():

@@ -292,7 +292,11 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
   ASSIGN_OR_RETURN(l1::TargetAttr target,
                    backend->resolveTarget(&context, options.targetOptions));
 
+  if (options.quantization && options.bf16)
+    return absl::InvalidArgumentError(
+        "int8 quantization and bfloat16 are exclusive: choose one");
   ProgressReporter progress(options, 2 + options.quantization.has_value() +
+                                         options.bf16.has_value() +
                                          toLevel2 +
                                          (emitKind ? emitKind->stages : 0));
   progress.stage(absl::StrCat("reading ", path));
@@ -421,6 +425,23 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
         calibrateModel(context, diagnostics, *module, *options.quantization,
                        targets, options.progress));
     artifact.quantizationReport->float32 = std::move(kept);
+  }
+
+  if (options.bf16) {
+    progress.stage("converting linear layers to bfloat16");
+    RETURN_IF_ERROR(runPipeline([&](mlir::OpPassManager &pm) {
+      pm.addPass(mlir::createCanonicalizerPass());
+      pm.addPass(mlir::createCSEPass());
+      // Batch norms fold first: the folded weights are the ones rounded.
+      pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldBatchNorm());
+      pm.addPass(mlir::createCanonicalizerPass());
+      CuvilConvertProductsToBf16Options bf16;
+      bf16.keepFp32.assign(options.bf16->keepFp32.begin(),
+                           options.bf16->keepFp32.end());
+      pm.addNestedPass<mlir::func::FuncOp>(
+          createCuvilConvertProductsToBf16(bf16));
+    }));
+    collectStatistics();
   }
 
   progress.stage("optimizing level1");

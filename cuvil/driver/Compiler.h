@@ -79,6 +79,12 @@ struct CompileOptions {
     std::vector<std::string> keepFp32;
   };
   std::optional<Quantization> quantization;
+  /// bfloat16 linear layers summed in float32 (cuvilc --quantize=bf16;
+  /// cuvil-convert-products-to-bf16), except those `keepFp32` names.
+  struct Bf16 {
+    std::vector<std::string> keepFp32;
+  };
+  std::optional<Bf16> bf16;
   /// Receives one human-readable line per compilation stage, if set.
   std::function<void(absl::string_view)> progress;
 };

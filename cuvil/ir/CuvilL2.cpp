@@ -568,10 +568,10 @@ LogicalResult UKernelCallOp::verify() {
              << outputs << " outputs";
   }
   if (getPackedB()) {
-    // An integer product or convolution keeps the scratch its A panels
-    // (and unfolded image) are packed in.
-    bool quantized =
-        kernel == "quantized_matmul" || kernel == "quantized_conv2d";
+    // An integer or bfloat16 product or convolution keeps the scratch its
+    // A panels (and unfolded image) are packed in.
+    bool quantized = kernel == "quantized_matmul" ||
+                     kernel == "quantized_conv2d" || getParam("acc_type");
     if (!product && !quantized)
       return emitOpError("packed_b is for matrix products, not '")
              << kernel << "'";

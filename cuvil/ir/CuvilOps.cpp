@@ -266,6 +266,22 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
 // Linear algebra and convolution
 //===----------------------------------------------------------------------===//
 
+/// The element type of a product of `operand` elements: `operand`, or
+/// `accType`, a wider float summing the products of narrower floats.
+static FailureOr<Type> productElementType(Type operand, TypeAttr accType,
+                                          std::optional<Location> loc,
+                                          StringRef name) {
+  if (!accType)
+    return operand;
+  auto wide = dyn_cast<FloatType>(accType.getValue());
+  auto narrow = dyn_cast<FloatType>(operand);
+  if (!wide || !narrow || wide.getWidth() <= narrow.getWidth())
+    return inferError(loc, name, "acc_type ", formatType(accType.getValue()),
+                      " must be a float wider than the operands' ",
+                      formatType(operand));
+  return Type(wide);
+}
+
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
@@ -304,7 +320,11 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
     shape->push_back(lhs[lhs.size() - 2]);
   if (!rhsVector)
     shape->push_back(rhs.back());
-  types.push_back(RankedTensorType::get(*shape, lhsType->getElementType()));
+  FailureOr<Type> element = productElementType(
+      lhsType->getElementType(), adaptor.getAccTypeAttr(), loc, name);
+  if (failed(element))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, *element));
   return success();
 }
 
@@ -334,11 +354,17 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
         " but B ", formatType(*bType),
         (adaptor.getTransB() ? " (transposed)" : ""), " has K = ", kb);
   SmallVector<int64_t> shape = {m, n};
+  FailureOr<Type> element = productElementType(
+      aType->getElementType(), adaptor.getAccTypeAttr(), loc, name);
+  if (failed(element))
+    return failure();
   if (Value c = adaptor.getC()) {
     FailureOr<RankedTensorType> cType = getTensorType(c, loc, name, "C");
-    if (failed(cType) ||
-        failed(checkSameElementType({*aType, *cType}, loc, name)))
+    if (failed(cType))
       return failure();
+    if (cType->getElementType() != *element)
+      return inferError(loc, name, "expects C of the result's element type ",
+                        formatType(*element), ", got ", formatType(*cType));
     FailureOr<SmallVector<int64_t>> merged =
         broadcast(shape, cType->getShape(), loc, name);
     if (failed(merged))
@@ -348,7 +374,7 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
           loc, name, "C of shape ", formatShape(cType->getShape()),
           " does not broadcast to the ", formatShape(shape), " product");
   }
-  types.push_back(RankedTensorType::get(shape, aType->getElementType()));
+  types.push_back(RankedTensorType::get(shape, *element));
   return success();
 }
 

@@ -201,7 +201,13 @@ def Cuvil_CastOp : Cuvil_Op<"cast", [Pure]> {
 
 def Cuvil_MatmulOp : Cuvil_Op<"matmul", [Pure, Cuvil_InferTypeOpAdaptor]> {
   let summary = "numpy matmul: batched, broadcasting, 1-D operands promoted";
-  let arguments = (ins Cuvil_Tensor:$lhs, Cuvil_Tensor:$rhs);
+  let description = [{
+    With `acc_type` (a float wider than the operands': bf16 or f16 operands,
+    f32 sums), the products are summed in that type and the result has it:
+    a reduced-precision product, as `cuvil-convert-products-to-bf16` makes.
+  }];
+  let arguments = (ins Cuvil_Tensor:$lhs, Cuvil_Tensor:$rhs,
+                       OptionalAttr<TypeAttr>:$acc_type);
   let results = (outs Cuvil_Tensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)
@@ -212,13 +218,16 @@ def Cuvil_GemmOp : Cuvil_Op<"gemm", [Pure, Cuvil_InferTypeOpAdaptor]> {
   let summary = "alpha * op(A) @ op(B) + beta * C (linear layers)";
   let description = [{
     ONNX Gemm: A is MxK (KxM when `trans_a`), B is KxN (NxK when `trans_b`,
-    the layout of `torch.nn.Linear` weights), C broadcasts to MxN.
+    the layout of `torch.nn.Linear` weights), C broadcasts to MxN. With
+    `acc_type`, as `cuvil.matmul`: A and B narrower floats, C and the
+    result of `acc_type`.
   }];
   let arguments = (ins Cuvil_FloatTensor:$a, Cuvil_FloatTensor:$b,
                        Optional<Cuvil_FloatTensor>:$c,
                        UnitAttr:$trans_a, UnitAttr:$trans_b,
                        DefaultValuedAttr<F64Attr, "1.0">:$alpha,
-                       DefaultValuedAttr<F64Attr, "1.0">:$beta);
+                       DefaultValuedAttr<F64Attr, "1.0">:$beta,
+                       OptionalAttr<TypeAttr>:$acc_type);
   let results = (outs Cuvil_FloatTensor:$result);
   let assemblyFormat = [{
     $a `,` $b (`,` $c^)? attr-dict `:` type($a) `,` type($b) (`,` type($c)^)?

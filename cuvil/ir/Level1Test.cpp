@@ -71,7 +71,7 @@ TEST_F(Level1Test, QuickStartClassifierInfersAndVerifies) {
                              ArrayRef<float>(eye)));
   Value scale = ConstantOp::create(
       b, loc, DenseElementsAttr::get(RankedTensorType::get({}, f32), 0.1f));
-  Value mm = MatmulOp::create(b, loc, func.getArgument(0), identity);
+  Value mm = MatmulOp::create(b, loc, func.getArgument(0), identity, TypeAttr());
   Value scaled = MulOp::create(b, loc, mm, scale);
   Value probs = SoftmaxOp::create(b, loc, scaled, /*axis=*/1);
   func::ReturnOp::create(b, loc, probs);

@@ -23,15 +23,37 @@ bool isStaticF32Matrix(Value value) {
          type.getRank() == 2;
 }
 
-std::optional<std::string> checkActivation(Value activation, int64_t k) {
+std::optional<std::string> checkActivation(Value activation) {
   auto type = cast<RankedTensorType>(activation.getType());
   if (!type.getElementType().isF32())
     return std::string("its activation is not float32");
   if (type.getRank() < 2)
     return std::string("its activation is a vector ([..., M, K] is needed)");
-  if (k > kMaxK)
-    return "K is " + std::to_string(k) + " (int8 sums are exact up to 65536)";
   return std::nullopt;
+}
+
+/// The ONNX operator a level1 op imports from, for matching op kinds.
+StringRef onnxKind(Operation *op) {
+  if (isa<l1::MatmulOp>(op))
+    return "MatMul";
+  if (isa<l1::GemmOp>(op))
+    return "Gemm";
+  if (isa<l1::Conv2dOp>(op))
+    return "Conv";
+  return "";
+}
+
+bool matchesEntry(Operation *op, StringRef node, StringRef entry) {
+  if (entry.empty())
+    return false;
+  if (node == entry)
+    return true;
+  std::string path = ("/" + entry.trim('/') + "/").str();
+  if (("/" + node.str()).find(path) != std::string::npos)
+    return true;
+  StringRef kind = op->getName().stripDialect();
+  return entry.equals_insensitive(kind) ||
+         entry.equals_insensitive(onnxKind(op));
 }
 
 std::optional<std::string> checkWeights(Value weights) {
@@ -48,12 +70,19 @@ bool isQuantizableKind(Operation *op) {
   return isa<l1::MatmulOp, l1::GemmOp, l1::Conv2dOp>(op);
 }
 
-std::optional<std::string> whyNotIntegerLinear(Operation *op) {
+std::optional<std::string> keptInFp32(Operation *op, StringRef node,
+                                      ArrayRef<std::string> keepFp32) {
+  for (const std::string &entry : keepFp32)
+    if (matchesEntry(op, node, entry))
+      return entry;
+  return std::nullopt;
+}
+
+std::optional<std::string> whyNotConstantLinear(Operation *op) {
   if (auto matmul = dyn_cast<l1::MatmulOp>(op)) {
     if (std::optional<std::string> why = checkWeights(matmul.getRhs()))
       return why;
-    int64_t k = cast<RankedTensorType>(matmul.getRhs().getType()).getDimSize(0);
-    return checkActivation(matmul.getLhs(), k);
+    return checkActivation(matmul.getLhs());
   }
   if (auto gemm = dyn_cast<l1::GemmOp>(op)) {
     if (gemm.getTransA())
@@ -63,8 +92,19 @@ std::optional<std::string> whyNotIntegerLinear(Operation *op) {
     if (gemm.getC() && gemm.getBeta().convertToDouble() != 1.0 &&
         failed(getF32Constant(gemm.getC())))
       return std::string("it scales a run-time bias (beta != 1)");
-    auto b = cast<RankedTensorType>(gemm.getB().getType());
-    return checkActivation(gemm.getA(), b.getDimSize(gemm.getTransB() ? 1 : 0));
+    return checkActivation(gemm.getA());
+  }
+  return std::string("it is not a matrix product");
+}
+
+std::optional<std::string> whyNotIntegerLinear(Operation *op) {
+  if (isa<l1::MatmulOp, l1::GemmOp>(op)) {
+    if (std::optional<std::string> why = whyNotConstantLinear(op))
+      return why;
+    int64_t k = getLinearLayerK(op);
+    if (k > kMaxK)
+      return "K is " + std::to_string(k) + " (int8 sums are exact up to 65536)";
+    return std::nullopt;
   }
   if (auto conv = dyn_cast<l1::Conv2dOp>(op)) {
     if (conv.getGroups() != 1)
@@ -86,6 +126,14 @@ std::optional<std::string> whyNotIntegerLinear(Operation *op) {
     return std::nullopt;
   }
   return std::string("it is not a matrix product or a convolution");
+}
+
+int64_t getLinearLayerK(Operation *op) {
+  if (auto matmul = dyn_cast<l1::MatmulOp>(op))
+    return cast<RankedTensorType>(matmul.getRhs().getType()).getDimSize(0);
+  auto gemm = cast<l1::GemmOp>(op);
+  auto b = cast<RankedTensorType>(gemm.getB().getType());
+  return b.getDimSize(gemm.getTransB() ? 1 : 0);
 }
 
 LinearLayer getLinearLayer(Operation *op) {

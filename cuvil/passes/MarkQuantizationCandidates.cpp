@@ -29,33 +29,6 @@ namespace l1 = cuvil::l1;
 
 namespace {
 
-/// The ONNX operator a level1 op imports from, for matching op kinds.
-StringRef onnxKind(Operation *op) {
-  if (isa<l1::MatmulOp>(op))
-    return "MatMul";
-  if (isa<l1::GemmOp>(op))
-    return "Gemm";
-  if (isa<l1::Conv2dOp>(op))
-    return "Conv";
-  return "";
-}
-
-/// Whether `entry` of the keep-fp32 list names `op`: its node name, a
-/// module path inside it (`fc1` in `/fc1/Gemm`, torch.onnx's names), its
-/// level1 op name or its ONNX operator (case-insensitive).
-bool matchesEntry(Operation *op, StringRef node, StringRef entry) {
-  if (entry.empty())
-    return false;
-  if (node == entry)
-    return true;
-  std::string path = ("/" + entry.trim('/') + "/").str();
-  if (("/" + node.str()).find(path) != std::string::npos)
-    return true;
-  StringRef kind = op->getName().stripDialect();
-  return entry.equals_insensitive(kind) ||
-         entry.equals_insensitive(onnxKind(op));
-}
-
 struct MarkQuantizationCandidates
     : cuvil::impl::CuvilMarkQuantizationCandidatesBase<
           MarkQuantizationCandidates> {
@@ -68,12 +41,11 @@ struct MarkQuantizationCandidates
       if (!cuvil::isQuantizableKind(op))
         return;
       std::string node = cuvil::describeLocation(op->getLoc()).node;
-      for (const std::string &entry : keepFp32) {
-        if (matchesEntry(op, node, entry)) {
-          op->emitWarning("kept in float32, as asked (keep-fp32 '")
-              << entry << "')";
-          return;
-        }
+      if (std::optional<std::string> entry =
+              cuvil::keptInFp32(op, node, keepFp32)) {
+        op->emitWarning("kept in float32, as asked (keep-fp32 '")
+            << *entry << "')";
+        return;
       }
       if (std::optional<std::string> why = cuvil::whyNotIntegerLinear(op)) {
         op->emitWarning("stays float32: ") << *why;

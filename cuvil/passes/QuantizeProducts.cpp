@@ -179,7 +179,7 @@ struct QuantizeProducts
     Value weights = l1::DequantizeOp::create(
         builder, loc,
         l1::StorageCastOp::create(builder, loc, storage.clone(wType), stored));
-    Value y = l1::MatmulOp::create(builder, loc, activation, weights);
+    Value y = l1::MatmulOp::create(builder, loc, activation, weights, TypeAttr());
     if (layer.bias)
       y = l1::AddOp::create(builder, loc, y, layer.bias);
     if (y.getType() != op->getResult(0).getType())

@@ -87,8 +87,10 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     max_batch: the largest batch of a dynamic batch (cuvilc --max-batch).
     external_weights: keep weights in <name>.weights.bin beside the .so.
     quantize: a cuvil.quantization.Int8 (post-training int8 quantization,
-        calibrated on its data; cuvilc --quantize=int8). The result's
-        `quantization_report` then says what each layer became.
+        calibrated on its data; cuvilc --quantize=int8; the result's
+        `quantization_report` then says what each layer became) or a
+        cuvil.quantization.BF16 (linear layers on bfloat16 activations and
+        weights, summed in float32; cuvilc --quantize=bf16).
     verbose: print the compiler's progress lines to stderr.
 
     Raises CompileError (unsupported op or construct, shape or dtype
@@ -118,9 +120,10 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
                       "(pass max_batch=N for batches up to N)", stacklevel=2)
 
     from cuvil import quantization
-    if quantize is not None and not isinstance(quantize, quantization.Int8):
-        raise TypeError("quantize must be a cuvil.quantization.Int8, got "
-                        f"{type(quantize).__name__}")
+    if quantize is not None and not isinstance(
+            quantize, (quantization.Int8, quantization.BF16)):
+        raise TypeError("quantize must be a cuvil.quantization.Int8 or BF16, "
+                        f"got {type(quantize).__name__}")
 
     contents, name = _source(model, specs)
     input_shapes = {spec.name: [-1 if d is None else d for d in spec.shape]
@@ -133,7 +136,9 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     calibration = os.path.join(directory, "calibration.npz")
     try:
         quantization_options = {}
-        if quantize is not None:
+        if isinstance(quantize, quantization.BF16):
+            quantization_options = dict(bf16=True, keep_fp32=quantize.keep_fp32)
+        elif quantize is not None:
             quantization_options = dict(
                 calibration=quantize._write_calibration(
                     _input_names(contents, name, specs), calibration),

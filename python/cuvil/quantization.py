@@ -1,8 +1,11 @@
-"""Post-training static quantization options for cuvil.compile.
+"""Reduced-precision options for cuvil.compile: int8 post-training static
+quantization, and bfloat16.
 
     q = cuvil.quantization.Int8(calibration=[x0, x1, ...])
     compiled = cuvil.compile(model, input_signature=..., quantize=q)
     compiled.quantization_report   # each layer's range, scale, zero point
+
+    compiled = cuvil.compile(model, ..., quantize=cuvil.quantization.BF16())
 
 Calibration runs the float32 model on the batches given (a few hundred
 representative samples), observes every quantized layer's activation, and
@@ -11,6 +14,12 @@ weights) then run on int8 kernels: activations uint8 per tensor
 (asymmetric), weights int8 per output channel (symmetric). Everything else
 stays float32, with a note saying why. The compiled model still takes and
 returns the original float tensors.
+
+BF16 needs no calibration: linear layers read their activations and
+weights rounded to bfloat16 (to nearest even; the weights stored so, half
+their float32 bytes) and sum the products in float32, on AVX-512 BF16's
+vdpbf16ps where the CPU has it and by widening to float32 otherwise, with
+the same results either way.
 """
 
 import os
@@ -95,6 +104,21 @@ class Int8:
                                  f"not stack along dimension 0: {error}") from None
         np.savez(path, **arrays)
         return path
+
+
+class BF16:
+    """bfloat16 linear layers, summed in float32.
+
+    keep_fp32: ops to keep in float32, named as for Int8.
+    """
+
+    def __init__(self, *, keep_fp32=()):
+        if isinstance(keep_fp32, str):
+            keep_fp32 = [keep_fp32]
+        self.keep_fp32 = [str(name) for name in keep_fp32]
+
+    def __repr__(self):
+        return f"BF16(keep_fp32={self.keep_fp32!r})"
 
 
 def _to_numpy(value):

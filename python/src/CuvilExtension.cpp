@@ -42,7 +42,9 @@ struct PyCompileOptions {
   std::optional<std::string> calibration;
   std::string observer = "minmax";
   double percentile = 99.99;
+  /// Also bfloat16's (cuvil.quantization.BF16, when `bf16`).
   std::vector<std::string> keepFp32;
+  bool bf16 = false;
 };
 
 /// Raises the Python exception for a failed compile: FileNotFoundError or
@@ -102,6 +104,8 @@ py::dict compileModel(py::bytes model, const PyCompileOptions &py) {
     quantization.keepFp32 = py.keepFp32;
     options.quantization = std::move(quantization);
   }
+  if (py.bf16)
+    options.bf16 = cuvil::CompileOptions::Bf16{py.keepFp32};
   std::optional<py::error_already_set> progressError;
   if (!py.progress.is_none()) {
     options.progress = [&](absl::string_view line) {
@@ -160,7 +164,7 @@ PYBIND11_MODULE(_C, m) {
                        py::object progress,
                        std::optional<std::string> calibration,
                        std::string observer, double percentile,
-                       std::vector<std::string> keepFp32) {
+                       std::vector<std::string> keepFp32, bool bf16) {
              return PyCompileOptions{
                  std::move(name),        std::move(inputShapes),
                  maxBatch,               std::move(target),
@@ -168,7 +172,7 @@ PYBIND11_MODULE(_C, m) {
                  externalWeights,        std::move(emit),
                  std::move(progress),    std::move(calibration),
                  std::move(observer),    percentile,
-                 std::move(keepFp32)};
+                 std::move(keepFp32),    bf16};
            }),
            py::kw_only(), py::arg("name"),
            py::arg("input_shapes") =
@@ -179,7 +183,8 @@ PYBIND11_MODULE(_C, m) {
            py::arg("emit") = "so", py::arg("progress") = py::none(),
            py::arg("calibration") = py::none(),
            py::arg("observer") = "minmax", py::arg("percentile") = 99.99,
-           py::arg("keep_fp32") = std::vector<std::string>())
+           py::arg("keep_fp32") = std::vector<std::string>(),
+           py::arg("bf16") = false)
       .def_readonly("name", &PyCompileOptions::name)
       .def_readonly("target", &PyCompileOptions::target)
       .def_readonly("emit", &PyCompileOptions::emit);

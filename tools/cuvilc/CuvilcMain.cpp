@@ -77,9 +77,11 @@ ABSL_FLAG(int64_t, max_batch, 0,
           "Make dimension 0 of every input a dynamic batch of 1 to N "
           "(0: the batch is what the model says).");
 ABSL_FLAG(std::string, quantize, "",
-          "Post-training static quantization: int8 (linear layers run on "
-          "int8 kernels, calibrated on --calibration; inputs and outputs "
-          "keep their float types).");
+          "Reduced precision: int8 (post-training static quantization: "
+          "linear layers and convolutions run on int8 kernels, calibrated on "
+          "--calibration) or bf16 (linear layers read bfloat16 activations "
+          "and weights, summed in float32; no calibration). Inputs and "
+          "outputs keep their float types.");
 ABSL_FLAG(std::string, calibration, "",
           "With --quantize: a .npz written by numpy.savez holding "
           "representative inputs, one array per model input by name, samples "
@@ -92,7 +94,8 @@ ABSL_FLAG(double, percentile, 99.99,
           "The percentile observer's p: the range is [(100-p)th, p-th] "
           "percentile.");
 ABSL_FLAG(std::vector<std::string>, keep_fp32, {},
-          "With --quantize: ops to keep in float32, comma-separated: node "
+          "With --quantize (int8 or bf16): ops to keep in float32, "
+          "comma-separated: node "
           "names (/fc1/Gemm), module paths (fc1) or op kinds (Gemm, MatMul).");
 ABSL_FLAG(std::string, quantization_report, "",
           "With --quantize: write each quantized layer's observed range, "
@@ -183,9 +186,21 @@ absl::Status parseQuantizationFlags(cuvil::CompileOptions &options) {
           absl::StrCat(stray, " applies with --quantize=int8"));
     return absl::OkStatus();
   }
+  if (scheme == "bf16") {
+    const char *stray =
+        !data.empty()                                      ? "--calibration"
+        : !absl::GetFlag(FLAGS_quantization_report).empty() ? "--quantization-report"
+        : absl::GetFlag(FLAGS_observer) != "minmax"        ? "--observer"
+                                                           : nullptr;
+    if (stray)
+      return absl::InvalidArgumentError(absl::StrCat(
+          stray, " applies with --quantize=int8; bf16 needs no calibration"));
+    options.bf16 = cuvil::CompileOptions::Bf16{absl::GetFlag(FLAGS_keep_fp32)};
+    return absl::OkStatus();
+  }
   if (scheme != "int8")
     return absl::InvalidArgumentError(absl::StrCat(
-        "unknown --quantize value '", scheme, "'; expected int8"));
+        "unknown --quantize value '", scheme, "'; expected int8 or bf16"));
   if (data.empty())
     return absl::InvalidArgumentError(
         "--quantize=int8 needs --calibration=FILE.npz: representative inputs "

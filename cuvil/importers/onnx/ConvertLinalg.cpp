@@ -14,7 +14,7 @@ LogicalResult Importer::convertMatMul(const onnx::NodeProto &node,
   FailureOr<Value> a = getValue(node, 0), b = getValue(node, 1);
   if (failed(a) || failed(b))
     return failure();
-  FailureOr<Value> r = create<l1::MatmulOp>(loc, *a, *b);
+  FailureOr<Value> r = create<l1::MatmulOp>(loc, *a, *b, TypeAttr());
   return defineResult(node, r);
 }
 
@@ -34,7 +34,7 @@ LogicalResult Importer::convertGemm(const onnx::NodeProto &node, Location loc) {
       attrInt(node, "transA", 0) ? builder.getUnitAttr() : UnitAttr(),
       attrInt(node, "transB", 0) ? builder.getUnitAttr() : UnitAttr(),
       builder.getF64FloatAttr(attrFloat(node, "alpha", 1.0)),
-      builder.getF64FloatAttr(attrFloat(node, "beta", 1.0)));
+      builder.getF64FloatAttr(attrFloat(node, "beta", 1.0)), TypeAttr());
   return defineResult(node, r);
 }
 

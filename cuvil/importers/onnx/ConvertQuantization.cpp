@@ -179,7 +179,7 @@ LogicalResult Importer::convertQLinearMatMul(const onnx::NodeProto &node,
       dequantized(node, loc, *b, expressed, {4, 5, bRank - 1});
   if (failed(ad) || failed(bd))
     return failure();
-  FailureOr<Value> y = create<l1::MatmulOp>(loc, *ad, *bd);
+  FailureOr<Value> y = create<l1::MatmulOp>(loc, *ad, *bd, TypeAttr());
   if (failed(y))
     return failure();
   return defineResult(node, quantized(node, loc, *y, yZero->getElementType(),
@@ -370,7 +370,7 @@ LogicalResult Importer::convertIntegerProduct(const onnx::NodeProto &node,
                             terms, conv)))
     return failure();
   FailureOr<Value> y = conv ? buildConv(node, loc, *xd, *wd, Value())
-                            : create<l1::MatmulOp>(loc, *xd, *wd);
+                            : create<l1::MatmulOp>(loc, *xd, *wd, TypeAttr());
   if (failed(y))
     return failure();
   auto yType = cast<RankedTensorType>(y->getType());

@@ -118,6 +118,24 @@ func.func @f(%x: tensor<1x12xf32>, %w: tensor<10x10xf32>) {
 
 // -----
 
+// acc_type narrower than the operands
+func.func @f(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>) {
+  // expected-error @+1 {{'cuvil.matmul' op acc_type bf16 must be a float wider than the operands' f32}}
+  %0 = cuvil.matmul %x, %w {acc_type = bf16} : tensor<2x3xf32>, tensor<3x4xf32>
+  return
+}
+
+// -----
+
+// a bfloat16 gemm's C is of acc_type
+func.func @f(%x: tensor<2x3xbf16>, %w: tensor<3x4xbf16>, %c: tensor<4xbf16>) {
+  // expected-error @+1 {{'cuvil.gemm' op expects C of the result's element type f32, got tensor<4xbf16>}}
+  %0 = cuvil.gemm %x, %w, %c {acc_type = f32} : tensor<2x3xbf16>, tensor<3x4xbf16>, tensor<4xbf16>
+  return
+}
+
+// -----
+
 // matmul scalar
 func.func @f(%x: tensor<f32>, %w: tensor<10xf32>) {
   // expected-error @+1 {{'cuvil.matmul' op expects operands of rank >= 1, got tensor<f32> and tensor<10xf32>}}

@@ -114,6 +114,18 @@ func.func @linear_algebra(%x: tensor<1x10xf32>, %w: tensor<10x10xf32>,
   return
 }
 
+// bfloat16 products summed in float32 give float32.
+// CHECK-LABEL: func.func @bf16_products
+func.func @bf16_products(%x: tensor<2x3xbf16>, %w: tensor<3x4xbf16>, %c: tensor<4xf32>) {
+  // CHECK: cuvil.matmul %{{.+}}, %{{.+}} {acc_type = f32} : tensor<2x3xbf16>, tensor<3x4xbf16>
+  %0 = cuvil.matmul %x, %w {acc_type = f32} : tensor<2x3xbf16>, tensor<3x4xbf16>
+  %1 = cuvil.add %0, %0 : tensor<2x4xf32>, tensor<2x4xf32>
+  // CHECK: cuvil.gemm %{{.+}}, %{{.+}}, %{{.+}} {acc_type = f32} : tensor<2x3xbf16>, tensor<3x4xbf16>, tensor<4xf32>
+  %2 = cuvil.gemm %x, %w, %c {acc_type = f32} : tensor<2x3xbf16>, tensor<3x4xbf16>, tensor<4xf32>
+  %3 = cuvil.add %2, %2 : tensor<2x4xf32>, tensor<2x4xf32>
+  return
+}
+
 // CHECK-LABEL: func.func @convolution
 func.func @convolution(%x: tensor<?x3x224x224xf32>, %w: tensor<64x3x7x7xf32>,
                        %b: tensor<64xf32>, %dw: tensor<64x1x3x3xf32>) {

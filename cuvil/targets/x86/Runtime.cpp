@@ -130,6 +130,9 @@ std::string assembleRuntime(const RuntimeSelection &selection) {
             "\n" +
             (selection.qgemm4 != "none"
                  ? "#define CUVIL_QGEMM4 cuvil_qgemm4_" + selection.qgemm4 + "\n"
+                 : std::string()) +
+            (selection.bgemm8 != "none"
+                 ? "#define CUVIL_BGEMM8 cuvil_bgemm8_" + selection.bgemm8 + "\n"
                  : std::string());
   std::vector<const Family *> closure;
   for (const std::string &name : runtimeClosure(selection.families))

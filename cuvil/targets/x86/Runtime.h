@@ -36,8 +36,9 @@ struct RuntimeSelection {
   /// conv/dwconv.inc, conv_blocked/convb.inc); convb "none" when no
   /// blocked direct convolution runs (its ~40 tile functions are left out).
   std::string sgemm4 = "reference", dwconv = "reference", convb = "none";
-  /// The int8 product's (qgemm/qgemm.inc); "none" when nothing calls it.
-  std::string qgemm4 = "none";
+  /// The int8 product's (qgemm/qgemm.inc) and the bfloat16 product's
+  /// (bgemm/bgemm.inc); "none" when nothing calls them.
+  std::string qgemm4 = "none", bgemm8 = "none";
 };
 
 /// The runtime families by name, in dependency order.

@@ -28,6 +28,9 @@ std::string familyOf(cuvil::l2::UKernelCallOp call) {
            : algorithm == cuvil::l2::Algorithm::direct_blocked ? "conv_blocked"
                                                                : "conv";
   }
+  // A bfloat16 product (cuvil-convert-products-to-bf16) sums in float32.
+  if (kernel == "matmul" && call.getParam("acc_type"))
+    return "bgemm";
   return llvm::StringSwitch<std::string>(kernel)
       .Cases({"matmul", "gemm"}, "gemm")
       .Cases({"max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"}, "pool")
@@ -57,13 +60,14 @@ RuntimeSelection selectRuntime(func::FuncOp func,
   selection.l2Bytes = l2Bytes;
   selection.simd = simd;
   selection.families.insert("threads");
-  bool convbTiles = false, qgemm = false;
+  bool convbTiles = false, qgemm = false, bgemm = false;
   func.walk([&](Operation *op) {
     if (auto call = dyn_cast<cuvil::l2::UKernelCallOp>(op)) {
       std::string family = familyOf(call);
       selection.families.insert(family.empty() ? "math" : family);
       convbTiles |= runsConvbTiles(call);
       qgemm |= family == "qgemm";
+      bgemm |= family == "bgemm";
     } else if (isa<cuvil::l2::KernelOp>(op)) {
       selection.families.insert("math");
     } else if (auto copy = dyn_cast<cuvil::l2::CopyOp>(op)) {
@@ -74,9 +78,10 @@ RuntimeSelection selectRuntime(func::FuncOp func,
   // The portable C99 output (--emit=c) keeps to the references.
   selection.sgemm4 = selection.dwconv = selection.convb = "reference";
   selection.qgemm4 = qgemm ? "reference" : "none";
+  selection.bgemm8 = bgemm ? "reference" : "none";
   if (simd) {
     std::vector<std::pair<std::string, std::string>> sgemm4, dwconv, convb,
-        qgemm4;
+        qgemm4, bgemm8;
 #define CUVIL_SGEMM4_VARIANT(name, target, features)                           \
   sgemm4.emplace_back(#name, features);
 #include "cuvil/targets/x86/runtime/gemm/sgemm4.inc"
@@ -93,8 +98,14 @@ RuntimeSelection selectRuntime(func::FuncOp func,
   qgemm4.emplace_back(#name, features);
 #include "cuvil/targets/x86/runtime/qgemm/qgemm.inc"
 #undef CUVIL_QGEMM4_VARIANT
+#define CUVIL_BGEMM8_VARIANT(name, target, features)                           \
+  bgemm8.emplace_back(#name, features);
+#include "cuvil/targets/x86/runtime/bgemm/bgemm.inc"
+#undef CUVIL_BGEMM8_VARIANT
     if (qgemm)
       selection.qgemm4 = chooseVariant(qgemm4, cpuFeatures);
+    if (bgemm)
+      selection.bgemm8 = chooseVariant(bgemm8, cpuFeatures);
     selection.sgemm4 = chooseVariant(sgemm4, cpuFeatures);
     selection.dwconv = chooseVariant(dwconv, cpuFeatures);
     selection.convb = chooseVariant(convb, cpuFeatures);

@@ -280,7 +280,8 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp op) {
   auto it = kernelTable().find(call.name);
   if (it == kernelTable().end())
     return call.error() << "is not supported by the x86 target yet";
-  if (it->second.f32Only) {
+  // A reduced-precision product (acc_type) checks its own element types.
+  if (it->second.f32Only && !call.op.getParam("acc_type")) {
     // Integer inputs are indices; everything else is float32.
     SmallVector<const Buffer *> checked(llvm::make_filter_range(
         call.ins, [](const Buffer *b) {

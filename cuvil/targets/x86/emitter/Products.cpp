@@ -90,7 +90,36 @@ void emitBatchedMatmul(Emitter &e, const KernelCall &call,
   });
 }
 
+/// A bfloat16 product summed in float32 (bgemm.h), on weights packed at
+/// compile time (cuvil-x86-pack-quantized-weights): ins (a, packed, then a
+/// fused epilogue's), outs (y, A-panel scratch).
+LogicalResult emitBf16Matmul(Emitter &e, const KernelCall &call) {
+  Epilogue epilogue = getEpilogue(call);
+  const Buffer &a = *call.ins[0], &out = *call.out;
+  if (!call.op.getPackedB() || call.ins.size() != 2 + epilogue.inputs ||
+      call.op.getOutputs().size() != 2)
+    return call.error() << "needs its bfloat16 weights packed at compile "
+                           "time (cuvil-x86-pack-quantized-weights)";
+  if (!a.type.getElementType().isBF16() ||
+      !out.type.getElementType().isF32())
+    return call.error() << "on x86 multiplies bfloat16 into float32, not "
+                        << a.type.getElementType() << " into "
+                        << out.type.getElementType();
+  std::vector<std::string> rows(a.dims.begin(), a.dims.end() - 1);
+  const std::string &k = a.dims.back(), &n = out.dims.back();
+  e.callWithEpilogue("cuvil_bgemm_f32(pool, CUVIL_BGEMM8, " +
+                         joinProduct(rows) + ", " + n + ", " + k + ", " +
+                         a.name + ", " + k + ", (const uint16_t *)" +
+                         call.ins[1]->name + ", " +
+                         out.name + ", " + n + ", (uint8_t *)" + call.scratch +
+                         ", ",
+                     epilogue.initializerOrNone());
+  return success();
+}
+
 LogicalResult emitMatmul(Emitter &e, const KernelCall &call) {
+  if (call.op.getParam("acc_type"))
+    return emitBf16Matmul(e, call);
   const Buffer &a = *call.ins[0], &b = *call.ins[1], &out = *call.out;
   MatmulShape s(a, b);
   Epilogue epilogue = getEpilogue(call);

@@ -1,4 +1,8 @@
-//===- PackQuantizedWeights.cpp - int8 weights of quantized products ------===//
+//===- PackQuantizedWeights.cpp - int8 and bf16 weights of products -------===//
+//
+// The reduced-precision products' weights, packed for their kernels once,
+// at compile time, by the runtime's own packing functions (linked into
+// cuvilc).
 //
 // A "quantized_matmul" or "quantized_conv2d" call reads its weights
 // through a storage cast of a constant global (the importer's int8
@@ -9,6 +13,11 @@
 // then reads (a, packed, sums, scales, then any fused epilogue's inputs),
 // writes (y, A-panel scratch) and is marked packed_b.
 //
+// A bfloat16 "matmul" (acc_type f32, cuvil-convert-products-to-bf16) reads
+// a constant bf16 [K, N] global, packed by cuvil_bgemm_pack_b; the call
+// then reads (a, packed, then any fused epilogue's inputs) and writes (y,
+// A-panel scratch).
+//
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/ir/CuvilL2Ops.h"
@@ -17,6 +26,7 @@
 #include "cuvil/targets/x86/transforms/Passes.h"
 
 extern "C" {
+#include "cuvil/targets/x86/runtime/bgemm/bgemm.h"
 #include "cuvil/targets/x86/runtime/qgemm/qgemm.h"
 }
 
@@ -25,6 +35,8 @@ extern "C" {
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
+
+#include <cstring>
 
 namespace cuvil::x86 {
 #define GEN_PASS_DEF_CUVILX86PACKQUANTIZEDWEIGHTS
@@ -80,13 +92,81 @@ struct PackQuantizedWeights
     SmallVector<cuvil::l2::UKernelCallOp> calls;
     module.walk([&](cuvil::l2::UKernelCallOp call) {
       if ((call.getKernel() == "quantized_matmul" ||
-           call.getKernel() == "quantized_conv2d") &&
+           call.getKernel() == "quantized_conv2d" || isBf16Product(call)) &&
           !call.getPackedB())
         calls.push_back(call);
     });
     for (cuvil::l2::UKernelCallOp call : calls)
-      if (failed(pack(call, symbols)))
+      if (failed(isBf16Product(call) ? packBf16(call, symbols)
+                                     : pack(call, symbols)))
         return signalPassFailure();
+  }
+
+  static bool isBf16Product(cuvil::l2::UKernelCallOp call) {
+    return call.getKernel() == "matmul" && call.getParam("acc_type");
+  }
+
+  /// An A-panel scratch buffer of `bytes` before `call`.
+  static Value allocScratch(cuvil::l2::UKernelCallOp call, size_t bytes) {
+    OpBuilder builder(call);
+    return memref::AllocOp::create(
+        builder, call.getLoc(),
+        MemRefType::get({static_cast<int64_t>(bytes)},
+                        IntegerType::get(call.getContext(), 8)),
+        builder.getI64IntegerAttr(64));
+  }
+
+  /// Erases `global`, read through `weights`, if nothing else reads it.
+  static void eraseIfUnused(Value weights, memref::GlobalOp global,
+                            SymbolTable &symbols) {
+    if (Operation *getGlobal = weights.getDefiningOp();
+        getGlobal && getGlobal->use_empty())
+      getGlobal->erase();
+    if (SymbolTable::symbolKnownUseEmpty(global, symbols.getOp()))
+      symbols.erase(global);
+  }
+
+  LogicalResult packBf16(cuvil::l2::UKernelCallOp call, SymbolTable &symbols) {
+    Value a = call.getInputs()[0], w = call.getInputs()[1];
+    auto aType = cast<MemRefType>(a.getType());
+    auto wType = cast<MemRefType>(w.getType());
+    if (!aType.getElementType().isBF16() || !wType.getElementType().isBF16() ||
+        wType.getRank() != 2 || !wType.hasStaticShape() || aType.getRank() < 2)
+      return call.emitOpError("multiplies bfloat16 [..., M, K] activations "
+                              "by static bfloat16 [K, N] weights on the x86 "
+                              "target");
+    cuvil::l2::UKernelCallOp storageCast;
+    memref::GlobalOp global = constantSource(w, symbols, storageCast);
+    if (!global || storageCast)
+      return call.emitOpError("multiplies bfloat16 only against constant "
+                              "weights on the x86 target");
+    int64_t k = wType.getDimSize(0), n = wType.getDimSize(1);
+    absl::StatusOr<std::string> bytes =
+        cuvil::getElementsBytes(*global.getInitialValue());
+    if (!bytes.ok() || bytes->size() != static_cast<size_t>(2 * k * n))
+      return call.emitOpError("has bfloat16 weights the x86 target cannot "
+                              "read");
+    std::vector<uint16_t> b(k * n), packed(cuvil_bgemm_packed_bytes(k, n) / 2);
+    std::memcpy(b.data(), bytes->data(), bytes->size());
+    cuvil_bgemm_pack_b(k, n, b.data(), n, packed.data());
+    Value packedB = addGlobal(
+        call, symbols, global.getSymName() + "_bpacked",
+        MemRefType::get({static_cast<int64_t>(packed.size())},
+                        IntegerType::get(call.getContext(), 16)),
+        ArrayRef<char>(reinterpret_cast<const char *>(packed.data()),
+                       2 * packed.size()));
+    int64_t rows = aType.hasStaticShape() ? aType.getNumElements() / k : -1;
+    Value scratch = allocScratch(call, cuvil_bgemm_scratch_bytes(rows, k));
+    SmallVector<Value> inputs = {a, packedB};
+    llvm::append_range(inputs, call.getInputs().drop_front(2));
+    OpBuilder builder(call);
+    auto packedCall = call.cloneWith(builder, inputs,
+                                     ValueRange{call.getOutputs()[0], scratch});
+    packedCall.setPackedB(true);
+    call.erase();
+    eraseIfUnused(w, global, symbols);
+    cuvil::addStatistic(getOperation(), *this, numPacked, "packed");
+    return success();
   }
 
   /// A new private constant global of `type` holding `bytes`.
@@ -179,12 +259,8 @@ struct PackQuantizedWeights
       scratchBytes = cuvil_qconv2d_scratch_bytes(
           wType.getDimSize(1), wType.getDimSize(2), wType.getDimSize(3), oh, ow);
     }
+    Value scratch = allocScratch(call, scratchBytes);
     OpBuilder builder(call);
-    Value scratch = memref::AllocOp::create(
-        builder, call.getLoc(),
-        MemRefType::get({static_cast<int64_t>(scratchBytes)},
-                        IntegerType::get(context, 8)),
-        builder.getI64IntegerAttr(64));
     // A fused epilogue's inputs (bias, residual) stay last.
     SmallVector<Value> inputs = {a, packedB, colSums, colScales};
     llvm::append_range(inputs, call.getInputs().drop_front(2));
@@ -204,11 +280,7 @@ struct PackQuantizedWeights
       storageCast.erase();
       if (Operation *alloc = w.getDefiningOp(); alloc && alloc->use_empty())
         alloc->erase();
-      if (Operation *getGlobal = source.getDefiningOp();
-          getGlobal && getGlobal->use_empty())
-        getGlobal->erase();
-      if (SymbolTable::symbolKnownUseEmpty(global, symbols.getOp()))
-        symbols.erase(global);
+      eraseIfUnused(source, global, symbols);
     }
     cuvil::addStatistic(getOperation(), *this, numPacked, "packed");
     return success();

@@ -1,0 +1,106 @@
+//===- ConvertProductsToBf16.cpp - linear layers on bfloat16 values -------===//
+//
+// bfloat16 as a precision option (quantize=BF16): the products, where the
+// time goes, read bfloat16 activations and weights, and sum in float32
+// (`acc_type = f32`); everything else stays float32. The weights are
+// stored in bfloat16 (half the bytes a batch-1 layer streams), rounded to
+// nearest even once, at compile time; the activation is cast before each
+// product. Layers with no such form keep float32, with a warning.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/CuvilOps.h"
+#include "cuvil/passes/ConstantUtil.h"
+#include "cuvil/passes/LinearLayers.h"
+#include "cuvil/passes/PassStatistics.h"
+#include "cuvil/passes/Passes.h"
+#include "cuvil/support/Diagnostics.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/APFloat.h"
+
+namespace cuvil {
+#define GEN_PASS_DEF_CUVILCONVERTPRODUCTSTOBF16
+#include "cuvil/passes/Passes.h.inc"
+} // namespace cuvil
+
+using namespace mlir;
+namespace l1 = cuvil::l1;
+
+namespace {
+
+/// `values` as bfloat16 bytes, each rounded to nearest even.
+std::string toBf16Bytes(const std::vector<float> &values) {
+  std::string bytes(2 * values.size(), '\0');
+  for (size_t i = 0; i < values.size(); ++i) {
+    llvm::APFloat v(values[i]);
+    bool lost = false;
+    v.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
+              &lost);
+    uint16_t bits =
+        static_cast<uint16_t>(v.bitcastToAPInt().getZExtValue());
+    bytes[2 * i] = static_cast<char>(bits & 0xff);
+    bytes[2 * i + 1] = static_cast<char>(bits >> 8);
+  }
+  return bytes;
+}
+
+struct ConvertProductsToBf16
+    : cuvil::impl::CuvilConvertProductsToBf16Base<ConvertProductsToBf16> {
+  using CuvilConvertProductsToBf16Base::CuvilConvertProductsToBf16Base;
+
+  void runOnOperation() override {
+    SmallVector<Operation *> products;
+    getOperation().walk([&](Operation *op) {
+      if (cuvil::isQuantizableKind(op))
+        products.push_back(op);
+    });
+    for (Operation *op : products) {
+      std::string node = cuvil::describeLocation(op->getLoc()).node;
+      if (std::optional<std::string> entry =
+              cuvil::keptInFp32(op, node, keepFp32)) {
+        op->emitWarning("kept in float32, as asked (keep-fp32 '")
+            << *entry << "')";
+        continue;
+      }
+      std::optional<std::string> why =
+          isa<l1::Conv2dOp>(op)
+              ? std::optional<std::string>(
+                    "bfloat16 convolutions are not implemented yet")
+              : cuvil::whyNotConstantLinear(op);
+      if (why) {
+        op->emitWarning("stays float32: ") << *why;
+        continue;
+      }
+      if (failed(convert(op)))
+        return signalPassFailure();
+      cuvil::addStatistic(getOperation(), *this, numConverted, "converted");
+    }
+  }
+
+  LogicalResult convert(Operation *op) {
+    cuvil::LinearLayer layer = cuvil::getLinearLayer(op);
+    OpBuilder builder(op);
+    Location loc = op->getLoc();
+    Type bf16 = builder.getBF16Type();
+    auto activation = cast<RankedTensorType>(layer.activation.getType());
+    Value x = l1::CastOp::create(builder, loc, activation.clone(bf16),
+                                 layer.activation);
+    Value weights = cuvil::createResourceConstant(
+        builder, loc, RankedTensorType::get({layer.k, layer.n}, bf16),
+        "bf16_weights", toBf16Bytes(layer.weights));
+    Value y = l1::MatmulOp::create(builder, loc, x, weights,
+                                   TypeAttr::get(builder.getF32Type()));
+    if (layer.bias)
+      y = l1::AddOp::create(builder, loc, y, layer.bias);
+    if (y.getType() != op->getResult(0).getType())
+      return op->emitOpError("in bfloat16 gives ")
+             << y.getType() << " instead of " << op->getResult(0).getType();
+    op->getResult(0).replaceAllUsesWith(y);
+    op->erase();
+    return success();
+  }
+};
+
+} // namespace
