@@ -835,11 +835,13 @@ def bf16_tables(results):
     lines = ["", "## bf16 (bfloat16 linear layers, summed in float32)", "",
              "Cuvil bf16 = `cuvilc --quantize=bf16`: each linear layer's "
              "activation cast to bfloat16 and its weights stored in bfloat16 "
-             "(rounded to nearest even), products summed in float32 "
-             "(`vdpbf16ps` where the CPU has AVX-512 BF16), bias and "
-             "activation in the kernel's epilogue; everything else float32. "
-             "PyTorch bf16 = the model converted with `.to(torch.bfloat16)`, "
-             "eager (oneDNN).", "",
+             "(rounded to nearest even), products summed in float32 by the "
+             "`bgemm8` variant named below (`avx512`: FMA on widened values, "
+             "which measured faster than `vdpbf16ps` on AVX-512 BF16 CPUs), "
+             "bias and activation in the kernel's epilogue; everything else "
+             "float32. PyTorch bf16 = the model converted with "
+             "`.to(torch.bfloat16)`, eager (oneDNN, which uses AMX tiles "
+             "where the CPU has them).", "",
              "| model | threads | batch | Cuvil fp32 | Cuvil bf16 | PyTorch bf16 "
              "| bf16 vs Cuvil fp32 | bf16 vs PyTorch bf16 | cosine vs fp32 "
              "(Cuvil / PyTorch) |",

@@ -141,14 +141,15 @@ def test_bf16_keep_fp32():
     np.testing.assert_allclose(compiled(x.numpy()), expected, rtol=1e-5, atol=1e-6)
 
 
-def test_bf16_transformer_layer_cosine():
-    """nn.TransformerEncoderLayer's linear layers in bfloat16, summed in
-    float32: the relative error bfloat16's 8-bit significand allows."""
+def transformer_layer_study(quantize):
+    """nn.TransformerEncoderLayer with random weights (fixed seed) compiled
+    with quantize() (called after the layer is made): (compiled, cosine
+    similarity and max relative error of its outputs against PyTorch's)."""
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0,
                                              batch_first=True).eval()
     compiled = cuvil.compile(layer, [("x", torch.float32, (None, 16, 64))],
-                             max_batch=4, quantize=BF16())
+                             max_batch=4, quantize=quantize())
     x = torch.randn(3, 16, 64)
     with torch.no_grad():
         expected = layer(x)
@@ -156,7 +157,14 @@ def test_bf16_transformer_layer_cosine():
     cosine = torch.nn.functional.cosine_similarity(got.flatten(),
                                                    expected.flatten(), dim=0)
     relative = float((got - expected).abs().max() / expected.abs().max())
-    print(f"transformer layer bf16: cosine {float(cosine):.6f}, "
+    return compiled, float(cosine), relative
+
+
+def test_bf16_transformer_layer_cosine():
+    """The layer's linear layers in bfloat16, summed in float32: the
+    relative error bfloat16's 8-bit significand allows."""
+    compiled, cosine, relative = transformer_layer_study(BF16)
+    print(f"transformer layer bf16: cosine {cosine:.6f}, "
           f"max relative error {relative:.4f}")
     assert cosine >= 0.9995
     assert relative < 0.05
@@ -267,21 +275,10 @@ def test_transformer_layer_cosine():
     """nn.TransformerEncoderLayer with random weights: its linear layers on
     [batch, sequence, embedding] activations (a dynamic batch, reshaped
     inside the attention) run in int8, the attention products in float32."""
-    torch.manual_seed(0)
-    layer = torch.nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0,
-                                             batch_first=True).eval()
-    calibration = [torch.randn(4, 16, 64) for _ in range(4)]
-    compiled = cuvil.compile(layer, [("x", torch.float32, (None, 16, 64))],
-                             max_batch=4, quantize=Int8(calibration))
+    compiled, cosine, relative = transformer_layer_study(
+        lambda: Int8([torch.randn(4, 16, 64) for _ in range(4)]))
     assert len(quantized_layers(compiled)) >= 3
-    x = torch.randn(3, 16, 64)
-    with torch.no_grad():
-        expected = layer(x)
-    got = torch.from_numpy(np.asarray(compiled(x.numpy())))
-    cosine = torch.nn.functional.cosine_similarity(got.flatten(),
-                                                   expected.flatten(), dim=0)
-    relative = float((got - expected).abs().max() / expected.abs().max())
-    print(f"transformer layer int8: cosine {float(cosine):.5f}, "
+    print(f"transformer layer int8: cosine {cosine:.5f}, "
           f"max relative error {relative:.4f}")
     assert cosine >= 0.99
 

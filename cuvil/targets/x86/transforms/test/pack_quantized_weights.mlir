@@ -74,3 +74,29 @@ func.func @conv(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x3x3xf32> {
   %y = cuvil.quantized_conv2d %q, %wq : tensor<1x1x4x4x!quant.uniform<u8:f32, 0.05:120>>, tensor<2x1x2x2x!quant.uniform<i8:f32:0, {0.5, 0.25}>>
   return %y : tensor<1x2x3x3xf32>
 }
+
+// -----
+
+// A bfloat16 product's weights [3, 2] become one strip of 32 columns by k
+// pairs (column 0: 1.0 and 3.0 in pair 0, -5.0 and a zero in pair 1), and
+// its four rows get one 64-byte A panel; the unpacked weights are gone.
+// CHECK-DAG: memref.global "private" constant @bf16_linear_constant_0_bpacked : memref<128xi16>
+// CHECK-NOT: @bf16_linear_constant_0 :
+// CHECK-LABEL: func.func @bf16_linear
+// CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<64xi8>
+// CHECK: cuvil_l2.ukernel_call "matmul" ins(%{{.+}}, %{{.+}} : memref<4x3xbf16>, memref<128xi16>) outs(%{{.+}}, %[[S]] : memref<4x2xf32>, memref<64xi8>) params {acc_type = f32} packed_b
+// CHECK: bf16_linear_constant_0_bpacked: "0x40000000803F404000C08040{{0+}}A0C00000C0400000{{0+}}"
+func.func @bf16_linear(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
+  %xb = cuvil.cast %x : tensor<4x3xf32> to tensor<4x3xbf16>
+  %w = cuvil.constant dense<[[1.0, -2.0], [3.0, 4.0], [-5.0, 6.0]]> : tensor<3x2xbf16>
+  %y = cuvil.matmul %xb, %w {acc_type = f32} : tensor<4x3xbf16>, tensor<3x2xbf16>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @bf16_computed(%x: tensor<4x3xbf16>, %w: tensor<3x2xbf16>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'cuvil_l2.ukernel_call' op multiplies bfloat16 only against constant weights on the x86 target}}
+  %y = cuvil.matmul %x, %w {acc_type = f32} : tensor<4x3xbf16>, tensor<3x2xbf16>
+  return %y : tensor<4x2xf32>
+}
