@@ -158,25 +158,37 @@ LogicalResult StorageCastOp::verify() {
   return success();
 }
 
+/// Why weights `w` (`what`, "rhs" or "weights") are not symmetric int8 per
+/// tensor or along `axis` (`along`: "per column (axis 1)"), if so.
+static std::optional<std::string> symmetricInt8(quant::QuantizedType w,
+                                                int32_t axis, StringRef what,
+                                                StringRef along) {
+  std::string its = ("its " + what + " must be ").str();
+  if (w.getStorageTypeIntegralWidth() != 8 || !w.isSigned())
+    return its + "int8";
+  if (auto perTensor = dyn_cast<quant::UniformQuantizedType>(w)) {
+    if (perTensor.getZeroPoint() != 0)
+      return its + "symmetric (zero point 0)";
+  } else if (auto perAxis = dyn_cast<quant::UniformQuantizedPerAxisType>(w)) {
+    if (perAxis.getQuantizedDimension() != axis)
+      return its + "quantized per tensor or " + along.str();
+    if (llvm::any_of(perAxis.getZeroPoints(), [](int64_t z) { return z; }))
+      return its + "symmetric (zero points 0)";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> quantizedMatmulMismatch(RankedTensorType lhs,
                                                    RankedTensorType rhs) {
   auto a = dyn_cast<quant::UniformQuantizedType>(lhs.getElementType());
   if (!a || a.getStorageTypeIntegralWidth() != 8)
     return "its lhs must be quantized per tensor to 8 bits";
   auto w = cast<quant::QuantizedType>(rhs.getElementType());
-  if (w.getStorageTypeIntegralWidth() != 8 || !w.isSigned())
-    return "its rhs must be int8";
+  if (std::optional<std::string> why =
+          symmetricInt8(w, 1, "rhs", "per column (axis 1)"))
+    return why;
   if (a.getExpressedType() != w.getExpressedType())
     return "its operands must express one float type";
-  if (auto perTensor = dyn_cast<quant::UniformQuantizedType>(w)) {
-    if (perTensor.getZeroPoint() != 0)
-      return "its rhs must be symmetric (zero point 0)";
-  } else if (auto perAxis = dyn_cast<quant::UniformQuantizedPerAxisType>(w)) {
-    if (perAxis.getQuantizedDimension() != 1)
-      return "its rhs must be quantized per tensor or per column (axis 1)";
-    if (llvm::any_of(perAxis.getZeroPoints(), [](int64_t z) { return z; }))
-      return "its rhs must be symmetric (zero points 0)";
-  }
   if (lhs.getRank() < 2 || rhs.getRank() != 2)
     return "it multiplies [..., M, K] by [K, N]";
   int64_t k = lhs.getDimSize(lhs.getRank() - 1);
@@ -203,23 +215,6 @@ LogicalResult QuantizedMatmulOp::inferReturnTypes(
 }
 
 /// Why `w` is not symmetric int8 per tensor or along `axis`, if it is not.
-static std::optional<std::string> symmetricInt8(quant::QuantizedType w,
-                                                int32_t axis) {
-  if (w.getStorageTypeIntegralWidth() != 8 || !w.isSigned())
-    return std::string("its weights must be int8");
-  if (auto perTensor = dyn_cast<quant::UniformQuantizedType>(w)) {
-    if (perTensor.getZeroPoint() != 0)
-      return std::string("its weights must be symmetric (zero point 0)");
-  } else if (auto perAxis = dyn_cast<quant::UniformQuantizedPerAxisType>(w)) {
-    if (perAxis.getQuantizedDimension() != axis)
-      return "its weights must be quantized per tensor or along axis " +
-             std::to_string(axis);
-    if (llvm::any_of(perAxis.getZeroPoints(), [](int64_t z) { return z; }))
-      return std::string("its weights must be symmetric (zero points 0)");
-  }
-  return std::nullopt;
-}
-
 std::optional<std::string> quantizedConv2dMismatch(RankedTensorType input,
                                                    RankedTensorType weight,
                                                    int64_t groups) {
@@ -227,7 +222,8 @@ std::optional<std::string> quantizedConv2dMismatch(RankedTensorType input,
   if (!a || a.getStorageTypeIntegralWidth() != 8)
     return "its input must be quantized per tensor to 8 bits";
   auto w = cast<quant::QuantizedType>(weight.getElementType());
-  if (std::optional<std::string> why = symmetricInt8(w, 0))
+  if (std::optional<std::string> why =
+          symmetricInt8(w, 0, "weights", "along axis 0"))
     return why;
   if (a.getExpressedType() != w.getExpressedType())
     return "its operands must express one float type";

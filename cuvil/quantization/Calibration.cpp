@@ -188,33 +188,36 @@ absl::Status runCalibration(serving::Executor &executor,
 
 std::string reportName(const std::string &text) { return printableText(text); }
 
-} // namespace
+/// What calibration observes: one observation per distinct activation of
+/// the marked ops (in the order first seen), and where the calibration
+/// model gives each.
+struct ObservationPlan {
+  SmallVector<Operation *> marked;
+  std::vector<Observation> observations;
+  /// Per marked op, its observation.
+  std::vector<size_t> observationOf;
+  /// The observations read from outputs added to the calibration model.
+  std::vector<size_t> exposed;
+  /// Per output of the calibration model, its float buffer's elements at
+  /// batch 1 (times the batch when it is dynamic).
+  std::vector<int64_t> outputElements;
+};
 
-absl::StatusOr<QuantizationReport>
-calibrate(ModuleOp module, const CalibrationOptions &options,
-          const HostCompiler &compile,
-          const std::function<void(absl::string_view)> &progress) {
-  QuantizationReport report;
-  report.observer = std::string(observerName(options.observer));
-  ASSIGN_OR_RETURN(func::FuncOp func, soleFunction(module));
-  SmallVector<Operation *> marked = markedOps(func);
-  if (marked.empty())
-    return report;
+absl::StatusOr<ObservationPlan> planObservations(func::FuncOp func,
+                                                 ArrayRef<Operation *> marked,
+                                                 const CalibrationOptions &options) {
   cuvil::BatchMultipliers multipliers;
   if (failed(multipliers.compute(func)))
     return absl::InvalidArgumentError(
         "calibration cannot size the model's tensors by its batch");
-
-  // One observation per distinct activation, in the order first seen.
-  std::vector<Observation> observations;
-  std::vector<size_t> observationOf;
+  ObservationPlan plan;
+  plan.marked.assign(marked.begin(), marked.end());
   llvm::DenseMap<Value, size_t> seen;
-  std::vector<size_t> exposed; // observations read from new outputs
   auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (Operation *op : marked) {
     Value value = op->getOperand(0);
-    auto [it, inserted] = seen.try_emplace(value, observations.size());
-    observationOf.push_back(it->second);
+    auto [it, inserted] = seen.try_emplace(value, plan.observations.size());
+    plan.observationOf.push_back(it->second);
     if (!inserted)
       continue;
     Observation o(options);
@@ -228,25 +231,30 @@ calibrate(ModuleOp module, const CalibrationOptions &options,
       if (returned != returnOp.getOperands().end()) {
         o.output = static_cast<int>(returned - returnOp.getOperands().begin());
       } else {
-        o.output = static_cast<int>(returnOp.getNumOperands() + exposed.size());
-        exposed.push_back(observations.size());
+        o.output =
+            static_cast<int>(returnOp.getNumOperands() + plan.exposed.size());
+        plan.exposed.push_back(plan.observations.size());
       }
     }
-    observations.push_back(std::move(o));
+    plan.observations.push_back(std::move(o));
   }
-  std::vector<int64_t> outputElements;
   for (Value v : returnOp.getOperands()) {
     auto type = cast<RankedTensorType>(v.getType());
     int64_t k = multipliers.get(v);
     int64_t bytes = cuvil::BatchMultipliers::staticProduct(type) *
                     ((type.getElementTypeBitWidth() + 7) / 8) * (k ? k : 1);
-    outputElements.push_back((bytes + 3) / 4);
+    plan.outputElements.push_back((bytes + 3) / 4);
   }
-  for (size_t index : exposed)
-    outputElements.push_back(observations[index].staticElements *
-                             std::max<int64_t>(1, observations[index].multiplier));
+  for (size_t index : plan.exposed)
+    plan.outputElements.push_back(
+        plan.observations[index].staticElements *
+        std::max<int64_t>(1, plan.observations[index].multiplier));
+  return plan;
+}
 
-  // The float32 model with the exposed activations as extra outputs.
+/// The float32 model with the exposed activations as extra outputs.
+absl::StatusOr<OwningOpRef<ModuleOp>>
+buildObservedModel(ModuleOp module, const ObservationPlan &plan) {
   OwningOpRef<ModuleOp> copy = module.clone();
   ASSIGN_OR_RETURN(func::FuncOp copyFunc, soleFunction(*copy));
   SmallVector<Operation *> copyMarked = markedOps(copyFunc);
@@ -254,16 +262,17 @@ calibrate(ModuleOp module, const CalibrationOptions &options,
       cast<func::ReturnOp>(copyFunc.getBody().front().getTerminator());
   SmallVector<Value> results(copyReturn.getOperands());
   OpBuilder builder(copyReturn);
-  for (size_t index : exposed) {
-    size_t point = llvm::find(observationOf, index) - observationOf.begin();
+  for (size_t index : plan.exposed) {
+    size_t point =
+        llvm::find(plan.observationOf, index) - plan.observationOf.begin();
     Value value = copyMarked[point]->getOperand(0);
+    const Observation &o = plan.observations[index];
     // An output's one dynamic dimension is its first (the ABI's batch):
     // [B, S, E] transposed to [S, B, E] is read as [k * B, P] instead.
-    if (observations[index].multiplier)
+    if (o.multiplier)
       value = l1::ReshapeOp::create(
           builder, value.getLoc(), value,
-          builder.getDenseI64ArrayAttr(
-              {-1, observations[index].staticElements}));
+          builder.getDenseI64ArrayAttr({-1, o.staticElements}));
     unsigned position = copyFunc.getNumResults();
     if (failed(copyFunc.insertResult(
             position, value.getType(),
@@ -276,11 +285,21 @@ calibrate(ModuleOp module, const CalibrationOptions &options,
   copyReturn->setOperands(results);
   for (Operation *op : copyMarked)
     op->removeAttr(kPointAttr);
+  return copy;
+}
 
+/// Compiles `observed` for this machine, loads it and runs it over the
+/// calibration data: once for ranges, again for histograms if the
+/// observer needs them.
+absl::Status observe(ModuleOp observed, ObservationPlan &plan,
+                     const CalibrationOptions &options,
+                     const HostCompiler &compile,
+                     const std::function<void(absl::string_view)> &progress,
+                     QuantizationReport &report) {
   if (progress)
     progress(absl::StrCat("calibrating: building the float32 model to observe ",
-                          observations.size(), " activations"));
-  ASSIGN_OR_RETURN(std::string soPath, compile(*copy));
+                          plan.observations.size(), " activations"));
+  ASSIGN_OR_RETURN(std::string soPath, compile(observed));
   serving::LoadOptions load;
   load.weightsPath = "";
   ASSIGN_OR_RETURN(std::shared_ptr<serving::ModelLibrary> library,
@@ -292,26 +311,30 @@ calibrate(ModuleOp module, const CalibrationOptions &options,
   ASSIGN_OR_RETURN(CalibrationData data,
                    readCalibrationData(options.dataPath, library->signature()));
   report.samples = data.samples;
-
-  bool histograms = observations.front().observer.needsHistogram();
+  bool histograms = plan.observations.front().observer.needsHistogram();
   for (int pass = 0; pass < (histograms ? 2 : 1); ++pass) {
     if (progress)
       progress(absl::StrCat("calibrating: ", report.observer, " observers, ",
                             pass == 0 ? "ranges" : "histograms", " over ",
                             data.samples, " samples"));
     if (pass == 1)
-      for (Observation &o : observations)
+      for (Observation &o : plan.observations)
         o.observer.startHistogram();
     RETURN_IF_ERROR(runCalibration(*executor, library->signature(), data,
-                                   outputElements, observations, report.calls));
+                                   plan.outputElements, plan.observations,
+                                   report.calls));
   }
+  return absl::OkStatus();
+}
 
-  MLIRContext *context = module.getContext();
-  for (size_t i = 0; i < marked.size(); ++i) {
-    Operation *op = marked[i];
-    const RangeObserver &observer = observations[observationOf[i]].observer;
+/// Sets each marked op's chosen range and reports it.
+void recordRanges(const ObservationPlan &plan, QuantizationReport &report) {
+  for (size_t i = 0; i < plan.marked.size(); ++i) {
+    Operation *op = plan.marked[i];
+    const RangeObserver &observer =
+        plan.observations[plan.observationOf[i]].observer;
     auto [lo, hi] = observer.getRange();
-    op->setAttr(kRangeAttr, DenseF64ArrayAttr::get(context, {lo, hi}));
+    op->setAttr(kRangeAttr, DenseF64ArrayAttr::get(op->getContext(), {lo, hi}));
     op->removeAttr(kPointAttr);
     DiagnosticInfo where = describeLocation(op->getLoc());
     LayerReport layer;
@@ -324,6 +347,26 @@ calibrate(ModuleOp module, const CalibrationOptions &options,
     layer.hi = hi;
     report.layers.push_back(std::move(layer));
   }
+}
+
+} // namespace
+
+absl::StatusOr<QuantizationReport>
+calibrate(ModuleOp module, const CalibrationOptions &options,
+          const HostCompiler &compile,
+          const std::function<void(absl::string_view)> &progress) {
+  QuantizationReport report;
+  report.observer = std::string(observerName(options.observer));
+  ASSIGN_OR_RETURN(func::FuncOp func, soleFunction(module));
+  SmallVector<Operation *> marked = markedOps(func);
+  if (marked.empty())
+    return report;
+  ASSIGN_OR_RETURN(ObservationPlan plan,
+                   planObservations(func, marked, options));
+  ASSIGN_OR_RETURN(OwningOpRef<ModuleOp> observed,
+                   buildObservedModel(module, plan));
+  RETURN_IF_ERROR(observe(*observed, plan, options, compile, progress, report));
+  recordRanges(plan, report);
   return report;
 }
 
