@@ -161,25 +161,6 @@ def test_integer_sums_float32_cannot_hold_are_refused(tmp_path):
     assert not (tmp_path / "big.so").exists()
 
 
-torch = pytest.importorskip("torch")
-
-
-class SmallQuantizedNet(torch.nn.Module):
-    """Conv + ReLU, Linear: the eager-mode torch.ao.quantization recipe."""
-
-    def __init__(self):
-        super().__init__()
-        from torch.ao.quantization import DeQuantStub, QuantStub
-        self.quant, self.dequant = QuantStub(), DeQuantStub()
-        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
-        self.relu = torch.nn.ReLU()
-        self.fc = torch.nn.Linear(8 * 8 * 8, 10)
-
-    def forward(self, x):
-        x = self.relu(self.conv(self.quant(x)))
-        return self.dequant(self.fc(torch.flatten(x, 1)))
-
-
 @pytest.mark.parametrize("engine", ["qnnpack", "onednn"])
 def test_a_torch_ao_quantized_model_exported_by_torch_onnx(tmp_path, engine):
     """A model quantized by torch.ao.quantization (static, calibrated) and
@@ -187,9 +168,26 @@ def test_a_torch_ao_quantized_model_exported_by_torch_onnx(tmp_path, engine):
     and linear layer run on Cuvil's integer kernels, and the logits match
     PyTorch's own quantized modules to within one output level (the two
     round a product near a halfway point differently)."""
+    torch = pytest.importorskip("torch")
     if engine not in torch.backends.quantized.supported_engines:
         pytest.skip(f"this PyTorch build has no {engine} engine")
-    from torch.ao.quantization import convert, fuse_modules, get_default_qconfig, prepare
+    from torch.ao.quantization import (DeQuantStub, QuantStub, convert,
+                                       fuse_modules, get_default_qconfig, prepare)
+
+    class SmallQuantizedNet(torch.nn.Module):
+        """Conv + ReLU, Linear: the eager-mode torch.ao.quantization recipe."""
+
+        def __init__(self):
+            super().__init__()
+            self.quant, self.dequant = QuantStub(), DeQuantStub()
+            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.relu = torch.nn.ReLU()
+            self.fc = torch.nn.Linear(8 * 8 * 8, 10)
+
+        def forward(self, x):
+            x = self.relu(self.conv(self.quant(x)))
+            return self.dequant(self.fc(torch.flatten(x, 1)))
+
     torch.backends.quantized.engine = engine
     torch.manual_seed(0)
     model = SmallQuantizedNet().eval()
