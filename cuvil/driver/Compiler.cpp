@@ -205,6 +205,16 @@ static std::string hexSha256(absl::string_view bytes) {
   return hex;
 }
 
+/// What runs before int8 or bf16 picks its layers: simplification, then
+/// batch norms folded into their convolutions, so that the folded weights
+/// are the ones quantized or rounded.
+static void addReducedPrecisionPrelude(mlir::OpPassManager &pm) {
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldBatchNorm());
+  pm.addPass(mlir::createCanonicalizerPass());
+}
+
 /// Runs calibration (cuvil/quantization/Calibration.h) on `module`, whose
 /// layers to quantize are marked: the float32 copy it observes is built for
 /// this machine with the x86 target, in a folder removed afterwards.
@@ -406,12 +416,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
   if (options.quantization) {
     progress.stage("calibrating int8 quantization");
     RETURN_IF_ERROR(runPipeline([&](mlir::OpPassManager &pm) {
-      pm.addPass(mlir::createCanonicalizerPass());
-      pm.addPass(mlir::createCSEPass());
-      // Batch norms fold into their convolutions first: the folded weights
-      // are the ones quantized.
-      pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldBatchNorm());
-      pm.addPass(mlir::createCanonicalizerPass());
+      addReducedPrecisionPrelude(pm);
       CuvilMarkQuantizationCandidatesOptions mark;
       mark.keepFp32.assign(options.quantization->keepFp32.begin(),
                            options.quantization->keepFp32.end());
@@ -430,11 +435,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
   if (options.bf16) {
     progress.stage("converting linear layers to bfloat16");
     RETURN_IF_ERROR(runPipeline([&](mlir::OpPassManager &pm) {
-      pm.addPass(mlir::createCanonicalizerPass());
-      pm.addPass(mlir::createCSEPass());
-      // Batch norms fold first: the folded weights are the ones rounded.
-      pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldBatchNorm());
-      pm.addPass(mlir::createCanonicalizerPass());
+      addReducedPrecisionPrelude(pm);
       CuvilConvertProductsToBf16Options bf16;
       bf16.keepFp32.assign(options.bf16->keepFp32.begin(),
                            options.bf16->keepFp32.end());

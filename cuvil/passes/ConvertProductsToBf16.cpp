@@ -15,10 +15,10 @@
 #include "cuvil/passes/PassStatistics.h"
 #include "cuvil/passes/Passes.h"
 #include "cuvil/support/Diagnostics.h"
+#include "cuvil/support/ElementsBytes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/APFloat.h"
 
 namespace cuvil {
 #define GEN_PASS_DEF_CUVILCONVERTPRODUCTSTOBF16
@@ -31,15 +31,10 @@ namespace l1 = cuvil::l1;
 namespace {
 
 /// `values` as bfloat16 bytes, each rounded to nearest even.
-std::string toBf16Bytes(const std::vector<float> &values) {
+std::string toBf16Bytes(const std::vector<float> &values, FloatType bf16) {
   std::string bytes(2 * values.size(), '\0');
   for (size_t i = 0; i < values.size(); ++i) {
-    llvm::APFloat v(values[i]);
-    bool lost = false;
-    v.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
-              &lost);
-    uint16_t bits =
-        static_cast<uint16_t>(v.bitcastToAPInt().getZExtValue());
+    uint16_t bits = cuvil::toHalfBits(values[i], bf16);
     bytes[2 * i] = static_cast<char>(bits & 0xff);
     bytes[2 * i + 1] = static_cast<char>(bits >> 8);
   }
@@ -83,13 +78,13 @@ struct ConvertProductsToBf16
     cuvil::LinearLayer layer = cuvil::getLinearLayer(op);
     OpBuilder builder(op);
     Location loc = op->getLoc();
-    Type bf16 = builder.getBF16Type();
+    FloatType bf16 = builder.getBF16Type();
     auto activation = cast<RankedTensorType>(layer.activation.getType());
     Value x = l1::CastOp::create(builder, loc, activation.clone(bf16),
                                  layer.activation);
     Value weights = cuvil::createResourceConstant(
         builder, loc, RankedTensorType::get({layer.k, layer.n}, bf16),
-        "bf16_weights", toBf16Bytes(layer.weights));
+        "bf16_weights", toBf16Bytes(layer.weights, bf16));
     Value y = l1::MatmulOp::create(builder, loc, x, weights,
                                    TypeAttr::get(builder.getF32Type()));
     if (layer.bias)

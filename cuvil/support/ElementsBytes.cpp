@@ -1,6 +1,7 @@
 #include "cuvil/support/ElementsBytes.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 namespace cuvil {
@@ -32,6 +33,14 @@ absl::StatusOr<std::string> getElementsBytes(mlir::Attribute value) {
   for (int64_t i = 0; i < count; ++i)
     bytes.append(raw.begin(), raw.end());
   return bytes;
+}
+
+uint16_t toHalfBits(double value, mlir::FloatType half) {
+  llvm::APFloat v(value);
+  bool lost = false;
+  v.convert(half.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven,
+            &lost);
+  return static_cast<uint16_t>(v.bitcastToAPInt().getZExtValue());
 }
 
 } // namespace cuvil

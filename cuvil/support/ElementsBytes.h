@@ -5,7 +5,9 @@
 
 #include "absl/status/statusor.h"
 #include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinTypes.h"
 
+#include <cstdint>
 #include <string>
 
 namespace cuvil {
@@ -14,6 +16,10 @@ namespace cuvil {
 /// expanded), as a model stores them: i1 as one byte (0 or 1) per element.
 /// Weights passes and the emitters read constants through this.
 absl::StatusOr<std::string> getElementsBytes(mlir::Attribute value);
+
+/// `value` rounded to nearest even in `half` (f16 or bf16), as its bits:
+/// how half-precision constants are stored.
+uint16_t toHalfBits(double value, mlir::FloatType half);
 
 } // namespace cuvil
 

@@ -54,4 +54,17 @@ TEST(ElementsBytesTest, DenseSplatBoolAndResource) {
   EXPECT_FALSE(cuvil::getElementsBytes(b.getI64IntegerAttr(1)).ok());
 }
 
+// Half-precision constants round to nearest even: 1 + 2^-8 is halfway
+// between two bfloat16 values and goes to the even one (1.0), 1 + 3 * 2^-8
+// up to 1 + 2^-6; float16 keeps 1 + 2^-8 exactly.
+TEST(ElementsBytesTest, HalfBitsRoundToNearestEven) {
+  mlir::MLIRContext context;
+  mlir::Builder b(&context);
+  EXPECT_EQ(cuvil::toHalfBits(1.00390625, b.getBF16Type()), 0x3F80);
+  EXPECT_EQ(cuvil::toHalfBits(1.01171875, b.getBF16Type()), 0x3F82);
+  EXPECT_EQ(cuvil::toHalfBits(-2.0, b.getBF16Type()), 0xC000);
+  EXPECT_EQ(cuvil::toHalfBits(1.00390625, b.getF16Type()), 0x3C04);
+}
+
 } // namespace
+

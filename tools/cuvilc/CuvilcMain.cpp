@@ -170,29 +170,30 @@ void printTargets() {
                "tensor IR), --emit=mlir-level2 (the planned buffer IR).\n";
 }
 
+/// The first calibration flag given (those only int8 takes), if any.
+const char *givenCalibrationFlag() {
+  return !absl::GetFlag(FLAGS_calibration).empty() ? "--calibration"
+         : !absl::GetFlag(FLAGS_quantization_report).empty()
+             ? "--quantization-report"
+         : absl::GetFlag(FLAGS_observer) != "minmax" ? "--observer"
+                                                     : nullptr;
+}
+
 /// --quantize and the flags that go with it.
 absl::Status parseQuantizationFlags(cuvil::CompileOptions &options) {
   std::string scheme = absl::GetFlag(FLAGS_quantize);
   std::string data = absl::GetFlag(FLAGS_calibration);
   if (scheme.empty()) {
-    const char *stray =
-        !data.empty()                                      ? "--calibration"
-        : !absl::GetFlag(FLAGS_quantization_report).empty() ? "--quantization-report"
-        : !absl::GetFlag(FLAGS_keep_fp32).empty()          ? "--keep-fp32"
-        : absl::GetFlag(FLAGS_observer) != "minmax"        ? "--observer"
-                                                           : nullptr;
+    const char *stray = givenCalibrationFlag();
+    if (!stray && !absl::GetFlag(FLAGS_keep_fp32).empty())
+      stray = "--keep-fp32";
     if (stray)
       return absl::InvalidArgumentError(
           absl::StrCat(stray, " applies with --quantize=int8"));
     return absl::OkStatus();
   }
   if (scheme == "bf16") {
-    const char *stray =
-        !data.empty()                                      ? "--calibration"
-        : !absl::GetFlag(FLAGS_quantization_report).empty() ? "--quantization-report"
-        : absl::GetFlag(FLAGS_observer) != "minmax"        ? "--observer"
-                                                           : nullptr;
-    if (stray)
+    if (const char *stray = givenCalibrationFlag())
       return absl::InvalidArgumentError(absl::StrCat(
           stray, " applies with --quantize=int8; bf16 needs no calibration"));
     options.bf16 = cuvil::CompileOptions::Bf16{absl::GetFlag(FLAGS_keep_fp32)};

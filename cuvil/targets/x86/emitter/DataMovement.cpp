@@ -7,8 +7,9 @@
 
 #include "cuvil/targets/x86/emitter/Emitter.h"
 
+#include "cuvil/support/ElementsBytes.h"
+
 #include "absl/strings/str_join.h"
-#include "llvm/ADT/APFloat.h"
 
 #include <algorithm>
 
@@ -111,11 +112,8 @@ std::string padValue(const KernelCall &call) {
   double value = call.op.getFloatParam("value", 0.0);
   if (!call.storage.isF16() && !call.storage.isBF16())
     return call.lit(value);
-  APFloat v(value);
-  bool lost;
-  v.convert(call.storage.isF16() ? APFloat::IEEEhalf() : APFloat::BFloat(),
-            APFloat::rmNearestTiesToEven, &lost);
-  return "(uint16_t)" + std::to_string(v.bitcastToAPInt().getZExtValue());
+  return "(uint16_t)" +
+         std::to_string(cuvil::toHalfBits(value, cast<FloatType>(call.storage)));
 }
 
 LogicalResult emitPad(Emitter &e, const KernelCall &call) {
