@@ -5,8 +5,9 @@ The numerics are checked against int8 arithmetic written here in numpy:
 the activation quantized with the scale and zero point the compiler chose
 (read from --quantization-report, whose ranges are checked against the
 float32 activations numpy computes), weights per column symmetric int8
-(scale max|w| / 127, round half to even), exact integer sums, one float32
-scale per column, the bias added in float32.
+(scale max|w| / m, round half to even, m the report's weight_max: 127, or
+64 on x86 without VNNI), exact integer sums, one float32 scale per column,
+the bias added in float32.
 """
 
 import json
@@ -59,12 +60,13 @@ def cuvilc(*args, check=True):
     return result
 
 
-def int8_layer(a, w, bias, scale, zero):
-    """The int8 layer: quantize a, integer product with per-column int8 w."""
+def int8_layer(a, w, bias, scale, zero, weight_max):
+    """The int8 layer: quantize a, integer product with per-column int8 w in
+    [-weight_max, weight_max]."""
     qa = np.clip(np.rint(a / np.float32(scale)) + zero, 0, 255).astype(np.int64)
     amax = np.abs(w).max(axis=0)
-    wscale = np.where(amax > 0, (amax / 127.0).astype(np.float32), 1.0)
-    qw = np.clip(np.rint(w / wscale), -127, 127).astype(np.int64)
+    wscale = np.where(amax > 0, (amax / float(weight_max)).astype(np.float32), 1.0)
+    qw = np.clip(np.rint(w / wscale), -weight_max, weight_max).astype(np.int64)
     acc = (qa - zero) @ qw
     col_scale = (np.float64(np.float32(scale)) * wscale).astype(np.float32)
     return acc.astype(np.float32) * col_scale + bias
@@ -100,8 +102,10 @@ def test_int8_mlp_matches_integer_arithmetic(tmp_path):
     assert model.metadata["kernels"]["qgemm4"] != "none"
     x = rng.normal(0, 1.2, (7, K)).astype(np.float32)  # beyond the range too
     (y,) = model(x, batch=7)
-    h = np.maximum(int8_layer(x, w1, b1, fc1["scale"], fc1["zero_point"]), 0)
-    expected = int8_layer(h, w2, b2, fc2["scale"], fc2["zero_point"])
+    m = report["weight_max"]
+    assert m in (64, 127)
+    h = np.maximum(int8_layer(x, w1, b1, fc1["scale"], fc1["zero_point"], m), 0)
+    expected = int8_layer(h, w2, b2, fc2["scale"], fc2["zero_point"], m)
     np.testing.assert_allclose(y, expected, rtol=0,
                                atol=1e-5 * np.abs(expected).max())
     # The bias (and fc1's ReLU) ride in the int8 kernel's epilogue, and rows
@@ -131,8 +135,9 @@ def test_text_report_and_keep_fp32(tmp_path):
     assert f"note: {kept}" in result.stderr
     text = (tmp_path / "report.txt").read_text()
     lines = text.splitlines()
-    assert lines[0] == ("int8 quantization: percentile observers over 32 "
-                        "samples (4 calls)")
+    assert lines[0] in (
+        f"int8 quantization: percentile observers over 32 samples (4 calls); "
+        f"weights in [-{m}, {m}]" for m in (64, 127))
     assert lines[1].split() == ["layer", "op", "observed", "[min,", "max]",
                                 "quantized", "[lo,", "hi]", "activation", "/",
                                 "weights"]

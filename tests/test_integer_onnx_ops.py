@@ -161,6 +161,11 @@ def test_integer_sums_float32_cannot_hold_are_refused(tmp_path):
     assert not (tmp_path / "big.so").exists()
 
 
+def cpu_has_vnni():
+    flags = pathlib.Path("/proc/cpuinfo").read_text().split()
+    return "avx512_vnni" in flags or "avx_vnni" in flags
+
+
 @pytest.mark.parametrize("engine", ["qnnpack", "onednn"])
 def test_a_torch_ao_quantized_model_exported_by_torch_onnx(tmp_path, engine):
     """A model quantized by torch.ao.quantization (static, calibrated) and
@@ -171,6 +176,13 @@ def test_a_torch_ao_quantized_model_exported_by_torch_onnx(tmp_path, engine):
     torch = pytest.importorskip("torch")
     if engine not in torch.backends.quantized.supported_engines:
         pytest.skip(f"this PyTorch build has no {engine} engine")
+    if engine == "onednn" and not cpu_has_vnni():
+        # Measured on an AVX2-only CPU: up to 16 output levels off exact
+        # integer arithmetic on a 512-input linear layer.
+        pytest.skip("oneDNN's int8 on a CPU without VNNI sums uint8 x int8 "
+                    "pairs in saturating int16 (vpmaddubsw) and the onednn "
+                    "qconfig does not reduce the range for it, so PyTorch's "
+                    "outputs are not a reference here")
     from torch.ao.quantization import (DeQuantStub, QuantStub, convert,
                                        fuse_modules, get_default_qconfig, prepare)
 

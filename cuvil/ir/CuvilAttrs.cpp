@@ -64,7 +64,7 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    int64_t l2Bytes, int64_t l3Bytes, int64_t cores,
                    APFloat memoryBandwidth, APFloat l2Bandwidth,
                    APFloat kernelOverhead, APFloat threshold,
-                   DictionaryAttr config) {
+                   int64_t int8WeightMax, DictionaryAttr config) {
   double memoryBytesPerSecond = memoryBandwidth.convertToDouble();
   double l2BytesPerSecond = l2Bandwidth.convertToDouble();
   double kernelOverheadSeconds = kernelOverhead.convertToDouble();
@@ -91,6 +91,10 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "#cuvil.target batching_threshold is a speed-up, "
                           "at least 1, got "
                        << formatDouble(threshold);
+  if (int8WeightMax < 1 || int8WeightMax > 127)
+    return emitError() << "#cuvil.target int8_weight_max must be in [1, 127], "
+                          "got "
+                       << int8WeightMax;
   return success();
 }
 

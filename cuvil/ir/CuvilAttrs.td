@@ -40,6 +40,10 @@ def Cuvil_TargetAttr : AttrDef<Cuvil_Dialect, "Target"> {
     width, caches and cores, sustained bandwidths of one core from memory
     and from its L2, the fixed cost of one kernel call, and the speed-up
     bandwidth-aware batching must predict before it merges kernels.
+    `int8_weight_max` bounds the magnitude of int8 weights the quantizer
+    writes: 127, or less where the target's int8 dot products would
+    saturate on full-range weights (x86 without VNNI: vpmaddubsw sums two
+    uint8 x int8 products in int16, exact for |w| <= 64).
     `config` holds what only one backend reads (an FPGA's resource budget),
     which that backend checks.
 
@@ -63,6 +67,7 @@ def Cuvil_TargetAttr : AttrDef<Cuvil_Dialect, "Target"> {
       Cuvil_DefaultF64<"60e9">:$l2_bytes_per_second,
       Cuvil_DefaultF64<"1e-6">:$kernel_overhead_seconds,
       Cuvil_DefaultF64<"1.1">:$batching_threshold,
+      DefaultValuedParameter<"int64_t", "127">:$int8_weight_max,
       OptionalParameter<"::mlir::DictionaryAttr", "backend-specific">:$config);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -453,18 +453,20 @@ static bool isKernelName(StringRef name) {
 LogicalResult EpilogueAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    ArrayRef<EpilogueStep> steps,
                                    FloatAttr clipMin, FloatAttr clipMax) {
-  // col_bias, then add, then at most one activation: the order a kernel
-  // applies them in.
+  // col_bias, then add, then at most one activation, then quantize: the
+  // order a kernel applies them in.
   int last = -1;
   bool activation = false;
   for (EpilogueStep step : steps) {
-    int rank = step == EpilogueStep::col_bias ? 0
-               : step == EpilogueStep::add    ? 1
-                                              : 2;
+    int rank = step == EpilogueStep::col_bias   ? 0
+               : step == EpilogueStep::add      ? 1
+               : step == EpilogueStep::quantize ? 3
+                                                : 2;
     if (rank < last || (rank == 2 && activation) ||
-        (rank < 2 && rank == last))
+        (rank != 2 && rank == last))
       return emitError() << "epilogue steps must be an optional col_bias, an "
-                            "optional add, then at most one of relu and clip";
+                            "optional add, at most one of relu and clip, "
+                            "then an optional quantize";
     activation |= rank == 2;
     last = rank;
   }
@@ -550,9 +552,18 @@ LogicalResult UKernelCallOp::verify() {
       return emitOpError("has ")
              << getInputs().size() << " inputs, but its epilogue reads "
              << epilogue.getNumExtraInputs() << " after the kernel's own";
+    auto out = dyn_cast<MemRefType>(getOutputs()[0].getType());
+    auto quantized =
+        out ? dyn_cast<quant::UniformQuantizedType>(out.getElementType())
+            : quant::UniformQuantizedType();
+    bool requantizes = epilogue.has(EpilogueStep::quantize);
+    if (requantizes && (!quantized || quantized.getStorageTypeIntegralWidth() != 8))
+      return emitOpError("a quantize epilogue writes 8 bits per tensor, but "
+                         "the output is ")
+             << getOutputs()[0].getType();
   }
   if (std::optional<Algorithm> algorithm = getAlgorithm()) {
-    if (kernel != "conv2d")
+    if (kernel != "conv2d" && kernel != "quantized_conv2d")
       return emitOpError("algorithm '")
              << stringifyAlgorithm(*algorithm)
              << "' is for convolutions, not '" << kernel << "'";
@@ -575,10 +586,13 @@ LogicalResult UKernelCallOp::verify() {
     if (!product && !quantized)
       return emitOpError("packed_b is for matrix products, not '")
              << kernel << "'";
-    if (getOutputs().size() != (quantized ? 2u : 1u))
+    // A direct or depthwise int8 convolution may need none.
+    bool optionalScratch = kernel == "quantized_conv2d";
+    size_t outputs = getOutputs().size();
+    if (optionalScratch ? outputs > 2 : outputs != (quantized ? 2u : 1u))
       return emitOpError("with packed_b needs ")
              << (quantized ? "its A-panel scratch" : "no packing scratch")
-             << ", got " << getOutputs().size() << " outputs";
+             << ", got " << outputs << " outputs";
   }
   return success();
 }

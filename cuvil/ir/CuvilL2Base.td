@@ -203,7 +203,8 @@ def CuvilL2_EpilogueStep : I32EnumAttr<"EpilogueStep",
     I32EnumAttrCase<"col_bias", 0>,  // + one value per column (the next input)
     I32EnumAttrCase<"add", 1>,       // + a residual of the output's shape (the next input)
     I32EnumAttrCase<"relu", 2>,
-    I32EnumAttrCase<"clip", 3>       // to [clip_min, clip_max]
+    I32EnumAttrCase<"clip", 3>,      // to [clip_min, clip_max]
+    I32EnumAttrCase<"quantize", 4>   // to the output's quantized type
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::cuvil::l2";
@@ -240,10 +241,13 @@ def CuvilL2_EpilogueAttr : AttrDef<CuvilL2_Dialect, "Epilogue"> {
   let summary = "the steps a kernel applies to each block of its output";
   let description = [{
     In order: an optional per-column bias (`col_bias`), an optional residual
-    `add`, then at most one activation (`relu`, or `clip` to its bounds).
-    `col_bias` and `add` each read one more input of the call, after the
-    kernel's own, in that order. A kernel applies them to each block of
-    output while it is in cache, instead of a pass over memory each.
+    `add`, then at most one activation (`relu`, or `clip` to its bounds),
+    then an optional `quantize` into the output buffer's quantized element
+    type (8 bits per tensor: `cuvil.quantize`'s arithmetic on the values
+    the steps before computed). `col_bias` and `add` each read one more
+    input of the call, after the kernel's own, in that order. A kernel
+    applies them to each block of output while it is in cache, instead of a
+    pass over memory each.
 
     ```mlir
     epilogue #cuvil_l2.epilogue<steps = [add, clip], clip_min = 0.0 : f64,

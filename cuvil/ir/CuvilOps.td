@@ -571,7 +571,9 @@ def Cuvil_QuantizedConv2dOp : Cuvil_Op<"quantized_conv2d",
     the expressed type, and the bias added. The input is NCHW, quantized per
     tensor to 8 bits; padding reads its zero point (a real zero). The
     weight is OIHW int8, symmetric, per tensor or per output channel (axis
-    0); groups are 1 and C * KH * KW is at most 65536.
+    0). Groups are 1 with C * KH * KW at most 65536, or the convolution is
+    depthwise (groups = C, weight [C, 1, KH, KW]) with at most 512 taps, so
+    that a float32 sum of its products is exact too.
     `cuvil-fold-quantized-products` forms it from QDQ graphs.
 
     ```mlir
@@ -676,11 +678,13 @@ def Cuvil_FusedGroupOp : Cuvil_Op<"fused_group", [IsolatedFromAbove,
     stand for the group's operands and `cuvil.yield` gives its results. The
     optional `kind` names the fusion pattern (e.g. "conv_epilogue").
   }];
-  // Quantized inputs: an int8 product and its float32 epilogue.
+  // Quantized inputs: an int8 product and its float32 epilogue; a
+  // quantized result: an int8 convolution requantizing its output.
   let arguments = (ins
       Variadic<AnyTypeOf<[Cuvil_Tensor, Cuvil_QuantizedTensor]>>:$inputs,
       OptionalAttr<StrAttr>:$kind);
-  let results = (outs Variadic<Cuvil_Tensor>:$results);
+  let results = (outs
+      Variadic<AnyTypeOf<[Cuvil_Tensor, Cuvil_QuantizedTensor]>>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     (`kind` `=` $kind^)? `(` $inputs `)` attr-dict-with-keyword `:`

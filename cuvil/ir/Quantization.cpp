@@ -227,11 +227,19 @@ std::optional<std::string> quantizedConv2dMismatch(RankedTensorType input,
     return why;
   if (a.getExpressedType() != w.getExpressedType())
     return "its operands must express one float type";
-  if (groups != 1)
-    return "it is grouped (int8 grouped and depthwise convolutions are not "
-           "implemented yet)";
   if (weight.getRank() != 4 || !weight.hasStaticShape())
     return "its weight must be a static OIHW tensor";
+  if (groups != 1) {
+    // Depthwise: one filter per channel.
+    if (input.getRank() != 4 || input.getDimSize(1) != groups ||
+        weight.getDimSize(0) != groups || weight.getDimSize(1) != 1)
+      return "it is grouped but not depthwise (int8 grouped convolutions "
+             "need one filter per channel)";
+    if (weight.getDimSize(2) * weight.getDimSize(3) > kMaxDepthwiseTaps)
+      return "its depthwise window must have at most 512 taps (so that "
+             "float32 sums of its products are exact)";
+    return std::nullopt;
+  }
   int64_t k = weight.getDimSize(1) * weight.getDimSize(2) * weight.getDimSize(3);
   if (k > 65536)
     return "C * KH * KW must be at most 65536 (its sums are exact in int32)";

@@ -36,9 +36,17 @@ mlir::LogicalResult verifyQuantizedTensor(mlir::Operation *op,
 std::optional<std::string>
 quantizedMatmulMismatch(mlir::RankedTensorType lhs, mlir::RankedTensorType rhs);
 
+/// The most taps a depthwise `cuvil.quantized_conv2d` window has: every
+/// product (x - zp) * w is a whole number of magnitude <= 255 * 128, so a
+/// float32 sum of this many is exact (below 2^24) and targets may sum in
+/// float32.
+constexpr int64_t kMaxDepthwiseTaps = 512;
+
 /// Why `cuvil.quantized_conv2d` cannot convolve these operands (8-bit per
 /// tensor NCHW input; symmetric int8 OIHW weight per tensor or per output
-/// channel; groups 1; C * KH * KW static and at most 65536), or nullopt.
+/// channel, static; groups 1 with C * KH * KW at most 65536, or depthwise,
+/// groups = C with one filter per channel of at most kMaxDepthwiseTaps
+/// taps), or nullopt.
 std::optional<std::string>
 quantizedConv2dMismatch(mlir::RankedTensorType input,
                         mlir::RankedTensorType weight, int64_t groups);

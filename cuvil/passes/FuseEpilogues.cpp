@@ -5,7 +5,9 @@
 // the elementwise ops the x86 kernels apply to each block of output they
 // have just computed. Only single-use chains are fused, in the
 // kernel's order (residual add, then activation), so the group computes
-// exactly what the ops did.
+// exactly what the ops did. An int8 convolution's chain may end with the
+// quantize of the next int8 layer's input: the group then yields 8-bit
+// values (a conv + requantize + relu is one kernel).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 #include "cuvil/passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -120,9 +123,25 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
       }
     }
     if (user && isa<l1::ReluOp, l1::ClipOp>(user) &&
-        user->getResult(0).getType() == current.getType())
+        user->getResult(0).getType() == current.getType()) {
+      chain.push_back(user);
+      current = user->getResult(0);
+      user = soleUser(current);
+    }
+    if (isa<l1::QuantizedConv2dOp>(producer) && isRequantization(user))
       chain.push_back(user);
     return chain;
+  }
+
+  /// A quantize to 8 bits per tensor: the int8 convolutions write the next
+  /// layer's input directly (no float32 tensor between two int8 layers).
+  static bool isRequantization(Operation *op) {
+    auto quantize = dyn_cast_or_null<l1::QuantizeOp>(op);
+    if (!quantize)
+      return false;
+    auto type = dyn_cast<quant::UniformQuantizedType>(
+        cast<RankedTensorType>(quantize.getType()).getElementType());
+    return type && type.getStorageTypeIntegralWidth() == 8;
   }
 
   void fuse(Operation *producer) {

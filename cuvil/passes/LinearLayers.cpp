@@ -1,6 +1,7 @@
 #include "cuvil/passes/LinearLayers.h"
 
 #include "cuvil/ir/CuvilOps.h"
+#include "cuvil/ir/Quantization.h"
 #include "cuvil/passes/ConstantUtil.h"
 
 #include "mlir/IR/Builders.h"
@@ -107,10 +108,17 @@ std::optional<std::string> whyNotIntegerLinear(Operation *op) {
     return std::nullopt;
   }
   if (auto conv = dyn_cast<l1::Conv2dOp>(op)) {
-    if (conv.getGroups() != 1)
-      return std::string("it is grouped (int8 grouped and depthwise "
-                         "convolutions are not implemented yet)");
     auto weights = dyn_cast<RankedTensorType>(conv.getWeight().getType());
+    auto groups = static_cast<int64_t>(conv.getGroups());
+    if (groups != 1 &&
+        (!weights || weights.getRank() != 4 || weights.getDimSize(1) != 1 ||
+         weights.getDimSize(0) != groups))
+      return std::string("it is grouped but not depthwise (int8 grouped "
+                         "convolutions need one filter per channel)");
+    if (groups != 1 &&
+        weights.getDimSize(2) * weights.getDimSize(3) > l1::kMaxDepthwiseTaps)
+      return "its depthwise window has more than " +
+             std::to_string(l1::kMaxDepthwiseTaps) + " taps";
     if (!conv.getWeight().getDefiningOp<l1::ConstantOp>())
       return std::string("its weights are computed at run time");
     if (!weights || !weights.getElementType().isF32() ||

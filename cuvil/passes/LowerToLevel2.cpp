@@ -82,7 +82,9 @@ void lowerMap(OpBuilder &builder, l1::MapReduceOp map, ValueRange ins,
 
 /// The epilogue of a fused group's ops after its producer: a same-shape
 /// add is the residual (`add`), an add of one value per column a linear
-/// layer's bias (`col_bias`); the values they add become inputs.
+/// layer's bias (`col_bias`); the values they add become inputs. A final
+/// quantize (an int8 convolution's requantization) writes the output's
+/// quantized type.
 FailureOr<cuvil::l2::EpilogueAttr>
 lowerEpilogue(Block &body, llvm::function_ref<Value(Value)> outer,
               SmallVectorImpl<Value> &ins) {
@@ -102,6 +104,9 @@ lowerEpilogue(Block &body, llvm::function_ref<Value(Value)> outer,
       steps.push_back(l2::EpilogueStep::clip);
       clipMin = clip.getMinAttr();
       clipMax = clip.getMaxAttr();
+    } else if (isa<l1::QuantizeOp>(step)) {
+      // Into the output buffer's quantized type (the group's result).
+      steps.push_back(l2::EpilogueStep::quantize);
     } else {
       return step.emitOpError("cannot be a micro-kernel's epilogue step");
     }

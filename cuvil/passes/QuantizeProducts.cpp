@@ -9,10 +9,13 @@
 // Activations are asymmetric uint8 per tensor: the integer kernels correct
 // for the zero point with precomputed column sums, so the asymmetry is free
 // and post-ReLU tensors get all 256 levels. Weights are symmetric int8 per
-// output column (a convolution's: per output channel), in [-127, 127].
+// output column (a convolution's: per output channel), in [-m, m] with m
+// the target's `int8_weight_max` (127, or 64 where its int8 products
+// would saturate on wider weights: #cuvil.target).
 //
 //===----------------------------------------------------------------------===//
 
+#include "cuvil/ir/CuvilAttrs.h"
 #include "cuvil/ir/CuvilOps.h"
 #include "cuvil/ir/Quantization.h"
 #include "cuvil/passes/ConstantUtil.h"
@@ -62,21 +65,23 @@ struct QuantizedWeights {
   SmallVector<double> scales;
 };
 
-/// Symmetric per column: scale_j = max_k |w[k][j]| / 127, q = round half to
-/// even (w / scale_j), so |q| <= 127.
-QuantizedWeights quantizeWeights(const cuvil::LinearLayer &layer) {
+/// Symmetric per column: scale_j = max_k |w[k][j]| / m, q = round half to
+/// even (w / scale_j), so |q| <= m.
+QuantizedWeights quantizeWeights(const cuvil::LinearLayer &layer,
+                                 int64_t m) {
   QuantizedWeights out;
   out.bytes.resize(layer.k * layer.n);
   for (int64_t j = 0; j < layer.n; ++j) {
     float amax = 0;
     for (int64_t i = 0; i < layer.k; ++i)
       amax = std::max(amax, std::fabs(layer.weights[i * layer.n + j]));
-    double scale = toScale(amax / 127.0);
+    double limit = static_cast<double>(m);
+    double scale = toScale(amax / limit);
     out.scales.push_back(scale);
     for (int64_t i = 0; i < layer.k; ++i) {
       double q = std::nearbyint(layer.weights[i * layer.n + j] / scale);
       out.bytes[i * layer.n + j] =
-          static_cast<char>(static_cast<int8_t>(std::clamp(q, -127.0, 127.0)));
+          static_cast<char>(static_cast<int8_t>(std::clamp(q, -limit, limit)));
     }
   }
   return out;
@@ -95,6 +100,11 @@ struct QuantizeProducts
         return signalPassFailure();
       cuvil::addStatistic(getOperation(), *this, numQuantized, "quantized");
     }
+  }
+
+  /// The largest int8 weight magnitude the target's kernels take exactly.
+  static int64_t weightMax(Operation *op) {
+    return cuvil::l1::TargetAttr::lookupOrDefault(op).getInt8WeightMax();
   }
 
   /// `value` through uint8 over [lo, hi]: dequantize(quantize(value)).
@@ -121,7 +131,7 @@ struct QuantizeProducts
     for (int64_t c = 0; c < o; ++c)
       for (int64_t i = 0; i < k; ++i)
         columns.weights[i * o + c] = values[c * k + i];
-    QuantizedWeights q = quantizeWeights(columns);
+    QuantizedWeights q = quantizeWeights(columns, weightMax(conv));
     std::string oihw(q.bytes.size(), '\0');
     for (int64_t c = 0; c < o; ++c)
       for (int64_t i = 0; i < k; ++i)
@@ -167,7 +177,7 @@ struct QuantizeProducts
     Value activation =
         quantizedActivation(builder, loc, layer.activation, range[0], range[1]);
 
-    QuantizedWeights w = quantizeWeights(layer);
+    QuantizedWeights w = quantizeWeights(layer, weightMax(op));
     auto i8 = IntegerType::get(context, 8);
     auto storage = RankedTensorType::get({layer.k, layer.n}, i8);
     auto wType = quant::UniformQuantizedPerAxisType::get(

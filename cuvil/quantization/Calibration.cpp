@@ -1,5 +1,6 @@
 #include "cuvil/quantization/Calibration.h"
 
+#include "cuvil/ir/CuvilAttrs.h"
 #include "cuvil/ir/CuvilOps.h"
 #include "cuvil/passes/BatchMultipliers.h"
 #include "cuvil/serving/ModelLibrary.h"
@@ -371,6 +372,7 @@ calibrate(ModuleOp module, const CalibrationOptions &options,
 }
 
 void describeCompiledLayers(ModuleOp module, QuantizationReport &report) {
+  report.weightMax = l1::TargetAttr::lookupOrDefault(module).getInt8WeightMax();
   module.walk([&](Operation *op) {
     if (!isa<l1::QuantizedMatmulOp, l1::QuantizedConv2dOp>(op))
       return;
@@ -406,8 +408,9 @@ void describeCompiledLayers(ModuleOp module, QuantizationReport &report) {
 
 std::string QuantizationReport::toText() const {
   std::string text = absl::StrFormat(
-      "int8 quantization: %s observers over %d samples (%d calls)\n",
-      observer, samples, calls);
+      "int8 quantization: %s observers over %d samples (%d calls); weights "
+      "in [-%d, %d]\n",
+      observer, samples, calls, weightMax, weightMax);
   size_t width = 5;
   for (const LayerReport &l : layers)
     width = std::max(width, reportName(l.node).size());
@@ -466,6 +469,7 @@ std::string QuantizationReport::toJson() const {
                           {"observer", observer},
                           {"samples", samples},
                           {"calls", calls},
+                          {"weight_max", weightMax},
                           {"layers", std::move(layerArray)},
                           {"float32", std::move(kept)}};
   std::string json;

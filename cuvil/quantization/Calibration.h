@@ -53,6 +53,9 @@ struct LayerReport {
 struct QuantizationReport {
   std::string observer;
   int64_t samples = 0, calls = 0;
+  /// Weights are symmetric int8 in [-weightMax, weightMax]: the target's
+  /// `int8_weight_max` (64 where its int8 products need 7-bit weights).
+  int64_t weightMax = 127;
   std::vector<LayerReport> layers;
   /// Ops kept in float32 and why, one line each.
   std::vector<std::string> float32;

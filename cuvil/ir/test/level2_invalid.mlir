@@ -395,9 +395,27 @@ func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) {
 // -----
 
 func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) {
-  // expected-error @+2 {{epilogue steps must be an optional col_bias, an optional add, then at most one of relu and clip}}
+  // expected-error @+2 {{epilogue steps must be an optional col_bias, an optional add, at most one of relu and clip, then an optional quantize}}
   cuvil_l2.ukernel_call "relu" ins(%x, %x : memref<4xf32>, memref<4xf32>) outs(%y : memref<4xf32>)
       epilogue #cuvil_l2.epilogue<steps = [relu, add]>
+  return
+}
+
+// -----
+
+func.func @f(%x: memref<4xf32>, %y: memref<4x!quant.uniform<u8:f32, 0.5:3>>) {
+  // expected-error @+2 {{epilogue steps must be an optional col_bias, an optional add, at most one of relu and clip, then an optional quantize}}
+  cuvil_l2.ukernel_call "relu" ins(%x : memref<4xf32>) outs(%y : memref<4x!quant.uniform<u8:f32, 0.5:3>>)
+      epilogue #cuvil_l2.epilogue<steps = [quantize, relu]>
+  return
+}
+
+// -----
+
+func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) {
+  // expected-error @+1 {{a quantize epilogue writes 8 bits per tensor, but the output is 'memref<4xf32>'}}
+  cuvil_l2.ukernel_call "relu" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)
+      epilogue #cuvil_l2.epilogue<steps = [quantize]>
   return
 }
 

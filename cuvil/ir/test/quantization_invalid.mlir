@@ -115,9 +115,17 @@ func.func @f(%x: tensor<?x3xf32>) {
 
 // -----
 
-func.func @f(%x: tensor<1x4x5x5x!quant.uniform<u8:f32, 0.1>>, %w: tensor<4x1x3x3x!quant.uniform<i8:f32, 0.5>>) {
-  // expected-error @+1 {{it is grouped (int8 grouped and depthwise convolutions are not implemented yet)}}
-  %0 = cuvil.quantized_conv2d %x, %w {groups = 4 : i64} : tensor<1x4x5x5x!quant.uniform<u8:f32, 0.1>>, tensor<4x1x3x3x!quant.uniform<i8:f32, 0.5>>
+func.func @f(%x: tensor<1x4x5x5x!quant.uniform<u8:f32, 0.1>>, %w: tensor<4x2x3x3x!quant.uniform<i8:f32, 0.5>>) {
+  // expected-error @+1 {{it is grouped but not depthwise (int8 grouped convolutions need one filter per channel)}}
+  %0 = cuvil.quantized_conv2d %x, %w {groups = 2 : i64} : tensor<1x4x5x5x!quant.uniform<u8:f32, 0.1>>, tensor<4x2x3x3x!quant.uniform<i8:f32, 0.5>>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x4x30x30x!quant.uniform<u8:f32, 0.1>>, %w: tensor<4x1x23x23x!quant.uniform<i8:f32, 0.5>>) {
+  // expected-error @+1 {{its depthwise window must have at most 512 taps (so that float32 sums of its products are exact)}}
+  %0 = cuvil.quantized_conv2d %x, %w {groups = 4 : i64} : tensor<1x4x30x30x!quant.uniform<u8:f32, 0.1>>, tensor<4x1x23x23x!quant.uniform<i8:f32, 0.5>>
   return
 }
 

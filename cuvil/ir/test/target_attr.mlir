@@ -2,8 +2,8 @@
 
 // The device description round-trips; parameters at their defaults are not
 // printed, floats read back as written.
-// CHECK: module attributes {cuvil.target = #cuvil.target<backend = "x86", triple = "x86_64-linux-gnu", cpu = "x86-64-v3", features = ["avx2", "fma"], l2_bytes = 2097152, cores = 2, memory_bytes_per_second = 1.5e+10, batching_threshold = 1.25>}
-module attributes {cuvil.target = #cuvil.target<backend = "x86", triple = "x86_64-linux-gnu", cpu = "x86-64-v3", features = ["avx2", "fma"], vector_bits = 256, l2_bytes = 2097152, cores = 2, memory_bytes_per_second = 1.5e10, batching_threshold = 1.25>} {
+// CHECK: module attributes {cuvil.target = #cuvil.target<backend = "x86", triple = "x86_64-linux-gnu", cpu = "x86-64-v3", features = ["avx2", "fma"], l2_bytes = 2097152, cores = 2, memory_bytes_per_second = 1.5e+10, batching_threshold = 1.25, int8_weight_max = 64>}
+module attributes {cuvil.target = #cuvil.target<backend = "x86", triple = "x86_64-linux-gnu", cpu = "x86-64-v3", features = ["avx2", "fma"], vector_bits = 256, l2_bytes = 2097152, cores = 2, memory_bytes_per_second = 1.5e10, batching_threshold = 1.25, int8_weight_max = 64>} {
 }
 
 // -----
@@ -35,6 +35,12 @@ module attributes {cuvil.target = #cuvil.target<backend = "x86", vector_bits = 1
 
 // expected-error @+1 {{#cuvil.target batching_threshold is a speed-up, at least 1, got 0.5}}
 module attributes {cuvil.target = #cuvil.target<backend = "x86", batching_threshold = 0.5>} {
+}
+
+// -----
+
+// expected-error @+1 {{#cuvil.target int8_weight_max must be in [1, 127], got 128}}
+module attributes {cuvil.target = #cuvil.target<backend = "x86", int8_weight_max = 128>} {
 }
 
 // -----

@@ -158,3 +158,30 @@ func.func @int8_linear(%x: tensor<?x3xf32>) -> tensor<?x2xf32> {
   %r = cuvil.relu %yb : tensor<?x2xf32>
   return %r : tensor<?x2xf32>
 }
+
+// -----
+
+// Two int8 convolutions: the first's relu and the quantize of the second's
+// input join its group, which yields the uint8 tensor itself (no float32
+// tensor between them). The second's result stays float32: its quantize
+// has another user beside it (a float32 residual is returned too).
+!q = !quant.uniform<u8:f32, 0.05:0>
+!w = !quant.uniform<i8:f32, 0.5>
+// CHECK-LABEL: func.func @requantized
+// CHECK: %[[G:.+]] = cuvil.fused_group kind = "epilogue"({{.+}}) : ({{.+}}) -> tensor<1x8x5x5x!quant.uniform<u8:f32, 5.000000e-02>> {
+// CHECK: %[[C:.+]] = cuvil.quantized_conv2d
+// CHECK-NEXT: %[[R:.+]] = cuvil.relu %[[C]]
+// CHECK-NEXT: %[[Q:.+]] = cuvil.quantize %[[R]]
+// CHECK-NEXT: cuvil.yield %[[Q]]
+// CHECK: %[[Y:.+]] = cuvil.quantized_conv2d %[[G]]
+// CHECK-NEXT: %[[Z:.+]] = cuvil.quantize %[[Y]]
+func.func @requantized(%x: tensor<1x8x5x5x!q>) -> (tensor<1x8x5x5x!q>, tensor<1x8x5x5xf32>) {
+  %c = cuvil.constant dense<1> : tensor<8x8x1x1xi8>
+  %w = cuvil.storage_cast %c : tensor<8x8x1x1xi8> to tensor<8x8x1x1x!w>
+  %y1 = cuvil.quantized_conv2d %x, %w : tensor<1x8x5x5x!q>, tensor<8x8x1x1x!w>
+  %r1 = cuvil.relu %y1 : tensor<1x8x5x5xf32>
+  %q1 = cuvil.quantize %r1 : tensor<1x8x5x5xf32> to tensor<1x8x5x5x!q>
+  %y2 = cuvil.quantized_conv2d %q1, %w : tensor<1x8x5x5x!q>, tensor<8x8x1x1x!w>
+  %q2 = cuvil.quantize %y2 : tensor<1x8x5x5xf32> to tensor<1x8x5x5x!q>
+  return %q2, %y2 : tensor<1x8x5x5x!q>, tensor<1x8x5x5xf32>
+}

@@ -97,6 +97,27 @@ func.func @epilogue_group(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
 
 // -----
 
+// An int8 convolution's requantizing group: its quantize is the last
+// epilogue step, the output buffer of the 8-bit type.
+// CHECK-LABEL: func.func @requantized_group
+// CHECK-SAME: %[[Y:[a-z0-9]+]]: memref<1x8x5x5x!quant.uniform<u8:f32, 5.000000e-02>>)
+// CHECK: cuvil_l2.ukernel_call "quantized_conv2d" ins({{.+}}) outs(%[[Y]] : memref<1x8x5x5x!quant.uniform<u8:f32, 5.000000e-02>>)
+// CHECK-SAME: epilogue <steps = [relu, quantize]>
+func.func @requantized_group(%x: tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05>>) -> tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05>> {
+  %c = cuvil.constant dense<1> : tensor<8x8x1x1xi8>
+  %w = cuvil.storage_cast %c : tensor<8x8x1x1xi8> to tensor<8x8x1x1x!quant.uniform<i8:f32, 0.5>>
+  %y = cuvil.fused_group kind = "epilogue"(%x, %w) : (tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05>>, tensor<8x8x1x1x!quant.uniform<i8:f32, 0.5>>) -> tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05>> {
+  ^bb0(%a: tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05>>, %b: tensor<8x8x1x1x!quant.uniform<i8:f32, 0.5>>):
+    %conv = cuvil.quantized_conv2d %a, %b : tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05>>, tensor<8x8x1x1x!quant.uniform<i8:f32, 0.5>>
+    %r = cuvil.relu %conv : tensor<1x8x5x5xf32>
+    %q = cuvil.quantize %r : tensor<1x8x5x5xf32> to tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05>>
+    cuvil.yield %q : tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05>>
+  }
+  return %y : tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05>>
+}
+
+// -----
+
 // Other groups are not supported by the x86 lowering yet.
 func.func @other_group(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'cuvil.fused_group' op is not supported by the x86 target yet}}

@@ -41,10 +41,20 @@ func.func @trans_a(%x: tensor<3x4xf32>) -> tensor<4x2xf32> {
 
 // -----
 
-// Grouped and depthwise convolutions have no int8 kernel yet.
-func.func @depthwise(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
-  %w = cuvil.constant dense<1.0> : tensor<4x1x3x3xf32>
-  // expected-warning @+1 {{stays float32: it is grouped (int8 grouped and depthwise convolutions are not implemented yet)}}
-  %y = cuvil.conv2d %x, %w {groups = 4 : i64, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x5x5xf32>, tensor<4x1x3x3xf32>
+// Grouped convolutions with several channels per group have no int8
+// kernel; depthwise ones do, up to 512 taps.
+func.func @grouped(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
+  %w = cuvil.constant dense<1.0> : tensor<4x2x3x3xf32>
+  // expected-warning @+1 {{stays float32: it is grouped but not depthwise (int8 grouped convolutions need one filter per channel)}}
+  %y = cuvil.conv2d %x, %w {groups = 2 : i64, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x5x5xf32>, tensor<4x2x3x3xf32>
   return %y : tensor<1x4x5x5xf32>
+}
+
+// -----
+
+func.func @wide_depthwise(%x: tensor<1x4x30x30xf32>) -> tensor<1x4x8x8xf32> {
+  %w = cuvil.constant dense<1.0> : tensor<4x1x23x23xf32>
+  // expected-warning @+1 {{stays float32: its depthwise window has more than 512 taps}}
+  %y = cuvil.conv2d %x, %w {groups = 4 : i64} : tensor<1x4x30x30xf32>, tensor<4x1x23x23xf32>
+  return %y : tensor<1x4x8x8xf32>
 }

@@ -80,7 +80,7 @@ public:
         target.getL2Bytes(), target.getL3Bytes(), /*cores=*/1,
         target.getMemoryBytesPerSecond(), target.getL2BytesPerSecond(),
         target.getKernelOverheadSeconds(), target.getBatchingThreshold(),
-        target.getConfig());
+        target.getInt8WeightMax(), target.getConfig());
   }
   void registerPasses() const override {
     mlir::PassRegistration<MarkCalls>();

@@ -90,11 +90,15 @@ l1::TargetAttr describeCpu(mlir::MLIRContext *context, const CpuTarget &cpu,
   llvm::SmallVector<mlir::Attribute> features;
   for (const std::string &f : cpu.features)
     features.push_back(b.getStringAttr(f));
+  // AVX2 without VNNI multiplies int8 on vpmaddubsw, whose int16 pair sums
+  // are exact for weights of magnitude <= 64 (runtime/qconv/qconvb.inc).
+  bool narrowInt8 = has("avx2") && !has("avx512vnni") && !has("avxvnni");
   return l1::TargetAttr::get(
       context, "x86", "x86_64-linux-gnu", cpu.march, b.getArrayAttr(features),
       vectorBits, l1, l2, l3, cores, defaults.getMemoryBytesPerSecond(),
       defaults.getL2BytesPerSecond(), defaults.getKernelOverheadSeconds(),
-      defaults.getBatchingThreshold(), mlir::DictionaryAttr());
+      defaults.getBatchingThreshold(), narrowInt8 ? 64 : 127,
+      mlir::DictionaryAttr());
 }
 
 CpuTarget cpuOf(l1::TargetAttr target) {

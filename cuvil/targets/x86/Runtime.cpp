@@ -16,6 +16,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/ErrorHandling.h"
 
+#include <set>
+
 #include <algorithm>
 
 namespace cuvil::x86 {
@@ -117,6 +119,29 @@ std::string chooseVariant(
   return chosen;
 }
 
+/// The int8 tiles a model calls, and only those compiled (qconvb.c): the
+/// AVX-512 VNNI entry runs 8-channel blocks on the exact AVX2 tiles.
+static std::string qconvbMacros(const RuntimeSelection &selection) {
+  std::string text = "#define CUVIL_QCONVB_ONLY\n";
+  std::set<std::string> keep;
+  for (const std::string &variant :
+       {selection.qconvb, selection.qconvbNarrow}) {
+    if (variant == "none" || variant == "reference")
+      continue;
+    keep.insert(variant);
+    if (variant == "avx512vnni")
+      keep.insert("avx2");
+  }
+  for (const std::string &variant : keep)
+    text += "#define CUVIL_QCONVB_KEEP_" + variant + "\n";
+  if (selection.qconvb != "none")
+    text += "#define CUVIL_QCONVB cuvil_qconvb_" + selection.qconvb + "\n";
+  if (selection.qconvbNarrow != "none")
+    text += "#define CUVIL_QCONVB_NARROW cuvil_qconvb_" +
+            selection.qconvbNarrow + "\n";
+  return text;
+}
+
 std::string assembleRuntime(const RuntimeSelection &selection) {
   int64_t l2Bytes = std::max<int64_t>(selection.l2Bytes, 65536);
   std::string text = "#define CUVIL_L2_BYTES " + std::to_string(l2Bytes) + "\n";
@@ -133,7 +158,8 @@ std::string assembleRuntime(const RuntimeSelection &selection) {
                  : std::string()) +
             (selection.bgemm8 != "none"
                  ? "#define CUVIL_BGEMM8 cuvil_bgemm8_" + selection.bgemm8 + "\n"
-                 : std::string());
+                 : std::string()) +
+            qconvbMacros(selection);
   std::vector<const Family *> closure;
   for (const std::string &name : runtimeClosure(selection.families))
     closure.push_back(&*llvm::find_if(

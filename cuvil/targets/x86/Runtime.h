@@ -39,6 +39,10 @@ struct RuntimeSelection {
   /// The int8 product's (qgemm/qgemm.inc) and the bfloat16 product's
   /// (bgemm/bgemm.inc); "none" when nothing calls them.
   std::string qgemm4 = "none", bgemm8 = "none";
+  /// The int8 blocked convolution's tiles (qconv/qconvb.inc) for any
+  /// weights and for narrow ones; "none" when nothing calls them (only the
+  /// chosen tiles are compiled).
+  std::string qconvb = "none", qconvbNarrow = "none";
 };
 
 /// The runtime families by name, in dependency order.

@@ -40,7 +40,7 @@ std::string familyOf(cuvil::l2::UKernelCallOp call) {
              "reduce")
       .Case("gather", "data")
       .Case("quantized_matmul", "qgemm")
-      .Case("quantized_conv2d", "qgemm")
+      .Case("quantized_conv2d", "qconv")
       .Default("");
 }
 
@@ -49,6 +49,19 @@ std::string familyOf(cuvil::l2::UKernelCallOp call) {
 bool runsConvbTiles(cuvil::l2::UKernelCallOp call) {
   return call.getAlgorithm() == cuvil::l2::Algorithm::direct_blocked &&
          call.getIntParam("groups", 1) == 1;
+}
+
+/// The int8 tiles (qconvb.inc) by the weights they take: every variant
+/// for narrow weights (cuvil-x86-pack-quantized-weights marks them), those
+/// exact for any weights otherwise.
+std::vector<std::pair<std::string, std::string>> qconvbVariants(bool narrow) {
+  std::vector<std::pair<std::string, std::string>> variants;
+#define CUVIL_QCONVB_VARIANT(name, target, features, weights)                  \
+  if (narrow || std::string(#weights) == "any")                                \
+    variants.emplace_back(#name, features);
+#include "cuvil/targets/x86/runtime/qconv/qconvb.inc"
+#undef CUVIL_QCONVB_VARIANT
+  return variants;
 }
 
 } // namespace
@@ -60,13 +73,19 @@ RuntimeSelection selectRuntime(func::FuncOp func,
   selection.l2Bytes = l2Bytes;
   selection.simd = simd;
   selection.families.insert("threads");
-  bool convbTiles = false, qgemm = false, bgemm = false;
+  bool convbTiles = false, qgemm = false, bgemm = false, qconvbTiles = false,
+       qconvbNarrow = false;
   func.walk([&](Operation *op) {
     if (auto call = dyn_cast<cuvil::l2::UKernelCallOp>(op)) {
       std::string family = familyOf(call);
       selection.families.insert(family.empty() ? "math" : family);
-      convbTiles |= runsConvbTiles(call);
-      qgemm |= family == "qgemm";
+      bool quantizedConv = call.getKernel() == "quantized_conv2d";
+      convbTiles |= !quantizedConv && runsConvbTiles(call);
+      qconvbTiles |= quantizedConv && runsConvbTiles(call);
+      qconvbNarrow |= quantizedConv && runsConvbTiles(call) &&
+                      call->hasAttr("cuvil.narrow_weights");
+      // The integer convolutions' im2col runs on the int8 GEMM.
+      qgemm |= family == "qgemm" || family == "qconv";
       bgemm |= family == "bgemm";
     } else if (isa<cuvil::l2::KernelOp>(op)) {
       selection.families.insert("math");
@@ -79,6 +98,8 @@ RuntimeSelection selectRuntime(func::FuncOp func,
   selection.sgemm4 = selection.dwconv = selection.convb = "reference";
   selection.qgemm4 = qgemm ? "reference" : "none";
   selection.bgemm8 = bgemm ? "reference" : "none";
+  selection.qconvb = qconvbTiles ? "reference" : "none";
+  selection.qconvbNarrow = qconvbNarrow ? "reference" : "none";
   if (simd) {
     std::vector<std::pair<std::string, std::string>> sgemm4, dwconv, convb,
         qgemm4, bgemm8;
@@ -109,6 +130,10 @@ RuntimeSelection selectRuntime(func::FuncOp func,
     selection.sgemm4 = chooseVariant(sgemm4, cpuFeatures);
     selection.dwconv = chooseVariant(dwconv, cpuFeatures);
     selection.convb = chooseVariant(convb, cpuFeatures);
+    if (qconvbTiles)
+      selection.qconvb = chooseVariant(qconvbVariants(false), cpuFeatures);
+    if (qconvbNarrow)
+      selection.qconvbNarrow = chooseVariant(qconvbVariants(true), cpuFeatures);
   }
   if (!convbTiles)
     selection.convb = "none";

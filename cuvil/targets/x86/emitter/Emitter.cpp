@@ -277,6 +277,11 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp op) {
   if (anyBlocked && blockedForm(call.name) == BlockedForm::None)
     return call.error() << "has no kernel for blocked layouts on the x86 "
                            "target";
+  cuvil::l2::EpilogueAttr epilogue = op.getEpilogueAttr();
+  if (epilogue && epilogue.has(cuvil::l2::EpilogueStep::quantize) &&
+      call.name != "quantized_conv2d")
+    return call.error() << "cannot requantize its results on the x86 target "
+                           "(int8 convolutions can)";
   auto it = kernelTable().find(call.name);
   if (it == kernelTable().end())
     return call.error() << "is not supported by the x86 target yet";

@@ -236,6 +236,8 @@ struct Epilogue {
   std::string activation = "CUVIL_ACT_NONE";
   double lo = -std::numeric_limits<double>::infinity();
   double hi = std::numeric_limits<double>::infinity();
+  /// Whether the results are requantized into the output's type.
+  bool quantize = false;
   /// Trailing inputs of the call that the epilogue's steps consume.
   size_t inputs = 0;
 

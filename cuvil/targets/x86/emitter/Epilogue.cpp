@@ -33,6 +33,9 @@ Epilogue getEpilogue(const KernelCall &call) {
       if (mlir::FloatAttr hi = steps.getClipMax())
         epilogue.hi = hi.getValueAsDouble();
       break;
+    case EpilogueStep::quantize:
+      epilogue.quantize = true;
+      break;
     }
   }
   return epilogue;

@@ -184,46 +184,87 @@ LogicalResult emitQuantizedMatmul(Emitter &e, const KernelCall &call) {
   return success();
 }
 
-/// An int8 convolution on the GEMM (qgemm.h's cuvil_qconv2d_f32), weights
-/// packed at compile time: ins (x, packed, column sums, column scales,
-/// [bias], then a fused epilogue's residual), outs (y, scratch: the
-/// unfolded image and the A panels).
+/// An int8 convolution (runtime/qconv/qconv.h) by the kernel its weights
+/// were packed for (cuvil-x86-pack-quantized-weights): ins (x, packed,
+/// sums, scales, [bias], then a fused epilogue's residual), outs (y[,
+/// scratch]). A quantize step writes y's 8-bit type (a cuvil_qout).
 LogicalResult emitQuantizedConv2d(Emitter &e, const KernelCall &call) {
   Epilogue epilogue = getEpilogue(call);
   size_t own = call.ins.size() - epilogue.inputs;
-  if (!call.op.getPackedB() || (own != 4 && own != 5) ||
-      call.op.getOutputs().size() != 2)
+  auto size = call.op->getAttrOfType<DenseI64ArrayAttr>("cuvil.kernel_size");
+  if (!call.op.getPackedB() || (own != 4 && own != 5) || !size ||
+      size.size() != 2)
     return call.error() << "needs its weights packed at compile time "
                            "(cuvil-x86-pack-quantized-weights)";
   const Buffer &x = *call.ins[0], &out = *call.out;
   auto q = dyn_cast<quant::UniformQuantizedType>(x.type.getElementType());
-  if (!q || q.getStorageTypeIntegralWidth() != 8 || x.dims.size() != 4 ||
-      out.block != 1 || x.block != 1)
-    return call.error() << "needs an 8-bit NCHW input quantized per tensor "
-                           "and a plain NCHW output";
+  if (!q || q.getStorageTypeIntegralWidth() != 8 || x.dims.size() != 4)
+    return call.error() << "needs an 8-bit NCHW input quantized per tensor";
+  auto outQ = dyn_cast<quant::UniformQuantizedType>(out.type.getElementType());
+  if (epilogue.quantize != bool(outQ))
+    return call.error() << "writes float32, or 8 bits through its quantize "
+                           "epilogue step";
   SmallVector<int64_t> strides = call.op.getIntsParam("strides", {1, 1}),
                        padding = call.op.getIntsParam("padding", {0, 0, 0, 0}),
                        dilations = call.op.getIntsParam("dilations", {1, 1});
-  // The packed weights are bytes: the packing records KH x KW.
-  auto size = call.op->getAttrOfType<DenseI64ArrayAttr>("cuvil.kernel_size");
-  if (!size || size.size() != 2)
-    return call.error() << "needs its kernel size (cuvil.kernel_size, set "
-                           "by cuvil-x86-pack-quantized-weights)";
-  int64_t kh = size[0], kw = size[1];
+  std::string window = absl::StrJoin({strides[0], strides[1], padding[0],
+                                      padding[1], dilations[0], dilations[1]},
+                                     ", ");
+  std::string kernel = std::to_string(size[0]) + ", " + std::to_string(size[1]);
   std::string bias = own == 5 ? call.ins[4]->name : "NULL";
-  e.callWithEpilogue(
-      "cuvil_qconv2d_f32(pool, CUVIL_QGEMM4, " + absl::StrJoin(x.dims, ", ") +
-          ", " + x.name + ", " + (q.isSigned() ? "1" : "0") + ", " +
-          std::to_string(q.getZeroPoint()) + ", " + out.dims[1] + ", " +
-          std::to_string(kh) + ", " + std::to_string(kw) + ", " +
-          call.ins[1]->name + ", " + call.ins[2]->name + ", " +
-          call.ins[3]->name + ", " + bias + ", " +
-          absl::StrJoin({strides[0], strides[1], padding[0], padding[1],
-                         dilations[0], dilations[1]},
-                        ", ") +
-          ", " + out.dims[2] + ", " + out.dims[3] + ", " + out.name +
-          ", (uint8_t *)" + e.buffer(call.op.getOutputs()[1]).name + ", ",
-      epilogue.initializerOrNone());
+  std::string input = absl::StrJoin(x.dims, ", ") + ", " + x.name;
+  std::string zero = std::string(q.isSigned() ? "1" : "0") + ", " +
+                     std::to_string(q.getZeroPoint());
+  std::string weights = call.ins[1]->name + ", " + call.ins[2]->name + ", " +
+                        call.ins[3]->name + ", " + bias;
+  std::string output = out.dims[2] + ", " + out.dims[3] + ", " + out.name;
+  bool depthwise = call.op.getIntParam("groups", 1) != 1;
+  bool tiles = !depthwise && call.op.getAlgorithm() ==
+                                 cuvil::l2::Algorithm::direct_blocked;
+  // Depthwise: one layout; the tiles: blocked output, either input; the
+  // GEMM: plain NCHW.
+  bool layouts = depthwise ? x.block == out.block
+                 : tiles   ? out.block > 1
+                           : x.block == 1 && out.block == 1;
+  if (!layouts)
+    return call.error() << "reads or writes a layout its kernel does not";
+  e.c.open();
+  std::string qout = "NULL";
+  if (outQ) {
+    qout = "&qout";
+    e.c.line("static const cuvil_qout qout = {" +
+             std::string(outQ.isSigned() ? "1" : "0") + ", " +
+             literal(outQ.getScale(), Float32Type::get(call.op.getContext())) +
+             ", " + std::to_string(outQ.getZeroPoint()) + ".0f};");
+  }
+  if (depthwise) {
+    // The packed floats of each filter; the sums are not needed.
+    e.callWithEpilogue("cuvil_qdwconv(pool, " + input + ", " + zero + ", " +
+                           kernel + ", (const float *)" + call.ins[1]->name +
+                           ", " + call.ins[3]->name + ", " + bias + ", " +
+                           window + ", " + output + ", " +
+                           std::to_string(out.block) + ", " + qout + ", ",
+                       epilogue.initializerOrNone());
+  } else if (tiles) {
+    std::string tile = call.op->hasAttr("cuvil.narrow_weights")
+                           ? "CUVIL_QCONVB_NARROW"
+                           : "CUVIL_QCONVB";
+    e.callWithEpilogue("cuvil_qconv2d_blocked(" + tile + ", pool, (uint8_t *)" +
+                           call.scratch + ", " + absl::StrJoin(x.dims, ", ") +
+                           ", " + x.name + ", " + std::to_string(x.block) +
+                           ", " + zero + ", " + out.dims[1] + ", " + kernel +
+                           ", " + weights + ", " + window + ", " + output +
+                           ", " + std::to_string(out.block) + ", " + qout +
+                           ", ",
+                       epilogue.initializerOrNone());
+  } else {
+    e.callWithEpilogue("cuvil_qconv2d(pool, CUVIL_QGEMM4, " + input + ", " +
+                           zero + ", " + out.dims[1] + ", " + kernel + ", " +
+                           weights + ", " + window + ", " + output +
+                           ", (uint8_t *)" + call.scratch + ", " + qout + ", ",
+                       epilogue.initializerOrNone());
+  }
+  e.c.close();
   return success();
 }
 

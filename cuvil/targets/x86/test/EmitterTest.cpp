@@ -215,6 +215,26 @@ module {
               HasSubstr("'matmul' on 'f16' is not supported by the x86 target "
                         "yet"));
 
+  // Only the int8 convolutions requantize in their epilogue.
+  absl::StatusOr<EmittedModel> requantized = emit(R"mlir(
+module {
+  func.func @model(%batch: index, %x: memref<4xf32>, %y: memref<4xf32>,
+                   %arena: memref<64xi8> {cuvil_l2.arena})
+      attributes {cuvil.num_inputs = 1 : i64, cuvil.num_outputs = 1 : i64} {
+    %q = cuvil_l2.view %arena[0] : memref<64xi8>
+        to memref<4x!quant.uniform<u8:f32, 0.5>>
+    cuvil_l2.ukernel_call "relu" ins(%x : memref<4xf32>)
+        outs(%q : memref<4x!quant.uniform<u8:f32, 0.5>>)
+        epilogue #cuvil_l2.epilogue<steps = [quantize]>
+    return
+  }
+}
+)mlir");
+  ASSERT_FALSE(requantized.ok());
+  EXPECT_THAT(requantized.status().message(),
+              HasSubstr("'relu' cannot requantize its results on the x86 "
+                        "target (int8 convolutions can)"));
+
   absl::StatusOr<EmittedModel> unplanned = emit(R"mlir(
 module {
   func.func @model(%x: tensor<4xf32>) -> tensor<4xf32> {

@@ -35,6 +35,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
@@ -99,12 +100,21 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
   /// weight shared by convolutions is packed once.
   std::map<std::tuple<Operation *, int64_t, int64_t>, memref::GlobalOp> packed;
 
-  /// C of a [N, C, H, W] f32 intermediate (a memref.alloc) with a static
-  /// image, or 0 for any other buffer.
+  /// An element type the blocked kernels read and write: float32, or 8 bits
+  /// quantized per tensor (the int8 convolutions and (de)quantize loops).
+  static bool blockableElement(Type type) {
+    if (type.isF32())
+      return true;
+    auto q = dyn_cast<quant::UniformQuantizedType>(type);
+    return q && q.getStorageTypeIntegralWidth() == 8;
+  }
+
+  /// C of a [N, C, H, W] intermediate (a memref.alloc) of a blockable
+  /// element type with a static image, or 0 for any other buffer.
   static int64_t channels(Value value) {
     auto type = dyn_cast<MemRefType>(value.getType());
     if (!type || !value.getDefiningOp<memref::AllocOp>() ||
-        type.getRank() != 4 || !type.getElementType().isF32() ||
+        type.getRank() != 4 || !blockableElement(type.getElementType()) ||
         !type.getLayout().isIdentity() ||
         llvm::any_of(type.getShape().drop_front(), ShapedType::isDynamic))
       return 0;
@@ -122,15 +132,38 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
   /// ungrouped or depthwise (one filter per channel), and (for the direct
   /// kernels) constant weights to pack.
   static bool blockableConv(UKernelCallOp call, SymbolTable &symbols) {
-    if (call.getKernel() != "conv2d" || call.getInputs().size() < 2)
+    bool quantized = isQuantized(call);
+    if ((call.getKernel() != "conv2d" && !quantized) ||
+        call.getInputs().size() < 2)
       return false;
     if (call.getIntParam("groups", 1) != 1 && !isDepthwise(call))
       return false;
     auto in = cast<MemRefType>(call.getInputs()[0].getType());
-    if (!in.getElementType().isF32() || in.getRank() != 4 ||
+    if (!(quantized ? blockableElement(in.getElementType())
+                    : in.getElementType().isF32()) ||
+        in.getRank() != 4 ||
         llvm::any_of(in.getShape().drop_front(), ShapedType::isDynamic))
       return false;
-    return isWinograd(call) || constantGlobal(call.getInputs()[1], symbols);
+    // An int8 convolution's weights are constant (level1 folds only those);
+    // cuvil-x86-pack-quantized-weights packs them for the algorithm.
+    return quantized || isWinograd(call) ||
+           constantGlobal(call.getInputs()[1], symbols);
+  }
+
+  static bool isQuantized(UKernelCallOp call) {
+    return call.getKernel() == "quantized_conv2d";
+  }
+
+  /// The quantization loops are elementwise on per-tensor types only (a
+  /// per-axis one indexes its scales by coordinate).
+  static bool perTensorQuantization(UKernelCallOp call) {
+    StringRef k = call.getKernel();
+    if (k != "quantize" && k != "dequantize" && k != "requantize")
+      return true;
+    return llvm::all_of(call->getOperands(), [](Value v) {
+      auto type = dyn_cast<MemRefType>(v.getType());
+      return type && !isa<quant::UniformQuantizedPerAxisType>(type.getElementType());
+    });
   }
 
   /// Channels per block of a buffer's layout (1: row-major).
@@ -141,7 +174,62 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
     return 1;
   }
 
+  /// A blockable convolution that writes a model output (float32) in place
+  /// writes a new intermediate instead, copied into the output after it:
+  /// its class may then be blocked, the copy a reorder. Returns the
+  /// (intermediate, copy) pairs; restoreOutputs undoes the plain ones.
+  SmallVector<std::pair<Value, cuvil::l2::CopyOp>>
+  redirectOutputs(func::FuncOp func, SymbolTable &symbols) {
+    SmallVector<std::pair<Value, cuvil::l2::CopyOp>> redirected;
+    Block &body = func.getBody().front();
+    for (auto call : llvm::to_vector(func.getOps<UKernelCallOp>())) {
+      Value out = call.getOutputs()[0];
+      auto arg = dyn_cast<BlockArgument>(out);
+      auto type = cast<MemRefType>(out.getType());
+      if (!arg || arg.getOwner() != &body || !type.getElementType().isF32() ||
+          cuvil::x86::blockedForm(call.getKernel()) != BlockedForm::Conv ||
+          !blockableConv(call, symbols) || type.getRank() != 4)
+        continue;
+      // N as the input's: its alloc's size, or the batch (argument 0).
+      SmallVector<Value> sizes;
+      if (type.isDynamicDim(0)) {
+        auto input = call.getInputs()[0].getDefiningOp<memref::AllocOp>();
+        if (input && input.getDynamicSizes().size() == 1)
+          sizes.push_back(input.getDynamicSizes()[0]);
+        else
+          sizes.push_back(body.getArgument(0));
+      }
+      if (llvm::any_of(type.getShape().drop_front(), ShapedType::isDynamic))
+        continue;
+      OpBuilder builder(call);
+      auto alloc = memref::AllocOp::create(builder, call.getLoc(), type, sizes,
+                                           builder.getI64IntegerAttr(64));
+      call.getOutputsMutable()[0].assign(alloc);
+      builder.setInsertionPointAfter(call);
+      auto copy = cuvil::l2::CopyOp::create(builder, call.getLoc(), alloc, out);
+      redirected.push_back({alloc, copy});
+    }
+    return redirected;
+  }
+
+  /// Writes the outputs of the redirected convolutions that stayed plain in
+  /// place again.
+  static void restoreOutputs(
+      ArrayRef<std::pair<Value, cuvil::l2::CopyOp>> redirected,
+      const llvm::DenseMap<Value, int64_t> &blocked) {
+    for (auto [temporary, copy] : redirected) {
+      if (blocked.contains(temporary))
+        continue;
+      Value out = copy.getTarget();
+      copy.erase();
+      temporary.replaceAllUsesWith(out);
+      temporary.getDefiningOp()->erase();
+    }
+  }
+
   void assign(func::FuncOp func, int64_t lanes, SymbolTable &symbols) {
+    SmallVector<std::pair<Value, cuvil::l2::CopyOp>> redirected =
+        redirectOutputs(func, symbols);
     llvm::EquivalenceClasses<Value> classes;
     llvm::DenseSet<Value> plainOnly, convOutputs;
     auto member = [&](Value v) {
@@ -175,7 +263,8 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
             join(out, residual);
           continue;
         }
-        if (form == BlockedForm::Same && call.getInputs().size() == 1) {
+        if (form == BlockedForm::Same && call.getInputs().size() == 1 &&
+            perTensorQuantization(call)) {
           join(call.getInputs()[0], out);
           continue;
         }
@@ -202,8 +291,11 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
         continue;
       }
       if (auto copy = dyn_cast<cuvil::l2::CopyOp>(op)) {
-        // Into a model output: becomes a reorder if the source is blocked.
-        member(copy.getSource());
+        // Into a model output: becomes a reorder if the source is blocked
+        // (float32 reorders only).
+        auto source = cast<MemRefType>(copy.getSource().getType());
+        source.getElementType().isF32() ? member(copy.getSource())
+                                        : needPlain(copy.getSource());
         continue;
       }
       for (Value v : op.getOperands())
@@ -243,6 +335,7 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
           changed |= plainOnly.insert(in).second;
       }
     }
+    restoreOutputs(redirected, blocked);
     if (blocked.empty())
       return;
 
@@ -262,10 +355,14 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
            llvm::zip(body.getArguments(), kernel->getOperands()))
         arg.setType(operand.getType());
     });
-    for (auto call : llvm::to_vector(func.getOps<UKernelCallOp>()))
-      if (call.getKernel() == "conv2d" &&
-          blocked.contains(call.getOutputs()[0]) && !isWinograd(call))
+    for (auto call : llvm::to_vector(func.getOps<UKernelCallOp>())) {
+      if (!blocked.contains(call.getOutputs()[0]))
+        continue;
+      if (call.getKernel() == "conv2d" && !isWinograd(call))
         prepareDirect(call, symbols);
+      else if (isQuantized(call))
+        call.setAlgorithm(cuvil::l2::Algorithm::direct_blocked);
+    }
     func.walk([&](cuvil::l2::CopyOp copy) {
       if (copy.isReorder())
         cuvil::addStatistic(func, *this, numReorders, "reorders");

@@ -6,12 +6,21 @@
 //
 // A "quantized_matmul" or "quantized_conv2d" call reads its weights
 // through a storage cast of a constant global (the importer's int8
-// initializer; a convolution's OIHW is packed as [C * KH * KW][O]). The weights are
-// packed here, once, by the runtime's own cuvil_qgemm_pack_b (linked into
-// cuvilc), with their column sums; the output scale of each column (the
-// activation's scale times the column's) becomes a third global. The call
-// then reads (a, packed, sums, scales, then any fused epilogue's inputs),
-// writes (y, A-panel scratch) and is marked packed_b.
+// initializer). They are packed for the kernel the call runs, by the
+// runtime's own packing function:
+//  - a product, or a plain convolution (im2col, its OIHW as
+//    [C * KH * KW][O]): cuvil_qgemm_pack_b, with the A-panel (and unfolded
+//    image) scratch;
+//  - a blocked direct convolution (`direct_blocked`, set by
+//    cuvil-x86-assign-layouts): cuvil_qconvb_pack for its layouts, the
+//    converted image as scratch when the tiles cannot read the input in
+//    place, and `cuvil.narrow_weights` when vpmaddubsw's tiles take them;
+//  - a depthwise convolution: cuvil_qdwconv_pack, as floats, no scratch.
+// Their sums (the activation zero point's correction) and each output's
+// scale (the activation's scale times the weights', rounded once to f32)
+// become globals too. The call then reads (a, packed, sums, scales, then
+// any fused epilogue's inputs), writes (y[, scratch]) and is marked
+// packed_b; a convolution records its kernel size (`cuvil.kernel_size`).
 //
 // A bfloat16 "matmul" (acc_type f32, cuvil-convert-products-to-bf16) reads
 // a constant bf16 [K, N] global, packed by cuvil_bgemm_pack_b; the call
@@ -27,6 +36,7 @@
 
 extern "C" {
 #include "cuvil/targets/x86/runtime/bgemm/bgemm.h"
+#include "cuvil/targets/x86/runtime/qconv/qconv.h"
 #include "cuvil/targets/x86/runtime/qgemm/qgemm.h"
 }
 
@@ -188,7 +198,16 @@ struct PackQuantizedWeights
                                        global.getSymName());
   }
 
-  LogicalResult pack(cuvil::l2::UKernelCallOp call, SymbolTable &symbols) {
+  /// The weights a quantized call reads, as stored: a product's [K, N], a
+  /// convolution's OIHW.
+  struct Weights {
+    memref::GlobalOp global;
+    cuvil::l2::UKernelCallOp storageCast;
+    std::string bytes;
+  };
+
+  FailureOr<Weights> readWeights(cuvil::l2::UKernelCallOp call,
+                                 SymbolTable &symbols) {
     Value a = call.getInputs()[0], w = call.getInputs()[1];
     auto aType = cast<MemRefType>(a.getType());
     auto wType = cast<MemRefType>(w.getType());
@@ -201,78 +220,199 @@ struct PackQuantizedWeights
                                      "by static quantized OIHW weights"
                                    : "multiplies a per-tensor quantized lhs "
                                      "by static quantized [K, N] weights");
-    cuvil::l2::UKernelCallOp storageCast;
-    memref::GlobalOp global = constantSource(w, symbols, storageCast);
-    if (!global)
+    Weights weights;
+    weights.global = constantSource(w, symbols, weights.storageCast);
+    if (!weights.global)
       return call.emitOpError("multiplies int8 only against constant "
                               "weights on the x86 target");
-    // B [K, N]: a product's weights, or a convolution's OIHW as
-    // [C * KH * KW][O].
+    absl::StatusOr<std::string> bytes =
+        cuvil::getElementsBytes(*weights.global.getInitialValue());
+    if (!bytes.ok() ||
+        bytes->size() != static_cast<size_t>(wType.getNumElements()))
+      return call.emitOpError("has int8 weights the x86 target cannot read");
+    weights.bytes = std::move(*bytes);
+    return weights;
+  }
+
+  /// Channels per block of a buffer's layout (1: row-major).
+  static int64_t blockOf(Value value) {
+    auto type = cast<MemRefType>(value.getType());
+    if (auto layout = dyn_cast<cuvil::l2::LayoutAttr>(type.getLayout()))
+      return layout.getBlockSize(1);
+    return 1;
+  }
+
+  /// The packed form of a call's weights for its kernel, and its scratch.
+  struct Packed {
+    std::vector<char> weights;
+    std::vector<int32_t> sums;
+    Type element; // of the packed weights
+    size_t scratchBytes = 0;
+    bool narrow = false;
+  };
+
+  /// A product's [K, N] (or an im2col convolution's OIHW as
+  /// [C * KH * KW][O]) for the qgemm tiles, with one A panel per chunk of
+  /// rows: as many as the rows need when they are static, the most a call
+  /// uses otherwise; a convolution's image unfolded before them.
+  FailureOr<Packed> packForGemm(cuvil::l2::UKernelCallOp call,
+                                const std::string &bytes) {
+    bool conv = call.getKernel() == "quantized_conv2d";
+    auto aType = cast<MemRefType>(call.getInputs()[0].getType());
+    auto wType = cast<MemRefType>(call.getInputs()[1].getType());
     int64_t k = wType.getDimSize(0), n = wType.getDimSize(1);
+    std::string columns = bytes;
     if (conv) {
       n = wType.getDimSize(0);
       k = wType.getNumElements() / n;
-    }
-    absl::StatusOr<std::string> bytes =
-        cuvil::getElementsBytes(*global.getInitialValue());
-    if (!bytes.ok() || bytes->size() != static_cast<size_t>(k * n))
-      return call.emitOpError("has int8 weights the x86 target cannot read");
-    if (conv) {
-      std::string columns(bytes->size(), '\0');
       for (int64_t o = 0; o < n; ++o)
         for (int64_t r = 0; r < k; ++r)
-          columns[r * n + o] = (*bytes)[o * k + r];
-      *bytes = std::move(columns);
+          columns[r * n + o] = bytes[o * k + r];
     }
-    std::vector<char> packed(cuvil_qgemm_packed_bytes(k, n));
-    std::vector<int32_t> sums(n);
-    cuvil_qgemm_pack_b(k, n, reinterpret_cast<const int8_t *>(bytes->data()),
-                       n, reinterpret_cast<int8_t *>(packed.data()),
-                       sums.data());
+    Packed packed;
+    packed.weights.resize(cuvil_qgemm_packed_bytes(k, n));
+    packed.sums.resize(n);
+    packed.element = IntegerType::get(call.getContext(), 8);
+    cuvil_qgemm_pack_b(k, n, reinterpret_cast<const int8_t *>(columns.data()),
+                       n, reinterpret_cast<int8_t *>(packed.weights.data()),
+                       packed.sums.data());
+    int64_t rows = aType.hasStaticShape() ? aType.getNumElements() / k : -1;
+    packed.scratchBytes = cuvil_qgemm_scratch_bytes(rows, k);
+    if (conv) {
+      auto outType = cast<MemRefType>(call.getOutputs()[0].getType());
+      packed.scratchBytes = cuvil_qconv2d_scratch_bytes(
+          wType.getDimSize(1), wType.getDimSize(2), wType.getDimSize(3),
+          outType.getDimSize(2), outType.getDimSize(3));
+    }
+    return packed;
+  }
+
+  /// A blocked direct convolution's OIHW for the qconvb tiles
+  /// ([OC/B][C/ib][KH][KW][ib/4][B][4]), whether they are narrow (the
+  /// vpmaddubsw tiles take them), and the converted image as scratch when
+  /// the tiles cannot read the input in place.
+  FailureOr<Packed> packForTiles(cuvil::l2::UKernelCallOp call,
+                                 const std::string &bytes) {
+    Value x = call.getInputs()[0];
+    auto in = cast<MemRefType>(x.getType());
+    auto wType = cast<MemRefType>(call.getInputs()[1].getType());
+    auto out = cast<MemRefType>(call.getOutputs()[0].getType());
+    int64_t oc = wType.getDimSize(0), c = wType.getDimSize(1),
+            kh = wType.getDimSize(2), kw = wType.getDimSize(3);
+    int64_t inBlock = blockOf(x), block = blockOf(call.getOutputs()[0]);
+    if (block != 8 && block != 16)
+      return call.emitOpError("a blocked int8 convolution writes NCHW8c or "
+                              "NCHW16c on the x86 target");
+    Packed packed;
+    packed.weights.resize(
+        cuvil_qconvb_packed_bytes(oc, c, kh, kw, inBlock, block));
+    packed.sums.resize(oc);
+    packed.element = IntegerType::get(call.getContext(), 8);
+    auto *weights = reinterpret_cast<int8_t *>(packed.weights.data());
+    cuvil_qconvb_pack(oc, c, kh, kw,
+                      reinterpret_cast<const int8_t *>(bytes.data()), inBlock,
+                      block, weights, packed.sums.data());
+    packed.narrow =
+        cuvil_qconvb_weights_are_narrow(weights, packed.weights.size());
+    SmallVector<int64_t> st = call.getIntsParam("strides", {1, 1});
+    SmallVector<int64_t> pd = call.getIntsParam("padding", {0, 0, 0, 0});
+    SmallVector<int64_t> dl = call.getIntsParam("dilations", {1, 1});
+    auto q = cast<quant::UniformQuantizedType>(in.getElementType());
+    packed.scratchBytes = cuvil_qconvb_scratch_bytes(
+        c, inBlock, q.isSigned(), in.getDimSize(2), in.getDimSize(3), kh, kw,
+        st[0], st[1], pd[0], pd[1], dl[0], dl[1], out.getDimSize(2),
+        out.getDimSize(3));
+    return packed;
+  }
+
+  /// A depthwise convolution's [C, 1, KH, KW] as floats in its output's
+  /// blocks ([C/B][KH][KW][B]) for cuvil_qdwconv; it needs no scratch.
+  FailureOr<Packed> packForDepthwise(cuvil::l2::UKernelCallOp call,
+                                     const std::string &bytes) {
+    auto wType = cast<MemRefType>(call.getInputs()[1].getType());
+    int64_t c = wType.getDimSize(0), kh = wType.getDimSize(2),
+            kw = wType.getDimSize(3), block = blockOf(call.getOutputs()[0]);
+    if (blockOf(call.getInputs()[0]) != block)
+      return call.emitOpError("a depthwise int8 convolution reads and writes "
+                              "one layout on the x86 target");
+    std::vector<float> floats(c * kh * kw);
+    cuvil_qdwconv_pack(c, kh, kw, reinterpret_cast<const int8_t *>(bytes.data()),
+                       block, floats.data());
+    Packed packed;
+    packed.weights.resize(4 * floats.size());
+    std::memcpy(packed.weights.data(), floats.data(), packed.weights.size());
+    packed.sums.assign(c, 0);
+    for (int64_t i = 0; i < c * kh * kw; ++i)
+      packed.sums[i / (kh * kw)] += static_cast<int8_t>(bytes[i]);
+    packed.element = Float32Type::get(call.getContext());
+    return packed;
+  }
+
+  LogicalResult pack(cuvil::l2::UKernelCallOp call, SymbolTable &symbols) {
+    Value a = call.getInputs()[0], w = call.getInputs()[1];
+    auto aType = cast<MemRefType>(a.getType());
+    auto wType = cast<MemRefType>(w.getType());
+    bool conv = call.getKernel() == "quantized_conv2d";
+    FailureOr<Weights> weights = readWeights(call, symbols);
+    if (failed(weights))
+      return failure();
+    auto outType = cast<MemRefType>(call.getOutputs()[0].getType());
+    if (conv && (outType.isDynamicDim(2) || outType.isDynamicDim(3) ||
+                 aType.isDynamicDim(2) || aType.isDynamicDim(3)))
+      return call.emitOpError("needs static spatial sizes on the x86 target");
+    bool depthwise = conv && call.getIntParam("groups", 1) != 1;
+    bool tiles = conv && !depthwise &&
+                 call.getAlgorithm() == cuvil::l2::Algorithm::direct_blocked;
+    FailureOr<Packed> packed =
+        depthwise ? packForDepthwise(call, weights->bytes)
+        : tiles   ? packForTiles(call, weights->bytes)
+                  : packForGemm(call, weights->bytes);
+    if (failed(packed))
+      return failure();
+    int64_t n = static_cast<int64_t>(packed->sums.size());
     std::vector<float> scales =
         columnScales(aType.getElementType(), wType.getElementType(), n);
     MLIRContext *context = call.getContext();
-    StringRef base = global.getSymName();
+    StringRef base = weights->global.getSymName();
+    int64_t elementBytes = packed->element.getIntOrFloatBitWidth() / 8;
     Value packedB = addGlobal(
         call, symbols, base + "_qpacked",
-        MemRefType::get({static_cast<int64_t>(packed.size())},
-                        IntegerType::get(context, 8)),
-        packed);
+        MemRefType::get({static_cast<int64_t>(packed->weights.size()) /
+                         elementBytes},
+                        packed->element),
+        packed->weights);
     Value colSums = addGlobal(
         call, symbols, base + "_qsums",
         MemRefType::get({n}, IntegerType::get(context, 32)),
-        ArrayRef<char>(reinterpret_cast<const char *>(sums.data()), 4 * n));
+        ArrayRef<char>(reinterpret_cast<const char *>(packed->sums.data()),
+                       4 * n));
     Value colScales = addGlobal(
         call, symbols, base + "_qscales",
         MemRefType::get({n}, Float32Type::get(context)),
         ArrayRef<char>(reinterpret_cast<const char *>(scales.data()), 4 * n));
-    // One A panel per chunk of rows: as many as the rows need when they
-    // are static, the most a call uses otherwise; a convolution's image
-    // unfolded before them.
-    int64_t rows = aType.hasStaticShape() ? aType.getNumElements() / k : -1;
-    size_t scratchBytes = cuvil_qgemm_scratch_bytes(rows, k);
-    if (conv) {
-      auto outType = cast<MemRefType>(call.getOutputs()[0].getType());
-      int64_t oh = outType.getDimSize(2), ow = outType.getDimSize(3);
-      if (ShapedType::isDynamic(oh) || ShapedType::isDynamic(ow))
-        return call.emitOpError("needs static spatial sizes on the x86 target");
-      scratchBytes = cuvil_qconv2d_scratch_bytes(
-          wType.getDimSize(1), wType.getDimSize(2), wType.getDimSize(3), oh, ow);
-    }
-    Value scratch = allocScratch(call, scratchBytes);
+    SmallVector<Value> outputs = {call.getOutputs()[0]};
+    // The GEMM always packs A panels; the tiles may read the image in place.
+    if (!(tiles || depthwise) || packed->scratchBytes > 0)
+      outputs.push_back(allocScratch(call, packed->scratchBytes));
     OpBuilder builder(call);
     // A fused epilogue's inputs (bias, residual) stay last.
     SmallVector<Value> inputs = {a, packedB, colSums, colScales};
     llvm::append_range(inputs, call.getInputs().drop_front(2));
-    auto packedCall = call.cloneWith(builder, inputs,
-                                     ValueRange{call.getOutputs()[0], scratch});
+    auto packedCall = call.cloneWith(builder, inputs, outputs);
     packedCall.setPackedB(true);
     if (conv)
       packedCall->setAttr("cuvil.kernel_size",
                           builder.getDenseI64ArrayAttr(
                               {wType.getDimSize(2), wType.getDimSize(3)}));
+    if (packed->narrow)
+      packedCall->setAttr("cuvil.narrow_weights", builder.getUnitAttr());
+    SmallVector<Value> replaced(call.getOutputs().drop_front());
     call.erase();
+    for (Value v : replaced)
+      if (Operation *alloc = v.getDefiningOp(); alloc && alloc->use_empty())
+        alloc->erase();
     // The unpacked weights, if nothing else reads them.
+    cuvil::l2::UKernelCallOp storageCast = weights->storageCast;
     if (storageCast && llvm::all_of(w.getUsers(), [&](Operation *user) {
           return user == storageCast.getOperation();
         })) {
@@ -280,7 +420,7 @@ struct PackQuantizedWeights
       storageCast.erase();
       if (Operation *alloc = w.getDefiningOp(); alloc && alloc->use_empty())
         alloc->erase();
-      eraseIfUnused(source, global, symbols);
+      eraseIfUnused(source, weights->global, symbols);
     }
     cuvil::addStatistic(getOperation(), *this, numPacked, "packed");
     return success();

@@ -55,15 +55,20 @@ def CuvilX86PackQuantizedWeights
     : Pass<"cuvil-x86-pack-quantized-weights", "::mlir::ModuleOp"> {
   let summary = "Pack the int8 weights of quantized products at compile time";
   let description = [{
-    Level2. A `cuvil_l2.ukernel_call` "quantized_matmul" whose weights are
-    a constant (a global through a storage cast) gets, as new globals, the
-    weights in the layout the qgemm kernels read (runtime/qgemm/qgemm.h:
-    strips of 16 columns, k in groups of 4), their column sums (the
-    activation zero point's correction) and the output scale of each
-    column (activation scale times the column's, rounded once to f32);
-    the call is marked `packed_b` and gets its A-panel scratch as a second
-    output. A quantized product whose weights are not constant is an error:
-    the x86 target multiplies int8 only against packed weights.
+    Level2, after cuvil-x86-assign-layouts. A `cuvil_l2.ukernel_call`
+    "quantized_matmul" or "quantized_conv2d" whose weights are a constant
+    (a global through a storage cast) gets, as new globals, the weights in
+    the layout its kernel reads: the qgemm tiles' for products and plain
+    convolutions (runtime/qgemm/qgemm.h: strips of 16 columns, k in groups
+    of 4), the qconvb tiles' for blocked direct convolutions
+    (runtime/qconv/qconv.h; `cuvil.narrow_weights` when vpmaddubsw's
+    tiles may take them), floats per channel block for depthwise ones; their
+    sums (the activation zero point's correction) and the output scale of
+    each column (activation scale times the column's, rounded once to f32).
+    The call is marked `packed_b` and gets its scratch (A panels, the
+    unfolded or converted image) as a second output where it needs one. A
+    quantized product whose weights are not constant is an error: the x86
+    target multiplies int8 only against packed weights.
   }];
   let statistics = [
     Statistic<"numPacked", "packed", "Quantized weights packed at compile time">,

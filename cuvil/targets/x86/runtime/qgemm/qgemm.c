@@ -170,14 +170,6 @@ static void cuvil_qgemm_pack_a(int64_t rows, int64_t k, const uint8_t *a,
       }
 }
 
-/* Where a driver puts a finished tile: rows [i, i + rows) and columns
- * [j, j + cols) of the sums, zero point applied (acc row-major [4][16]);
- * and, if set, what it does to rows [i, i + rows) once they are whole. */
-typedef void (*cuvil_qgemm_store_fn)(void *out, int64_t i, int64_t rows,
-                                     int64_t j, int64_t cols,
-                                     const int32_t *acc);
-typedef void (*cuvil_qgemm_finish_fn)(void *out, int64_t i, int64_t rows);
-
 struct cuvil_qgemm_job {
   cuvil_qgemm4_fn kernel;
   int64_t m, n, k, a_row;
@@ -222,12 +214,12 @@ static void cuvil_qgemm_chunks(void *arg, int64_t begin, int64_t end) {
   }
 }
 
-static void cuvil_qgemm_run(cuvil_pool *pool, cuvil_qgemm4_fn kernel,
-                            int64_t m, int64_t n, int64_t k, const uint8_t *a,
-                            int64_t a_row, int a_signed, int32_t a_zero,
-                            const int8_t *packed_b, const int32_t *col_sums,
-                            uint8_t *scratch, cuvil_qgemm_store_fn store,
-                            cuvil_qgemm_finish_fn finish, void *out) {
+void cuvil_qgemm_run(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t m,
+                     int64_t n, int64_t k, const uint8_t *a, int64_t a_row,
+                     int a_signed, int32_t a_zero, const int8_t *packed_b,
+                     const int32_t *col_sums, uint8_t *scratch,
+                     cuvil_qgemm_store_fn store, cuvil_qgemm_finish_fn finish,
+                     void *out) {
   struct cuvil_qgemm_job job;
   job.kernel = kernel;
   job.m = m;
@@ -314,100 +306,4 @@ void cuvil_qgemm_f32(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t m,
   cuvil_qgemm_run(pool, kernel, m, n, k, (const uint8_t *)a, a_row, a_signed,
                   a_zero, packed_b, col_sums, scratch, cuvil_qgemm_store_f32,
                   epilogue ? cuvil_qgemm_finish_f32 : NULL, &out);
-}
-
-/*===- The convolution: im2col into bytes, then the GEMM ------------------===*/
-
-static int64_t cuvil_qconv_align(int64_t bytes) { return (bytes + 63) / 64 * 64; }
-
-size_t cuvil_qconv2d_scratch_bytes(int64_t c, int64_t kh, int64_t kw,
-                                   int64_t oh, int64_t ow) {
-  int64_t k = c * kh * kw, p = oh * ow;
-  return (size_t)cuvil_qconv_align(p * k) + cuvil_qgemm_scratch_bytes(p, k);
-}
-
-/* One image's [OH * OW][C * KH * KW] patches; taps outside it read `pad`
- * (the zero point's stored byte). */
-static void cuvil_qconv_im2col(const uint8_t *x, int64_t c, int64_t h,
-                               int64_t w, int64_t kh, int64_t kw, int64_t sh,
-                               int64_t sw, int64_t ph, int64_t pw, int64_t dh,
-                               int64_t dw, int64_t oh, int64_t ow, uint8_t pad,
-                               uint8_t *cols) {
-  int64_t k = c * kh * kw, y0, x0, ch, i, j;
-  for (y0 = 0; y0 < oh; ++y0)
-    for (x0 = 0; x0 < ow; ++x0) {
-      uint8_t *row = cols + (y0 * ow + x0) * k;
-      for (ch = 0; ch < c; ++ch)
-        for (i = 0; i < kh; ++i) {
-          int64_t yy = y0 * sh - ph + i * dh;
-          for (j = 0; j < kw; ++j) {
-            int64_t xx = x0 * sw - pw + j * dw;
-            *row++ = yy >= 0 && yy < h && xx >= 0 && xx < w
-                         ? x[(ch * h + yy) * w + xx]
-                         : pad;
-          }
-        }
-    }
-}
-
-struct cuvil_qconv_out {
-  float *y;           /* this image's [O][OH * OW] */
-  int64_t pixels;
-  const float *col_scale, *bias, *residual; /* residual: this image's */
-  int activation;
-  float lo, hi;
-};
-
-/* A tile of pixels [i, i + rows) x channels [j, j + cols): scaled, biased,
- * the residual added and the activation applied (the unfused ops' order),
- * written channel-major. */
-static void cuvil_qconv_store(void *out, int64_t i, int64_t rows, int64_t j,
-                              int64_t cols, const int32_t *acc) {
-  const struct cuvil_qconv_out *o = (const struct cuvil_qconv_out *)out;
-  int64_t r, q;
-  for (q = 0; q < cols; ++q)
-    for (r = 0; r < rows; ++r) {
-      int64_t at = (j + q) * o->pixels + i + r;
-      float v = (float)acc[r * 16 + q] * o->col_scale[j + q];
-      if (o->bias)
-        v = v + o->bias[j + q];
-      if (o->residual)
-        v = v + o->residual[at];
-      if (o->activation == CUVIL_ACT_RELU)
-        v = v > 0.0f ? v : 0.0f;
-      else if (o->activation == CUVIL_ACT_CLIP)
-        v = v < o->lo ? o->lo : (v > o->hi ? o->hi : v);
-      o->y[at] = v;
-    }
-}
-
-void cuvil_qconv2d_f32(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t n,
-                       int64_t c, int64_t h, int64_t w, const void *x,
-                       int x_signed, int32_t x_zero, int64_t o, int64_t kh,
-                       int64_t kw, const int8_t *packed_w,
-                       const int32_t *col_sums, const float *col_scale,
-                       const float *bias, int64_t sh, int64_t sw, int64_t ph,
-                       int64_t pw, int64_t dh, int64_t dw, int64_t oh,
-                       int64_t ow, float *y, uint8_t *scratch,
-                       const cuvil_epilogue *epilogue) {
-  int64_t k = c * kh * kw, p = oh * ow, b;
-  uint8_t *cols = scratch, *panels = scratch + cuvil_qconv_align(p * k);
-  /* The stored byte of the zero point: uint8, or int8's two's complement. */
-  uint8_t pad = (uint8_t)x_zero;
-  struct cuvil_qconv_out out;
-  out.pixels = p;
-  out.col_scale = col_scale;
-  out.bias = bias;
-  out.activation = epilogue ? epilogue->activation : CUVIL_ACT_NONE;
-  out.lo = epilogue ? epilogue->lo : 0.0f;
-  out.hi = epilogue ? epilogue->hi : 0.0f;
-  for (b = 0; b < n; ++b) {
-    cuvil_qconv_im2col((const uint8_t *)x + b * c * h * w, c, h, w, kh, kw,
-                       sh, sw, ph, pw, dh, dw, oh, ow, pad, cols);
-    out.y = y + b * o * p;
-    out.residual =
-        epilogue && epilogue->residual ? epilogue->residual + b * o * p : NULL;
-    cuvil_qgemm_run(pool, kernel, p, o, k, cols, k, x_signed, x_zero,
-                    packed_w, col_sums, panels, cuvil_qconv_store, NULL, &out);
-  }
 }

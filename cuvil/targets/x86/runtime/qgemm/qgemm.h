@@ -71,25 +71,20 @@ void cuvil_qgemm_f32(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t m,
                      float *c, int64_t c_row, uint8_t *scratch,
                      const cuvil_epilogue *epilogue);
 
-/* An int8 convolution on the same GEMM (qconv.c): NCHW 8-bit input (its
- * zero point pads), OIHW int8 weights packed as B [C * KH * KW][O] by
- * cuvil_qgemm_pack_b (row (c * KH + i) * KW + j, column o), one float scale
- * per output channel (input scale times the channel's), an optional bias,
- * and `epilogue`'s residual and activation, into NCHW float output. Each
- * image is unfolded (im2col: [OH * OW][C * KH * KW] bytes) into the
- * scratch, then multiplied with its rows split over `pool`. The scratch
- * holds cuvil_qconv2d_scratch_bytes(...) bytes. */
-size_t cuvil_qconv2d_scratch_bytes(int64_t c, int64_t kh, int64_t kw,
-                                   int64_t oh, int64_t ow);
-void cuvil_qconv2d_f32(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t n,
-                       int64_t c, int64_t h, int64_t w, const void *x,
-                       int x_signed, int32_t x_zero, int64_t o, int64_t kh,
-                       int64_t kw, const int8_t *packed_w,
-                       const int32_t *col_sums, const float *col_scale,
-                       const float *bias, int64_t sh, int64_t sw, int64_t ph,
-                       int64_t pw, int64_t dh, int64_t dw, int64_t oh,
-                       int64_t ow, float *y, uint8_t *scratch,
-                       const cuvil_epilogue *epilogue);
+/* The driver behind both: where it puts a finished tile (rows [i, i +
+ * rows) and columns [j, j + cols) of the sums, zero point applied, acc
+ * row-major [4][16]) and, if set, what it does to rows [i, i + rows) once
+ * they are whole. For other layouts of the output (qconv.h). */
+typedef void (*cuvil_qgemm_store_fn)(void *out, int64_t i, int64_t rows,
+                                     int64_t j, int64_t cols,
+                                     const int32_t *acc);
+typedef void (*cuvil_qgemm_finish_fn)(void *out, int64_t i, int64_t rows);
+void cuvil_qgemm_run(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t m,
+                     int64_t n, int64_t k, const uint8_t *a, int64_t a_row,
+                     int a_signed, int32_t a_zero, const int8_t *packed_b,
+                     const int32_t *col_sums, uint8_t *scratch,
+                     cuvil_qgemm_store_fn store, cuvil_qgemm_finish_fn finish,
+                     void *out);
 
 /* The variant a model's code calls (RuntimeSelection.cpp defines it). */
 #ifndef CUVIL_QGEMM4

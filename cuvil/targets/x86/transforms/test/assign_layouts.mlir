@@ -126,3 +126,61 @@ func.func @sse(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x1x1xf32> {
   return %g : tensor<1x16x1x1xf32>
 }
 }
+
+// -----
+
+// A convolution writing a model output writes a blocked intermediate and a
+// reorder into the output when its class can be blocked; one whose class
+// cannot (12 channels) writes the output in place, with no copy.
+// CHECK-LABEL: func.func @conv_output
+// CHECK: cuvil_l2.ukernel_call "conv2d" {{.*}} algorithm <direct_blocked>
+// CHECK: %[[T:.+]] = memref.alloc(%{{.+}}) {{.*}} : memref<?x16x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>
+// CHECK: cuvil_l2.ukernel_call "conv2d" {{.*}} outs(%[[T]] : {{.*}} algorithm <direct_blocked>
+// CHECK-NEXT: cuvil_l2.copy %[[T]], %{{.+}} : memref<?x16x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, memref<?x16x4x4xf32>
+func.func @conv_output(%x: tensor<?x16x4x4xf32>) -> tensor<?x16x4x4xf32> {
+  %w = cuvil.constant dense<0.02> : tensor<16x16x3x3xf32>
+  %c = cuvil.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : tensor<?x16x4x4xf32>, tensor<16x16x3x3xf32>
+  %r = cuvil.relu %c : tensor<?x16x4x4xf32>
+  %w2 = cuvil.constant dense<0.02> : tensor<16x16x1x1xf32>
+  %y = cuvil.conv2d %r, %w2 : tensor<?x16x4x4xf32>, tensor<16x16x1x1xf32>
+  return %y : tensor<?x16x4x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @plain_output
+// CHECK-NOT: cuvil_l2.copy
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%{{.+}}) outs(%arg2, %{{.+}} : memref<?x12x4x4xf32>, {{.*}})
+// CHECK-NOT: cuvil_l2.copy
+func.func @plain_output(%x: tensor<?x16x4x4xf32>) -> tensor<?x12x4x4xf32> {
+  %w = cuvil.constant dense<0.02> : tensor<12x16x3x3xf32>
+  %y = cuvil.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : tensor<?x16x4x4xf32>, tensor<12x16x3x3xf32>
+  return %y : tensor<?x12x4x4xf32>
+}
+
+// -----
+
+// int8: the quantize of a blocked float32 tensor stays in its blocks (an
+// elementwise loop), the convolutions read and write NCHW16c, the first
+// one's requantized uint8 output included.
+// CHECK-LABEL: func.func @int8_chain
+// CHECK: cuvil_l2.ukernel_call "quantize" ins(%{{.+}} : memref<?x16x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>) outs(%{{.+}} : memref<?x16x4x4x!quant.uniform<u8:f32, 5.000000e-02:3>, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
+// CHECK: cuvil_l2.ukernel_call "quantized_conv2d" {{.*}} outs(%{{.+}} : memref<?x16x4x4x!quant.uniform<u8:f32, 1.000000e-01>, #cuvil_l2.layout<"NCHW" to "NCHW16c">>) {{.*}} algorithm <direct_blocked> epilogue <steps = [relu, quantize]>
+// CHECK: cuvil_l2.ukernel_call "quantized_conv2d" {{.*}} algorithm <direct_blocked>
+// CHECK: cuvil_l2.ukernel_call "global_avg_pool"
+!q = !quant.uniform<u8:f32, 0.05:3>
+!r = !quant.uniform<u8:f32, 0.1>
+!w = !quant.uniform<i8:f32, 0.5>
+func.func @int8_chain(%x: tensor<?x16x4x4xf32>) -> tensor<?x16x1x1xf32> {
+  %wf = cuvil.constant dense<0.02> : tensor<16x16x1x1xf32>
+  %h = cuvil.conv2d %x, %wf : tensor<?x16x4x4xf32>, tensor<16x16x1x1xf32>
+  %q = cuvil.quantize %h : tensor<?x16x4x4xf32> to tensor<?x16x4x4x!q>
+  %c = cuvil.constant dense<1> : tensor<16x16x3x3xi8>
+  %w = cuvil.storage_cast %c : tensor<16x16x3x3xi8> to tensor<16x16x3x3x!w>
+  %y1 = cuvil.quantized_conv2d %q, %w {padding = array<i64: 1, 1, 1, 1>} : tensor<?x16x4x4x!q>, tensor<16x16x3x3x!w>
+  %r1 = cuvil.relu %y1 : tensor<?x16x4x4xf32>
+  %q1 = cuvil.quantize %r1 : tensor<?x16x4x4xf32> to tensor<?x16x4x4x!r>
+  %y2 = cuvil.quantized_conv2d %q1, %w {padding = array<i64: 1, 1, 1, 1>} : tensor<?x16x4x4x!r>, tensor<16x16x3x3x!w>
+  %g = cuvil.global_avg_pool %y2 : tensor<?x16x4x4xf32>
+  return %g : tensor<?x16x1x1xf32>
+}

@@ -1,4 +1,4 @@
-// RUN: cuvil-opt %s --cuvil-lower-to-level2 --cuvil-x86-pack-quantized-weights --split-input-file -verify-diagnostics | FileCheck %s
+// RUN: cuvil-opt %s --cuvil-lower-to-level2 --cuvil-x86-assign-layouts=block=8 --cuvil-x86-pack-quantized-weights --split-input-file -verify-diagnostics | FileCheck %s
 
 // The int8 weights [3, 2] become one strip of 16 columns with k in one
 // group of 4 (64 bytes, zero padded: column 0 holds 1, 3, -5, 0), their
@@ -99,4 +99,42 @@ func.func @bf16_computed(%x: tensor<4x3xbf16>, %w: tensor<3x2xbf16>) -> tensor<4
   // expected-error @+1 {{'cuvil_l2.ukernel_call' op multiplies bfloat16 only against constant weights on the x86 target}}
   %y = cuvil.matmul %x, %w {acc_type = f32} : tensor<4x3xbf16>, tensor<3x2xbf16>
   return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// An int8 convolution with a blocked output (its float32 model output is
+// written through a blocked intermediate and a reorder): its weights are
+// packed for the qconvb tiles, [OC/8][C/ib][KH][KW][ib/4][8][4] with ib 4
+// for the plain input (2 x 9 x 4 x 8 = 576 bytes), and marked narrow (|w|
+// <= 64); the input is converted into a padded NCHW4c scratch (2 planes of
+// 6 x 6 x 4 bytes).
+// CHECK-LABEL: func.func @blocked
+// CHECK: %[[Y:.+]] = memref.alloc() {{.*}} : memref<1x8x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>
+// CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<288xi8>
+// CHECK: cuvil_l2.ukernel_call "quantized_conv2d" ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : memref<1x8x4x4x!quant.uniform<u8:f32, 5.000000e-02:120>>, memref<576xi8>, memref<8xi32>, memref<8xf32>) outs(%[[Y]], %[[S]] : {{.*}}) params {{.*}} algorithm <direct_blocked> packed_b {cuvil.kernel_size = array<i64: 3, 3>, cuvil.narrow_weights}
+// CHECK: cuvil_l2.copy %[[Y]], %{{.+}}
+func.func @blocked(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %q = cuvil.quantize %x : tensor<1x8x4x4xf32> to tensor<1x8x4x4x!quant.uniform<u8:f32, 0.05:120>>
+  %c = cuvil.constant dense<1> : tensor<8x8x3x3xi8>
+  %wq = cuvil.storage_cast %c : tensor<8x8x3x3xi8> to tensor<8x8x3x3x!quant.uniform<i8:f32, 0.5>>
+  %y = cuvil.quantized_conv2d %q, %wq {padding = array<i64: 1, 1, 1, 1>} : tensor<1x8x4x4x!quant.uniform<u8:f32, 0.05:120>>, tensor<8x8x3x3x!quant.uniform<i8:f32, 0.5>>
+  return %y : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// A depthwise one whose input is the model's (plain): its filters as
+// floats [C][KH][KW] (one channel per block), no scratch; weights of 127
+// are not narrow (which only the blocked tiles care about).
+// CHECK-LABEL: func.func @depthwise
+// CHECK-NOT: cuvil_l2.copy
+// CHECK: cuvil_l2.ukernel_call "quantized_conv2d" ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : memref<1x8x4x4x!quant.uniform<u8:f32, 5.000000e-02:120>>, memref<72xf32>, memref<8xi32>, memref<8xf32>) outs(%{{[a-z0-9]+}} : memref<1x8x4x4xf32>) params {groups = 8 : i64, padding = array<i64: 1, 1, 1, 1>} packed_b {cuvil.kernel_size = array<i64: 3, 3>}
+// CHECK-NOT: narrow_weights
+func.func @depthwise(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %q = cuvil.quantize %x : tensor<1x8x4x4xf32> to tensor<1x8x4x4x!quant.uniform<u8:f32, 0.05:120>>
+  %c = cuvil.constant dense<127> : tensor<8x1x3x3xi8>
+  %wq = cuvil.storage_cast %c : tensor<8x1x3x3xi8> to tensor<8x1x3x3x!quant.uniform<i8:f32, 0.5>>
+  %y = cuvil.quantized_conv2d %q, %wq {groups = 8 : i64, padding = array<i64: 1, 1, 1, 1>} : tensor<1x8x4x4x!quant.uniform<u8:f32, 0.05:120>>, tensor<8x1x3x3x!quant.uniform<i8:f32, 0.5>>
+  return %y : tensor<1x8x4x4xf32>
 }
