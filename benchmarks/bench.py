@@ -197,9 +197,9 @@ def export_and_compile(cuvilc, model, example, work, index):
     return so, time.perf_counter() - start
 
 
-# Models timed at int8 and bf16 too: Cuvil's int8 convolutions are not yet
-# faster than its float32 ones, and bf16 has no convolution yet.
-INT8_MODELS = ("mlp", "transformer")
+# Models timed at int8, and at bf16 (which has no convolution yet).
+INT8_MODELS = ("mlp", "transformer", "resnet18", "resnet50", "mobilenet_v2")
+BF16_MODELS = ("mlp", "transformer")
 CALIBRATION_SAMPLES = 64
 
 
@@ -237,18 +237,40 @@ def cosine(a, b):
     return float(a @ b / np.sqrt((a @ a) * (b @ b)))
 
 
-def torch_int8(model, example):
-    """PyTorch's own int8 for linear layers: dynamic quantization
+def torch_static_int8(key, model, example, engine):
+    """A torchvision CNN quantized the torch.ao.quantization way: its
+    quantizable twin (torchvision.models.quantization) with the same
+    weights, conv + bn + relu fused, observed on CALIBRATION_SAMPLES random
+    inputs and converted for `engine`."""
+    from torchvision.models import quantization
+    torch.backends.quantized.engine = engine
+    twin = getattr(quantization, key)(weights=None, quantize=False).eval()
+    twin.load_state_dict(model.state_dict())
+    twin.fuse_model()
+    twin.qconfig = torch.ao.quantization.get_default_qconfig(engine)
+    torch.ao.quantization.prepare(twin, inplace=True)
+    with torch.inference_mode():
+        for _ in range(CALIBRATION_SAMPLES // 16):
+            twin(torch.randn(16, *example.shape[1:]))
+    return torch.ao.quantization.convert(twin, inplace=True)
+
+
+def torch_int8(key, model, example):
+    """PyTorch's own int8, on whichever quantized engine of this build runs
+    the example fastest: static quantization for the CNNs
+    (torch_static_int8), dynamic quantization of the linear layers otherwise
     (torch.ao.quantization.quantize_dynamic: int8 weights, activations
-    quantized per call), on whichever quantized engine of this build runs
-    the example fastest."""
+    quantized per call)."""
     best = None
     for engine in torch.backends.quantized.supported_engines:
         if engine == "none":
             continue
         torch.backends.quantized.engine = engine
-        quantized = torch.ao.quantization.quantize_dynamic(
-            model, {torch.nn.Linear}, dtype=torch.qint8)
+        if key in ("resnet18", "resnet50", "mobilenet_v2"):
+            quantized = torch_static_int8(key, model, example, engine)
+        else:
+            quantized = torch.ao.quantization.quantize_dynamic(
+                model, {torch.nn.Linear}, dtype=torch.qint8)
         for module in quantized.modules():
             # The encoder layer's fused fast path cannot take quantized
             # weights; flagging the layer itself (not its dropouts, which
@@ -544,6 +566,16 @@ def targets_table(results, peak):
             r = run["torch_int8"]["p50"] / run["cuvil_int8"]["p50"]
             add(f"{model['name']}: Cuvil int8 vs PyTorch int8, 1 thread, batch 1",
                 f"{r:.2f}x", "> 1x", r > 1, "")
+    run = m.get("resnet50", {}).get("runs", {}).get("t1_b1", {})
+    if "cuvil_int8" in run:
+        # Issue #20: 3x on AVX-512 VNNI, 1.8x on AVX2.
+        kernels = m["resnet50"].get("int8_kernels", {})
+        vnni = kernels.get("qconvb") in ("avx512vnni", "avxvnni")
+        goal = 3.0 if vnni else 1.8
+        r = run["cuvil"]["p50"] / run["cuvil_int8"]["p50"]
+        add(f"ResNet-50: Cuvil int8 vs Cuvil fp32, 1 thread, batch 1 "
+            f"({kernels.get('qconvb')} tiles)", f"{r:.2f}x", f">= {goal}x",
+            r >= goal, "")
     sgemm = results.get("kernels", {})
     large = [v for k, v in sgemm.items() if k.startswith("sgemm/") and
              int(k.split("/")[1]) >= 512]
@@ -691,9 +723,10 @@ def main():
         int8 = bf16 = None
         if key in INT8_MODELS:
             int8 = CuvilModel(compile_int8(args.cuvilc, example, work, index))
-            torch_q, engine = torch_int8(model, example)
+            torch_q, engine = torch_int8(key, model, example)
             entry["int8_kernels"] = int8.metadata.get("kernels")
             entry["torch_int8_engine"] = engine
+        if key in BF16_MODELS:
             bf16 = CuvilModel(compile_bf16(args.cuvilc, work, index))
             torch_b = torch_bf16(model)
             entry["bf16_kernels"] = bf16.metadata.get("kernels")
@@ -713,6 +746,7 @@ def main():
                     run8()
                     engines["cuvil_int8"] = run8
                     engines["torch_int8"] = lambda: torch_q(x)
+                if bf16:
                     run16 = bf16.runner(x.numpy(), threads)
                     run16()
                     engines["cuvil_bf16"] = run16
@@ -739,6 +773,7 @@ def main():
                         "torch_int8_cosine": cosine(theirs, reference),
                         "cuvil_int8_gops": gflop / (timings["cuvil_int8"]["p50"] / 1e3)})
                     run8.close()
+                if bf16:
                     with torch.inference_mode():
                         theirs = torch_b(x16).float().numpy()
                     cell.update({
@@ -794,14 +829,20 @@ def int8_tables(results, cores):
     if not models:
         return []
     peak = results.get("peak_int8_gops") or {}
-    lines = ["", "## int8 (post-training static quantization of the linear layers)", "",
+    lines = ["", "## int8 (post-training static quantization)", "",
              f"Cuvil int8 = `cuvilc --quantize=int8`, calibrated on "
-             f"{CALIBRATION_SAMPLES} random samples (min-max), activations uint8 "
-             "per tensor, weights int8 per column, bias and activations in the "
-             "kernel's epilogue; attention products and everything else stay "
-             "float32. PyTorch int8 = `torch.ao.quantization.quantize_dynamic` "
-             "of the `nn.Linear`s (its int8 for these models), on the fastest "
-             "quantized engine of this build. GOP/s counts the model's float "
+             f"{CALIBRATION_SAMPLES} random samples (min-max): activations uint8 "
+             "per tensor, weights int8 per output channel (in [-64, 64] where "
+             "the target has no VNNI), every linear layer and ungrouped or "
+             "depthwise convolution, bias, residual, activation and the next "
+             "layer's quantize in the kernel's epilogue; attention products and "
+             "everything else stay float32. PyTorch int8: for the CNNs, static "
+             "quantization of their `torchvision.models.quantization` twins "
+             "(same weights, fused, calibrated the same way); otherwise "
+             "`torch.ao.quantization.quantize_dynamic` of the `nn.Linear`s; on "
+             "the fastest quantized engine of this build (oneDNN without VNNI "
+             "sums uint8 x int8 pairs in saturating int16, so its outputs are "
+             "not exact there: see its cosine). GOP/s counts the model's float "
              "ops at Cuvil int8's p50, against the 1-core int8 peak (2 cores "
              "for 2 threads).", "",
              "| model | threads | batch | Cuvil fp32 | Cuvil int8 | PyTorch int8 "
@@ -823,7 +864,9 @@ def int8_tables(results, cores):
                 f"{run['int8_cosine']:.5f} / {run['torch_int8_cosine']:.5f} | "
                 f"{run['cuvil_int8_gops']:.1f}{share} |")
     lines += ["", "Kernels: " + "; ".join(
-        f"{m['name']}: qgemm4 {m['int8_kernels'].get('qgemm4')}, PyTorch engine "
+        f"{m['name']}: qgemm4 {m['int8_kernels'].get('qgemm4')}, qconvb "
+        f"{m['int8_kernels'].get('qconvb')} / narrow "
+        f"{m['int8_kernels'].get('qconvb_narrow')}, PyTorch engine "
         f"{m['torch_int8_engine']}" for m in models) + "."]
     return lines
 

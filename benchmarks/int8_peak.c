@@ -11,6 +11,8 @@
  * avx2:       vpmaddwd + vpaddd ymm on int16, 16 products (the exact
  *             widening path of cuvil_qgemm4_avx2), chained through the
  *             multiply so that neither can be hoisted.
+ * avx2_narrow: vpmaddubsw + vpmaddwd (by ones) + vpaddd ymm, 32 products
+ *             (cuvil_qconvb_avx2_narrow's sequence, for 7-bit weights).
  */
 #include <cpuid.h>
 #include <immintrin.h>
@@ -82,6 +84,25 @@ __attribute__((target("avx2"))) static void *avx2(void *arg) {
   return 0;
 }
 
+/* The accumulators feed the next step's bytes, so nothing is hoisted. */
+__attribute__((target("avx2"))) static void *avx2_narrow(void *arg) {
+  __m256i acc[CHAINS], w = _mm256_set1_epi8(-2), ones = _mm256_set1_epi16(1);
+  long i;
+  int c, out[8];
+  (void)arg;
+  for (c = 0; c < CHAINS; ++c)
+    acc[c] = _mm256_set1_epi32(c);
+  for (i = 0; i < ITERATIONS; ++i)
+    for (c = 0; c < CHAINS; ++c)
+      acc[c] = _mm256_add_epi32(
+          acc[c], _mm256_madd_epi16(_mm256_maddubs_epi16(acc[c], w), ones));
+  for (c = 1; c < CHAINS; ++c)
+    acc[0] = _mm256_add_epi32(acc[0], acc[c]);
+  _mm256_storeu_si256((__m256i *)out, acc[0]);
+  sink = out[0];
+  return 0;
+}
+
 /* 2 operations (a multiply and an add) per lane of each chain step. */
 static double measure(void *(*fn)(void *), int threads, int lanes) {
   return peak_measure(fn, threads, 2.0 * lanes * CHAINS * (double)ITERATIONS);
@@ -104,8 +125,11 @@ int main(int argc, char **argv) {
     first = 0;
   }
   if (__builtin_cpu_supports("avx2"))
-    printf("%s\"avx2\": {\"1\": %.2f, \"%d\": %.2f}", first ? "" : ", ",
-           measure(avx2, 1, 16), threads, measure(avx2, threads, 16));
+    printf("%s\"avx2\": {\"1\": %.2f, \"%d\": %.2f}, "
+           "\"avx2_narrow\": {\"1\": %.2f, \"%d\": %.2f}",
+           first ? "" : ", ", measure(avx2, 1, 16), threads,
+           measure(avx2, threads, 16), measure(avx2_narrow, 1, 32), threads,
+           measure(avx2_narrow, threads, 32));
   printf("}\n");
   return 0;
 }

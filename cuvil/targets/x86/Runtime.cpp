@@ -156,6 +156,10 @@ std::string assembleRuntime(const RuntimeSelection &selection) {
             (selection.qgemm4 != "none"
                  ? "#define CUVIL_QGEMM4 cuvil_qgemm4_" + selection.qgemm4 + "\n"
                  : std::string()) +
+            (selection.qgemm4Narrow != "none"
+                 ? "#define CUVIL_QGEMM4_NARROW cuvil_qgemm4_" +
+                       selection.qgemm4Narrow + "\n"
+                 : std::string()) +
             (selection.bgemm8 != "none"
                  ? "#define CUVIL_BGEMM8 cuvil_bgemm8_" + selection.bgemm8 + "\n"
                  : std::string()) +

@@ -39,6 +39,9 @@ struct RuntimeSelection {
   /// The int8 product's (qgemm/qgemm.inc) and the bfloat16 product's
   /// (bgemm/bgemm.inc); "none" when nothing calls them.
   std::string qgemm4 = "none", bgemm8 = "none";
+  /// The int8 product's variant for narrow weights (cuvil.narrow_weights),
+  /// "none" when no call has them.
+  std::string qgemm4Narrow = "none";
   /// The int8 blocked convolution's tiles (qconv/qconvb.inc) for any
   /// weights and for narrow ones; "none" when nothing calls them (only the
   /// chosen tiles are compiled).

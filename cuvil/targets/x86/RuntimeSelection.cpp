@@ -74,7 +74,7 @@ RuntimeSelection selectRuntime(func::FuncOp func,
   selection.simd = simd;
   selection.families.insert("threads");
   bool convbTiles = false, qgemm = false, bgemm = false, qconvbTiles = false,
-       qconvbNarrow = false;
+       qconvbNarrow = false, qgemmNarrow = false;
   func.walk([&](Operation *op) {
     if (auto call = dyn_cast<cuvil::l2::UKernelCallOp>(op)) {
       std::string family = familyOf(call);
@@ -86,6 +86,10 @@ RuntimeSelection selectRuntime(func::FuncOp func,
                       call->hasAttr("cuvil.narrow_weights");
       // The integer convolutions' im2col runs on the int8 GEMM.
       qgemm |= family == "qgemm" || family == "qconv";
+      qgemmNarrow |= call->hasAttr("cuvil.narrow_weights") &&
+                     (family == "qgemm" ||
+                      (quantizedConv && !call.getAlgorithm() &&
+                       call.getIntParam("groups", 1) == 1));
       bgemm |= family == "bgemm";
     } else if (isa<cuvil::l2::KernelOp>(op)) {
       selection.families.insert("math");
@@ -97,12 +101,13 @@ RuntimeSelection selectRuntime(func::FuncOp func,
   // The portable C99 output (--emit=c) keeps to the references.
   selection.sgemm4 = selection.dwconv = selection.convb = "reference";
   selection.qgemm4 = qgemm ? "reference" : "none";
+  selection.qgemm4Narrow = qgemmNarrow ? "reference" : "none";
   selection.bgemm8 = bgemm ? "reference" : "none";
   selection.qconvb = qconvbTiles ? "reference" : "none";
   selection.qconvbNarrow = qconvbNarrow ? "reference" : "none";
   if (simd) {
     std::vector<std::pair<std::string, std::string>> sgemm4, dwconv, convb,
-        qgemm4, bgemm8;
+        qgemm4, qgemm4Narrow, bgemm8;
 #define CUVIL_SGEMM4_VARIANT(name, target, features)                           \
   sgemm4.emplace_back(#name, features);
 #include "cuvil/targets/x86/runtime/gemm/sgemm4.inc"
@@ -115,8 +120,10 @@ RuntimeSelection selectRuntime(func::FuncOp func,
   convb.emplace_back(#name, features);
 #include "cuvil/targets/x86/runtime/conv_blocked/convb.inc"
 #undef CUVIL_CONVB_VARIANT
-#define CUVIL_QGEMM4_VARIANT(name, target, features)                           \
-  qgemm4.emplace_back(#name, features);
+#define CUVIL_QGEMM4_VARIANT(name, target, features, weights)                  \
+  if (std::string(#weights) == "any")                                          \
+    qgemm4.emplace_back(#name, features);                                      \
+  qgemm4Narrow.emplace_back(#name, features);
 #include "cuvil/targets/x86/runtime/qgemm/qgemm.inc"
 #undef CUVIL_QGEMM4_VARIANT
 #define CUVIL_BGEMM8_VARIANT(name, target, features)                           \
@@ -125,6 +132,8 @@ RuntimeSelection selectRuntime(func::FuncOp func,
 #undef CUVIL_BGEMM8_VARIANT
     if (qgemm)
       selection.qgemm4 = chooseVariant(qgemm4, cpuFeatures);
+    if (qgemmNarrow)
+      selection.qgemm4Narrow = chooseVariant(qgemm4Narrow, cpuFeatures);
     if (bgemm)
       selection.bgemm8 = chooseVariant(bgemm8, cpuFeatures);
     selection.sgemm4 = chooseVariant(sgemm4, cpuFeatures);

@@ -155,6 +155,13 @@ LogicalResult emitQuantization(Emitter &e, const KernelCall &call) {
   return success();
 }
 
+/// The int8 GEMM variant for the call's weights: the narrow one (which the
+/// runtime selection makes the best for narrow weights) when they are.
+std::string qgemmVariant(const KernelCall &call) {
+  return call.op->hasAttr("cuvil.narrow_weights") ? "CUVIL_QGEMM4_NARROW"
+                                                  : "CUVIL_QGEMM4";
+}
+
 /// An int8 product on weights packed at compile time
 /// (cuvil-x86-pack-quantized-weights): ins (a, packed, column sums, column
 /// scales, then a fused epilogue's), outs (y, A-panel scratch). Rows are
@@ -173,7 +180,8 @@ LogicalResult emitQuantizedMatmul(Emitter &e, const KernelCall &call) {
   std::vector<std::string> rows(a.dims.begin(), a.dims.end() - 1);
   const std::string &k = a.dims.back(), &n = out.dims.back();
   e.callWithEpilogue(
-      "cuvil_qgemm_f32(pool, CUVIL_QGEMM4, " + joinProduct(rows) + ", " + n +
+      "cuvil_qgemm_f32(pool, " + qgemmVariant(call) + ", " + joinProduct(rows) +
+          ", " + n +
           ", " + k + ", " + a.name + ", " + k + ", " +
           (q.isSigned() ? "1" : "0") + ", " +
           std::to_string(q.getZeroPoint()) + ", " + call.ins[1]->name + ", " +
@@ -258,7 +266,8 @@ LogicalResult emitQuantizedConv2d(Emitter &e, const KernelCall &call) {
                            ", ",
                        epilogue.initializerOrNone());
   } else {
-    e.callWithEpilogue("cuvil_qconv2d(pool, CUVIL_QGEMM4, " + input + ", " +
+    e.callWithEpilogue("cuvil_qconv2d(pool, " + qgemmVariant(call) + ", " +
+                           input + ", " +
                            zero + ", " + out.dims[1] + ", " + kernel + ", " +
                            weights + ", " + window + ", " + output +
                            ", (uint8_t *)" + call.scratch + ", " + qout + ", ",

@@ -111,7 +111,7 @@ void qgemm(benchmark::State &state, cuvil_qgemm4_fn kernel) {
 
 /// qgemm/<variant>/<n> for each variant of qgemm.inc this CPU runs.
 const bool qgemmRegistered = [] {
-#define CUVIL_QGEMM4_VARIANT(name, target, features)                           \
+#define CUVIL_QGEMM4_VARIANT(name, target, features, weights)                  \
   if (cuvil::runtime_testing::cpuHas(features))                                \
     benchmark::RegisterBenchmark("qgemm/" #name, qgemm, cuvil_qgemm4_##name)  \
         ->Arg(256)                                                             \

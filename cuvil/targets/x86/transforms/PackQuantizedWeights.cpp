@@ -276,6 +276,9 @@ struct PackQuantizedWeights
     cuvil_qgemm_pack_b(k, n, reinterpret_cast<const int8_t *>(columns.data()),
                        n, reinterpret_cast<int8_t *>(packed.weights.data()),
                        packed.sums.data());
+    packed.narrow = cuvil_int8_pairs_are_narrow(
+        reinterpret_cast<const int8_t *>(packed.weights.data()),
+        packed.weights.size());
     int64_t rows = aType.hasStaticShape() ? aType.getNumElements() / k : -1;
     packed.scratchBytes = cuvil_qgemm_scratch_bytes(rows, k);
     if (conv) {
@@ -312,8 +315,7 @@ struct PackQuantizedWeights
     cuvil_qconvb_pack(oc, c, kh, kw,
                       reinterpret_cast<const int8_t *>(bytes.data()), inBlock,
                       block, weights, packed.sums.data());
-    packed.narrow =
-        cuvil_qconvb_weights_are_narrow(weights, packed.weights.size());
+    packed.narrow = cuvil_int8_pairs_are_narrow(weights, packed.weights.size());
     SmallVector<int64_t> st = call.getIntsParam("strides", {1, 1});
     SmallVector<int64_t> pd = call.getIntsParam("padding", {0, 0, 0, 0});
     SmallVector<int64_t> dl = call.getIntsParam("dilations", {1, 1});

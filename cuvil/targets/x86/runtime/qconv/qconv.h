@@ -94,7 +94,8 @@ static inline float cuvil_qconv_value(int32_t sum, float scale,
  * directly, or from a copy of the image (cuvil_qconvb_scratch_bytes) blocked
  * by cuvil_qconvb_input_block(in_block) (4 for a plain input), padded with
  * the zero point, and flipped to uint8 for int8 input. Weights are packed
- * at compile time by cuvil_qconvb_pack. Rows of (channel block pair, output
+ * at compile time by cuvil_qconvb_pack (the narrow tiles take them when
+ * cuvil_int8_pairs_are_narrow). Rows of (channel block pair, output
  * row) are split over `pool`; every output is computed the same way
  * whatever the split. */
 
@@ -111,12 +112,6 @@ size_t cuvil_qconvb_packed_bytes(int64_t oc, int64_t c, int64_t kh, int64_t kw,
 void cuvil_qconvb_pack(int64_t oc, int64_t c, int64_t kh, int64_t kw,
                        const int8_t *oihw, int64_t in_block, int64_t block,
                        int8_t *packed, int32_t *sums);
-
-/* Whether packed weights suit the narrow tiles (vpmaddubsw, which sums
- * two uint8 x int8 products in a saturating int16): every pair of weights
- * it multiplies together keeps 255 * (its positive sum) <= 32767 and 255 *
- * (its negative sum) >= -32768, as 7-bit weights (|w| <= 64) always do. */
-int cuvil_qconvb_weights_are_narrow(const int8_t *packed, size_t bytes);
 
 /* Scratch bytes: the converted image, or 0 when the tiles read the input
  * in place (uint8 blocked by 8 or 16 and no padding needed). */

@@ -49,18 +49,6 @@ void cuvil_qconvb_pack(int64_t oc, int64_t c, int64_t kh, int64_t kw,
   (void)planes;
 }
 
-int cuvil_qconvb_weights_are_narrow(const int8_t *packed, size_t bytes) {
-  size_t i;
-  for (i = 0; i + 1 < bytes; i += 2) {
-    int32_t a = packed[i], b = packed[i + 1];
-    int32_t pos = (a > 0 ? a : 0) + (b > 0 ? b : 0);
-    int32_t neg = (a < 0 ? a : 0) + (b < 0 ? b : 0);
-    if (255 * pos > 32767 || 255 * neg < -32768)
-      return 0;
-  }
-  return 1;
-}
-
 /* Whether the tiles need a converted copy of the image, and its extents. */
 static int cuvil_qconvb_converts(int64_t in_block, int x_signed, int64_t h,
                                  int64_t w, int64_t hp, int64_t wp,
@@ -426,6 +414,25 @@ static void cuvil_qconvb_convert(void *p, int64_t begin, int64_t end) {
       uint8_t *row = dst + y * a->wp * ib;
       if (iy < 0 || iy >= a->h) {
         memset(row, a->pad, (size_t)(a->wp * ib));
+        continue;
+      }
+      if (sb == ib) {
+        /* Blocks as they are: the row's pixels, each ib bytes, between
+         * padding (int8 flipped to uint8 on the way). */
+        int64_t x0 = a->pad_left < a->wp ? a->pad_left : a->wp;
+        int64_t x1 = a->pad_left + a->w < a->wp ? a->pad_left + a->w : a->wp;
+        const uint8_t *src = a->input + ((q * a->h + iy) * a->w) * ib;
+        memset(row, a->pad, (size_t)(x0 * ib));
+        if (x1 > x0) {
+          if (a->flip)
+            for (x = 0; x < (x1 - x0) * ib; ++x)
+              row[x0 * ib + x] = (uint8_t)(src[x] ^ a->flip);
+          else
+            memcpy(row + x0 * ib, src, (size_t)((x1 - x0) * ib));
+        } else {
+          x1 = x0;
+        }
+        memset(row + x1 * ib, a->pad, (size_t)((a->wp - x1) * ib));
         continue;
       }
       for (x = 0; x < a->wp; ++x) {

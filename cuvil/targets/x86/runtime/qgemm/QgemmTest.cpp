@@ -20,18 +20,29 @@ struct Variant {
   const char *name;
   cuvil_qgemm4_fn fn;
   std::string features;
+  bool narrowOnly;
 };
 
 std::vector<Variant> variants() {
   return {
-#define CUVIL_QGEMM4_VARIANT(name, target, features)                           \
-  {#name, cuvil_qgemm4_##name, features},
+#define CUVIL_QGEMM4_VARIANT(name, target, features, weights)                  \
+  {#name, cuvil_qgemm4_##name, features, std::string(#weights) == "narrow"},
 #include "cuvil/targets/x86/runtime/qgemm/qgemm.inc"
 #undef CUVIL_QGEMM4_VARIANT
   };
 }
 
 using cuvil::runtime_testing::cpuHas;
+
+/// The weights a variant takes: any int8, or narrow ones (|w| <= 64, the
+/// quantizer's range for CPUs without VNNI) for the vpmaddubsw variant.
+int weightMax(const Variant &v) { return v.narrowOnly ? 64 : 128; }
+
+/// A random weight in the variant's range ([-128, 127] or [-64, 64]).
+int8_t randomWeight(std::mt19937 &rng, const Variant &v) {
+  int m = weightMax(v);
+  return int8_t(int(rng() % (2 * m)) - m + (m == 64 ? int(rng() % 2) : 0));
+}
 
 /// (A - zero) B in int64, row-major.
 std::vector<int64_t> reference(int64_t m, int64_t n, int64_t k,
@@ -85,7 +96,7 @@ TEST(QgemmTest, VariantsAreExact) {
           for (uint8_t &x : a)
             x = uint8_t(rng() % 256);
           for (int8_t &x : b)
-            x = int8_t(int(rng() % 256) - 128);
+            x = randomWeight(rng, v);
           expectExact(v, m, n, k, a, int32_t(rng() % 256), b);
         }
   }
@@ -97,10 +108,13 @@ TEST(QgemmTest, ExtremesDoNotSaturate) {
   // them overflow int16.
   const int64_t m = 4, n = 16, k = 2048;
   std::vector<uint8_t> a(m * k, 255);
-  for (int8_t fill : {int8_t(-128), int8_t(127)}) {
-    std::vector<int8_t> b(k * n, fill);
+  for (int sign : {-1, 1}) {
     for (const Variant &v : variants())
       if (cpuHas(v.features)) {
+        // -128 / 127, or the narrow extremes -64 / 64.
+        int top = v.narrowOnly ? 64 : 127;
+        int8_t fill = int8_t(sign < 0 ? -weightMax(v) : top);
+        std::vector<int8_t> b(k * n, fill);
         expectExact(v, m, n, k, a, 0, b);
         expectExact(v, m, n, k, a, 255, b);
       }
@@ -125,8 +139,9 @@ TEST(QgemmTest, DequantizedProductOfSignedActivations) {
   std::vector<int32_t> sums(n);
   std::vector<uint8_t> scratch(cuvil_qgemm_scratch_bytes(m, k));
   cuvil_qgemm_pack_b(k, n, b.data(), n, packed.data(), sums.data());
+  // (Full-range weights: the narrow variant's driver is the same.)
   for (const Variant &v : variants()) {
-    if (!cpuHas(v.features))
+    if (!cpuHas(v.features) || v.narrowOnly)
       continue;
     std::vector<float> c(m * n);
     cuvil_qgemm_f32(nullptr, v.fn, m, n, k, a.data(), k, /*a_signed=*/1, zero,
@@ -172,7 +187,7 @@ TEST(QgemmTest, EpilogueAndThreadsGiveTheSameBits) {
                              -1e30f, 1e30f, bias.data()};
   cuvil_pool *pool = cuvil_pool_create(3);
   for (const Variant &v : variants()) {
-    if (!cpuHas(v.features))
+    if (!cpuHas(v.features) || v.narrowOnly)
       continue;
     std::vector<float> c(m * n);
     cuvil_qgemm_f32(pool, v.fn, m, n, k, a.data(), k, /*a_signed=*/0, zero,
@@ -191,6 +206,19 @@ TEST(QgemmTest, EpilogueAndThreadsGiveTheSameBits) {
       }
   }
   cuvil_pool_destroy(pool);
+}
+
+TEST(QgemmTest, NarrowWeights) {
+  // Pairs a vpmaddubsw multiplies: 255 * (positive sum) must stay <= 32767,
+  // 255 * (negative sum) >= -32768.
+  std::vector<int8_t> ok = {64, 64, -64, -64, 127, -128, -128, 127, 0, 127};
+  EXPECT_TRUE(cuvil_int8_pairs_are_narrow(ok.data(), ok.size()));
+  std::vector<int8_t> high = {64, 65};
+  EXPECT_FALSE(cuvil_int8_pairs_are_narrow(high.data(), high.size()));
+  std::vector<int8_t> low = {-65, -64};
+  EXPECT_FALSE(cuvil_int8_pairs_are_narrow(low.data(), low.size()));
+  std::vector<int8_t> odd = {0, 0, 127, 2}; // the second pair: 129 * 255 > 32767
+  EXPECT_FALSE(cuvil_int8_pairs_are_narrow(odd.data(), odd.size()));
 }
 
 TEST(QgemmTest, ColumnSumsCoverTheZeroPoint) {

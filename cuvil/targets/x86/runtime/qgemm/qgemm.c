@@ -47,6 +47,18 @@ void cuvil_qgemm_pack_b(int64_t k, int64_t n, const int8_t *b, int64_t b_row,
         }
 }
 
+int cuvil_int8_pairs_are_narrow(const int8_t *packed, size_t bytes) {
+  size_t i;
+  for (i = 0; i + 1 < bytes; i += 2) {
+    int32_t a = packed[i], b = packed[i + 1];
+    int32_t pos = (a > 0 ? a : 0) + (b > 0 ? b : 0);
+    int32_t neg = (a < 0 ? a : 0) + (b < 0 ? b : 0);
+    if (255 * pos > 32767 || 255 * neg < -32768)
+      return 0;
+  }
+  return 1;
+}
+
 void cuvil_qgemm4_reference(int64_t k4, const uint8_t *a_panel,
                             const int8_t *b_strip, int32_t *acc) {
   int64_t g, r, j, t;
@@ -101,6 +113,36 @@ cuvil_qgemm4_avx2(int64_t k4, const uint8_t *a_panel, const int8_t *b_strip,
       for (c = 0; c < 4; ++c)
         acc[r * 16 + 4 * q + c] = pairs[2 * c] + pairs[2 * c + 1];
     }
+}
+
+/* Narrow weights: per k group, B's 16 columns x 4 bytes as two ymm halves,
+ * each row's four bytes broadcast; vpmaddubsw sums byte pairs in int16
+ * (exact for narrow weights), vpmaddwd by ones the two pairs in int32. */
+__attribute__((target("avx2"))) void
+cuvil_qgemm4_avx2_narrow(int64_t k4, const uint8_t *a_panel,
+                         const int8_t *b_strip, int32_t *acc) {
+  __m256i c[4][2], ones = _mm256_set1_epi16(1);
+  int64_t g;
+  int r, h;
+  for (r = 0; r < 4; ++r)
+    c[r][0] = c[r][1] = _mm256_setzero_si256();
+  for (g = 0; g < k4; ++g) {
+    int32_t a[4];
+    __m256i b[2];
+    b[0] = _mm256_loadu_si256((const __m256i *)(b_strip + 64 * g));
+    b[1] = _mm256_loadu_si256((const __m256i *)(b_strip + 64 * g + 32));
+    memcpy(a, a_panel + 16 * g, 16);
+    for (r = 0; r < 4; ++r) {
+      __m256i ar = _mm256_set1_epi32(a[r]);
+      for (h = 0; h < 2; ++h)
+        c[r][h] = _mm256_add_epi32(
+            c[r][h], _mm256_madd_epi16(_mm256_maddubs_epi16(ar, b[h]), ones));
+    }
+  }
+  for (r = 0; r < 4; ++r) {
+    _mm256_storeu_si256((__m256i *)(acc + 16 * r), c[r][0]);
+    _mm256_storeu_si256((__m256i *)(acc + 16 * r + 8), c[r][1]);
+  }
 }
 
 /* AVX-VNNI (the VEX vpdpbusd of CPUs without AVX-512, and of those with

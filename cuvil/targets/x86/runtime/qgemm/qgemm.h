@@ -33,6 +33,14 @@
 size_t cuvil_qgemm_packed_bytes(int64_t k, int64_t n);
 size_t cuvil_qgemm_scratch_bytes(int64_t m, int64_t k);
 
+/* Whether packed int8 weights (any packing whose consecutive byte pairs
+ * are the pairs vpmaddubsw multiplies: qgemm's and qconvb's) suit the
+ * narrow variants: every pair keeps 255 * (its positive sum) <= 32767 and
+ * 255 * (its negative sum) >= -32768, so that vpmaddubsw's saturating
+ * int16 sums of uint8 x int8 products are exact. Weights of magnitude <=
+ * 64 always do. */
+int cuvil_int8_pairs_are_narrow(const int8_t *packed, size_t bytes);
+
 /* Packs row-major B (row stride b_row) and writes its n column sums. */
 void cuvil_qgemm_pack_b(int64_t k, int64_t n, const int8_t *b, int64_t b_row,
                         int8_t *packed, int32_t *col_sums);
@@ -45,6 +53,8 @@ void cuvil_qgemm4_reference(int64_t k4, const uint8_t *a_panel,
 #if defined(CUVIL_ENABLE_SIMD_KERNELS)
 void cuvil_qgemm4_avx2(int64_t k4, const uint8_t *a_panel,
                        const int8_t *b_strip, int32_t *acc);
+void cuvil_qgemm4_avx2_narrow(int64_t k4, const uint8_t *a_panel,
+                              const int8_t *b_strip, int32_t *acc);
 void cuvil_qgemm4_avxvnni(int64_t k4, const uint8_t *a_panel,
                           const int8_t *b_strip, int32_t *acc);
 void cuvil_qgemm4_avx512vnni(int64_t k4, const uint8_t *a_panel,
@@ -86,9 +96,13 @@ void cuvil_qgemm_run(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t m,
                      cuvil_qgemm_store_fn store, cuvil_qgemm_finish_fn finish,
                      void *out);
 
-/* The variant a model's code calls (RuntimeSelection.cpp defines it). */
+/* The variants a model's code calls (RuntimeSelection.cpp defines them):
+ * for any weights, and for narrow ones. */
 #ifndef CUVIL_QGEMM4
 #define CUVIL_QGEMM4 cuvil_qgemm4_reference
+#endif
+#ifndef CUVIL_QGEMM4_NARROW
+#define CUVIL_QGEMM4_NARROW CUVIL_QGEMM4
 #endif
 
 #endif /* CUVIL_RUNTIME_QGEMM_H */

@@ -62,10 +62,11 @@ func.func @fused_bias(%x: tensor<?x3xf32>) -> tensor<?x2xf32> {
 // An int8 convolution: OIHW weights [2, 1, 2, 2] packed as B [K = 4][O = 2]
 // (row (c * KH + i) * KW + j, column o), the kernel size recorded for the
 // emitter, the scratch the 3 x 3 output's unfolded image (9 x 4 bytes,
-// aligned to 64) and an A panel of 16 bytes for each 4 of its 9 rows.
+// aligned to 64) and an A panel of 16 bytes for each 4 of its 9 rows;
+// small weights are narrow (vpmaddubsw's kernels may take them).
 // CHECK-LABEL: func.func @conv
 // CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<112xi8>
-// CHECK: cuvil_l2.ukernel_call "quantized_conv2d" ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : memref<1x1x4x4x!quant.uniform<u8:f32, 5.000000e-02:120>>, memref<64xi8>, memref<2xi32>, memref<2xf32>) outs(%{{.+}}, %[[S]] : memref<1x2x3x3xf32>, memref<112xi8>) params {groups = 1 : i64} packed_b {cuvil.kernel_size = array<i64: 2, 2>}
+// CHECK: cuvil_l2.ukernel_call "quantized_conv2d" ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : memref<1x1x4x4x!quant.uniform<u8:f32, 5.000000e-02:120>>, memref<64xi8>, memref<2xi32>, memref<2xf32>) outs(%{{.+}}, %[[S]] : memref<1x2x3x3xf32>, memref<112xi8>) params {groups = 1 : i64} packed_b {cuvil.kernel_size = array<i64: 2, 2>, cuvil.narrow_weights}
 // CHECK-DAG: conv_constant_0_qsums: "0x400000000A000000FEFFFFFF"
 func.func @conv(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x3x3xf32> {
   %q = cuvil.quantize %x : tensor<1x1x4x4xf32> to tensor<1x1x4x4x!quant.uniform<u8:f32, 0.05:120>>
