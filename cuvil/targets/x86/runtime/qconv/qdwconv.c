@@ -265,8 +265,27 @@ CUVIL_QDW_PUT(16)
       --xb;                                                                    \
     }                                                                          \
     while (x < a->ow) {                                                        \
-      int64_t cols = x >= xa && x + CUVIL_QDW_COLS <= xb ? CUVIL_QDW_COLS : 1; \
-      if (cols == CUVIL_QDW_COLS) {                                            \
+      /* Interior columns in groups of 8, the last group of the interior      \
+       * shorter (a loop, not unrolled); edge columns one at a time. */        \
+      int64_t cols = x >= xa && x < xb ? xb - x : 1;                           \
+      cols = cols > CUVIL_QDW_COLS ? CUVIL_QDW_COLS : cols;                    \
+      if (x >= xa && x < xb && cols < CUVIL_QDW_COLS) {                        \
+        for (j = 0; j < cols; ++j)                                             \
+          acc[j] = zero;                                                       \
+        for (ky = ky0; ky < ky1; ++ky) {                                       \
+          const uint8_t *row = in + (iy0 + ky * a->dil_h) * a->w * B +         \
+                               (x * stride - a->pad_left) * B;                 \
+          const float *wr = wt + ky * kw * B;                                  \
+          for (kx = 0; kx < kw; ++kx) {                                        \
+            const uint8_t *p = row + kx * dil_w * B;                           \
+            const cuvil_qdw_f##B wk = *(const cuvil_qdw_f##B *)(wr + kx * B);  \
+            for (j = 0; j < cols; ++j)                                         \
+              acc[j] += CUVIL_QDW_LOAD(B, p + j * sw) * wk;                    \
+          }                                                                    \
+        }                                                                      \
+        for (j = 0; j < cols; ++j)                                             \
+          acc[j] -= corr;                                                      \
+      } else if (cols == CUVIL_QDW_COLS) {                                     \
         CUVIL_UNROLL for (j = 0; j < CUVIL_QDW_COLS; ++j) acc[j] = zero;       \
         for (ky = ky0; ky < ky1; ++ky) {                                       \
           const uint8_t *row = in + (iy0 + ky * a->dil_h) * a->w * B +         \
