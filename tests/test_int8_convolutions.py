@@ -55,6 +55,15 @@ def conv_int(x, w, stride=1, pad=1, groups=1):
     return y
 
 
+def max_pool_3x3(v):
+    """3x3 max pooling, stride 1, padding 1 (padding never wins), NCHW."""
+    h, w = v.shape[2:]
+    padded = np.full(v.shape[:2] + (h + 2, w + 2), -np.inf, v.dtype)
+    padded[:, :, 1:-1, 1:-1] = v
+    return np.max([padded[:, :, i:i + h, j:j + w]
+                   for i in range(3) for j in range(3)], axis=0)
+
+
 class Layer:
     """One QDQ convolution: int8 OIHW weights, per-channel scales."""
 
@@ -80,10 +89,12 @@ class Layer:
 
 
 def network(tmp_path, rng, exact, weight_max=127):
-    """x [batch, 3, 12, 12] -> Q -> conv 3x3 (3 -> 16) + relu -> Q ->
+    """x [batch, 3, 12, 12] -> Q -> conv 3x3 (3 -> 16) + relu -> max pool
+    3x3 -> Q ->
     depthwise 3x3 stride 2 + relu6 -> Q -> conv 1x1 (16 -> 16) + the
     depthwise's dequantized output -> relu: a plain input, a requantizing
-    convolution, a requantizing depthwise one, and one adding a residual."""
+    convolution (its quantize moved before the pool, so the pool runs on
+    uint8), a requantizing depthwise one, and one adding a residual."""
     scales = [np.float32(2.0 ** -5), np.float32(2.0 ** -3), np.float32(2.0 ** -4)]
     zeros = [np.uint8(128), np.uint8(0), np.uint8(3)]
     if not exact:
@@ -108,7 +119,9 @@ def network(tmp_path, rng, exact, weight_max=127):
     d0 = qdq("x", 0)
     nodes.append(helper.make_node("Conv", [d0, "wd0", "b0"], ["c0"], pads=[1] * 4, name="conv0"))
     nodes.append(helper.make_node("Relu", ["c0"], ["r0"]))
-    d1 = qdq("r0", 1)
+    nodes.append(helper.make_node("MaxPool", ["r0"], ["m0"], kernel_shape=[3, 3],
+                                  pads=[1] * 4, name="pool"))
+    d1 = qdq("m0", 1)
     nodes.append(helper.make_node("Conv", [d1, "wd1", "b1"], ["c1"], pads=[1] * 4,
                                   strides=[2, 2], group=16, name="depthwise"))
     inits += [constant("lo", np.float32(0)), constant("hi", np.float32(6))]
@@ -126,7 +139,7 @@ def network(tmp_path, rng, exact, weight_max=127):
     def reference(x):
         q0 = quantize(x, scales[0], zeros[0], np.uint8)
         v0 = np.maximum(layers[0].value(q0, int(zeros[0]), scales[0]), 0)
-        q1 = quantize(v0, scales[1], zeros[1], np.uint8)
+        q1 = quantize(max_pool_3x3(v0), scales[1], zeros[1], np.uint8)
         v1 = np.clip(layers[1].value(q1, int(zeros[1]), scales[1], stride=2), 0, 6)
         q2 = quantize(v1, scales[2], zeros[2], np.uint8)
         v2 = layers[2].value(q2, int(zeros[2]), scales[2])
@@ -146,6 +159,9 @@ def test_a_qdq_network_runs_on_int8_kernels_bit_for_bit(tmp_path):
     assert level2.count("epilogue <steps = [clip, quantize]") == 1
     assert level2.count("epilogue <steps = [add, relu]>") == 1
     assert level2.count("algorithm <direct_blocked>") == 3
+    # The pool reads and writes the requantized uint8 values.
+    assert re.search(r'ukernel_call "max_pool2d".*!quant\.uniform<u8:f32, 1\.250000e-01>',
+                     level2), level2
     # No reorder inside the graph: the one copy writes the model's output.
     assert level2.count("cuvil_l2.copy") == 1
 

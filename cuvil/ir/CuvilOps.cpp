@@ -12,6 +12,7 @@
 #include "cuvil/ir/CuvilOps.h"
 #include "cuvil/ir/Inference.h"
 
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -659,6 +660,16 @@ LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *,
                                             SmallVectorImpl<Type> &types) {
   return inferPool2d(getOperationName(), loc, adaptor, /*allowDilation=*/true,
                      types);
+}
+
+LogicalResult MaxPool2dOp::verify() {
+  // Only a per-tensor type keeps one order on all stored integers.
+  if (isa<quant::UniformQuantizedPerAxisType>(
+          getElementTypeOrSelf(getInput().getType())))
+    return emitOpError("pools quantized values of one scale only (per "
+                       "tensor), got ")
+           << getInput().getType();
+  return success();
 }
 
 LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *,

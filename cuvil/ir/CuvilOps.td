@@ -20,6 +20,13 @@ include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
+// Quantized values are tensors of upstream `!quant.uniform` types, per
+// tensor or per axis; a power-of-two scale is fixed point. Only the
+// quantization ops (below) and max pooling, which commutes with a
+// monotonic quantize, take or give them: every other op computes on plain
+// element types.
+def Cuvil_QuantizedTensor : RankedTensorOf<[quant_QuantizedType]>;
+
 //===----------------------------------------------------------------------===//
 // Constants
 //===----------------------------------------------------------------------===//
@@ -329,15 +336,16 @@ def Cuvil_BatchNormOp : Cuvil_Op<"batch_norm", [Pure, Cuvil_InferTypeOpAdaptor]>
 // Pooling
 //===----------------------------------------------------------------------===//
 
-class Cuvil_Pool2dOp<string mnemonic, dag extraArgs = (ins)> : Cuvil_Op<mnemonic,
+class Cuvil_Pool2dOp<string mnemonic, dag extraArgs = (ins),
+                     Type tensor = Cuvil_FloatTensor> : Cuvil_Op<mnemonic,
     [Pure, Cuvil_InferTypeOpAdaptor]> {
-  let arguments = !con((ins Cuvil_FloatTensor:$input,
+  let arguments = !con((ins tensor:$input,
                             DenseI64ArrayAttr:$kernel_shape,
                             DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$strides,
                             DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$padding,
                             DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$dilations,
                             UnitAttr:$ceil_mode), extraArgs);
-  let results = (outs Cuvil_FloatTensor:$result);
+  let results = (outs tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let description = [{
     NCHW pooling window `kernel_shape`; `padding` is [top, left, bottom,
@@ -345,8 +353,17 @@ class Cuvil_Pool2dOp<string mnemonic, dag extraArgs = (ins)> : Cuvil_Op<mnemonic
     starting a window in the right/bottom padding.
   }];
 }
-def Cuvil_MaxPool2dOp : Cuvil_Pool2dOp<"max_pool2d"> {
-  let summary = "2-D max pooling";
+def Cuvil_MaxPool2dOp : Cuvil_Pool2dOp<"max_pool2d", (ins),
+    AnyTypeOf<[Cuvil_FloatTensor, Cuvil_QuantizedTensor]>> {
+  let summary = "2-D max pooling, of float or quantized values";
+  let description = [{
+    NCHW pooling window `kernel_shape`; `padding` is [top, left, bottom,
+    right]; `ceil_mode` rounds the output size up, as PyTorch does, without
+    starting a window in the right/bottom padding. A quantized input
+    (per tensor only) gives the same type: the max of its stored integers,
+    padding being the storage minimum.
+  }];
+  let hasVerifier = 1;
 }
 def Cuvil_AvgPool2dOp : Cuvil_Pool2dOp<"avg_pool2d", (ins UnitAttr:$count_include_pad)> {
   let summary = "2-D average pooling";
@@ -483,10 +500,7 @@ def Cuvil_ExpandOp : Cuvil_Op<"expand", [Pure, Cuvil_InferTypeOpAdaptor]> {
 // Quantization (verifiers in Quantization.cpp)
 //===----------------------------------------------------------------------===//
 
-// Quantized values are tensors of upstream `!quant.uniform` types, per
-// tensor or per axis; a power-of-two scale is fixed point. Only these ops
-// take or give them: every other op computes on plain element types.
-def Cuvil_QuantizedTensor : RankedTensorOf<[quant_QuantizedType]>;
+// Quantized values: Cuvil_QuantizedTensor (defined at the top).
 
 def Cuvil_QuantizeOp : Cuvil_Op<"quantize", [Pure]> {
   let summary = "float to a quantized type: saturate(round(x / scale) + zp)";

@@ -119,6 +119,23 @@ def CuvilFoldQuantizedProducts
   let dependentDialects = ["::cuvil::l1::CuvilDialect"];
 }
 
+def CuvilHoistQuantize
+    : Pass<"cuvil-hoist-quantize", "::mlir::func::FuncOp"> {
+  let summary = "Quantize before max pooling, not after";
+  let description = [{
+    `cuvil.quantize` of a `cuvil.max_pool2d` result, per tensor, moves
+    before the pool, which then pools the 8-bit values: quantizing is
+    monotonic, so the result is the same (a NaN aside: the float pool skips
+    it, the quantized one pools its zero point). The quantize then follows
+    the op producing the pool's input, where an int8 convolution's epilogue
+    takes it in. A pool with float uses left is not moved.
+  }];
+  let statistics = [
+    Statistic<"numHoisted", "hoisted", "Quantizes moved before max pools">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
+}
+
 def CuvilRaiseLayerNorm : Pass<"cuvil-raise-layer-norm", "::mlir::func::FuncOp"> {
   let summary = "Replace decomposed layer norms by cuvil.layer_norm";
   let description = [{

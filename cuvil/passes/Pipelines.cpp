@@ -15,6 +15,10 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm) {
   // Calibrated layers (if any) become QDQ, then integer products.
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilQuantizeProducts());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldQuantizedProducts());
+  // One quantize per tensor and type, then moved before max pools, so
+  // that cuvil-fuse-epilogues finds it after the int8 convolution.
+  pm.addPass(mlir::createCSEPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createCuvilHoistQuantize());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldBatchNorm());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilPrepackWeights());
   // Drops the constants folding and prepacking replaced.

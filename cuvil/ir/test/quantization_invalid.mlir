@@ -144,3 +144,21 @@ func.func @f(%x: tensor<1x2x5x5x!quant.uniform<u8:f32, 0.1>>, %w: tensor<4x2x3x3
   %0 = cuvil.quantized_conv2d %x, %w, %b : tensor<1x2x5x5x!quant.uniform<u8:f32, 0.1>>, tensor<4x2x3x3x!quant.uniform<i8:f32, 0.5>>, tensor<3xf32>
   return
 }
+
+// -----
+
+// Max pooling takes quantized values per tensor only.
+func.func @f(%x: tensor<1x2x4x4x!quant.uniform<i8:f32:1, {0.5, 0.25}>>) {
+  // expected-error @+1 {{'cuvil.max_pool2d' op pools quantized values of one scale only (per tensor), got 'tensor<1x2x4x4x!quant.uniform<i8:f32:1, {5.000000e-01,2.500000e-01}>>'}}
+  %0 = cuvil.max_pool2d %x {kernel_shape = array<i64: 2, 2>} : tensor<1x2x4x4x!quant.uniform<i8:f32:1, {0.5, 0.25}>>
+  return
+}
+
+// -----
+
+// Averages of quantized values would round: average pooling is float only.
+func.func @f(%x: tensor<1x1x4x4x!quant.uniform<u8:f32, 0.1:3>>) {
+  // expected-error @+1 {{'cuvil.avg_pool2d' op operand #0 must be ranked tensor of}}
+  %0 = cuvil.avg_pool2d %x {kernel_shape = array<i64: 2, 2>} : tensor<1x1x4x4x!quant.uniform<u8:f32, 0.1:3>>
+  return
+}

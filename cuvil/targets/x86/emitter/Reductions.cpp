@@ -8,6 +8,7 @@
 #include "cuvil/targets/x86/emitter/Emitter.h"
 
 #include "absl/strings/str_join.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
 
 namespace cuvil::x86::emitter {
 
@@ -23,6 +24,28 @@ LogicalResult emitPool2d(Emitter &e, const KernelCall &call) {
   SmallVector<int64_t> dl = call.op.getIntsParam("dilations", {1, 1});
   if (x.block != out.block)
     return call.op.emitOpError("pooling keeps its input's layout");
+  // Quantized inputs (cuvil-hoist-quantize put the pool after a quantize):
+  // the max of the 8-bit values, in any layout.
+  if (auto q = dyn_cast<quant::UniformQuantizedType>(x.type.getElementType())) {
+    if (call.name != "max_pool2d" || q.getStorageTypeIntegralWidth() != 8 ||
+        x.type.getElementType() != out.type.getElementType())
+      return call.error() << "on " << x.type.getElementType()
+                          << " is not supported by the x86 target (only "
+                             "max pooling of 8-bit values to the same type)";
+    e.c.line(std::string("cuvil_max_pool2d_q8(") +
+             (q.isSigned() ? "1" : "0") + ", " + absl::StrJoin(x.dims, ", ") +
+             ", " + x.name + ", " +
+             absl::StrJoin({ks[0], ks[1], st[0], st[1], pd[0], pd[1], dl[0],
+                            dl[1]},
+                           ", ") +
+             ", " + out.dims[2] + ", " + out.dims[3] + ", " + out.name + ", " +
+             std::to_string(x.block) + ");");
+    return success();
+  }
+  for (const Buffer *b : {&x, &out})
+    if (!b->type.getElementType().isF32())
+      return call.error() << "on " << b->type.getElementType()
+                          << " is not supported by the x86 target yet";
   bool blocked = x.block > 1;
   e.c.line(std::string(blocked ? "cuvil_pool2d_blocked_f32("
                                : "cuvil_pool2d_f32(") +
@@ -189,7 +212,7 @@ LogicalResult emitBatchNorm(Emitter &e, const KernelCall &call) {
 } // namespace
 
 void addReductionKernels(KernelTable &table) {
-  table["max_pool2d"] = {emitPool2d, true};
+  table["max_pool2d"] = {emitPool2d}; // float32 or 8-bit: checks its own
   table["avg_pool2d"] = {emitPool2d, true};
   table["global_avg_pool"] = {emitGlobalPool, true};
   table["global_max_pool"] = {emitGlobalPool, true};

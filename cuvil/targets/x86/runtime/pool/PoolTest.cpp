@@ -2,7 +2,8 @@
 // windows with stride, padding and dilation (count_include_pad counting
 // the positions in the padded image, PyTorch's rule for symmetric padding),
 // adaptive average pooling with PyTorch's bins, and the blocked kernel
-// against the plain one, bit for bit.
+// against the plain one, bit for bit; 8-bit max pooling, plain and
+// blocked, against a naive loop over integers.
 extern "C" {
 #include "cuvil/targets/x86/runtime/layout/layout.h"
 #include "cuvil/targets/x86/runtime/pool/pool.h"
@@ -115,6 +116,51 @@ TEST(PoolTest, BlockedMatchesPlainBitForBit) {
                                oh, ow, blocked.data(), B);
       EXPECT_EQ(reorder(false, n, c, oh * ow, B, blocked), plain) << "kind " << kind;
     }
+}
+
+// The byte of channel `ch` at `pos` of image `i` in NCHW<block>c.
+int64_t blockedIndex(int64_t i, int64_t c, int64_t ch, int64_t pos, int64_t spatial,
+                     int64_t block) {
+  int64_t blocks = (c + block - 1) / block;
+  return ((i * blocks + ch / block) * spatial + pos) * block + ch % block;
+}
+
+TEST(PoolTest, IntegerMaxPoolingMatchesNaiveLoops) {
+  std::mt19937 rng(11);
+  const int64_t n = 2, c = 19, h = 10, w = 9;
+  for (int isSigned : {0, 1})
+    for (int64_t block : {1, 5, 8, 16, 32, 64})
+      for (Window win : {Window{3, 2, 1, 1}, Window{2, 2, 0, 1}, Window{3, 1, 1, 2}}) {
+        int64_t oh = (h + 2 * win.pad - win.dil * (win.k - 1) - 1) / win.stride + 1;
+        int64_t ow = (w + 2 * win.pad - win.dil * (win.k - 1) - 1) / win.stride + 1;
+        int64_t padded = (c + block - 1) / block * block;
+        std::vector<uint8_t> x(n * padded * h * w);
+        for (uint8_t &v : x)
+          v = uint8_t(rng());
+        std::vector<uint8_t> got(n * padded * oh * ow, 0x5a);
+        cuvil_max_pool2d_q8(isSigned, n, c, h, w, x.data(), win.k, win.k, win.stride,
+                            win.stride, win.pad, win.pad, win.dil, win.dil, oh, ow, got.data(),
+                            block);
+        auto value = [&](uint8_t byte) { return isSigned ? int(int8_t(byte)) : int(byte); };
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t ch = 0; ch < c; ++ch)
+            for (int64_t y = 0; y < oh; ++y)
+              for (int64_t xx = 0; xx < ow; ++xx) {
+                int want = isSigned ? -128 : 0;
+                for (int64_t ky = 0; ky < win.k; ++ky)
+                  for (int64_t kx = 0; kx < win.k; ++kx) {
+                    int64_t iy = y * win.stride - win.pad + ky * win.dil;
+                    int64_t ix = xx * win.stride - win.pad + kx * win.dil;
+                    if (iy >= 0 && iy < h && ix >= 0 && ix < w)
+                      want = std::max(want, value(x[blockedIndex(i, c, ch, iy * w + ix,
+                                                                 h * w, block)]));
+                  }
+                ASSERT_EQ(value(got[blockedIndex(i, c, ch, y * ow + xx, oh * ow, block)]), want)
+                    << (isSigned ? "int8" : "uint8") << " block " << block << " k" << win.k
+                    << " s" << win.stride << " p" << win.pad << " d" << win.dil << " at ("
+                    << i << ", " << ch << ", " << y << ", " << xx << ")";
+              }
+      }
 }
 
 } // namespace

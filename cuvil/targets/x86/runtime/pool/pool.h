@@ -31,6 +31,16 @@ void cuvil_pool2d_f32(int kind, int64_t n, int64_t c, int64_t h, int64_t w,
                       int count_include_pad, int64_t oh, int64_t ow,
                       float *output);
 
+/* Max pooling of 8-bit quantized values (int8 when is_signed, else
+ * uint8), NCHW<block>c (block 1 is NCHW). Quantization is monotonic, so
+ * this is the float max pool of the values before they were quantized:
+ * padding is the storage minimum, the quantized -infinity. */
+void cuvil_max_pool2d_q8(int is_signed, int64_t n, int64_t c, int64_t h,
+                         int64_t w, const void *input, int64_t kh, int64_t kw,
+                         int64_t stride_h, int64_t stride_w, int64_t pad_top,
+                         int64_t pad_left, int64_t dil_h, int64_t dil_w,
+                         int64_t oh, int64_t ow, void *output, int64_t block);
+
 void cuvil_adaptive_avg_pool2d_f32(int64_t n, int64_t c, int64_t h, int64_t w,
                                    const float *input, int64_t oh, int64_t ow,
                                    float *output);

@@ -270,14 +270,18 @@ cuvil_qconvb_avx2_w(const int8_t *p) {
 #define CUVIL_QCONVB_VNNI512_WTYPE __m512i
 
 /* NB x U accumulators of LANES sums; fully unrolled, so that they live in
- * registers (U <= the variant's UMAX keeps them from spilling). */
+ * registers (U <= the variant's UMAX keeps them from spilling). IB, if not
+ * 0, is the input block of a stride-1 convolution known at compile time:
+ * the U columns are then constant offsets from one pointer (not U
+ * pointers, which outnumber the general registers and spill). */
 #define CUVIL_QCONVB_TILE(name, isa, V, vec, LANES, NB, U, vzero, loadi, set1i, \
-                          mullo, finish)                                        \
+                          mullo, finish, IB)                                    \
   __attribute__((target(isa), noinline)) static void                           \
       cuvil_qconvb_##name##_##NB##_##U(const struct cuvil_qconvb_row *r,        \
                                        int64_t x0) {                            \
     vec acc[NB][U];                                                            \
-    const int64_t ib = r->in_block, step = r->stride_w * ib;                   \
+    const int64_t ib = (IB) ? (IB) : r->in_block;                              \
+    const int64_t step = (IB) ? (IB) : r->stride_w * ib;                       \
     const uint8_t *in = r->in + x0 * step;                                     \
     const int8_t *wt = r->weight;                                              \
     int64_t c, ky, kx, g;                                                      \
@@ -316,14 +320,24 @@ cuvil_qconvb_avx2_w(const int8_t *p) {
     cuvil_qconvb_##name##_##NB##_##U(r, x0);                                   \
     break;
 #define CUVIL_QCONVB_ENTRY(name, isa, LANES, UMAX, NARROWER, CASES)            \
+  CUVIL_QCONVB_ENTRY_IB(name, isa, LANES, UMAX, NARROWER, 0, CASES, CASES)
+/* As CUVIL_QCONVB_ENTRY, with IB_CASES the tiles for stride 1 on input
+ * blocks of IB. */
+#define CUVIL_QCONVB_ENTRY_IB(name, isa, LANES, UMAX, NARROWER, IB, CASES,     \
+                              IB_CASES)                                        \
   __attribute__((target(isa))) int cuvil_qconvb_##name(                        \
       const struct cuvil_qconvb_row *r, int64_t nb, int64_t x0, int64_t u) {   \
     int64_t tiles = (u + UMAX - 1) / UMAX, t;                                  \
+    int fixed = (IB) && r->in_block == (IB) && r->stride_w == 1;               \
     if (r->block != LANES || nb < 1 || nb > 2)                                 \
       return NARROWER;                                                         \
     for (t = 0; t < tiles; ++t) {                                              \
       int64_t width = u / tiles + (t < u % tiles);                             \
-      switch (nb * 64 + width) { CASES }                                       \
+      if (fixed) {                                                             \
+        switch (nb * 64 + width) { IB_CASES }                                  \
+      } else {                                                                 \
+        switch (nb * 64 + width) { CASES }                                     \
+      }                                                                        \
       x0 += width;                                                             \
     }                                                                          \
     return 1;                                                                  \
@@ -332,7 +346,7 @@ cuvil_qconvb_avx2_w(const int8_t *p) {
 #define CUVIL_QCONVB_YMM(name, isa, V, NB, U)                                  \
   CUVIL_QCONVB_TILE(name, isa, V, __m256i, 8, NB, U, _mm256_setzero_si256,     \
                     CUVIL_QCONVB_LOADU256, _mm256_set1_epi32,                  \
-                    _mm256_mullo_epi32, cuvil_qconvb_finish8)
+                    _mm256_mullo_epi32, cuvil_qconvb_finish8, 0)
 #define CUVIL_QCONVB_LOADU256(p) _mm256_loadu_si256((const __m256i *)(p))
 #define CUVIL_QCONVB_LOADU512(p) _mm512_loadu_si512((const void *)(p))
 #define CUVIL_QCONVB_T_AVX2(NB, U) CUVIL_QCONVB_YMM(avx2, "avx2", AVX2, NB, U)
@@ -340,15 +354,20 @@ cuvil_qconvb_avx2_w(const int8_t *p) {
   CUVIL_QCONVB_YMM(avx2_narrow, "avx2", NARROW, NB, U)
 #define CUVIL_QCONVB_T_VNNI(NB, U)                                             \
   CUVIL_QCONVB_YMM(avxvnni, "avx2,avxvnni", VNNI, NB, U)
-#define CUVIL_QCONVB_T_VNNI512(NB, U)                                          \
-  CUVIL_QCONVB_TILE(avx512vnni, "avx512f,avx512bw,avx512vnni", VNNI512,       \
-                    __m512i, 16, NB, U, _mm512_setzero_si512,                  \
-                    CUVIL_QCONVB_LOADU512, _mm512_set1_epi32,                  \
-                    _mm512_mullo_epi32, cuvil_qconvb_finish16)
+#define CUVIL_QCONVB_ZMM(name, NB, U, IB)                                      \
+  CUVIL_QCONVB_TILE(name, "avx512f,avx512bw,avx512vnni", VNNI512, __m512i, 16, \
+                    NB, U, _mm512_setzero_si512, CUVIL_QCONVB_LOADU512,        \
+                    _mm512_set1_epi32, _mm512_mullo_epi32,                     \
+                    cuvil_qconvb_finish16, IB)
+#define CUVIL_QCONVB_T_VNNI512(NB, U) CUVIL_QCONVB_ZMM(avx512vnni, NB, U, 0)
+#define CUVIL_QCONVB_T_VNNI512_IB16(NB, U)                                     \
+  CUVIL_QCONVB_ZMM(avx512vnni_ib16, NB, U, 16)
 #define CUVIL_QCONVB_C_AVX2(NB, U) CUVIL_QCONVB_CASE(avx2, NB, U)
 #define CUVIL_QCONVB_C_NARROW(NB, U) CUVIL_QCONVB_CASE(avx2_narrow, NB, U)
 #define CUVIL_QCONVB_C_VNNI(NB, U) CUVIL_QCONVB_CASE(avxvnni, NB, U)
 #define CUVIL_QCONVB_C_VNNI512(NB, U) CUVIL_QCONVB_CASE(avx512vnni, NB, U)
+#define CUVIL_QCONVB_C_VNNI512_IB16(NB, U)                                     \
+  CUVIL_QCONVB_CASE(avx512vnni_ib16, NB, U)
 /* Widths 1..N of one block count (NB). */
 #define CUVIL_QCONVB_W4(X, NB) X(NB, 1) X(NB, 2) X(NB, 3) X(NB, 4)
 #define CUVIL_QCONVB_W5(X, NB) CUVIL_QCONVB_W4(X, NB) X(NB, 5)
@@ -380,11 +399,14 @@ CUVIL_QCONVB_ENTRY(avxvnni, "avx2,avxvnni", 8, 6, 0,
 #endif
 #if !defined(CUVIL_QCONVB_ONLY) || defined(CUVIL_QCONVB_KEEP_avx512vnni)
 CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_T_VNNI512)
+CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_T_VNNI512_IB16)
 /* Blocks of 8 (channel counts that are multiples of 8, not 16) run the
  * exact AVX2 tiles, which every AVX-512 CPU runs (kept with this one). */
-CUVIL_QCONVB_ENTRY(avx512vnni, "avx512f,avx512bw,avx512vnni", 16, 14,
-                   cuvil_qconvb_avx2(r, nb, x0, u),
-                   CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_C_VNNI512))
+CUVIL_QCONVB_ENTRY_IB(
+    avx512vnni, "avx512f,avx512bw,avx512vnni", 16, 14,
+    cuvil_qconvb_avx2(r, nb, x0, u), 16,
+    CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_C_VNNI512),
+    CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_C_VNNI512_IB16))
 #endif
 #endif
 
