@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -53,9 +54,12 @@ struct HoistQuantizeOverMaxPool : OpRewritePattern<l1::QuantizeOp> {
     rewriter.setInsertionPoint(pool);
     Value quantized = l1::QuantizeOp::create(
         rewriter, quantize.getLoc(), inputType.clone(element), pool.getInput());
-    Operation *pooled = rewriter.clone(*pool);
-    pooled->setOperand(0, quantized);
-    pooled->getResult(0).setType(quantize.getType());
+    IRMapping operands;
+    operands.map(pool.getInput(), quantized);
+    Operation *pooled = rewriter.clone(*pool, operands);
+    rewriter.modifyOpInPlace(pooled, [&] {
+      pooled->getResult(0).setType(quantize.getType());
+    });
     rewriter.replaceOp(quantize, pooled->getResults());
     if (pool->use_empty())
       rewriter.eraseOp(pool);
