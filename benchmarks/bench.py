@@ -197,9 +197,9 @@ def export_and_compile(cuvilc, model, example, work, index):
     return so, time.perf_counter() - start
 
 
-# Models timed at int8, and at bf16 (which has no convolution yet).
+# Models timed at int8 and at bf16.
 INT8_MODELS = ("mlp", "transformer", "resnet18", "resnet50", "mobilenet_v2")
-BF16_MODELS = ("mlp", "transformer")
+BF16_MODELS = INT8_MODELS
 CALIBRATION_SAMPLES = 64
 
 
@@ -218,7 +218,7 @@ def compile_int8(cuvilc, example, work, index):
 
 def compile_bf16(cuvilc, work, index):
     """The exported model of export_and_compile with bfloat16 linear layers
-    (cuvilc --quantize=bf16)."""
+    and ungrouped convolutions (cuvilc --quantize=bf16)."""
     so = work / f"model{index}.bf16.so"
     subprocess.run([cuvilc, "--quiet", str(work / f"model{index}.onnx"),
                     f"--max-batch={MAX_BATCH}", "--quantize=bf16", "-o", str(so)],
@@ -893,14 +893,19 @@ def bf16_tables(results):
     models = [m for m in results["models"].values() if m.get("bf16_kernels")]
     if not models:
         return []
-    lines = ["", "## bf16 (bfloat16 linear layers, summed in float32)", "",
-             "Cuvil bf16 = `cuvilc --quantize=bf16`: each linear layer's "
-             "activation cast to bfloat16 and its weights stored in bfloat16 "
-             "(rounded to nearest even), products summed in float32 by the "
-             "`bgemm8` variant named below (`avx512`: FMA on widened values, "
-             "which measured faster than `vdpbf16ps` on AVX-512 BF16 CPUs), "
-             "bias and activation in the kernel's epilogue; everything else "
-             "float32. PyTorch bf16 = the model converted with "
+    lines = ["", "## bf16 (bfloat16 linear layers and convolutions, summed in "
+             "float32)", "",
+             "Cuvil bf16 = `cuvilc --quantize=bf16`: each linear layer's and "
+             "ungrouped convolution's input rounded to bfloat16 and its weights "
+             "stored in bfloat16 (rounded to nearest even), products summed in "
+             "float32, bias, residual and activation in the kernel's epilogue; "
+             "depthwise convolutions and everything else float32. Linear "
+             "layers run the `bgemm8` variant named below (`avx512`: FMA on "
+             "widened values, which measured faster than `vdpbf16ps` on an "
+             "Emerald Rapids core, and a batch-1 product is bound by bytes), "
+             "convolutions the `bconvb` tiles (`avx512bf16`: `vdpbf16ps`; "
+             "`avx512` / `avx2` widen to float32 and are slower than float32 "
+             "convolutions). PyTorch bf16 = the model converted with "
              "`.to(torch.bfloat16)`, eager (oneDNN, which uses AMX tiles "
              "where the CPU has them).", "",
              "| model | threads | batch | Cuvil fp32 | Cuvil bf16 | PyTorch bf16 "
@@ -919,7 +924,8 @@ def bf16_tables(results):
                 f"{run['torch_bf16']['p50'] / run['cuvil_bf16']['p50']:.2f}x | "
                 f"{run['bf16_cosine']:.6f} / {run['torch_bf16_cosine']:.6f} |")
     lines += ["", "Kernels: " + "; ".join(
-        f"{m['name']}: bgemm8 {m['bf16_kernels'].get('bgemm8')}"
+        f"{m['name']}: bgemm8 {m['bf16_kernels'].get('bgemm8')}, "
+        f"bconvb {m['bf16_kernels'].get('bconvb')}"
         for m in models) + "."]
     return lines
 

@@ -455,17 +455,26 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
   if (failed(inType) || failed(wType) ||
       failed(checkSameElementType({*inType, *wType}, loc, name)))
     return failure();
+  FailureOr<Type> element = productElementType(
+      inType->getElementType(), adaptor.getAccTypeAttr(), loc, name);
+  if (failed(element))
+    return failure();
   std::optional<RankedTensorType> bType;
   if (Value bias = adaptor.getBias()) {
     FailureOr<RankedTensorType> b = getTensorType(bias, loc, name, "bias");
-    if (failed(b) || failed(checkSameElementType({*inType, *b}, loc, name)))
+    if (failed(b))
       return failure();
+    // The bias is added to the sums: of their type.
+    if (b->getElementType() != *element)
+      return inferError(loc, name, "expects a bias of the result's element "
+                        "type ", formatType(*element), ", got ",
+                        formatType(*b));
     bType = *b;
   }
   return inferConv2dType(name, loc, *inType, *wType, bType,
                          adaptor.getStrides(), adaptor.getPadding(),
-                         adaptor.getDilations(), adaptor.getGroups(),
-                         inType->getElementType(), types);
+                         adaptor.getDilations(), adaptor.getGroups(), *element,
+                         types);
 }
 
 //===----------------------------------------------------------------------===//

@@ -246,14 +246,17 @@ def Cuvil_Conv2dOp : Cuvil_Op<"conv2d", [Pure, Cuvil_InferTypeOpAdaptor]> {
   let description = [{
     `padding` is [top, left, bottom, right]; `groups` = C_in gives a
     depthwise convolution. Unset `strides`/`dilations` mean 1, unset
-    `padding` means 0.
+    `padding` means 0. With `acc_type`, as `cuvil.matmul`: input and weight
+    narrower floats (bf16), the products summed in `acc_type` (f32), which
+    the bias and the result have.
   }];
   let arguments = (ins Cuvil_FloatTensor:$input, Cuvil_FloatTensor:$weight,
                        Optional<Cuvil_FloatTensor>:$bias,
                        DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$strides,
                        DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$padding,
                        DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$dilations,
-                       DefaultValuedAttr<I64Attr, "1">:$groups);
+                       DefaultValuedAttr<I64Attr, "1">:$groups,
+                       OptionalAttr<TypeAttr>:$acc_type);
   let results = (outs Cuvil_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)

@@ -5,7 +5,13 @@
 // (`acc_type = f32`); everything else stays float32. The weights are
 // stored in bfloat16 (half the bytes a batch-1 layer streams), rounded to
 // nearest even once, at compile time; the activation is cast before each
-// product. Layers with no such form keep float32, with a warning.
+// product. An ungrouped convolution by constant weights likewise: its
+// input cast, its OIHW weights stored in bfloat16, its float32 bias kept
+// in the convolution (summed in float32, `acc_type = f32`), so that its
+// epilogue still fuses. Layers with no such form (grouped and depthwise
+// convolutions among them: a depthwise one is bound by bytes, and half of
+// its activation's bytes would not pay for the casts) keep float32, with a
+// warning.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,19 +65,62 @@ struct ConvertProductsToBf16
             << *entry << "')";
         continue;
       }
+      auto conv = dyn_cast<l1::Conv2dOp>(op);
       std::optional<std::string> why =
-          isa<l1::Conv2dOp>(op)
-              ? std::optional<std::string>(
-                    "bfloat16 convolutions are not implemented yet")
-              : cuvil::whyNotConstantLinear(op);
+          conv ? whyNotBf16Conv(conv) : cuvil::whyNotConstantLinear(op);
       if (why) {
         op->emitWarning("stays float32: ") << *why;
         continue;
       }
-      if (failed(convert(op)))
+      if (failed(conv ? convertConv(conv) : convert(op)))
         return signalPassFailure();
       cuvil::addStatistic(getOperation(), *this, numConverted, "converted");
     }
+  }
+
+  /// Why `conv` has no bfloat16 form here, or nullopt if it has.
+  static std::optional<std::string> whyNotBf16Conv(l1::Conv2dOp conv) {
+    if (conv.getGroups() != 1)
+      return std::string("it is grouped (the bfloat16 kernels compute "
+                         "ungrouped convolutions)");
+    if (conv.getAccType())
+      return std::string("it is already a reduced-precision convolution");
+    if (!conv.getWeight().getDefiningOp<l1::ConstantOp>())
+      return std::string("its weights are computed at run time");
+    auto weights = cast<RankedTensorType>(conv.getWeight().getType());
+    auto input = cast<RankedTensorType>(conv.getInput().getType());
+    if (!weights.getElementType().isF32() || !weights.hasStaticShape() ||
+        !input.getElementType().isF32())
+      return std::string("its input or weights are not static float32");
+    return std::nullopt;
+  }
+
+  LogicalResult convertConv(l1::Conv2dOp conv) {
+    OpBuilder builder(conv);
+    Location loc = conv.getLoc();
+    FloatType bf16 = builder.getBF16Type();
+    FailureOr<std::vector<float>> weights =
+        cuvil::getF32Constant(conv.getWeight());
+    if (failed(weights))
+      return conv.emitOpError("has weights that cannot be read");
+    auto input = cast<RankedTensorType>(conv.getInput().getType());
+    auto weightType = cast<RankedTensorType>(conv.getWeight().getType());
+    Value x = l1::CastOp::create(builder, loc, input.clone(bf16),
+                                 conv.getInput());
+    Value w = cuvil::createResourceConstant(builder, loc,
+                                            weightType.clone(bf16),
+                                            "bf16_weights",
+                                            toBf16Bytes(*weights, bf16));
+    auto converted = l1::Conv2dOp::create(
+        builder, loc, x, w, conv.getBias(), conv.getStridesAttr(),
+        conv.getPaddingAttr(), conv.getDilationsAttr(), conv.getGroupsAttr(),
+        TypeAttr::get(builder.getF32Type()));
+    if (converted.getType() != conv.getType())
+      return conv.emitOpError("in bfloat16 gives ")
+             << converted.getType() << " instead of " << conv.getType();
+    conv.replaceAllUsesWith(converted.getResult());
+    conv.erase();
+    return success();
   }
 
   LogicalResult convert(Operation *op) {

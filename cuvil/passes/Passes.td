@@ -78,15 +78,19 @@ def CuvilQuantizeProducts
 
 def CuvilConvertProductsToBf16
     : Pass<"cuvil-convert-products-to-bf16", "::mlir::func::FuncOp"> {
-  let summary = "Compute linear layers on bfloat16 values, summed in float32";
+  let summary = "Compute linear layers and convolutions on bfloat16 values, "
+                "summed in float32";
   let description = [{
     Each linear layer (a `cuvil.matmul` or `cuvil.gemm` of a float32
     activation by constant float32 weights) becomes a `cuvil.matmul` with
     `acc_type = f32` of the activation cast to bfloat16 and the weights
     stored in bfloat16 ([K, N], rounded to nearest even, a gemm's alpha
-    folded in), then its bias added in float32. What stays float32 gets a
-    warning saying why: what the user keeps (`keep-fp32`, as for int8),
-    convolutions (not implemented in bfloat16 yet), run-time weights.
+    folded in), then its bias added in float32. An ungrouped
+    `cuvil.conv2d` by constant weights becomes one with `acc_type = f32` of
+    its input cast to bfloat16 and bfloat16 OIHW weights, its float32 bias
+    kept inside. What stays float32 gets a warning saying why: what the
+    user keeps (`keep-fp32`, as for int8), grouped and depthwise
+    convolutions, run-time weights.
   }];
   let options = [
     ListOption<"keepFp32", "keep-fp32", "std::string",

@@ -116,13 +116,15 @@ def test_int8_mlp_accuracy_within_one_point(name, model, data, epochs):
     ("digits_cnn", DigitsCnn, digits, 60),
 ])
 def test_bf16_accuracy_within_a_fifth_of_a_point(name, model, data, epochs):
-    """Linear layers on bfloat16 values (the CNN's convolutions stay
-    float32: no bfloat16 convolution yet), on this CPU's bf16 kernel."""
+    """Linear layers and the CNN's convolutions on bfloat16 values, on this
+    CPU's bf16 kernels."""
     fp32, bf16, compiled = study(model(), data(), epochs, bf16=True)
     print(f"{name}: float32 {fp32:.4f}, bf16 {bf16:.4f}")
     assert fp32 > 0.9
     assert abs(fp32 - bf16) <= 0.002
     assert compiled.metadata["kernels"]["bgemm8"] != "none"
+    convolutions = compiled.metadata["kernels"]["bconvb"]
+    assert (convolutions != "none") == (name == "digits_cnn")
     assert compiled.quantization_report is None
 
 
@@ -182,10 +184,10 @@ def test_int8_cnn_accuracy_within_one_point():
     assert compiled.quantization_report["float32"] == []
 
 
-def test_resnet18_cosine():
-    """torchvision's ResNet-18 with random weights (fixed seed): every
-    convolution (batch norms folded first) and the classifier in int8,
-    calibrated on random inputs."""
+def resnet18_study(quantize):
+    """torchvision's ResNet-18 with random weights (fixed seed) compiled
+    with quantize(shape) (batch norms folded first): (compiled, cosine
+    similarity and max relative error of its logits against PyTorch's)."""
     import pathlib
     import sys
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests"
@@ -195,10 +197,8 @@ def test_resnet18_cosine():
     model, example = export_models.MODELS["resnet18"]()
     model.eval()
     shape = tuple(example.shape[1:])
-    calibration = [torch.randn(4, *shape) for _ in range(2)]
     compiled = cuvil.compile(model, [("x", torch.float32, (None,) + shape)],
-                             max_batch=4, quantize=Int8(calibration))
-    assert len(quantized_layers(compiled)) == 21  # 20 convolutions + fc
+                             max_batch=4, quantize=quantize(shape))
     x = torch.randn(2, *shape)
     with torch.no_grad():
         expected = model(x)
@@ -206,8 +206,27 @@ def test_resnet18_cosine():
     cosine = float(torch.nn.functional.cosine_similarity(
         got.flatten(), expected.flatten(), dim=0))
     relative = float((got - expected).abs().max() / expected.abs().max())
+    return compiled, cosine, relative
+
+
+def test_resnet18_cosine():
+    """Every convolution and the classifier in int8, calibrated on random
+    inputs."""
+    compiled, cosine, relative = resnet18_study(
+        lambda shape: Int8([torch.randn(4, *shape) for _ in range(2)]))
+    assert len(quantized_layers(compiled)) == 21  # 20 convolutions + fc
     print(f"resnet18 int8: cosine {cosine:.5f}, max relative error {relative:.4f}")
     assert cosine >= 0.99
+
+
+def test_resnet18_bf16_cosine():
+    """Every convolution and the classifier in bfloat16, summed in float32:
+    the error bfloat16's 8-bit significand allows over 18 layers."""
+    compiled, cosine, relative = resnet18_study(lambda shape: BF16())
+    print(f"resnet18 bf16: cosine {cosine:.6f}, max relative error {relative:.4f}")
+    assert compiled.metadata["kernels"]["bconvb"] != "none"
+    assert cosine >= 0.999
+    assert relative < 0.05
 
 
 def test_observers_and_the_report():

@@ -141,7 +141,7 @@ FailureOr<Value> Importer::buildConv(const onnx::NodeProto &node, Location loc,
       loc, x, w, bias, builder.getDenseI64ArrayAttr(win->strides),
       builder.getDenseI64ArrayAttr(win->padding),
       builder.getDenseI64ArrayAttr(win->dilations),
-      builder.getI64IntegerAttr(attrInt(node, "group", 1)));
+      builder.getI64IntegerAttr(attrInt(node, "group", 1)), TypeAttr());
 }
 
 LogicalResult Importer::convertBatchNorm(const onnx::NodeProto &node,

@@ -136,6 +136,24 @@ func.func @f(%x: tensor<2x3xbf16>, %w: tensor<3x4xbf16>, %c: tensor<4xbf16>) {
 
 // -----
 
+// a bfloat16 convolution's bias is of acc_type
+func.func @f(%x: tensor<1x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %b: tensor<4xbf16>) {
+  // expected-error @+1 {{'cuvil.conv2d' op expects a bias of the result's element type f32, got tensor<4xbf16>}}
+  %0 = cuvil.conv2d %x, %w, %b {acc_type = f32} : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16>, tensor<4xbf16>
+  return
+}
+
+// -----
+
+// a convolution's acc_type is wider than its operands
+func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.conv2d' op acc_type f16 must be a float wider than the operands' f32}}
+  %0 = cuvil.conv2d %x, %w {acc_type = f16} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
 // matmul scalar
 func.func @f(%x: tensor<f32>, %w: tensor<10xf32>) {
   // expected-error @+1 {{'cuvil.matmul' op expects operands of rank >= 1, got tensor<f32> and tensor<10xf32>}}

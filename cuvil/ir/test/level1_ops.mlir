@@ -126,6 +126,16 @@ func.func @bf16_products(%x: tensor<2x3xbf16>, %w: tensor<3x4xbf16>, %c: tensor<
   return
 }
 
+// A bfloat16 convolution summed in float32: its bias and result float32.
+// CHECK-LABEL: func.func @bf16_convolution
+func.func @bf16_convolution(%x: tensor<?x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %b: tensor<4xf32>) {
+  // CHECK: cuvil.conv2d %{{.+}}, %{{.+}}, %{{.+}} {acc_type = f32} : tensor<?x3x8x8xbf16>, tensor<4x3x3x3xbf16>, tensor<4xf32>
+  %0 = cuvil.conv2d %x, %w, %b {acc_type = f32} : tensor<?x3x8x8xbf16>, tensor<4x3x3x3xbf16>, tensor<4xf32>
+  // CHECK: cuvil.relu %{{.+}} : tensor<?x4x6x6xf32>
+  %1 = cuvil.relu %0 : tensor<?x4x6x6xf32>
+  return
+}
+
 // CHECK-LABEL: func.func @convolution
 func.func @convolution(%x: tensor<?x3x224x224xf32>, %w: tensor<64x3x7x7xf32>,
                        %b: tensor<64xf32>, %dw: tensor<64x1x3x3xf32>) {

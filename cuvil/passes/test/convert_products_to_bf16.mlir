@@ -30,13 +30,35 @@ func.func @linear(%x: tensor<?x3xf32>) -> tensor<?x4xf32> {
 
 // -----
 
+// An ungrouped convolution reads its input cast to bfloat16 and bfloat16
+// OIHW weights (1.01171875 rounds up to 0x3F82), keeps its float32 bias
+// and sums in float32, so that its epilogue still fuses.
+// CHECK-LABEL: func.func @conv
+// CHECK: %[[X:.+]] = cuvil.cast %arg0 : tensor<?x2x4x4xf32> to tensor<?x2x4x4xbf16>
+// CHECK: %[[W:.+]] = cuvil.constant dense_resource<bf16_weights> : tensor<1x2x1x1xbf16>
+// CHECK: %[[Y:.+]] = cuvil.conv2d %[[X]], %[[W]], %{{.+}} {acc_type = f32, strides = array<i64: 2, 2>} : tensor<?x2x4x4xbf16>, tensor<1x2x1x1xbf16>, tensor<1xf32>
+// CHECK: cuvil.relu %[[Y]] : tensor<?x1x2x2xf32>
+// CHECK: bf16_weights: "0x40000000803F823F"
+func.func @conv(%x: tensor<?x2x4x4xf32>) -> tensor<?x1x2x2xf32> {
+  %w = cuvil.constant dense<[[[[1.0]], [[1.01171875]]]]> : tensor<1x2x1x1xf32>
+  %b = cuvil.constant dense<0.25> : tensor<1xf32>
+  %y = cuvil.conv2d %x, %w, %b {strides = array<i64: 2, 2>} : tensor<?x2x4x4xf32>, tensor<1x2x1x1xf32>, tensor<1xf32>
+  %r = cuvil.relu %y : tensor<?x1x2x2xf32>
+  return %r : tensor<?x1x2x2xf32>
+}
+
+// -----
+
 // Products without a bfloat16 form stay float32, each with a warning.
-func.func @stays(%x: tensor<2x3xf32>, %z: tensor<3x3xf32>, %img: tensor<1x1x4x4xf32>)
-    -> (tensor<2x3xf32>, tensor<1x1x4x4xf32>) {
-  %k = cuvil.constant dense<1.0> : tensor<1x1x1x1xf32>
+func.func @stays(%x: tensor<2x3xf32>, %z: tensor<3x3xf32>, %img: tensor<1x2x4x4xf32>,
+                 %k2: tensor<1x2x1x1xf32>)
+    -> (tensor<2x3xf32>, tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) {
+  %k = cuvil.constant dense<1.0> : tensor<2x1x1x1xf32>
   // expected-warning @+1 {{stays float32: its weights are computed at run time}}
   %y = cuvil.matmul %x, %z : tensor<2x3xf32>, tensor<3x3xf32>
-  // expected-warning @+1 {{stays float32: bfloat16 convolutions are not implemented yet}}
-  %c = cuvil.conv2d %img, %k : tensor<1x1x4x4xf32>, tensor<1x1x1x1xf32>
-  return %y, %c : tensor<2x3xf32>, tensor<1x1x4x4xf32>
+  // expected-warning @+1 {{stays float32: it is grouped (the bfloat16 kernels compute ungrouped convolutions)}}
+  %c = cuvil.conv2d %img, %k {groups = 2} : tensor<1x2x4x4xf32>, tensor<2x1x1x1xf32>
+  // expected-warning @+1 {{stays float32: its weights are computed at run time}}
+  %d = cuvil.conv2d %img, %k2 : tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32>
+  return %y, %c, %d : tensor<2x3xf32>, tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>
 }

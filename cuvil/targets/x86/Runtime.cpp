@@ -142,6 +142,21 @@ static std::string qconvbMacros(const RuntimeSelection &selection) {
   return text;
 }
 
+/// The bfloat16 tiles a model calls, and only those compiled (bconvb.c):
+/// the AVX-512 entries run 8-channel blocks on the AVX2 tiles.
+static std::string bconvbMacros(const RuntimeSelection &selection) {
+  if (selection.bconvb == "none")
+    return "";
+  std::string text = "#define CUVIL_BCONVB_ONLY\n#define CUVIL_BCONVB "
+                     "cuvil_bconvb_" +
+                     selection.bconvb + "\n";
+  if (selection.bconvb != "reference")
+    text += "#define CUVIL_BCONVB_KEEP_" + selection.bconvb + "\n";
+  if (selection.bconvb == "avx512" || selection.bconvb == "avx512bf16")
+    text += "#define CUVIL_BCONVB_KEEP_avx2\n";
+  return text;
+}
+
 std::string assembleRuntime(const RuntimeSelection &selection) {
   int64_t l2Bytes = std::max<int64_t>(selection.l2Bytes, 65536);
   std::string text = "#define CUVIL_L2_BYTES " + std::to_string(l2Bytes) + "\n";
@@ -163,7 +178,7 @@ std::string assembleRuntime(const RuntimeSelection &selection) {
             (selection.bgemm8 != "none"
                  ? "#define CUVIL_BGEMM8 cuvil_bgemm8_" + selection.bgemm8 + "\n"
                  : std::string()) +
-            qconvbMacros(selection);
+            qconvbMacros(selection) + bconvbMacros(selection);
   std::vector<const Family *> closure;
   for (const std::string &name : runtimeClosure(selection.families))
     closure.push_back(&*llvm::find_if(

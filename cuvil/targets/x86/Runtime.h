@@ -46,6 +46,9 @@ struct RuntimeSelection {
   /// weights and for narrow ones; "none" when nothing calls them (only the
   /// chosen tiles are compiled).
   std::string qconvb = "none", qconvbNarrow = "none";
+  /// The bfloat16 convolution's tiles (bconv/bconvb.inc); "none" when
+  /// nothing calls them (only the chosen tiles are compiled).
+  std::string bconvb = "none";
 };
 
 /// The runtime families by name, in dependency order.

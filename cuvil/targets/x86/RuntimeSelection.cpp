@@ -22,6 +22,9 @@ using namespace mlir;
 /// ("" for the ones it writes as loops).
 std::string familyOf(cuvil::l2::UKernelCallOp call) {
   StringRef kernel = call.getKernel();
+  // A bfloat16 convolution (cuvil-convert-products-to-bf16).
+  if (kernel == "conv2d" && call.getParam("acc_type"))
+    return "bconv";
   if (kernel == "conv2d") {
     std::optional<cuvil::l2::Algorithm> algorithm = call.getAlgorithm();
     return algorithm == cuvil::l2::Algorithm::winograd_f4x3    ? "winograd"
@@ -74,13 +77,13 @@ RuntimeSelection selectRuntime(func::FuncOp func,
   selection.simd = simd;
   selection.families.insert("threads");
   bool convbTiles = false, qgemm = false, bgemm = false, qconvbTiles = false,
-       qconvbNarrow = false, qgemmNarrow = false;
+       qconvbNarrow = false, qgemmNarrow = false, bconv = false;
   func.walk([&](Operation *op) {
     if (auto call = dyn_cast<cuvil::l2::UKernelCallOp>(op)) {
       std::string family = familyOf(call);
       selection.families.insert(family.empty() ? "math" : family);
       bool quantizedConv = call.getKernel() == "quantized_conv2d";
-      convbTiles |= !quantizedConv && runsConvbTiles(call);
+      convbTiles |= family == "conv_blocked" && runsConvbTiles(call);
       qconvbTiles |= quantizedConv && runsConvbTiles(call);
       qconvbNarrow |= quantizedConv && runsConvbTiles(call) &&
                       call->hasAttr("cuvil.narrow_weights");
@@ -91,6 +94,7 @@ RuntimeSelection selectRuntime(func::FuncOp func,
                       (quantizedConv && !call.getAlgorithm() &&
                        call.getIntParam("groups", 1) == 1));
       bgemm |= family == "bgemm";
+      bconv |= family == "bconv";
     } else if (isa<cuvil::l2::KernelOp>(op)) {
       selection.families.insert("math");
     } else if (auto copy = dyn_cast<cuvil::l2::CopyOp>(op)) {
@@ -103,11 +107,12 @@ RuntimeSelection selectRuntime(func::FuncOp func,
   selection.qgemm4 = qgemm ? "reference" : "none";
   selection.qgemm4Narrow = qgemmNarrow ? "reference" : "none";
   selection.bgemm8 = bgemm ? "reference" : "none";
+  selection.bconvb = bconv ? "reference" : "none";
   selection.qconvb = qconvbTiles ? "reference" : "none";
   selection.qconvbNarrow = qconvbNarrow ? "reference" : "none";
   if (simd) {
     std::vector<std::pair<std::string, std::string>> sgemm4, dwconv, convb,
-        qgemm4, qgemm4Narrow, bgemm8;
+        qgemm4, qgemm4Narrow, bgemm8, bconvb;
 #define CUVIL_SGEMM4_VARIANT(name, target, features)                           \
   sgemm4.emplace_back(#name, features);
 #include "cuvil/targets/x86/runtime/gemm/sgemm4.inc"
@@ -130,12 +135,18 @@ RuntimeSelection selectRuntime(func::FuncOp func,
   bgemm8.emplace_back(#name, features);
 #include "cuvil/targets/x86/runtime/bgemm/bgemm.inc"
 #undef CUVIL_BGEMM8_VARIANT
+#define CUVIL_BCONVB_VARIANT(name, target, features)                           \
+  bconvb.emplace_back(#name, features);
+#include "cuvil/targets/x86/runtime/bconv/bconvb.inc"
+#undef CUVIL_BCONVB_VARIANT
     if (qgemm)
       selection.qgemm4 = chooseVariant(qgemm4, cpuFeatures);
     if (qgemmNarrow)
       selection.qgemm4Narrow = chooseVariant(qgemm4Narrow, cpuFeatures);
     if (bgemm)
       selection.bgemm8 = chooseVariant(bgemm8, cpuFeatures);
+    if (bconv)
+      selection.bconvb = chooseVariant(bconvb, cpuFeatures);
     selection.sgemm4 = chooseVariant(sgemm4, cpuFeatures);
     selection.dwconv = chooseVariant(dwconv, cpuFeatures);
     selection.convb = chooseVariant(convb, cpuFeatures);

@@ -108,8 +108,41 @@ void emitPlain(Emitter &e, const KernelCall &call, const ConvArgs &a) {
                      a.epilogue.initializerOrNone());
 }
 
+/// bfloat16 operands summed in float32 (runtime/bconv/bconv.h), weights
+/// packed by cuvil-x86-pack-quantized-weights for `cuvil.channel_block`:
+/// ins (x, packed, [bias], then a fused epilogue's), outs (y, scratch). x
+/// is float32 (the kernel rounds it, its cast fused) or bfloat16.
+LogicalResult emitBf16Conv(Emitter &e, const KernelCall &call,
+                           const ConvArgs &a) {
+  auto size = call.op->getAttrOfType<DenseI64ArrayAttr>("cuvil.kernel_size");
+  auto block = call.op->getAttrOfType<IntegerAttr>("cuvil.channel_block");
+  if (!call.op.getPackedB() || !size || size.size() != 2 || !block ||
+      call.op.getOutputs().size() != 2 || a.groups != 1)
+    return call.error() << "needs its bfloat16 weights packed at compile "
+                           "time (cuvil-x86-pack-quantized-weights)";
+  Type element = a.x.type.getElementType();
+  if (!(element.isF32() || element.isBF16()) ||
+      !a.out.type.getElementType().isF32())
+    return call.error() << "on x86 convolves float32 or bfloat16 into "
+                           "float32, not "
+                        << element << " into " << a.out.type.getElementType();
+  e.callWithEpilogue(
+      "cuvil_bconv2d_blocked(CUVIL_BCONVB, pool, (uint8_t *)" + call.scratch +
+          ", " + a.input() + ", " + a.x.name + ", " +
+          (element.isBF16() ? "1" : "0") + ", " + std::to_string(a.x.block) +
+          ", " + a.out.dims[1] + ", " + std::to_string(size[0]) + ", " +
+          std::to_string(size[1]) + ", (const uint16_t *)" + a.w.name + ", " +
+          a.bias + ", " + a.window() + ", " + a.outputSize() + ", " +
+          a.out.name + ", " + std::to_string(block.getInt()) + ", " +
+          std::to_string(a.out.block) + ", ",
+      a.epilogue.initializerOrNone());
+  return success();
+}
+
 LogicalResult emitConv2d(Emitter &e, const KernelCall &call) {
   ConvArgs a(call);
+  if (call.op.getParam("acc_type"))
+    return emitBf16Conv(e, call, a);
   using cuvil::l2::Algorithm;
   std::optional<Algorithm> algorithm = call.op.getAlgorithm();
   if (algorithm == Algorithm::direct_blocked)

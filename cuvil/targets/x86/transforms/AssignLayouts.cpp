@@ -145,13 +145,20 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
         llvm::any_of(in.getShape().drop_front(), ShapedType::isDynamic))
       return false;
     // An int8 convolution's weights are constant (level1 folds only those);
-    // cuvil-x86-pack-quantized-weights packs them for the algorithm.
+    // cuvil-x86-pack-quantized-weights packs them for the algorithm, and a
+    // bfloat16 one's (which reads float32 once its cast is fused).
     return quantized || isWinograd(call) ||
            constantGlobal(call.getInputs()[1], symbols);
   }
 
   static bool isQuantized(UKernelCallOp call) {
     return call.getKernel() == "quantized_conv2d";
+  }
+
+  /// A bfloat16 convolution (acc_type): like an int8 one, its weights are
+  /// packed for its layouts by cuvil-x86-pack-quantized-weights.
+  static bool isBf16(UKernelCallOp call) {
+    return call.getKernel() == "conv2d" && call.getParam("acc_type");
   }
 
   /// The quantization loops are elementwise on per-tensor types only (a
@@ -305,9 +312,10 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
     // Decide per class: the target's lanes per block, or half as many
     // (AVX-512 running 8-channel blocks with AVX2 tiles) when some member's
     // channels are only a multiple of that. A convolution whose output stays
-    // plain cannot read blocks (the plain kernels read NCHW), so its input's
-    // class stays plain too, which can leave another output plain: repeat
-    // until nothing moves.
+    // plain cannot read blocks (the plain kernels read NCHW; a bfloat16 one,
+    // whose tiles write blocks it may unblock, can), so its input's class
+    // stays plain too, which can leave another output plain: repeat until
+    // nothing moves.
     llvm::DenseMap<Value, int64_t> blocked;
     for (bool changed = true; changed;) {
       blocked.clear();
@@ -331,7 +339,8 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
       for (auto call : func.getOps<UKernelCallOp>()) {
         Value in = call.getInputs().empty() ? Value() : call.getInputs()[0];
         if (cuvil::x86::blockedForm(call.getKernel()) == BlockedForm::Conv &&
-            blocked.contains(in) && !blocked.contains(call.getOutputs()[0]))
+            !isBf16(call) && blocked.contains(in) &&
+            !blocked.contains(call.getOutputs()[0]))
           changed |= plainOnly.insert(in).second;
       }
     }
@@ -358,10 +367,10 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
     for (auto call : llvm::to_vector(func.getOps<UKernelCallOp>())) {
       if (!blocked.contains(call.getOutputs()[0]))
         continue;
-      if (call.getKernel() == "conv2d" && !isWinograd(call))
-        prepareDirect(call, symbols);
-      else if (isQuantized(call))
+      if (isQuantized(call) || isBf16(call))
         call.setAlgorithm(cuvil::l2::Algorithm::direct_blocked);
+      else if (call.getKernel() == "conv2d" && !isWinograd(call))
+        prepareDirect(call, symbols);
     }
     func.walk([&](cuvil::l2::CopyOp copy) {
       if (copy.isReorder())

@@ -25,16 +25,24 @@
 // A bfloat16 "matmul" (acc_type f32, cuvil-convert-products-to-bf16) reads
 // a constant bf16 [K, N] global, packed by cuvil_bgemm_pack_b; the call
 // then reads (a, packed, then any fused epilogue's inputs) and writes (y,
-// A-panel scratch).
+// A-panel scratch). A bfloat16 "conv2d" reads constant bf16 OIHW weights,
+// packed by cuvil_bconvb_pack for its input's layout and the channel block
+// its tiles compute (`cuvil.channel_block`: the output's, or for a plain
+// output the target's vector lanes where the channels allow, the tiles'
+// blocks then unblocked through the scratch); it then reads (x, packed,
+// [bias], then any fused epilogue's inputs), writes (y, scratch), runs
+// `direct_blocked` and records its kernel size.
 //
 //===----------------------------------------------------------------------===//
 
+#include "cuvil/ir/CuvilAttrs.h"
 #include "cuvil/ir/CuvilL2Ops.h"
 #include "cuvil/passes/PassStatistics.h"
 #include "cuvil/support/ElementsBytes.h"
 #include "cuvil/targets/x86/transforms/Passes.h"
 
 extern "C" {
+#include "cuvil/targets/x86/runtime/bconv/bconv.h"
 #include "cuvil/targets/x86/runtime/bgemm/bgemm.h"
 #include "cuvil/targets/x86/runtime/qconv/qconv.h"
 #include "cuvil/targets/x86/runtime/qgemm/qgemm.h"
@@ -106,14 +114,112 @@ struct PackQuantizedWeights
           !call.getPackedB())
         calls.push_back(call);
     });
-    for (cuvil::l2::UKernelCallOp call : calls)
-      if (failed(isBf16Product(call) ? packBf16(call, symbols)
-                                     : pack(call, symbols)))
+    for (cuvil::l2::UKernelCallOp call : calls) {
+      bool conv = call.getKernel() == "conv2d";
+      if (failed(!isBf16Product(call) ? pack(call, symbols)
+                 : conv               ? packBf16Conv(call, symbols)
+                                      : packBf16(call, symbols)))
         return signalPassFailure();
+    }
   }
 
   static bool isBf16Product(cuvil::l2::UKernelCallOp call) {
-    return call.getKernel() == "matmul" && call.getParam("acc_type");
+    return (call.getKernel() == "matmul" || call.getKernel() == "conv2d") &&
+           call.getParam("acc_type");
+  }
+
+  /// The global holding the constant bfloat16 weights `w` reads (directly)
+  /// and its bytes, `count` elements; an error on `call` otherwise.
+  FailureOr<std::pair<memref::GlobalOp, std::string>>
+  readBf16Weights(cuvil::l2::UKernelCallOp call, Value w, SymbolTable &symbols,
+                  int64_t count) {
+    cuvil::l2::UKernelCallOp storageCast;
+    memref::GlobalOp global = constantSource(w, symbols, storageCast);
+    if (!global || storageCast)
+      return call.emitOpError("multiplies bfloat16 only against constant "
+                              "weights on the x86 target");
+    absl::StatusOr<std::string> bytes =
+        cuvil::getElementsBytes(*global.getInitialValue());
+    if (!bytes.ok() || bytes->size() != static_cast<size_t>(2 * count))
+      return call.emitOpError("has bfloat16 weights the x86 target cannot "
+                              "read");
+    return std::make_pair(global, std::move(*bytes));
+  }
+
+  /// The output channels a bfloat16 convolution with a plain output
+  /// computes per tile: the target's 32-bit lanes (16, or 8 when the
+  /// channels are multiples of 8 only), or 1 (the reference) below AVX2.
+  static int64_t computeBlock(cuvil::l2::UKernelCallOp call, int64_t oc) {
+    int64_t lanes =
+        cuvil::l1::TargetAttr::lookupOrDefault(
+            call->getParentOfType<ModuleOp>())
+            .getVectorBits() /
+        32;
+    while (lanes >= 8 && oc % lanes != 0)
+      lanes /= 2;
+    return lanes >= 8 ? lanes : 1;
+  }
+
+  LogicalResult packBf16Conv(cuvil::l2::UKernelCallOp call,
+                             SymbolTable &symbols) {
+    Value x = call.getInputs()[0], w = call.getInputs()[1];
+    auto in = cast<MemRefType>(x.getType());
+    auto wType = cast<MemRefType>(w.getType());
+    auto out = cast<MemRefType>(call.getOutputs()[0].getType());
+    Type inElement = in.getElementType();
+    if (!(inElement.isF32() || inElement.isBF16()) ||
+        !wType.getElementType().isBF16() || wType.getRank() != 4 ||
+        !wType.hasStaticShape() || in.getRank() != 4 ||
+        llvm::any_of(in.getShape().drop_front(), ShapedType::isDynamic) ||
+        llvm::any_of(out.getShape().drop_front(), ShapedType::isDynamic) ||
+        call.getIntParam("groups", 1) != 1)
+      return call.emitOpError("convolves a float32 or bfloat16 NCHW input of "
+                              "static image size by static bfloat16 OIHW "
+                              "weights, ungrouped, on the x86 target");
+    int64_t oc = wType.getDimSize(0), c = wType.getDimSize(1),
+            kh = wType.getDimSize(2), kw = wType.getDimSize(3);
+    FailureOr<std::pair<memref::GlobalOp, std::string>> weights =
+        readBf16Weights(call, w, symbols, oc * c * kh * kw);
+    if (failed(weights))
+      return failure();
+    int64_t inBlock = blockOf(x), outBlock = blockOf(call.getOutputs()[0]);
+    int64_t block = outBlock > 1 ? outBlock : computeBlock(call, oc);
+    std::vector<uint16_t> oihw(oc * c * kh * kw),
+        packed(cuvil_bconvb_packed_elements(oc, c, kh, kw, inBlock, block));
+    std::memcpy(oihw.data(), weights->second.data(), weights->second.size());
+    cuvil_bconvb_pack(oc, c, kh, kw, oihw.data(), inBlock, block,
+                      packed.data());
+    Value packedW = addGlobal(
+        call, symbols, weights->first.getSymName() + "_bpacked",
+        MemRefType::get({static_cast<int64_t>(packed.size())},
+                        IntegerType::get(call.getContext(), 16)),
+        ArrayRef<char>(reinterpret_cast<const char *>(packed.data()),
+                       2 * packed.size()));
+    SmallVector<int64_t> st = call.getIntsParam("strides", {1, 1});
+    SmallVector<int64_t> dl = call.getIntsParam("dilations", {1, 1});
+    Value scratch = allocScratch(
+        call, cuvil_bconvb_scratch_bytes(c, inBlock, kh, kw, st[0], st[1],
+                                         dl[0], dl[1], oc, out.getDimSize(2),
+                                         out.getDimSize(3), block, outBlock));
+    SmallVector<Value> inputs = {x, packedW};
+    llvm::append_range(inputs, call.getInputs().drop_front(2));
+    OpBuilder builder(call);
+    auto packedCall = call.cloneWith(builder, inputs,
+                                     ValueRange{call.getOutputs()[0], scratch});
+    packedCall.setPackedB(true);
+    packedCall.setAlgorithm(cuvil::l2::Algorithm::direct_blocked);
+    packedCall->setAttr("cuvil.kernel_size",
+                        builder.getDenseI64ArrayAttr({kh, kw}));
+    packedCall->setAttr("cuvil.channel_block",
+                        builder.getI64IntegerAttr(block));
+    SmallVector<Value> replaced(call.getOutputs().drop_front());
+    call.erase();
+    for (Value v : replaced)
+      if (Operation *alloc = v.getDefiningOp(); alloc && alloc->use_empty())
+        alloc->erase();
+    eraseIfUnused(w, weights->first, symbols);
+    cuvil::addStatistic(getOperation(), *this, numPacked, "packed");
+    return success();
   }
 
   /// An A-panel scratch buffer of `bytes` before `call`.
@@ -145,19 +251,14 @@ struct PackQuantizedWeights
       return call.emitOpError("multiplies bfloat16 [..., M, K] activations "
                               "by static bfloat16 [K, N] weights on the x86 "
                               "target");
-    cuvil::l2::UKernelCallOp storageCast;
-    memref::GlobalOp global = constantSource(w, symbols, storageCast);
-    if (!global || storageCast)
-      return call.emitOpError("multiplies bfloat16 only against constant "
-                              "weights on the x86 target");
     int64_t k = wType.getDimSize(0), n = wType.getDimSize(1);
-    absl::StatusOr<std::string> bytes =
-        cuvil::getElementsBytes(*global.getInitialValue());
-    if (!bytes.ok() || bytes->size() != static_cast<size_t>(2 * k * n))
-      return call.emitOpError("has bfloat16 weights the x86 target cannot "
-                              "read");
+    FailureOr<std::pair<memref::GlobalOp, std::string>> weights =
+        readBf16Weights(call, w, symbols, k * n);
+    if (failed(weights))
+      return failure();
+    memref::GlobalOp global = weights->first;
     std::vector<uint16_t> b(k * n), packed(cuvil_bgemm_packed_bytes(k, n) / 2);
-    std::memcpy(b.data(), bytes->data(), bytes->size());
+    std::memcpy(b.data(), weights->second.data(), weights->second.size());
     cuvil_bgemm_pack_b(k, n, b.data(), n, packed.data());
     Value packedB = addGlobal(
         call, symbols, global.getSymName() + "_bpacked",

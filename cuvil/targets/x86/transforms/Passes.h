@@ -20,7 +20,8 @@ namespace cuvil::x86 {
 /// Registers the passes above (cuvil-x86-*).
 void registerX86Passes();
 
-/// The x86 passes of the level2 pipeline, in order: kernel selection,
+/// The x86 passes of the level2 pipeline, in order: casts fused into the
+/// bfloat16 convolutions that read them, kernel selection,
 /// compile-time packing of product weights, blocked layouts.
 void buildX86Level2Pipeline(mlir::OpPassManager &pm);
 

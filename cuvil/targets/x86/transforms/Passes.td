@@ -12,6 +12,26 @@
 
 include "mlir/Pass/PassBase.td"
 
+def CuvilX86FuseConvInputCasts
+    : Pass<"cuvil-x86-fuse-conv-input-casts", "::mlir::ModuleOp"> {
+  let summary = "bfloat16 convolutions read their float32 input and round it";
+  let description = [{
+    Level2. A `cuvil_l2.ukernel_call` "conv2d" with `acc_type` (bfloat16
+    operands summed in float32) whose input is written only by a "cast"
+    from float32 reads the cast's source instead: its kernel
+    (runtime/bconv) rounds float32 to bfloat16 exactly as the cast does,
+    while it converts the image into its scratch on every call. The cast
+    and its buffer go when nothing else reads them.
+  }];
+  let statistics = [
+    Statistic<"numFused", "fused", "Input casts fused into bf16 convolutions">,
+  ];
+  let dependentDialects = [
+    "::mlir::memref::MemRefDialect",
+    "::cuvil::l2::CuvilL2Dialect",
+  ];
+}
+
 def CuvilX86SelectKernels : Pass<"cuvil-x86-select-kernels", "::mlir::ModuleOp"> {
   let summary = "Choose each micro-kernel's algorithm and give it its scratch";
   let description = [{
@@ -68,7 +88,10 @@ def CuvilX86PackQuantizedWeights
     The call is marked `packed_b` and gets its scratch (A panels, the
     unfolded or converted image) as a second output where it needs one. A
     quantized product whose weights are not constant is an error: the x86
-    target multiplies int8 only against packed weights.
+    target multiplies int8 only against packed weights. A bfloat16 product
+    (`acc_type`) likewise: a "matmul"'s [K, N] weights in the bgemm
+    strips, a "conv2d"'s OIHW ones for the bconvb tiles and its layouts
+    (runtime/bconv/bconv.h), with the converted image as scratch.
   }];
   let statistics = [
     Statistic<"numPacked", "packed", "Quantized weights packed at compile time">,

@@ -7,6 +7,7 @@ namespace cuvil::x86 {
 void registerX86Passes() { registerCuvilX86Passes(); }
 
 void buildX86Level2Pipeline(mlir::OpPassManager &pm) {
+  pm.addPass(createCuvilX86FuseConvInputCasts());
   pm.addPass(createCuvilX86SelectKernels());
   pm.addPass(createCuvilX86PackProductWeights());
   // Layouts first: an int8 convolution's weights are packed for the

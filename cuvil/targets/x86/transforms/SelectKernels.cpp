@@ -146,6 +146,10 @@ struct SelectKernels
     SmallVector<UKernelCallOp> calls;
     getOperation().walk([&](UKernelCallOp call) { calls.push_back(call); });
     for (UKernelCallOp call : calls) {
+      // A bfloat16 convolution has one kernel, whose weights and scratch
+      // cuvil-x86-pack-quantized-weights gives it.
+      if (call.getKernel() == "conv2d" && call.getParam("acc_type"))
+        continue;
       if (call.getKernel() == "conv2d" && call.getInputs().size() >= 2) {
         ConvChoice choice = chooseConv(call);
         if (choice.scratch || choice.algorithm)

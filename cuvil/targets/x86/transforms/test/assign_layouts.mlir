@@ -1,5 +1,5 @@
-// RUN: cuvil-opt %s --cuvil-fuse-epilogues --cuvil-fuse-elementwise --cuvil-lower-to-level2 --cuvil-x86-select-kernels --cuvil-x86-assign-layouts=block=16 --split-input-file | FileCheck %s
-// RUN: cuvil-opt %s --cuvil-fuse-epilogues --cuvil-fuse-elementwise --cuvil-lower-to-level2 --cuvil-x86-select-kernels --cuvil-x86-assign-layouts --split-input-file | FileCheck %s --check-prefix=TARGET
+// RUN: cuvil-opt %s --cuvil-fuse-epilogues --cuvil-fuse-elementwise --cuvil-lower-to-level2 --cuvil-x86-fuse-conv-input-casts --cuvil-x86-select-kernels --cuvil-x86-assign-layouts=block=16 --split-input-file | FileCheck %s
+// RUN: cuvil-opt %s --cuvil-fuse-epilogues --cuvil-fuse-elementwise --cuvil-lower-to-level2 --cuvil-x86-fuse-conv-input-casts --cuvil-x86-select-kernels --cuvil-x86-assign-layouts --split-input-file | FileCheck %s --check-prefix=TARGET
 
 // A residual block: the stem reads the plain 2-channel input as blocks of
 // one channel (weights [OC/16][C][KH][KW][1][16]: for each input channel, the
@@ -183,4 +183,24 @@ func.func @int8_chain(%x: tensor<?x16x4x4xf32>) -> tensor<?x16x1x1xf32> {
   %y2 = cuvil.quantized_conv2d %q1, %w {padding = array<i64: 1, 1, 1, 1>} : tensor<?x16x4x4x!r>, tensor<16x16x3x3x!w>
   %g = cuvil.global_avg_pool %y2 : tensor<?x16x4x4xf32>
   return %g : tensor<?x16x1x1xf32>
+}
+
+// -----
+
+// A bfloat16 convolution reads blocks even when its output stays plain
+// (a reshape reads it): its tiles write blocks it unblocks. So the float32
+// convolution before it still writes NCHW16c, and the bfloat16 one (its
+// cast fused) reads that.
+// CHECK-LABEL: func.func @bf16_plain_output
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%arg1, {{.*}}) outs(%[[A:[a-z_0-9]+]], {{.*}} : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, {{.*}}) {{.*}}algorithm <direct_blocked>
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[A]], {{.*}} : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, memref<16x16x3x3xbf16>) outs(%[[B:[a-z_0-9]+]] : memref<1x16x8x8xf32>) params {acc_type = f32
+// CHECK: cuvil_l2.ukernel_call "reshape" ins(%[[B]]
+func.func @bf16_plain_output(%x: tensor<1x16x8x8xf32>) -> tensor<1x1024xf32> {
+  %w = cuvil.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %a = cuvil.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>
+  %ab = cuvil.cast %a : tensor<1x16x8x8xf32> to tensor<1x16x8x8xbf16>
+  %wb = cuvil.constant dense<0.5> : tensor<16x16x3x3xbf16>
+  %b = cuvil.conv2d %ab, %wb {acc_type = f32, padding = array<i64: 1, 1, 1, 1>} : tensor<1x16x8x8xbf16>, tensor<16x16x3x3xbf16>
+  %r = cuvil.reshape %b, shape = [1, 1024] : tensor<1x16x8x8xf32>
+  return %r : tensor<1x1024xf32>
 }

@@ -139,3 +139,48 @@ func.func @depthwise(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
   %y = cuvil.quantized_conv2d %q, %wq {groups = 8 : i64, padding = array<i64: 1, 1, 1, 1>} : tensor<1x8x4x4x!quant.uniform<u8:f32, 0.05:120>>, tensor<8x1x3x3x!quant.uniform<i8:f32, 0.5>>
   return %y : tensor<1x8x4x4xf32>
 }
+
+// -----
+
+// A bfloat16 convolution reading a bfloat16 input (a plain one: no cast to
+// fuse) packs its OIHW weights for its layouts, [OC/B][C/ib][KH][KW][ib/2]
+// [B][2] (ib 2 for a plain input; B 1 for one output channel: 1.0 and
+// 1.01171875 as 0x3F80, 0x3F82), takes the converted image (2 channels x
+// 4 x 4 bfloat16 = 64 bytes) as scratch, runs direct_blocked and records
+// its kernel size and channel block; its bias stays an input.
+// CHECK-DAG: memref.global "private" constant @bf16_conv_constant_0_bpacked : memref<2xi16>
+// CHECK-NOT: @bf16_conv_constant_0 :
+// CHECK-LABEL: func.func @bf16_conv
+// CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<64xi8>
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%arg1, %{{.+}}, %{{.+}} : memref<1x2x4x4xbf16>, memref<2xi16>, memref<1xf32>) outs(%arg2, %[[S]] : memref<1x1x4x4xf32>, memref<64xi8>) params {acc_type = f32, groups = 1 : i64} algorithm <direct_blocked> packed_b {cuvil.channel_block = 1 : i64, cuvil.kernel_size = array<i64: 1, 1>}
+// CHECK: bf16_conv_constant_0_bpacked: "0x40000000803F823F"
+func.func @bf16_conv(%x: tensor<1x2x4x4xbf16>) -> tensor<1x1x4x4xf32> {
+  %w = cuvil.constant dense<[[[[1.0]], [[1.01171875]]]]> : tensor<1x2x1x1xbf16>
+  %b = cuvil.constant dense<0.5> : tensor<1xf32>
+  %y = cuvil.conv2d %x, %w, %b {acc_type = f32} : tensor<1x2x4x4xbf16>, tensor<1x2x1x1xbf16>, tensor<1xf32>
+  return %y : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// A plain output of 24 channels on an AVX-512 target is computed in
+// blocks of 8 (24 is no multiple of 16), through the scratch: the image
+// (64 bytes) and one image's blocked output (24 x 4 x 4 floats).
+// CHECK-LABEL: func.func @bf16_plain_output
+// CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<1600xi8>
+// CHECK: cuvil_l2.ukernel_call "conv2d" {{.*}} outs(%arg2, %[[S]] : memref<1x24x4x4xf32>, memref<1600xi8>) {{.*}} {cuvil.channel_block = 8 : i64, cuvil.kernel_size = array<i64: 1, 1>}
+module attributes {cuvil.target = #cuvil.target<backend = "x86", vector_bits = 512>} {
+func.func @bf16_plain_output(%x: tensor<1x2x4x4xbf16>) -> tensor<1x24x4x4xf32> {
+  %w = cuvil.constant dense<1.0> : tensor<24x2x1x1xbf16>
+  %y = cuvil.conv2d %x, %w {acc_type = f32} : tensor<1x2x4x4xbf16>, tensor<24x2x1x1xbf16>
+  return %y : tensor<1x24x4x4xf32>
+}
+}
+
+// -----
+
+func.func @bf16_conv_computed(%x: tensor<1x2x4x4xbf16>, %w: tensor<1x2x1x1xbf16>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'cuvil_l2.ukernel_call' op multiplies bfloat16 only against constant weights on the x86 target}}
+  %y = cuvil.conv2d %x, %w {acc_type = f32} : tensor<1x2x4x4xbf16>, tensor<1x2x1x1xbf16>
+  return %y : tensor<1x1x4x4xf32>
+}

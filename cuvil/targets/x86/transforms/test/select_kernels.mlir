@@ -51,3 +51,16 @@ func.func @products(%a: tensor<2x16x16xf32>, %b: tensor<16x40xf32>, %c: tensor<?
   %z = cuvil.matmul %d, %b : tensor<4x16xf32>, tensor<16x40xf32>
   return %x, %y, %z : tensor<2x16x40xf32>, tensor<?x40xf32>, tensor<4x40xf32>
 }
+
+// -----
+
+// A bfloat16 convolution has one kernel (its weights and scratch come from
+// cuvil-x86-pack-quantized-weights): no algorithm, no im2col scratch.
+// CHECK-LABEL: func.func @bf16_conv
+// CHECK-NOT: memref.alloc
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%arg2 : memref<1x8x4x4xf32>) params {acc_type = f32, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>}{{$}}
+func.func @bf16_conv(%x: tensor<1x8x4x4xbf16>) -> tensor<1x8x4x4xf32> {
+  %w = cuvil.constant dense<1.0> : tensor<8x8x3x3xbf16>
+  %y = cuvil.conv2d %x, %w {acc_type = f32, padding = array<i64: 1, 1, 1, 1>} : tensor<1x8x4x4xbf16>, tensor<8x8x3x3xbf16>
+  return %y : tensor<1x8x4x4xf32>
+}
