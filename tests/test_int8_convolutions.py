@@ -167,7 +167,7 @@ def test_a_qdq_network_runs_on_int8_kernels_bit_for_bit(tmp_path):
 
     model = compile_model(str(CUVILC), path, tmp_path / "net.so", "--max-batch=4")
     kernels = model.metadata["kernels"]
-    assert kernels["qconvb"] in ("avx2", "avxvnni", "avx512vnni")
+    assert kernels["qconvb"] in ("avx2", "avx512bw", "avxvnni", "avx512vnni")
     x = rng.normal(0, 2, (3, 3, 12, 12)).astype(np.float32)
     (y,) = model(x, batch=3)
     expected, _ = reference(x)
@@ -176,18 +176,43 @@ def test_a_qdq_network_runs_on_int8_kernels_bit_for_bit(tmp_path):
     np.testing.assert_array_equal(two, y)
 
 
+def without_vnni():
+    """The x86 targets without VNNI this machine runs, and their exact and
+    narrow int8 tiles: AVX2, and AVX-512BW (Skylake-SP) where it has it."""
+    targets = [("x86-64-v3", "avx2", "avx2_narrow")]
+    if "avx512bw" in pathlib.Path("/proc/cpuinfo").read_text().split():
+        targets.append(("skylake-avx512", "avx512bw", "avx512bw_narrow"))
+    return targets
+
+
 def test_narrow_weights_take_the_narrow_tiles(tmp_path):
     """Weights of magnitude <= 64 (what the quantizer writes for x86 without
     VNNI) run vpmaddubsw's tiles there, with the same results."""
     rng = np.random.default_rng(6)
     path, reference, _, _ = network(tmp_path, rng, exact=True, weight_max=64)
-    model = compile_model(str(CUVILC), path, tmp_path / "net.so", "--max-batch=2",
-                          "--cpu=x86-64-v3")
-    assert model.metadata["kernels"]["qconvb_narrow"] == "avx2_narrow"
-    assert model.metadata["kernels"]["qconvb"] == "avx2"
     x = rng.normal(0, 2, (2, 3, 12, 12)).astype(np.float32)
-    (y,) = model(x, batch=2)
-    np.testing.assert_array_equal(y, reference(x)[0])
+    for cpu, exact, narrow in without_vnni():
+        model = compile_model(str(CUVILC), path, tmp_path / f"{cpu}.so", "--max-batch=2",
+                              f"--cpu={cpu}")
+        assert model.metadata["kernels"]["qconvb_narrow"] == narrow
+        assert model.metadata["kernels"]["qconvb"] == exact
+        (y,) = model(x, batch=2)
+        np.testing.assert_array_equal(y, reference(x)[0])
+
+
+def test_full_range_weights_take_the_exact_tiles_without_vnni(tmp_path):
+    """Weights up to 127 (a QDQ model quantized elsewhere) on x86 without
+    VNNI: the exact tiles (two vpmaddwd per four products), bit for bit."""
+    rng = np.random.default_rng(9)
+    path, reference, _, _ = network(tmp_path, rng, exact=True)
+    x = rng.normal(0, 2, (2, 3, 12, 12)).astype(np.float32)
+    for cpu, exact, _ in without_vnni():
+        model = compile_model(str(CUVILC), path, tmp_path / f"{cpu}.so", "--max-batch=2",
+                              f"--cpu={cpu}")
+        assert model.metadata["kernels"]["qconvb"] == exact
+        assert model.metadata["kernels"]["qconvb_narrow"] == "none"
+        (y,) = model(x, batch=2)
+        np.testing.assert_array_equal(y, reference(x)[0])
 
 
 def test_the_portable_c_gives_the_same_bits(tmp_path):

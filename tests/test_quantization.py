@@ -218,14 +218,18 @@ def test_a_qdq_linear_layer_multiplies_in_int8(tmp_path, x_type, x_zero):
     # Exact integer sums, then one float32 scale per column: within float32
     # rounding of the float64 product of the dequantized values.
     np.testing.assert_allclose(y, expected, rtol=0, atol=1e-6 * np.abs(expected).max())
-    assert model.metadata["kernels"]["qgemm4"] in ("reference", "avx2", "avx512vnni")
+    assert model.metadata["kernels"]["qgemm4"] in ("reference", "avx2", "avx512bw",
+                                                   "avxvnni", "avx512vnni")
 
 
 def test_the_int8_variant_follows_the_target(tmp_path):
     path, x, expected = linear_layer(tmp_path, "v3", 120, 0)
     variants = [("x86-64-v3", "avx2"), ("x86-64", "reference")]
-    if "avx_vnni" in pathlib.Path("/proc/cpuinfo").read_text().split():
+    flags = pathlib.Path("/proc/cpuinfo").read_text().split()
+    if "avx_vnni" in flags:
         variants.append(("alderlake", "avxvnni"))  # AVX-VNNI without AVX-512
+    if "avx512bw" in flags:
+        variants.append(("skylake-avx512", "avx512bw"))  # AVX-512 without VNNI
     for cpu, variant in variants:
         model = compile_model(str(CUVILC), path, tmp_path / f"{cpu}.so", f"--cpu={cpu}",
                               "--max-batch=8")

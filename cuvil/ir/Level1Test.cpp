@@ -96,7 +96,9 @@ TEST_F(Level1Test, ResNetBasicBlocksInferAndVerify) {
     Value conv =
         Conv2dOp::create(b, loc, x, weight(b, {outC, inC, k, k}, 0.01f),
                          /*bias=*/Value(), ArrayRef<int64_t>{stride, stride},
-                         ArrayRef<int64_t>{pad, pad, pad, pad});
+                         ArrayRef<int64_t>{pad, pad, pad, pad},
+                         /*dilations=*/ArrayRef<int64_t>{1, 1}, /*groups=*/1,
+                         /*acc_type=*/TypeAttr());
     Value c = weight(b, {outC}, 1.0f);
     return BatchNormOp::create(b, loc, conv, c, c, c, c,
                                b.getF64FloatAttr(1e-5));

@@ -120,7 +120,7 @@ std::string chooseVariant(
 }
 
 /// The int8 tiles a model calls, and only those compiled (qconvb.c): the
-/// AVX-512 VNNI entry runs 8-channel blocks on the exact AVX2 tiles.
+/// AVX-512 entries run 8-channel blocks on the AVX2 tiles of their weights.
 static std::string qconvbMacros(const RuntimeSelection &selection) {
   std::string text = "#define CUVIL_QCONVB_ONLY\n";
   std::set<std::string> keep;
@@ -129,8 +129,10 @@ static std::string qconvbMacros(const RuntimeSelection &selection) {
     if (variant == "none" || variant == "reference")
       continue;
     keep.insert(variant);
-    if (variant == "avx512vnni")
+    if (variant == "avx512vnni" || variant == "avx512bw")
       keep.insert("avx2");
+    if (variant == "avx512bw_narrow")
+      keep.insert("avx2_narrow");
   }
   for (const std::string &variant : keep)
     text += "#define CUVIL_QCONVB_KEEP_" + variant + "\n";

@@ -256,6 +256,41 @@ cuvil_qconvb_avx2_w(const int8_t *p) {
 #define CUVIL_QCONVB_NARROW_ATYPE __m256i
 #define CUVIL_QCONVB_NARROW_WTYPE __m256i
 
+/* avx512bw, avx512bw_narrow: the two AVX2 schemes on zmm. */
+typedef struct {
+  __m512i even, odd;
+} cuvil_qconvb_pair512;
+__attribute__((target("avx512f,avx512bw"))) static inline cuvil_qconvb_pair512
+cuvil_qconvb_avx512bw_a(const uint8_t *p) {
+  __m512i a = _mm512_set1_epi32(*(const cuvil_qconvb_i32 *)p);
+  cuvil_qconvb_pair512 s = {_mm512_and_si512(a, _mm512_set1_epi16(0xff)),
+                            _mm512_srli_epi16(a, 8)};
+  return s;
+}
+__attribute__((target("avx512f,avx512bw"))) static inline cuvil_qconvb_pair512
+cuvil_qconvb_avx512bw_w(const int8_t *p) {
+  __m512i w = _mm512_loadu_si512((const void *)p);
+  cuvil_qconvb_pair512 s = {_mm512_srai_epi16(_mm512_slli_epi16(w, 8), 8),
+                            _mm512_srai_epi16(w, 8)};
+  return s;
+}
+#define CUVIL_QCONVB_BW512_A cuvil_qconvb_avx512bw_a
+#define CUVIL_QCONVB_BW512_W cuvil_qconvb_avx512bw_w
+#define CUVIL_QCONVB_BW512_DOT(acc, a, w)                                      \
+  _mm512_add_epi32(acc,                                                        \
+                   _mm512_add_epi32(_mm512_madd_epi16(a.even, w.even),         \
+                                    _mm512_madd_epi16(a.odd, w.odd)))
+#define CUVIL_QCONVB_BW512_ATYPE cuvil_qconvb_pair512
+#define CUVIL_QCONVB_BW512_WTYPE cuvil_qconvb_pair512
+#define CUVIL_QCONVB_NARROW512_A(p)                                            \
+  _mm512_set1_epi32(*(const cuvil_qconvb_i32 *)(p))
+#define CUVIL_QCONVB_NARROW512_W(p) _mm512_loadu_si512((const void *)(p))
+#define CUVIL_QCONVB_NARROW512_DOT(acc, a, w)                                  \
+  _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(a, w),          \
+                                          _mm512_set1_epi16(1)))
+#define CUVIL_QCONVB_NARROW512_ATYPE __m512i
+#define CUVIL_QCONVB_NARROW512_WTYPE __m512i
+
 #define CUVIL_QCONVB_VNNI_A CUVIL_QCONVB_NARROW_A
 #define CUVIL_QCONVB_VNNI_W CUVIL_QCONVB_NARROW_W
 #define CUVIL_QCONVB_VNNI_DOT(acc, a, w) _mm256_dpbusd_avx_epi32(acc, a, w)
@@ -354,32 +389,42 @@ cuvil_qconvb_avx2_w(const int8_t *p) {
   CUVIL_QCONVB_YMM(avx2_narrow, "avx2", NARROW, NB, U)
 #define CUVIL_QCONVB_T_VNNI(NB, U)                                             \
   CUVIL_QCONVB_YMM(avxvnni, "avx2,avxvnni", VNNI, NB, U)
-#define CUVIL_QCONVB_ZMM(name, NB, U, IB)                                      \
-  CUVIL_QCONVB_TILE(name, "avx512f,avx512bw,avx512vnni", VNNI512, __m512i, 16, \
-                    NB, U, _mm512_setzero_si512, CUVIL_QCONVB_LOADU512,        \
-                    _mm512_set1_epi32, _mm512_mullo_epi32,                     \
-                    cuvil_qconvb_finish16, IB)
-#define CUVIL_QCONVB_T_VNNI512(NB, U) CUVIL_QCONVB_ZMM(avx512vnni, NB, U, 0)
+#define CUVIL_QCONVB_ZMM(name, isa, V, NB, U, IB)                              \
+  CUVIL_QCONVB_TILE(name, isa, V, __m512i, 16, NB, U, _mm512_setzero_si512,    \
+                    CUVIL_QCONVB_LOADU512, _mm512_set1_epi32,                  \
+                    _mm512_mullo_epi32, cuvil_qconvb_finish16, IB)
+#define CUVIL_QCONVB_ISA_VNNI512 "avx512f,avx512bw,avx512vnni"
+#define CUVIL_QCONVB_T_VNNI512(NB, U)                                          \
+  CUVIL_QCONVB_ZMM(avx512vnni, CUVIL_QCONVB_ISA_VNNI512, VNNI512, NB, U, 0)
 #define CUVIL_QCONVB_T_VNNI512_IB16(NB, U)                                     \
-  CUVIL_QCONVB_ZMM(avx512vnni_ib16, NB, U, 16)
+  CUVIL_QCONVB_ZMM(avx512vnni_ib16, CUVIL_QCONVB_ISA_VNNI512, VNNI512, NB, U,  \
+                   16)
+#define CUVIL_QCONVB_T_BW512(NB, U)                                            \
+  CUVIL_QCONVB_ZMM(avx512bw, "avx512f,avx512bw", BW512, NB, U, 0)
+#define CUVIL_QCONVB_T_NARROW512(NB, U)                                        \
+  CUVIL_QCONVB_ZMM(avx512bw_narrow, "avx512f,avx512bw", NARROW512, NB, U, 0)
 #define CUVIL_QCONVB_C_AVX2(NB, U) CUVIL_QCONVB_CASE(avx2, NB, U)
 #define CUVIL_QCONVB_C_NARROW(NB, U) CUVIL_QCONVB_CASE(avx2_narrow, NB, U)
 #define CUVIL_QCONVB_C_VNNI(NB, U) CUVIL_QCONVB_CASE(avxvnni, NB, U)
 #define CUVIL_QCONVB_C_VNNI512(NB, U) CUVIL_QCONVB_CASE(avx512vnni, NB, U)
 #define CUVIL_QCONVB_C_VNNI512_IB16(NB, U)                                     \
   CUVIL_QCONVB_CASE(avx512vnni_ib16, NB, U)
+#define CUVIL_QCONVB_C_BW512(NB, U) CUVIL_QCONVB_CASE(avx512bw, NB, U)
+#define CUVIL_QCONVB_C_NARROW512(NB, U) CUVIL_QCONVB_CASE(avx512bw_narrow, NB, U)
 /* Widths 1..N of one block count (NB). */
 #define CUVIL_QCONVB_W4(X, NB) X(NB, 1) X(NB, 2) X(NB, 3) X(NB, 4)
 #define CUVIL_QCONVB_W5(X, NB) CUVIL_QCONVB_W4(X, NB) X(NB, 5)
 #define CUVIL_QCONVB_W6(X, NB) CUVIL_QCONVB_W5(X, NB) X(NB, 6)
-#define CUVIL_QCONVB_W14(X, NB)                                                \
+#define CUVIL_QCONVB_W12(X, NB)                                                \
   CUVIL_QCONVB_W6(X, NB) X(NB, 7) X(NB, 8) X(NB, 9) X(NB, 10) X(NB, 11)        \
-      X(NB, 12) X(NB, 13) X(NB, 14)
+      X(NB, 12)
+#define CUVIL_QCONVB_W14(X, NB) CUVIL_QCONVB_W12(X, NB) X(NB, 13) X(NB, 14)
 #define CUVIL_QCONVB_BOTH(W, X) W(X, 1) W(X, 2)
 
 /* 16 ymm registers: the exact avx2 tiles hold two registers per operand
  * (2 x 4 sums), vpmaddubsw's one (2 x 5), vpdpbusd's need no temporary
- * (2 x 6); AVX-512's 32 zmm hold 2 x 14. A model compiles only the
+ * (2 x 6); AVX-512's 32 zmm hold 2 x 14 with vpdpbusd, 2 x 12 for the
+ * AVX-512BW ones (their operands and temporaries). A model compiles only the
  * variants it calls (CUVIL_QCONVB_ONLY, then CUVIL_QCONVB_KEEP_<name> for
  * each: ~30 tile functions a variant); tests and benchmarks all. */
 #if !defined(CUVIL_QCONVB_ONLY) || defined(CUVIL_QCONVB_KEEP_avx2)
@@ -396,6 +441,20 @@ CUVIL_QCONVB_ENTRY(avx2_narrow, "avx2", 8, 5, 0,
 CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W6, CUVIL_QCONVB_T_VNNI)
 CUVIL_QCONVB_ENTRY(avxvnni, "avx2,avxvnni", 8, 6, 0,
                    CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W6, CUVIL_QCONVB_C_VNNI))
+#endif
+/* AVX-512 without VNNI; blocks of 8 run the AVX2 tiles of the same
+ * weights (kept with these). */
+#if !defined(CUVIL_QCONVB_ONLY) || defined(CUVIL_QCONVB_KEEP_avx512bw)
+CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W12, CUVIL_QCONVB_T_BW512)
+CUVIL_QCONVB_ENTRY(avx512bw, "avx512f,avx512bw", 16, 12,
+                   cuvil_qconvb_avx2(r, nb, x0, u),
+                   CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W12, CUVIL_QCONVB_C_BW512))
+#endif
+#if !defined(CUVIL_QCONVB_ONLY) || defined(CUVIL_QCONVB_KEEP_avx512bw_narrow)
+CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W12, CUVIL_QCONVB_T_NARROW512)
+CUVIL_QCONVB_ENTRY(avx512bw_narrow, "avx512f,avx512bw", 16, 12,
+                   cuvil_qconvb_avx2_narrow(r, nb, x0, u),
+                   CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W12, CUVIL_QCONVB_C_NARROW512))
 #endif
 #if !defined(CUVIL_QCONVB_ONLY) || defined(CUVIL_QCONVB_KEEP_avx512vnni)
 CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_T_VNNI512)

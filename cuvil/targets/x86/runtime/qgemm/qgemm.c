@@ -173,6 +173,60 @@ cuvil_qgemm4_avxvnni(int64_t k4, const uint8_t *a_panel, const int8_t *b_strip,
   }
 }
 
+/* AVX-512BW without VNNI, any weights: per k group the strip's 64 bytes
+ * split into int16 lanes, the even bytes of each column's four and the odd
+ * ones; each row's four bytes broadcast and split the same way. Two
+ * vpmaddwd then sum the four exact products of every column (255 x 128
+ * fits int16's products, two of them int32). */
+__attribute__((target("avx512f,avx512bw"))) void
+cuvil_qgemm4_avx512bw(int64_t k4, const uint8_t *a_panel,
+                      const int8_t *b_strip, int32_t *acc) {
+  __m512i c[4], low = _mm512_set1_epi16(0xff);
+  int64_t g;
+  int r;
+  for (r = 0; r < 4; ++r)
+    c[r] = _mm512_setzero_si512();
+  for (g = 0; g < k4; ++g) {
+    int32_t a[4];
+    __m512i b = _mm512_loadu_si512((const void *)(b_strip + 64 * g));
+    __m512i b_even = _mm512_srai_epi16(_mm512_slli_epi16(b, 8), 8);
+    __m512i b_odd = _mm512_srai_epi16(b, 8);
+    memcpy(a, a_panel + 16 * g, 16);
+    for (r = 0; r < 4; ++r) {
+      __m512i ar = _mm512_set1_epi32(a[r]);
+      c[r] = _mm512_add_epi32(
+          c[r], _mm512_add_epi32(
+                    _mm512_madd_epi16(_mm512_and_si512(ar, low), b_even),
+                    _mm512_madd_epi16(_mm512_srli_epi16(ar, 8), b_odd)));
+    }
+  }
+  for (r = 0; r < 4; ++r)
+    _mm512_storeu_si512((void *)(acc + 16 * r), c[r]);
+}
+
+/* AVX-512BW, narrow weights: vpmaddubsw's int16 pair sums (exact for them)
+ * widened by vpmaddwd with ones, on the whole 64-byte strip per row. */
+__attribute__((target("avx512f,avx512bw"))) void
+cuvil_qgemm4_avx512bw_narrow(int64_t k4, const uint8_t *a_panel,
+                             const int8_t *b_strip, int32_t *acc) {
+  __m512i c[4], ones = _mm512_set1_epi16(1);
+  int64_t g;
+  int r;
+  for (r = 0; r < 4; ++r)
+    c[r] = _mm512_setzero_si512();
+  for (g = 0; g < k4; ++g) {
+    int32_t a[4];
+    __m512i b = _mm512_loadu_si512((const void *)(b_strip + 64 * g));
+    memcpy(a, a_panel + 16 * g, 16);
+    for (r = 0; r < 4; ++r)
+      c[r] = _mm512_add_epi32(
+          c[r], _mm512_madd_epi16(
+                    _mm512_maddubs_epi16(_mm512_set1_epi32(a[r]), b), ones));
+  }
+  for (r = 0; r < 4; ++r)
+    _mm512_storeu_si512((void *)(acc + 16 * r), c[r]);
+}
+
 /* Per k group: one 64-byte load of B's strip, each row's four bytes
  * broadcast, vpdpbusd (unsigned x signed, four products per lane). */
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void

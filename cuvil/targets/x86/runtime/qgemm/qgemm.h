@@ -55,6 +55,10 @@ void cuvil_qgemm4_avx2(int64_t k4, const uint8_t *a_panel,
                        const int8_t *b_strip, int32_t *acc);
 void cuvil_qgemm4_avx2_narrow(int64_t k4, const uint8_t *a_panel,
                               const int8_t *b_strip, int32_t *acc);
+void cuvil_qgemm4_avx512bw(int64_t k4, const uint8_t *a_panel,
+                           const int8_t *b_strip, int32_t *acc);
+void cuvil_qgemm4_avx512bw_narrow(int64_t k4, const uint8_t *a_panel,
+                                  const int8_t *b_strip, int32_t *acc);
 void cuvil_qgemm4_avxvnni(int64_t k4, const uint8_t *a_panel,
                           const int8_t *b_strip, int32_t *acc);
 void cuvil_qgemm4_avx512vnni(int64_t k4, const uint8_t *a_panel,
