@@ -16,7 +16,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 CUVILC = ROOT / "bazel-bin" / "tools" / "cuvilc"
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from cuvil_e2e import compile_model  # noqa: E402
-from qdq_reference import constant, save  # noqa: E402
+from qdq_reference import constant, conv2d_reference, save  # noqa: E402
 
 
 def to_bf16(x):
@@ -92,17 +92,8 @@ def test_bf16_kernel_variants_agree_bit_for_bit(tmp_path):
 
 
 def conv2d(x, w, b=None, stride=1, pad=0):
-    """NCHW x OIHW in float64, written out over the window's taps."""
-    n, c, h, wd = x.shape
-    o, _, kh, kw = w.shape
-    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
-    y = np.zeros((n, o, oh, ow))
-    for i in range(kh):
-        for j in range(kw):
-            patch = xp[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
-            y += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j].astype(np.float64))
-    return y if b is None else y + b[None, :, None, None]
+    """conv2d_reference (float64), the bias optional."""
+    return conv2d_reference(x, w, np.zeros(len(w)) if b is None else b, stride, pad)
 
 
 def cnn(tmp_path, rng):

@@ -110,13 +110,15 @@ def test_int8_mlp_matches_integer_arithmetic(tmp_path):
     expected = int8_layer(h, w2, b2, fc2["scale"], fc2["zero_point"], m)
     np.testing.assert_allclose(y, expected, rtol=0,
                                atol=1e-5 * np.abs(expected).max())
-    # The bias (and fc1's ReLU) ride in the int8 kernel's epilogue, and rows
-    # split over threads compute the same bits.
+    # The bias (and fc1's ReLU and fc2's quantize: fc1 writes bytes) ride in
+    # the int8 kernel's epilogue, and rows split over threads compute the
+    # same bits.
     level2 = cuvilc("--quiet", path, "--max-batch=16", "--quantize=int8",
                     f"--calibration={tmp_path / 'cal.npz'}",
                     "--emit=mlir-level2").stdout
     assert level2.count('"quantized_matmul"') == 2
-    assert "epilogue <steps = [col_bias, relu]>" in level2
+    assert "epilogue <steps = [col_bias, relu, quantize]>" in level2
+    assert level2.count('ukernel_call "quantize"') == 1
     assert "epilogue <steps = [col_bias]>" in level2
     big = rng.normal(0, 1, (16, K)).astype(np.float32)
     (one,) = model(big, batch=16)

@@ -222,6 +222,56 @@ def test_a_qdq_linear_layer_multiplies_in_int8(tmp_path, x_type, x_zero):
                                                    "avxvnni", "avx512vnni")
 
 
+def test_two_int8_linear_layers_pass_bytes(tmp_path):
+    """The first of two int8 linear layers writes the second's uint8 input
+    itself: its bias, relu and the second's quantize are its epilogue, with
+    the arithmetic of the unfused ops (exact sums, float32 scale, bias,
+    relu, round half to even, saturate), bit for bit."""
+    rng = np.random.default_rng(12)
+    k, h, n = 45, 38, 9
+    w1 = rng.integers(-127, 128, (k, h), dtype=np.int8)
+    w2 = rng.integers(-127, 128, (h, n), dtype=np.int8)
+    b1 = rng.normal(0, 2, h).astype(np.float32)
+    xs, ws1, hs, hz, ws2 = 0.05, 0.002, 0.125, 3, 0.003
+    path = tmp_path / "mlp.onnx"
+    save(path, [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w1", "ws1"], ["w1d"]),
+        helper.make_node("MatMul", ["xd", "w1d"], ["m1"], name="fc1"),
+        helper.make_node("Add", ["m1", "b1"], ["a1"]),
+        helper.make_node("Relu", ["a1"], ["r1"]),
+        helper.make_node("QuantizeLinear", ["r1", "hs", "hz"], ["hq"]),
+        helper.make_node("DequantizeLinear", ["hq", "hs", "hz"], ["hd"]),
+        helper.make_node("DequantizeLinear", ["w2", "ws2"], ["w2d"]),
+        helper.make_node("MatMul", ["hd", "w2d"], ["y"], name="fc2")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", n])],
+        [constant("xs", np.float32(xs)), constant("xz", np.uint8(128)),
+         constant("w1", w1), constant("ws1", np.float32(ws1)), constant("b1", b1),
+         constant("hs", np.float32(hs)), constant("hz", np.uint8(hz)),
+         constant("w2", w2), constant("ws2", np.float32(ws2))])
+    level2 = cuvilc_output("--quiet", path, "--emit=mlir-level2", "--max-batch=8").stdout
+    assert re.search(r'ukernel_call "quantized_matmul" .* epilogue <steps = '
+                     r'\[col_bias, relu, quantize\]>', level2), level2
+    assert level2.count('ukernel_call "quantize"') == 1  # the model input's
+    model = compile_model(str(CUVILC), path, tmp_path / "mlp.so", "--max-batch=8")
+    x = rng.normal(0, 3, (7, k)).astype(np.float32)
+
+    def layer(q, zero, w, scale):
+        """Exact integer sums, then the product of the two scales, rounded
+        once to float32, as one float32 multiplication."""
+        sums = (q.astype(np.int64) - zero) @ w.astype(np.int64)
+        return sums.astype(np.float32) * np.float32(np.float64(np.float32(scale[0])) *
+                                                    np.float64(np.float32(scale[1])))
+    r1 = np.maximum(layer(quantize(x, xs, 128, np.uint8), 128, w1, (xs, ws1)) + b1, 0)
+    expected = layer(quantize(r1, hs, hz, np.uint8), hz, w2, (hs, ws2))
+    (y,) = model(x, batch=7)
+    np.testing.assert_array_equal(y, expected)
+    (two,) = model(x, batch=7, threads=2)
+    np.testing.assert_array_equal(two, y)
+
+
 def test_the_int8_variant_follows_the_target(tmp_path):
     path, x, expected = linear_layer(tmp_path, "v3", 120, 0)
     variants = [("x86-64-v3", "avx2"), ("x86-64", "reference")]

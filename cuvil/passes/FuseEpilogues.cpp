@@ -128,13 +128,15 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
       current = user->getResult(0);
       user = soleUser(current);
     }
-    if (isa<l1::QuantizedConv2dOp>(producer) && isRequantization(user))
+    if (isa<l1::QuantizedConv2dOp, l1::QuantizedMatmulOp>(producer) &&
+        isRequantization(user))
       chain.push_back(user);
     return chain;
   }
 
-  /// A quantize to 8 bits per tensor: the int8 convolutions write the next
-  /// layer's input directly (no float32 tensor between two int8 layers).
+  /// A quantize to 8 bits per tensor: the int8 convolutions and linear
+  /// layers write the next layer's input directly (no float32 tensor
+  /// between two int8 layers).
   static bool isRequantization(Operation *op) {
     auto quantize = dyn_cast_or_null<l1::QuantizeOp>(op);
     if (!quantize)

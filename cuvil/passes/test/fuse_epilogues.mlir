@@ -161,6 +161,33 @@ func.func @int8_linear(%x: tensor<?x3xf32>) -> tensor<?x2xf32> {
 
 // -----
 
+// Two int8 linear layers: the first's bias, relu and the quantize of the
+// second's input join its group, which yields the uint8 tensor itself.
+!a = !quant.uniform<u8:f32, 0.05:120>
+!h = !quant.uniform<u8:f32, 0.1>
+!w = !quant.uniform<i8:f32, 0.5>
+// CHECK-LABEL: func.func @requantized_linear
+// CHECK: %[[G:.+]] = cuvil.fused_group kind = "epilogue"({{.+}}) : ({{.+}}) -> tensor<?x3x!quant.uniform<u8:f32, 1.000000e-01>> {
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: cuvil.quantized_matmul
+// CHECK-NEXT: cuvil.add
+// CHECK-NEXT: cuvil.relu
+// CHECK-NEXT: cuvil.quantize
+// CHECK: cuvil.quantized_matmul %[[G]]
+func.func @requantized_linear(%x: tensor<?x3x!a>) -> tensor<?x3xf32> {
+  %c = cuvil.constant dense<1> : tensor<3x3xi8>
+  %w = cuvil.storage_cast %c : tensor<3x3xi8> to tensor<3x3x!w>
+  %b = cuvil.constant dense<0.5> : tensor<3xf32>
+  %y1 = cuvil.quantized_matmul %x, %w : tensor<?x3x!a>, tensor<3x3x!w>
+  %yb = cuvil.add %y1, %b : tensor<?x3xf32>, tensor<3xf32>
+  %r1 = cuvil.relu %yb : tensor<?x3xf32>
+  %q1 = cuvil.quantize %r1 : tensor<?x3xf32> to tensor<?x3x!h>
+  %y2 = cuvil.quantized_matmul %q1, %w : tensor<?x3x!h>, tensor<3x3x!w>
+  return %y2 : tensor<?x3xf32>
+}
+
+// -----
+
 // Two int8 convolutions: the first's relu and the quantize of the second's
 // input join its group, which yields the uint8 tensor itself (no float32
 // tensor between them). The second's result stays float32: its quantize

@@ -279,9 +279,9 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp op) {
                            "target";
   cuvil::l2::EpilogueAttr epilogue = op.getEpilogueAttr();
   if (epilogue && epilogue.has(cuvil::l2::EpilogueStep::quantize) &&
-      call.name != "quantized_conv2d")
+      call.name != "quantized_conv2d" && call.name != "quantized_matmul")
     return call.error() << "cannot requantize its results on the x86 target "
-                           "(int8 convolutions can)";
+                           "(int8 convolutions and linear layers can)";
   auto it = kernelTable().find(call.name);
   if (it == kernelTable().end())
     return call.error() << "is not supported by the x86 target yet";

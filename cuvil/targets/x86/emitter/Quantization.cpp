@@ -162,11 +162,25 @@ std::string qgemmVariant(const KernelCall &call) {
                                                   : "CUVIL_QGEMM4";
 }
 
+/// A fused quantize's output type as a `static const cuvil_qout qout`
+/// (in the open block), or "NULL" for a float32 output.
+std::string emitQout(Emitter &e, const KernelCall &call,
+                     quant::UniformQuantizedType outQ) {
+  if (!outQ)
+    return "NULL";
+  e.c.line("static const cuvil_qout qout = {" +
+           std::string(outQ.isSigned() ? "1" : "0") + ", " +
+           literal(outQ.getScale(), Float32Type::get(call.op.getContext())) +
+           ", " + std::to_string(outQ.getZeroPoint()) + ".0f};");
+  return "&qout";
+}
+
 /// An int8 product on weights packed at compile time
 /// (cuvil-x86-pack-quantized-weights): ins (a, packed, column sums, column
 /// scales, then a fused epilogue's), outs (y, A-panel scratch). Rows are
 /// split over the context's threads; the epilogue (bias, residual,
-/// activation) is applied to each row as it is finished.
+/// activation) is applied to each row as it is finished, and a quantize
+/// step writes y's 8-bit type (cuvil_qgemm_q8).
 LogicalResult emitQuantizedMatmul(Emitter &e, const KernelCall &call) {
   Epilogue epilogue = getEpilogue(call);
   if (!call.op.getPackedB() || call.ins.size() != 4 + epilogue.inputs ||
@@ -177,18 +191,24 @@ LogicalResult emitQuantizedMatmul(Emitter &e, const KernelCall &call) {
   auto q = dyn_cast<quant::UniformQuantizedType>(a.type.getElementType());
   if (!q || q.getStorageTypeIntegralWidth() != 8)
     return call.error() << "needs an 8-bit lhs quantized per tensor";
+  auto outQ = dyn_cast<quant::UniformQuantizedType>(out.type.getElementType());
+  if (epilogue.quantize != bool(outQ))
+    return call.error() << "writes float32, or 8 bits through its quantize "
+                           "epilogue step";
   std::vector<std::string> rows(a.dims.begin(), a.dims.end() - 1);
   const std::string &k = a.dims.back(), &n = out.dims.back();
+  e.c.open();
+  std::string qout = emitQout(e, call, outQ);
   e.callWithEpilogue(
-      "cuvil_qgemm_f32(pool, " + qgemmVariant(call) + ", " + joinProduct(rows) +
-          ", " + n +
-          ", " + k + ", " + a.name + ", " + k + ", " +
-          (q.isSigned() ? "1" : "0") + ", " +
+      std::string(outQ ? "cuvil_qgemm_q8(pool, " : "cuvil_qgemm_f32(pool, ") +
+          qgemmVariant(call) + ", " + joinProduct(rows) + ", " + n + ", " + k +
+          ", " + a.name + ", " + k + ", " + (q.isSigned() ? "1" : "0") + ", " +
           std::to_string(q.getZeroPoint()) + ", " + call.ins[1]->name + ", " +
           call.ins[2]->name + ", " + call.ins[3]->name + ", " + out.name +
           ", " + n + ", (uint8_t *)" + e.buffer(call.op.getOutputs()[1]).name +
-          ", ",
+          ", " + (outQ ? qout + ", " : ""),
       epilogue.initializerOrNone());
+  e.c.close();
   return success();
 }
 
@@ -237,14 +257,7 @@ LogicalResult emitQuantizedConv2d(Emitter &e, const KernelCall &call) {
   if (!layouts)
     return call.error() << "reads or writes a layout its kernel does not";
   e.c.open();
-  std::string qout = "NULL";
-  if (outQ) {
-    qout = "&qout";
-    e.c.line("static const cuvil_qout qout = {" +
-             std::string(outQ.isSigned() ? "1" : "0") + ", " +
-             literal(outQ.getScale(), Float32Type::get(call.op.getContext())) +
-             ", " + std::to_string(outQ.getZeroPoint()) + ".0f};");
-  }
+  std::string qout = emitQout(e, call, outQ);
   if (depthwise) {
     // The packed floats of each filter; the sums are not needed.
     e.callWithEpilogue("cuvil_qdwconv(pool, " + input + ", " + zero + ", " +

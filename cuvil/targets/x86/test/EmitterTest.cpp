@@ -233,7 +233,7 @@ module {
   ASSERT_FALSE(requantized.ok());
   EXPECT_THAT(requantized.status().message(),
               HasSubstr("'relu' cannot requantize its results on the x86 "
-                        "target (int8 convolutions can)"));
+                        "target (int8 convolutions and linear layers can)"));
 
   absl::StatusOr<EmittedModel> unplanned = emit(R"mlir(
 module {

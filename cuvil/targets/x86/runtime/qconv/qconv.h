@@ -42,33 +42,6 @@ extern "C" {
 #endif
 #endif
 
-/* A requantized output: 8-bit integers of scale `scale` and zero point
- * `zero` (a whole number), int8 when is_signed, else uint8. Kernels take
- * NULL for a float32 output. */
-typedef struct cuvil_qout {
-  int is_signed;
-  float scale, zero;
-} cuvil_qout;
-
-/* An output's stored form, per element: the float32 value, or its
- * requantized byte (the arithmetic of cuvil.quantize). */
-static inline void cuvil_qout_store(const cuvil_qout *q, void *out,
-                                    int64_t at, float v) {
-  float r, lo, hi;
-  if (!q) {
-    ((float *)out)[at] = v;
-    return;
-  }
-  lo = q->is_signed ? -128.0f : 0.0f;
-  hi = q->is_signed ? 127.0f : 255.0f;
-  r = nearbyintf(v / q->scale) + q->zero;
-  r = r != r ? q->zero : r < lo ? lo : r > hi ? hi : r;
-  if (q->is_signed)
-    ((int8_t *)out)[at] = (int8_t)r;
-  else
-    ((uint8_t *)out)[at] = (uint8_t)r;
-}
-
 /* An output's value from its exact sum (the header's steps but the
  * store); `residual` points at its residual or is NULL. */
 static inline float cuvil_qconv_value(int32_t sum, float scale,

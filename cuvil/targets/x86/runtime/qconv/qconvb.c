@@ -355,7 +355,7 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
     cuvil_qconvb_##name##_##NB##_##U(r, x0);                                   \
     break;
 #define CUVIL_QCONVB_ENTRY(name, isa, LANES, UMAX, NARROWER, CASES)            \
-  CUVIL_QCONVB_ENTRY_IB(name, isa, LANES, UMAX, NARROWER, 0, CASES, CASES)
+  CUVIL_QCONVB_ENTRY_IB(name, isa, LANES, UMAX, NARROWER, 0, CASES, )
 /* As CUVIL_QCONVB_ENTRY, with IB_CASES the tiles for stride 1 on input
  * blocks of IB. */
 #define CUVIL_QCONVB_ENTRY_IB(name, isa, LANES, UMAX, NARROWER, IB, CASES,     \

@@ -9,6 +9,8 @@ extern "C" {
 #include "cuvil/targets/x86/runtime/cpu_has.h"
 #include "gtest/gtest.h"
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <sstream>
 #include <string>
@@ -204,6 +206,69 @@ TEST(QgemmTest, EpilogueAndThreadsGiveTheSameBits) {
         y = y > 0.0f ? y : 0.0f;
         ASSERT_EQ(c[i * n + j], y) << v.name << " at (" << i << ", " << j << ")";
       }
+  }
+  cuvil_pool_destroy(pool);
+}
+
+// A requantizing linear layer (a fused cuvil.quantize): each output's
+// float32 steps as above, then round half to even, the zero point, and
+// saturation to int8 or uint8, written out here in double precision
+// (exact for these values); across threads, the same bytes.
+TEST(QgemmTest, RequantizedOutputs) {
+  std::mt19937 rng(10);
+  const int64_t m = 4 * CUVIL_QGEMM_CHUNKS + 3, n = 21, k = 37;
+  std::vector<uint8_t> a(m * k);
+  std::vector<int8_t> b(k * n);
+  std::vector<float> scale(n), bias(n);
+  for (uint8_t &x : a)
+    x = uint8_t(rng() % 256);
+  for (int8_t &x : b)
+    x = int8_t(int(rng() % 255) - 127);
+  for (float &x : scale)
+    x = float(rng() % 1000 + 1) * 1e-4f;
+  for (float &x : bias)
+    x = float(int(rng() % 2001) - 1000) * 1e-2f;
+  const int32_t zero = 77;
+  std::vector<int8_t> packed(cuvil_qgemm_packed_bytes(k, n));
+  std::vector<int32_t> sums(n);
+  std::vector<uint8_t> scratch(cuvil_qgemm_scratch_bytes(m, k));
+  cuvil_qgemm_pack_b(k, n, b.data(), n, packed.data(), sums.data());
+  cuvil_epilogue epilogue = {nullptr, nullptr, CUVIL_ACT_CLIP, -6.0f, 6.0f,
+                             bias.data()};
+  cuvil_pool *pool = cuvil_pool_create(3);
+  for (int isSigned : {0, 1}) {
+    // A scale that saturates some outputs and leaves ties on others.
+    const cuvil_qout qout = {isSigned, 0.03125f, isSigned ? -3.0f : 100.0f};
+    for (const Variant &v : variants()) {
+      if (!cpuHas(v.features) || v.narrowOnly)
+        continue;
+      auto run = [&](cuvil_pool *p) {
+        std::vector<uint8_t> c(m * n);
+        cuvil_qgemm_q8(p, v.fn, m, n, k, a.data(), k, /*a_signed=*/0, zero, packed.data(),
+                       sums.data(), scale.data(), c.data(), n, scratch.data(), &qout,
+                       &epilogue);
+        return c;
+      };
+      std::vector<uint8_t> c = run(nullptr);
+      int saturated = 0;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          int64_t acc = 0;
+          for (int64_t l = 0; l < k; ++l)
+            acc += (int64_t(a[i * k + l]) - zero) * b[l * n + j];
+          float y = float(acc) * scale[j];
+          y = y + bias[j];
+          y = std::min(std::max(y, -6.0f), 6.0f);
+          double q = std::nearbyint(double(y) / 0.03125) + qout.zero;
+          double lo = isSigned ? -128 : 0, hi = isSigned ? 127 : 255;
+          saturated += q < lo || q > hi;
+          q = std::min(std::max(q, lo), hi);
+          uint8_t expected = isSigned ? uint8_t(int8_t(q)) : uint8_t(q);
+          ASSERT_EQ(c[i * n + j], expected) << v.name << " at (" << i << ", " << j << ")";
+        }
+      EXPECT_GT(saturated, 0);
+      EXPECT_EQ(run(pool), c) << v.name;
+    }
   }
   cuvil_pool_destroy(pool);
 }

@@ -403,3 +403,43 @@ void cuvil_qgemm_f32(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t m,
                   a_zero, packed_b, col_sums, scratch, cuvil_qgemm_store_f32,
                   epilogue ? cuvil_qgemm_finish_f32 : NULL, &out);
 }
+
+struct cuvil_qgemm_q8_out {
+  void *c;
+  int64_t c_row;
+  const float *col_scale;
+  const cuvil_epilogue *epilogue;
+  const cuvil_qout *qout;
+};
+
+/* A finished tile, scaled, through the epilogue and requantized. */
+static void cuvil_qgemm_store_q8(void *out, int64_t i, int64_t rows,
+                                 int64_t j, int64_t cols, const int32_t *acc) {
+  const struct cuvil_qgemm_q8_out *o = (const struct cuvil_qgemm_q8_out *)out;
+  int64_t r, q;
+  for (r = 0; r < rows; ++r)
+    for (q = 0; q < cols; ++q) {
+      int64_t at = (i + r) * o->c_row + j + q;
+      float v = (float)acc[r * 16 + q] * o->col_scale[j + q];
+      if (o->epilogue)
+        v = cuvil_epilogue_value(o->epilogue, v, i + r, j + q, at);
+      cuvil_qout_store(o->qout, o->c, at, v);
+    }
+}
+
+void cuvil_qgemm_q8(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t m,
+                    int64_t n, int64_t k, const void *a, int64_t a_row,
+                    int a_signed, int32_t a_zero, const int8_t *packed_b,
+                    const int32_t *col_sums, const float *col_scale, void *c,
+                    int64_t c_row, uint8_t *scratch, const cuvil_qout *qout,
+                    const cuvil_epilogue *epilogue) {
+  struct cuvil_qgemm_q8_out out;
+  out.c = c;
+  out.c_row = c_row;
+  out.col_scale = col_scale;
+  out.epilogue = epilogue;
+  out.qout = qout;
+  cuvil_qgemm_run(pool, kernel, m, n, k, (const uint8_t *)a, a_row, a_signed,
+                  a_zero, packed_b, col_sums, scratch, cuvil_qgemm_store_q8,
+                  NULL, &out);
+}

@@ -20,6 +20,7 @@
 #include "cuvil/targets/x86/runtime/epilogue/epilogue.h"
 #include "cuvil/targets/x86/runtime/threads/threads.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,6 +66,33 @@ void cuvil_qgemm4_avx512vnni(int64_t k4, const uint8_t *a_panel,
                              const int8_t *b_strip, int32_t *acc);
 #endif
 
+/* A requantized output: 8-bit integers of scale `scale` and zero point
+ * `zero` (a whole number), int8 when is_signed, else uint8. Kernels take
+ * NULL for a float32 output. */
+typedef struct cuvil_qout {
+  int is_signed;
+  float scale, zero;
+} cuvil_qout;
+
+/* An output's stored form, per element: the float32 value, or its
+ * requantized byte (the arithmetic of cuvil.quantize). */
+static inline void cuvil_qout_store(const cuvil_qout *q, void *out,
+                                    int64_t at, float v) {
+  float r, lo, hi;
+  if (!q) {
+    ((float *)out)[at] = v;
+    return;
+  }
+  lo = q->is_signed ? -128.0f : 0.0f;
+  hi = q->is_signed ? 127.0f : 255.0f;
+  r = nearbyintf(v / q->scale) + q->zero;
+  r = r != r ? q->zero : r < lo ? lo : r > hi ? hi : r;
+  if (q->is_signed)
+    ((int8_t *)out)[at] = (int8_t)r;
+  else
+    ((uint8_t *)out)[at] = (uint8_t)r;
+}
+
 /* C = (A - a_zero) B with `kernel`, on the calling thread; scratch holds
  * cuvil_qgemm_scratch_bytes(m, k) bytes. */
 void cuvil_qgemm_s32(cuvil_qgemm4_fn kernel, int64_t m, int64_t n, int64_t k,
@@ -85,7 +113,17 @@ void cuvil_qgemm_f32(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t m,
                      float *c, int64_t c_row, uint8_t *scratch,
                      const cuvil_epilogue *epilogue);
 
-/* The driver behind both: where it puts a finished tile (rows [i, i +
+/* As cuvil_qgemm_f32, each output then requantized into `c` (8 bits,
+ * row stride c_row) by `qout` (a fused cuvil.quantize: no float32 tensor
+ * between two int8 layers), in the same float32 steps. */
+void cuvil_qgemm_q8(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t m,
+                    int64_t n, int64_t k, const void *a, int64_t a_row,
+                    int a_signed, int32_t a_zero, const int8_t *packed_b,
+                    const int32_t *col_sums, const float *col_scale, void *c,
+                    int64_t c_row, uint8_t *scratch, const cuvil_qout *qout,
+                    const cuvil_epilogue *epilogue);
+
+/* The driver behind them: where it puts a finished tile (rows [i, i +
  * rows) and columns [j, j + cols) of the sums, zero point applied, acc
  * row-major [4][16]) and, if set, what it does to rows [i, i + rows) once
  * they are whole. For other layouts of the output (qconv.h). */
