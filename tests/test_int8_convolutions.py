@@ -316,16 +316,51 @@ def test_calibrated_cnn_quantizes_every_convolution(tmp_path):
     np.testing.assert_array_equal(two, b)
 
 
-def test_grouped_convolutions_stay_float32_with_a_note(tmp_path):
+def test_grouped_convolutions_run_in_int8(tmp_path):
+    """Grouped convolutions (2 groups of 4 channels, then 4 groups of 3)
+    unfold each group onto the int8 GEMM; the first requantizes into the
+    second's input. Exact scales: bit for bit."""
     rng = np.random.default_rng(10)
+    scales = [np.float32(2.0 ** -5), np.float32(2.0 ** -3)]
+    zeros = [np.uint8(128), np.uint8(2)]
+    layers = [Layer(rng, 8, 12, 3, groups=2), Layer(rng, 12, 8, 1, groups=4)]
+    nodes, inits = [], []
+    for i, layer in enumerate(layers):
+        inits += [constant(f"s{i}", scales[i]), constant(f"z{i}", zeros[i]),
+                  constant(f"w{i}", layer.w), constant(f"ws{i}", layer.ws),
+                  constant(f"wz{i}", np.zeros(len(layer.ws), np.int8)),
+                  constant(f"b{i}", layer.b)]
+
+    def grouped_conv(i, src, dst):
+        layer = layers[i]
+        nodes.extend([
+            helper.make_node("QuantizeLinear", [src, f"s{i}", f"z{i}"], [f"q{i}"]),
+            helper.make_node("DequantizeLinear", [f"q{i}", f"s{i}", f"z{i}"], [f"d{i}"]),
+            helper.make_node("DequantizeLinear", [f"w{i}", f"ws{i}", f"wz{i}"], [f"wd{i}"],
+                             axis=0),
+            helper.make_node("Conv", [f"d{i}", f"wd{i}", f"b{i}"], [dst],
+                             pads=[layer.k // 2] * 4, group=layer.groups,
+                             name=f"grouped{i}")])
+    grouped_conv(0, "x", "c0")
+    nodes.append(helper.make_node("Relu", ["c0"], ["r0"]))
+    grouped_conv(1, "r0", "y")
     path = tmp_path / "grouped.onnx"
-    save(path, [helper.make_node("Conv", ["x", "w"], ["y"], group=2, name="grouped")],
-         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, 6, 6])],
-         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4, 4, 4])],
-         [constant("w", rng.normal(0, 1, (4, 2, 3, 3)).astype(np.float32))])
-    np.savez(tmp_path / "cal.npz", x=rng.normal(0, 1, (4, 4, 6, 6)).astype(np.float32))
-    result = cuvilc(path, "--max-batch=4", "--quantize=int8", f"--calibration={tmp_path / 'cal.npz'}",
-                    "-o", tmp_path / "g.so")
-    assert "'grouped'" in result.stderr
-    assert ("stays float32: it is grouped but not depthwise (int8 grouped "
-            "convolutions need one filter per channel)") in result.stderr
+    save(path, nodes,
+         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8, 7, 7])],
+         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8, 7, 7])],
+         inits)
+    level2 = cuvilc("--quiet", path, "--max-batch=4", "--emit=mlir-level2").stdout
+    calls = re.findall(r'ukernel_call "quantized_conv2d".*', level2)
+    assert len(calls) == 2 and '"conv2d"' not in level2, level2
+    assert "groups = 2" in calls[0] and "steps = [relu, quantize]" in calls[0]
+    assert "groups = 4" in calls[1]
+    model = compile_model(str(CUVILC), path, tmp_path / "grouped.so", "--max-batch=4")
+    x = rng.normal(0, 2, (3, 8, 7, 7)).astype(np.float32)
+    q0 = quantize(x, scales[0], zeros[0], np.uint8)
+    v0 = np.maximum(layers[0].value(q0, int(zeros[0]), scales[0]), 0)
+    q1 = quantize(v0, scales[1], zeros[1], np.uint8)
+    expected = layers[1].value(q1, int(zeros[1]), scales[1])
+    (y,) = model(x, batch=3)
+    np.testing.assert_array_equal(y, expected)
+    (two,) = model(x, batch=3, threads=2)
+    np.testing.assert_array_equal(two, y)

@@ -588,9 +588,9 @@ def Cuvil_QuantizedConv2dOp : Cuvil_Op<"quantized_conv2d",
     the expressed type, and the bias added. The input is NCHW, quantized per
     tensor to 8 bits; padding reads its zero point (a real zero). The
     weight is OIHW int8, symmetric, per tensor or per output channel (axis
-    0). Groups are 1 with C * KH * KW at most 65536, or the convolution is
-    depthwise (groups = C, weight [C, 1, KH, KW]) with at most 512 taps, so
-    that a float32 sum of its products is exact too.
+    0). Each output sums C/G * KH * KW products, at most 65536; a
+    depthwise one (groups = C, weight [C, 1, KH, KW]) has at most 512 taps,
+    so that a float32 sum of its products is exact too.
     `cuvil-fold-quantized-products` forms it from QDQ graphs.
 
     ```mlir

@@ -214,6 +214,13 @@ LogicalResult QuantizedMatmulOp::inferReturnTypes(
   return success();
 }
 
+bool isDepthwise(RankedTensorType input, RankedTensorType weight,
+                 int64_t groups) {
+  return groups != 1 && input.getRank() == 4 &&
+         input.getDimSize(1) == groups && weight.getRank() == 4 &&
+         weight.getDimSize(0) == groups && weight.getDimSize(1) == 1;
+}
+
 /// Why `w` is not symmetric int8 per tensor or along `axis`, if it is not.
 std::optional<std::string> quantizedConv2dMismatch(RankedTensorType input,
                                                    RankedTensorType weight,
@@ -229,20 +236,14 @@ std::optional<std::string> quantizedConv2dMismatch(RankedTensorType input,
     return "its operands must express one float type";
   if (weight.getRank() != 4 || !weight.hasStaticShape())
     return "its weight must be a static OIHW tensor";
-  if (groups != 1) {
-    // Depthwise: one filter per channel.
-    if (input.getRank() != 4 || input.getDimSize(1) != groups ||
-        weight.getDimSize(0) != groups || weight.getDimSize(1) != 1)
-      return "it is grouped but not depthwise (int8 grouped convolutions "
-             "need one filter per channel)";
-    if (weight.getDimSize(2) * weight.getDimSize(3) > kMaxDepthwiseTaps)
-      return "its depthwise window must have at most 512 taps (so that "
-             "float32 sums of its products are exact)";
-    return std::nullopt;
-  }
+  if (isDepthwise(input, weight, groups) &&
+      weight.getDimSize(2) * weight.getDimSize(3) > kMaxDepthwiseTaps)
+    return "its depthwise window must have at most 512 taps (so that "
+           "float32 sums of its products are exact)";
+  // Each output sums C/G * KH * KW products.
   int64_t k = weight.getDimSize(1) * weight.getDimSize(2) * weight.getDimSize(3);
   if (k > 65536)
-    return "C * KH * KW must be at most 65536 (its sums are exact in int32)";
+    return "C/G * KH * KW must be at most 65536 (its sums are exact in int32)";
   return std::nullopt;
 }
 

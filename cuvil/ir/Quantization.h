@@ -42,11 +42,15 @@ quantizedMatmulMismatch(mlir::RankedTensorType lhs, mlir::RankedTensorType rhs);
 /// float32.
 constexpr int64_t kMaxDepthwiseTaps = 512;
 
+/// Whether a convolution of these operands is depthwise: groups = C, one
+/// filter per channel.
+bool isDepthwise(mlir::RankedTensorType input, mlir::RankedTensorType weight,
+                 int64_t groups);
+
 /// Why `cuvil.quantized_conv2d` cannot convolve these operands (8-bit per
 /// tensor NCHW input; symmetric int8 OIHW weight per tensor or per output
-/// channel, static; groups 1 with C * KH * KW at most 65536, or depthwise,
-/// groups = C with one filter per channel of at most kMaxDepthwiseTaps
-/// taps), or nullopt.
+/// channel, static; C/G * KH * KW at most 65536, a depthwise window at
+/// most kMaxDepthwiseTaps taps), or nullopt.
 std::optional<std::string>
 quantizedConv2dMismatch(mlir::RankedTensorType input,
                         mlir::RankedTensorType weight, int64_t groups);

@@ -109,13 +109,9 @@ std::optional<std::string> whyNotIntegerLinear(Operation *op) {
   }
   if (auto conv = dyn_cast<l1::Conv2dOp>(op)) {
     auto weights = dyn_cast<RankedTensorType>(conv.getWeight().getType());
+    auto input = dyn_cast<RankedTensorType>(conv.getInput().getType());
     auto groups = static_cast<int64_t>(conv.getGroups());
-    if (groups != 1 &&
-        (!weights || weights.getRank() != 4 || weights.getDimSize(1) != 1 ||
-         weights.getDimSize(0) != groups))
-      return std::string("it is grouped but not depthwise (int8 grouped "
-                         "convolutions need one filter per channel)");
-    if (groups != 1 &&
+    if (weights && input && l1::isDepthwise(input, weights, groups) &&
         weights.getDimSize(2) * weights.getDimSize(3) > l1::kMaxDepthwiseTaps)
       return "its depthwise window has more than " +
              std::to_string(l1::kMaxDepthwiseTaps) + " taps";
@@ -129,7 +125,7 @@ std::optional<std::string> whyNotIntegerLinear(Operation *op) {
     int64_t k = weights.getDimSize(1) * weights.getDimSize(2) *
                 weights.getDimSize(3);
     if (k > kMaxK)
-      return "C * KH * KW is " + std::to_string(k) +
+      return "C/G * KH * KW is " + std::to_string(k) +
              " (int8 sums are exact up to 65536)";
     return std::nullopt;
   }

@@ -2,7 +2,7 @@
 //
 // Post-training quantization converts the layers level1 can compute in
 // integers: a matmul or gemm of a float32 activation by constant float32
-// weights (cuvil.quantized_matmul) and an ungrouped conv2d by constant
+// weights (cuvil.quantized_matmul) and a conv2d (grouped or not) by constant
 // weights (cuvil.quantized_conv2d). The marking pass picks them and
 // the quantizing pass rewrites them; both ask here, so they agree, as
 // does the bfloat16 conversion.

@@ -39,12 +39,14 @@ def CuvilMarkQuantizationCandidates
   let description = [{
     Marks each linear layer that level1 can compute in integers (a
     `cuvil.matmul` or `cuvil.gemm` with constant f32 weights [K, N], K at
-    most 65536) with `cuvil.calibration_point = i`, numbered in program
-    order: calibration observes its activation (the lhs) there. Ops the
-    user keeps in float32 (`keep-fp32`: a node name, a module path such as
-    `fc1` of a node `/fc1/Gemm`, or an op kind such as `Gemm` or `conv2d`)
-    and products without an integer form (convolutions, run-time weights)
-    are left unmarked, with a warning saying why.
+    most 65536; a `cuvil.conv2d`, grouped or not, with constant weights,
+    C/G * KH * KW at most 65536, a depthwise window at most 512 taps) with
+    `cuvil.calibration_point = i`, numbered in program order: calibration
+    observes its activation (the lhs, the input) there. Ops the user keeps
+    in float32 (`keep-fp32`: a node name, a module path such as `fc1` of a
+    node `/fc1/Gemm`, or an op kind such as `Gemm` or `conv2d`) and
+    products without an integer form (run-time weights, a transposed
+    activation) are left unmarked, with a warning saying why.
   }];
   let options = [
     ListOption<"keepFp32", "keep-fp32", "std::string",

@@ -115,9 +115,9 @@ func.func @f(%x: tensor<?x3xf32>) {
 
 // -----
 
-func.func @f(%x: tensor<1x4x5x5x!quant.uniform<u8:f32, 0.1>>, %w: tensor<4x2x3x3x!quant.uniform<i8:f32, 0.5>>) {
-  // expected-error @+1 {{it is grouped but not depthwise (int8 grouped convolutions need one filter per channel)}}
-  %0 = cuvil.quantized_conv2d %x, %w {groups = 2 : i64} : tensor<1x4x5x5x!quant.uniform<u8:f32, 0.1>>, tensor<4x2x3x3x!quant.uniform<i8:f32, 0.5>>
+func.func @f(%x: tensor<1x16384x5x5x!quant.uniform<u8:f32, 0.1>>, %w: tensor<4x8192x3x3x!quant.uniform<i8:f32, 0.5>>) {
+  // expected-error @+1 {{C/G * KH * KW must be at most 65536 (its sums are exact in int32)}}
+  %0 = cuvil.quantized_conv2d %x, %w {groups = 2 : i64} : tensor<1x16384x5x5x!quant.uniform<u8:f32, 0.1>>, tensor<4x8192x3x3x!quant.uniform<i8:f32, 0.5>>
   return
 }
 

@@ -144,18 +144,16 @@ func.func @depthwise(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
 
 // -----
 
-// A grouped one with two channels per group keeps its float convolution,
-// with the reason.
+// A grouped one with two channels per group folds as well.
 // CHECK-LABEL: func.func @grouped
-// CHECK: cuvil.conv2d
-// CHECK-NOT: quantized_conv2d
+// CHECK: cuvil.quantized_conv2d %{{.+}}, %{{.+}} {groups = 2 : i64}
+// CHECK-NOT: cuvil.conv2d
 func.func @grouped(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x3x3xf32> {
   %q = cuvil.quantize %x : tensor<1x4x5x5xf32> to tensor<1x4x5x5x!quant.uniform<u8:f32, 0.05:120>>
   %xd = cuvil.dequantize %q : tensor<1x4x5x5x!quant.uniform<u8:f32, 0.05:120>>
   %c = cuvil.constant dense<1> : tensor<4x2x3x3xi8>
   %wq = cuvil.storage_cast %c : tensor<4x2x3x3xi8> to tensor<4x2x3x3x!quant.uniform<i8:f32, 0.5>>
   %wd = cuvil.dequantize %wq : tensor<4x2x3x3x!quant.uniform<i8:f32, 0.5>>
-  // expected-warning @+1 {{runs in float32 on dequantized values: an integer convolution needs 8-bit input per tensor and symmetric int8 weights per tensor or per output channel, but it is grouped but not depthwise (int8 grouped convolutions need one filter per channel)}}
   %y = cuvil.conv2d %xd, %wd {groups = 2 : i64} : tensor<1x4x5x5xf32>, tensor<4x2x3x3xf32>
   return %y : tensor<1x4x3x3xf32>
 }

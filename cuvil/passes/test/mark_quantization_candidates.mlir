@@ -41,11 +41,12 @@ func.func @trans_a(%x: tensor<3x4xf32>) -> tensor<4x2xf32> {
 
 // -----
 
-// Grouped convolutions with several channels per group have no int8
-// kernel; depthwise ones do, up to 512 taps.
+// Grouped convolutions are candidates too (each group's sums are exact);
+// depthwise ones up to 512 taps.
+// CHECK-LABEL: func.func @grouped
+// CHECK: cuvil.conv2d {{.+}} {cuvil.calibration_point = 0 : i64, groups = 2 : i64
 func.func @grouped(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
   %w = cuvil.constant dense<1.0> : tensor<4x2x3x3xf32>
-  // expected-warning @+1 {{stays float32: it is grouped but not depthwise (int8 grouped convolutions need one filter per channel)}}
   %y = cuvil.conv2d %x, %w {groups = 2 : i64, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x5x5xf32>, tensor<4x2x3x3xf32>
   return %y : tensor<1x4x5x5xf32>
 }

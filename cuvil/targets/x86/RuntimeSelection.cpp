@@ -47,6 +47,16 @@ std::string familyOf(cuvil::l2::UKernelCallOp call) {
       .Default("");
 }
 
+/// Whether the convolution `call` has one filter per channel (its
+/// weights, packed, no longer say; its input and output channels do).
+bool isDepthwise(cuvil::l2::UKernelCallOp call) {
+  int64_t groups = call.getIntParam("groups", 1);
+  auto in = cast<MemRefType>(call.getInputs()[0].getType());
+  auto out = cast<MemRefType>(call.getOutputs()[0].getType());
+  return groups != 1 && in.getDimSize(1) == groups &&
+         out.getDimSize(1) == groups;
+}
+
 /// Whether `call` runs the blocked direct convolution's register tiles
 /// (a depthwise one runs its own kernel).
 bool runsConvbTiles(cuvil::l2::UKernelCallOp call) {
@@ -92,7 +102,7 @@ RuntimeSelection selectRuntime(func::FuncOp func,
       qgemmNarrow |= call->hasAttr("cuvil.narrow_weights") &&
                      (family == "qgemm" ||
                       (quantizedConv && !call.getAlgorithm() &&
-                       call.getIntParam("groups", 1) == 1));
+                       !isDepthwise(call)));
       bgemm |= family == "bgemm";
       bconv |= family == "bconv";
     } else if (isa<cuvil::l2::KernelOp>(op)) {

@@ -246,7 +246,10 @@ LogicalResult emitQuantizedConv2d(Emitter &e, const KernelCall &call) {
   std::string weights = call.ins[1]->name + ", " + call.ins[2]->name + ", " +
                         call.ins[3]->name + ", " + bias;
   std::string output = out.dims[2] + ", " + out.dims[3] + ", " + out.name;
-  bool depthwise = call.op.getIntParam("groups", 1) != 1;
+  int64_t groups = call.op.getIntParam("groups", 1);
+  // One filter per channel; other grouped convolutions run im2col per group.
+  bool depthwise = groups != 1 && x.type.getDimSize(1) == groups &&
+                   out.type.getDimSize(1) == groups;
   bool tiles = !depthwise && call.op.getAlgorithm() ==
                                  cuvil::l2::Algorithm::direct_blocked;
   // Depthwise: one layout; the tiles: blocked output, either input; the
@@ -280,8 +283,8 @@ LogicalResult emitQuantizedConv2d(Emitter &e, const KernelCall &call) {
                        epilogue.initializerOrNone());
   } else {
     e.callWithEpilogue("cuvil_qconv2d(pool, " + qgemmVariant(call) + ", " +
-                           input + ", " +
-                           zero + ", " + out.dims[1] + ", " + kernel + ", " +
+                           input + ", " + zero + ", " + out.dims[1] + ", " +
+                           kernel + ", " + std::to_string(groups) + ", " +
                            weights + ", " + window + ", " + output +
                            ", (uint8_t *)" + call.scratch + ", " + qout + ", ",
                        epilogue.initializerOrNone());

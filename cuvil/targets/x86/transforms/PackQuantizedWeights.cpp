@@ -8,9 +8,9 @@
 // through a storage cast of a constant global (the importer's int8
 // initializer). They are packed for the kernel the call runs, by the
 // runtime's own packing function:
-//  - a product, or a plain convolution (im2col, its OIHW as
-//    [C * KH * KW][O]): cuvil_qgemm_pack_b, with the A-panel (and unfolded
-//    image) scratch;
+//  - a product, or a plain convolution (im2col, each group's OIHW as
+//    [C/G * KH * KW][O/G], one after another): cuvil_qgemm_pack_b, with
+//    the A-panel (and unfolded image) scratch;
 //  - a blocked direct convolution (`direct_blocked`, set by
 //    cuvil-x86-assign-layouts): cuvil_qconvb_pack for its layouts, the
 //    converted image as scratch when the tiles cannot read the input in
@@ -352,31 +352,40 @@ struct PackQuantizedWeights
     bool narrow = false;
   };
 
-  /// A product's [K, N] (or an im2col convolution's OIHW as
-  /// [C * KH * KW][O]) for the qgemm tiles, with one A panel per chunk of
-  /// rows: as many as the rows need when they are static, the most a call
-  /// uses otherwise; a convolution's image unfolded before them.
+  /// A product's [K, N] (or an im2col convolution's OIHW, each group's as
+  /// [C/G * KH * KW][O/G], one after another) for the qgemm tiles, with
+  /// one A panel per chunk of rows: as many as the rows need when they are
+  /// static, the most a call uses otherwise; a convolution's image (one
+  /// group's channels) unfolded before them.
   FailureOr<Packed> packForGemm(cuvil::l2::UKernelCallOp call,
                                 const std::string &bytes) {
     bool conv = call.getKernel() == "quantized_conv2d";
     auto aType = cast<MemRefType>(call.getInputs()[0].getType());
     auto wType = cast<MemRefType>(call.getInputs()[1].getType());
+    int64_t groups = conv ? call.getIntParam("groups", 1) : 1;
+    // Per group: K rows, N columns.
     int64_t k = wType.getDimSize(0), n = wType.getDimSize(1);
-    std::string columns = bytes;
     if (conv) {
-      n = wType.getDimSize(0);
-      k = wType.getNumElements() / n;
-      for (int64_t o = 0; o < n; ++o)
-        for (int64_t r = 0; r < k; ++r)
-          columns[r * n + o] = bytes[o * k + r];
+      n = wType.getDimSize(0) / groups;
+      k = wType.getNumElements() / wType.getDimSize(0);
     }
+    size_t groupBytes = cuvil_qgemm_packed_bytes(k, n);
     Packed packed;
-    packed.weights.resize(cuvil_qgemm_packed_bytes(k, n));
-    packed.sums.resize(n);
+    packed.weights.resize(groups * groupBytes);
+    packed.sums.resize(groups * n);
     packed.element = IntegerType::get(call.getContext(), 8);
-    cuvil_qgemm_pack_b(k, n, reinterpret_cast<const int8_t *>(columns.data()),
-                       n, reinterpret_cast<int8_t *>(packed.weights.data()),
-                       packed.sums.data());
+    std::string columns = conv ? std::string(k * n, '\0') : bytes;
+    for (int64_t g = 0; g < groups; ++g) {
+      // A convolution's group: output channel o's OIHW row is column o.
+      if (conv)
+        for (int64_t o = 0; o < n; ++o)
+          for (int64_t r = 0; r < k; ++r)
+            columns[r * n + o] = bytes[(g * n + o) * k + r];
+      cuvil_qgemm_pack_b(
+          k, n, reinterpret_cast<const int8_t *>(columns.data()), n,
+          reinterpret_cast<int8_t *>(packed.weights.data() + g * groupBytes),
+          packed.sums.data() + g * n);
+    }
     packed.narrow = cuvil_int8_pairs_are_narrow(
         reinterpret_cast<const int8_t *>(packed.weights.data()),
         packed.weights.size());
@@ -385,8 +394,8 @@ struct PackQuantizedWeights
     if (conv) {
       auto outType = cast<MemRefType>(call.getOutputs()[0].getType());
       packed.scratchBytes = cuvil_qconv2d_scratch_bytes(
-          wType.getDimSize(1), wType.getDimSize(2), wType.getDimSize(3),
-          outType.getDimSize(2), outType.getDimSize(3));
+          aType.getDimSize(1), wType.getDimSize(2), wType.getDimSize(3),
+          outType.getDimSize(2), outType.getDimSize(3), groups);
     }
     return packed;
   }
@@ -463,7 +472,10 @@ struct PackQuantizedWeights
     if (conv && (outType.isDynamicDim(2) || outType.isDynamicDim(3) ||
                  aType.isDynamicDim(2) || aType.isDynamicDim(3)))
       return call.emitOpError("needs static spatial sizes on the x86 target");
-    bool depthwise = conv && call.getIntParam("groups", 1) != 1;
+    // Depthwise: one filter per channel; other grouped ones are unfolded.
+    int64_t groups = call.getIntParam("groups", 1);
+    bool depthwise = conv && groups != 1 && wType.getDimSize(0) == groups &&
+                     wType.getDimSize(1) == 1 && aType.getDimSize(1) == groups;
     bool tiles = conv && !depthwise &&
                  call.getAlgorithm() == cuvil::l2::Algorithm::direct_blocked;
     FailureOr<Packed> packed =

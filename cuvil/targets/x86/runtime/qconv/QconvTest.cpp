@@ -426,31 +426,45 @@ TEST(QconvTest, Im2colMatchesADirectIntegerConvolution) {
   p.pb = 0;
   p.xSigned = true;
   p.xZero = -17;
-  for (bool quantized : {false, true}) {
-    p.quantizedOut = quantized;
-    Data d = makeData(p, rng);
-    const int64_t k = p.c * p.kh * p.kw;
-    // B [C * KH * KW][O]: row (ch * KH + i) * KW + j, column o.
-    std::vector<int8_t> b(k * p.oc);
-    for (int64_t o = 0; o < p.oc; ++o)
-      for (int64_t r = 0; r < k; ++r)
-        b[r * p.oc + o] = d.weights[o * k + r];
-    std::vector<int8_t> packed(cuvil_qgemm_packed_bytes(k, p.oc));
-    std::vector<int32_t> sums(p.oc);
-    cuvil_qgemm_pack_b(k, p.oc, b.data(), p.oc, packed.data(), sums.data());
-    std::vector<uint8_t> scratch(
-        cuvil_qconv2d_scratch_bytes(p.c, p.kh, p.kw, p.oh(), p.ow()));
-    cuvil_epilogue e = epilogueOf(p, d.residual);
-    cuvil_pool *pool = cuvil_pool_create(2);
-    std::vector<uint8_t> out(outputBytes(p), 0xcd);
-    cuvil_qconv2d(pool, CUVIL_QGEMM4, p.n, p.c, p.h, p.w, d.x.data(), p.xSigned,
-                  p.xZero, p.oc, p.kh, p.kw, packed.data(), sums.data(),
-                  d.scale.data(), d.bias.data(), p.sh, p.sw, p.pt, p.pl, p.dh,
-                  p.dw, p.oh(), p.ow(), out.data(), scratch.data(),
-                  quantized ? &d.qout : nullptr, &e);
-    cuvil_pool_destroy(pool);
-    expectMatches(p, d, out, 1, quantized ? "im2col, uint8 out" : "im2col");
-  }
+  Problem grouped = p; // 3 groups of 2 channels in, 3 out
+  grouped.c = 6;
+  grouped.oc = 9;
+  grouped.groups = 3;
+  grouped.xSigned = false;
+  grouped.xZero = 3;
+  for (Problem q : {p, grouped})
+    for (bool quantized : {false, true}) {
+      q.quantizedOut = quantized;
+      Data d = makeData(q, rng);
+      const int64_t og = q.oc / q.groups, k = q.icPerGroup() * q.kh * q.kw;
+      // Per group, B [C/G * KH * KW][O/G]: row (ch * KH + i) * KW + j,
+      // column o; the groups one after another.
+      const size_t groupBytes = cuvil_qgemm_packed_bytes(k, og);
+      std::vector<int8_t> packed(cuvil_qconv2d_packed_bytes(q.oc, q.c, q.kh, q.kw, q.groups));
+      ASSERT_EQ(packed.size(), q.groups * groupBytes);
+      std::vector<int32_t> sums(q.oc);
+      for (int64_t g = 0; g < q.groups; ++g) {
+        std::vector<int8_t> b(k * og);
+        for (int64_t o = 0; o < og; ++o)
+          for (int64_t r = 0; r < k; ++r)
+            b[r * og + o] = d.weights[(g * og + o) * k + r];
+        cuvil_qgemm_pack_b(k, og, b.data(), og, packed.data() + g * groupBytes,
+                           sums.data() + g * og);
+      }
+      std::vector<uint8_t> scratch(
+          cuvil_qconv2d_scratch_bytes(q.c, q.kh, q.kw, q.oh(), q.ow(), q.groups));
+      cuvil_epilogue e = epilogueOf(q, d.residual);
+      cuvil_pool *pool = cuvil_pool_create(2);
+      std::vector<uint8_t> out(outputBytes(q), 0xcd);
+      cuvil_qconv2d(pool, CUVIL_QGEMM4, q.n, q.c, q.h, q.w, d.x.data(), q.xSigned, q.xZero,
+                    q.oc, q.kh, q.kw, q.groups, packed.data(), sums.data(), d.scale.data(),
+                    d.bias.data(), q.sh, q.sw, q.pt, q.pl, q.dh, q.dw, q.oh(), q.ow(),
+                    out.data(), scratch.data(), quantized ? &d.qout : nullptr, &e);
+      cuvil_pool_destroy(pool);
+      expectMatches(q, d, out, 1,
+                    std::string(quantized ? "im2col, uint8 out" : "im2col") + ", " +
+                        std::to_string(q.groups) + " groups");
+    }
 }
 
 } // namespace

@@ -161,21 +161,26 @@ void cuvil_qdwconv(cuvil_pool *pool, int64_t n, int64_t c, int64_t h,
 
 /*===- NCHW convolutions on the GEMM (qconv_im2col.c) --------------------===*
  *
- * Any ungrouped convolution: OIHW int8 weights packed as B [C * KH * KW][O]
- * by cuvil_qgemm_pack_b (row (c * KH + i) * KW + j, column o), each image
- * unfolded (im2col: [OH * OW][C * KH * KW] bytes, padded with the zero
- * point) into the scratch, then multiplied with its rows split over
- * `pool`. Output NCHW. */
+ * Any convolution, grouped or not: each group's OIHW int8 weights packed
+ * as B [C/G * KH * KW][O/G] by cuvil_qgemm_pack_b (row (c * KH + i) * KW +
+ * j, column o), the groups' one after another (cuvil_qconv2d_packed_bytes
+ * in all; the column sums and scales likewise per output channel); for
+ * each image and group, the group's channels unfolded (im2col: [OH * OW]
+ * [C/G * KH * KW] bytes, padded with the zero point) into the scratch,
+ * then multiplied with its rows split over `pool`. Output NCHW. */
+size_t cuvil_qconv2d_packed_bytes(int64_t o, int64_t c, int64_t kh, int64_t kw,
+                                  int64_t groups);
 size_t cuvil_qconv2d_scratch_bytes(int64_t c, int64_t kh, int64_t kw,
-                                   int64_t oh, int64_t ow);
+                                   int64_t oh, int64_t ow, int64_t groups);
 void cuvil_qconv2d(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t n,
                    int64_t c, int64_t h, int64_t w, const void *x,
                    int x_signed, int32_t x_zero, int64_t o, int64_t kh,
-                   int64_t kw, const int8_t *packed_w, const int32_t *col_sums,
-                   const float *col_scale, const float *bias, int64_t sh,
-                   int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
-                   int64_t oh, int64_t ow, void *y, uint8_t *scratch,
-                   const cuvil_qout *qout, const cuvil_epilogue *epilogue);
+                   int64_t kw, int64_t groups, const int8_t *packed_w,
+                   const int32_t *col_sums, const float *col_scale,
+                   const float *bias, int64_t sh, int64_t sw, int64_t ph,
+                   int64_t pw, int64_t dh, int64_t dw, int64_t oh, int64_t ow,
+                   void *y, uint8_t *scratch, const cuvil_qout *qout,
+                   const cuvil_epilogue *epilogue);
 
 #ifdef __cplusplus
 }

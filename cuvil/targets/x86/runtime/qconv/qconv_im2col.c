@@ -10,9 +10,15 @@
 
 static int64_t cuvil_qconv_align(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 
+size_t cuvil_qconv2d_packed_bytes(int64_t o, int64_t c, int64_t kh, int64_t kw,
+                                  int64_t groups) {
+  return (size_t)groups *
+         cuvil_qgemm_packed_bytes(c / groups * kh * kw, o / groups);
+}
+
 size_t cuvil_qconv2d_scratch_bytes(int64_t c, int64_t kh, int64_t kw,
-                                   int64_t oh, int64_t ow) {
-  int64_t k = c * kh * kw, p = oh * ow;
+                                   int64_t oh, int64_t ow, int64_t groups) {
+  int64_t k = c / groups * kh * kw, p = oh * ow;
   return (size_t)cuvil_qconv_align(p * k) + cuvil_qgemm_scratch_bytes(p, k);
 }
 
@@ -68,29 +74,36 @@ static void cuvil_qconv_store(void *out, int64_t i, int64_t rows, int64_t j,
 void cuvil_qconv2d(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t n,
                    int64_t c, int64_t h, int64_t w, const void *x,
                    int x_signed, int32_t x_zero, int64_t o, int64_t kh,
-                   int64_t kw, const int8_t *packed_w, const int32_t *col_sums,
-                   const float *col_scale, const float *bias, int64_t sh,
-                   int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
-                   int64_t oh, int64_t ow, void *y, uint8_t *scratch,
-                   const cuvil_qout *qout, const cuvil_epilogue *epilogue) {
-  int64_t k = c * kh * kw, p = oh * ow, b;
-  int64_t out_bytes = qout ? 1 : (int64_t)sizeof(float);
+                   int64_t kw, int64_t groups, const int8_t *packed_w,
+                   const int32_t *col_sums, const float *col_scale,
+                   const float *bias, int64_t sh, int64_t sw, int64_t ph,
+                   int64_t pw, int64_t dh, int64_t dw, int64_t oh, int64_t ow,
+                   void *y, uint8_t *scratch, const cuvil_qout *qout,
+                   const cuvil_epilogue *epilogue) {
+  int64_t cg = c / groups, og = o / groups, k = cg * kh * kw, p = oh * ow;
+  int64_t out_bytes = qout ? 1 : (int64_t)sizeof(float), b, g;
+  size_t group_bytes = cuvil_qgemm_packed_bytes(k, og);
   uint8_t *cols = scratch, *panels = scratch + cuvil_qconv_align(p * k);
   /* The stored byte of the zero point: uint8, or int8's two's complement. */
   uint8_t pad = (uint8_t)x_zero;
   struct cuvil_qconv_out out;
   out.pixels = p;
-  out.col_scale = col_scale;
-  out.bias = bias;
   out.epilogue = epilogue;
   out.qout = qout;
-  for (b = 0; b < n; ++b) {
-    cuvil_qconv_im2col((const uint8_t *)x + b * c * h * w, c, h, w, kh, kw,
-                       sh, sw, ph, pw, dh, dw, oh, ow, pad, cols);
-    out.y = (uint8_t *)y + b * o * p * out_bytes;
-    out.residual =
-        epilogue && epilogue->residual ? epilogue->residual + b * o * p : NULL;
-    cuvil_qgemm_run(pool, kernel, p, o, k, cols, k, x_signed, x_zero,
-                    packed_w, col_sums, panels, cuvil_qconv_store, NULL, &out);
-  }
+  for (b = 0; b < n; ++b)
+    for (g = 0; g < groups; ++g) {
+      /* The group's channels in, its output channels out. */
+      int64_t first = b * o + g * og;
+      cuvil_qconv_im2col((const uint8_t *)x + (b * c + g * cg) * h * w, cg, h,
+                         w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, pad, cols);
+      out.y = (uint8_t *)y + first * p * out_bytes;
+      out.col_scale = col_scale + g * og;
+      out.bias = bias ? bias + g * og : NULL;
+      out.residual = epilogue && epilogue->residual
+                         ? epilogue->residual + first * p
+                         : NULL;
+      cuvil_qgemm_run(pool, kernel, p, og, k, cols, k, x_signed, x_zero,
+                      packed_w + g * group_bytes, col_sums + g * og, panels,
+                      cuvil_qconv_store, NULL, &out);
+    }
 }
