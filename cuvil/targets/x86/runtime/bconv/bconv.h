@@ -25,23 +25,13 @@
 
 #include "cuvil/targets/x86/runtime/epilogue/epilogue.h"
 #include "cuvil/targets/x86/runtime/threads/threads.h"
+#include "cuvil/targets/x86/runtime/tiles/tiles.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-/* Fully unrolls a loop with a constant trip count (as conv_blocked.h). */
-#ifndef CUVIL_UNROLL
-#if defined(__clang__)
-#define CUVIL_UNROLL _Pragma("clang loop unroll(full)")
-#elif defined(__GNUC__)
-#define CUVIL_UNROLL _Pragma("GCC unroll 32")
-#else
-#define CUVIL_UNROLL
-#endif
 #endif
 
 /* A float32 as the kernels round it to bfloat16: to nearest even, a NaN

@@ -242,50 +242,17 @@ CUVIL_BCONVB_WIDE(AVX512, "avx512f", __m512, __m512i, CUVIL_BCONVB_LOADU512,
             }                                                                  \
           }                                                                    \
         }                                                                      \
-    CUVIL_UNROLL for (b = 0; b < NB; ++b) {                                    \
-      vec bv = r->bias ? loadf(r->bias + b * LANES) : zero();                  \
-      float *out = r->out + b * r->out_stride + x0 * LANES;                    \
-      const float *res =                                                       \
-          r->residual ? r->residual + b * r->out_stride + x0 * LANES : 0;      \
-      CUVIL_UNROLL for (j = 0; j < U; ++j) {                                   \
-        vec v = addf(acc[b][j], bv);                                           \
-        if (res)                                                               \
-          v = addf(v, loadf(res + j * LANES));                                 \
-        if (r->activation == CUVIL_ACT_RELU)                                   \
-          v = maxf(v, zero());                                                 \
-        else if (r->activation == CUVIL_ACT_CLIP)                              \
-          v = minf(maxf(v, set1f(r->lo)), set1f(r->hi));                       \
-        storef(out + j * LANES, v);                                            \
-      }                                                                        \
-    }                                                                          \
+    CUVIL_TILE_FINISH_F32(r, acc, x0, vec, LANES, NB, U, zero, loadf, storef,  \
+                          addf, maxf, minf, set1f)                             \
   }
 
-/* A variant's entry: the columns in tiles of at most UMAX, as even as
- * possible, so that no tile is too narrow to keep the multipliers busy;
- * IB_CASES (if IB) for stride 1 on input blocks of IB. */
-#define CUVIL_BCONVB_CASE(name, NB, U)                                         \
-  case NB * 64 + U:                                                            \
-    cuvil_bconvb_##name##_##NB##_##U(r, x0);                                   \
-    break;
+/* A variant's entry (tiles.h): the row in tiles of at most UMAX; IB_CASES
+ * (if IB) for stride 1 on input blocks of IB. */
+#define CUVIL_BCONVB_CASE(name, NB, U) CUVIL_TILE_CASE(cuvil_bconvb, name, NB, U)
 #define CUVIL_BCONVB_ENTRY(name, isa, LANES, UMAX, NARROWER, IB, CASES,        \
                            IB_CASES)                                           \
-  __attribute__((target(isa))) int cuvil_bconvb_##name(                        \
-      const struct cuvil_bconvb_row *r, int64_t nb, int64_t x0, int64_t u) {   \
-    int64_t tiles = (u + UMAX - 1) / UMAX, t;                                  \
-    int fixed = (IB) && r->in_block == (IB) && r->stride_w == 1;               \
-    if (r->block != LANES || nb < 1 || nb > 2)                                 \
-      return NARROWER;                                                         \
-    for (t = 0; t < tiles; ++t) {                                              \
-      int64_t width = u / tiles + (t < u % tiles);                             \
-      if (fixed) {                                                             \
-        switch (nb * 64 + width) { IB_CASES }                                  \
-      } else {                                                                 \
-        switch (nb * 64 + width) { CASES }                                     \
-      }                                                                        \
-      x0 += width;                                                             \
-    }                                                                          \
-    return 1;                                                                  \
-  }
+  CUVIL_TILE_ENTRY(cuvil_bconvb, cuvil_bconvb_row, name, isa, LANES, UMAX,     \
+                   NARROWER, IB, CASES, IB_CASES)
 
 #define CUVIL_BCONVB_YMM(name, V, NB, U)                                       \
   CUVIL_BCONVB_TILE(name, "avx2,fma", V, __m256, 8, NB, U, _mm256_setzero_ps,  \

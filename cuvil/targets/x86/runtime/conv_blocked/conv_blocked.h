@@ -10,21 +10,12 @@
 
 #include "cuvil/targets/x86/runtime/epilogue/epilogue.h"
 #include "cuvil/targets/x86/runtime/threads/threads.h"
+#include "cuvil/targets/x86/runtime/tiles/tiles.h"
 
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-/* Fully unrolls a loop with a constant trip count (the family's register
- * tiles). */
-#if defined(__clang__)
-#define CUVIL_UNROLL _Pragma("clang loop unroll(full)")
-#elif defined(__GNUC__)
-#define CUVIL_UNROLL _Pragma("GCC unroll 32")
-#else
-#define CUVIL_UNROLL
 #endif
 
 /* Channel-blocked direct convolution (cuvil-x86-assign-layouts): the output is

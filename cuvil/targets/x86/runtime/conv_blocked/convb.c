@@ -104,44 +104,15 @@ int cuvil_convb_reference(const struct cuvil_convb_row *r, int64_t nb,
             }                                                                  \
           }                                                                    \
         }                                                                      \
-    CUVIL_UNROLL for (b = 0; b < NB; ++b) {              \
-      vec bv = r->bias ? loadu(r->bias + b * LANES) : zero();                  \
-      float *out = r->out + b * r->out_stride + x0 * LANES;                    \
-      const float *res =                                                       \
-          r->residual ? r->residual + b * r->out_stride + x0 * LANES : 0;      \
-      CUVIL_UNROLL for (j = 0; j < U; ++j) {             \
-        vec v = add(acc[b][j], bv);                                            \
-        if (res)                                                               \
-          v = add(v, loadu(res + j * LANES));                                  \
-        if (r->activation == CUVIL_ACT_RELU)                                   \
-          v = maxv(v, zero());                                                 \
-        else if (r->activation == CUVIL_ACT_CLIP)                              \
-          v = minv(maxv(v, set1(r->lo)), set1(r->hi));                         \
-        storeu(out + j * LANES, v);                                            \
-      }                                                                        \
-    }                                                                          \
+    CUVIL_TILE_FINISH_F32(r, acc, x0, vec, LANES, NB, U, zero, loadu, storeu,  \
+                          add, maxv, minv, set1)                               \
   }
 
-/* A variant's entry: the columns in tiles of at most UMAX, as even as
- * possible (56 = 4 x 14; with UMAX 6, 6 x 6 + 4 x 5), so that no tile is
- * too narrow to hide the FMA latency. */
-#define CUVIL_CONVB_CASE(name, NB, U)                                          \
-  case NB * 64 + U:                                                            \
-    cuvil_convb_##name##_##NB##_##U(r, x0);                                    \
-    break;
+/* A variant's entry (tiles.h): the row in tiles of at most UMAX. */
+#define CUVIL_CONVB_CASE(name, NB, U) CUVIL_TILE_CASE(cuvil_convb, name, NB, U)
 #define CUVIL_CONVB_ENTRY(name, isa, LANES, UMAX, NARROWER, CASES)             \
-  __attribute__((target(isa))) int cuvil_convb_##name(                         \
-      const struct cuvil_convb_row *r, int64_t nb, int64_t x0, int64_t u) {    \
-    int64_t tiles = (u + UMAX - 1) / UMAX, t;                                  \
-    if (r->block != LANES || nb < 1 || nb > 2)                                 \
-      return NARROWER;                                                         \
-    for (t = 0; t < tiles; ++t) {                                              \
-      int64_t width = u / tiles + (t < u % tiles);                             \
-      switch (nb * 64 + width) { CASES }                                       \
-      x0 += width;                                                             \
-    }                                                                          \
-    return 1;                                                                  \
-  }
+  CUVIL_TILE_ENTRY(cuvil_convb, cuvil_convb_row, name, isa, LANES, UMAX,       \
+                   NARROWER, 0, CASES, )
 
 #define CUVIL_CONVB_AVX512(NB, U)                                              \
   CUVIL_CONVB_TILE(avx512, "avx512f", __m512, 16, NB, U, _mm512_set1_ps,       \

@@ -22,6 +22,7 @@
 #include "cuvil/targets/x86/runtime/epilogue/epilogue.h"
 #include "cuvil/targets/x86/runtime/qgemm/qgemm.h"
 #include "cuvil/targets/x86/runtime/threads/threads.h"
+#include "cuvil/targets/x86/runtime/tiles/tiles.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -29,17 +30,6 @@
 
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-/* Fully unrolls a loop with a constant trip count (as conv_blocked.h). */
-#ifndef CUVIL_UNROLL
-#if defined(__clang__)
-#define CUVIL_UNROLL _Pragma("clang loop unroll(full)")
-#elif defined(__GNUC__)
-#define CUVIL_UNROLL _Pragma("GCC unroll 32")
-#else
-#define CUVIL_UNROLL
-#endif
 #endif
 
 /* An output's value from its exact sum (the header's steps but the

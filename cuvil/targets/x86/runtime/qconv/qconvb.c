@@ -347,36 +347,15 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
     }                                                                          \
   }
 
-/* A variant's entry: the columns in tiles of at most UMAX, as even as
- * possible (56 = 4 x 14; with UMAX 5, 10 x 5 + 6), so that no tile is too
- * narrow to keep the multipliers busy. */
-#define CUVIL_QCONVB_CASE(name, NB, U)                                         \
-  case NB * 64 + U:                                                            \
-    cuvil_qconvb_##name##_##NB##_##U(r, x0);                                   \
-    break;
+/* A variant's entry (tiles.h): the row in tiles of at most UMAX;
+ * CUVIL_QCONVB_ENTRY_IB's IB_CASES for stride 1 on input blocks of IB. */
+#define CUVIL_QCONVB_CASE(name, NB, U) CUVIL_TILE_CASE(cuvil_qconvb, name, NB, U)
 #define CUVIL_QCONVB_ENTRY(name, isa, LANES, UMAX, NARROWER, CASES)            \
   CUVIL_QCONVB_ENTRY_IB(name, isa, LANES, UMAX, NARROWER, 0, CASES, )
-/* As CUVIL_QCONVB_ENTRY, with IB_CASES the tiles for stride 1 on input
- * blocks of IB. */
 #define CUVIL_QCONVB_ENTRY_IB(name, isa, LANES, UMAX, NARROWER, IB, CASES,     \
                               IB_CASES)                                        \
-  __attribute__((target(isa))) int cuvil_qconvb_##name(                        \
-      const struct cuvil_qconvb_row *r, int64_t nb, int64_t x0, int64_t u) {   \
-    int64_t tiles = (u + UMAX - 1) / UMAX, t;                                  \
-    int fixed = (IB) && r->in_block == (IB) && r->stride_w == 1;               \
-    if (r->block != LANES || nb < 1 || nb > 2)                                 \
-      return NARROWER;                                                         \
-    for (t = 0; t < tiles; ++t) {                                              \
-      int64_t width = u / tiles + (t < u % tiles);                             \
-      if (fixed) {                                                             \
-        switch (nb * 64 + width) { IB_CASES }                                  \
-      } else {                                                                 \
-        switch (nb * 64 + width) { CASES }                                     \
-      }                                                                        \
-      x0 += width;                                                             \
-    }                                                                          \
-    return 1;                                                                  \
-  }
+  CUVIL_TILE_ENTRY(cuvil_qconvb, cuvil_qconvb_row, name, isa, LANES, UMAX,     \
+                   NARROWER, IB, CASES, IB_CASES)
 
 #define CUVIL_QCONVB_YMM(name, isa, V, NB, U)                                  \
   CUVIL_QCONVB_TILE(name, isa, V, __m256i, 8, NB, U, _mm256_setzero_si256,     \
