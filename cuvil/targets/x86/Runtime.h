@@ -68,8 +68,9 @@ std::string chooseVariant(
 /// What `func` (planned level2) needs: the families of the micro-kernels it
 /// calls (by name and `cuvil.algorithm`), of its reorders and maps, and the
 /// thread pool every context owns; the variants for `cpuFeatures` when
-/// `simd`.
-RuntimeSelection selectRuntime(mlir::func::FuncOp func,
+/// `simd`, tuned for `cpu` (an LLVM CPU name) where a variant's speed
+/// differs between CPUs with the same features.
+RuntimeSelection selectRuntime(mlir::func::FuncOp func, const std::string &cpu,
                                const std::vector<std::string> &cpuFeatures,
                                bool simd, int64_t l2Bytes);
 

@@ -40,7 +40,8 @@ std::set<std::string> selected(llvm::StringRef body,
   if (!module)
     return {};
   auto func = *module->getOps<mlir::func::FuncOp>().begin();
-  RuntimeSelection result = selectRuntime(func, features, simd, 1 << 20);
+  RuntimeSelection result =
+      selectRuntime(func, "x86-64", features, simd, 1 << 20);
   if (selection)
     *selection = result;
   return result.families;

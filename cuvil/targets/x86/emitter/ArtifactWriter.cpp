@@ -298,8 +298,9 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
 
   // The runtime families the model calls, and the micro-kernel variants the
   // target's features choose.
-  RuntimeSelection runtime = selectRuntime(
-      func, options.cpuFeatures, !options.inlineWeights, options.l2Bytes);
+  RuntimeSelection runtime =
+      selectRuntime(func, options.cpu, options.cpuFeatures,
+                    !options.inlineWeights, options.l2Bytes);
   ModelFacts facts = describeModel(module, func);
   EmittedModel result;
   result.header = headerText(func, facts, emitter, options);
