@@ -29,6 +29,14 @@ enum class BlockedForm {
   ToPlain,
 };
 
+/// Whether a convolution runs the depthwise kernels (one filter per
+/// channel: groups = C = OC), which read their output's layout; any other
+/// grouped one is unfolded group by group.
+inline bool isDepthwiseConv(int64_t groups, int64_t inChannels,
+                            int64_t outChannels) {
+  return groups != 1 && inChannels == groups && outChannels == groups;
+}
+
 inline BlockedForm blockedForm(llvm::StringRef kernel) {
 #define CUVIL_BLOCKED_KERNEL(name, form)                                       \
   if (kernel == name)                                                          \

@@ -10,6 +10,7 @@
 #include "cuvil/targets/x86/Runtime.h"
 
 #include "cuvil/ir/CuvilL2Ops.h"
+#include "cuvil/targets/x86/RuntimeContract.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -62,11 +63,10 @@ std::string preferredBgemm8(StringRef cpu, const std::string &chosen,
 /// Whether the convolution `call` has one filter per channel (its
 /// weights, packed, no longer say; its input and output channels do).
 bool isDepthwise(cuvil::l2::UKernelCallOp call) {
-  int64_t groups = call.getIntParam("groups", 1);
   auto in = cast<MemRefType>(call.getInputs()[0].getType());
   auto out = cast<MemRefType>(call.getOutputs()[0].getType());
-  return groups != 1 && in.getDimSize(1) == groups &&
-         out.getDimSize(1) == groups;
+  return isDepthwiseConv(call.getIntParam("groups", 1), in.getDimSize(1),
+                         out.getDimSize(1));
 }
 
 /// Whether `call` runs the blocked direct convolution's register tiles

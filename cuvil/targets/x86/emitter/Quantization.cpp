@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/targets/x86/emitter/Emitter.h"
+#include "cuvil/targets/x86/RuntimeContract.h"
 
 #include "absl/strings/str_join.h"
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
@@ -248,8 +249,8 @@ LogicalResult emitQuantizedConv2d(Emitter &e, const KernelCall &call) {
   std::string output = out.dims[2] + ", " + out.dims[3] + ", " + out.name;
   int64_t groups = call.op.getIntParam("groups", 1);
   // One filter per channel; other grouped convolutions run im2col per group.
-  bool depthwise = groups != 1 && x.type.getDimSize(1) == groups &&
-                   out.type.getDimSize(1) == groups;
+  bool depthwise = isDepthwiseConv(groups, x.type.getDimSize(1),
+                                   out.type.getDimSize(1));
   bool tiles = !depthwise && call.op.getAlgorithm() ==
                                  cuvil::l2::Algorithm::direct_blocked;
   // Depthwise: one layout; the tiles: blocked output, either input; the

@@ -122,10 +122,11 @@ struct AssignLayouts : cuvil::x86::impl::CuvilX86AssignLayoutsBase<AssignLayouts
   }
 
   static bool isDepthwise(UKernelCallOp call) {
-    auto w = cast<MemRefType>(call.getInputs()[1].getType());
-    int64_t groups = call.getIntParam("groups", 1);
-    return groups > 1 && w.getRank() == 4 && w.getDimSize(1) == 1 &&
-           w.getDimSize(0) == groups;
+    auto in = cast<MemRefType>(call.getInputs()[0].getType());
+    auto out = cast<MemRefType>(call.getOutputs()[0].getType());
+    return in.getRank() == 4 && out.getRank() == 4 &&
+           cuvil::x86::isDepthwiseConv(call.getIntParam("groups", 1),
+                                       in.getDimSize(1), out.getDimSize(1));
   }
 
   /// A convolution the blocked kernels compute: f32 with a static image,

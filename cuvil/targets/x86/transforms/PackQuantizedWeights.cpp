@@ -39,6 +39,7 @@
 #include "cuvil/ir/CuvilL2Ops.h"
 #include "cuvil/passes/PassStatistics.h"
 #include "cuvil/support/ElementsBytes.h"
+#include "cuvil/targets/x86/RuntimeContract.h"
 #include "cuvil/targets/x86/transforms/Passes.h"
 
 extern "C" {
@@ -212,11 +213,7 @@ struct PackQuantizedWeights
                         builder.getDenseI64ArrayAttr({kh, kw}));
     packedCall->setAttr("cuvil.channel_block",
                         builder.getI64IntegerAttr(block));
-    SmallVector<Value> replaced(call.getOutputs().drop_front());
-    call.erase();
-    for (Value v : replaced)
-      if (Operation *alloc = v.getDefiningOp(); alloc && alloc->use_empty())
-        alloc->erase();
+    eraseReplaced(call);
     eraseIfUnused(w, weights->first, symbols);
     cuvil::addStatistic(getOperation(), *this, numPacked, "packed");
     return success();
@@ -230,6 +227,16 @@ struct PackQuantizedWeights
         MemRefType::get({static_cast<int64_t>(bytes)},
                         IntegerType::get(call.getContext(), 8)),
         builder.getI64IntegerAttr(64));
+  }
+
+  /// Erases `call`, replaced by its packed clone, and the scratch buffers
+  /// it had that nothing reads any more.
+  static void eraseReplaced(cuvil::l2::UKernelCallOp call) {
+    SmallVector<Value> scratch(call.getOutputs().drop_front());
+    call.erase();
+    for (Value v : scratch)
+      if (Operation *alloc = v.getDefiningOp(); alloc && alloc->use_empty())
+        alloc->erase();
   }
 
   /// Erases `global`, read through `weights`, if nothing else reads it.
@@ -474,8 +481,9 @@ struct PackQuantizedWeights
       return call.emitOpError("needs static spatial sizes on the x86 target");
     // Depthwise: one filter per channel; other grouped ones are unfolded.
     int64_t groups = call.getIntParam("groups", 1);
-    bool depthwise = conv && groups != 1 && wType.getDimSize(0) == groups &&
-                     wType.getDimSize(1) == 1 && aType.getDimSize(1) == groups;
+    bool depthwise = conv && cuvil::x86::isDepthwiseConv(
+                                 groups, aType.getDimSize(1),
+                                 outType.getDimSize(1));
     bool tiles = conv && !depthwise &&
                  call.getAlgorithm() == cuvil::l2::Algorithm::direct_blocked;
     FailureOr<Packed> packed =
@@ -521,11 +529,7 @@ struct PackQuantizedWeights
                               {wType.getDimSize(2), wType.getDimSize(3)}));
     if (packed->narrow)
       packedCall->setAttr("cuvil.narrow_weights", builder.getUnitAttr());
-    SmallVector<Value> replaced(call.getOutputs().drop_front());
-    call.erase();
-    for (Value v : replaced)
-      if (Operation *alloc = v.getDefiningOp(); alloc && alloc->use_empty())
-        alloc->erase();
+    eraseReplaced(call);
     // The unpacked weights, if nothing else reads them.
     cuvil::l2::UKernelCallOp storageCast = weights->storageCast;
     if (storageCast && llvm::all_of(w.getUsers(), [&](Operation *user) {

@@ -105,15 +105,10 @@ static float cuvil_bconv_widen(uint16_t v) {
 /* bias, residual and activation for lane `l` of block `b`, column `x`. */
 static float cuvil_bconvb_finish(const struct cuvil_bconvb_row *r, int64_t b,
                                  int64_t x, int64_t l, float v) {
-  if (r->bias)
-    v += r->bias[b * r->block + l];
-  if (r->residual)
-    v += r->residual[b * r->out_stride + x * r->block + l];
-  if (r->activation == CUVIL_ACT_RELU)
-    v = v > 0.0f ? v : 0.0f;
-  else if (r->activation == CUVIL_ACT_CLIP)
-    v = v < r->lo ? r->lo : v > r->hi ? r->hi : v;
-  return v;
+  return cuvil_finish_value(
+      v, r->bias ? r->bias + b * r->block + l : 0,
+      r->residual ? r->residual + b * r->out_stride + x * r->block + l : 0,
+      r->activation, r->lo, r->hi);
 }
 
 int cuvil_bconvb_reference(const struct cuvil_bconvb_row *r, int64_t nb,
@@ -390,16 +385,9 @@ static void cuvil_bconvb_unblock(void *p, int64_t begin, int64_t end) {
     const float *src = a->output + (o / B) * plane * B + o % B;
     const float *res = a->residual ? a->residual + o * plane : 0;
     float *dst = a->plain + o * plane;
-    for (s = 0; s < plane; ++s) {
-      float v = src[s * B];
-      if (res)
-        v += res[s];
-      if (r->activation == CUVIL_ACT_RELU)
-        v = v > 0.0f ? v : 0.0f;
-      else if (r->activation == CUVIL_ACT_CLIP)
-        v = v < r->lo ? r->lo : v > r->hi ? r->hi : v;
-      dst[s] = v;
-    }
+    for (s = 0; s < plane; ++s)
+      dst[s] = cuvil_finish_value(src[s * B], 0, res ? res + s : 0,
+                                  r->activation, r->lo, r->hi);
   }
 }
 

@@ -32,15 +32,10 @@ struct cuvil_convb_row {
 static inline float cuvil_convb_finish(const struct cuvil_convb_row *r,
                                        int64_t b, int64_t x, int64_t l,
                                        float v) {
-  if (r->bias)
-    v += r->bias[b * r->block + l];
-  if (r->residual)
-    v += r->residual[b * r->out_stride + x * r->block + l];
-  if (r->activation == CUVIL_ACT_RELU)
-    v = v > 0.0f ? v : 0.0f;
-  else if (r->activation == CUVIL_ACT_CLIP)
-    v = v < r->lo ? r->lo : v > r->hi ? r->hi : v;
-  return v;
+  return cuvil_finish_value(
+      v, r->bias ? r->bias + b * r->block + l : 0,
+      r->residual ? r->residual + b * r->out_stride + x * r->block + l : 0,
+      r->activation, r->lo, r->hi);
 }
 
 int cuvil_convb_reference(const struct cuvil_convb_row *r, int64_t nb,

@@ -36,24 +36,33 @@ typedef struct cuvil_epilogue {
 void cuvil_epilogue_row(const cuvil_epilogue *e, float *out, int64_t offset,
                         int64_t row, int64_t count);
 
-/* The same steps on one element: `v` at `row`, column `col`, position
- * `at` of the output (for kernels that finish element by element). */
+/* One element's tail, in the unfused ops' order: + *bias, + *residual
+ * (each if not NULL), then the activation. Every kernel that finishes
+ * element by element goes through it. */
+static inline float cuvil_finish_value(float v, const float *bias,
+                                       const float *residual, int activation,
+                                       float lo, float hi) {
+  if (bias)
+    v += *bias;
+  if (residual)
+    v += *residual;
+  if (activation == CUVIL_ACT_RELU)
+    v = v > 0.0f ? v : 0.0f;
+  else if (activation == CUVIL_ACT_CLIP)
+    v = v < lo ? lo : v > hi ? hi : v;
+  return v;
+}
+
+/* The steps of `e` on one element: `v` at `row`, column `col`, position
+ * `at` of the output. */
 static inline float cuvil_epilogue_value(const cuvil_epilogue *e, float v,
                                          int64_t row, int64_t col,
                                          int64_t at) {
   if (e->row_bias)
     v += e->row_bias[row];
-  if (e->col_bias)
-    v += e->col_bias[col];
-  if (e->residual)
-    v += e->residual[at];
-  if (e->activation == CUVIL_ACT_RELU)
-    v = v > 0.0f ? v : 0.0f;
-  else if (e->activation == CUVIL_ACT_CLIP) {
-    v = v < e->lo ? e->lo : v;
-    v = v > e->hi ? e->hi : v;
-  }
-  return v;
+  return cuvil_finish_value(v, e->col_bias ? e->col_bias + col : 0,
+                            e->residual ? e->residual + at : 0, e->activation,
+                            e->lo, e->hi);
 }
 
 #ifdef __cplusplus

@@ -37,16 +37,9 @@ extern "C" {
 static inline float cuvil_qconv_value(int32_t sum, float scale,
                                       const float *bias, const float *residual,
                                       const cuvil_epilogue *e) {
-  float v = (float)sum * scale;
-  if (bias)
-    v = v + *bias;
-  if (residual)
-    v = v + *residual;
-  if (e && e->activation == CUVIL_ACT_RELU)
-    v = v > 0.0f ? v : 0.0f;
-  else if (e && e->activation == CUVIL_ACT_CLIP)
-    v = v < e->lo ? e->lo : v > e->hi ? e->hi : v;
-  return v;
+  return cuvil_finish_value((float)sum * scale, bias, residual,
+                            e ? e->activation : CUVIL_ACT_NONE,
+                            e ? e->lo : 0.0f, e ? e->hi : 0.0f);
 }
 
 /*===- Blocked direct convolutions (qconvb.c) ----------------------------===*
