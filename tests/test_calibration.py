@@ -126,6 +126,84 @@ def test_int8_mlp_matches_integer_arithmetic(tmp_path):
     assert np.array_equal(one, two)
 
 
+def quantize_u8(x, scale, zero):
+    return np.clip(np.rint(x / np.float32(scale)) + zero, 0, 255).astype(np.uint8)
+
+
+def test_int8_mlp_with_integer_io(tmp_path):
+    """--integer-io: x comes in as the uint8 fc1 reads (its calibrated type)
+    and y goes out as uint8 over its calibrated range, written by fc2's
+    epilogue; the bytes are the int8 model's float output, quantized."""
+    rng = np.random.default_rng(8)
+    path, (w1, b1, w2, b2) = mlp(tmp_path, rng)
+    samples = rng.normal(0, 1, (100, K)).astype(np.float32)
+    np.savez(tmp_path / "cal.npz", x=samples)
+    flags = [path, "--max-batch=8", "--quantize=int8", "--integer-io",
+             f"--calibration={tmp_path / 'cal.npz'}"]
+    result = cuvilc(*flags, f"--quantization-report={tmp_path / 'r.json'}",
+                    "-o", tmp_path / "mlp.so")
+    report = json.loads((tmp_path / "r.json").read_text())
+    fc1, fc2 = report["layers"]
+    x_io, y_io = report["io"]
+    assert (x_io["name"], x_io["input"], y_io["name"], y_io["input"]) == (
+        "x", True, "y", False)
+    assert (x_io["scale"], x_io["zero_point"]) == (fc1["scale"], fc1["zero_point"])
+    m = report["weight_max"]
+    # The observed range is that of the float32 model, close to the int8 one.
+    float_y = np.maximum(samples @ w1 + b1, 0) @ w2 + b2
+    assert y_io["observed_min"] == pytest.approx(float_y.min(), rel=1e-5)
+    assert y_io["observed_max"] == pytest.approx(float_y.max(), rel=1e-5)
+    lo, hi = min(y_io["observed_min"], 0), max(y_io["observed_max"], 0)
+    assert y_io["scale"] == pytest.approx(np.float32((hi - lo) / 255), rel=1e-7)
+    assert y_io["zero_point"] == round(-lo / y_io["scale"])
+    assert "int8: 2 layers quantized" in result.stderr
+
+    model = CompiledModel(tmp_path / "mlp.so")
+    (x_spec,), (y_spec,) = model.metadata["inputs"], model.metadata["outputs"]
+    assert x_spec["dtype"] == y_spec["dtype"] == "uint8"
+    assert x_spec["quantization"] == {"scale": x_io["scale"],
+                                      "zero_point": x_io["zero_point"]}
+    assert y_spec["quantization"] == {"scale": y_io["scale"],
+                                      "zero_point": y_io["zero_point"]}
+    x = rng.normal(0, 1, (7, K)).astype(np.float32)
+    qx = quantize_u8(x, x_io["scale"], x_io["zero_point"])
+    (qy,) = model(qx, batch=7)
+    xd = (qx.astype(np.float32) - x_io["zero_point"]) * np.float32(x_io["scale"])
+    h = np.maximum(int8_layer(xd, w1, b1, fc1["scale"], fc1["zero_point"], m), 0)
+    expected = quantize_u8(int8_layer(h, w2, b2, fc2["scale"], fc2["zero_point"], m),
+                           y_io["scale"], y_io["zero_point"])
+    # float32 sums in another order may land on the other side of a
+    # rounding point: one step at most, and rarely.
+    diff = np.abs(qy.astype(np.int64) - expected)
+    assert diff.max() <= 1 and np.count_nonzero(diff) <= 2, (qy, expected)
+    level2 = cuvilc("--quiet", *flags, "--emit=mlir-level2",
+                    f"--quantization-report={tmp_path / 'r.txt'}").stdout
+    assert 'ukernel_call "quantize"' not in level2
+    assert "epilogue <steps = [col_bias, quantize]>" in level2, level2
+    text = (tmp_path / "r.txt").read_text().splitlines()
+    at = text.index("integer I/O (real = scale * (q - zero point)):")
+    assert text[at + 1].split()[:7] == [
+        "input", "x", "uint8", "scale", f"{x_io['scale']:.6g}", "zero",
+        str(x_io["zero_point"])]
+    assert text[at + 2].split()[:3] == ["output", "y", "uint8"]
+    assert "(observed [" in text[at + 2]
+
+
+def test_integer_io_errors(tmp_path):
+    path, _ = mlp(tmp_path, np.random.default_rng(9))
+    result = cuvilc(path, "--integer-io", "-o", tmp_path / "out.so", check=False)
+    assert result.returncode == 1
+    assert "integer I/O: input 'x' is float32, and the model neither quantizes " \
+        "it nor has a calibrated range for it; calibrate the model " \
+        "(--quantize=int8) or compile without --integer-io" in result.stderr
+    result = cuvilc(path, "--integer-io", "--quantize=bf16", "-o",
+                    tmp_path / "out.so", check=False)
+    assert result.returncode == 2
+    assert "--integer-io passes 8-bit quantized tensors; use it with " \
+        "--quantize=int8 (or an ONNX QDQ model), not bf16" in result.stderr
+    assert not (tmp_path / "out.so").exists()
+
+
 def test_text_report_and_keep_fp32(tmp_path):
     rng = np.random.default_rng(4)
     path, _ = mlp(tmp_path, rng)

@@ -222,18 +222,21 @@ def test_a_qdq_linear_layer_multiplies_in_int8(tmp_path, x_type, x_zero):
                                                    "avxvnni", "avx512vnni")
 
 
-def test_two_int8_linear_layers_pass_bytes(tmp_path):
-    """The first of two int8 linear layers writes the second's uint8 input
-    itself: its bias, relu and the second's quantize are its epilogue, with
-    the arithmetic of the unfused ops (exact sums, float32 scale, bias,
-    relu, round half to even, saturate), bit for bit."""
-    rng = np.random.default_rng(12)
+XS, WS1, HS, HZ, WS2, YS, YZ = 0.05, 0.002, 0.125, 3, 0.003, 0.25, 100
+
+
+def two_int8_layers(tmp_path, rng, quantized_output=False):
+    """A QDQ MLP of two int8 linear layers (and, if asked, its output
+    quantized and dequantized), with the numpy int8 arithmetic of its
+    float32 output: exact integer sums, the product of the two scales
+    rounded once to float32, bias, relu, round half to even, saturate."""
     k, h, n = 45, 38, 9
     w1 = rng.integers(-127, 128, (k, h), dtype=np.int8)
     w2 = rng.integers(-127, 128, (h, n), dtype=np.int8)
     b1 = rng.normal(0, 2, h).astype(np.float32)
-    xs, ws1, hs, hz, ws2 = 0.05, 0.002, 0.125, 3, 0.003
     path = tmp_path / "mlp.onnx"
+    tail = [helper.make_node("QuantizeLinear", ["y", "ys", "yz"], ["yq"]),
+            helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["out"])]
     save(path, [
         helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
         helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
@@ -244,19 +247,16 @@ def test_two_int8_linear_layers_pass_bytes(tmp_path):
         helper.make_node("QuantizeLinear", ["r1", "hs", "hz"], ["hq"]),
         helper.make_node("DequantizeLinear", ["hq", "hs", "hz"], ["hd"]),
         helper.make_node("DequantizeLinear", ["w2", "ws2"], ["w2d"]),
-        helper.make_node("MatMul", ["hd", "w2d"], ["y"], name="fc2")],
+        helper.make_node("MatMul", ["hd", "w2d"], ["y"], name="fc2"),
+        *(tail if quantized_output else [])],
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", k])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", n])],
-        [constant("xs", np.float32(xs)), constant("xz", np.uint8(128)),
-         constant("w1", w1), constant("ws1", np.float32(ws1)), constant("b1", b1),
-         constant("hs", np.float32(hs)), constant("hz", np.uint8(hz)),
-         constant("w2", w2), constant("ws2", np.float32(ws2))])
-    level2 = cuvilc_output("--quiet", path, "--emit=mlir-level2", "--max-batch=8").stdout
-    assert re.search(r'ukernel_call "quantized_matmul" .* epilogue <steps = '
-                     r'\[col_bias, relu, quantize\]>', level2), level2
-    assert level2.count('ukernel_call "quantize"') == 1  # the model input's
-    model = compile_model(str(CUVILC), path, tmp_path / "mlp.so", "--max-batch=8")
-    x = rng.normal(0, 3, (7, k)).astype(np.float32)
+        [helper.make_tensor_value_info("out" if quantized_output else "y",
+                                       TensorProto.FLOAT, ["batch", n])],
+        [constant("xs", np.float32(XS)), constant("xz", np.uint8(128)),
+         constant("w1", w1), constant("ws1", np.float32(WS1)), constant("b1", b1),
+         constant("hs", np.float32(HS)), constant("hz", np.uint8(HZ)),
+         constant("w2", w2), constant("ws2", np.float32(WS2)),
+         constant("ys", np.float32(YS)), constant("yz", np.uint8(YZ))])
 
     def layer(q, zero, w, scale):
         """Exact integer sums, then the product of the two scales, rounded
@@ -264,12 +264,71 @@ def test_two_int8_linear_layers_pass_bytes(tmp_path):
         sums = (q.astype(np.int64) - zero) @ w.astype(np.int64)
         return sums.astype(np.float32) * np.float32(np.float64(np.float32(scale[0])) *
                                                     np.float64(np.float32(scale[1])))
-    r1 = np.maximum(layer(quantize(x, xs, 128, np.uint8), 128, w1, (xs, ws1)) + b1, 0)
-    expected = layer(quantize(r1, hs, hz, np.uint8), hz, w2, (hs, ws2))
+
+    def reference(x):
+        r1 = np.maximum(layer(quantize(x, XS, 128, np.uint8), 128, w1, (XS, WS1)) + b1, 0)
+        return layer(quantize(r1, HS, HZ, np.uint8), HZ, w2, (HS, WS2))
+    return path, k, reference
+
+
+def test_two_int8_linear_layers_pass_bytes(tmp_path):
+    """The first of two int8 linear layers writes the second's uint8 input
+    itself: its bias, relu and the second's quantize are its epilogue, with
+    the arithmetic of the unfused ops, bit for bit."""
+    rng = np.random.default_rng(12)
+    path, k, reference = two_int8_layers(tmp_path, rng)
+    level2 = cuvilc_output("--quiet", path, "--emit=mlir-level2", "--max-batch=8").stdout
+    assert re.search(r'ukernel_call "quantized_matmul" .* epilogue <steps = '
+                     r'\[col_bias, relu, quantize\]>', level2), level2
+    assert level2.count('ukernel_call "quantize"') == 1  # the model input's
+    model = compile_model(str(CUVILC), path, tmp_path / "mlp.so", "--max-batch=8")
+    x = rng.normal(0, 3, (7, k)).astype(np.float32)
     (y,) = model(x, batch=7)
-    np.testing.assert_array_equal(y, expected)
+    np.testing.assert_array_equal(y, reference(x))
     (two,) = model(x, batch=7, threads=2)
     np.testing.assert_array_equal(two, y)
+
+
+def test_integer_io_passes_the_qdq_models_own_bytes(tmp_path):
+    """--integer-io on a QDQ model: the input is the uint8 its QuantizeLinear
+    makes and the output the uint8 its last QuantizeLinear makes, which the
+    second layer's epilogue writes; no quantize is left to run, and the
+    bytes are those of the float model's arithmetic, quantized."""
+    rng = np.random.default_rng(13)
+    path, k, reference = two_int8_layers(tmp_path, rng, quantized_output=True)
+    level2 = cuvilc_output("--quiet", path, "--emit=mlir-level2", "--max-batch=8",
+                           "--integer-io").stdout
+    assert 'ukernel_call "quantize"' not in level2
+    assert '"dequantize"' not in level2
+    assert level2.count("epilogue <steps = [quantize]>") == 1, level2
+    model = compile_model(str(CUVILC), path, tmp_path / "mlp.so", "--max-batch=8",
+                          "--integer-io")
+    (x_spec,), (y_spec,) = model.metadata["inputs"], model.metadata["outputs"]
+    assert (x_spec["dtype"], y_spec["dtype"]) == ("uint8", "uint8")
+    assert x_spec["quantization"] == {"scale": pytest.approx(XS, rel=1e-7),
+                                      "zero_point": 128}
+    assert y_spec["quantization"] == {"scale": YS, "zero_point": YZ}
+    header = (tmp_path / "mlp.h").read_text()
+    assert "/* input 0 'x': uint8 [batch, 45], real = 0.0500000007 * (q - 128) */" \
+        in header, header
+    x = rng.normal(0, 3, (7, k)).astype(np.float32)
+    (y,) = model(quantize(x, XS, 128, np.uint8), batch=7)
+    assert y.dtype == np.uint8
+    np.testing.assert_array_equal(y, quantize(reference(x), YS, YZ, np.uint8))
+
+
+def test_integer_io_needs_a_quantized_boundary(tmp_path):
+    """A QDQ model whose output is a float op's (no DequantizeLinear) has no
+    type to return it in without calibration: the error names it."""
+    path, _, _ = two_int8_layers(tmp_path, np.random.default_rng(14))
+    result = subprocess.run([str(CUVILC), str(path), "--integer-io", "-o",
+                             str(tmp_path / "out.so")], capture_output=True,
+                            text=True)
+    assert result.returncode == 1
+    assert "integer I/O: output 'y' is float32, not dequantized by the model " \
+        "and has no calibrated range; calibrate the model (--quantize=int8) " \
+        "or compile without --integer-io" in result.stderr, result.stderr
+    assert not (tmp_path / "out.so").exists()
 
 
 def test_the_int8_variant_follows_the_target(tmp_path):

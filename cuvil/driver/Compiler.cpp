@@ -221,7 +221,7 @@ static void addReducedPrecisionPrelude(mlir::OpPassManager &pm) {
 static absl::StatusOr<quantization::QuantizationReport>
 calibrateModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
                mlir::ModuleOp module,
-               const CompileOptions::Quantization &options,
+               const CompileOptions::Quantization &options, bool integerIo,
                const TargetRegistry &targets,
                const std::function<void(absl::string_view)> &progress) {
   const TargetBackend *host = targets.lookup("x86");
@@ -265,7 +265,9 @@ calibrateModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
     RETURN_IF_ERROR(writeFilesAtomically({{path, files.front().contents}}));
     return path;
   };
-  return quantization::calibrate(module, options.calibration, compileForHost,
+  quantization::CalibrationOptions calibration = options.calibration;
+  calibration.observeIo = integerIo;
+  return quantization::calibrate(module, calibration, compileForHost,
                                  progress);
 }
 
@@ -305,6 +307,10 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
   if (options.quantization && options.bf16)
     return absl::InvalidArgumentError(
         "int8 quantization and bfloat16 are exclusive: choose one");
+  if (options.integerIo && options.bf16)
+    return absl::InvalidArgumentError(
+        "integer I/O passes 8-bit quantized tensors; a bfloat16 model has "
+        "none: drop --integer-io or quantize to int8");
   ProgressReporter progress(options, 2 + options.quantization.has_value() +
                                          options.bf16.has_value() +
                                          toLevel2 +
@@ -428,7 +434,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
     ASSIGN_OR_RETURN(
         artifact.quantizationReport,
         calibrateModel(context, diagnostics, *module, *options.quantization,
-                       targets, options.progress));
+                       options.integerIo, targets, options.progress));
     artifact.quantizationReport->float32 = std::move(kept);
   }
 
@@ -446,7 +452,10 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
   }
 
   progress.stage("optimizing level1");
-  RETURN_IF_ERROR(runPipeline(buildLevel1Pipeline));
+  Level1Options level1;
+  level1.integerIo = options.integerIo;
+  RETURN_IF_ERROR(runPipeline(
+      [&](mlir::OpPassManager &pm) { buildLevel1Pipeline(pm, level1); }));
   collectStatistics();
   if (artifact.quantizationReport) {
     quantization::QuantizationReport &report = *artifact.quantizationReport;

@@ -85,6 +85,12 @@ struct CompileOptions {
     std::vector<std::string> keepFp32;
   };
   std::optional<Bf16> bf16;
+  /// Integer I/O (cuvilc --integer-io): float32 inputs and outputs are
+  /// taken and returned as 8-bit quantized tensors, their scales and zero
+  /// points in the metadata (cuvil-quantize-io). Needs an int8 model: one
+  /// calibrated here (`quantization`), or a QDQ model that quantizes its
+  /// inputs and dequantizes its outputs.
+  bool integerIo = false;
   /// Receives one human-readable line per compilation stage, if set.
   std::function<void(absl::string_view)> progress;
 };

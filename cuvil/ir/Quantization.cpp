@@ -12,6 +12,7 @@
 #include "cuvil/ir/Inference.h"
 #include "cuvil/ir/Quantization.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace cuvil::l1 {
@@ -298,6 +299,23 @@ Type storageElementType(Type type) {
   return IntegerType::get(type.getContext(), q.getStorageTypeIntegralWidth(),
                           q.isSigned() ? IntegerType::Signless
                                        : IntegerType::Unsigned);
+}
+
+double kernelScale(double scale) {
+  if (!(scale >= 1e-30) || !std::isfinite(scale))
+    return 1.0;
+  return static_cast<float>(scale);
+}
+
+quant::UniformQuantizedType activationType(MLIRContext *context, double lo,
+                                           double hi) {
+  lo = std::min(lo, 0.0);
+  hi = std::max(hi, 0.0);
+  double scale = kernelScale((hi - lo) / 255.0);
+  int64_t zero = std::clamp<int64_t>(std::llround(-lo / scale), 0, 255);
+  return quant::UniformQuantizedType::get(
+      /*flags=*/0, IntegerType::get(context, 8), Float32Type::get(context),
+      scale, zero, 0, 255);
 }
 
 } // namespace cuvil::l1

@@ -55,6 +55,16 @@ std::optional<std::string>
 quantizedConv2dMismatch(mlir::RankedTensorType input,
                         mlir::RankedTensorType weight, int64_t groups);
 
+/// `scale` as the float32 the kernels hold, never zero, subnormal or not
+/// finite (1 then).
+double kernelScale(double scale);
+
+/// The type an activation observed over [lo, hi] is quantized to: uint8
+/// per tensor over [min(lo, 0), max(hi, 0)], so that zero (padding, ReLU)
+/// is exact.
+mlir::quant::UniformQuantizedType activationType(mlir::MLIRContext *context,
+                                                 double lo, double hi);
+
 } // namespace cuvil::l1
 
 #endif // CUVIL_IR_QUANTIZATION_H

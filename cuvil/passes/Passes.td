@@ -78,6 +78,30 @@ def CuvilQuantizeProducts
   let dependentDialects = ["::cuvil::l1::CuvilDialect"];
 }
 
+def CuvilQuantizeIO : Pass<"cuvil-quantize-io", "::mlir::func::FuncOp"> {
+  let summary = "Take and return quantized tensors instead of float32";
+  let description = [{
+    Integer I/O (`cuvilc --integer-io`): each float32 input and output of
+    the function becomes a tensor of a per-tensor `!quant.uniform` type,
+    which the C ABI passes as its 8-bit storage and the artifact's metadata
+    describes (scale, zero point). An input takes the type the model
+    quantizes it to (its first `cuvil.quantize` user, which then goes), or
+    else the uint8 type of calibration's range of it
+    (`cuvil.io_range = array<f64: lo, hi>` on the argument); its other
+    users read it dequantized. An output that is a `cuvil.dequantize`
+    returns the quantized value itself; otherwise it is quantized to the
+    uint8 type of its calibrated range (a result's `cuvil.io_range`), which
+    cuvil-fuse-epilogues can fold into the last int8 layer. Inputs and
+    outputs of other element types stay as they are. A float32 input or
+    output with no type to take is an error naming it.
+  }];
+  let statistics = [
+    Statistic<"numInputs", "inputs", "Inputs taken quantized">,
+    Statistic<"numOutputs", "outputs", "Outputs returned quantized">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
+}
+
 def CuvilConvertProductsToBf16
     : Pass<"cuvil-convert-products-to-bf16", "::mlir::func::FuncOp"> {
   let summary = "Compute linear layers and convolutions on bfloat16 values, "

@@ -9,11 +9,16 @@
 
 namespace cuvil {
 
-void buildLevel1Pipeline(mlir::OpPassManager &pm) {
+void buildLevel1Pipeline(mlir::OpPassManager &pm,
+                         const Level1Options &options) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   // Calibrated layers (if any) become QDQ, then integer products.
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilQuantizeProducts());
+  // Before the fold, so that the first layer reads the input and the last
+  // layer's epilogue takes the output's quantize.
+  if (options.integerIo)
+    pm.addNestedPass<mlir::func::FuncOp>(createCuvilQuantizeIO());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldQuantizedProducts());
   // One quantize per tensor and type, then moved before max pools, so
   // that cuvil-fuse-epilogues finds it after the int8 convolution.
@@ -38,6 +43,14 @@ void buildLevel2Pipeline(mlir::OpPassManager &pm, const TargetBackend &target) {
 
 namespace {
 
+struct Level1PipelineOptions
+    : public mlir::PassPipelineOptions<Level1PipelineOptions> {
+  Option<bool> integerIo{*this, "integer-io",
+                         llvm::cl::desc("Take and return quantized tensors "
+                                        "(cuvil-quantize-io)"),
+                         llvm::cl::init(false)};
+};
+
 struct Level2PipelineOptions
     : public mlir::PassPipelineOptions<Level2PipelineOptions> {
   Option<std::string> target{*this, "target",
@@ -52,10 +65,14 @@ void registerCuvilPipelines(const TargetRegistry &targets) {
   registerCuvilPasses();
   for (const TargetBackend *target : targets.list())
     target->registerPasses();
-  mlir::PassPipelineRegistration<>(
+  mlir::PassPipelineRegistration<Level1PipelineOptions>(
       "cuvil-level1-pipeline",
       "Simplify level1: fold constants and shapes, canonicalize, CSE",
-      [](mlir::OpPassManager &pm) { buildLevel1Pipeline(pm); });
+      [](mlir::OpPassManager &pm, const Level1PipelineOptions &options) {
+        Level1Options level1;
+        level1.integerIo = options.integerIo;
+        buildLevel1Pipeline(pm, level1);
+      });
   mlir::PassPipelineRegistration<Level2PipelineOptions>(
       "cuvil-level2-pipeline",
       "level1 -> level2: bufferize into micro-kernel calls, the target's "

@@ -17,7 +17,14 @@
 namespace cuvil {
 
 /// level1 -> verified, simplified level1 (folding, canonicalization, CSE).
-void buildLevel1Pipeline(mlir::OpPassManager &pm);
+/// Choices the level1 pipeline takes from the compile.
+struct Level1Options {
+  /// Take and return quantized tensors (cuvil-quantize-io).
+  bool integerIo = false;
+};
+
+void buildLevel1Pipeline(mlir::OpPassManager &pm,
+                         const Level1Options &options = {});
 
 /// Verified level1 -> level2 for `target`: the neutral lowering to
 /// micro-kernel calls on buffers, the target's passes, then every

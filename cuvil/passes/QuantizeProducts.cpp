@@ -41,25 +41,6 @@ namespace {
 
 constexpr char kRangeAttr[] = "cuvil.activation_range";
 
-/// A scale the f32 kernels hold exactly, never zero or subnormal.
-double toScale(double scale) {
-  if (!(scale >= 1e-30) || !std::isfinite(scale))
-    return 1.0;
-  return static_cast<float>(scale);
-}
-
-/// uint8 over [min(lo, 0), max(hi, 0)]: zero is exact (padding, ReLU).
-quant::UniformQuantizedType activationType(MLIRContext *context, double lo,
-                                           double hi) {
-  lo = std::min(lo, 0.0);
-  hi = std::max(hi, 0.0);
-  double scale = toScale((hi - lo) / 255.0);
-  int64_t zero = std::clamp<int64_t>(std::llround(-lo / scale), 0, 255);
-  return quant::UniformQuantizedType::get(
-      /*flags=*/0, IntegerType::get(context, 8), Float32Type::get(context),
-      scale, zero, 0, 255);
-}
-
 struct QuantizedWeights {
   std::string bytes; // int8 [k][n]
   SmallVector<double> scales;
@@ -76,7 +57,7 @@ QuantizedWeights quantizeWeights(const cuvil::LinearLayer &layer,
     for (int64_t i = 0; i < layer.k; ++i)
       amax = std::max(amax, std::fabs(layer.weights[i * layer.n + j]));
     double limit = static_cast<double>(m);
-    double scale = toScale(amax / limit);
+    double scale = l1::kernelScale(amax / limit);
     out.scales.push_back(scale);
     for (int64_t i = 0; i < layer.k; ++i) {
       double q = std::nearbyint(layer.weights[i * layer.n + j] / scale);
@@ -113,7 +94,7 @@ struct QuantizeProducts
     auto type = cast<RankedTensorType>(value.getType());
     Value q = l1::QuantizeOp::create(
         builder, loc,
-        type.clone(activationType(builder.getContext(), lo, hi)), value);
+        type.clone(l1::activationType(builder.getContext(), lo, hi)), value);
     return l1::DequantizeOp::create(builder, loc, q);
   }
 

@@ -197,6 +197,9 @@ struct ObservationPlan {
   std::vector<Observation> observations;
   /// Per marked op, its observation.
   std::vector<size_t> observationOf;
+  /// Integer I/O: (argument or result number, observation) of each float32
+  /// input and output.
+  std::vector<std::pair<unsigned, size_t>> ioInputs, ioOutputs;
   /// The observations read from outputs added to the calibration model.
   std::vector<size_t> exposed;
   /// Per output of the calibration model, its float buffer's elements at
@@ -215,12 +218,11 @@ absl::StatusOr<ObservationPlan> planObservations(func::FuncOp func,
   plan.marked.assign(marked.begin(), marked.end());
   llvm::DenseMap<Value, size_t> seen;
   auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  for (Operation *op : marked) {
-    Value value = op->getOperand(0);
+  // The observation of `value`, added the first time it is seen.
+  auto observationOf = [&](Value value) -> size_t {
     auto [it, inserted] = seen.try_emplace(value, plan.observations.size());
-    plan.observationOf.push_back(it->second);
     if (!inserted)
-      continue;
+      return it->second;
     Observation o(options);
     auto type = cast<RankedTensorType>(value.getType());
     o.multiplier = multipliers.get(value);
@@ -238,6 +240,21 @@ absl::StatusOr<ObservationPlan> planObservations(func::FuncOp func,
       }
     }
     plan.observations.push_back(std::move(o));
+    return it->second;
+  };
+  for (Operation *op : marked)
+    plan.observationOf.push_back(observationOf(op->getOperand(0)));
+  auto isF32 = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType().isF32();
+  };
+  if (options.observeIo) {
+    for (BlockArgument arg : func.getArguments())
+      if (isF32(arg))
+        plan.ioInputs.push_back({arg.getArgNumber(), observationOf(arg)});
+    for (OpOperand &result : returnOp->getOpOperands())
+      if (isF32(result.get()))
+        plan.ioOutputs.push_back(
+            {result.getOperandNumber(), observationOf(result.get())});
   }
   for (Value v : returnOp.getOperands()) {
     auto type = cast<RankedTensorType>(v.getType());
@@ -312,7 +329,8 @@ absl::Status observe(ModuleOp observed, ObservationPlan &plan,
   ASSIGN_OR_RETURN(CalibrationData data,
                    readCalibrationData(options.dataPath, library->signature()));
   report.samples = data.samples;
-  bool histograms = plan.observations.front().observer.needsHistogram();
+  bool histograms = !plan.observations.empty() &&
+                    plan.observations.front().observer.needsHistogram();
   for (int pass = 0; pass < (histograms ? 2 : 1); ++pass) {
     if (progress)
       progress(absl::StrCat("calibrating: ", report.observer, " observers, ",
@@ -326,6 +344,34 @@ absl::Status observe(ModuleOp observed, ObservationPlan &plan,
                                    report.calls));
   }
   return absl::OkStatus();
+}
+
+/// Sets the chosen range of each float32 input and output (integer I/O).
+void recordIoRanges(func::FuncOp func, const ObservationPlan &plan,
+                    QuantizationReport &report) {
+  auto record = [&](unsigned index, size_t observation, bool input) {
+    const RangeObserver &observer = plan.observations[observation].observer;
+    auto [lo, hi] = observer.getRange();
+    auto range = DenseF64ArrayAttr::get(func.getContext(), {lo, hi});
+    if (input)
+      func.setArgAttr(index, "cuvil.io_range", range);
+    else
+      func.setResultAttr(index, "cuvil.io_range", range);
+    IoReport io;
+    io.input = input;
+    io.observed = true;
+    io.observedMin = observer.getMin();
+    io.observedMax = observer.getMax();
+    auto name = input ? func.getArgAttrOfType<StringAttr>(index, "cuvil.name")
+                      : func.getResultAttrOfType<StringAttr>(index, "cuvil.name");
+    io.name = name ? name.str()
+                   : absl::StrCat(input ? "input" : "output", index);
+    report.io.push_back(std::move(io));
+  };
+  for (auto [index, observation] : plan.ioInputs)
+    record(index, observation, true);
+  for (auto [index, observation] : plan.ioOutputs)
+    record(index, observation, false);
 }
 
 /// Sets each marked op's chosen range and reports it.
@@ -360,18 +406,60 @@ calibrate(ModuleOp module, const CalibrationOptions &options,
   report.observer = std::string(observerName(options.observer));
   ASSIGN_OR_RETURN(func::FuncOp func, soleFunction(module));
   SmallVector<Operation *> marked = markedOps(func);
-  if (marked.empty())
+  if (marked.empty() && !options.observeIo)
     return report;
   ASSIGN_OR_RETURN(ObservationPlan plan,
                    planObservations(func, marked, options));
+  if (plan.observations.empty())
+    return report;
   ASSIGN_OR_RETURN(OwningOpRef<ModuleOp> observed,
                    buildObservedModel(module, plan));
   RETURN_IF_ERROR(observe(*observed, plan, options, compile, progress, report));
   recordRanges(plan, report);
+  recordIoRanges(func, plan, report);
   return report;
 }
 
+namespace {
+
+/// Fills the report's integer inputs and outputs from `func`'s signature.
+void describeCompiledIo(func::FuncOp func, QuantizationReport &report) {
+  auto describe = [&](Type type, StringAttr name, bool input, unsigned index) {
+    auto q = dyn_cast<quant::UniformQuantizedType>(getElementTypeOrSelf(type));
+    if (!q)
+      return;
+    std::string text =
+        name ? name.str() : absl::StrCat(input ? "input" : "output", index);
+    auto io = llvm::find_if(report.io, [&](const IoReport &r) {
+      return r.input == input && r.name == text;
+    });
+    if (io == report.io.end()) {
+      report.io.push_back(IoReport{});
+      io = std::prev(report.io.end());
+      io->name = text;
+      io->input = input;
+    }
+    llvm::raw_string_ostream(io->type) << q;
+    io->storage = absl::StrCat(q.isSigned() ? "int" : "uint",
+                               q.getStorageTypeIntegralWidth());
+    io->scale = q.getScale();
+    io->zeroPoint = q.getZeroPoint();
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    describe(func.getArgumentTypes()[i],
+             func.getArgAttrOfType<StringAttr>(i, "cuvil.name"), true, i);
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    describe(func.getResultTypes()[i],
+             func.getResultAttrOfType<StringAttr>(i, "cuvil.name"), false, i);
+  // Those left untyped were not converted (not float32 after all).
+  llvm::erase_if(report.io, [](const IoReport &r) { return r.type.empty(); });
+}
+
+} // namespace
+
 void describeCompiledLayers(ModuleOp module, QuantizationReport &report) {
+  for (auto func : module.getOps<func::FuncOp>())
+    describeCompiledIo(func, report);
   report.weightMax = l1::TargetAttr::lookupOrDefault(module).getInt8WeightMax();
   module.walk([&](Operation *op) {
     if (!isa<l1::QuantizedMatmulOp, l1::QuantizedConv2dOp>(op))
@@ -431,6 +519,18 @@ std::string QuantizationReport::toText() const {
         absl::StrFormat("[%.6g, %.6g]", l.observedMin, l.observedMax),
         absl::StrFormat("[%.6g, %.6g]", l.lo, l.hi), compiled);
   }
+  if (!io.empty()) {
+    text += "integer I/O (real = scale * (q - zero point)):\n";
+    for (const IoReport &r : io)
+      absl::StrAppendFormat(
+          &text, "  %-6s %-*s  %s scale %.6g zero %d%s\n",
+          r.input ? "input" : "output", width, reportName(r.name), r.storage,
+          r.scale,
+          r.zeroPoint,
+          r.observed ? absl::StrFormat("  (observed [%.6g, %.6g])",
+                                       r.observedMin, r.observedMax)
+                     : std::string("  (the model's own quantization)"));
+  }
   if (!float32.empty()) {
     text += "kept in float32:\n";
     for (const std::string &line : float32)
@@ -462,6 +562,20 @@ std::string QuantizationReport::toJson() const {
     }
     layerArray.push_back(std::move(entry));
   }
+  llvm::json::Array ioArray;
+  for (const IoReport &r : io) {
+    llvm::json::Object entry{{"name", jsonText(r.name)},
+                             {"input", r.input},
+                             {"type", r.type},
+                             {"dtype", r.storage},
+                             {"scale", r.scale},
+                             {"zero_point", r.zeroPoint}};
+    if (r.observed) {
+      entry["observed_min"] = r.observedMin;
+      entry["observed_max"] = r.observedMax;
+    }
+    ioArray.push_back(std::move(entry));
+  }
   llvm::json::Array kept;
   for (const std::string &line : float32)
     kept.push_back(jsonText(line));
@@ -471,6 +585,7 @@ std::string QuantizationReport::toJson() const {
                           {"calls", calls},
                           {"weight_max", weightMax},
                           {"layers", std::move(layerArray)},
+                          {"io", std::move(ioArray)},
                           {"float32", std::move(kept)}};
   std::string json;
   llvm::raw_string_ostream os(json);

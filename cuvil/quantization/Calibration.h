@@ -32,6 +32,10 @@ struct CalibrationOptions {
   std::string dataPath;
   ObserverKind observer = ObserverKind::kMinMax;
   double percentile = 99.99;
+  /// Integer I/O: also observe the model's float32 inputs and outputs and
+  /// set their ranges (`cuvil.io_range` on the function's arguments and
+  /// results), for cuvil-quantize-io.
+  bool observeIo = false;
 };
 
 /// One quantized (or kept) layer, as `--quantization-report` shows it.
@@ -50,6 +54,18 @@ struct LayerReport {
   int64_t columns = 0;
 };
 
+/// A model input or output under integer I/O.
+struct IoReport {
+  std::string name;
+  bool input = true;
+  bool observed = false; ///< calibration observed it (else the model's type)
+  double observedMin = 0, observedMax = 0;
+  std::string type;    ///< "!quant.uniform<u8:f32, 0.02:128>"
+  std::string storage; ///< its C ABI dtype: "uint8", "int8"
+  double scale = 0;
+  int64_t zeroPoint = 0;
+};
+
 struct QuantizationReport {
   std::string observer;
   int64_t samples = 0, calls = 0;
@@ -57,6 +73,8 @@ struct QuantizationReport {
   /// `int8_weight_max` (64 where its int8 products need 7-bit weights).
   int64_t weightMax = 127;
   std::vector<LayerReport> layers;
+  /// Inputs and outputs passed quantized (integer I/O), in ABI order.
+  std::vector<IoReport> io;
   /// Ops kept in float32 and why, one line each.
   std::vector<std::string> float32;
 

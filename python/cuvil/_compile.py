@@ -143,7 +143,7 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
                 calibration=quantize._write_calibration(
                     _input_names(contents, name, specs), calibration),
                 observer=quantize.observer, percentile=quantize.percentile,
-                keep_fp32=quantize.keep_fp32)
+                keep_fp32=quantize.keep_fp32, integer_io=quantize.integer_io)
         options = _C.CompileOptions(
             name=name, input_shapes=input_shapes, max_batch=max_batch,
             target=target, cpu=cpu, threads_default=threads,

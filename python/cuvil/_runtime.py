@@ -129,6 +129,13 @@ def _parse_metadata(text, name):
                 raise bad(f"an entry of '{group}' lacks a name, dtype or shape")
             if not all(type(d) is int and d >= -1 for d in tensor["shape"]):
                 raise bad(f"tensor '{tensor['name']}' has a bad shape")
+            q = tensor.get("quantization")
+            if q is not None and not (
+                    isinstance(q, dict)
+                    and isinstance(q.get("scale"), (int, float))
+                    and q["scale"] > 0
+                    and type(q.get("zero_point")) is int):
+                raise bad(f"tensor '{tensor['name']}' has a bad quantization")
     if type(metadata.get("max_batch", 0)) is not int or metadata.get("max_batch", 0) < 0:
         raise bad("'max_batch' is not a count")
     return metadata
@@ -138,7 +145,9 @@ class CompiledModule:
     """A compiled model: call it like the original, save it as a .so.
 
     `inputs` and `outputs` describe the tensors: dicts with `name`, `dtype`
-    (a numpy-style name) and `shape` (None marks the dynamic batch).
+    (a numpy-style name) and `shape` (None marks the dynamic batch); a
+    tensor passed quantized (integer I/O) also has `quantization`:
+    {"scale": s, "zero_point": z}, its real values s * (q - z).
 
     The file is checked from its bytes before it is loaded (a whole ELF
     shared object for this machine, with Cuvil's ABI note, entry points and
@@ -198,8 +207,12 @@ class CompiledModule:
 
     @staticmethod
     def _describe(tensor):
-        return {"name": tensor["name"], "dtype": tensor["dtype"],
-                "shape": tuple(None if d == -1 else d for d in tensor["shape"])}
+        described = {"name": tensor["name"], "dtype": tensor["dtype"],
+                     "shape": tuple(None if d == -1 else d
+                                    for d in tensor["shape"])}
+        if "quantization" in tensor:  # integer I/O
+            described["quantization"] = dict(tensor["quantization"])
+        return described
 
     def __repr__(self):
         def fmt(t):

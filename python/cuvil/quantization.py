@@ -13,7 +13,7 @@ picks its int8 range. Linear layers (nn.Linear, matmuls by constant
 weights) then run on int8 kernels: activations uint8 per tensor
 (asymmetric), weights int8 per output channel (symmetric). Everything else
 stays float32, with a note saying why. The compiled model still takes and
-returns the original float tensors.
+returns the original float tensors, unless asked for integer I/O.
 
 BF16 needs no calibration: linear layers read their activations and
 weights rounded to bfloat16 (to nearest even; the weights stored so, half
@@ -43,10 +43,16 @@ class Int8:
     keep_fp32: ops to keep in float32: node names ("/fc1/Gemm"), module
         paths ("fc1", the attribute path of an nn.Module's submodule) or op
         kinds ("Gemm", "MatMul").
+    integer_io: take and return the float32 inputs and outputs as uint8
+        quantized tensors (cuvilc --integer-io), for callers that hold 8-bit
+        data. Each one's scale and zero point are in the compiled model's
+        `inputs` / `outputs` ("quantization"), real = scale * (q - zero_point);
+        an input gets the type the first layer reads, an output the range
+        calibration saw, and the last layer writes it directly.
     """
 
     def __init__(self, calibration, *, observer="minmax", percentile=99.99,
-                 keep_fp32=()):
+                 keep_fp32=(), integer_io=False):
         if calibration is None:
             raise ValueError("Int8 needs calibration data: batches of "
                              "representative inputs")
@@ -61,10 +67,14 @@ class Int8:
         self.observer = observer
         self.percentile = float(percentile)
         self.keep_fp32 = [str(name) for name in keep_fp32]
+        if not isinstance(integer_io, bool):
+            raise TypeError(f"integer_io must be True or False, got "
+                            f"{integer_io!r}")
+        self.integer_io = integer_io
 
     def __repr__(self):
         return (f"Int8(observer={self.observer!r}, percentile={self.percentile}, "
-                f"keep_fp32={self.keep_fp32!r})")
+                f"keep_fp32={self.keep_fp32!r}, integer_io={self.integer_io})")
 
     def _write_calibration(self, input_names, path):
         """Writes the calibration batches to `path` as a .npz by input name

@@ -45,6 +45,8 @@ struct PyCompileOptions {
   /// Also bfloat16's (cuvil.quantization.BF16, when `bf16`).
   std::vector<std::string> keepFp32;
   bool bf16 = false;
+  /// 8-bit quantized inputs and outputs (Int8(integer_io=True)).
+  bool integerIo = false;
 };
 
 /// Raises the Python exception for a failed compile: FileNotFoundError or
@@ -106,6 +108,7 @@ py::dict compileModel(py::bytes model, const PyCompileOptions &py) {
   }
   if (py.bf16)
     options.bf16 = cuvil::CompileOptions::Bf16{py.keepFp32};
+  options.integerIo = py.integerIo;
   std::optional<py::error_already_set> progressError;
   if (!py.progress.is_none()) {
     options.progress = [&](absl::string_view line) {
@@ -164,7 +167,8 @@ PYBIND11_MODULE(_C, m) {
                        py::object progress,
                        std::optional<std::string> calibration,
                        std::string observer, double percentile,
-                       std::vector<std::string> keepFp32, bool bf16) {
+                       std::vector<std::string> keepFp32, bool bf16,
+                       bool integerIo) {
              return PyCompileOptions{
                  std::move(name),        std::move(inputShapes),
                  maxBatch,               std::move(target),
@@ -172,7 +176,8 @@ PYBIND11_MODULE(_C, m) {
                  externalWeights,        std::move(emit),
                  std::move(progress),    std::move(calibration),
                  std::move(observer),    percentile,
-                 std::move(keepFp32),    bf16};
+                 std::move(keepFp32),    bf16,
+                 integerIo};
            }),
            py::kw_only(), py::arg("name"),
            py::arg("input_shapes") =
@@ -184,7 +189,7 @@ PYBIND11_MODULE(_C, m) {
            py::arg("calibration") = py::none(),
            py::arg("observer") = "minmax", py::arg("percentile") = 99.99,
            py::arg("keep_fp32") = std::vector<std::string>(),
-           py::arg("bf16") = false)
+           py::arg("bf16") = false, py::arg("integer_io") = false)
       .def_readonly("name", &PyCompileOptions::name)
       .def_readonly("target", &PyCompileOptions::target)
       .def_readonly("emit", &PyCompileOptions::emit);

@@ -173,6 +173,45 @@ def test_bf16_transformer_layer_cosine():
     assert compiled.metadata["kernels"]["bgemm8"] != "none"
 
 
+def test_int8_integer_io_accuracy_within_one_point():
+    """Int8(integer_io=True): the digits MLP takes uint8 pixels and returns
+    uint8 logits, each with the scale and zero point its description gives;
+    the test set scored on them is within a point of float32."""
+    x_train, x_test, y_train, y_test = digits()
+    torch.manual_seed(0)
+    model = train(mlp(64, 128, 64, 10), x_train, y_train, 150)
+    with torch.no_grad():
+        fp32 = accuracy(model(torch.from_numpy(x_test)), y_test)
+    compiled = cuvil.compile(
+        model, [("x", torch.float32, (None, 64))], max_batch=64,
+        quantize=Int8([x_train[i:i + 64] for i in range(0, len(x_train), 64)],
+                      integer_io=True))
+    (x_spec,), (y_spec,) = compiled.inputs, compiled.outputs
+    assert x_spec["dtype"] == y_spec["dtype"] == "uint8"
+    q = x_spec["quantization"]
+    # Pixels in [0, 1]: the first layer's uint8 puts 0 at zero point 0.
+    assert q["zero_point"] == 0 and q["scale"] == pytest.approx(1 / 255, rel=1e-6)
+    qx = np.clip(np.rint(x_test / np.float32(q["scale"])) + q["zero_point"],
+                 0, 255).astype(np.uint8)
+    out = np.concatenate([compiled(qx[i:i + 64]) for i in range(0, len(qx), 64)])
+    assert out.dtype == np.uint8
+    o = y_spec["quantization"]
+    logits = (out.astype(np.float32) - o["zero_point"]) * o["scale"]
+    int8 = accuracy(logits, y_test)
+    print(f"digits_mlp integer I/O: float32 {fp32:.4f}, int8 {int8:.4f}")
+    assert fp32 > 0.9 and abs(fp32 - int8) <= 0.01
+    # The torch path (uint8 tensors) gives the same bytes.
+    assert np.array_equal(compiled(torch.from_numpy(qx[:64])).numpy(), out[:64])
+    with pytest.raises(ValueError, match="has dtype float32; the model takes uint8"):
+        compiled(torch.from_numpy(x_test[:8]))
+    # The report says the same, with the ranges calibration observed.
+    x_io, y_io = compiled.quantization_report["io"]
+    assert (x_io["name"], x_io["input"], y_io["name"], y_io["input"]) == (
+        "x", True, y_spec["name"], False)
+    assert (y_io["scale"], y_io["zero_point"]) == (o["scale"], o["zero_point"])
+    assert y_io["observed_min"] < 0 < y_io["observed_max"]
+
+
 def test_int8_cnn_accuracy_within_one_point():
     fp32, int8, compiled = study(DigitsCnn(), digits(), 60)
     print(f"digits_cnn: float32 {fp32:.4f}, int8 {int8:.4f}")

@@ -81,7 +81,13 @@ ABSL_FLAG(std::string, quantize, "",
           "linear layers and convolutions run on int8 kernels, calibrated on "
           "--calibration) or bf16 (linear layers read bfloat16 activations "
           "and weights, summed in float32; no calibration). Inputs and "
-          "outputs keep their float types.");
+          "outputs keep their float types (see --integer-io).");
+ABSL_FLAG(bool, integer_io, false,
+          "With an int8 model (--quantize=int8, or an ONNX QDQ model that "
+          "quantizes its inputs and dequantizes its outputs): take and return "
+          "the float32 inputs and outputs as 8-bit quantized tensors; the "
+          "header and metadata give each one's scale and zero point (real = "
+          "scale * (q - zero_point)).");
 ABSL_FLAG(std::string, calibration, "",
           "With --quantize: a .npz written by numpy.savez holding "
           "representative inputs, one array per model input by name, samples "
@@ -225,6 +231,16 @@ absl::Status parseQuantizationFlags(cuvil::CompileOptions &options) {
   return absl::OkStatus();
 }
 
+/// --integer-io, after --quantize.
+absl::Status parseIntegerIoFlag(cuvil::CompileOptions &options) {
+  options.integerIo = absl::GetFlag(FLAGS_integer_io);
+  if (options.integerIo && options.bf16)
+    return absl::InvalidArgumentError(
+        "--integer-io passes 8-bit quantized tensors; use it with "
+        "--quantize=int8 (or an ONNX QDQ model), not bf16");
+  return absl::OkStatus();
+}
+
 std::string versionString() {
   return absl::StrCat("cuvilc ", cuvil::getVersionString(), " (LLVM/MLIR ",
                       cuvil::getLLVMVersionString(), ")\n");
@@ -297,7 +313,10 @@ int cuvil::cuvilcMain(int argc, char **argv) {
   }
   if (int64_t maxBatch = absl::GetFlag(FLAGS_max_batch); maxBatch != 0)
     options.maxBatch = maxBatch;
-  if (absl::Status status = parseQuantizationFlags(options); !status.ok()) {
+  absl::Status precision = parseQuantizationFlags(options);
+  if (precision.ok())
+    precision = parseIntegerIoFlag(options);
+  if (absl::Status status = precision; !status.ok()) {
     std::cerr << "cuvilc: " << status.message() << "\n";
     return 2;
   }

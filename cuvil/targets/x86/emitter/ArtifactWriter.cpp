@@ -16,8 +16,10 @@
 #include "cuvil/targets/x86/Runtime.h"
 #include "cuvil/targets/x86/emitter/Emitter.h"
 
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -115,13 +117,21 @@ ModelFacts describeModel(ModuleOp module, func::FuncOp func) {
       shape.push_back(dynamic ? int64_t{-1} : d);
       dims.push_back(dynamic ? "batch" : std::to_string(d));
     }
+    llvm::json::Object tensor{{"name", jsonText(name)},
+                              {"dtype", dtypeName(type.getElementType())},
+                              {"shape", std::move(shape)}};
+    std::string meaning;
+    if (auto q = dyn_cast<quant::UniformQuantizedType>(type.getElementType())) {
+      tensor["quantization"] = llvm::json::Object{
+          {"scale", q.getScale()}, {"zero_point", q.getZeroPoint()}};
+      meaning = absl::StrFormat(", real = %.9g * (q - %d)", q.getScale(),
+                                q.getZeroPoint());
+    }
     facts.ioComments += "/* " + std::string(isInput ? "input " : "output ") +
                         std::to_string(index) + " '" + cCommentText(name) +
                         "': " + dtypeName(type.getElementType()) + " [" +
-                        absl::StrJoin(dims, ", ") + "] */\n";
-    return llvm::json::Object{{"name", jsonText(name)},
-                              {"dtype", dtypeName(type.getElementType())},
-                              {"shape", std::move(shape)}};
+                        absl::StrJoin(dims, ", ") + "]" + meaning + " */\n";
+    return tensor;
   };
   for (int64_t i = 0; i < facts.numInputs; ++i)
     facts.inputs.push_back(describe(i, true));

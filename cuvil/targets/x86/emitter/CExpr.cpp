@@ -78,7 +78,11 @@ std::string cType(Type type) {
 }
 
 std::string dtypeName(Type type) {
-  const DTypeRow *row = dtypeRow(type);
+  // A per-tensor quantized tensor crosses the ABI as its storage (integer
+  // I/O), its scale and zero point in the metadata; per-axis ones do not.
+  if (isa<quant::UniformQuantizedPerAxisType>(type))
+    return "unknown";
+  const DTypeRow *row = dtypeRow(l1::storageElementType(type));
   return row ? row->name : "unknown";
 }
 

@@ -164,7 +164,7 @@ LogicalResult Emitter::declareArguments() {
     auto type = cast<MemRefType>(arg.getType());
     std::string name = (isInput ? "in" : "out") + index;
     std::string ct = cType(type.getElementType());
-    // The ABI's dtypes only: quantized values are the model's own.
+    // The ABI's dtypes, and per-tensor quantized values as their storage.
     if (ct.empty() || dtypeName(type.getElementType()) == "unknown")
       return func.emitError("the x86 target does not support ")
              << type.getElementType() << " tensors yet (model "
