@@ -47,8 +47,8 @@ LogicalResult emitPool2d(Emitter &e, const KernelCall &call) {
       return call.error() << "on " << b->type.getElementType()
                           << " is not supported by the x86 target yet";
   bool blocked = x.block > 1;
-  e.c.line(std::string(blocked ? "cuvil_pool2d_blocked_f32("
-                               : "cuvil_pool2d_f32(") +
+  e.c.line(std::string(blocked ? "cuvil_pool2d_blocked_f32(pool, "
+                               : "cuvil_pool2d_f32(pool, ") +
            (call.name == "max_pool2d" ? "0" : "1") + ", " +
            absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " +
            absl::StrJoin({ks[0], ks[1], st[0], st[1], pd[0], pd[1], dl[0],

@@ -13,6 +13,7 @@ extern "C" {
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -48,7 +49,7 @@ TEST(PoolTest, MatchesNaiveLoops) {
         int64_t oh = (h + 2 * win.pad - win.dil * (win.k - 1) - 1) / win.stride + 1;
         int64_t ow = (w + 2 * win.pad - win.dil * (win.k - 1) - 1) / win.stride + 1;
         std::vector<float> got(n * c * oh * ow, NAN);
-        cuvil_pool2d_f32(kind, n, c, h, w, x.data(), win.k, win.k, win.stride, win.stride,
+        cuvil_pool2d_f32(nullptr, kind, n, c, h, w, x.data(), win.k, win.k, win.stride, win.stride,
                          win.pad, win.pad, win.dil, win.dil, includePad, oh, ow, got.data());
         for (int64_t p = 0; p < n * c; ++p)
           for (int64_t y = 0; y < oh; ++y)
@@ -101,21 +102,31 @@ TEST(PoolTest, AdaptiveAverageUsesPyTorchBins) {
   }
 }
 
+// Each lane count the kernel specializes (16, 8) and one it does not (5),
+// with a NaN in the image (skipped by max pooling, as the plain loop does),
+// and rows split over three threads: the plain kernel's bits.
 TEST(PoolTest, BlockedMatchesPlainBitForBit) {
   std::mt19937 rng(5);
-  const int64_t n = 2, c = 32, h = 13, w = 13, B = 16;
+  const int64_t n = 2, c = 32, h = 13, w = 13;
   std::vector<float> x = random(n * c * h * w, rng);
-  std::vector<float> xb = reorder(true, n, c, h * w, B, x);
-  for (int kind : {0, 1})
-    for (int includePad : {0, 1}) {
-      int64_t oh = 7, ow = 7; // 3x3, stride 2, padding 1
-      std::vector<float> plain(n * c * oh * ow), blocked(plain.size());
-      cuvil_pool2d_f32(kind, n, c, h, w, x.data(), 3, 3, 2, 2, 1, 1, 1, 1, includePad, oh, ow,
-                       plain.data());
-      cuvil_pool2d_blocked_f32(kind, n, c, h, w, xb.data(), 3, 3, 2, 2, 1, 1, 1, 1, includePad,
-                               oh, ow, blocked.data(), B);
-      EXPECT_EQ(reorder(false, n, c, oh * ow, B, blocked), plain) << "kind " << kind;
-    }
+  x[h * w + 5] = NAN;
+  cuvil_pool *threads = cuvil_pool_create(3);
+  for (int64_t B : {16, 8, 5})
+    for (int kind : {0, 1})
+      for (int includePad : {0, 1}) {
+        std::vector<float> xb = reorder(true, n, c, h * w, B, x);
+        int64_t oh = 7, ow = 7; // 3x3, stride 2, padding 1
+        std::vector<float> plain(n * c * oh * ow), blocked(n * (c + B - 1) / B * B * oh * ow);
+        cuvil_pool2d_f32(nullptr, kind, n, c, h, w, x.data(), 3, 3, 2, 2, 1, 1, 1, 1,
+                         includePad, oh, ow, plain.data());
+        cuvil_pool2d_blocked_f32(threads, kind, n, c, h, w, xb.data(), 3, 3, 2, 2, 1, 1, 1, 1,
+                                 includePad, oh, ow, blocked.data(), B);
+        std::vector<float> unblocked = reorder(false, n, c, oh * ow, B, blocked);
+        ASSERT_EQ(unblocked.size(), plain.size());
+        EXPECT_EQ(0, std::memcmp(unblocked.data(), plain.data(), plain.size() * sizeof(float)))
+            << "block " << B << " kind " << kind << " include_pad " << includePad;
+      }
+  cuvil_pool_destroy(threads);
 }
 
 // The byte of channel `ch` at `pos` of image `i` in NCHW<block>c.

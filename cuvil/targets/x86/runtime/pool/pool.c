@@ -1,6 +1,7 @@
 /*===- pool.c - pooling ---------------------------------------------------===*
  *
- * One window at a time, each sum or maximum over (ky, kx) in order.
+ * One window at a time, each sum or maximum over (ky, kx) in order; float
+ * pooling splits its output rows across the context's threads.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -9,65 +10,114 @@
 #include <math.h>
 #include <string.h>
 
-void cuvil_pool2d_blocked_f32(int kind, int64_t n, int64_t c, int64_t h,
-                              int64_t w, const float *input, int64_t kh,
-                              int64_t kw, int64_t stride_h, int64_t stride_w,
-                              int64_t pad_top, int64_t pad_left, int64_t dil_h,
-                              int64_t dil_w, int count_include_pad, int64_t oh,
-                              int64_t ow, float *output, int64_t block) {
-  /* Each window step on the `block` lanes of a position at once; outside
-   * the image it counts padding, up to the padded input's edge
-   * (count_include_pad's divisor). */
-  int64_t planes = n * ((c + block - 1) / block), p, y, x, ky, kx, l;
-  float acc[64];
-  for (p = 0; p < planes; ++p) {
-    const float *in = input + p * h * w * block;
-    float *out = output + p * oh * ow * block;
-    for (y = 0; y < oh; ++y)
-      for (x = 0; x < ow; ++x) {
-        int64_t count = 0, padded = 0;
-        for (l = 0; l < block; ++l)
-          acc[l] = kind == 0 ? -INFINITY : 0.0f;
-        for (ky = 0; ky < kh; ++ky) {
-          int64_t iy = y * stride_h - pad_top + ky * dil_h;
-          for (kx = 0; kx < kw; ++kx) {
-            int64_t ix = x * stride_w - pad_left + kx * dil_w;
-            const float *v;
-            if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
-              if (iy < h + pad_top && ix < w + pad_left)
-                ++padded;
-              continue;
-            }
-            v = in + (iy * w + ix) * block;
-            if (kind == 0)
-              for (l = 0; l < block; ++l)
-                acc[l] = v[l] > acc[l] ? v[l] : acc[l];
-            else
-              for (l = 0; l < block; ++l)
-                acc[l] += v[l];
-            ++count;
-          }
-        }
-        if (kind != 0) {
-          int64_t divisor = count_include_pad ? count + padded : count;
-          for (l = 0; l < block; ++l)
-            acc[l] = divisor ? acc[l] / (float)divisor : 0.0f;
-        }
-        memcpy(out + (y * ow + x) * block, acc, (size_t)block * sizeof(float));
-      }
+/* The window of one pooling call, and its image and output. */
+struct cuvil_pool2d_args {
+  int kind, count_include_pad;
+  int64_t h, w, kh, kw, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w;
+  int64_t oh, ow, block;
+  const float *input;
+  float *output;
+};
+
+/* One output position's `BLOCK` lanes: each window step on all lanes at
+ * once (a constant BLOCK keeps them in vector registers: one vmaxps or
+ * vaddps per tap; v > acc ? v : acc is vmaxps's own rule, so a NaN in the
+ * window is skipped); outside the image it counts padding, up to the
+ * padded input's edge (count_include_pad's divisor). */
+#define CUVIL_POOL_F32_POSITION(BLOCK)                                        \
+  do {                                                                        \
+    float acc_[64];                                                           \
+    int64_t count_ = 0, padded_ = 0, l_, ky_, kx_;                            \
+    for (l_ = 0; l_ < (BLOCK); ++l_)                                          \
+      acc_[l_] = a->kind == 0 ? -INFINITY : 0.0f;                             \
+    for (ky_ = 0; ky_ < a->kh; ++ky_) {                                       \
+      int64_t iy_ = y * a->stride_h - a->pad_top + ky_ * a->dil_h;            \
+      for (kx_ = 0; kx_ < a->kw; ++kx_) {                                     \
+        int64_t ix_ = x * a->stride_w - a->pad_left + kx_ * a->dil_w;         \
+        const float *v_;                                                      \
+        if (iy_ < 0 || iy_ >= a->h || ix_ < 0 || ix_ >= a->w) {               \
+          if (iy_ < a->h + a->pad_top && ix_ < a->w + a->pad_left)            \
+            ++padded_;                                                        \
+          continue;                                                           \
+        }                                                                     \
+        v_ = in + (iy_ * a->w + ix_) * (BLOCK);                               \
+        if (a->kind == 0)                                                     \
+          for (l_ = 0; l_ < (BLOCK); ++l_)                                    \
+            acc_[l_] = v_[l_] > acc_[l_] ? v_[l_] : acc_[l_];                 \
+        else                                                                  \
+          for (l_ = 0; l_ < (BLOCK); ++l_)                                    \
+            acc_[l_] += v_[l_];                                               \
+        ++count_;                                                             \
+      }                                                                       \
+    }                                                                         \
+    if (a->kind != 0) {                                                       \
+      int64_t divisor_ = a->count_include_pad ? count_ + padded_ : count_;    \
+      for (l_ = 0; l_ < (BLOCK); ++l_)                                        \
+        acc_[l_] = divisor_ ? acc_[l_] / (float)divisor_ : 0.0f;              \
+    }                                                                         \
+    memcpy(out + x * (BLOCK), acc_, (size_t)(BLOCK) * sizeof(float));        \
+  } while (0)
+
+/* Output rows [begin, end) of (plane, y) pairs. */
+static void cuvil_pool2d_rows(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_pool2d_args *a = (const struct cuvil_pool2d_args *)p;
+  int64_t r, x, B = a->block;
+  for (r = begin; r < end; ++r) {
+    int64_t plane = r / a->oh, y = r % a->oh;
+    const float *in = a->input + plane * a->h * a->w * B;
+    float *out = a->output + (plane * a->oh + y) * a->ow * B;
+    for (x = 0; x < a->ow; ++x) {
+      if (B == 16)
+        CUVIL_POOL_F32_POSITION(16);
+      else if (B == 8)
+        CUVIL_POOL_F32_POSITION(8);
+      else if (B == 1)
+        CUVIL_POOL_F32_POSITION(1);
+      else
+        CUVIL_POOL_F32_POSITION(B);
+    }
   }
 }
 
-void cuvil_pool2d_f32(int kind, int64_t n, int64_t c, int64_t h, int64_t w,
-                      const float *input, int64_t kh, int64_t kw,
-                      int64_t stride_h, int64_t stride_w, int64_t pad_top,
-                      int64_t pad_left, int64_t dil_h, int64_t dil_w,
-                      int count_include_pad, int64_t oh, int64_t ow,
-                      float *output) {
+void cuvil_pool2d_blocked_f32(cuvil_pool *pool, int kind, int64_t n,
+                              int64_t c, int64_t h, int64_t w,
+                              const float *input, int64_t kh, int64_t kw,
+                              int64_t stride_h, int64_t stride_w,
+                              int64_t pad_top, int64_t pad_left, int64_t dil_h,
+                              int64_t dil_w, int count_include_pad, int64_t oh,
+                              int64_t ow, float *output, int64_t block) {
+  struct cuvil_pool2d_args a;
+  int64_t planes = n * ((c + block - 1) / block);
+  a.kind = kind;
+  a.count_include_pad = count_include_pad;
+  a.h = h;
+  a.w = w;
+  a.kh = kh;
+  a.kw = kw;
+  a.stride_h = stride_h;
+  a.stride_w = stride_w;
+  a.pad_top = pad_top;
+  a.pad_left = pad_left;
+  a.dil_h = dil_h;
+  a.dil_w = dil_w;
+  a.oh = oh;
+  a.ow = ow;
+  a.block = block;
+  a.input = input;
+  a.output = output;
+  cuvil_parallel_for(pool, planes * oh, cuvil_pool2d_rows, &a);
+}
+
+void cuvil_pool2d_f32(cuvil_pool *pool, int kind, int64_t n, int64_t c,
+                      int64_t h, int64_t w, const float *input, int64_t kh,
+                      int64_t kw, int64_t stride_h, int64_t stride_w,
+                      int64_t pad_top, int64_t pad_left, int64_t dil_h,
+                      int64_t dil_w, int count_include_pad, int64_t oh,
+                      int64_t ow, float *output) {
   /* NCHW is NCHW1c. */
-  cuvil_pool2d_blocked_f32(kind, n, c, h, w, input, kh, kw, stride_h, stride_w,
-                           pad_top, pad_left, dil_h, dil_w, count_include_pad,
-                           oh, ow, output, 1);
+  cuvil_pool2d_blocked_f32(pool, kind, n, c, h, w, input, kh, kw, stride_h,
+                           stride_w, pad_top, pad_left, dil_h, dil_w,
+                           count_include_pad, oh, ow, output, 1);
 }
 
 /* One output position's `block` lanes: the max over the window's taps
