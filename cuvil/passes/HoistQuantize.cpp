@@ -9,6 +9,12 @@
 // quantize of -infinity. Only a NaN differs: the float pool skips it, the
 // quantized one pools its zero point.
 //
+// A pool whose result is also used as float (ResNet's first shortcut)
+// moves all the same, its float users reading the pooled bytes
+// dequantized: the value the int8 model has at that point (as in
+// PyTorch's quantized ResNet, whose shortcut adds quantized tensors),
+// while the 4x wider float pool and the stem's float output go.
+//
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/ir/CuvilOps.h"
@@ -44,12 +50,6 @@ struct HoistQuantizeOverMaxPool : OpRewritePattern<l1::QuantizeOp> {
         quantize.getType().getElementType());
     if (!element)
       return rewriter.notifyMatchFailure(quantize, "not quantized per tensor");
-    // The float pool must go, or both pools run, one on a larger tensor.
-    if (!llvm::all_of(pool->getUsers(), [&](Operation *user) {
-          return isa<l1::QuantizeOp>(user);
-        }))
-      return rewriter.notifyMatchFailure(quantize, "the pool has float uses");
-
     auto inputType = cast<RankedTensorType>(pool.getInput().getType());
     rewriter.setInsertionPoint(pool);
     Value quantized = l1::QuantizeOp::create(
@@ -61,6 +61,19 @@ struct HoistQuantizeOverMaxPool : OpRewritePattern<l1::QuantizeOp> {
       pooled->getResult(0).setType(quantize.getType());
     });
     rewriter.replaceOp(quantize, pooled->getResults());
+    // Float users read the pooled bytes dequantized, so that the float pool
+    // goes (else both pools run, one on a 4x larger tensor).
+    if (llvm::any_of(pool->getUsers(), [](Operation *user) {
+          return !isa<l1::QuantizeOp>(user);
+        })) {
+      rewriter.setInsertionPointAfter(pooled);
+      Value dequantized = l1::DequantizeOp::create(rewriter, pool.getLoc(),
+                                                   pooled->getResult(0));
+      rewriter.replaceUsesWithIf(pool->getResult(0), dequantized,
+                                 [](OpOperand &use) {
+                                   return !isa<l1::QuantizeOp>(use.getOwner());
+                                 });
+    }
     if (pool->use_empty())
       rewriter.eraseOp(pool);
     return success();

@@ -158,7 +158,9 @@ def CuvilHoistQuantize
     monotonic, so the result is the same (a NaN aside: the float pool skips
     it, the quantized one pools its zero point). The quantize then follows
     the op producing the pool's input, where an int8 convolution's epilogue
-    takes it in. A pool with float uses left is not moved.
+    takes it in. Other float uses of the pool (not quantizes) then read
+    the pooled 8-bit values dequantized: within half a step of the float
+    pool, the value the int8 model has there.
   }];
   let statistics = [
     Statistic<"numHoisted", "hoisted", "Quantizes moved before max pools">,

@@ -21,11 +21,13 @@ func.func @stem(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
 
 !a = !quant.uniform<u8:f32, 0.05:3>
 
-// The pool's float result is used too: moving the quantize would run two
-// pools, so nothing moves.
+// The pool's float result is used too (a shortcut): the pool moves all
+// the same, and the float use reads its bytes dequantized.
 // CHECK-LABEL: func.func @float_use
-// CHECK-NEXT: %[[P:.+]] = cuvil.max_pool2d %arg0
-// CHECK-NEXT: cuvil.quantize %[[P]]
+// CHECK-NEXT: %[[Q:.+]] = cuvil.quantize %arg0 : tensor<1x4x8x8xf32>
+// CHECK-NEXT: %[[P:.+]] = cuvil.max_pool2d %[[Q]]
+// CHECK-NEXT: %[[D:.+]] = cuvil.dequantize %[[P]]
+// CHECK-NEXT: return %[[P]], %[[D]]
 func.func @float_use(%x: tensor<1x4x8x8xf32>) -> (tensor<1x4x4x4x!a>, tensor<1x4x4x4xf32>) {
   %p = cuvil.max_pool2d %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x4x8x8xf32>
   %q = cuvil.quantize %p : tensor<1x4x4x4xf32> to tensor<1x4x4x4x!a>
