@@ -247,7 +247,7 @@ CUVIL_BCONVB_WIDE(AVX512, "avx512f", __m512, __m512i, CUVIL_BCONVB_LOADU512,
 #define CUVIL_BCONVB_ENTRY(name, isa, LANES, UMAX, NARROWER, IB, CASES,        \
                            IB_CASES)                                           \
   CUVIL_TILE_ENTRY(cuvil_bconvb, cuvil_bconvb_row, name, isa, LANES, UMAX,     \
-                   NARROWER, IB, CASES, IB_CASES)
+                   NARROWER, IB, 1, CASES, IB_CASES)
 
 #define CUVIL_BCONVB_YMM(name, V, NB, U)                                       \
   CUVIL_BCONVB_TILE(name, "avx2,fma", V, __m256, 8, NB, U, _mm256_setzero_ps,  \

@@ -107,7 +107,7 @@ int cuvil_convb_reference(const struct cuvil_convb_row *r, int64_t nb,
 #define CUVIL_CONVB_CASE(name, NB, U) CUVIL_TILE_CASE(cuvil_convb, name, NB, U)
 #define CUVIL_CONVB_ENTRY(name, isa, LANES, UMAX, NARROWER, CASES)             \
   CUVIL_TILE_ENTRY(cuvil_convb, cuvil_convb_row, name, isa, LANES, UMAX,       \
-                   NARROWER, 0, CASES, )
+                   NARROWER, 0, 1, CASES, )
 
 #define CUVIL_CONVB_AVX512(NB, U)                                              \
   CUVIL_CONVB_TILE(avx512, "avx512f", __m512, 16, NB, U, _mm512_set1_ps,       \

@@ -264,6 +264,11 @@ std::vector<Problem> blockedProblems(int64_t block, int weightMax) {
   stem.oc = block;
   stem.quantizedOut = true;
   problems.push_back(stem);
+  Problem wideStem = stem; // rows in several tiles of several widths
+  wideStem.h = 9;
+  wideStem.w = 61;
+  wideStem.quantizedOut = false;
+  problems.push_back(wideStem);
   Problem pointwise = base; // 1x1, no padding: read in place
   pointwise.kh = pointwise.kw = 1;
   pointwise.pt = pointwise.pl = pointwise.pb = pointwise.pr = 0;

@@ -306,17 +306,17 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
 
 /* NB x U accumulators of LANES sums; fully unrolled, so that they live in
  * registers (U <= the variant's UMAX keeps them from spilling). IB, if not
- * 0, is the input block of a stride-1 convolution known at compile time:
- * the U columns are then constant offsets from one pointer (not U
- * pointers, which outnumber the general registers and spill). */
+ * 0, is the input block and SW the stride of a convolution known at
+ * compile time: the U columns are then constant offsets from one pointer
+ * (not U pointers, which outnumber the general registers and spill). */
 #define CUVIL_QCONVB_TILE(name, isa, V, vec, LANES, NB, U, vzero, loadi, set1i, \
-                          mullo, finish, IB)                                    \
+                          mullo, finish, IB, SW)                                \
   __attribute__((target(isa), noinline)) static void                           \
       cuvil_qconvb_##name##_##NB##_##U(const struct cuvil_qconvb_row *r,        \
                                        int64_t x0) {                            \
     vec acc[NB][U];                                                            \
     const int64_t ib = (IB) ? (IB) : r->in_block;                              \
-    const int64_t step = (IB) ? (IB) : r->stride_w * ib;                       \
+    const int64_t step = (IB) ? (IB) * (SW) : r->stride_w * ib;                \
     const uint8_t *in = r->in + x0 * step;                                     \
     const int8_t *wt = r->weight;                                              \
     int64_t c, ky, kx, g;                                                      \
@@ -348,19 +348,19 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
   }
 
 /* A variant's entry (tiles.h): the row in tiles of at most UMAX;
- * CUVIL_QCONVB_ENTRY_IB's IB_CASES for stride 1 on input blocks of IB. */
+ * CUVIL_QCONVB_ENTRY_IB's IB_CASES for stride SW on input blocks of IB. */
 #define CUVIL_QCONVB_CASE(name, NB, U) CUVIL_TILE_CASE(cuvil_qconvb, name, NB, U)
 #define CUVIL_QCONVB_ENTRY(name, isa, LANES, UMAX, NARROWER, CASES)            \
-  CUVIL_QCONVB_ENTRY_IB(name, isa, LANES, UMAX, NARROWER, 0, CASES, )
-#define CUVIL_QCONVB_ENTRY_IB(name, isa, LANES, UMAX, NARROWER, IB, CASES,     \
+  CUVIL_QCONVB_ENTRY_IB(name, isa, LANES, UMAX, NARROWER, 0, 1, CASES, )
+#define CUVIL_QCONVB_ENTRY_IB(name, isa, LANES, UMAX, NARROWER, IB, SW, CASES, \
                               IB_CASES)                                        \
   CUVIL_TILE_ENTRY(cuvil_qconvb, cuvil_qconvb_row, name, isa, LANES, UMAX,     \
-                   NARROWER, IB, CASES, IB_CASES)
+                   NARROWER, IB, SW, CASES, IB_CASES)
 
 #define CUVIL_QCONVB_YMM(name, isa, V, NB, U)                                  \
   CUVIL_QCONVB_TILE(name, isa, V, __m256i, 8, NB, U, _mm256_setzero_si256,     \
                     CUVIL_QCONVB_LOADU256, _mm256_set1_epi32,                  \
-                    _mm256_mullo_epi32, cuvil_qconvb_finish8, 0)
+                    _mm256_mullo_epi32, cuvil_qconvb_finish8, 0, 1)
 #define CUVIL_QCONVB_LOADU256(p) _mm256_loadu_si256((const __m256i *)(p))
 #define CUVIL_QCONVB_LOADU512(p) _mm512_loadu_si512((const void *)(p))
 #define CUVIL_QCONVB_T_AVX2(NB, U) CUVIL_QCONVB_YMM(avx2, "avx2", AVX2, NB, U)
@@ -368,26 +368,32 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
   CUVIL_QCONVB_YMM(avx2_narrow, "avx2", NARROW, NB, U)
 #define CUVIL_QCONVB_T_VNNI(NB, U)                                             \
   CUVIL_QCONVB_YMM(avxvnni, "avx2,avxvnni", VNNI, NB, U)
-#define CUVIL_QCONVB_ZMM(name, isa, V, NB, U, IB)                              \
+#define CUVIL_QCONVB_ZMM(name, isa, V, NB, U, IB, SW)                          \
   CUVIL_QCONVB_TILE(name, isa, V, __m512i, 16, NB, U, _mm512_setzero_si512,    \
                     CUVIL_QCONVB_LOADU512, _mm512_set1_epi32,                  \
-                    _mm512_mullo_epi32, cuvil_qconvb_finish16, IB)
+                    _mm512_mullo_epi32, cuvil_qconvb_finish16, IB, SW)
 #define CUVIL_QCONVB_ISA_VNNI512 "avx512f,avx512bw,avx512vnni"
 #define CUVIL_QCONVB_T_VNNI512(NB, U)                                          \
-  CUVIL_QCONVB_ZMM(avx512vnni, CUVIL_QCONVB_ISA_VNNI512, VNNI512, NB, U, 0)
+  CUVIL_QCONVB_ZMM(avx512vnni, CUVIL_QCONVB_ISA_VNNI512, VNNI512, NB, U, 0, 1)
 #define CUVIL_QCONVB_T_VNNI512_IB16(NB, U)                                     \
   CUVIL_QCONVB_ZMM(avx512vnni_ib16, CUVIL_QCONVB_ISA_VNNI512, VNNI512, NB, U,  \
-                   16)
+                   16, 1)
+/* A stem's: 3 or 4 channels (blocks of 4) at stride 2. */
+#define CUVIL_QCONVB_T_VNNI512_IB4S2(NB, U)                                    \
+  CUVIL_QCONVB_ZMM(avx512vnni_ib4s2, CUVIL_QCONVB_ISA_VNNI512, VNNI512, NB, U, \
+                   4, 2)
 #define CUVIL_QCONVB_T_BW512(NB, U)                                            \
-  CUVIL_QCONVB_ZMM(avx512bw, "avx512f,avx512bw", BW512, NB, U, 0)
+  CUVIL_QCONVB_ZMM(avx512bw, "avx512f,avx512bw", BW512, NB, U, 0, 1)
 #define CUVIL_QCONVB_T_NARROW512(NB, U)                                        \
-  CUVIL_QCONVB_ZMM(avx512bw_narrow, "avx512f,avx512bw", NARROW512, NB, U, 0)
+  CUVIL_QCONVB_ZMM(avx512bw_narrow, "avx512f,avx512bw", NARROW512, NB, U, 0, 1)
 #define CUVIL_QCONVB_C_AVX2(NB, U) CUVIL_QCONVB_CASE(avx2, NB, U)
 #define CUVIL_QCONVB_C_NARROW(NB, U) CUVIL_QCONVB_CASE(avx2_narrow, NB, U)
 #define CUVIL_QCONVB_C_VNNI(NB, U) CUVIL_QCONVB_CASE(avxvnni, NB, U)
 #define CUVIL_QCONVB_C_VNNI512(NB, U) CUVIL_QCONVB_CASE(avx512vnni, NB, U)
 #define CUVIL_QCONVB_C_VNNI512_IB16(NB, U)                                     \
   CUVIL_QCONVB_CASE(avx512vnni_ib16, NB, U)
+#define CUVIL_QCONVB_C_VNNI512_IB4S2(NB, U)                                    \
+  CUVIL_QCONVB_CASE(avx512vnni_ib4s2, NB, U)
 #define CUVIL_QCONVB_C_BW512(NB, U) CUVIL_QCONVB_CASE(avx512bw, NB, U)
 #define CUVIL_QCONVB_C_NARROW512(NB, U) CUVIL_QCONVB_CASE(avx512bw_narrow, NB, U)
 /* Widths 1..N of one block count (NB). */
@@ -438,13 +444,33 @@ CUVIL_QCONVB_ENTRY(avx512bw_narrow, "avx512f,avx512bw", 16, 12,
 #if !defined(CUVIL_QCONVB_ONLY) || defined(CUVIL_QCONVB_KEEP_avx512vnni)
 CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_T_VNNI512)
 CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_T_VNNI512_IB16)
+CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_T_VNNI512_IB4S2)
 /* Blocks of 8 (channel counts that are multiples of 8, not 16) run the
- * exact AVX2 tiles, which every AVX-512 CPU runs (kept with this one). */
+ * exact AVX2 tiles, which every AVX-512 CPU runs (kept with this one).
+ * Stride-1 layers on blocks of 16 and stems (3 or 4 channels, stride 2)
+ * take tiles whose columns are constant offsets; the stem's at 2.5x the
+ * general tiles' speed. */
+int cuvil_qconvb_avx512vnni_any(const struct cuvil_qconvb_row *r, int64_t nb,
+                                int64_t x0, int64_t u);
+int cuvil_qconvb_avx512vnni_stem(const struct cuvil_qconvb_row *r,
+                                 int64_t nb, int64_t x0, int64_t u);
 CUVIL_QCONVB_ENTRY_IB(
-    avx512vnni, "avx512f,avx512bw,avx512vnni", 16, 14,
-    cuvil_qconvb_avx2(r, nb, x0, u), 16,
+    avx512vnni_any, CUVIL_QCONVB_ISA_VNNI512, 16, 14,
+    cuvil_qconvb_avx2(r, nb, x0, u), 16, 1,
     CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_C_VNNI512),
     CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_C_VNNI512_IB16))
+CUVIL_QCONVB_ENTRY_IB(
+    avx512vnni_stem, CUVIL_QCONVB_ISA_VNNI512, 16, 14,
+    cuvil_qconvb_avx2(r, nb, x0, u), 4, 2,
+    CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_C_VNNI512),
+    CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_C_VNNI512_IB4S2))
+__attribute__((target(CUVIL_QCONVB_ISA_VNNI512))) int
+cuvil_qconvb_avx512vnni(const struct cuvil_qconvb_row *r, int64_t nb,
+                        int64_t x0, int64_t u) {
+  return r->in_block == 4 && r->stride_w == 2
+             ? cuvil_qconvb_avx512vnni_stem(r, nb, x0, u)
+             : cuvil_qconvb_avx512vnni_any(r, nb, x0, u);
+}
 #endif
 #endif
 

@@ -40,16 +40,16 @@ static inline int64_t cuvil_tile_width(int64_t u, int64_t tiles, int64_t t) {
 /* The variant PREFIX_NAME(r, nb, x0, u): columns [x0, x0 + u) in tiles of
  * at most UMAX, as even as possible, so that no tile is too narrow to keep
  * the multipliers busy;
- * CASES are its tiles' cases, and IB_CASES (if IB) those for stride 1 on
+ * CASES are its tiles' cases, and IB_CASES (if IB) those for stride SW on
  * input blocks of IB, whose columns are constant offsets from one pointer.
  * Another block size than LANES returns NARROWER (0: the driver runs the
  * reference; or a call of a narrower variant). */
 #define CUVIL_TILE_ENTRY(prefix, row, name, isa, LANES, UMAX, NARROWER, IB,    \
-                         CASES, IB_CASES)                                      \
+                         SW, CASES, IB_CASES)                                  \
   __attribute__((target(isa))) int prefix##_##name(                            \
       const struct row *r, int64_t nb, int64_t x0, int64_t u) {                \
     int64_t tiles = (u + UMAX - 1) / UMAX, t;                                  \
-    int fixed = (IB) && r->in_block == (IB) && r->stride_w == 1;               \
+    int fixed = (IB) && r->in_block == (IB) && r->stride_w == (SW);            \
     if (r->block != LANES || nb < 1 || nb > 2)                                 \
       return NARROWER;                                                         \
     for (t = 0; t < tiles; ++t) {                                              \
