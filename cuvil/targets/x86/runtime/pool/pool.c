@@ -86,25 +86,10 @@ void cuvil_pool2d_blocked_f32(cuvil_pool *pool, int kind, int64_t n,
                               int64_t pad_top, int64_t pad_left, int64_t dil_h,
                               int64_t dil_w, int count_include_pad, int64_t oh,
                               int64_t ow, float *output, int64_t block) {
-  struct cuvil_pool2d_args a;
+  struct cuvil_pool2d_args a = {
+      kind, count_include_pad, h, w, kh, kw, stride_h, stride_w, pad_top,
+      pad_left, dil_h, dil_w, oh, ow, block, input, output};
   int64_t planes = n * ((c + block - 1) / block);
-  a.kind = kind;
-  a.count_include_pad = count_include_pad;
-  a.h = h;
-  a.w = w;
-  a.kh = kh;
-  a.kw = kw;
-  a.stride_h = stride_h;
-  a.stride_w = stride_w;
-  a.pad_top = pad_top;
-  a.pad_left = pad_left;
-  a.dil_h = dil_h;
-  a.dil_w = dil_w;
-  a.oh = oh;
-  a.ow = ow;
-  a.block = block;
-  a.input = input;
-  a.output = output;
   cuvil_parallel_for(pool, planes * oh, cuvil_pool2d_rows, &a);
 }
 
