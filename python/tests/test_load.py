@@ -5,6 +5,7 @@ from the bytes that were checked."""
 
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -106,6 +107,10 @@ def metadata_span(data):
     (lambda j: j.replace(b'"inputs":', b'"inputz":', 1), "no 'inputs' list"),
     (lambda j: j.replace(b'"dtype":', b'"dtypo":', 1), "lacks a name, dtype or shape"),
     (lambda j: j.replace(b'"shape":[1,10]', b'"shape":[1,-7]', 1), "bad shape"),
+    # Integer I/O's scale must be positive (room made in the feature list).
+    (lambda j: re.sub(rb'"features":\[[^]]*\]', b'"features":[]', j).replace(
+        b'"shape":[1,10]', b'"quantization":{"scale":-1,"zero_point":0},'
+        b'"shape":[1,10]', 1), "bad quantization"),
 ])
 def test_malformed_metadata_is_a_load_error(model_so, tmp_path, replacement, message):
     data = model_so.read_bytes()
