@@ -78,6 +78,16 @@ std::vector<int> heights(const Graph &g, const std::vector<int> &order) {
   return height;
 }
 
+/// The checked graph's operations' priorities (heights).
+absl::StatusOr<std::vector<int>> priorities(const Graph &g, double clockNs) {
+  if (absl::Status s = checkGraph(g, clockNs); !s.ok())
+    return s;
+  absl::StatusOr<std::vector<int>> order = topologicalOrder(g);
+  if (!order.ok())
+    return order.status();
+  return heights(g, *order);
+}
+
 /// The cycles an iteration takes: every result ready.
 int iterationLength(const Graph &g, const std::vector<int> &start) {
   int length = 0;
@@ -277,19 +287,16 @@ int recurrenceMII(const Graph &graph) {
 }
 
 absl::StatusOr<Schedule> listSchedule(const Graph &graph, double clockNs) {
-  if (absl::Status s = checkGraph(graph, clockNs); !s.ok())
-    return s;
-  absl::StatusOr<std::vector<int>> order = topologicalOrder(graph);
-  if (!order.ok())
-    return order.status();
-  std::vector<int> height = heights(graph, *order);
+  absl::StatusOr<std::vector<int>> height = priorities(graph, clockNs);
+  if (!height.ok())
+    return height.status();
   Placer placer(graph, clockNs, /*ii=*/0);
   size_t left = graph.operations.size();
   for (int t = 0; left > 0; ++t) {
     // Ops placed in this cycle may let their chained consumers in too.
     for (bool progress = true; progress;) {
       progress = false;
-      for (int op : readyByPriority(graph, placer, height))
+      for (int op : readyByPriority(graph, placer, *height))
         if (placer.earliest(op) <= t && placer.tryAt(op, t)) {
           --left;
           progress = true;
@@ -301,18 +308,15 @@ absl::StatusOr<Schedule> listSchedule(const Graph &graph, double clockNs) {
 
 absl::StatusOr<Schedule> moduloSchedule(const Graph &graph, double clockNs,
                                         int maxIi) {
-  if (absl::Status s = checkGraph(graph, clockNs); !s.ok())
-    return s;
-  absl::StatusOr<std::vector<int>> order = topologicalOrder(graph);
-  if (!order.ok())
-    return order.status();
-  std::vector<int> height = heights(graph, *order);
+  absl::StatusOr<std::vector<int>> height = priorities(graph, clockNs);
+  if (!height.ok())
+    return height.status();
   int resMii = resourceMII(graph), recMii = recurrenceMII(graph);
   for (int ii = std::max(resMii, recMii); ii <= maxIi; ++ii) {
     Placer placer(graph, clockNs, ii);
     bool failed = false;
     for (size_t k = 0; k < graph.operations.size() && !failed; ++k) {
-      int op = readyByPriority(graph, placer, height).front();
+      int op = readyByPriority(graph, placer, *height).front();
       int first = placer.earliest(op);
       int last = std::min(first + ii - 1, placer.latest(op));
       failed = true;
