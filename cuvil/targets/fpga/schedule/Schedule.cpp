@@ -39,9 +39,23 @@ absl::Status checkGraph(const Graph &g, double clockNs) {
   return absl::OkStatus();
 }
 
+/// Each operation's dependences in and out (pointers into g.dependences),
+/// so that a layer's thousands of operations schedule in linear passes.
+struct Edges {
+  std::vector<std::vector<const Dependence *>> in, out;
+  explicit Edges(const Graph &g)
+      : in(g.operations.size()), out(g.operations.size()) {
+    for (const Dependence &d : g.dependences) {
+      in[d.to].push_back(&d);
+      out[d.from].push_back(&d);
+    }
+  }
+};
+
 /// Same-iteration dependences in a topological order, or an error naming an
 /// operation on a cycle.
-absl::StatusOr<std::vector<int>> topologicalOrder(const Graph &g) {
+absl::StatusOr<std::vector<int>> topologicalOrder(const Graph &g,
+                                                  const Edges &edges) {
   int n = static_cast<int>(g.operations.size());
   std::vector<int> indegree(n, 0), order;
   for (const Dependence &d : g.dependences)
@@ -51,9 +65,9 @@ absl::StatusOr<std::vector<int>> topologicalOrder(const Graph &g) {
     if (indegree[i] == 0)
       order.push_back(i);
   for (size_t k = 0; k < order.size(); ++k)
-    for (const Dependence &d : g.dependences)
-      if (d.distance == 0 && d.from == order[k] && --indegree[d.to] == 0)
-        order.push_back(d.to);
+    for (const Dependence *d : edges.out[order[k]])
+      if (d->distance == 0 && --indegree[d->to] == 0)
+        order.push_back(d->to);
   if (static_cast<int>(order.size()) != n)
     for (int i = 0; i < n; ++i)
       if (indegree[i] > 0)
@@ -66,26 +80,28 @@ absl::StatusOr<std::vector<int>> topologicalOrder(const Graph &g) {
 
 /// Cycles from each operation's start to the end of the longest
 /// same-iteration path through it: the list's priority.
-std::vector<int> heights(const Graph &g, const std::vector<int> &order) {
+std::vector<int> heights(const Graph &g, const Edges &edges,
+                         const std::vector<int> &order) {
   std::vector<int> height(g.operations.size(), 0);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     int op = *it, below = 0;
-    for (const Dependence &d : g.dependences)
-      if (d.distance == 0 && d.from == op)
-        below = std::max(below, height[d.to]);
+    for (const Dependence *d : edges.out[op])
+      if (d->distance == 0)
+        below = std::max(below, height[d->to]);
     height[op] = g.operations[op].latency + below;
   }
   return height;
 }
 
 /// The checked graph's operations' priorities (heights).
-absl::StatusOr<std::vector<int>> priorities(const Graph &g, double clockNs) {
+absl::StatusOr<std::vector<int>> priorities(const Graph &g, const Edges &edges,
+                                            double clockNs) {
   if (absl::Status s = checkGraph(g, clockNs); !s.ok())
     return s;
-  absl::StatusOr<std::vector<int>> order = topologicalOrder(g);
+  absl::StatusOr<std::vector<int>> order = topologicalOrder(g, edges);
   if (!order.ok())
     return order.status();
-  return heights(g, *order);
+  return heights(g, edges, *order);
 }
 
 /// The cycles an iteration takes: every result ready.
@@ -144,8 +160,8 @@ private:
 /// Placement of operations one at a time; `ii` 0 for a list schedule.
 class Placer {
 public:
-  Placer(const Graph &g, double clockNs, int ii)
-      : g_(g), clockNs_(clockNs), ii_(ii), table_(g, ii),
+  Placer(const Graph &g, const Edges &edges, double clockNs, int ii)
+      : g_(g), edges_(edges), clockNs_(clockNs), ii_(ii), table_(g, ii),
         start_(g.operations.size(), -1), arrival_(g.operations.size(), 0) {}
 
   bool placed(int op) const { return start_[op] >= 0; }
@@ -153,19 +169,19 @@ public:
   /// The earliest cycle the scheduled producers allow.
   int earliest(int op) const {
     int t = 0;
-    for (const Dependence &d : g_.dependences)
-      if (d.to == op && placed(d.from))
-        t = std::max(t, start_[d.from] + g_.operations[d.from].latency -
-                            ii_ * d.distance);
+    for (const Dependence *d : edges_.in[op])
+      if (placed(d->from))
+        t = std::max(t, start_[d->from] + g_.operations[d->from].latency -
+                            ii_ * d->distance);
     return t;
   }
 
   /// The latest cycle the scheduled consumers allow (loop-carried ones).
   int latest(int op) const {
     int t = INT32_MAX;
-    for (const Dependence &d : g_.dependences)
-      if (d.from == op && placed(d.to))
-        t = std::min(t, start_[d.to] + ii_ * d.distance -
+    for (const Dependence *d : edges_.out[op])
+      if (placed(d->to))
+        t = std::min(t, start_[d->to] + ii_ * d->distance -
                             g_.operations[op].latency);
     return t;
   }
@@ -175,10 +191,10 @@ public:
   /// in it), or after registers.
   double arrivalAt(int op, int t) const {
     double in = 0;
-    for (const Dependence &d : g_.dependences)
-      if (d.to == op && d.distance == 0 && placed(d.from) &&
-          g_.operations[d.from].latency == 0 && start_[d.from] == t)
-        in = std::max(in, arrival_[d.from]);
+    for (const Dependence *d : edges_.in[op])
+      if (d->distance == 0 && placed(d->from) &&
+          g_.operations[d->from].latency == 0 && start_[d->from] == t)
+        in = std::max(in, arrival_[d->from]);
     return in + g_.operations[op].delayNs;
   }
 
@@ -208,6 +224,7 @@ public:
 
 private:
   const Graph &g_;
+  const Edges &edges_;
   double clockNs_;
   int ii_;
   ReservationTable table_;
@@ -216,15 +233,16 @@ private:
 };
 
 /// Operations whose same-iteration producers are all placed, highest first.
-std::vector<int> readyByPriority(const Graph &g, const Placer &placer,
+std::vector<int> readyByPriority(const Graph &g, const Edges &edges,
+                                 const Placer &placer,
                                  const std::vector<int> &height) {
   std::vector<int> ready;
   for (int op = 0; op < static_cast<int>(g.operations.size()); ++op) {
     if (placer.placed(op))
       continue;
     bool inputs = true;
-    for (const Dependence &d : g.dependences)
-      if (d.to == op && d.distance == 0 && !placer.placed(d.from))
+    for (const Dependence *d : edges.in[op])
+      if (d->distance == 0 && !placer.placed(d->from))
         inputs = false;
     if (inputs)
       ready.push_back(op);
@@ -287,16 +305,17 @@ int recurrenceMII(const Graph &graph) {
 }
 
 absl::StatusOr<Schedule> listSchedule(const Graph &graph, double clockNs) {
-  absl::StatusOr<std::vector<int>> height = priorities(graph, clockNs);
+  Edges edges(graph);
+  absl::StatusOr<std::vector<int>> height = priorities(graph, edges, clockNs);
   if (!height.ok())
     return height.status();
-  Placer placer(graph, clockNs, /*ii=*/0);
+  Placer placer(graph, edges, clockNs, /*ii=*/0);
   size_t left = graph.operations.size();
   for (int t = 0; left > 0; ++t) {
     // Ops placed in this cycle may let their chained consumers in too.
     for (bool progress = true; progress;) {
       progress = false;
-      for (int op : readyByPriority(graph, placer, *height))
+      for (int op : readyByPriority(graph, edges, placer, *height))
         if (placer.earliest(op) <= t && placer.tryAt(op, t)) {
           --left;
           progress = true;
@@ -308,15 +327,16 @@ absl::StatusOr<Schedule> listSchedule(const Graph &graph, double clockNs) {
 
 absl::StatusOr<Schedule> moduloSchedule(const Graph &graph, double clockNs,
                                         int maxIi) {
-  absl::StatusOr<std::vector<int>> height = priorities(graph, clockNs);
+  Edges edges(graph);
+  absl::StatusOr<std::vector<int>> height = priorities(graph, edges, clockNs);
   if (!height.ok())
     return height.status();
   int resMii = resourceMII(graph), recMii = recurrenceMII(graph);
   for (int ii = std::max(resMii, recMii); ii <= maxIi; ++ii) {
-    Placer placer(graph, clockNs, ii);
+    Placer placer(graph, edges, clockNs, ii);
     bool failed = false;
     for (size_t k = 0; k < graph.operations.size() && !failed; ++k) {
-      int op = readyByPriority(graph, placer, *height).front();
+      int op = readyByPriority(graph, edges, placer, *height).front();
       int first = placer.earliest(op);
       int last = std::min(first + ii - 1, placer.latest(op));
       failed = true;

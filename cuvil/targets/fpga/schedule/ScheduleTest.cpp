@@ -127,6 +127,37 @@ TEST(ListScheduleTest, ErrorsNameTheOperation) {
   EXPECT_EQ(s.status().message(), "operation 'orphan' names no resource class");
 }
 
+// A 16 -> 64 dense layer at reuse factor 1 (the jet tagger's first): its
+// 1024 products each on a multiplier in cycle 0, and each output's 16
+// products summed by a tree of 15 adders whose 4 levels of 1 ns chain into
+// one 4 ns cycle: results in cycle 2, no slack left.
+TEST(ListScheduleTest, ADenseLayerAtReuseOne) {
+  const int nIn = 16, nOut = 64;
+  Graph g = datapath(nIn * nOut, nOut * (nIn - 1));
+  for (int o = 0; o < nOut; ++o) {
+    std::vector<int> level;
+    for (int i = 0; i < nIn; ++i)
+      level.push_back(mul(g, "p" + std::to_string(o) + "_" + std::to_string(i)));
+    while (level.size() > 1) {
+      std::vector<int> next;
+      for (size_t k = 0; k + 1 < level.size(); k += 2) {
+        int s = add(g, "s", 0, 1.0);
+        edge(g, level[k], s);
+        edge(g, level[k + 1], s);
+        next.push_back(s);
+      }
+      level = next;
+    }
+  }
+  absl::StatusOr<Schedule> s = listSchedule(g, 4.0);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->length, 3);
+  EXPECT_DOUBLE_EQ(s->slackNs, 0.0);
+  EXPECT_EQ(s->unitsUsed, (std::vector<int>{nIn * nOut, nOut * (nIn - 1)}));
+  for (size_t op = 0; op < g.operations.size(); ++op)
+    EXPECT_EQ(s->start[op], g.operations[op].resource == kDsp ? 0 : 2);
+}
+
 // A dot product's loop body: multiply (3 cycles) and accumulate (1 cycle,
 // carried to the next iteration): one iteration per cycle.
 TEST(ModuloScheduleTest, AnAccumulatorPipelinesAtOne) {
