@@ -71,12 +71,19 @@ Reply errorReply(const absl::Status &status) {
 
 Reply errorReply(int code, absl::string_view message) { return {code, errorBody(message)}; }
 
+/// The tensors of a model's metadata; an integer-I/O tensor's scale and
+/// zero point ride in its `parameters` (the protocol's extension point).
 json tensorsJson(const std::vector<TensorSpec> &specs) {
   json list = json::array();
-  for (const TensorSpec &spec : specs)
-    list.push_back({{"name", spec.name},
-                    {"datatype", std::string(v2Name(spec.datatype))},
-                    {"shape", spec.shape}});
+  for (const TensorSpec &spec : specs) {
+    json tensor = {{"name", spec.name},
+                   {"datatype", std::string(v2Name(spec.datatype))},
+                   {"shape", spec.shape}};
+    if (spec.quantization)
+      tensor["parameters"] = {{"quantization_scale", spec.quantization->scale},
+                              {"quantization_zero_point", spec.quantization->zeroPoint}};
+    list.push_back(std::move(tensor));
+  }
   return list;
 }
 

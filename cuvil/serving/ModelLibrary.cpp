@@ -147,6 +147,17 @@ absl::StatusOr<TensorSpec> parseTensor(const nlohmann::json &json, bool &hasBatc
     ASSIGN_OR_RETURN(int64_t size, nonNegative(dim, absl::StrCat("a dimension of '", spec.name, "'")));
     spec.shape.push_back(size);
   }
+  if (json.contains("quantization")) {
+    const nlohmann::json &q = json["quantization"];
+    if (!q.is_object() || !q.contains("scale") || !q["scale"].is_number() ||
+        !(q["scale"].get<double>() > 0) || !q.contains("zero_point") ||
+        !q["zero_point"].is_number_integer())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", spec.name, "' has a bad quantization (a positive scale "
+          "and an integer zero point)"));
+    spec.quantization =
+        TensorQuantization{q["scale"].get<double>(), q["zero_point"].get<int64_t>()};
+  }
   return spec;
 }
 

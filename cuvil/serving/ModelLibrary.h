@@ -35,11 +35,19 @@ constexpr int kAbiVersion = static_cast<int>(abi::kCAbiVersion);
 /// beyond memory, and products of it with a batch stay clear of overflow.
 constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 56;
 
+/// An integer-I/O tensor's meaning: real = scale * (q - zeroPoint).
+struct TensorQuantization {
+  double scale = 1;
+  int64_t zeroPoint = 0;
+};
+
 struct TensorSpec {
   std::string name;
   DataType datatype = DataType::kFP32;
   /// -1 marks the dynamic batch dimension.
   std::vector<int64_t> shape;
+  /// Set when the model passes the tensor quantized (integer I/O).
+  std::optional<TensorQuantization> quantization;
 };
 
 struct ModelSignature {

@@ -91,8 +91,22 @@ def build_all(cuvilc, out):
         "typed": (_typed(), ["--max-batch=8"]),
         "static": (_static(), []),
     }
-    return {name: _compile(cuvilc, out, name, graph, reference, flags)
-            for name, ((graph, reference), flags) in specs.items()}
+    built = {name: _compile(cuvilc, out, name, graph, reference, flags)
+             for name, ((graph, reference), flags) in specs.items()}
+    built["mlp_q"] = _int8_io_mlp(cuvilc, out)
+    return built
+
+
+def _int8_io_mlp(cuvilc, out):
+    """The MLP quantized to int8 with integer I/O (x, y and z uint8). Its
+    reference is the .so itself: the server carries its bytes."""
+    graph, _ = _mlp(0)
+    calibration = out / "mlp_q_calibration.npz"
+    np.savez(calibration,
+             x=np.random.default_rng(5).standard_normal((64, 16)).astype(np.float32))
+    return _compile(cuvilc, out, "mlp_q", graph, None,
+                    ["--max-batch=8", "--quantize=int8", "--integer-io",
+                     f"--calibration={calibration}"])
 
 
 def build_mlp(cuvilc, out, name, flags, seed=0):

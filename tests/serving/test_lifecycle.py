@@ -151,6 +151,11 @@ def test_abi_mismatch_and_foreign_so(models, tmp_path, start_server):
         "meta2": build_stub(tmp_path, "meta2", '{"abi_version": 2, "inputs": [], "outputs": []}'),
         "nometa": build_stub(tmp_path, "nometa", "not json"),
         "nonote": build_stub(tmp_path, "nonote", '{"abi_version": 1}', note=False),
+        # Integer I/O's scale must be positive.
+        "badquant": build_stub(tmp_path, "badquant", json.dumps({
+            "abi_version": 1, "outputs": [], "inputs": [{
+                "name": "x", "dtype": "uint8", "shape": [-1, 4],
+                "quantization": {"scale": -1, "zero_point": 0}}]})),
     }
     foreign = tmp_path / "foreign.c"
     foreign.write_text("int answer(void) { return 42; }\n")
@@ -163,6 +168,8 @@ def test_abi_mismatch_and_foreign_so(models, tmp_path, start_server):
     for stub, message in [("abi2", "was built for C ABI version 2, this program speaks version 1"),
                           ("meta2", "built for C ABI version 2, this server speaks version 1"),
                           ("nometa", "its metadata is not JSON"),
+                          ("badquant", "tensor 'x' has a bad quantization (a positive "
+                                       "scale and an integer zero point)"),
                           ("nonote", "has no Cuvil ABI note (section .note.cuvil): built by an "
                                      "older cuvilc? Rebuild it"),
                           ("foreign", "is not a Cuvil model: it exports none of the C ABI "

@@ -3,8 +3,10 @@ binary tensors, every datatype the models take, and each bad request."""
 
 import http.client
 import json
+import pathlib
 import socket
 import struct
+import sys
 import time
 
 import numpy as np
@@ -22,6 +24,7 @@ def repository(models, tmp_path_factory):
         "mlp": [(1, "mlp")],
         "typed": [(1, "typed")],
         "static": [(1, "static")],
+        "mlp_q": [(1, "mlp_q")],
     })
 
 
@@ -73,6 +76,35 @@ def test_infer_json_matches_reference(server, models):
         assert outputs[name]["shape"] == [3, 8] and outputs[name]["datatype"] == "FP32"
         np.testing.assert_allclose(np.array(outputs[name]["data"]).reshape(3, 8), ref[name],
                                    rtol=RTOL, atol=ATOL)
+
+
+def test_integer_io_model(server, models):
+    """An integer-I/O model's tensors are UINT8, each with the scale and
+    zero point of its values in `parameters`; the server passes its bytes."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "e2e"))
+    from cuvil_e2e import CompiledModel
+    library = CompiledModel(models["mlp_q"].so)
+    status, body = server.get("/v2/models/mlp_q")
+    assert status == 200
+    meta = json.loads(body)
+    tensors = meta["inputs"] + meta["outputs"]
+    specs = library.metadata["inputs"] + library.metadata["outputs"]
+    assert [t["name"] for t in tensors] == ["x", "y", "z"]
+    for tensor, spec in zip(tensors, specs):
+        assert tensor["datatype"] == "UINT8"
+        assert tensor["parameters"] == {
+            "quantization_scale": spec["quantization"]["scale"],
+            "quantization_zero_point": spec["quantization"]["zero_point"]}
+    qx = np.random.default_rng(3).integers(0, 256, (3, 16), dtype=np.uint8)
+    status, body = server.infer("mlp_q", [{"name": "x", "datatype": "UINT8", "shape": [3, 16],
+                                           "data": qx.ravel().tolist()}])
+    assert status == 200, body
+    expected = library(qx, batch=3)
+    for output, want in zip(body["outputs"], expected):
+        assert output["datatype"] == "UINT8"
+        assert np.array_equal(np.array(output["data"], np.uint8).reshape(want.shape), want)
+    status, body = server.infer("mlp_q", [x_input(qx.astype(np.float32))])
+    assert status == 400 and "has datatype FP32, the model takes UINT8" in body["error"]
 
 
 def test_nested_data_and_versioned_path(server):
