@@ -37,8 +37,8 @@ private:
 
 ModelSignature rowSignature(bool dynamic) {
   ModelSignature signature;
-  signature.inputs = {{"x", DataType::kINT32, {dynamic ? -1 : 1}}};
-  signature.outputs = {{"y", DataType::kINT32, {dynamic ? -1 : 1}}};
+  signature.inputs = {{"x", DataType::kINT32, {dynamic ? -1 : 1}, std::nullopt}};
+  signature.outputs = {{"y", DataType::kINT32, {dynamic ? -1 : 1}, std::nullopt}};
   signature.dynamicBatch = dynamic;
   signature.maxBatch = dynamic ? 4 : 1;
   signature.inputRowBytes = {4};
