@@ -346,6 +346,13 @@ absl::Status observe(ModuleOp observed, ObservationPlan &plan,
   return absl::OkStatus();
 }
 
+/// A model input's or output's ABI name, as the artifact's metadata gives it.
+std::string ioName(func::FuncOp func, unsigned index, bool input) {
+  auto name = input ? func.getArgAttrOfType<StringAttr>(index, "cuvil.name")
+                    : func.getResultAttrOfType<StringAttr>(index, "cuvil.name");
+  return name ? name.str() : absl::StrCat(input ? "input" : "output", index);
+}
+
 /// Sets the chosen range of each float32 input and output (integer I/O).
 void recordIoRanges(func::FuncOp func, const ObservationPlan &plan,
                     QuantizationReport &report) {
@@ -362,10 +369,7 @@ void recordIoRanges(func::FuncOp func, const ObservationPlan &plan,
     io.observed = true;
     io.observedMin = observer.getMin();
     io.observedMax = observer.getMax();
-    auto name = input ? func.getArgAttrOfType<StringAttr>(index, "cuvil.name")
-                      : func.getResultAttrOfType<StringAttr>(index, "cuvil.name");
-    io.name = name ? name.str()
-                   : absl::StrCat(input ? "input" : "output", index);
+    io.name = ioName(func, index, input);
     report.io.push_back(std::move(io));
   };
   for (auto [index, observation] : plan.ioInputs)
@@ -424,12 +428,11 @@ namespace {
 
 /// Fills the report's integer inputs and outputs from `func`'s signature.
 void describeCompiledIo(func::FuncOp func, QuantizationReport &report) {
-  auto describe = [&](Type type, StringAttr name, bool input, unsigned index) {
+  auto describe = [&](Type type, bool input, unsigned index) {
     auto q = dyn_cast<quant::UniformQuantizedType>(getElementTypeOrSelf(type));
     if (!q)
       return;
-    std::string text =
-        name ? name.str() : absl::StrCat(input ? "input" : "output", index);
+    std::string text = ioName(func, index, input);
     auto io = llvm::find_if(report.io, [&](const IoReport &r) {
       return r.input == input && r.name == text;
     });
@@ -446,11 +449,9 @@ void describeCompiledIo(func::FuncOp func, QuantizationReport &report) {
     io->zeroPoint = q.getZeroPoint();
   };
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    describe(func.getArgumentTypes()[i],
-             func.getArgAttrOfType<StringAttr>(i, "cuvil.name"), true, i);
+    describe(func.getArgumentTypes()[i], true, i);
   for (unsigned i = 0; i < func.getNumResults(); ++i)
-    describe(func.getResultTypes()[i],
-             func.getResultAttrOfType<StringAttr>(i, "cuvil.name"), false, i);
+    describe(func.getResultTypes()[i], false, i);
   // Those left untyped were not converted (not float32 after all).
   llvm::erase_if(report.io, [](const IoReport &r) { return r.type.empty(); });
 }

@@ -222,3 +222,48 @@ def test_widths_beyond_64_bits_do_not_compile(tmp_path, declaration, message):
     result = subprocess.run(["g++", "-std=c++14", "-fsyntax-only", f"-I{ROOT}",
                              str(source)], capture_output=True, text=True)
     assert result.returncode != 0 and message in result.stderr, result.stderr
+
+
+# Stand-ins for the vendor headers (which cannot ship here): their mode
+# enums and class templates, just enough to check which vendor type each
+# cuvil::fixed becomes under CUVIL_FIXED_USE_VENDOR.
+VENDOR_STUBS = {
+    "ap_fixed.h": """
+enum ap_q_mode { AP_RND, AP_RND_ZERO, AP_RND_MIN_INF, AP_RND_INF, AP_RND_CONV,
+                 AP_TRN, AP_TRN_ZERO };
+enum ap_o_mode { AP_SAT, AP_SAT_ZERO, AP_SAT_SYM, AP_WRAP, AP_WRAP_SM };
+template <int W, int I, ap_q_mode Q, ap_o_mode O> struct ap_fixed {};
+template <int W, int I, ap_q_mode Q, ap_o_mode O> struct ap_ufixed {};
+""",
+    "ac_fixed.h": """
+enum ac_q_mode { AC_TRN, AC_RND, AC_TRN_ZERO, AC_RND_ZERO, AC_RND_INF,
+                 AC_RND_MIN_INF, AC_RND_CONV, AC_RND_CONV_ODD };
+enum ac_o_mode { AC_WRAP, AC_SAT, AC_SAT_ZERO, AC_SAT_SYM };
+template <int W, int I, bool S, ac_q_mode Q, ac_o_mode O> struct ac_fixed {};
+""",
+}
+
+
+@pytest.mark.parametrize("vendor", ["ap", "ac"])
+def test_the_vendor_switch_names_the_vendor_types(tmp_path, vendor):
+    for name, text in VENDOR_STUBS.items():
+        (tmp_path / name).write_text(text)
+    checks = []
+    for (w, i, s), q, o in itertools.product([(8, 3, True), (12, 4, False)],
+                                             QUANTIZATION, OVERFLOW):
+        if vendor == "ap":
+            family = "ap_fixed" if s else "ap_ufixed"
+            want = f"{family}<{w}, {i}, AP_{q}, AP_{o}>"
+        else:
+            want = f"ac_fixed<{w}, {i}, {'true' if s else 'false'}, AC_{q}, AC_{o}>"
+        checks.append(f"static_assert(std::is_same<{type_name(w, i, s, q, o)}, "
+                      f"{want}>::value, \"{want}\");")
+    source = tmp_path / "vendor.cpp"
+    source.write_text('#include "cuvil/targets/fpga/hls/cuvil_fixed.h"\n'
+                      "#include <type_traits>\n" + "\n".join(checks) + "\n")
+    defines = ["-DCUVIL_FIXED_USE_VENDOR"] + (["-DCUVIL_FIXED_USE_AC"] if vendor == "ac" else [])
+    result = subprocess.run(["g++", "-std=c++14", "-fsyntax-only", "-Wall", "-Werror",
+                             *defines, f"-I{tmp_path}", f"-I{ROOT}", str(source)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert len(checks) == 56

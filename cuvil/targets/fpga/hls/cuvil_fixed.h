@@ -43,23 +43,33 @@ enum class O { WRAP, SAT, SAT_ZERO, SAT_SYM };
 
 } // namespace cuvil
 
+#ifdef CUVIL_FIXED_USE_VENDOR
+/* Each mode as the vendor's enumerator: PREFIX_TRN, PREFIX_SAT, ... */
+#define CUVIL_FIXED_VENDOR_MODES(PREFIX, QTYPE, OTYPE)                         \
+  template <Q q> struct VendorQ;                                               \
+  template <O o> struct VendorO;                                               \
+  CUVIL_FIXED_VENDOR_MODE(Q, QTYPE, PREFIX, TRN)                               \
+  CUVIL_FIXED_VENDOR_MODE(Q, QTYPE, PREFIX, TRN_ZERO)                          \
+  CUVIL_FIXED_VENDOR_MODE(Q, QTYPE, PREFIX, RND)                               \
+  CUVIL_FIXED_VENDOR_MODE(Q, QTYPE, PREFIX, RND_ZERO)                          \
+  CUVIL_FIXED_VENDOR_MODE(Q, QTYPE, PREFIX, RND_MIN_INF)                       \
+  CUVIL_FIXED_VENDOR_MODE(Q, QTYPE, PREFIX, RND_INF)                           \
+  CUVIL_FIXED_VENDOR_MODE(Q, QTYPE, PREFIX, RND_CONV)                          \
+  CUVIL_FIXED_VENDOR_MODE(O, OTYPE, PREFIX, WRAP)                              \
+  CUVIL_FIXED_VENDOR_MODE(O, OTYPE, PREFIX, SAT)                               \
+  CUVIL_FIXED_VENDOR_MODE(O, OTYPE, PREFIX, SAT_ZERO)                          \
+  CUVIL_FIXED_VENDOR_MODE(O, OTYPE, PREFIX, SAT_SYM)
+#define CUVIL_FIXED_VENDOR_MODE(KIND, TYPE, PREFIX, MODE)                      \
+  template <> struct Vendor##KIND<KIND::MODE> {                                \
+    static const TYPE value = PREFIX##_##MODE;                                 \
+  };
+#endif
+
 #if defined(CUVIL_FIXED_USE_VENDOR) && defined(CUVIL_FIXED_USE_AC)
 #include <ac_fixed.h>
 namespace cuvil {
 namespace detail {
-template <Q q> struct VendorQ;
-template <> struct VendorQ<Q::TRN> { static const ac_q_mode value = AC_TRN; };
-template <> struct VendorQ<Q::TRN_ZERO> { static const ac_q_mode value = AC_TRN_ZERO; };
-template <> struct VendorQ<Q::RND> { static const ac_q_mode value = AC_RND; };
-template <> struct VendorQ<Q::RND_ZERO> { static const ac_q_mode value = AC_RND_ZERO; };
-template <> struct VendorQ<Q::RND_MIN_INF> { static const ac_q_mode value = AC_RND_MIN_INF; };
-template <> struct VendorQ<Q::RND_INF> { static const ac_q_mode value = AC_RND_INF; };
-template <> struct VendorQ<Q::RND_CONV> { static const ac_q_mode value = AC_RND_CONV; };
-template <O o> struct VendorO;
-template <> struct VendorO<O::WRAP> { static const ac_o_mode value = AC_WRAP; };
-template <> struct VendorO<O::SAT> { static const ac_o_mode value = AC_SAT; };
-template <> struct VendorO<O::SAT_ZERO> { static const ac_o_mode value = AC_SAT_ZERO; };
-template <> struct VendorO<O::SAT_SYM> { static const ac_o_mode value = AC_SAT_SYM; };
+CUVIL_FIXED_VENDOR_MODES(AC, ac_q_mode, ac_o_mode)
 } // namespace detail
 template <int W, int I, bool S = true, Q q = Q::TRN, O o = O::WRAP>
 using fixed = ac_fixed<W, I, S, detail::VendorQ<q>::value, detail::VendorO<o>::value>;
@@ -68,19 +78,7 @@ using fixed = ac_fixed<W, I, S, detail::VendorQ<q>::value, detail::VendorO<o>::v
 #include <ap_fixed.h>
 namespace cuvil {
 namespace detail {
-template <Q q> struct VendorQ;
-template <> struct VendorQ<Q::TRN> { static const ap_q_mode value = AP_TRN; };
-template <> struct VendorQ<Q::TRN_ZERO> { static const ap_q_mode value = AP_TRN_ZERO; };
-template <> struct VendorQ<Q::RND> { static const ap_q_mode value = AP_RND; };
-template <> struct VendorQ<Q::RND_ZERO> { static const ap_q_mode value = AP_RND_ZERO; };
-template <> struct VendorQ<Q::RND_MIN_INF> { static const ap_q_mode value = AP_RND_MIN_INF; };
-template <> struct VendorQ<Q::RND_INF> { static const ap_q_mode value = AP_RND_INF; };
-template <> struct VendorQ<Q::RND_CONV> { static const ap_q_mode value = AP_RND_CONV; };
-template <O o> struct VendorO;
-template <> struct VendorO<O::WRAP> { static const ap_o_mode value = AP_WRAP; };
-template <> struct VendorO<O::SAT> { static const ap_o_mode value = AP_SAT; };
-template <> struct VendorO<O::SAT_ZERO> { static const ap_o_mode value = AP_SAT_ZERO; };
-template <> struct VendorO<O::SAT_SYM> { static const ap_o_mode value = AP_SAT_SYM; };
+CUVIL_FIXED_VENDOR_MODES(AP, ap_q_mode, ap_o_mode)
 template <int W, int I, bool S, Q q, O o> struct Vendor {
   typedef ap_fixed<W, I, VendorQ<q>::value, VendorO<o>::value> type;
 };
