@@ -1,12 +1,17 @@
 #include "cuvil/support/FileUtil.h"
 
+#include "cuvil/support/StatusMacros.h"
+
 #include "absl/strings/str_cat.h"
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -144,6 +149,124 @@ absl::Status checkOutputPath(const std::string &path) {
   if (::access(dir.c_str(), W_OK) != 0)
     return absl::PermissionDeniedError(absl::StrCat(
         "cannot write '", path, "': the folder '", dir, "' is not writable"));
+  return absl::OkStatus();
+}
+
+namespace {
+
+std::string withoutTrailingSlashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/')
+    path.pop_back();
+  return path;
+}
+
+/// Whether `dir` is a folder Cuvil may replace: empty, or holding the
+/// marker.
+absl::Status checkReplaceable(const std::string &dir) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0)
+    return absl::OkStatus();
+  if (!S_ISDIR(st.st_mode))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot write the folder '", dir, "': a file has that name"));
+  if (::access((dir + "/" + kOutputFolderMarker).c_str(), F_OK) == 0)
+    return absl::OkStatus();
+  DIR *handle = ::opendir(dir.c_str());
+  if (!handle)
+    return errnoStatus(errno, "cannot read the folder", dir);
+  bool empty = true;
+  while (struct dirent *entry = ::readdir(handle))
+    empty &= std::strcmp(entry->d_name, ".") == 0 ||
+             std::strcmp(entry->d_name, "..") == 0;
+  ::closedir(handle);
+  if (!empty)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot write the folder '", dir, "': it exists and holds files "
+        "Cuvil did not write; give a new or empty folder"));
+  return absl::OkStatus();
+}
+
+int removeEntry(const char *path, const struct stat *, int, struct FTW *) {
+  return ::remove(path);
+}
+
+void removeTree(const std::string &dir) {
+  ::nftw(dir.c_str(), removeEntry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/// Makes the folders of `relative` under `root`.
+absl::Status makeParents(const std::string &root, const std::string &relative) {
+  for (size_t slash = relative.find('/'); slash != std::string::npos;
+       slash = relative.find('/', slash + 1)) {
+    std::string dir = root + "/" + relative.substr(0, slash);
+    if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+      return errnoStatus(errno, "cannot create the folder", dir);
+  }
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::Status checkOutputFolder(const std::string &path) {
+  std::string dir = withoutTrailingSlashes(path);
+  if (dir.empty())
+    return absl::InvalidArgumentError("the output folder has no name");
+  RETURN_IF_ERROR(checkReplaceable(dir));
+  // The new folder is made beside it, in its parent.
+  return checkOutputPath(dir + ".tmp");
+}
+
+absl::Status writeFolderAtomically(
+    const std::string &path,
+    const std::vector<std::pair<std::string, absl::string_view>> &files) {
+  std::string dir = withoutTrailingSlashes(path);
+  RETURN_IF_ERROR(checkReplaceable(dir));
+  std::string tmpl = dir + ".tmp-XXXXXX";
+  if (!::mkdtemp(tmpl.data()))
+    return errnoStatus(errno, "cannot create a folder beside", dir);
+  std::string fresh = tmpl;
+  // mkdtemp makes it private; a project folder is for others to read too.
+  ::chmod(fresh.c_str(), 0755);
+  auto fail = [&](absl::Status status) {
+    removeTree(fresh);
+    return status;
+  };
+  std::vector<std::pair<std::string, absl::string_view>> all = files;
+  all.push_back({kOutputFolderMarker, "written by Cuvil; the next compile "
+                                      "into this folder replaces it\n"});
+  for (const auto &[relative, contents] : all) {
+    if (relative.empty() || relative[0] == '/' ||
+        relative.find("..") != std::string::npos)
+      return fail(absl::InternalError(
+          absl::StrCat("bad file name in an output folder: ", relative)));
+    if (absl::Status status = makeParents(fresh, relative); !status.ok())
+      return fail(status);
+    if (absl::Status status =
+            writeFileAtomically(fresh + "/" + relative, contents);
+        !status.ok())
+      return fail(status);
+  }
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) {
+    if (::rename(fresh.c_str(), dir.c_str()) != 0)
+      return fail(errnoStatus(errno, "cannot write the folder", dir));
+    return absl::OkStatus();
+  }
+  // Swap: the old folder moves aside, the new one in, the old goes.
+  std::string old = dir + ".old-XXXXXX";
+  if (!::mkdtemp(old.data()))
+    return fail(errnoStatus(errno, "cannot create a folder beside", dir));
+  if (::rename(dir.c_str(), old.c_str()) != 0) {
+    int err = errno;
+    ::rmdir(old.c_str());
+    return fail(errnoStatus(err, "cannot replace the folder", dir));
+  }
+  if (::rename(fresh.c_str(), dir.c_str()) != 0) {
+    int err = errno;
+    ::rename(old.c_str(), dir.c_str());
+    return fail(errnoStatus(err, "cannot write the folder", dir));
+  }
+  removeTree(old);
   return absl::OkStatus();
 }
 

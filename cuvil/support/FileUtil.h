@@ -34,6 +34,22 @@ absl::Status writeFilesAtomically(
 /// folder that exists and is writable. The message says what to do.
 absl::Status checkOutputPath(const std::string &path);
 
+/// The file a folder written by writeFolderAtomically holds: such a folder
+/// (or an empty one) may be replaced by the next write; any other is the
+/// user's and is left alone.
+constexpr char kOutputFolderMarker[] = ".cuvil-output";
+
+/// Checks, before any work, that the folder `dir` can be written: absent,
+/// empty, or written by Cuvil before, in a writable folder.
+absl::Status checkOutputFolder(const std::string &dir);
+
+/// Writes `files` (paths relative to `dir`, subfolders made as needed) into
+/// a new folder beside `dir`, then puts it in `dir`'s place: a reader sees
+/// the old folder or the new one whole, and a failure leaves the old one.
+absl::Status writeFolderAtomically(
+    const std::string &dir,
+    const std::vector<std::pair<std::string, absl::string_view>> &files);
+
 } // namespace cuvil
 
 #endif // CUVIL_SUPPORT_FILEUTIL_H

@@ -6,6 +6,7 @@
 
 #include "cuvil/targets/AllTargets.h"
 
+#include "cuvil/targets/fpga/FpgaTarget.h"
 #include "cuvil/targets/x86/X86Target.h"
 
 namespace cuvil {
@@ -14,6 +15,7 @@ const TargetRegistry &getAllTargets() {
   static const TargetRegistry *registry = [] {
     auto *targets = new TargetRegistry();
     x86::registerX86Target(*targets);
+    fpga::registerFpgaTarget(*targets);
     return targets;
   }();
   return *registry;

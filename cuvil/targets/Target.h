@@ -21,6 +21,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,9 @@ struct EmitKindInfo {
   /// Binary output: written to a file named after the model, never to a
   /// terminal, when no output is given.
   bool binary = false;
+  /// A folder: the output path names it, and each file's suffix is its
+  /// path inside (an HLS project). Written whole or not at all.
+  bool directory = false;
 };
 
 /// What the user asked of the target (cuvilc flags, cuvil.compile keywords).
@@ -50,6 +54,10 @@ struct TargetOptions {
   int threadsDefault = 1;
   /// Keep weights in a file beside the artifact instead of inside it.
   bool externalWeights = false;
+  /// What only one target reads, by name (an FPGA's "precision",
+  /// "reuse_factor:NODE", ...; cuvil/targets/fpga/FpgaSettings.h). A target
+  /// refuses names it does not know in checkOptions.
+  std::map<std::string, std::string> settings;
 };
 
 /// Facts about the compile that reach the artifact's metadata.
@@ -78,6 +86,10 @@ public:
   virtual llvm::StringRef getName() const = 0;
   virtual llvm::StringRef getDescription() const = 0;
   virtual std::vector<std::string> getTriples() const = 0;
+
+  /// The devices --device / --cpu accepts, as a table for --list-devices
+  /// ("" when the target builds for CPUs it describes itself).
+  virtual std::string describeDevices() const { return ""; }
 
   /// The outputs this target writes, the default first. (level1 and level2
   /// MLIR are the driver's, for every target.)

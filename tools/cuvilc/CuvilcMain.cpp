@@ -31,6 +31,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -91,7 +92,9 @@ ABSL_FLAG(bool, integer_io, false,
 ABSL_FLAG(std::string, calibration, "",
           "With --quantize: a .npz written by numpy.savez holding "
           "representative inputs, one array per model input by name, samples "
-          "along dimension 0 (a few hundred samples of real data).");
+          "along dimension 0 (a few hundred samples of real data). With "
+          "--target=fpga: the same, sizing --precision=auto's integer bits "
+          "and giving the testbench its vectors.");
 ABSL_FLAG(std::string, observer, "minmax",
           "How calibration chooses each activation's range: minmax (the "
           "extremes seen), percentile (clips beyond --percentile), entropy "
@@ -107,6 +110,43 @@ ABSL_FLAG(std::string, quantization_report, "",
           "With --quantize: write each quantized layer's observed range, "
           "scale and zero point, and what stayed float32, to this file (JSON "
           "if it ends in .json, a table otherwise).");
+ABSL_FLAG(std::string, device, "",
+          "--target=fpga: the FPGA part to build for (cuvilc --list-devices "
+          "lists them), e.g. xczu9eg.");
+ABSL_FLAG(std::string, precision, "",
+          "--target=fpga: the model's fixed-point type, as hls4ml and the "
+          "vendors write it: fixed<W,I> or fixed<W,I,ROUNDING,OVERFLOW> "
+          "(ap_fixed<16,6,AP_RND,AP_SAT> too); W bits, I of them integer "
+          "bits with the sign. Default ap_fixed<16,6> (TRN, WRAP). auto (or "
+          "auto<W>): W bits (16), RND, SAT, integer bits per tensor from the "
+          "--calibration data's ranges and the weights'.");
+ABSL_FLAG(std::string, layer_precision, "",
+          "--target=fpga: per-layer types by the model's node name, "
+          "separated by ';': '/fc1/Gemm=fixed<8,3>;/fc2/Gemm=fixed<12,4,RND,SAT>'.");
+ABSL_FLAG(int64_t, reuse_factor, 0,
+          "--target=fpga: how many products one multiplier computes, one a "
+          "cycle (1: fully parallel). Invalid factors are snapped to the "
+          "nearest valid one; a design that does not fit gets larger ones. "
+          "Default 1.");
+ABSL_FLAG(std::vector<std::string>, layer_reuse_factor, {},
+          "--target=fpga: per-layer reuse factors, kept as given: "
+          "NODE=N,NODE=N.");
+ABSL_FLAG(std::string, strategy, "",
+          "--target=fpga: latency (fully parallel, weights in logic) or "
+          "resource (folded loops, weights in block RAM). Default: latency "
+          "where the reuse factor is 1, resource elsewhere.");
+ABSL_FLAG(double, clock_period, 0,
+          "--target=fpga: the clock period in ns (default: the device's).");
+ABSL_FLAG(double, max_utilization, 0,
+          "--target=fpga: the share of each resource (LUT, FF, DSP, block "
+          "RAM) the design may use; reuse factors grow until it fits. "
+          "Default 0.8.");
+ABSL_FLAG(std::string, project, "",
+          "--target=fpga: the HLS project's and top function's name "
+          "(default myproject).");
+ABSL_FLAG(bool, list_devices, false,
+          "Print the devices each target builds for (--device), with their "
+          "resources, and exit.");
 ABSL_FLAG(bool, quiet, false, "Do not print progress lines.");
 ABSL_FLAG(bool, list_onnx_ops, false,
           "Print the ONNX operators cuvilc imports, one per line, and exit.");
@@ -128,6 +168,8 @@ Examples:
   cuvilc resnet18.onnx --max-batch 16 --cpu=x86-64-v3 -o resnet18.so
   cuvilc resnet18.onnx --input-shape input=1x3x224x224 --emit=c -o resnet18.c
   cuvilc examples/classifier.mlir --emit=mlir-level2
+  cuvilc jet_tagger.onnx --target=fpga --device=xczu9eg \
+      --precision='fixed<16,6>' -o jet_tagger/   # an HLS project folder
 
 Exit status: 0 on success, non-zero on any error (explained on stderr).)";
 
@@ -176,6 +218,51 @@ void printTargets() {
                "tensor IR), --emit=mlir-level2 (the planned buffer IR).\n";
 }
 
+/// The --target=fpga flags as TargetOptions::settings.
+absl::Status parseTargetSettings(cuvil::TargetOptions &options) {
+  std::map<std::string, std::string> &settings = options.settings;
+  if (std::string precision = absl::GetFlag(FLAGS_precision); !precision.empty())
+    settings["precision"] = precision;
+  for (absl::string_view item :
+       absl::StrSplit(absl::GetFlag(FLAGS_layer_precision), ';',
+                      absl::SkipWhitespace())) {
+    size_t eq = item.rfind('=');
+    if (eq == absl::string_view::npos || eq == 0)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--layer-precision: '", item, "' is not NODE=TYPE"));
+    settings[absl::StrCat("precision:", item.substr(0, eq))] =
+        std::string(item.substr(eq + 1));
+  }
+  if (int64_t reuse = absl::GetFlag(FLAGS_reuse_factor); reuse != 0)
+    settings["reuse_factor"] = absl::StrCat(reuse);
+  for (const std::string &item : absl::GetFlag(FLAGS_layer_reuse_factor)) {
+    size_t eq = item.rfind('=');
+    if (eq == std::string::npos || eq == 0)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--layer-reuse-factor: '", item, "' is not NODE=N"));
+    settings["reuse_factor:" + item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  if (std::string strategy = absl::GetFlag(FLAGS_strategy); !strategy.empty())
+    settings["strategy"] = strategy;
+  if (double clock = absl::GetFlag(FLAGS_clock_period); clock != 0)
+    settings["clock_period"] = absl::StrCat(clock);
+  if (double share = absl::GetFlag(FLAGS_max_utilization); share != 0)
+    settings["max_utilization"] = absl::StrCat(share);
+  if (std::string project = absl::GetFlag(FLAGS_project); !project.empty())
+    settings["project"] = project;
+  if (std::string device = absl::GetFlag(FLAGS_device); !device.empty()) {
+    // An FPGA design's calibration data sizes its types (--precision=auto).
+    if (absl::GetFlag(FLAGS_quantize).empty() &&
+        !absl::GetFlag(FLAGS_calibration).empty())
+      settings["calibration"] = absl::GetFlag(FLAGS_calibration);
+    if (options.cpu != "native")
+      return absl::InvalidArgumentError(
+          "give --device (an FPGA part) or --cpu (a CPU), not both");
+    options.cpu = device;
+  }
+  return absl::OkStatus();
+}
+
 /// The first calibration flag given (those only int8 takes), if any.
 const char *givenCalibrationFlag() {
   return !absl::GetFlag(FLAGS_calibration).empty() ? "--calibration"
@@ -189,6 +276,8 @@ const char *givenCalibrationFlag() {
 absl::Status parseQuantizationFlags(cuvil::CompileOptions &options) {
   std::string scheme = absl::GetFlag(FLAGS_quantize);
   std::string data = absl::GetFlag(FLAGS_calibration);
+  if (scheme.empty() && !absl::GetFlag(FLAGS_device).empty())
+    return absl::OkStatus(); // an FPGA design's (parseTargetSettings)
   if (scheme.empty()) {
     const char *stray = givenCalibrationFlag();
     if (!stray && !absl::GetFlag(FLAGS_keep_fp32).empty())
@@ -269,6 +358,13 @@ int cuvil::cuvilcMain(int argc, char **argv) {
   };
   absl::SetFlagsUsageConfig(usageConfig);
   std::vector<char *> positional = absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_list_devices)) {
+    for (const cuvil::TargetBackend *target : cuvil::getAllTargets().list())
+      if (std::string devices = target->describeDevices(); !devices.empty())
+        std::cout << "--target=" << target->getName().str() << " --device:\n"
+                  << devices;
+    return 0;
+  }
   if (absl::GetFlag(FLAGS_list_onnx_ops)) {
     for (const std::string &op : cuvil::getSupportedOnnxOps())
       std::cout << op << "\n";
@@ -315,6 +411,8 @@ int cuvil::cuvilcMain(int argc, char **argv) {
     options.maxBatch = maxBatch;
   absl::Status precision = parseQuantizationFlags(options);
   if (precision.ok())
+    precision = parseTargetSettings(options.targetOptions);
+  if (precision.ok())
     precision = parseIntegerIoFlag(options);
   if (absl::Status status = precision; !status.ok()) {
     std::cerr << "cuvilc: " << status.message() << "\n";
@@ -337,14 +435,23 @@ int cuvil::cuvilcMain(int argc, char **argv) {
     };
 
   std::string output = absl::GetFlag(FLAGS_o);
+  bool folder = *emit && (*emit)->directory;
   if (*emit && (*emit)->binary && output.empty()) {
     // A binary never goes to a terminal: name it after the model.
     std::string base =
         options.inputPath.substr(options.inputPath.rfind('/') + 1);
-    output = base.substr(0, base.rfind('.')) + (*emit)->suffixes.front();
+    output = base.substr(0, base.rfind('.')) +
+             (folder ? "_" + (*emit)->name : (*emit)->suffixes.front());
   }
   // Where the files go is checked before the compile, which may be long.
-  std::vector<std::string> paths = outputPaths(output, *emit);
+  if (folder) {
+    if (absl::Status status = cuvil::checkOutputFolder(output); !status.ok()) {
+      std::cerr << "cuvilc: error: " << status.message() << "\n";
+      return 1;
+    }
+  }
+  std::vector<std::string> paths =
+      folder ? std::vector<std::string>() : outputPaths(output, *emit);
   if (std::string report = absl::GetFlag(FLAGS_quantization_report);
       !report.empty())
     paths.push_back(report);
@@ -366,7 +473,8 @@ int cuvil::cuvilcMain(int argc, char **argv) {
   if (absl::GetFlag(FLAGS_pass_statistics))
     for (const std::string &line : artifact->passStatistics)
       std::cerr << "cuvilc: " << line << "\n";
-  if (!quiet && !artifact->memoryReport.empty())
+  // (A hardware design has no arena: its buffers are its arrays.)
+  if (!quiet && !folder && !artifact->memoryReport.empty())
     std::cerr << "cuvilc: memory plan: " << artifact->memoryReport << "\n";
   if (std::string path = absl::GetFlag(FLAGS_quantization_report);
       !path.empty() && artifact->quantizationReport) {
@@ -379,6 +487,21 @@ int cuvil::cuvilcMain(int argc, char **argv) {
       std::cerr << "cuvilc: error: " << status.message() << "\n";
       return 1;
     }
+  }
+  if (folder) {
+    std::vector<std::pair<std::string, absl::string_view>> files;
+    for (const cuvil::ArtifactFile &file : artifact->files)
+      files.push_back({file.suffix, file.contents});
+    cuvil::CleanupScope writing; // a signal waits until the folder is whole
+    if (absl::Status status = cuvil::writeFolderAtomically(output, files);
+        !status.ok()) {
+      std::cerr << "cuvilc: error: " << status.message() << "\n";
+      return 1;
+    }
+    if (!quiet)
+      std::cerr << "cuvilc: wrote " << output << " (" << files.size()
+                << " files; its README.md says how to run them)\n";
+    return 0;
   }
   const std::string &mainContents = artifact->files.front().contents;
   if (output.empty()) {

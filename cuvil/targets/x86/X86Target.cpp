@@ -9,6 +9,7 @@
 #include "cuvil/targets/x86/transforms/Passes.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 
 namespace cuvil::x86 {
 namespace {
@@ -40,6 +41,14 @@ public:
     if (options.externalWeights && emit != "so")
       return absl::InvalidArgumentError(
           "--external-weights applies to --emit=so (the .so mmaps the file)");
+    if (!options.settings.empty())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", absl::StrReplaceAll(options.settings.begin()->first.substr(
+                    0, options.settings.begin()->first.find(':')),
+                                    {{"_", "-"}}),
+          " applies to --target=fpga (an FPGA design's precision and "
+          "parallelism); the x86 target computes in float32, or int8 / bf16 "
+          "with --quantize"));
     if (options.threadsDefault < 1)
       return absl::InvalidArgumentError("--threads-default must be at least 1");
     return absl::OkStatus();

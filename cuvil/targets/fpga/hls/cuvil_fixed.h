@@ -187,6 +187,14 @@ public:
   int64_t raw() const { return raw_; }
   double to_double() const { return std::ldexp(static_cast<double>(raw_), -(W - I)); }
   float to_float() const { return static_cast<float>(to_double()); }
+  /// The integer part, rounded toward zero (as the vendors' to_int; the
+  /// generated code takes it of non-negative values only).
+  int to_int() const {
+    const int f = W - I;
+    if (f <= 0)
+      return static_cast<int>(raw_ * static_cast<int64_t>(detail::pow2(-f)));
+    return static_cast<int>(raw_ >= 0 ? raw_ >> f : -((-raw_) >> f));
+  }
 
   template <typename T> fixed &operator+=(const T &other) { return *this = *this + other; }
   template <typename T> fixed &operator-=(const T &other) { return *this = *this - other; }

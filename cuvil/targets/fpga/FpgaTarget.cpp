@@ -1,0 +1,198 @@
+//===- FpgaTarget.cpp - FPGAs through high-level synthesis ----------------===//
+//
+// From the planned level2 module: the chain of layers (model/Network.h),
+// planned onto the device (plan/Plan.h), written as an HLS project
+// (emit/HlsProject.h). The level2 pipeline adds nothing: layers are read
+// off the neutral lowering's calls, whose buffers become the design's
+// arrays (memory planning's arena has no meaning in hardware).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/targets/fpga/FpgaTarget.h"
+
+#include "cuvil/support/Npz.h"
+#include "cuvil/support/SourceEscape.h"
+#include "cuvil/support/StatusMacros.h"
+#include "cuvil/targets/fpga/FpgaSettings.h"
+#include "cuvil/targets/fpga/device/Device.h"
+#include "cuvil/targets/fpga/emit/HlsProject.h"
+#include "cuvil/targets/fpga/model/Network.h"
+#include "cuvil/targets/fpga/plan/Plan.h"
+
+#include "absl/strings/str_cat.h"
+#include "mlir/IR/Builders.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+namespace cuvil::fpga {
+namespace {
+
+/// Deterministic test inputs, uniform in a range the input type holds.
+std::vector<std::vector<double>> testVectors(const DesignPlan &design,
+                                             int64_t size, int count) {
+  double max = design.input.toDouble(static_cast<int64_t>(design.input.maxRaw()));
+  double range = std::min(4.0, 0.75 * max);
+  std::mt19937 random(20261202);
+  std::uniform_real_distribution<float> uniform(
+      design.input.isSigned ? -range : 0, range);
+  std::vector<std::vector<double>> samples(count);
+  for (std::vector<double> &sample : samples)
+    for (int64_t i = 0; i < size; ++i)
+      sample.push_back(uniform(random));
+  return samples;
+}
+
+/// The samples of a calibration .npz: the array named after the model's
+/// input (or its only array), float32 or float64, samples along dimension 0.
+absl::StatusOr<std::vector<std::vector<double>>>
+readCalibration(const std::string &path, const Network &network) {
+  ASSIGN_OR_RETURN(std::vector<NpyArray> arrays, readNpz(path));
+  const NpyArray *array = nullptr;
+  for (const NpyArray &candidate : arrays)
+    if (candidate.name == network.inputName || arrays.size() == 1)
+      array = &candidate;
+  auto bad = [&](const std::string &why) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--calibration ", path, ": ", why, "; write it with numpy.savez(path, ",
+        printableText(network.inputName), "=samples), samples of ",
+        network.inputSize, " float32 values along dimension 0"));
+  };
+  if (!array)
+    return bad(absl::StrCat("no array named '",
+                            printableText(network.inputName), "'"));
+  if ((array->dtype != "float32" && array->dtype != "float64") ||
+      array->shape.empty() || array->shape[0] < 1 ||
+      array->numElements() != array->shape[0] * network.inputSize)
+    return bad(absl::StrCat("the array is ", array->dtype, " of ",
+                            array->numElements(), " values"));
+  std::vector<std::vector<double>> samples(array->shape[0]);
+  const char *data = array->data.data();
+  for (int64_t n = 0, k = 0; n < array->shape[0]; ++n)
+    for (int64_t i = 0; i < network.inputSize; ++i, ++k) {
+      if (array->dtype == "float32") {
+        float v;
+        std::memcpy(&v, data + 4 * k, 4);
+        samples[n].push_back(v);
+      } else {
+        double v;
+        std::memcpy(&v, data + 8 * k, 8);
+        samples[n].push_back(v);
+      }
+    }
+  return samples;
+}
+
+class FpgaTarget : public TargetBackend {
+public:
+  llvm::StringRef getName() const override { return "fpga"; }
+  llvm::StringRef getDescription() const override {
+    return "FPGAs through HLS: a Vitis HLS project (C++ with pragmas, "
+           "testbench, Tcl, report) in fixed point, scheduled under the "
+           "--device's resource budget";
+  }
+  std::vector<std::string> getTriples() const override { return {}; }
+  std::string describeDevices() const override {
+    return fpga::describeDevices();
+  }
+
+  std::vector<EmitKindInfo> getEmitKinds() const override {
+    EmitKindInfo hls{"hls",
+                     "an HLS project folder (-o DIR): firmware, testbench and "
+                     "vectors, build_prj.tcl, vivado_synth.tcl, Makefile "
+                     "(make csim), README.md, report.json and report.txt",
+                     {"/"},
+                     /*stages=*/2,
+                     /*binary=*/true};
+    hls.directory = true;
+    return {hls};
+  }
+
+  absl::Status checkOptions(const TargetOptions &options,
+                            llvm::StringRef emit) const override {
+    if (options.cpu.empty() || options.cpu == "native")
+      return absl::InvalidArgumentError(
+          "--target=fpga needs --device=NAME; cuvilc --list-devices lists "
+          "the devices");
+    if (options.externalWeights)
+      return absl::InvalidArgumentError(
+          "--external-weights applies to --target=x86; an FPGA design keeps "
+          "its weights on chip");
+    RETURN_IF_ERROR(lookupDevice(options.cpu).status());
+    return parseFpgaSettings(options.settings).status();
+  }
+
+  absl::StatusOr<l1::TargetAttr>
+  resolveTarget(mlir::MLIRContext *context,
+                const TargetOptions &options) const override {
+    ASSIGN_OR_RETURN(Device device, lookupDevice(options.cpu));
+    mlir::Builder b(context);
+    mlir::DictionaryAttr budget = b.getDictionaryAttr({
+        b.getNamedAttr("lut", b.getI64IntegerAttr(device.logicLuts())),
+        b.getNamedAttr("ff", b.getI64IntegerAttr(device.ff)),
+        b.getNamedAttr("dsp", b.getI64IntegerAttr(device.dsp)),
+        b.getNamedAttr("memory_blocks",
+                       b.getI64IntegerAttr(device.memoryBlocks())),
+        b.getNamedAttr("clock_ns", b.getF64FloatAttr(device.clockNs)),
+    });
+    l1::TargetAttr defaults = l1::TargetAttr::getDefault(context, "fpga");
+    return l1::TargetAttr::get(
+        context, "fpga", absl::StrCat("fpga-", device.vendor, "-hls"),
+        device.name, defaults.getFeatures(), defaults.getVectorBits(),
+        defaults.getL1Bytes(), defaults.getL2Bytes(), defaults.getL3Bytes(),
+        /*cores=*/1, defaults.getMemoryBytesPerSecond(),
+        defaults.getL2BytesPerSecond(), defaults.getKernelOverheadSeconds(),
+        defaults.getBatchingThreshold(), defaults.getInt8WeightMax(), budget);
+  }
+
+  void registerPasses() const override {}
+  void buildLevel2Pipeline(mlir::OpPassManager &) const override {}
+
+  absl::StatusOr<std::vector<ArtifactFile>>
+  serialize(mlir::ModuleOp module, llvm::StringRef emit,
+            const TargetOptions &options,
+            const SerializeInfo &info) const override {
+    ASSIGN_OR_RETURN(Device device, lookupDevice(options.cpu));
+    if (device.flow != "vitis")
+      return absl::UnimplementedError(absl::StrCat(
+          "the ", device.name, " (", device.family,
+          ") takes an Intel oneAPI project, which the FPGA target does not "
+          "write yet; its device file is there for --emit=mlir-level2 and "
+          "planning. Use a Xilinx device (cuvilc --list-devices)"));
+    ASSIGN_OR_RETURN(FpgaSettings settings, parseFpgaSettings(options.settings));
+    info.stage("planning the design on the device");
+    ASSIGN_OR_RETURN(Network network, extractNetwork(module));
+    if (!settings.calibration.empty()) {
+      ASSIGN_OR_RETURN(settings.plan.calibration,
+                       readCalibration(settings.calibration, network));
+    }
+    ASSIGN_OR_RETURN(DesignPlan design,
+                     planDesign(network, device, settings.plan));
+    info.stage("writing the HLS project");
+    ProjectOptions project;
+    project.project = settings.project;
+    project.modelHash = info.modelHash;
+    project.compilerVersion = info.compilerVersion;
+    project.context = module.getContext();
+    // Representative inputs make the better test; random ones otherwise.
+    std::vector<std::vector<double>> &calibration = settings.plan.calibration;
+    if (!calibration.empty())
+      project.samples.assign(
+          calibration.begin(),
+          calibration.begin() +
+              std::min<size_t>(calibration.size(), settings.testVectors));
+    else
+      project.samples =
+          testVectors(design, network.inputSize, settings.testVectors);
+    return writeHlsProject(network, design, project);
+  }
+};
+
+} // namespace
+
+void registerFpgaTarget(TargetRegistry &registry) {
+  registry.add(std::make_unique<FpgaTarget>());
+}
+
+} // namespace cuvil::fpga

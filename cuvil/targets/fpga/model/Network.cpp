@@ -1,0 +1,239 @@
+//===- Network.cpp - a planned module as a chain of FPGA layers -----------===//
+
+#include "cuvil/targets/fpga/model/Network.h"
+
+#include "cuvil/ir/CuvilL2Ops.h"
+#include "cuvil/support/Diagnostics.h"
+#include "cuvil/support/ElementsBytes.h"
+#include "cuvil/support/StatusMacros.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include <cstring>
+
+namespace cuvil::fpga {
+
+const char *layerKindName(LayerKind kind) {
+  switch (kind) {
+  case LayerKind::Dense: return "Dense";
+  case LayerKind::Relu: return "Activation";
+  case LayerKind::Softmax: return "Softmax";
+  }
+  return "";
+}
+
+namespace {
+
+/// "what (at LOCATION)": an error about `op` the way every Cuvil error
+/// names the op and where the user wrote it.
+absl::Status unsupported(mlir::Operation *op, const std::string &what) {
+  op->emitError(what);
+  return absl::InvalidArgumentError(
+      absl::StrCat(formatLocation(op->getLoc()), ": error: ", what));
+}
+
+/// Values per sample of a buffer [1, ...] (a batch of one; the design
+/// takes one sample per call).
+std::optional<int64_t> sampleSize(mlir::Value buffer) {
+  auto type = llvm::dyn_cast<mlir::MemRefType>(buffer.getType());
+  if (!type || !type.hasStaticShape() || type.getRank() < 1 ||
+      type.getDimSize(0) != 1)
+    return std::nullopt;
+  return type.getNumElements();
+}
+
+/// The float32 elements of a constant buffer (memref.get_global of a
+/// constant memref.global), or an error naming `user`.
+absl::StatusOr<std::vector<double>> constantValues(mlir::Value buffer,
+                                                   mlir::Operation *user) {
+  auto get = buffer.getDefiningOp<mlir::memref::GetGlobalOp>();
+  mlir::memref::GlobalOp global =
+      get ? mlir::SymbolTable::lookupNearestSymbolFrom<mlir::memref::GlobalOp>(
+                get, get.getNameAttr())
+          : nullptr;
+  if (!global || !global.getConstant() || !global.getInitialValue())
+    return unsupported(user, "the FPGA target needs this layer's weights to be "
+                             "constants of the model");
+  if (!global.getType().getElementType().isF32())
+    return unsupported(user, "the FPGA target reads float32 weights; quantize "
+                             "them with --precision instead");
+  ASSIGN_OR_RETURN(std::string bytes,
+                   getElementsBytes(*global.getInitialValue()));
+  std::vector<double> values(bytes.size() / 4);
+  for (size_t i = 0; i < values.size(); ++i) {
+    float value;
+    std::memcpy(&value, bytes.data() + 4 * i, 4);
+    values[i] = value;
+  }
+  return values;
+}
+
+Layer namedLayer(mlir::Operation *op, LayerKind kind) {
+  Layer layer;
+  layer.kind = kind;
+  DiagnosticInfo where = describeLocation(op->getLoc());
+  layer.node = where.node;
+  layer.location = where.location;
+  return layer;
+}
+
+/// A gemm / matmul with constant weights: y = x W (+ b), ReLU fused.
+absl::StatusOr<Layer> denseLayer(l2::UKernelCallOp call, int64_t nIn) {
+  mlir::OperandRange inputs = call.getKernelInputs();
+  bool gemm = call.getKernel() == "gemm";
+  if (call.getParam("trans_a"))
+    return unsupported(call, "a gemm with trans_a is not a dense layer the "
+                             "FPGA target builds");
+  auto weightType = llvm::dyn_cast<mlir::MemRefType>(inputs[1].getType());
+  if (!weightType || weightType.getRank() != 2)
+    return unsupported(call, "the FPGA target builds matrix products with a "
+                             "2-D constant right operand only");
+  bool transB = gemm && call.getParam("trans_b");
+  int64_t rows = weightType.getDimSize(transB ? 1 : 0);
+  int64_t cols = weightType.getDimSize(transB ? 0 : 1);
+  if (rows != nIn)
+    return unsupported(call, absl::StrCat("a dense layer of ", rows,
+                                          " inputs reads ", nIn, " values"));
+  Layer layer = namedLayer(call, LayerKind::Dense);
+  layer.nIn = rows;
+  layer.nOut = cols;
+  ASSIGN_OR_RETURN(std::vector<double> w, constantValues(inputs[1], call));
+  double alpha = gemm ? call.getFloatParam("alpha", 1.0) : 1.0;
+  layer.weights.resize(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      layer.weights[i * cols + j] =
+          alpha * (transB ? w[j * rows + i] : w[i * cols + j]);
+  layer.bias.assign(cols, 0.0);
+  if (gemm && inputs.size() > 2) {
+    ASSIGN_OR_RETURN(std::vector<double> c, constantValues(inputs[2], call));
+    double beta = call.getFloatParam("beta", 1.0);
+    if (c.size() == 1)
+      c.assign(cols, c[0]);
+    if (static_cast<int64_t>(c.size()) != cols)
+      return unsupported(call, "the FPGA target takes a gemm's C as a bias "
+                               "of one value per output");
+    for (int64_t j = 0; j < cols; ++j)
+      layer.bias[j] = beta * c[j];
+  }
+  if (l2::EpilogueAttr epilogue = call.getEpilogueAttr()) {
+    for (l2::EpilogueStep step : epilogue.getSteps()) {
+      if (step != l2::EpilogueStep::relu)
+        return unsupported(call, absl::StrCat(
+            "the FPGA target does not fuse a '",
+            l2::stringifyEpilogueStep(step).str(),
+            "' step into a dense layer yet"));
+    }
+    layer.relu = epilogue.has(l2::EpilogueStep::relu);
+  }
+  return layer;
+}
+
+} // namespace
+
+absl::StatusOr<Network> extractNetwork(mlir::ModuleOp module) {
+  auto funcs = llvm::to_vector(module.getOps<mlir::func::FuncOp>());
+  if (funcs.size() != 1)
+    return absl::InvalidArgumentError(
+        "the FPGA target builds a model of one function");
+  mlir::func::FuncOp func = funcs.front();
+  // Arguments: the batch size (index), the inputs, the outputs, the arena.
+  llvm::SmallVector<mlir::BlockArgument> data;
+  for (mlir::BlockArgument arg : func.getArguments())
+    if (llvm::isa<mlir::MemRefType>(arg.getType()) &&
+        !func.getArgAttr(arg.getArgNumber(), "cuvil_l2.arena"))
+      data.push_back(arg);
+  if (data.size() != 2)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the FPGA target builds models of one input and one output; this "
+        "one has ", data.size(), " inputs and outputs"));
+  Network network;
+  auto nameOf = [&](mlir::BlockArgument arg) {
+    auto name = func.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(),
+                                                        "cuvil.name");
+    return name ? name.str() : std::string();
+  };
+  network.inputName = nameOf(data[0]);
+  network.outputName = nameOf(data[1]);
+  std::optional<int64_t> inputSize = sampleSize(data[0]);
+  std::optional<int64_t> outputSize = sampleSize(data[1]);
+  if (!inputSize || !outputSize || data[0].getType() != data[0].getType())
+    return absl::InvalidArgumentError(
+        "the FPGA target builds designs that take one sample per call: the "
+        "input and output need static shapes with a batch of 1 (drop "
+        "--max-batch; a dynamic batch is not a hardware interface)");
+  if (!llvm::cast<mlir::MemRefType>(data[0].getType()).getElementType().isF32())
+    return absl::InvalidArgumentError(
+        "the FPGA target takes a float32 model input; the design's input "
+        "type is its --precision");
+  network.inputSize = *inputSize;
+  network.outputSize = *outputSize;
+
+  // Follow the chain: each call reads the buffer the previous one wrote.
+  mlir::Value current = data[0];
+  int64_t size = *inputSize;
+  for (mlir::Operation &op : func.getBody().front()) {
+    if (llvm::isa<mlir::memref::GetGlobalOp, l2::ViewOp,
+                  mlir::func::ReturnOp>(op))
+      continue;
+    auto call = llvm::dyn_cast<l2::UKernelCallOp>(op);
+    if (!call)
+      return unsupported(&op, absl::StrCat("the FPGA target cannot build '",
+                                           op.getName().getStringRef().str(),
+                                           "'"));
+    llvm::StringRef kernel = call.getKernel();
+    mlir::OperandRange inputs = call.getKernelInputs();
+    if (inputs.empty() || inputs[0] != current || call.getOutputs().size() != 1)
+      return unsupported(call, absl::StrCat(
+          "the FPGA target builds a chain of layers, each reading the one "
+          "before; '", kernel.str(), "' does not"));
+    mlir::Value output = call.getOutputs()[0];
+    std::optional<int64_t> outSize = sampleSize(output);
+    if (!outSize)
+      return unsupported(call, "the FPGA target needs static shapes with a "
+                               "batch of 1");
+    if (kernel == "flatten" || kernel == "reshape" || kernel == "squeeze" ||
+        kernel == "unsqueeze") {
+      // The same values in the same order: a wire, not a layer.
+    } else if (kernel == "gemm" || kernel == "matmul") {
+      ASSIGN_OR_RETURN(Layer layer, denseLayer(call, size));
+      network.layers.push_back(std::move(layer));
+    } else if (kernel == "relu" || kernel == "softmax") {
+      if (kernel == "softmax") {
+        auto type = llvm::cast<mlir::MemRefType>(output.getType());
+        int64_t axis = call.getIntParam("axis", -1);
+        if (axis != -1 && axis != type.getRank() - 1)
+          return unsupported(call, "the FPGA target builds a softmax over "
+                                   "the last axis only");
+        if (type.getNumElements() != type.getDimSize(type.getRank() - 1))
+          return unsupported(call, "the FPGA target builds a softmax over "
+                                   "one vector per sample");
+      }
+      Layer layer = namedLayer(
+          call, kernel == "relu" ? LayerKind::Relu : LayerKind::Softmax);
+      layer.nIn = layer.nOut = size;
+      network.layers.push_back(std::move(layer));
+    } else {
+      return unsupported(call, absl::StrCat(
+          "the FPGA target cannot build '", kernel.str(),
+          "' yet; it builds dense layers (Gemm, MatMul), ReLU, Softmax and "
+          "Flatten / Reshape"));
+    }
+    current = output;
+    size = *outSize;
+  }
+  if (current != data[1])
+    return absl::InvalidArgumentError(
+        "the FPGA target builds a chain of layers ending in the model's "
+        "output; this model's output is not written by its last layer");
+  if (network.layers.empty())
+    return absl::InvalidArgumentError(
+        "the model has no layer the FPGA target builds");
+  return network;
+}
+
+} // namespace cuvil::fpga

@@ -1,0 +1,132 @@
+//===- Plan.h - a network scheduled onto a device ---------------*- C++ -*-===//
+//
+// The FPGA target's decisions, layer by layer: the fixed-point types (the
+// user's precision, hls4ml-style, with per-layer overrides by node name),
+// the reuse factor and strategy (raised where the design would not fit the
+// device under its utilization caps), the datapath's schedule (II, latency,
+// slack, from schedule/Schedule.h) and the resources it needs (estimates by
+// the formulas in docs/fpga.md). The emitter writes what the plan says and
+// the report shows it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_TARGETS_FPGA_PLAN_PLAN_H
+#define CUVIL_TARGETS_FPGA_PLAN_PLAN_H
+
+#include "cuvil/targets/fpga/device/Device.h"
+#include "cuvil/targets/fpga/model/FixedType.h"
+#include "cuvil/targets/fpga/model/Network.h"
+
+#include "absl/status/statusor.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cuvil::fpga {
+
+enum class Strategy { Latency, Resource };
+
+/// What the user asked (cuvilc flags, cuvil.compile keywords).
+struct PlanOptions {
+  /// The model's precision (hls4ml's default, ap_fixed<16,6>).
+  FixedType precision;
+  /// --precision=auto<W>: W-bit RND / SAT types whose integer bits fit
+  /// the largest magnitude each tensor takes on `calibration` (and each
+  /// layer's weights and biases); 0 when the precision is given.
+  int autoWidth = 0;
+  std::vector<std::vector<double>> calibration;
+  /// Per layer, by node name: its precision, its reuse factor.
+  std::map<std::string, FixedType> layerPrecision;
+  std::map<std::string, int64_t> layerReuse;
+  /// The reuse factor of every other dense layer (raised to fit).
+  int64_t reuse = 1;
+  /// latency: fully parallel datapaths with weights in logic; resource:
+  /// folded loops with weights in memory; none: latency where a layer's
+  /// reuse factor is 1, resource elsewhere.
+  std::optional<Strategy> strategy;
+  /// The clock period in ns (0: the device's).
+  double clockNs = 0;
+  /// The share of each resource the design may use.
+  double maxUtilization = 0.8;
+};
+
+/// Resources, as hls4ml / Vitis reports count them.
+struct Resources {
+  int64_t lut = 0, ff = 0, dsp = 0, bram18k = 0, uram = 0;
+  Resources &operator+=(const Resources &other);
+};
+
+/// A softmax's lookup tables (docs/fpga.md gives their arithmetic): with
+/// d = max(x) - x_i, e_i = exp[min(floor(d * 2^indexFraction), entries-1)];
+/// with c = ceil(log2 n) and s the exact sum of the e_i (in [1, n]),
+/// y_i = e_i * inv[min(floor(s * 2^(invBits - c)), 2^invBits - 1)].
+struct SoftmaxTables {
+  int entries = 1024;
+  int indexFraction = 6;
+  int invBits = 10;
+  int sumLog2 = 0; // c
+  FixedType expType, sumType, invType;
+  /// Stored integers: exp(-k / 2^indexFraction) in expType, and
+  /// 1 / ((j + 0.5) * 2^(c - invBits)) in invType.
+  std::vector<int64_t> exp, inv;
+};
+
+struct LayerPlan {
+  const Layer *layer = nullptr;
+  /// The identifier of its function and arrays in generated code
+  /// ("layer2"): never the model's own names.
+  std::string id;
+  FixedType input, result;
+  FixedType weight, bias, accum; // Dense
+  std::optional<SoftmaxTables> softmax;
+  int64_t reuse = 1;
+  Strategy strategy = Strategy::Latency;
+  int64_t multipliers = 0;
+  bool lutMultipliers = false;
+  /// The weights' home: "logic" (constants in the multipliers), "lutram",
+  /// "bram" or "uram"; "" without weights.
+  std::string memory;
+  /// Cycles between inputs and from input to output; the schedule's slack
+  /// and adder levels chained in one cycle.
+  int ii = 1, latency = 1;
+  double slackNs = 0;
+  int chainedAdders = 0;
+  Resources resources;
+  /// Integer bits the layer's inputs and outputs need for the data the
+  /// interpreter ran, when it ran (the report's overflow warnings).
+  std::vector<std::string> notes;
+};
+
+struct DesignPlan {
+  Device device;
+  double clockNs = 5;
+  double maxUtilization = 0.8;
+  FixedType input, output;
+  std::vector<LayerPlan> layers;
+  Resources total;
+  int ii = 1, latency = 1;
+  double slackNs = 0;
+  /// Decisions a person should read: snapped or raised reuse factors.
+  std::vector<std::string> decisions;
+};
+
+/// Plans `network` on `device`. InvalidArgument for options that do not
+/// apply (a precision for an unknown node), ResourceExhausted when the
+/// design cannot fit at any reuse factor (naming what it needs).
+absl::StatusOr<DesignPlan> planDesign(const Network &network,
+                                      const Device &device,
+                                      const PlanOptions &options);
+
+/// The largest magnitude of the network's input and of each layer's
+/// output (in float arithmetic) over `samples`: what auto precision sizes.
+std::vector<double> observeRanges(const Network &network,
+                                  const std::vector<std::vector<double>> &samples);
+
+/// "/fc1/Gemm (layer2)": how messages name a layer.
+std::string describeLayer(const LayerPlan &layer);
+
+} // namespace cuvil::fpga
+
+#endif // CUVIL_TARGETS_FPGA_PLAN_PLAN_H

@@ -1,0 +1,267 @@
+"""The FPGA target end to end: models to Vitis HLS projects with cuvilc,
+C-simulated with g++ (the generated testbench), bit for bit against the
+compiler's expected outputs and against an independent exact reference
+(hls_reference.py), and within stated tolerances of float PyTorch.
+
+Models: hls4ml's jet tagger (16-64-32-32-5, ReLU, softmax) at
+ap_fixed<16,6> and at 8 bits, and an MLP trained on scikit-learn's digits,
+whose accuracy after quantization is measured.
+"""
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CUVILC = ROOT / "bazel-bin" / "tools" / "cuvilc"
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+
+import hls_reference  # noqa: E402
+
+
+def jet_tagger():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 32),
+        torch.nn.ReLU(), torch.nn.Linear(32, 32), torch.nn.ReLU(),
+        torch.nn.Linear(32, 5), torch.nn.Softmax(dim=1)).eval()
+
+
+def export(model, n_in, path):
+    torch.onnx.export(model, torch.randn(1, n_in), str(path),
+                      input_names=["input"], output_names=["output"],
+                      opset_version=13)
+    return path
+
+
+def cuvilc(*args, check=True):
+    assert CUVILC.exists(), "build //tools:cuvilc first (scripts/test does)"
+    result = subprocess.run([str(CUVILC), "--quiet", *map(str, args)],
+                            capture_output=True, text=True)
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+def build(tmp_path, model, n_in, *flags, name="design"):
+    onnx_path = export(model, n_in, tmp_path / f"{name}.onnx")
+    project = tmp_path / name
+    cuvilc(onnx_path, "--target=fpga", *flags, "-o", project)
+    return project
+
+
+def csim(project, inputs=None):
+    """Runs `make csim` in the project (with `inputs` as its vectors and no
+    expected outputs, if given); returns the outputs and make's result."""
+    if inputs is not None:
+        data = project / "tb_data"
+        (data / "tb_output_predictions.dat").unlink()
+        np.savetxt(data / "tb_input_features.dat", inputs, fmt="%.9g")
+    result = subprocess.run(["make", "-s", "csim"], cwd=project,
+                            capture_output=True, text=True)
+    outputs = (np.loadtxt(project / "tb_data" / "csim_results.log", ndmin=2)
+               if result.returncode == 0 else None)
+    return outputs, result
+
+
+def linears(model):
+    return [m for m in model if isinstance(m, torch.nn.Linear)]
+
+
+@pytest.mark.parametrize("precision,tolerance", [
+    ("fixed<16,6>", 0.02),
+    ("fixed<8,3,RND,SAT>", 0.15),
+])
+def test_jet_tagger_is_bit_exact_in_c_simulation(tmp_path, precision, tolerance):
+    model = jet_tagger()
+    project = build(tmp_path, model, 16, "--device=xczu9eg",
+                    f"--precision={precision}")
+    outputs, result = csim(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "16 samples, 0 outputs differ" in result.stdout
+    report = json.loads((project / "report.json").read_text())
+    inputs = np.loadtxt(project / "tb_data" / "tb_input_features.dat", ndmin=2)
+    # The independent reference, bit for bit.
+    expected = [hls_reference.run(report, linears(model), sample)
+                for sample in inputs]
+    assert outputs.tolist() == expected
+    # Float PyTorch, within the precision's tolerance.
+    with torch.no_grad():
+        float_outputs = model(torch.tensor(inputs, dtype=torch.float32)).numpy()
+    assert np.abs(outputs - float_outputs).max() <= tolerance
+
+
+def test_jet_tagger_report_fits_each_device(tmp_path):
+    model = jet_tagger()
+    onnx_path = export(model, 16, tmp_path / "jet.onnx")
+    for device in ("xczu9eg", "xcvm1802"):
+        project = tmp_path / device
+        cuvilc(onnx_path, "--target=fpga", f"--device={device}", "-o", project)
+        report = json.loads((project / "report.json").read_text())
+        totals = report["CSynthesisReport"]
+        for resource in ("LUT", "FF", "DSP", "BRAM_18K"):
+            assert totals[resource] <= 0.8 * totals[f"Available{resource}"], \
+                (device, resource)
+        assert report["device"]["name"] == device
+        assert report["clock"]["Slack"] > 0
+        layers = report["layers"]
+        assert [l["class_name"] for l in layers] == \
+            ["Dense"] * 4 + ["Softmax"]
+        assert layers[0]["Precision"]["result"]["quant_type"] == \
+            "!quant.uniform<i16:f32, 9.765625E-4>"
+    # ZU9EG's 2,520 DSPs cannot hold the 4,256 products in parallel: the
+    # compiler raises reuse factors and says so; Versal's 7,680 can.
+    zu9eg = json.loads((tmp_path / "xczu9eg" / "report.json").read_text())
+    assert any(l.get("ReuseFactor", 1) > 1 for l in zu9eg["layers"])
+    assert zu9eg["decisions"]
+    versal = json.loads((tmp_path / "xcvm1802" / "report.json").read_text())
+    assert all(l.get("ReuseFactor", 1) == 1 for l in versal["layers"])
+    assert versal["CSynthesisReport"]["IntervalMax"] == 1
+
+
+def test_folded_layers_are_bit_exact_too(tmp_path):
+    model = jet_tagger()
+    project = build(tmp_path, model, 16, "--device=xczu9eg",
+                    "--reuse-factor=16", "--strategy=resource")
+    report = json.loads((project / "report.json").read_text())
+    dense = [l for l in report["layers"] if l["class_name"] == "Dense"]
+    assert [l["ReuseFactor"] for l in dense] == [16, 16, 16, 16]
+    assert {l["memory"] for l in dense} <= {"lutram", "bram"}
+    source = (project / "firmware" / "myproject.cpp").read_text()
+    assert "#pragma HLS ARRAY_RESHAPE variable=layer2_w cyclic factor=128" in source
+    assert "#pragma HLS DATAFLOW" in source
+    outputs, result = csim(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    inputs = np.loadtxt(project / "tb_data" / "tb_input_features.dat", ndmin=2)
+    assert outputs.tolist() == [hls_reference.run(report, linears(model), s)
+                                for s in inputs]
+
+
+def test_digits_accuracy_after_quantization(tmp_path):
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+    digits = load_digits()
+    x = (digits.data / 16.0).astype(np.float32)
+    x_train, x_test, y_train, y_test = train_test_split(
+        x, digits.target, test_size=0.3, random_state=0)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 32),
+        torch.nn.ReLU(), torch.nn.Linear(32, 10), torch.nn.Softmax(dim=1))
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    features, labels = torch.tensor(x_train), torch.tensor(y_train)
+    for _ in range(200):
+        optimizer.zero_grad()
+        loss = torch.nn.functional.nll_loss(torch.log(model(features) + 1e-9),
+                                            labels)
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        float_accuracy = (model(torch.tensor(x_test)).argmax(1).numpy()
+                          == y_test).mean()
+    assert float_accuracy > 0.9
+    # The trained logits reach 38: fixed<16,6> (range +-32) would wrap.
+    # auto<W> sizes each tensor's integer bits from the training data.
+    calibration = tmp_path / "train.npz"
+    np.savez(calibration, input=x_train)
+    accuracy = {}
+    for precision in ("auto<16>", "auto<8>"):
+        project = build(tmp_path, model, 64, "--device=xczu9eg",
+                        f"--precision={precision}",
+                        f"--calibration={calibration}",
+                        name=f"digits{precision[5:-1]}")
+        report = json.loads((project / "report.json").read_text())
+        logits = report["layers"][2]["Precision"]["result"]
+        assert logits["integer"] == 7  # |38| < 2^6
+        assert logits["rounding"] == "RND" and logits["overflow"] == "SAT"
+        # The testbench's vectors are the calibration's first samples.
+        outputs, result = csim(project)
+        assert result.returncode == 0, result.stdout + result.stderr
+        outputs, result = csim(project, inputs=x_test)
+        assert result.returncode == 0, result.stderr
+        accuracy[precision] = (outputs.argmax(1) == y_test).mean()
+    print(f"digits accuracy: float {float_accuracy:.4f}, "
+          f"auto<16> {accuracy['auto<16>']:.4f}, "
+          f"auto<8> {accuracy['auto<8>']:.4f}")
+    assert accuracy["auto<16>"] >= float_accuracy - 0.005
+    assert accuracy["auto<8>"] >= float_accuracy - 0.03
+
+
+def test_auto_precision_needs_calibration(tmp_path):
+    stderr = compile_error(tmp_path, jet_tagger(), 16, "--device=xczu9eg",
+                           "--precision=auto")
+    assert "give them with --calibration=FILE.npz" in stderr
+
+
+def compile_error(tmp_path, model, n_in, *flags):
+    onnx_path = export(model, n_in, tmp_path / "model.onnx")
+    result = cuvilc(onnx_path, "--target=fpga", *flags, "-o", tmp_path / "out",
+                    check=False)
+    assert result.returncode != 0
+    assert not (tmp_path / "out").exists(), "a failed compile left a folder"
+    return result.stderr
+
+
+@pytest.mark.parametrize("flags,message", [
+    ((), "needs --device=NAME"),
+    (("--device=xc7a35t",), "unknown FPGA device 'xc7a35t'"),
+    (("--device=xczu9eg", "--precision=fixed<40,6>"), "W must be 1 to 32"),
+    (("--device=xczu9eg", "--precision=fixed<16,6,ROUND>"),
+     "unknown rounding mode 'ROUND'"),
+    (("--device=xczu9eg", "--strategy=fast"), "latency (fully parallel)"),
+    (("--device=xczu9eg", "--layer-precision=/fc9/Gemm=fixed<8,3>"),
+     "'/fc9/Gemm', which is no layer of the model"),
+    (("--device=xczu9eg", "--layer-reuse-factor=/0/Gemm=1",
+      "--max-utilization=0.1"), "does not fit xczu9eg"),
+    (("--device=agf014",), "oneAPI project"),
+    (("--device=xczu9eg", "--project=my-design"), "the project names the top"),
+])
+def test_bad_options_are_explained(tmp_path, flags, message):
+    assert message in compile_error(tmp_path, jet_tagger(), 16, *flags)
+
+
+def test_unsupported_layers_name_the_op_and_node(tmp_path):
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Sigmoid())
+    stderr = compile_error(tmp_path, model, 8, "--device=xczu9eg")
+    assert "/1/Sigmoid" in stderr
+    assert "sigmoid" in stderr and "it builds dense layers" in stderr
+
+
+def test_fpga_flags_are_refused_by_x86(tmp_path):
+    onnx_path = export(jet_tagger(), 16, tmp_path / "jet.onnx")
+    result = cuvilc(onnx_path, "--precision=fixed<16,6>", "-o",
+                    tmp_path / "jet.so", check=False)
+    assert result.returncode != 0
+    assert "--precision applies to --target=fpga" in result.stderr
+
+
+def test_a_folder_of_other_files_is_not_replaced(tmp_path):
+    onnx_path = export(jet_tagger(), 16, tmp_path / "jet.onnx")
+    project = tmp_path / "mine"
+    project.mkdir()
+    (project / "notes.txt").write_text("mine")
+    result = cuvilc(onnx_path, "--target=fpga", "--device=xczu9eg", "-o",
+                    project, check=False)
+    assert result.returncode != 0
+    assert "holds files Cuvil did not write" in result.stderr
+    assert (project / "notes.txt").read_text() == "mine"
+    # A folder Cuvil wrote is replaced whole.
+    other = tmp_path / "ours"
+    cuvilc(onnx_path, "--target=fpga", "--device=xczu9eg", "-o", other)
+    (other / "stale.txt").write_text("old")
+    cuvilc(onnx_path, "--target=fpga", "--device=xczu9eg", "-o", other,
+           "--project=jet")
+    assert not (other / "stale.txt").exists()
+    assert (other / "firmware" / "jet.cpp").exists()
+
+
+def test_list_devices():
+    result = cuvilc("--list-devices")
+    for part in ("xczu9eg-ffvb1156-2-e", "xcvm1802", "AGFB014"):
+        assert part in result.stdout
