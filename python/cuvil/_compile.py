@@ -69,8 +69,12 @@ def _input_names(contents, name, specs):
 
 def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             cpu="native", threads=1, max_batch=None, external_weights=False,
-            quantize=None, verbose=False):
-    """Compiles `model` to a native CompiledModule.
+            quantize=None, verbose=False, device=None, precision=None,
+            reuse_factor=None, strategy=None, clock_period=None,
+            max_utilization=None, calibration=None, project=None,
+            test_vectors=None):
+    """Compiles `model` to a native CompiledModule (or, with target="fpga",
+    to a cuvil.FpgaDesign: an HLS project).
 
     model: a torch.jit.script function or module, a torch.jit.trace'd
         module, an nn.Module (exported in eval mode, weights frozen), a
@@ -93,10 +97,42 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         weights, summed in float32; cuvilc --quantize=bf16).
     verbose: print the compiler's progress lines to stderr.
 
+    With target="fpga" (docs/fpga.md):
+    device: the FPGA part (cuvilc --list-devices), e.g. "xczu9eg".
+    precision: the fixed-point type, "fixed<16,6>" (hls4ml's default),
+        "ap_fixed<8,3,AP_RND,AP_SAT>", "auto" / "auto<8>" (integer bits
+        from `calibration`), or a dict {"default": ..., NODE: ...} by the
+        model's node names.
+    reuse_factor: an int (1: fully parallel; snapped to a valid one, raised
+        to fit), or a dict {"default": ..., NODE: n} (kept as given).
+    strategy: "latency" or "resource". clock_period: ns.
+    max_utilization: the share of each resource the design may use (0.8).
+    calibration: representative inputs (an array, samples along dimension
+        0), for auto precision and the testbench's vectors.
+    project: the top function's name (myproject). test_vectors: how many.
+
     Raises CompileError (unsupported op or construct, shape or dtype
     mismatch: with the op and the source line), ValueError (bad arguments)
     or FileNotFoundError.
     """
+    fpga = target == "fpga"
+    fpga_calibration = calibration  # the name is the .npz path's below
+    fpga_options = dict(precision=precision, reuse_factor=reuse_factor,
+                        strategy=strategy, clock_period=clock_period,
+                        max_utilization=max_utilization, project=project,
+                        test_vectors=test_vectors)
+    if not fpga and (device is not None or calibration is not None or any(
+            v is not None for v in fpga_options.values())):
+        given = [k for k, v in dict(fpga_options, device=device,
+                                    calibration=calibration).items()
+                 if v is not None]
+        raise ValueError(f"{', '.join(given)} apply to target='fpga'")
+    if fpga and device is None:
+        raise ValueError("target='fpga' needs device=NAME (cuvilc "
+                         "--list-devices lists them)")
+    if fpga and quantize is not None:
+        raise ValueError("an FPGA design's numbers are its precision=, not "
+                         "quantize=")
     specs = _signature.parse(input_signature)
     if not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be an int >= 1, got {threads!r}")
@@ -144,11 +180,23 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
                     _input_names(contents, name, specs), calibration),
                 observer=quantize.observer, percentile=quantize.percentile,
                 keep_fp32=quantize.keep_fp32, integer_io=quantize.integer_io)
+        settings = {}
+        if fpga:
+            from cuvil import _fpga
+            settings = _fpga.settings_for(device, **fpga_options)
+            if fpga_calibration is not None:
+                import numpy as np
+                np.savez(calibration, **{
+                    _input_names(contents, name, specs)[0]:
+                        np.asarray(fpga_calibration, dtype=np.float32)})
+                settings["calibration"] = calibration
+            cpu = device
         options = _C.CompileOptions(
             name=name, input_shapes=input_shapes, max_batch=max_batch,
             target=target, cpu=cpu, threads_default=threads,
-            external_weights=external_weights, emit="so", progress=progress,
-            **quantization_options)
+            external_weights=external_weights,
+            emit="hls" if fpga else "so", progress=progress,
+            settings=settings, **quantization_options)
         # Raises CompileError (built by the compiler, with its fields),
         # FileNotFoundError or PermissionError.
         artifact = _C.compile(contents, options)
@@ -160,6 +208,10 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             os.remove(calibration)
 
     files = artifact["files"]  # {".so": bytes, ".h": bytes, ...}
+    if fpga:
+        shutil.rmtree(directory, ignore_errors=True)
+        from cuvil._fpga import FpgaDesign
+        return FpgaDesign(files)
     for suffix, data in files.items():
         with open(os.path.join(directory, "model" + suffix), "wb") as f:
             f.write(data)

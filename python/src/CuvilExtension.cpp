@@ -47,6 +47,9 @@ struct PyCompileOptions {
   bool bf16 = false;
   /// 8-bit quantized inputs and outputs (Int8(integer_io=True)).
   bool integerIo = false;
+  /// A target's own settings (TargetOptions::settings: an FPGA's
+  /// precision, reuse factors, ...).
+  std::map<std::string, std::string> settings;
 };
 
 /// Raises the Python exception for a failed compile: FileNotFoundError or
@@ -93,6 +96,7 @@ py::dict compileModel(py::bytes model, const PyCompileOptions &py) {
   options.targetOptions.cpu = py.cpu;
   options.targetOptions.threadsDefault = py.threadsDefault;
   options.targetOptions.externalWeights = py.externalWeights;
+  options.targetOptions.settings = py.settings;
   options.emit = py.emit;
   if (py.calibration) {
     cuvil::CompileOptions::Quantization quantization;
@@ -168,7 +172,8 @@ PYBIND11_MODULE(_C, m) {
                        std::optional<std::string> calibration,
                        std::string observer, double percentile,
                        std::vector<std::string> keepFp32, bool bf16,
-                       bool integerIo) {
+                       bool integerIo,
+                       std::map<std::string, std::string> settings) {
              return PyCompileOptions{
                  std::move(name),        std::move(inputShapes),
                  maxBatch,               std::move(target),
@@ -177,7 +182,7 @@ PYBIND11_MODULE(_C, m) {
                  std::move(progress),    std::move(calibration),
                  std::move(observer),    percentile,
                  std::move(keepFp32),    bf16,
-                 integerIo};
+                 integerIo,              std::move(settings)};
            }),
            py::kw_only(), py::arg("name"),
            py::arg("input_shapes") =
@@ -189,7 +194,8 @@ PYBIND11_MODULE(_C, m) {
            py::arg("calibration") = py::none(),
            py::arg("observer") = "minmax", py::arg("percentile") = 99.99,
            py::arg("keep_fp32") = std::vector<std::string>(),
-           py::arg("bf16") = false, py::arg("integer_io") = false)
+           py::arg("bf16") = false, py::arg("integer_io") = false,
+           py::arg("settings") = std::map<std::string, std::string>())
       .def_readonly("name", &PyCompileOptions::name)
       .def_readonly("target", &PyCompileOptions::target)
       .def_readonly("emit", &PyCompileOptions::emit);
