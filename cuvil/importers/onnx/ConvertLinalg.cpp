@@ -65,8 +65,8 @@ static FailureOr<WindowAttrs> windowAttrs(
   WindowAttrs w;
   if (input.getRank() != 4)
     return emitError(loc) << node.op_type()
-                          << " is supported in 2-D only (NCHW input), got "
-                          << input;
+                          << " is supported in 1-D and 2-D only (NCW or NCHW "
+                          << "input), got " << input;
   if (kernel.size() != 2)
     return emitError(loc) << node.op_type() << " expects a 2-D kernel, got "
                           << kernel.size() << " dims";
@@ -108,6 +108,57 @@ static FailureOr<WindowAttrs> windowAttrs(
   return w;
 }
 
+/// A 1-D attribute list as its 2-D one over an image of height 1: a
+/// leading `fill` (kernel, strides, dilations: 1), or for pads [b, e] the
+/// four [0, b, 0, e]. Lists of other lengths stay, for windowAttrs to refuse.
+static std::optional<SmallVector<int64_t>>
+liftTo2d(std::optional<SmallVector<int64_t>> values, bool pads = false) {
+  if (!values)
+    return values;
+  if (pads)
+    return values->size() == 2
+               ? SmallVector<int64_t>{0, (*values)[0], 0, (*values)[1]}
+               : values;
+  return values->size() == 1 ? SmallVector<int64_t>{1, (*values)[0]} : values;
+}
+
+/// A 1-D window op's attributes and input (NCW) lifted to 2-D (NC1W);
+/// `oneD` says whether it was 1-D, for the caller to squeeze the result.
+struct WindowInputs {
+  Value x;
+  SmallVector<int64_t> kernel;
+  std::optional<SmallVector<int64_t>> strides, pads, dilations;
+  bool oneD = false;
+};
+
+FailureOr<WindowInputs> Importer::windowInputs(const onnx::NodeProto &node,
+                                               Location loc, Value x,
+                                               SmallVector<int64_t> kernel) {
+  WindowInputs in{x, std::move(kernel), attrInts(node, "strides"),
+                  attrInts(node, "pads"), attrInts(node, "dilations")};
+  if (cast<RankedTensorType>(x.getType()).getRank() != 3)
+    return in;
+  FailureOr<Value> lifted =
+      create<l1::UnsqueezeOp>(loc, x, builder.getDenseI64ArrayAttr({2}));
+  if (failed(lifted))
+    return failure();
+  in.x = *lifted;
+  in.kernel = *liftTo2d(in.kernel);
+  in.strides = liftTo2d(in.strides);
+  in.pads = liftTo2d(in.pads, /*pads=*/true);
+  in.dilations = liftTo2d(in.dilations);
+  in.oneD = true;
+  return in;
+}
+
+/// The 1-D result of a lifted window op (NC1W -> NCW).
+FailureOr<Value> Importer::windowResult(Location loc, const WindowInputs &in,
+                                        FailureOr<Value> result) {
+  if (failed(result) || !in.oneD)
+    return result;
+  return create<l1::SqueezeOp>(loc, *result, builder.getDenseI64ArrayAttr({2}));
+}
+
 LogicalResult Importer::convertConv(const onnx::NodeProto &node, Location loc) {
   FailureOr<Value> x = getValue(node, 0), w = getValue(node, 1);
   if (failed(x) || failed(w))
@@ -131,17 +182,30 @@ FailureOr<Value> Importer::buildConv(const onnx::NodeProto &node, Location loc,
   SmallVector<int64_t> kernel =
       attrInts(node, "kernel_shape")
           .value_or(SmallVector<int64_t>(wType.getShape().drop_front(2)));
+  FailureOr<WindowInputs> in = windowInputs(node, loc, x, kernel);
+  if (failed(in))
+    return failure();
+  if (in->oneD) {
+    // Conv1d: an OIW weight as OI1W.
+    FailureOr<Value> lifted =
+        create<l1::UnsqueezeOp>(loc, w, builder.getDenseI64ArrayAttr({2}));
+    if (failed(lifted))
+      return failure();
+    w = *lifted;
+  }
   FailureOr<WindowAttrs> win = windowAttrs(
-      node, loc, cast<RankedTensorType>(x.getType()), kernel,
-      attrInts(node, "strides"), attrInts(node, "pads"),
-      attrInts(node, "dilations"), attrString(node, "auto_pad", "NOTSET"));
+      node, loc, cast<RankedTensorType>(in->x.getType()), in->kernel,
+      in->strides, in->pads, in->dilations,
+      attrString(node, "auto_pad", "NOTSET"));
   if (failed(win))
     return failure();
-  return create<l1::Conv2dOp>(
-      loc, x, w, bias, builder.getDenseI64ArrayAttr(win->strides),
-      builder.getDenseI64ArrayAttr(win->padding),
-      builder.getDenseI64ArrayAttr(win->dilations),
-      builder.getI64IntegerAttr(attrInt(node, "group", 1)), TypeAttr());
+  return windowResult(
+      loc, *in,
+      create<l1::Conv2dOp>(
+          loc, in->x, w, bias, builder.getDenseI64ArrayAttr(win->strides),
+          builder.getDenseI64ArrayAttr(win->padding),
+          builder.getDenseI64ArrayAttr(win->dilations),
+          builder.getI64IntegerAttr(attrInt(node, "group", 1)), TypeAttr()));
 }
 
 LogicalResult Importer::convertBatchNorm(const onnx::NodeProto &node,
@@ -171,10 +235,13 @@ LogicalResult Importer::convertPool(const onnx::NodeProto &node, Location loc) {
   std::optional<SmallVector<int64_t>> kernel = attrInts(node, "kernel_shape");
   if (!kernel)
     return emitError(loc) << node.op_type() << " needs kernel_shape";
+  FailureOr<WindowInputs> in = windowInputs(node, loc, *x, *kernel);
+  if (failed(in))
+    return failure();
   FailureOr<WindowAttrs> win = windowAttrs(
-      node, loc, cast<RankedTensorType>(x->getType()), *kernel,
-      attrInts(node, "strides"), attrInts(node, "pads"),
-      attrInts(node, "dilations"), attrString(node, "auto_pad", "NOTSET"));
+      node, loc, cast<RankedTensorType>(in->x.getType()), in->kernel,
+      in->strides, in->pads, in->dilations,
+      attrString(node, "auto_pad", "NOTSET"));
   if (failed(win))
     return failure();
   UnitAttr ceil =
@@ -182,20 +249,20 @@ LogicalResult Importer::convertPool(const onnx::NodeProto &node, Location loc) {
   FailureOr<Value> r = failure();
   if (node.op_type() == "MaxPool") {
     r = create<l1::MaxPool2dOp>(
-        loc, *x, builder.getDenseI64ArrayAttr(win->kernel),
+        loc, in->x, builder.getDenseI64ArrayAttr(win->kernel),
         builder.getDenseI64ArrayAttr(win->strides),
         builder.getDenseI64ArrayAttr(win->padding),
         builder.getDenseI64ArrayAttr(win->dilations), ceil);
   } else {
     r = create<l1::AvgPool2dOp>(
-        loc, *x, builder.getDenseI64ArrayAttr(win->kernel),
+        loc, in->x, builder.getDenseI64ArrayAttr(win->kernel),
         builder.getDenseI64ArrayAttr(win->strides),
         builder.getDenseI64ArrayAttr(win->padding),
         builder.getDenseI64ArrayAttr(win->dilations), ceil,
         attrInt(node, "count_include_pad", 0) ? builder.getUnitAttr()
                                               : UnitAttr());
   }
-  return defineResult(node, r);
+  return defineResult(node, windowResult(loc, *in, r));
 }
 
 LogicalResult Importer::convertGlobalPool(const onnx::NodeProto &node,

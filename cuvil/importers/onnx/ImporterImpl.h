@@ -47,6 +47,8 @@ namespace cuvil::onnx_import {
 
 using namespace mlir;
 
+struct WindowInputs; // ConvertLinalg.cpp
+
 /// A dimension or shape entry whose value is only known at run time.
 constexpr int64_t kUnknown = std::numeric_limits<int64_t>::min();
 /// Tensors up to this many elements are decoded for import-time evaluation.
@@ -246,6 +248,14 @@ private:
   /// createTyped for single-result ops.
   template <typename OpTy, typename... Args>
   FailureOr<Value> create(Location loc, Args &&...args);
+
+  /// Conv and pooling over NCW inputs run as their 2-D forms over NC1W
+  /// (ConvertLinalg.cpp).
+  FailureOr<WindowInputs> windowInputs(const onnx::NodeProto &node,
+                                              Location loc, Value x,
+                                              SmallVector<int64_t> kernel);
+  FailureOr<Value> windowResult(Location loc, const WindowInputs &in,
+                                FailureOr<Value> result);
 
   // Converters (one per ONNX op family).
   LogicalResult convertIdentity(const onnx::NodeProto &, Location);
