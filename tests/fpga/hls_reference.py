@@ -50,6 +50,51 @@ def dense(x, fx, layer, weight, bias):
     return y, fraction_bits(tr)
 
 
+def conv(x, fx, layer, weight, bias):
+    """A convolution (zero padding), each output an exact sum quantized
+    once; `weight` is [O][I][KH][KW] (a Conv1d's with KH = 1)."""
+    p = layer["Precision"]
+    tw, tb, tr = fixed(p["weight"]), fixed(p["bias"]), fixed(p["result"])
+    fw, fb = fraction_bits(tw), fraction_bits(tb)
+    fa = max(fx + fw, fb)
+    (c, h, w), (co_n, oh_n, ow_n) = layer["in_shape"], layer["out_shape"]
+    (kh_n, kw_n), (sh, sw) = layer["kernel"], layer["stride"]
+    pt, pl = layer["padding"]
+    wq = [[[[from_float(v, tw) for v in row] for row in plane]
+           for plane in filt] for filt in weight]
+    y = [0] * (co_n * oh_n * ow_n)
+    for co in range(co_n):
+        for oh in range(oh_n):
+            for ow in range(ow_n):
+                acc = from_float(bias[co], tb) << (fa - fb)
+                for ci in range(c):
+                    for kh in range(kh_n):
+                        for kw in range(kw_n):
+                            ih, iw = oh * sh - pt + kh, ow * sw - pl + kw
+                            if 0 <= ih < h and 0 <= iw < w:
+                                acc += (x[(ci * h + ih) * w + iw] * wq[co][ci][kh][kw]) \
+                                    << (fa - fx - fw)
+                value = requantize(acc, fa, tr)
+                if layer.get("activation") == "relu":
+                    value = max(value, 0)
+                y[(co * oh_n + oh) * ow_n + ow] = value
+    return y, fraction_bits(tr)
+
+
+def max_pool(x, fx, layer):
+    tr = fixed(layer["Precision"]["result"])
+    (c, h, w), (_, oh_n, ow_n) = layer["in_shape"], layer["out_shape"]
+    (kh_n, kw_n), (sh, sw) = layer["kernel"], layer["stride"]
+    y = []
+    for ci in range(c):
+        for oh in range(oh_n):
+            for ow in range(ow_n):
+                m = max(x[(ci * h + oh * sh + kh) * w + ow * sw + kw]
+                        for kh in range(kh_n) for kw in range(kw_n))
+                y.append(requantize(m, fx, tr))
+    return y, fraction_bits(tr)
+
+
 def floor_scaled(value, bits):
     """floor(value * 2^bits) of a non-negative integer."""
     return value << bits if bits >= 0 else value >> -bits
@@ -79,7 +124,7 @@ def softmax(x, fx, layer):
 
 def run(report, linears, sample):
     """The design's outputs (floats, exact) for one sample; `linears` are
-    the model's torch.nn.Linear layers in order."""
+    the model's torch.nn.Linear and Conv1d / Conv2d layers in order."""
     layers = report["layers"]
     tin = fixed(layers[0]["Precision"]["input"])
     x = [from_float(v, tin) for v in sample]
@@ -91,6 +136,15 @@ def run(report, linears, sample):
             linear = remaining.pop(0)
             x, fx = dense(x, fx, layer, linear.weight.detach().double().tolist(),
                           linear.bias.detach().double().tolist())
+        elif kind == "Conv2D":
+            module = remaining.pop(0)
+            weight = module.weight.detach().double()
+            if weight.dim() == 3:  # Conv1d: a 2-D kernel of height 1
+                weight = weight.unsqueeze(2)
+            x, fx = conv(x, fx, layer, weight.tolist(),
+                         module.bias.detach().double().tolist())
+        elif kind == "MaxPooling2D":
+            x, fx = max_pool(x, fx, layer)
         elif kind == "Activation":
             tr = fixed(layer["Precision"]["result"])
             x, fx = [requantize(max(v, 0), fx, tr) for v in x], fraction_bits(tr)

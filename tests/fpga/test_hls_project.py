@@ -33,7 +33,8 @@ def jet_tagger():
 
 
 def export(model, n_in, path):
-    torch.onnx.export(model, torch.randn(1, n_in), str(path),
+    shape = n_in if isinstance(n_in, tuple) else (1, n_in)
+    torch.onnx.export(model, torch.randn(*shape), str(path),
                       input_names=["input"], output_names=["output"],
                       opset_version=13)
     return path
@@ -70,7 +71,60 @@ def csim(project, inputs=None):
 
 
 def linears(model):
-    return [m for m in model if isinstance(m, torch.nn.Linear)]
+    """The layers with weights, in order (hls_reference.run's `linears`)."""
+    return [m for m in model if isinstance(
+        m, (torch.nn.Linear, torch.nn.Conv1d, torch.nn.Conv2d))]
+
+
+def small_cnn():
+    """Two conv + ReLU + max-pool stages and a dense layer, on 1x28x28."""
+    torch.manual_seed(2)
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(1, 4, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(4, 8, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+        torch.nn.Linear(8 * 6 * 6, 10)).eval()
+
+
+def conv1d_model():
+    torch.manual_seed(3)
+    return torch.nn.Sequential(
+        torch.nn.Conv1d(2, 6, 5, padding=2), torch.nn.ReLU(),
+        torch.nn.MaxPool1d(2), torch.nn.Conv1d(6, 4, 3, stride=2),
+        torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(4 * 7, 5)).eval()
+
+
+@pytest.mark.parametrize("name,shape", [("cnn", (1, 1, 28, 28)),
+                                        ("conv1d", (1, 2, 32))])
+# Rounded weights: truncation (TRN, hls4ml's default) would shift every sum
+# by half a quantum per product, 0.07 on the CNN's 288-input layer.
+@pytest.mark.parametrize("precision,tolerance", [
+    ("fixed<16,6,RND,SAT>", 0.01),
+    ("fixed<8,3,RND,SAT>", 0.3),
+])
+def test_convolution_models_are_bit_exact(tmp_path, name, shape, precision,
+                                          tolerance):
+    model = small_cnn() if name == "cnn" else conv1d_model()
+    onnx_path = tmp_path / f"{name}.onnx"
+    torch.onnx.export(model, torch.randn(*shape), str(onnx_path),
+                      input_names=["input"], output_names=["output"],
+                      opset_version=13)
+    project = tmp_path / name
+    cuvilc(onnx_path, "--target=fpga", "--device=xczu9eg",
+           f"--precision={precision}", "--test-vectors=4", "-o", project)
+    outputs, result = csim(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 samples, 0 outputs differ" in result.stdout
+    report = json.loads((project / "report.json").read_text())
+    assert "Conv2D" in [l["class_name"] for l in report["layers"]]
+    inputs = np.loadtxt(project / "tb_data" / "tb_input_features.dat", ndmin=2)
+    assert outputs.tolist() == [hls_reference.run(report, linears(model), s)
+                                for s in inputs]
+    with torch.no_grad():
+        expected = model(torch.tensor(inputs, dtype=torch.float32)
+                         .reshape(-1, *shape[1:])).numpy()
+    scale = np.abs(expected).max()
+    assert np.abs(outputs - expected).max() <= tolerance * max(scale, 1)
 
 
 @pytest.mark.parametrize("precision,tolerance", [
@@ -224,6 +278,15 @@ def compile_error(tmp_path, model, n_in, *flags):
 ])
 def test_bad_options_are_explained(tmp_path, flags, message):
     assert message in compile_error(tmp_path, jet_tagger(), 16, *flags)
+
+
+def test_unsupported_windows_are_explained(tmp_path):
+    model = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3, dilation=2))
+    stderr = compile_error(tmp_path, model, (1, 1, 9, 9), "--device=xczu9eg")
+    assert "/0/Conv" in stderr and "dilated" in stderr
+    model = torch.nn.Sequential(torch.nn.MaxPool2d(2, padding=1))
+    stderr = compile_error(tmp_path, model, (1, 1, 8, 8), "--device=xczu9eg")
+    assert "max pooling whose windows lie inside the image" in stderr
 
 
 def test_unsupported_layers_name_the_op_and_node(tmp_path):

@@ -144,6 +144,9 @@ ABSL_FLAG(double, max_utilization, 0,
 ABSL_FLAG(std::string, project, "",
           "--target=fpga: the HLS project's and top function's name "
           "(default myproject).");
+ABSL_FLAG(int32_t, test_vectors, 0,
+          "--target=fpga: samples in the testbench (default 16; the first "
+          "of --calibration's when given, seeded uniform values otherwise).");
 ABSL_FLAG(bool, list_devices, false,
           "Print the devices each target builds for (--device), with their "
           "resources, and exit.");
@@ -250,6 +253,8 @@ absl::Status parseTargetSettings(cuvil::TargetOptions &options) {
     settings["max_utilization"] = absl::StrCat(share);
   if (std::string project = absl::GetFlag(FLAGS_project); !project.empty())
     settings["project"] = project;
+  if (int32_t vectors = absl::GetFlag(FLAGS_test_vectors); vectors != 0)
+    settings["test_vectors"] = absl::StrCat(vectors);
   if (std::string device = absl::GetFlag(FLAGS_device); !device.empty()) {
     // An FPGA design's calibration data sizes its types (--precision=auto).
     if (absl::GetFlag(FLAGS_quantize).empty() &&

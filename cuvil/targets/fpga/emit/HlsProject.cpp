@@ -65,7 +65,7 @@ std::string definesHeader(const DesignPlan &design,
                   "typedef ", design.input.cppType(), " input_t;\n");
   for (const LayerPlan &plan : design.layers) {
     absl::StrAppend(&text, "\n// ", describeInComment(plan), "\n");
-    if (plan.layer->kind == LayerKind::Dense) {
+    if (plan.layer->hasWeights()) {
       absl::StrAppend(&text, "typedef ", plan.weight.cppType(), " ",
                       typeName(plan, "_weight_t"), ";\n", "typedef ",
                       plan.bias.cppType(), " ", typeName(plan, "_bias_t"),
@@ -122,10 +122,13 @@ std::string parametersHeader(const DesignPlan &design,
   for (const LayerPlan &plan : design.layers) {
     const Layer &layer = *plan.layer;
     std::vector<double> values;
-    if (layer.kind == LayerKind::Dense) {
-      absl::StrAppend(&text, "\n// ", describeInComment(plan),
-                      "\n// w[i * ", layer.nOut,
-                      " + j] weighs input i into output j.\n");
+    if (layer.hasWeights()) {
+      absl::StrAppend(&text, "\n// ", describeInComment(plan), "\n// w[i * ",
+                      layer.productsOut(), " + j] weighs ",
+                      layer.kind == LayerKind::Conv2d
+                          ? "patch element i = (ci * KH + kh) * KW + kw into "
+                            "output channel j.\n"
+                          : "input i into output j.\n");
       for (double w : layer.weights)
         values.push_back(plan.weight.toDouble(plan.weight.fromDouble(w)));
       appendArray(text, typeName(plan, "_weight_t"), plan.id + "_w", values);
@@ -215,6 +218,88 @@ void appendDense(std::string &text, const LayerPlan &plan,
   text += "  }\n";
 }
 
+void appendConv(std::string &text, const LayerPlan &plan, const std::string &in) {
+  const Layer &layer = *plan.layer;
+  const Window &w = layer.window;
+  const std::string &id = plan.id;
+  std::string t = resultType(plan);
+  if (plan.reuse == 1)
+    absl::StrAppendFormat(&text,
+                          "#pragma HLS ARRAY_PARTITION variable=%s_w complete\n",
+                          id);
+  else
+    absl::StrAppendFormat(
+        &text,
+        "#pragma HLS ARRAY_PARTITION variable=%s_w cyclic factor=%d\n"
+        "#pragma HLS ALLOCATION operation instances=mul limit=%d\n",
+        id, plan.multipliers, plan.multipliers);
+  absl::StrAppendFormat(
+      &text,
+      "Pixels:\n  for (int p = 0; p < %d; ++p) {\n#pragma HLS PIPELINE II=%d\n"
+      "    const int oh = p / %d, ow = p %% %d;\n"
+      "    %s acc[%d];\n#pragma HLS ARRAY_PARTITION variable=acc complete\n"
+      "    for (int co = 0; co < %d; ++co) {\n#pragma HLS UNROLL\n"
+      "      acc[co] = %s_b[co];\n    }\n"
+      "    for (int k = 0; k < %d; ++k) {\n#pragma HLS UNROLL\n"
+      "      const int ci = k / %d, kh = k / %d %% %d, kw = k %% %d;\n"
+      "      const int ih = oh * %d - %d + kh, iw = ow * %d - %d + kw;\n"
+      "      const %s v = (ih >= 0 && ih < %d && iw >= 0 && iw < %d)\n"
+      "                       ? x[(ci * %d + ih) * %d + iw] : %s(0);\n"
+      "      for (int co = 0; co < %d; ++co) {\n#pragma HLS UNROLL\n"
+      "        acc[co] += v * %s_w[k * %d + co];\n      }\n    }\n"
+      "    for (int co = 0; co < %d; ++co) {\n#pragma HLS UNROLL\n"
+      "      const %s v = acc[co];\n"
+      "      y[(co * %d + oh) * %d + ow] = %s;\n    }\n  }\n",
+      w.pixels(), plan.ii, w.outWidth, w.outWidth,
+      typeName(plan, "_accum_t"), w.outChannels, w.outChannels, id,
+      layer.productsIn(), w.taps(), w.kernelW, w.kernelH, w.kernelW,
+      w.strideH, w.padTop, w.strideW, w.padLeft, in, w.height, w.width,
+      w.height, w.width, in, w.outChannels, id, w.outChannels, w.outChannels,
+      t, w.outHeight, w.outWidth,
+      layer.relu ? absl::StrCat("v > ", t, "(0) ? v : ", t, "(0)")
+                 : std::string("v"));
+}
+
+void appendMaxPool(std::string &text, const LayerPlan &plan,
+                   const std::string &in) {
+  const Window &w = plan.layer->window;
+  absl::StrAppendFormat(
+      &text,
+      "Pixels:\n  for (int p = 0; p < %d; ++p) {\n#pragma HLS PIPELINE II=%d\n"
+      "    const int oh = p / %d, ow = p %% %d;\n"
+      "    for (int c = 0; c < %d; ++c) {\n#pragma HLS UNROLL\n"
+      "      %s m = x[(c * %d + oh * %d) * %d + ow * %d];\n"
+      "      for (int k = 1; k < %d; ++k) {\n#pragma HLS UNROLL\n"
+      "        const %s v = x[(c * %d + oh * %d + k / %d) * %d + ow * %d + k %% %d];\n"
+      "        if (v > m)\n          m = v;\n      }\n"
+      "      y[(c * %d + oh) * %d + ow] = m;\n    }\n  }\n",
+      w.pixels(), plan.ii, w.outWidth, w.outWidth, w.channels, in, w.height,
+      w.strideH, w.width, w.strideW, w.taps(), in, w.height, w.strideH,
+      w.kernelW, w.width, w.strideW, w.kernelW, w.outHeight, w.outWidth);
+}
+
+/// How an array between two layers (or at the design's edge) is split:
+/// whole into registers where a layer reads or writes every value at once,
+/// by channel where convolutions and pooling read their windows.
+std::string arrayPartition(const std::string &name, const LayerPlan *producer,
+                           const LayerPlan *consumer) {
+  auto windowed = [](const LayerPlan *plan) {
+    return !plan || plan->layer->kind == LayerKind::Conv2d ||
+           plan->layer->kind == LayerKind::MaxPool2d;
+  };
+  if (windowed(producer) && windowed(consumer)) {
+    const LayerPlan *plan = consumer ? consumer : producer;
+    int64_t channels = consumer ? plan->layer->window.channels
+                                : plan->layer->window.outChannels;
+    if (channels > 1)
+      return absl::StrCat("#pragma HLS ARRAY_PARTITION variable=", name,
+                          " block factor=", channels, "\n");
+    return "";
+  }
+  return absl::StrCat("#pragma HLS ARRAY_PARTITION variable=", name,
+                      " complete dim=0\n");
+}
+
 void appendSoftmax(std::string &text, const LayerPlan &plan,
                    const std::string &in) {
   const SoftmaxTables &t = *plan.softmax;
@@ -264,15 +349,23 @@ std::string firmwareSource(const DesignPlan &design,
             : std::string("fully parallel"),
         plan.ii, plan.latency, plan.id, in, plan.layer->nIn,
         resultType(plan), plan.layer->nOut);
-    bool pipelined = plan.layer->kind != LayerKind::Dense ||
-                     plan.strategy == Strategy::Latency;
-    if (pipelined)
+    LayerKind kind = plan.layer->kind;
+    bool windowed = kind == LayerKind::Conv2d || kind == LayerKind::MaxPool2d;
+    allLatency &= !windowed;
+    // Windowed layers pipeline their pixel loop instead.
+    if (!windowed && (kind != LayerKind::Dense ||
+                      plan.strategy == Strategy::Latency))
       absl::StrAppend(&text, "#pragma HLS PIPELINE II=",
-                      plan.layer->kind == LayerKind::Dense ? plan.reuse : 1,
-                      "\n");
-    switch (plan.layer->kind) {
+                      kind == LayerKind::Dense ? plan.reuse : 1, "\n");
+    switch (kind) {
     case LayerKind::Dense:
       appendDense(text, plan, in);
+      break;
+    case LayerKind::Conv2d:
+      appendConv(text, plan, in);
+      break;
+    case LayerKind::MaxPool2d:
+      appendMaxPool(text, plan, in);
       break;
     case LayerKind::Softmax:
       appendSoftmax(text, plan, in);
@@ -287,22 +380,23 @@ std::string firmwareSource(const DesignPlan &design,
     }
     text += "}\n\n";
   }
+  const std::vector<LayerPlan> &layers = design.layers;
   absl::StrAppendFormat(
       &text,
       "void %s(const input_t input[N_INPUT], result_t output[N_OUTPUT]) {\n"
       "#pragma HLS INTERFACE mode=ap_vld port=input\n"
-      "#pragma HLS INTERFACE mode=ap_vld port=output\n"
-      "#pragma HLS ARRAY_RESHAPE variable=input complete dim=0\n"
-      "#pragma HLS ARRAY_PARTITION variable=output complete dim=0\n"
-      "#pragma HLS %s\n",
-      options.project, allLatency ? "PIPELINE" : "DATAFLOW");
-  for (size_t i = 0; i + 1 < design.layers.size(); ++i) {
-    const LayerPlan &plan = design.layers[i];
-    absl::StrAppendFormat(
-        &text,
-        "  %s %s_out[%d];\n#pragma HLS ARRAY_PARTITION variable=%s_out "
-        "complete dim=0\n",
-        resultType(plan), plan.id, plan.layer->nOut, plan.id);
+      "#pragma HLS INTERFACE mode=ap_vld port=output\n",
+      options.project);
+  text += arrayPartition("input", nullptr, &layers.front());
+  text += arrayPartition("output", &layers.back(), nullptr);
+  absl::StrAppend(&text, "#pragma HLS ", allLatency ? "PIPELINE" : "DATAFLOW",
+                  "\n");
+  for (size_t i = 0; i + 1 < layers.size(); ++i) {
+    const LayerPlan &plan = layers[i];
+    std::string name = plan.id + "_out";
+    absl::StrAppendFormat(&text, "  %s %s[%d];\n", resultType(plan), name,
+                          plan.layer->nOut);
+    text += arrayPartition(name, &plan, &layers[i + 1]);
   }
   for (size_t i = 0; i < design.layers.size(); ++i)
     absl::StrAppend(&text, "  ", design.layers[i].id, "(",

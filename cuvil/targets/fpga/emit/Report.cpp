@@ -81,7 +81,17 @@ std::string reportJson(const DesignPlan &design, const ProjectOptions &options) 
         {"II", plan.ii},
         {"Latency", plan.latency},
         {"slack_ns", plan.slackNs}};
-    if (plan.layer->kind == LayerKind::Dense) {
+    if (plan.layer->kind == LayerKind::Conv2d ||
+        plan.layer->kind == LayerKind::MaxPool2d) {
+      const Window &w = plan.layer->window;
+      layer["in_shape"] = llvm::json::Array{w.channels, w.height, w.width};
+      layer["out_shape"] =
+          llvm::json::Array{w.outChannels, w.outHeight, w.outWidth};
+      layer["kernel"] = llvm::json::Array{w.kernelH, w.kernelW};
+      layer["stride"] = llvm::json::Array{w.strideH, w.strideW};
+      layer["padding"] = llvm::json::Array{w.padTop, w.padLeft};
+    }
+    if (plan.layer->hasWeights()) {
       precisions["weight"] = precision(plan.weight, options.context);
       precisions["bias"] = precision(plan.bias, options.context);
       precisions["accum"] = precision(plan.accum, options.context);
@@ -167,7 +177,7 @@ std::string reportText(const DesignPlan &design) {
                         "strategy", "II", "latency", "LUT", "FF", "DSP",
                         device.isIntel() ? "M20K" : "BRAM", "memory");
   for (const LayerPlan &plan : design.layers) {
-    bool dense = plan.layer->kind == LayerKind::Dense;
+    bool dense = plan.layer->hasWeights();
     std::string node = printableText(plan.layer->node);
     if (node.size() > 22)
       node = node.substr(0, 19) + "...";

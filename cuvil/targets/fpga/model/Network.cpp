@@ -22,6 +22,8 @@ const char *layerKindName(LayerKind kind) {
   case LayerKind::Dense: return "Dense";
   case LayerKind::Relu: return "Activation";
   case LayerKind::Softmax: return "Softmax";
+  case LayerKind::Conv2d: return "Conv2D";
+  case LayerKind::MaxPool2d: return "MaxPooling2D";
   }
   return "";
 }
@@ -48,8 +50,16 @@ std::optional<int64_t> sampleSize(mlir::Value buffer) {
 
 /// The float32 elements of a constant buffer (memref.get_global of a
 /// constant memref.global), or an error naming `user`.
+/// Buffers that are a constant's values under another shape (a Conv1d's
+/// weight unsqueezed to 2-D, written by a call): what they copy.
+using Aliases = llvm::DenseMap<mlir::Value, mlir::Value>;
+
 absl::StatusOr<std::vector<double>> constantValues(mlir::Value buffer,
-                                                   mlir::Operation *user) {
+                                                   mlir::Operation *user,
+                                                   const Aliases &aliases) {
+  for (auto it = aliases.find(buffer); it != aliases.end();
+       it = aliases.find(buffer))
+    buffer = it->second;
   auto get = buffer.getDefiningOp<mlir::memref::GetGlobalOp>();
   mlir::memref::GlobalOp global =
       get ? mlir::SymbolTable::lookupNearestSymbolFrom<mlir::memref::GlobalOp>(
@@ -82,7 +92,8 @@ Layer namedLayer(mlir::Operation *op, LayerKind kind) {
 }
 
 /// A gemm / matmul with constant weights: y = x W (+ b), ReLU fused.
-absl::StatusOr<Layer> denseLayer(l2::UKernelCallOp call, int64_t nIn) {
+absl::StatusOr<Layer> denseLayer(l2::UKernelCallOp call, int64_t nIn,
+                                 const Aliases &aliases) {
   mlir::OperandRange inputs = call.getKernelInputs();
   bool gemm = call.getKernel() == "gemm";
   if (call.getParam("trans_a"))
@@ -101,7 +112,7 @@ absl::StatusOr<Layer> denseLayer(l2::UKernelCallOp call, int64_t nIn) {
   Layer layer = namedLayer(call, LayerKind::Dense);
   layer.nIn = rows;
   layer.nOut = cols;
-  ASSIGN_OR_RETURN(std::vector<double> w, constantValues(inputs[1], call));
+  ASSIGN_OR_RETURN(std::vector<double> w, constantValues(inputs[1], call, aliases));
   double alpha = gemm ? call.getFloatParam("alpha", 1.0) : 1.0;
   layer.weights.resize(rows * cols);
   for (int64_t i = 0; i < rows; ++i)
@@ -110,7 +121,7 @@ absl::StatusOr<Layer> denseLayer(l2::UKernelCallOp call, int64_t nIn) {
           alpha * (transB ? w[j * rows + i] : w[i * cols + j]);
   layer.bias.assign(cols, 0.0);
   if (gemm && inputs.size() > 2) {
-    ASSIGN_OR_RETURN(std::vector<double> c, constantValues(inputs[2], call));
+    ASSIGN_OR_RETURN(std::vector<double> c, constantValues(inputs[2], call, aliases));
     double beta = call.getFloatParam("beta", 1.0);
     if (c.size() == 1)
       c.assign(cols, c[0]);
@@ -128,6 +139,89 @@ absl::StatusOr<Layer> denseLayer(l2::UKernelCallOp call, int64_t nIn) {
             l2::stringifyEpilogueStep(step).str(),
             "' step into a dense layer yet"));
     }
+    layer.relu = epilogue.has(l2::EpilogueStep::relu);
+  }
+  return layer;
+}
+
+/// The window of a conv2d / max_pool2d call on [1, C, H, W] buffers.
+absl::StatusOr<Window> windowOf(l2::UKernelCallOp call, mlir::Value input,
+                                mlir::Value output, bool conv) {
+  auto in = llvm::cast<mlir::MemRefType>(input.getType());
+  auto out = llvm::cast<mlir::MemRefType>(output.getType());
+  if (in.getRank() != 4 || out.getRank() != 4)
+    return unsupported(call, "the FPGA target builds convolutions and "
+                             "pooling on NCHW (or NCW) images");
+  Window w;
+  w.channels = in.getDimSize(1);
+  w.height = in.getDimSize(2);
+  w.width = in.getDimSize(3);
+  w.outChannels = out.getDimSize(1);
+  w.outHeight = out.getDimSize(2);
+  w.outWidth = out.getDimSize(3);
+  llvm::SmallVector<int64_t> strides = call.getIntsParam("strides", {1, 1});
+  llvm::SmallVector<int64_t> padding =
+      call.getIntsParam("padding", {0, 0, 0, 0});
+  llvm::SmallVector<int64_t> dilations =
+      call.getIntsParam("dilations", {1, 1});
+  if (dilations[0] != 1 || dilations[1] != 1)
+    return unsupported(call, "the FPGA target does not build dilated windows "
+                             "yet");
+  w.strideH = strides[0];
+  w.strideW = strides[1];
+  w.padTop = padding[0];
+  w.padLeft = padding[1];
+  if (conv) {
+    if (call.getIntParam("groups", 1) != 1)
+      return unsupported(call, "the FPGA target builds convolutions of one "
+                               "group only");
+    auto weight = llvm::cast<mlir::MemRefType>(
+        call.getKernelInputs()[1].getType());
+    w.kernelH = weight.getDimSize(2);
+    w.kernelW = weight.getDimSize(3);
+  } else {
+    llvm::SmallVector<int64_t> kernel = call.getIntsParam("kernel_shape");
+    w.kernelH = kernel[0];
+    w.kernelW = kernel[1];
+    // Max pooling pads with -inf: no padding, and every window inside.
+    if (llvm::any_of(padding, [](int64_t p) { return p != 0; }) ||
+        (w.outHeight - 1) * w.strideH + w.kernelH > w.height ||
+        (w.outWidth - 1) * w.strideW + w.kernelW > w.width)
+      return unsupported(call, "the FPGA target builds max pooling whose "
+                               "windows lie inside the image (no padding, "
+                               "no ceil_mode) only");
+  }
+  return w;
+}
+
+/// A conv2d with constant weights: a dense layer per output pixel.
+absl::StatusOr<Layer> convLayer(l2::UKernelCallOp call,
+                                const Aliases &aliases) {
+  mlir::OperandRange inputs = call.getKernelInputs();
+  Layer layer = namedLayer(call, LayerKind::Conv2d);
+  ASSIGN_OR_RETURN(layer.window,
+                   windowOf(call, inputs[0], call.getOutputs()[0], true));
+  const Window &w = layer.window;
+  layer.nIn = w.channels * w.height * w.width;
+  layer.nOut = w.outChannels * w.pixels();
+  ASSIGN_OR_RETURN(std::vector<double> weights, constantValues(inputs[1], call, aliases));
+  // OIHW -> [(ci * KH + kh) * KW + kw][co].
+  int64_t patch = w.channels * w.taps();
+  layer.weights.resize(patch * w.outChannels);
+  for (int64_t co = 0; co < w.outChannels; ++co)
+    for (int64_t k = 0; k < patch; ++k)
+      layer.weights[k * w.outChannels + co] = weights[co * patch + k];
+  layer.bias.assign(w.outChannels, 0.0);
+  if (inputs.size() > 2) {
+    ASSIGN_OR_RETURN(layer.bias, constantValues(inputs[2], call, aliases));
+  }
+  if (l2::EpilogueAttr epilogue = call.getEpilogueAttr()) {
+    for (l2::EpilogueStep step : epilogue.getSteps())
+      if (step != l2::EpilogueStep::relu)
+        return unsupported(call, absl::StrCat(
+            "the FPGA target does not fuse a '",
+            l2::stringifyEpilogueStep(step).str(),
+            "' step into a convolution yet"));
     layer.relu = epilogue.has(l2::EpilogueStep::relu);
   }
   return layer;
@@ -175,6 +269,7 @@ absl::StatusOr<Network> extractNetwork(mlir::ModuleOp module) {
 
   // Follow the chain: each call reads the buffer the previous one wrote.
   mlir::Value current = data[0];
+  Aliases aliases;
   int64_t size = *inputSize;
   for (mlir::Operation &op : func.getBody().front()) {
     if (llvm::isa<mlir::memref::GetGlobalOp, l2::ViewOp,
@@ -187,6 +282,14 @@ absl::StatusOr<Network> extractNetwork(mlir::ModuleOp module) {
                                            "'"));
     llvm::StringRef kernel = call.getKernel();
     mlir::OperandRange inputs = call.getKernelInputs();
+    bool view = kernel == "flatten" || kernel == "reshape" ||
+                kernel == "squeeze" || kernel == "unsqueeze";
+    if (view && inputs.size() == 1 && inputs[0] != current &&
+        call.getOutputs().size() == 1) {
+      // A reshaped constant (a weight), not a step of the chain.
+      aliases[call.getOutputs()[0]] = inputs[0];
+      continue;
+    }
     if (inputs.empty() || inputs[0] != current || call.getOutputs().size() != 1)
       return unsupported(call, absl::StrCat(
           "the FPGA target builds a chain of layers, each reading the one "
@@ -196,11 +299,19 @@ absl::StatusOr<Network> extractNetwork(mlir::ModuleOp module) {
     if (!outSize)
       return unsupported(call, "the FPGA target needs static shapes with a "
                                "batch of 1");
-    if (kernel == "flatten" || kernel == "reshape" || kernel == "squeeze" ||
-        kernel == "unsqueeze") {
+    if (view) {
       // The same values in the same order: a wire, not a layer.
     } else if (kernel == "gemm" || kernel == "matmul") {
-      ASSIGN_OR_RETURN(Layer layer, denseLayer(call, size));
+      ASSIGN_OR_RETURN(Layer layer, denseLayer(call, size, aliases));
+      network.layers.push_back(std::move(layer));
+    } else if (kernel == "conv2d") {
+      ASSIGN_OR_RETURN(Layer layer, convLayer(call, aliases));
+      network.layers.push_back(std::move(layer));
+    } else if (kernel == "max_pool2d") {
+      Layer layer = namedLayer(call, LayerKind::MaxPool2d);
+      ASSIGN_OR_RETURN(layer.window, windowOf(call, inputs[0], output, false));
+      layer.nIn = size;
+      layer.nOut = *outSize;
       network.layers.push_back(std::move(layer));
     } else if (kernel == "relu" || kernel == "softmax") {
       if (kernel == "softmax") {
@@ -220,8 +331,8 @@ absl::StatusOr<Network> extractNetwork(mlir::ModuleOp module) {
     } else {
       return unsupported(call, absl::StrCat(
           "the FPGA target cannot build '", kernel.str(),
-          "' yet; it builds dense layers (Gemm, MatMul), ReLU, Softmax and "
-          "Flatten / Reshape"));
+          "' yet; it builds dense layers (Gemm, MatMul), Conv (1-D, 2-D), "
+          "MaxPool, ReLU, Softmax and Flatten / Reshape"));
     }
     current = output;
     size = *outSize;

@@ -4,8 +4,9 @@
 // layer, each feeding the next. This reads that chain off the planned
 // level2 module (micro-kernel calls named after their level1 ops, on
 // buffers): dense layers (gemm / matmul with constant weights, with a
-// fused ReLU), standalone ReLUs, softmax, and the flatten / reshape views
-// between them. What the FPGA target cannot build yet is refused here,
+// fused ReLU), convolutions (1-D ones arrive as 2-D of height 1), max
+// pooling, standalone ReLUs, softmax, and the flatten / reshape / squeeze
+// views between them. What the FPGA target cannot build yet is refused here,
 // naming the op and the model's source location.
 //
 //===----------------------------------------------------------------------===//
@@ -22,9 +23,22 @@
 
 namespace cuvil::fpga {
 
-enum class LayerKind { Dense, Relu, Softmax };
+enum class LayerKind { Dense, Relu, Softmax, Conv2d, MaxPool2d };
 
-const char *layerKindName(LayerKind kind); // "Dense", "Activation", "Softmax"
+/// hls4ml's class names: "Dense", "Activation", "Softmax", "Conv2D",
+/// "MaxPooling2D".
+const char *layerKindName(LayerKind kind);
+
+/// The image and window of a convolution or pooling (one sample, CHW; a
+/// 1-D layer is one of height 1).
+struct Window {
+  int64_t channels = 0, height = 0, width = 0;
+  int64_t outChannels = 0, outHeight = 0, outWidth = 0;
+  int64_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1;
+  int64_t padTop = 0, padLeft = 0;
+  int64_t pixels() const { return outHeight * outWidth; }
+  int64_t taps() const { return kernelH * kernelW; }
+};
 
 struct Layer {
   LayerKind kind = LayerKind::Dense;
@@ -33,13 +47,31 @@ struct Layer {
   /// messages and per-layer settings.
   std::string node;
   std::string location;
-  /// Values in and out (a softmax or ReLU: nIn == nOut).
+  /// Values in and out of one sample (a softmax or ReLU: nIn == nOut).
   int64_t nIn = 0, nOut = 0;
-  /// Dense: weights[i * nOut + j] multiplies input i into output j; bias
-  /// per output (zeros without one); a ReLU on the result.
+  /// Conv2d and MaxPool2d: the image and the window.
+  Window window;
+  /// Dense and Conv2d: weights[i * productsOut() + j] multiplies input i
+  /// (a convolution's patch element (ci * kernelH + kh) * kernelW + kw)
+  /// into output j (its output channel); bias per output (zeros without
+  /// one); a ReLU on the result.
   std::vector<double> weights;
   std::vector<double> bias;
   bool relu = false;
+
+  /// The products' shape: a dense layer's inputs and outputs, a
+  /// convolution's patch and output channels (per output pixel).
+  int64_t productsIn() const {
+    return kind == LayerKind::Conv2d
+               ? window.channels * window.taps()
+               : nIn;
+  }
+  int64_t productsOut() const {
+    return kind == LayerKind::Conv2d ? window.outChannels : nOut;
+  }
+  bool hasWeights() const {
+    return kind == LayerKind::Dense || kind == LayerKind::Conv2d;
+  }
 };
 
 struct Network {

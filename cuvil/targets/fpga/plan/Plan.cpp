@@ -54,13 +54,13 @@ absl::StatusOr<FixedType> exactAccumulator(const LayerPlan &plan) {
   int fraction = std::max(x.fraction() + w.fraction(), b.fraction());
   int product = x.integer + w.integer;
   int bias = b.integer + (b.isSigned ? 0 : 1);
-  acc.integer = std::max(product, bias) + ceilLog2(plan.layer->nIn + 1);
+  acc.integer = std::max(product, bias) + ceilLog2(plan.layer->productsIn() + 1);
   acc.width = acc.integer + fraction;
   if (acc.width > 62)
     return absl::InvalidArgumentError(absl::StrCat(
         "layer ", describeLayer(plan), ": its exact sums need a ", acc.width,
         "-bit accumulator (", x.str(), " inputs times ", w.str(),
-        " weights over ", plan.layer->nIn,
+        " weights over ", plan.layer->productsIn(),
         " inputs); at most 62 bits are supported: narrow the precision"));
   if (acc.width < 1) {
     acc.width = 1;
@@ -90,7 +90,7 @@ int64_t memoryBlocks(int64_t width, int64_t depth, int64_t blockBits,
 void estimateDense(LayerPlan &plan, const Device &device) {
   const Layer &layer = *plan.layer;
   int wx = plan.input.width, ww = plan.weight.width;
-  int64_t m = multipliersAt(layer.nIn, layer.nOut, plan.reuse);
+  int64_t m = multipliersAt(layer.productsIn(), layer.productsOut(), plan.reuse);
   plan.multipliers = m;
   int64_t perProduct = dspPerProduct(device, wx, ww);
   plan.lutMultipliers = perProduct == 0;
@@ -99,7 +99,8 @@ void estimateDense(LayerPlan &plan, const Device &device) {
   if (plan.lutMultipliers)
     r.lut += m * (wx * ww / 2 + wx + ww);
   r.lut += m * plan.accum.width; // one adder per product into its sum
-  r.ff += m * (wx + ww) + layer.nOut * (plan.accum.width + plan.result.width);
+  r.ff += m * (wx + ww) +
+          layer.productsOut() * (plan.accum.width + plan.result.width);
   if (plan.strategy == Strategy::Latency) {
     // Constants in the multipliers; beyond R = 1 a multiplexer picks each
     // cycle's weight (a LUT per weight bit per 64 choices).
@@ -142,7 +143,15 @@ void estimateSoftmax(LayerPlan &plan, const Device &device) {
 
 void estimate(LayerPlan &plan, const Device &device) {
   switch (plan.layer->kind) {
-  case LayerKind::Dense: estimateDense(plan, device); break;
+  case LayerKind::Dense:
+  case LayerKind::Conv2d: estimateDense(plan, device); break;
+  case LayerKind::MaxPool2d: {
+    const Window &w = plan.layer->window;
+    plan.resources = Resources();
+    plan.resources.lut = w.channels * (w.taps() - 1) * plan.input.width;
+    plan.resources.ff = w.channels * (plan.input.width + plan.result.width);
+    break;
+  }
   case LayerKind::Softmax: estimateSoftmax(plan, device); break;
   case LayerKind::Relu:
     plan.resources = Resources();
@@ -174,7 +183,7 @@ SoftmaxTables softmaxTables(int64_t n) {
 /// the R iterations).
 Graph denseGraph(const LayerPlan &plan, const Device &device) {
   const Layer &layer = *plan.layer;
-  int64_t perOutput = std::max<int64_t>(1, plan.multipliers / layer.nOut);
+  int64_t perOutput = std::max<int64_t>(1, plan.multipliers / layer.productsOut());
   Graph g;
   g.resources.push_back({"multiplier", static_cast<int>(perOutput)});
   double adderNs = device.logicLevelNs + device.carryNsPerBit * plan.accum.width;
@@ -235,8 +244,69 @@ absl::Status scheduleDense(LayerPlan &plan, const Device &device,
   plan.latency = static_cast<int>((plan.reuse - 1) * loopIi) + s->length + 1;
   plan.ii = static_cast<int>(plan.reuse * loopIi);
   plan.slackNs = s->slackNs;
-  int levels = ceilLog2(std::max<int64_t>(1, plan.multipliers / plan.layer->nOut)) + 1;
+  int levels = ceilLog2(std::max<int64_t>(
+                   1, plan.multipliers / plan.layer->productsOut())) + 1;
   plan.chainedAdders = levels;
+  return absl::OkStatus();
+}
+
+/// A convolution's pixel loop: per pixel, one output channel's products
+/// (patch of them on M / CO multipliers: R cycles) fed by its input
+/// channel's bank (taps reads on two ports), summed by an adder tree.
+/// II = max(R, ceil(taps / 2)); the layer takes (pixels - 1) x II + the
+/// iteration's length + 1 cycles.
+absl::Status scheduleConv(LayerPlan &plan, const Device &device,
+                          double clockNs) {
+  const Layer &layer = *plan.layer;
+  const Window &w = layer.window;
+  int64_t perOutput = std::max<int64_t>(1, plan.multipliers / layer.productsOut());
+  Graph g;
+  g.resources = {{"multiplier", static_cast<int>(perOutput)},
+                 {"input bank port", 2}};
+  double adderNs = device.logicLevelNs + device.carryNsPerBit * plan.accum.width;
+  std::vector<int> level;
+  for (int64_t k = 0; k < layer.productsIn(); ++k) {
+    int read = g.operations.size();
+    Operation load;
+    load.name = absl::StrCat("read", k);
+    // One channel's taps share its bank's ports; the others' reads come
+    // from their own banks, in parallel.
+    load.resource = k < w.taps() ? 1 : -1;
+    load.latency = 1;
+    g.operations.push_back(load);
+    Operation mul;
+    mul.name = absl::StrCat("mul", k);
+    mul.resource = 0;
+    mul.latency = plan.lutMultipliers ? 1 : device.multiplierLatency;
+    level.push_back(g.operations.size());
+    g.operations.push_back(mul);
+    g.dependences.push_back({read, level.back(), 0});
+  }
+  for (int round = 0; level.size() > 1; ++round) {
+    std::vector<int> next;
+    for (size_t i = 0; i + 1 < level.size(); i += 2) {
+      Operation add;
+      add.name = absl::StrCat("add", round, "_", i / 2);
+      add.delayNs = adderNs;
+      next.push_back(g.operations.size());
+      g.operations.push_back(add);
+      g.dependences.push_back({level[i], next.back(), 0});
+      g.dependences.push_back({level[i + 1], next.back(), 0});
+    }
+    if (level.size() % 2)
+      next.push_back(level.back());
+    level = next;
+  }
+  absl::StatusOr<Schedule> s = moduloSchedule(
+      g, clockNs, /*maxIi=*/static_cast<int>(plan.reuse + w.taps()));
+  if (!s.ok())
+    return absl::Status(s.status().code(),
+                        absl::StrCat("scheduling layer ", describeLayer(plan),
+                                     ": ", s.status().message()));
+  plan.ii = s->ii;
+  plan.latency = static_cast<int>((w.pixels() - 1) * s->ii) + s->length + 1;
+  plan.slackNs = s->slackNs;
+  plan.chainedAdders = ceilLog2(layer.productsIn()) + 1;
   return absl::OkStatus();
 }
 
@@ -271,6 +341,36 @@ double maxAbs(const std::vector<double> &values) {
 
 } // namespace
 
+std::vector<double> evaluateWindow(const Layer &layer,
+                                   const std::vector<double> &x) {
+  const Window &w = layer.window;
+  bool conv = layer.kind == LayerKind::Conv2d;
+  std::vector<double> y(layer.nOut);
+  for (int64_t oc = 0; oc < w.outChannels; ++oc)
+    for (int64_t oh = 0; oh < w.outHeight; ++oh)
+      for (int64_t ow = 0; ow < w.outWidth; ++ow) {
+        double value = conv ? layer.bias[oc] : -INFINITY;
+        for (int64_t ci = conv ? 0 : oc; ci < (conv ? w.channels : oc + 1); ++ci)
+          for (int64_t kh = 0; kh < w.kernelH; ++kh)
+            for (int64_t kw = 0; kw < w.kernelW; ++kw) {
+              int64_t ih = oh * w.strideH - w.padTop + kh;
+              int64_t iw = ow * w.strideW - w.padLeft + kw;
+              bool inside = ih >= 0 && ih < w.height && iw >= 0 && iw < w.width;
+              double v = inside ? x[(ci * w.height + ih) * w.width + iw] : 0.0;
+              if (!conv) {
+                value = std::max(value, v);
+                continue;
+              }
+              int64_t k = (ci * w.kernelH + kh) * w.kernelW + kw;
+              value += v * layer.weights[k * w.outChannels + oc];
+            }
+        if (conv && layer.relu)
+          value = std::max(value, 0.0);
+        y[(oc * w.outHeight + oh) * w.outWidth + ow] = value;
+      }
+  return y;
+}
+
 std::vector<double> observeRanges(const Network &network,
                                   const std::vector<std::vector<double>> &samples) {
   std::vector<double> ranges(network.layers.size() + 1, 0.0);
@@ -292,6 +392,10 @@ std::vector<double> observeRanges(const Network &network,
       case LayerKind::Relu:
         for (int64_t i = 0; i < layer.nIn; ++i)
           y[i] = std::max(x[i], 0.0);
+        break;
+      case LayerKind::Conv2d:
+      case LayerKind::MaxPool2d:
+        y = evaluateWindow(layer, x);
         break;
       case LayerKind::Softmax: {
         double top = *std::max_element(x.begin(), x.end()), sum = 0;
@@ -360,7 +464,7 @@ absl::StatusOr<DesignPlan> planDesign(const Network &network,
       type = autoType(options.autoWidth, ranges[i + 1]);
     plan.input = current;
     plan.result = type;
-    if (layer.kind == LayerKind::Dense) {
+    if (layer.hasWeights()) {
       plan.weight = plan.bias = type;
       if (automatic) {
         plan.weight = autoType(options.autoWidth, maxAbs(layer.weights));
@@ -371,8 +475,8 @@ absl::StatusOr<DesignPlan> planDesign(const Network &network,
       int64_t requested =
           fixed != options.layerReuse.end() ? fixed->second : options.reuse;
       ASSIGN_OR_RETURN(ReuseChoice choice,
-                       snapReuseFactor(describeLayer(plan), layer.nIn,
-                                       layer.nOut, requested));
+                       snapReuseFactor(describeLayer(plan), layer.productsIn(),
+                                       layer.productsOut(), requested));
       plan.reuse = choice.reuse;
       if (!choice.message.empty())
         design.decisions.push_back(choice.message);
@@ -429,9 +533,9 @@ absl::StatusOr<DesignPlan> planDesign(const Network &network,
       break;
     LayerPlan *grow = nullptr;
     for (LayerPlan &plan : design.layers) {
-      if (plan.layer->kind != LayerKind::Dense ||
+      if (!plan.layer->hasWeights() ||
           options.layerReuse.count(plan.layer->node) ||
-          plan.reuse == plan.layer->nIn * plan.layer->nOut)
+          plan.reuse == plan.layer->productsIn() * plan.layer->productsOut())
         continue;
       if (!grow || plan.resources.*over->field > grow->resources.*over->field)
         grow = &plan;
@@ -454,8 +558,8 @@ absl::StatusOr<DesignPlan> planDesign(const Network &network,
           100 * options.maxUtilization, allowed,
           absl::StrJoin(users, "; ")));
     }
-    std::vector<int64_t> valid =
-        validReuseFactors(grow->layer->nIn, grow->layer->nOut);
+    std::vector<int64_t> valid = validReuseFactors(
+        grow->layer->productsIn(), grow->layer->productsOut());
     grow->reuse = *std::upper_bound(valid.begin(), valid.end(), grow->reuse);
   }
   for (LayerPlan &plan : design.layers)
@@ -473,6 +577,18 @@ absl::StatusOr<DesignPlan> planDesign(const Network &network,
     case LayerKind::Dense:
       RETURN_IF_ERROR(scheduleDense(plan, device, design.clockNs));
       break;
+    case LayerKind::Conv2d:
+      RETURN_IF_ERROR(scheduleConv(plan, device, design.clockNs));
+      break;
+    case LayerKind::MaxPool2d: {
+      // Each channel's bank gives two values a cycle (dual port).
+      const Window &w = plan.layer->window;
+      plan.ii = static_cast<int>(ceilDiv(w.taps(), 2));
+      plan.latency = static_cast<int>((w.pixels() - 1) * plan.ii) + 3;
+      plan.slackNs = design.clockNs - device.logicLevelNs -
+                     device.carryNsPerBit * plan.input.width;
+      break;
+    }
     case LayerKind::Softmax:
       scheduleSoftmax(plan, device, design.clockNs);
       break;

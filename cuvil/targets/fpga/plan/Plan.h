@@ -124,6 +124,10 @@ absl::StatusOr<DesignPlan> planDesign(const Network &network,
 std::vector<double> observeRanges(const Network &network,
                                   const std::vector<std::vector<double>> &samples);
 
+/// A convolution's or max pooling's output in float arithmetic.
+std::vector<double> evaluateWindow(const Layer &layer,
+                                   const std::vector<double> &x);
+
 /// "/fc1/Gemm (layer2)": how messages name a layer.
 std::string describeLayer(const LayerPlan &layer);
 

@@ -209,3 +209,62 @@ TEST(PlanTest, SoftmaxOfEqualValuesIsUniform) {
 
 } // namespace
 } // namespace cuvil::fpga
+
+namespace cuvil::fpga {
+namespace {
+
+Layer conv3x3(int64_t channels, int64_t outChannels, int64_t size) {
+  Layer layer;
+  layer.kind = LayerKind::Conv2d;
+  layer.node = "conv";
+  Window &w = layer.window;
+  w.channels = channels;
+  w.height = w.width = size;
+  w.outChannels = outChannels;
+  w.outHeight = w.outWidth = size - 2;
+  w.kernelH = w.kernelW = 3;
+  layer.nIn = channels * size * size;
+  layer.nOut = outChannels * w.pixels();
+  layer.weights.assign(channels * 9 * outChannels, 0.125);
+  layer.bias.assign(outChannels, 0.5);
+  return layer;
+}
+
+TEST(PlanTest, ConvolutionPixelsWaitForTheirBankOrTheirMultipliers) {
+  Network network;
+  network.layers = {conv3x3(1, 4, 28)};
+  PlanOptions options = defaults();
+  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), options);
+  ASSERT_TRUE(design.ok()) << design.status().message();
+  // Nine taps from one channel's bank, two ports: a pixel every 5 cycles.
+  EXPECT_EQ(design->layers[0].ii, 5);
+  EXPECT_EQ(design->layers[0].multipliers, 36);
+  EXPECT_GE(design->layers[0].latency, 26 * 26 * 5);
+  // Reuse factor 9: a product per multiplier per cycle, 9 cycles a pixel.
+  options.layerReuse["conv"] = 9;
+  design = planDesign(network, zu9eg(), options);
+  ASSERT_TRUE(design.ok()) << design.status().message();
+  EXPECT_EQ(design->layers[0].multipliers, 4);
+  EXPECT_EQ(design->layers[0].ii, 9);
+}
+
+TEST(PlanTest, InterpreterConvolvesWithZeroPadding) {
+  // One channel, 3x3 image of ones, a 3x3 kernel of 1/8 with padding 1:
+  // the corner sees 4 ones, the edge 6, the centre 9; bias 1/2.
+  Network network;
+  Layer layer = conv3x3(1, 1, 3);
+  layer.window.padTop = layer.window.padLeft = 1;
+  layer.window.outHeight = layer.window.outWidth = 3;
+  layer.nOut = 9;
+  network.layers = {layer};
+  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), defaults());
+  ASSERT_TRUE(design.ok());
+  std::vector<int64_t> y = interpretDesign(*design, std::vector<double>(9, 1.0));
+  auto value = [&](int i) { return design->output.toDouble(y[i]); };
+  EXPECT_EQ(value(0), 0.5 + 4 * 0.125);
+  EXPECT_EQ(value(1), 0.5 + 6 * 0.125);
+  EXPECT_EQ(value(4), 0.5 + 9 * 0.125);
+}
+
+} // namespace
+} // namespace cuvil::fpga
