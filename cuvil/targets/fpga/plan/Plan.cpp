@@ -223,7 +223,10 @@ Graph denseGraph(const LayerPlan &plan, const Device &device) {
       next.push_back(level.back());
     level = next;
   }
+  // The accumulator is a register: its sum is there the next cycle, when
+  // the next iteration adds to it (a recurrence of one cycle).
   int acc = add("accumulate", {level.front()});
+  g.operations[acc].latency = 1;
   if (plan.reuse > 1)
     g.dependences.push_back({acc, acc, 1});
   return g;
@@ -240,8 +243,7 @@ absl::Status scheduleDense(LayerPlan &plan, const Device &device,
                         absl::StrCat("scheduling layer ", describeLayer(plan),
                                      ": ", s.status().message()));
   int loopIi = std::max(1, s->ii);
-  // The output register after the accumulation.
-  plan.latency = static_cast<int>((plan.reuse - 1) * loopIi) + s->length + 1;
+  plan.latency = static_cast<int>((plan.reuse - 1) * loopIi) + s->length;
   plan.ii = static_cast<int>(plan.reuse * loopIi);
   plan.slackNs = s->slackNs;
   int levels = ceilLog2(std::max<int64_t>(
