@@ -210,10 +210,16 @@ template <int W, int I, bool S, ac_q_mode Q, ac_o_mode O> struct ac_fixed {};
 }
 
 
-@pytest.mark.parametrize("vendor", ["ap", "ac"])
+@pytest.mark.parametrize("vendor", ["ap", "ac", "oneapi"])
 def test_the_vendor_switch_names_the_vendor_types(tmp_path, vendor):
     for name, text in VENDOR_STUBS.items():
         (tmp_path / name).write_text(text)
+    # oneAPI ships the same ac_fixed under its SYCL headers.
+    oneapi = tmp_path / "sycl" / "ext" / "intel" / "ac_types"
+    oneapi.mkdir(parents=True)
+    (oneapi / "ac_fixed.hpp").write_text(VENDOR_STUBS["ac_fixed.h"])
+    if vendor == "oneapi":
+        (tmp_path / "ac_fixed.h").unlink()
     checks = []
     for (w, i, s), q, o in itertools.product([(8, 3, True), (12, 4, False)],
                                              QUANTIZATION, OVERFLOW):
@@ -227,7 +233,9 @@ def test_the_vendor_switch_names_the_vendor_types(tmp_path, vendor):
     source = tmp_path / "vendor.cpp"
     source.write_text('#include "cuvil/targets/fpga/hls/cuvil_fixed.h"\n'
                       "#include <type_traits>\n" + "\n".join(checks) + "\n")
-    defines = ["-DCUVIL_FIXED_USE_VENDOR"] + (["-DCUVIL_FIXED_USE_AC"] if vendor == "ac" else [])
+    defines = ["-DCUVIL_FIXED_USE_VENDOR"] + {
+        "ap": [], "ac": ["-DCUVIL_FIXED_USE_AC"],
+        "oneapi": ["-DCUVIL_FIXED_USE_AC", "-DCUVIL_FIXED_ONEAPI"]}[vendor]
     result = subprocess.run(["g++", "-std=c++14", "-fsyntax-only", "-Wall", "-Werror",
                              *defines, f"-I{tmp_path}", f"-I{ROOT}", str(source)],
                             capture_output=True, text=True)

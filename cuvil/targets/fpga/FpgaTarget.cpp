@@ -88,9 +88,9 @@ class FpgaTarget : public TargetBackend {
 public:
   llvm::StringRef getName() const override { return "fpga"; }
   llvm::StringRef getDescription() const override {
-    return "FPGAs through HLS: a Vitis HLS project (C++ with pragmas, "
-           "testbench, Tcl, report) in fixed point, scheduled under the "
-           "--device's resource budget";
+    return "FPGAs through HLS: a Vitis HLS (Xilinx) or oneAPI (Intel) "
+           "project (C++ with pragmas, testbench, build scripts, report) in "
+           "fixed point, scheduled under the --device's resource budget";
   }
   std::vector<std::string> getTriples() const override { return {}; }
   std::string describeDevices() const override {
@@ -100,8 +100,9 @@ public:
   std::vector<EmitKindInfo> getEmitKinds() const override {
     EmitKindInfo hls{"hls",
                      "an HLS project folder (-o DIR): firmware, testbench and "
-                     "vectors, build_prj.tcl, vivado_synth.tcl, Makefile "
-                     "(make csim), README.md, report.json and report.txt",
+                     "vectors, build_prj.tcl and vivado_synth.tcl (Vitis) or "
+                     "CMakeLists.txt (oneAPI), Makefile (make csim), "
+                     "README.md, report.json and report.txt",
                      {"/"},
                      /*stages=*/2,
                      /*binary=*/true};
@@ -154,12 +155,6 @@ public:
             const TargetOptions &options,
             const SerializeInfo &info) const override {
     ASSIGN_OR_RETURN(Device device, lookupDevice(options.cpu));
-    if (device.flow != "vitis")
-      return absl::UnimplementedError(absl::StrCat(
-          "the ", device.name, " (", device.family,
-          ") takes an Intel oneAPI project, which the FPGA target does not "
-          "write yet; its device file is there for --emit=mlir-level2 and "
-          "planning. Use a Xilinx device (cuvilc --list-devices)"));
     ASSIGN_OR_RETURN(FpgaSettings settings, parseFpgaSettings(options.settings));
     info.stage("planning the design on the device");
     ASSIGN_OR_RETURN(Network network, extractNetwork(module));

@@ -4,6 +4,7 @@
 
 #include "cuvil/support/SourceEscape.h"
 #include "cuvil/targets/fpga/emit/EmbeddedFixedHeader.h"
+#include "cuvil/targets/fpga/emit/OneApiProject.h"
 #include "cuvil/targets/fpga/plan/Interpreter.h"
 
 #include "absl/strings/str_cat.h"
@@ -341,7 +342,7 @@ std::string firmwareSource(const DesignPlan &design,
         "static void %s(const %s x[%d], %s y[%d]) {\n"
         "#pragma HLS INLINE off\n",
         describeInComment(plan),
-        plan.layer->kind == LayerKind::Dense
+        plan.layer->hasWeights()
             ? absl::StrCat("reuse factor ", plan.reuse, ", ",
                            plan.strategy == Strategy::Latency ? "latency"
                                                               : "resource",
@@ -423,14 +424,14 @@ std::string topHeader(const ProjectOptions &options) {
       g, "\n");
 }
 
-std::string testbench(const ProjectOptions &options) {
+std::string testbench(const ProjectOptions &options, const std::string &src) {
   return absl::StrCat(
       banner(options,
              "C simulation: runs the design on tb_data's inputs, writes its "
              "outputs to\n// tb_data/csim_results.log and, when "
              "tb_output_predictions.dat is there, compares\n// them bit for "
              "bit (exit status 1 on a difference)."),
-      R"(#include "firmware/)", options.project, R"(.h"
+      "#include \"", src, "/", options.project, R"(.h"
 
 #include <cstdio>
 #include <fstream>
@@ -538,44 +539,67 @@ std::string vivadoTcl(const DesignPlan &design, const ProjectOptions &options) {
       "report_timing_summary -file vivado_timing.rpt\n");
 }
 
-std::string makefile(const ProjectOptions &options) {
+std::string makefile(const ProjectOptions &options, const std::string &src,
+                     bool oneApi) {
   const std::string &p = options.project;
   return absl::StrCat(
       "# C simulation with the host compiler: make csim\n"
       "# Against the vendor's types: make csim CXXFLAGS=\"-O2 "
-      "-DCUVIL_FIXED_USE_VENDOR -I$$XILINX_HLS/include\"\n",
-      "CXX ?= g++\nCXXFLAGS ?= -O2\n\ncsim: csim_bin\n\t./csim_bin tb_data\n\n",
-      "csim_bin: ", p, "_test.cpp firmware/", p,
-      ".cpp firmware/*.h\n\t$(CXX) -std=c++14 $(CXXFLAGS) -Ifirmware -o $@ ",
-      p, "_test.cpp firmware/", p, ".cpp\n\n.PHONY: csim\n");
+      "-DCUVIL_FIXED_USE_VENDOR ",
+      oneApi ? "-DCUVIL_FIXED_USE_AC -I<the ac_types include folder>"
+             : "-I$$XILINX_HLS/include",
+      "\"\n",
+      // g++ ignores oneAPI's attributes and pragmas; say nothing of them.
+      "CXX ?= g++\nCXXFLAGS ?= -O2", oneApi ? " -Wno-attributes -Wno-unknown-pragmas" : "",
+      "\n\ncsim: csim_bin\n\t./csim_bin tb_data\n\n",
+      "csim_bin: ", p, "_test.cpp ", src, "/", p, ".cpp ", src,
+      "/*.h\n\t$(CXX) -std=c++14 $(CXXFLAGS) -I", src, " -o $@ ", p,
+      "_test.cpp ", src, "/", p, ".cpp\n\n.PHONY: csim\n");
 }
 
-std::string readme(const DesignPlan &design, const ProjectOptions &options) {
+std::string readme(const DesignPlan &design, const ProjectOptions &options,
+                   const std::string &src, bool oneApi) {
   const std::string &p = options.project;
-  return absl::StrCat(
+  std::string text = absl::StrCat(
       "# ", p, ": an HLS project written by Cuvil\n\n",
       "For ", design.device.part, " (", design.device.family, ") at ",
-      absl::StrFormat("%g", design.clockNs), " ns. ", "report.txt (and "
-      "report.json) give each layer's precision, reuse factor, II, latency "
-      "and estimated resources, against the device's budget.\n\n",
-      "## Files\n\n",
-      "- `firmware/", p, ".cpp`: the design, one function per layer; `", p,
-      "` is the top.\n- `firmware/defines.h`: the fixed-point types; "
-      "`firmware/parameters.h`: weights and tables.\n",
-      "- `firmware/cuvil_fixed.h`: Cuvil's fixed-point type, bit-exact with "
+      absl::StrFormat("%g", design.clockNs), " ns, in ",
+      oneApi ? "Intel oneAPI (SYCL HLS)" : "Vitis HLS",
+      ". report.txt (and report.json) give each layer's precision, reuse "
+      "factor, II, latency and estimated resources, against the device's "
+      "budget.\n\n## Files\n\n",
+      "- `", src, "/", p, ".cpp`: the design, one function per layer; `", p,
+      "` is the top.\n- `", src, "/defines.h`: the fixed-point types; `", src,
+      "/parameters.h`: weights and tables.\n",
+      "- `", src, "/cuvil_fixed.h`: Cuvil's fixed-point type, bit-exact with "
       "`ap_fixed` / `ac_fixed`. With `-DCUVIL_FIXED_USE_VENDOR` it is the "
       "vendor's type itself (add `-DCUVIL_FIXED_USE_AC` for Intel's).\n",
       "- `", p, "_test.cpp`, `tb_data/`: the testbench, its inputs and the "
       "outputs Cuvil expects (computed by its own fixed-point interpreter, "
-      "bit for bit).\n\n",
-      "## Run\n\n", "- C simulation with g++ (no vendor tool): `make csim`. "
-      "It prints how many outputs differ from the expected bits (0) and "
-      "writes `tb_data/csim_results.log`.\n",
-      "- Vitis HLS: `vitis_hls -f build_prj.tcl` (C simulation and "
-      "synthesis); `-tclargs \"cosim=1 export=1\"` adds co-simulation and "
-      "IP export.\n",
-      "- Vivado, out of context, after synthesis: `vivado -mode batch -source "
-      "vivado_synth.tcl`.\n");
+      "bit for bit).\n");
+  if (oneApi)
+    absl::StrAppend(&text, "- `src/main.cpp`, `CMakeLists.txt`: the SYCL "
+                           "host program running the design as a kernel, "
+                           "and its build (icpx). Cuvil cannot compile these "
+                           "two without oneAPI; the design itself is the "
+                           "same code `make csim` runs.\n");
+  absl::StrAppend(&text, "\n## Run\n\n",
+                  "- C simulation with g++ (no vendor tool): `make csim`. It "
+                  "prints how many outputs differ from the expected bits (0) "
+                  "and writes `tb_data/csim_results.log`.\n");
+  if (oneApi)
+    absl::StrAppend(&text, "- oneAPI: `mkdir build && cd build && cmake .. "
+                           "&& make fpga_emu && ./", p,
+                    ".fpga_emu ../tb_data` (emulation), `make report` (the "
+                    "optimization report), `make fpga` (the bitstream).\n");
+  else
+    absl::StrAppend(&text,
+                    "- Vitis HLS: `vitis_hls -f build_prj.tcl` (C simulation "
+                    "and synthesis); `-tclargs \"cosim=1 export=1\"` adds "
+                    "co-simulation and IP export.\n",
+                    "- Vivado, out of context, after synthesis: `vivado -mode "
+                    "batch -source vivado_synth.tcl`.\n");
+  return text;
 }
 
 } // namespace
@@ -595,20 +619,30 @@ std::vector<ArtifactFile> writeHlsProject(const Network &network,
       parts.push_back(exact(v));
     expected += absl::StrJoin(parts, " ") + "\n";
   }
-  return {{"report.txt", reportText(design)},
-          {"report.json", reportJson(design, options)},
-          {"firmware/" + p + ".cpp", firmwareSource(design, options)},
-          {"firmware/" + p + ".h", topHeader(options)},
-          {"firmware/defines.h", definesHeader(design, options)},
-          {"firmware/parameters.h", parametersHeader(design, options)},
-          {"firmware/cuvil_fixed.h", kCuvilFixedHeader},
-          {p + "_test.cpp", testbench(options)},
-          {"tb_data/tb_input_features.dat", inputs},
-          {"tb_data/tb_output_predictions.dat", expected},
-          {"build_prj.tcl", buildTcl(design, options)},
-          {"vivado_synth.tcl", vivadoTcl(design, options)},
-          {"Makefile", makefile(options)},
-          {"README.md", readme(design, options)}};
+  bool oneApi = design.device.flow == "oneapi";
+  const std::string src = oneApi ? "src" : "firmware";
+  std::string firmware = firmwareSource(design, options);
+  std::vector<ArtifactFile> files = {
+      {"report.txt", reportText(design)},
+      {"report.json", reportJson(design, options)},
+      {src + "/" + p + ".cpp", oneApi ? toOneApiSource(firmware) : firmware},
+      {src + "/" + p + ".h", topHeader(options)},
+      {src + "/defines.h", definesHeader(design, options)},
+      {src + "/parameters.h", parametersHeader(design, options)},
+      {src + "/cuvil_fixed.h", kCuvilFixedHeader},
+      {p + "_test.cpp", testbench(options, src)},
+      {"tb_data/tb_input_features.dat", inputs},
+      {"tb_data/tb_output_predictions.dat", expected},
+      {"Makefile", makefile(options, src, oneApi)},
+      {"README.md", readme(design, options, src, oneApi)}};
+  if (oneApi) {
+    files.push_back({"src/main.cpp", oneApiMain(design, options)});
+    files.push_back({"CMakeLists.txt", oneApiCMake(design, options)});
+  } else {
+    files.push_back({"build_prj.tcl", buildTcl(design, options)});
+    files.push_back({"vivado_synth.tcl", vivadoTcl(design, options)});
+  }
+  return files;
 }
 
 } // namespace cuvil::fpga

@@ -23,7 +23,8 @@
 // Limits: W <= 64 for every type, the results of arithmetic included (a
 // compile-time error beyond); the vendor types' saturation-bit count N is
 // 0. Defining CUVIL_FIXED_USE_VENDOR makes `cuvil::fixed` the vendor type
-// (ap_fixed.h, or ac_fixed.h with CUVIL_FIXED_USE_AC) for synthesis.
+// (ap_fixed.h, or ac_fixed.h with CUVIL_FIXED_USE_AC; oneAPI's own with
+// CUVIL_FIXED_ONEAPI too) for synthesis.
 //
 // Header-only C++14, no dependency but <cstdint> and <cmath>; the generated
 // projects carry a copy.
@@ -66,7 +67,11 @@ enum class O { WRAP, SAT, SAT_ZERO, SAT_SYM };
 #endif
 
 #if defined(CUVIL_FIXED_USE_VENDOR) && defined(CUVIL_FIXED_USE_AC)
+#if defined(CUVIL_FIXED_ONEAPI) /* oneAPI ships ac_fixed with SYCL */
+#include <sycl/ext/intel/ac_types/ac_fixed.hpp>
+#else
 #include <ac_fixed.h>
+#endif
 namespace cuvil {
 namespace detail {
 CUVIL_FIXED_VENDOR_MODES(AC, ac_q_mode, ac_o_mode)
