@@ -180,3 +180,49 @@ def test_errors_quote_hostile_names_without_control_characters(tmp_path):
     assert b"'x\\x1b[2J\\x0aerror: all good'" in result.stderr
     assert b"\x1b" not in result.stderr
     assert result.stderr.count(b"\n") == 1
+
+
+def hostile_dense_model(path):
+    """A Gemm and a Relu whose input, output and node names and source path
+    are hostile (built with stand-ins like hostile_model)."""
+    names = [HOSTILE[0], OUTPUT_NAME, NODE_NAME, DOC_PATH]
+    stand_ins = [placeholder(i, len(name)) for i, name in enumerate(names)]
+    x, out, node, doc = (s.decode() for s in stand_ins)
+    weight = helper.make_tensor("w", TensorProto.FLOAT, [3, 4],
+                                np.linspace(-1, 1, 12).tolist())
+    nodes = [helper.make_node("Gemm", [x, "w"], ["h"], name=node, transB=1,
+                              doc_string=f"{doc}(7): forward\n"),
+             helper.make_node("Relu", ["h"], [out], name="relu")]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info(out, TensorProto.FLOAT, [1, 3])],
+        initializer=[weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    data = model.SerializeToString()
+    for stand_in, name in zip(stand_ins, names):
+        assert data.count(stand_in) >= 1
+        data = data.replace(stand_in, name)
+    path.write_bytes(data)
+
+
+def test_an_fpga_project_quotes_hostile_names_without_running_them(tmp_path):
+    hostile_dense_model(tmp_path / "d.onnx")
+    cuvilc("d.onnx", "--target=fpga", "--device=xczu9eg", "-o", "design",
+           cwd=tmp_path)
+    project = tmp_path / "design"
+    # The generated C++ compiles and runs (a constructor would run first).
+    result = subprocess.run(["make", "-s", "csim"], cwd=project,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "0 outputs differ" in result.stdout
+    assert not (project / MARKER).exists()
+    report = json.loads((project / "report.json").read_text())
+    assert report["layers"][0]["node"] == as_json_text(NODE_NAME)
+    assert as_json_text(DOC_PATH) in report["layers"][0]["location"]
+    # In the sources the names are only ever inside // comments, escaped
+    # (no newline or line splice can end one early).
+    for path in (project / "firmware").iterdir():
+        for line in path.read_text().splitlines():
+            if "pwn" in line:
+                assert line.lstrip().startswith("//"), (path.name, line)
