@@ -50,6 +50,18 @@ def placeholder(index, length):
     return (text + "@" * length)[:length].encode()
 
 
+def write_with_names(graph, stand_ins, names, path):
+    """Writes the model of `graph` with each stand-in replaced by its
+    hostile name, byte for byte."""
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    data = model.SerializeToString()
+    for stand_in, name in zip(stand_ins, names):
+        assert data.count(stand_in) >= 1
+        data = data.replace(stand_in, name)
+    path.write_bytes(data)
+
+
 def hostile_model(path):
     """Sum of the inputs, then Relu, each name hostile. protobuf's Python API
     takes only valid UTF-8, so the model is built with same-length stand-ins
@@ -64,13 +76,7 @@ def hostile_model(path):
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(
         name, TensorProto.FLOAT, [2, 3]) for name in inputs],
         [helper.make_tensor_value_info(out, TensorProto.FLOAT, [2, 3])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 7
-    data = model.SerializeToString()
-    for stand_in, name in zip(stand_ins, names):
-        assert data.count(stand_in) >= 1
-        data = data.replace(stand_in, name)
-    path.write_bytes(data)
+    write_with_names(graph, stand_ins, names, path)
 
 
 def cuvilc(*args, cwd):
@@ -197,13 +203,7 @@ def hostile_dense_model(path):
         nodes, "g", [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 4])],
         [helper.make_tensor_value_info(out, TensorProto.FLOAT, [1, 3])],
         initializer=[weight])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 7
-    data = model.SerializeToString()
-    for stand_in, name in zip(stand_ins, names):
-        assert data.count(stand_in) >= 1
-        data = data.replace(stand_in, name)
-    path.write_bytes(data)
+    write_with_names(graph, stand_ins, names, path)
 
 
 def test_an_fpga_project_quotes_hostile_names_without_running_them(tmp_path):

@@ -226,25 +226,30 @@ absl::Status parseTargetSettings(cuvil::TargetOptions &options) {
   std::map<std::string, std::string> &settings = options.settings;
   if (std::string precision = absl::GetFlag(FLAGS_precision); !precision.empty())
     settings["precision"] = precision;
-  for (absl::string_view item :
-       absl::StrSplit(absl::GetFlag(FLAGS_layer_precision), ';',
-                      absl::SkipWhitespace())) {
+  // NODE=VALUE items as "SETTING:NODE" settings (node names may hold '=').
+  auto perLayer = [&](absl::string_view flag, absl::string_view setting,
+                      absl::string_view item) -> absl::Status {
     size_t eq = item.rfind('=');
     if (eq == absl::string_view::npos || eq == 0)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--layer-precision: '", item, "' is not NODE=TYPE"));
-    settings[absl::StrCat("precision:", item.substr(0, eq))] =
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, ": '", item, "' is not NODE=VALUE"));
+    settings[absl::StrCat(setting, ":", item.substr(0, eq))] =
         std::string(item.substr(eq + 1));
-  }
+    return absl::OkStatus();
+  };
+  for (absl::string_view item :
+       absl::StrSplit(absl::GetFlag(FLAGS_layer_precision), ';',
+                      absl::SkipWhitespace()))
+    if (absl::Status status = perLayer("--layer-precision", "precision", item);
+        !status.ok())
+      return status;
   if (int64_t reuse = absl::GetFlag(FLAGS_reuse_factor); reuse != 0)
     settings["reuse_factor"] = absl::StrCat(reuse);
-  for (const std::string &item : absl::GetFlag(FLAGS_layer_reuse_factor)) {
-    size_t eq = item.rfind('=');
-    if (eq == std::string::npos || eq == 0)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--layer-reuse-factor: '", item, "' is not NODE=N"));
-    settings["reuse_factor:" + item.substr(0, eq)] = item.substr(eq + 1);
-  }
+  for (const std::string &item : absl::GetFlag(FLAGS_layer_reuse_factor))
+    if (absl::Status status =
+            perLayer("--layer-reuse-factor", "reuse_factor", item);
+        !status.ok())
+      return status;
   if (std::string strategy = absl::GetFlag(FLAGS_strategy); !strategy.empty())
     settings["strategy"] = strategy;
   if (double clock = absl::GetFlag(FLAGS_clock_period); clock != 0)

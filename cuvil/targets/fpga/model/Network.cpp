@@ -91,6 +91,23 @@ Layer namedLayer(mlir::Operation *op, LayerKind kind) {
   return layer;
 }
 
+/// The call's epilogue: a ReLU the layer applies, or an error for steps
+/// the FPGA target does not fuse into `what`.
+absl::Status readFusedRelu(l2::UKernelCallOp call, const char *what,
+                           Layer &layer) {
+  l2::EpilogueAttr epilogue = call.getEpilogueAttr();
+  if (!epilogue)
+    return absl::OkStatus();
+  for (l2::EpilogueStep step : epilogue.getSteps())
+    if (step != l2::EpilogueStep::relu)
+      return unsupported(call, absl::StrCat(
+          "the FPGA target does not fuse a '",
+          l2::stringifyEpilogueStep(step).str(), "' step into ", what,
+          " yet"));
+  layer.relu = epilogue.has(l2::EpilogueStep::relu);
+  return absl::OkStatus();
+}
+
 /// A gemm / matmul with constant weights: y = x W (+ b), ReLU fused.
 absl::StatusOr<Layer> denseLayer(l2::UKernelCallOp call, int64_t nIn,
                                  const Aliases &aliases) {
@@ -131,16 +148,7 @@ absl::StatusOr<Layer> denseLayer(l2::UKernelCallOp call, int64_t nIn,
     for (int64_t j = 0; j < cols; ++j)
       layer.bias[j] = beta * c[j];
   }
-  if (l2::EpilogueAttr epilogue = call.getEpilogueAttr()) {
-    for (l2::EpilogueStep step : epilogue.getSteps()) {
-      if (step != l2::EpilogueStep::relu)
-        return unsupported(call, absl::StrCat(
-            "the FPGA target does not fuse a '",
-            l2::stringifyEpilogueStep(step).str(),
-            "' step into a dense layer yet"));
-    }
-    layer.relu = epilogue.has(l2::EpilogueStep::relu);
-  }
+  RETURN_IF_ERROR(readFusedRelu(call, "a dense layer", layer));
   return layer;
 }
 
@@ -215,15 +223,7 @@ absl::StatusOr<Layer> convLayer(l2::UKernelCallOp call,
   if (inputs.size() > 2) {
     ASSIGN_OR_RETURN(layer.bias, constantValues(inputs[2], call, aliases));
   }
-  if (l2::EpilogueAttr epilogue = call.getEpilogueAttr()) {
-    for (l2::EpilogueStep step : epilogue.getSteps())
-      if (step != l2::EpilogueStep::relu)
-        return unsupported(call, absl::StrCat(
-            "the FPGA target does not fuse a '",
-            l2::stringifyEpilogueStep(step).str(),
-            "' step into a convolution yet"));
-    layer.relu = epilogue.has(l2::EpilogueStep::relu);
-  }
+  RETURN_IF_ERROR(readFusedRelu(call, "a convolution", layer));
   return layer;
 }
 
