@@ -499,6 +499,10 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
   info.stage = [&progress](llvm::StringRef what) {
     progress.stage(absl::string_view(what.data(), what.size()));
   };
+  info.note = [&options](llvm::StringRef what) {
+    if (options.progress)
+      options.progress(absl::StrCat("note: ", what.str()));
+  };
   absl::StatusOr<std::vector<ArtifactFile>> files = backend->serialize(
       *module, options.emit, options.targetOptions, info);
   if (!files.ok()) {

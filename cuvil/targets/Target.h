@@ -67,6 +67,9 @@ struct SerializeInfo {
   /// Reports the start of a stage ("building the shared object"), as many
   /// times as the emit kind's `stages`.
   std::function<void(llvm::StringRef)> stage = [](llvm::StringRef) {};
+  /// Tells the user a decision the target took for them (a reuse factor
+  /// snapped or raised), as a note beside the progress lines.
+  std::function<void(llvm::StringRef)> note = [](llvm::StringRef) {};
 };
 
 /// One file of an artifact. The first file of a serialization is the main

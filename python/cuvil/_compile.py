@@ -105,7 +105,8 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         model's node names.
     reuse_factor: an int (1: fully parallel; snapped to a valid one, raised
         to fit), or a dict {"default": ..., NODE: n} (kept as given).
-    strategy: "latency" or "resource". clock_period: ns.
+    strategy: "latency" or "resource", or a dict by node name.
+    clock_period: ns.
     max_utilization: the share of each resource the design may use (0.8).
     calibration: representative inputs (an array, samples along dimension
         0), for auto precision and the testbench's vectors.

@@ -34,7 +34,8 @@ def settings_for(device, precision, reuse_factor, strategy, clock_period,
 
     per_layer("precision", precision, str)
     per_layer("reuse_factor", reuse_factor, lambda v: str(int(v)))
-    for name, value in (("strategy", strategy), ("clock_period", clock_period),
+    per_layer("strategy", strategy, str)
+    for name, value in (("clock_period", clock_period),
                         ("max_utilization", max_utilization),
                         ("project", project), ("test_vectors", test_vectors)):
         if value is not None:

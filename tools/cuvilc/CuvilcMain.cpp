@@ -135,6 +135,8 @@ ABSL_FLAG(std::string, strategy, "",
           "--target=fpga: latency (fully parallel, weights in logic) or "
           "resource (folded loops, weights in block RAM). Default: latency "
           "where the reuse factor is 1, resource elsewhere.");
+ABSL_FLAG(std::vector<std::string>, layer_strategy, {},
+          "--target=fpga: per-layer strategies: NODE=latency,NODE=resource.");
 ABSL_FLAG(double, clock_period, 0,
           "--target=fpga: the clock period in ns (default: the device's).");
 ABSL_FLAG(double, max_utilization, 0,
@@ -252,6 +254,10 @@ absl::Status parseTargetSettings(cuvil::TargetOptions &options) {
       return status;
   if (std::string strategy = absl::GetFlag(FLAGS_strategy); !strategy.empty())
     settings["strategy"] = strategy;
+  for (const std::string &item : absl::GetFlag(FLAGS_layer_strategy))
+    if (absl::Status status = perLayer("--layer-strategy", "strategy", item);
+        !status.ok())
+      return status;
   if (double clock = absl::GetFlag(FLAGS_clock_period); clock != 0)
     settings["clock_period"] = absl::StrCat(clock);
   if (double share = absl::GetFlag(FLAGS_max_utilization); share != 0)

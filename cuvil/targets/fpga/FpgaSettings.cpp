@@ -50,9 +50,9 @@ parseFpgaSettings(const std::map<std::string, std::string> &settings) {
     std::string name = key.substr(0, colon);
     std::string node = colon == std::string::npos ? "" : key.substr(colon + 1);
     if (colon != std::string::npos && name != "precision" &&
-        name != "reuse_factor")
-      return bad(key, value, "only precision and reuse_factor are set per "
-                             "layer (NAME:NODE)");
+        name != "reuse_factor" && name != "strategy")
+      return bad(key, value, "only precision, reuse_factor and strategy are "
+                             "set per layer (NAME:NODE)");
     if (name == "precision" && node.empty() &&
         (value == "auto" || llvm::StringRef(value).starts_with("auto<"))) {
       int width = 16;
@@ -80,13 +80,18 @@ parseFpgaSettings(const std::map<std::string, std::string> &settings) {
         result.plan.layerReuse[node] = reuse;
     } else if (name == "strategy") {
       std::string lower = absl::AsciiStrToLower(value);
+      Strategy strategy;
       if (lower == "latency")
-        result.plan.strategy = Strategy::Latency;
+        strategy = Strategy::Latency;
       else if (lower == "resource")
-        result.plan.strategy = Strategy::Resource;
+        strategy = Strategy::Resource;
       else
         return bad(key, value, "the strategy is latency (fully parallel) or "
                                "resource (folded, weights in memory)");
+      if (node.empty())
+        result.plan.strategy = strategy;
+      else
+        result.plan.layerStrategy[node] = strategy;
     } else if (name == "clock_period") {
       if (!absl::SimpleAtod(value, &result.plan.clockNs) ||
           !(result.plan.clockNs > 0.5 && result.plan.clockNs < 1000))
@@ -110,6 +115,7 @@ parseFpgaSettings(const std::map<std::string, std::string> &settings) {
       return bad(key, value,
                  "unknown setting; the FPGA target takes precision, "
                  "precision:NODE, reuse_factor, reuse_factor:NODE, strategy, "
+                 "strategy:NODE, "
                  "clock_period, max_utilization, project, test_vectors and "
                  "calibration");
     }

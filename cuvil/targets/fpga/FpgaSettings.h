@@ -8,6 +8,7 @@
 //   reuse_factor         every dense layer's (default 1; raised to fit)
 //   reuse_factor:NODE    one layer's, kept as given
 //   strategy             latency or resource (default: by reuse factor)
+//   strategy:NODE        one layer's
 //   clock_period         ns (default: the device's)
 //   max_utilization      the share of each resource allowed (default 0.8)
 //   project              the top function's and project's name (myproject)

@@ -164,6 +164,8 @@ public:
     }
     ASSIGN_OR_RETURN(DesignPlan design,
                      planDesign(network, device, settings.plan));
+    for (const std::string &decision : design.decisions)
+      info.note(decision);
     info.stage("writing the HLS project");
     ProjectOptions project;
     project.project = settings.project;

@@ -26,9 +26,12 @@ Resources &Resources::operator+=(const Resources &other) {
 }
 
 std::string describeLayer(const LayerPlan &layer) {
-  if (layer.layer->node.empty())
+  // The model's node name, or where the op is written (an MLIR model).
+  const std::string &name = layer.layer->node.empty() ? layer.layer->location
+                                                      : layer.layer->node;
+  if (name.empty())
     return layer.id;
-  return absl::StrCat(layer.layer->node, " (", layer.id, ")");
+  return absl::StrCat(name, " (", layer.id, ")");
 }
 
 namespace {
@@ -440,6 +443,7 @@ absl::StatusOr<DesignPlan> planDesign(const Network &network,
   };
   RETURN_IF_ERROR(checkNames(options.layerPrecision, "precision"));
   RETURN_IF_ERROR(checkNames(options.layerReuse, "reuse factor"));
+  RETURN_IF_ERROR(checkNames(options.layerStrategy, "strategy"));
 
   std::vector<double> ranges;
   if (options.autoWidth) {
@@ -499,6 +503,9 @@ absl::StatusOr<DesignPlan> planDesign(const Network &network,
   // its cap until the design fits (only layers whose factor the user left
   // to the compiler).
   auto strategyOf = [&](const LayerPlan &plan) {
+    auto given = options.layerStrategy.find(plan.layer->node);
+    if (given != options.layerStrategy.end())
+      return given->second;
     return options.strategy.value_or(plan.reuse == 1 ? Strategy::Latency
                                                      : Strategy::Resource);
   };

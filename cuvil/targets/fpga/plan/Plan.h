@@ -46,6 +46,8 @@ struct PlanOptions {
   /// folded loops with weights in memory; none: latency where a layer's
   /// reuse factor is 1, resource elsewhere.
   std::optional<Strategy> strategy;
+  /// Per layer, by node name.
+  std::map<std::string, Strategy> layerStrategy;
   /// The clock period in ns (0: the device's).
   double clockNs = 0;
   /// The share of each resource the design may use.
