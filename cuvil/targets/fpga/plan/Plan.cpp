@@ -552,11 +552,27 @@ absl::StatusOr<DesignPlan> planDesign(const Network &network,
     int64_t allowed = static_cast<int64_t>(over->budget * options.maxUtilization);
     if (!grow || grow->resources.*over->field == 0) {
       std::vector<std::string> users;
-      for (const LayerPlan &plan : design.layers)
-        if (plan.resources.*over->field > 0)
-          users.push_back(absl::StrCat(describeLayer(plan), " ",
+      for (const LayerPlan &plan : design.layers) {
+        if (plan.resources.*over->field == 0)
+          continue;
+        std::string use = absl::StrCat(describeLayer(plan), " ",
                                        plan.resources.*over->field,
-                                       " at reuse factor ", plan.reuse));
+                                       " at reuse factor ", plan.reuse);
+        // For DSPs, what a layer whose factor was fixed would fit at.
+        int64_t perProduct = plan.multipliers
+                                 ? plan.resources.dsp / plan.multipliers
+                                 : 0;
+        if (over->field == &Resources::dsp && perProduct > 0 &&
+            options.layerReuse.count(plan.layer->node)) {
+          int64_t room = allowed - (design.total.dsp - plan.resources.dsp);
+          absl::StatusOr<int64_t> fits = smallestReuseWithin(
+              describeLayer(plan), plan.layer->productsIn(),
+              plan.layer->productsOut(), room / perProduct);
+          if (fits.ok())
+            absl::StrAppend(&use, " (it fits at reuse factor ", *fits, ")");
+        }
+        users.push_back(use);
+      }
       return absl::ResourceExhaustedError(absl::StrFormat(
           "the design does not fit %s: it needs %d %s, and %.0f%% of the "
           "device allows %d (%s). Every layer left to the compiler is at "

@@ -127,6 +127,11 @@ TEST(PlanTest, AFixedReuseFactorThatCannotFitSaysSo) {
   EXPECT_NE(design.status().message().find("8192 DSP"), std::string::npos)
       << design.status().message();
   EXPECT_NE(design.status().message().find("allows 2016"), std::string::npos);
+  // 2016 of the DSPs leave room for 2016 products: 8192 / 4 = 2048 do not
+  // fit, 8192 / 8 = 1024 do.
+  EXPECT_NE(design.status().message().find("it fits at reuse factor 8"),
+            std::string::npos)
+      << design.status().message();
 }
 
 TEST(PlanTest, InvalidReuseFactorsAreSnappedWithAMessage) {
