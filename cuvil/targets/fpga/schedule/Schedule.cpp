@@ -337,8 +337,11 @@ absl::StatusOr<Schedule> moduloSchedule(const Graph &graph, double clockNs,
     bool failed = false;
     for (size_t k = 0; k < graph.operations.size() && !failed; ++k) {
       int op = readyByPriority(graph, edges, placer, *height).front();
+      // Rau's window is II cycles wide (the reservation table repeats
+      // after them); one cycle more lets an operation that cannot chain
+      // onto its operands' cycle start after a register instead.
       int first = placer.earliest(op);
-      int last = std::min(first + ii - 1, placer.latest(op));
+      int last = std::min(first + ii, placer.latest(op));
       failed = true;
       for (int t = first; t <= last && failed; ++t)
         failed = !placer.tryAt(op, t);

@@ -217,6 +217,34 @@ TEST(ModuloScheduleTest, ResourcesBoundTheInterval) {
   EXPECT_EQ(perSlot[1], 2);
 }
 
+// A sum of four products, then an accumulator (a register: its recurrence
+// is one cycle). The adder chain (3 x 2 ns) does not fit one 5 ns cycle, so
+// the last adder starts a cycle later, after a register: II stays 1 (an
+// II-wide window alone would have found no slot and raised it).
+TEST(ModuloScheduleTest, AChainTooLongForOneCycleBreaksAtARegister) {
+  Graph g = datapath(4, 4);
+  int m[4];
+  for (int i = 0; i < 4; ++i)
+    m[i] = mul(g, "m" + std::to_string(i), 2);
+  int a0 = add(g, "a0", 0, 2.0), a1 = add(g, "a1", 0, 2.0);
+  int a2 = add(g, "a2", 0, 2.0), acc = add(g, "acc", 1, 2.0);
+  edge(g, m[0], a0);
+  edge(g, m[1], a0);
+  edge(g, m[2], a1);
+  edge(g, m[3], a1);
+  edge(g, a0, a2);
+  edge(g, a1, a2);
+  edge(g, a2, acc);
+  edge(g, acc, acc, 1);
+  absl::StatusOr<Schedule> s = moduloSchedule(g, 5.0, 16);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->ii, 1);
+  EXPECT_EQ(s->start[a0], 2);
+  EXPECT_EQ(s->start[a2], 2);  // a0 then a2: 4 ns
+  EXPECT_EQ(s->start[acc], 3); // 6 ns would not fit: the next cycle
+  EXPECT_GE(s->slackNs, 0);
+}
+
 TEST(ModuloScheduleTest, AnIntervalBeyondTheLimitIsAnError) {
   Graph g = datapath(1, 1);
   for (int i = 0; i < 8; ++i)
