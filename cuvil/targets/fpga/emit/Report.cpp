@@ -13,9 +13,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <regex>
 
 namespace cuvil::fpga {
 
@@ -60,6 +63,27 @@ void putResources(llvm::json::Object &object, const Resources &r,
     object["ALM"] = (r.lut + 1) / 2;
   else
     object["URAM"] = r.uram;
+}
+
+/// llvm::json writes doubles with 17 digits (0.80000000000000004); a
+/// person reads the report: each such value of one of our keys (a line
+/// `"Key": number` of the pretty-printed text; model text is never a key
+/// and cannot span lines) in its shortest form of up to 6 digits.
+std::string shortestNumbers(const std::string &json) {
+  static const std::regex kLine(
+      R"(^(\s*"[A-Za-z_]+": )(-?[0-9]+\.[0-9]{12,}(e[-+]?[0-9]+)?)(,?)$)");
+  std::string out;
+  for (absl::string_view piece : absl::StrSplit(json, '\n')) {
+    std::string line(piece);
+    std::smatch match;
+    if (std::regex_match(line, match, kLine))
+      line = absl::StrCat(match[1].str(),
+                          absl::StrFormat("%.6g", std::stod(match[2].str())),
+                          match[4].str());
+    absl::StrAppend(&out, line, "\n");
+  }
+  out.pop_back(); // the split's last piece follows the text's final newline
+  return out;
 }
 
 } // namespace
@@ -160,7 +184,7 @@ std::string reportJson(const DesignPlan &design, const ProjectOptions &options) 
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
-  return text;
+  return shortestNumbers(text);
 }
 
 std::string reportText(const DesignPlan &design) {
