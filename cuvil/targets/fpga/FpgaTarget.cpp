@@ -182,7 +182,7 @@ public:
     else
       project.samples =
           testVectors(design, network.inputSize, settings.testVectors);
-    return writeHlsProject(network, design, project);
+    return writeHlsProject(design, project);
   }
 };
 

@@ -604,8 +604,7 @@ std::string readme(const DesignPlan &design, const ProjectOptions &options,
 
 } // namespace
 
-std::vector<ArtifactFile> writeHlsProject(const Network &network,
-                                          const DesignPlan &design,
+std::vector<ArtifactFile> writeHlsProject(const DesignPlan &design,
                                           const ProjectOptions &options) {
   const std::string &p = options.project;
   std::string inputs, expected;

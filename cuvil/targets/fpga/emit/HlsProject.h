@@ -37,8 +37,7 @@ struct ProjectOptions {
 };
 
 /// The project's files, paths relative to its folder.
-std::vector<ArtifactFile> writeHlsProject(const Network &network,
-                                          const DesignPlan &design,
+std::vector<ArtifactFile> writeHlsProject(const DesignPlan &design,
                                           const ProjectOptions &options);
 
 /// The report as JSON (hls4ml / FINN key names) and as text.

@@ -87,8 +87,8 @@ struct LayerPlan {
   Strategy strategy = Strategy::Latency;
   int64_t multipliers = 0;
   bool lutMultipliers = false;
-  /// The weights' home: "logic" (constants in the multipliers), "lutram",
-  /// "bram" or "uram"; "" without weights.
+  /// The weights' home: "logic" (constants in the multipliers), "lutram"
+  /// or "bram"; "" without weights.
   std::string memory;
   /// Cycles between inputs and from input to output; the schedule's slack
   /// and adder levels chained in one cycle.
@@ -96,9 +96,6 @@ struct LayerPlan {
   double slackNs = 0;
   int chainedAdders = 0;
   Resources resources;
-  /// Integer bits the layer's inputs and outputs need for the data the
-  /// interpreter ran, when it ran (the report's overflow warnings).
-  std::vector<std::string> notes;
 };
 
 struct DesignPlan {
