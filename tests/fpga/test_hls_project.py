@@ -305,6 +305,8 @@ def compile_error(tmp_path, model, n_in, *flags):
     (("--device=xczu9eg", "--layer-reuse-factor=/0/Gemm=1",
       "--max-utilization=0.1"), "does not fit xczu9eg"),
     (("--device=xczu9eg", "--project=my-design"), "the project names the top"),
+    (("--device=xczu9eg", "--observer=entropy"),
+     "--observer applies with --quantize=int8"),
 ])
 def test_bad_options_are_explained(tmp_path, flags, message):
     assert message in compile_error(tmp_path, jet_tagger(), 16, *flags)

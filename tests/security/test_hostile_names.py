@@ -188,10 +188,10 @@ def test_errors_quote_hostile_names_without_control_characters(tmp_path):
     assert result.stderr.count(b"\n") == 1
 
 
-def hostile_dense_model(path):
+def hostile_dense_model(path, node_name=NODE_NAME):
     """A Gemm and a Relu whose input, output and node names and source path
     are hostile (built with stand-ins like hostile_model)."""
-    names = [HOSTILE[0], OUTPUT_NAME, NODE_NAME, DOC_PATH]
+    names = [HOSTILE[0], OUTPUT_NAME, node_name, DOC_PATH]
     stand_ins = [placeholder(i, len(name)) for i, name in enumerate(names)]
     x, out, node, doc = (s.decode() for s in stand_ins)
     weight = helper.make_tensor("w", TensorProto.FLOAT, [3, 4],
@@ -226,3 +226,18 @@ def test_an_fpga_project_quotes_hostile_names_without_running_them(tmp_path):
         for line in path.read_text().splitlines():
             if "pwn" in line:
                 assert line.lstrip().startswith("//"), (path.name, line)
+
+
+def test_fpga_notes_show_a_hostile_node_name_escaped(tmp_path):
+    node = b"node \x1b[31m red\ncuvilc: forged line"
+    hostile_dense_model(tmp_path / "d.onnx", node_name=node)
+    # Reuse factor 5 is not valid for 4 x 3 products: a note names the layer.
+    result = subprocess.run(
+        [str(CUVILC), "d.onnx", "--target=fpga", "--device=xczu9eg",
+         "--reuse-factor=5", "-o", "design"],
+        cwd=tmp_path, capture_output=True, check=True)
+    assert b"\x1b" not in result.stderr
+    assert b"\ncuvilc: forged line" not in result.stderr
+    assert b"node \\x1b[31m red\\x0acuvilc: forged line (layer1)" in result.stderr
+    report = json.loads((tmp_path / "design" / "report.json").read_text())
+    assert report["layers"][0]["node"] == as_json_text(node)

@@ -280,8 +280,10 @@ absl::Status parseTargetSettings(cuvil::TargetOptions &options) {
 }
 
 /// The first calibration flag given (those only int8 takes), if any.
-const char *givenCalibrationFlag() {
-  return !absl::GetFlag(FLAGS_calibration).empty() ? "--calibration"
+/// (`withData`: --calibration counts too; an FPGA design takes it.)
+const char *givenCalibrationFlag(bool withData = true) {
+  return withData && !absl::GetFlag(FLAGS_calibration).empty()
+             ? "--calibration"
          : !absl::GetFlag(FLAGS_quantization_report).empty()
              ? "--quantization-report"
          : absl::GetFlag(FLAGS_observer) != "minmax" ? "--observer"
@@ -292,10 +294,10 @@ const char *givenCalibrationFlag() {
 absl::Status parseQuantizationFlags(cuvil::CompileOptions &options) {
   std::string scheme = absl::GetFlag(FLAGS_quantize);
   std::string data = absl::GetFlag(FLAGS_calibration);
-  if (scheme.empty() && !absl::GetFlag(FLAGS_device).empty())
-    return absl::OkStatus(); // an FPGA design's (parseTargetSettings)
   if (scheme.empty()) {
-    const char *stray = givenCalibrationFlag();
+    // An FPGA design reads --calibration itself (parseTargetSettings).
+    const char *stray =
+        givenCalibrationFlag(absl::GetFlag(FLAGS_device).empty());
     if (!stray && !absl::GetFlag(FLAGS_keep_fp32).empty())
       stray = "--keep-fp32";
     if (stray)

@@ -5,6 +5,7 @@
 #include "cuvil/ir/CuvilL2Ops.h"
 #include "cuvil/support/Diagnostics.h"
 #include "cuvil/support/ElementsBytes.h"
+#include "cuvil/support/SourceEscape.h"
 #include "cuvil/support/StatusMacros.h"
 
 #include "absl/strings/str_cat.h"
@@ -34,8 +35,8 @@ namespace {
 /// names the op and where the user wrote it.
 absl::Status unsupported(mlir::Operation *op, const std::string &what) {
   op->emitError(what);
-  return absl::InvalidArgumentError(
-      absl::StrCat(formatLocation(op->getLoc()), ": error: ", what));
+  return absl::InvalidArgumentError(absl::StrCat(
+      printableText(formatLocation(op->getLoc())), ": error: ", what));
 }
 
 /// Values per sample of a buffer [1, ...] (a batch of one; the design

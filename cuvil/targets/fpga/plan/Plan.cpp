@@ -2,6 +2,7 @@
 
 #include "cuvil/targets/fpga/plan/Plan.h"
 
+#include "cuvil/support/SourceEscape.h"
 #include "cuvil/support/StatusMacros.h"
 #include "cuvil/targets/fpga/schedule/ReuseFactor.h"
 #include "cuvil/targets/fpga/schedule/Schedule.h"
@@ -26,12 +27,13 @@ Resources &Resources::operator+=(const Resources &other) {
 }
 
 std::string describeLayer(const LayerPlan &layer) {
-  // The model's node name, or where the op is written (an MLIR model).
+  // The model's node name, or where the op is written (an MLIR model):
+  // model text, shown on terminals and in logs.
   const std::string &name = layer.layer->node.empty() ? layer.layer->location
                                                       : layer.layer->node;
   if (name.empty())
     return layer.id;
-  return absl::StrCat(name, " (", layer.id, ")");
+  return absl::StrCat(printableText(name), " (", layer.id, ")");
 }
 
 namespace {
@@ -181,6 +183,34 @@ SoftmaxTables softmaxTables(int64_t n) {
   return t;
 }
 
+/// A combinational adder of `from` (chained under the clock by the
+/// scheduler).
+int addAdder(Graph &g, const std::string &name, const std::vector<int> &from,
+             double delayNs) {
+  Operation op;
+  op.name = name;
+  op.delayNs = delayNs;
+  int index = g.operations.size();
+  g.operations.push_back(op);
+  for (int f : from)
+    g.dependences.push_back({f, index, 0});
+  return index;
+}
+
+/// A balanced tree of adders summing `terms`; returns its root.
+int addAdderTree(Graph &g, std::vector<int> terms, double delayNs) {
+  for (int round = 0; terms.size() > 1; ++round) {
+    std::vector<int> next;
+    for (size_t i = 0; i + 1 < terms.size(); i += 2)
+      next.push_back(addAdder(g, absl::StrCat("add", round, "_", i / 2),
+                              {terms[i], terms[i + 1]}, delayNs));
+    if (terms.size() % 2)
+      next.push_back(terms.back());
+    terms = std::move(next);
+  }
+  return terms.front();
+}
+
 /// One output's datapath in one iteration of the layer's loop: its
 /// products, their adder tree and the accumulation (loop-carried across
 /// the R iterations).
@@ -207,28 +237,10 @@ Graph denseGraph(const LayerPlan &plan, const Device &device) {
     level.push_back(g.operations.size());
     g.operations.push_back(mul);
   }
-  auto add = [&](const std::string &name, std::vector<int> from) {
-    Operation op;
-    op.name = name;
-    op.delayNs = adderNs;
-    int index = g.operations.size();
-    g.operations.push_back(op);
-    for (int f : from)
-      g.dependences.push_back({f, index, 0});
-    return index;
-  };
-  for (int round = 0; level.size() > 1; ++round) {
-    std::vector<int> next;
-    for (size_t i = 0; i + 1 < level.size(); i += 2)
-      next.push_back(add(absl::StrCat("add", round, "_", i / 2),
-                         {level[i], level[i + 1]}));
-    if (level.size() % 2)
-      next.push_back(level.back());
-    level = next;
-  }
+  int sum = addAdderTree(g, level, adderNs);
   // The accumulator is a register: its sum is there the next cycle, when
   // the next iteration adds to it (a recurrence of one cycle).
-  int acc = add("accumulate", {level.front()});
+  int acc = addAdder(g, "accumulate", {sum}, adderNs);
   g.operations[acc].latency = 1;
   if (plan.reuse > 1)
     g.dependences.push_back({acc, acc, 1});
@@ -287,21 +299,7 @@ absl::Status scheduleConv(LayerPlan &plan, const Device &device,
     g.operations.push_back(mul);
     g.dependences.push_back({read, level.back(), 0});
   }
-  for (int round = 0; level.size() > 1; ++round) {
-    std::vector<int> next;
-    for (size_t i = 0; i + 1 < level.size(); i += 2) {
-      Operation add;
-      add.name = absl::StrCat("add", round, "_", i / 2);
-      add.delayNs = adderNs;
-      next.push_back(g.operations.size());
-      g.operations.push_back(add);
-      g.dependences.push_back({level[i], next.back(), 0});
-      g.dependences.push_back({level[i + 1], next.back(), 0});
-    }
-    if (level.size() % 2)
-      next.push_back(level.back());
-    level = next;
-  }
+  addAdderTree(g, level, adderNs);
   absl::StatusOr<Schedule> s = moduloSchedule(
       g, clockNs, /*maxIi=*/static_cast<int>(plan.reuse + w.taps()));
   if (!s.ok())
@@ -435,10 +433,10 @@ absl::StatusOr<DesignPlan> planDesign(const Network &network,
   auto checkNames = [&](const auto &byNode, const char *what) -> absl::Status {
     for (const auto &[node, value] : byNode)
       if (!nodes.count(node))
-        return absl::InvalidArgumentError(absl::StrCat(
+        return absl::InvalidArgumentError(printableText(absl::StrCat(
             "a ", what, " is given for '", node,
             "', which is no layer of the model; its layers are: ",
-            absl::StrJoin(nodes, ", ")));
+            absl::StrJoin(nodes, ", "))));
     return absl::OkStatus();
   };
   RETURN_IF_ERROR(checkNames(options.layerPrecision, "precision"));

@@ -1,5 +1,8 @@
 #include "cuvil/targets/fpga/plan/Interpreter.h"
 #include "cuvil/targets/fpga/plan/Plan.h"
+#include "cuvil/targets/fpga/schedule/ReuseFactor.h"
+
+#include <algorithm>
 
 #include "gtest/gtest.h"
 
@@ -111,8 +114,13 @@ TEST(PlanTest, TooBigAtReuseOneIsFolded) {
   EXPECT_GE(plan.latency, plan.reuse);
   ASSERT_EQ(design->decisions.size(), 1u);
   EXPECT_NE(design->decisions[0].find("raised from 1 to"), std::string::npos);
-  // The next smaller valid factor would not fit.
-  EXPECT_GT(128 * 64 / plan.reuse, 0);
+  // The smallest that fits: the valid factor before it needs more than
+  // the 2016 DSPs the cap allows (one DSP per 16 x 16 product).
+  std::vector<int64_t> valid = validReuseFactors(128, 64);
+  auto at = std::find(valid.begin(), valid.end(), plan.reuse);
+  ASSERT_NE(at, valid.begin());
+  EXPECT_GT(multipliersAt(128, 64, *(at - 1)), 2016);
+  EXPECT_LE(multipliersAt(128, 64, plan.reuse), 2016);
 }
 
 TEST(PlanTest, AFixedReuseFactorThatCannotFitSaysSo) {
