@@ -1,6 +1,7 @@
 #include "cuvil/driver/Compiler.h"
 
 #include "cuvil/importers/onnx/OnnxImporter.h"
+#include "cuvil/importers/xgboost/XgboostImporter.h"
 #include "cuvil/ir/CuvilOps.h"
 #include "cuvil/ir/Registration.h"
 #include "cuvil/passes/Passes.h"
@@ -173,8 +174,19 @@ loadModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
   }
   if (!options.inputShapes.empty())
     return absl::InvalidArgumentError(
-        "--input-shape applies to ONNX models; a .mlir model states its "
-        "input types itself");
+        "--input-shape applies to ONNX models; a .mlir or .json model states "
+        "its input types itself");
+  if (endsWith(path, ".json")) {
+    XgboostImportOptions xgboostOptions;
+    xgboostOptions.modelPath = path;
+    xgboostOptions.outputMargin = options.treeMargins;
+    absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module =
+        importXgboostModel(context, source, xgboostOptions);
+    // An import that built a module that fails to verify reports why.
+    if (!module.ok() && diagnostics.hadError())
+      return diagnostics.consumeStatus(absl::StatusCode::kInvalidArgument);
+    return module;
+  }
   auto sourceMgr = std::make_shared<llvm::SourceMgr>();
   sourceMgr->AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBuffer(source, path,
@@ -278,10 +290,12 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options) {
 absl::StatusOr<Artifact> compile(const CompileOptions &options,
                                  const TargetRegistry &targets) {
   const std::string &path = options.inputPath;
-  if (!endsWith(path, ".mlir") && !endsWith(path, ".onnx"))
+  if (!endsWith(path, ".mlir") && !endsWith(path, ".onnx") &&
+      !endsWith(path, ".json"))
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot read '", path,
-        "': Cuvil reads ONNX (.onnx) and level1 MLIR (.mlir) models"));
+        "': Cuvil reads ONNX (.onnx), XGBoost (.json) and level1 MLIR "
+        "(.mlir) models"));
   if (options.maxBatch && *options.maxBatch < 1)
     return absl::InvalidArgumentError("--max-batch must be at least 1");
   ASSIGN_OR_RETURN(const TargetBackend *backend,

@@ -43,8 +43,8 @@ absl::StatusOr<std::optional<EmitKindInfo>>
 lookupEmitKind(const TargetBackend &target, const std::string &emit);
 
 struct CompileOptions {
-  /// Path of the input model. Format by extension: `.onnx` (ONNX) or
-  /// `.mlir` (level1).
+  /// Path of the input model. Format by extension: `.onnx` (ONNX), `.json`
+  /// (an XGBoost model) or `.mlir` (level1).
   std::string inputPath;
   /// The model itself, when it is in memory (the Python extension passes
   /// captured models this way); `inputPath` then only names it in messages
@@ -91,6 +91,9 @@ struct CompileOptions {
   /// calibrated here (`quantization`), or a QDQ model that quantizes its
   /// inputs and dequantizes its outputs.
   bool integerIo = false;
+  /// A tree ensemble's output: its margins (XGBoost's output_margin) rather
+  /// than the objective's predictions (cuvilc --tree-output=margin).
+  bool treeMargins = false;
   /// Receives one human-readable line per compilation stage, if set.
   std::function<void(absl::string_view)> progress;
 };

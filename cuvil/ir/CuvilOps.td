@@ -635,6 +635,53 @@ def Cuvil_StorageCastOp : Cuvil_Op<"storage_cast", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Tree ensembles (verifier in TreeEnsemble.cpp)
+//===----------------------------------------------------------------------===//
+
+def Cuvil_TreeEnsembleOp : Cuvil_Op<"tree_ensemble",
+    [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "a forest of decision trees summed per target";
+  let description = [{
+    The decision forests of XGBoost, LightGBM, scikit-learn and ONNX-ML's
+    TreeEnsemble* in one form. `input` is [batch, features]; the result is
+    [batch, targets] of the leaves' element type, which is also the type the
+    sums are accumulated in, tree by tree in order, from `base_values`.
+
+    - `nodes` [N, 3] i32, one row per node: (feature, left, flags). A branch
+      compares `input[row, feature]` with `thresholds[node]` in the
+      thresholds' element type and goes to `left` when the comparison holds,
+      to `left + 1` otherwise; a node's children come after it in the
+      table, so every walk ends. A leaf has flags 0 and holds its row of
+      `leaves` in the feature column.
+    - flags: bits 0-2 the comparison (1 `<`, 2 `<=`, 3 `>`, 4 `>=`, 5 `==`,
+      6 `!=`; 0 a leaf); bit 3: a missing value (NaN, or `missing_value`)
+      goes left rather than right.
+    - `trees` [T, 2] i32: each tree's root node and the first target its
+      leaf rows add to (a leaf row of V values adds to V targets from it).
+    - `leaves` [L, V]: the values (float32 for XGBoost, float64 for
+      scikit-learn and LightGBM).
+    - `post_transform`: "none" (margins), "logistic" (1 / (1 + e^-m)),
+      "softmax" (over the targets) or "exp".
+
+    The importers renumber trees into this table (breadth first), so the
+    table is also the layout the kernels walk.
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, TensorOf<[I32]>:$nodes,
+                       Cuvil_Tensor:$thresholds, TensorOf<[I32]>:$trees,
+                       Cuvil_Tensor:$leaves,
+                       DenseF64ArrayAttr:$base_values,
+                       DefaultValuedAttr<StrAttr, "\"none\"">:$post_transform,
+                       OptionalAttr<F64Attr>:$missing_value);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $nodes `,` $thresholds `,` $trees `,` $leaves attr-dict `:`
+    type($input) `,` type($nodes) `,` type($thresholds) `,` type($trees) `,`
+    type($leaves)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion targets
 //===----------------------------------------------------------------------===//
 

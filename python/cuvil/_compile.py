@@ -16,6 +16,16 @@ def _is_onnx_model_proto(model):
         model, "SerializeToString")
 
 
+def _xgboost_booster(model):
+    """The xgboost.Booster of an XGBoost model (Booster, XGBClassifier,
+    XGBRegressor, ...), or None, without importing xgboost."""
+    if not type(model).__module__.startswith("xgboost"):
+        return None
+    if hasattr(model, "get_booster"):
+        return model.get_booster()
+    return model if hasattr(model, "save_raw") else None
+
+
 def _is_torch_model(model):
     torch = sys.modules.get("torch")
     return torch is not None and (
@@ -27,15 +37,19 @@ def _source(model, specs):
     """(bytes, name) of the model in a format the C++ compiler reads."""
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
-        if not path.endswith((".onnx", ".mlir")):
+        if not path.endswith((".onnx", ".mlir", ".json")):
             raise ValueError(f"cannot compile '{path}': Cuvil reads ONNX "
-                             "(.onnx) and level1 MLIR (.mlir) files")
+                             "(.onnx), XGBoost JSON (.json) and level1 MLIR "
+                             "(.mlir) files")
         try:
             with open(path, "rb") as f:
                 return f.read(), path
         except OSError as error:
             raise type(error)(error.errno, f"cannot read model: "
                               f"{error.strerror}", path) from None
+    booster = _xgboost_booster(model)
+    if booster is not None:
+        return bytes(booster.save_raw("json")), "xgboost.json"
     if _is_onnx_model_proto(model):
         return model.SerializeToString(), f"{model.graph.name or 'model'}.onnx"
     if _is_torch_model(model):
@@ -50,8 +64,8 @@ def _source(model, specs):
         return _capture.torch_to_onnx(model, specs), f"{name}.onnx"
     raise TypeError(f"cannot compile a {type(model).__name__}: pass a "
                     "torch.jit.script function or module, a traced module, "
-                    "an nn.Module, a callable on tensors, an ONNX file path "
-                    "or an onnx.ModelProto")
+                    "an nn.Module, a callable on tensors, an ONNX file path, "
+                    "an onnx.ModelProto or an XGBoost model")
 
 
 def _input_names(contents, name, specs):
@@ -72,14 +86,15 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             quantize=None, verbose=False, device=None, precision=None,
             reuse_factor=None, strategy=None, clock_period=None,
             max_utilization=None, calibration=None, project=None,
-            test_vectors=None):
+            test_vectors=None, output_margin=False):
     """Compiles `model` to a native CompiledModule (or, with target="fpga",
     to a cuvil.FpgaDesign: an HLS project).
 
     model: a torch.jit.script function or module, a torch.jit.trace'd
         module, an nn.Module (exported in eval mode, weights frozen), a
         Python callable on tensors (traced), an ONNX file path or an
-        onnx.ModelProto.
+        onnx.ModelProto, or an XGBoost model (xgboost.Booster, XGBClassifier,
+        XGBRegressor, or its .json file; docs/trees.md).
     input_signature: [(name, dtype, shape), ...]; -1 or None in a shape
         marks a dynamic dimension (dimension 0, the batch). Required for
         torch models; for ONNX it overrides the model's input shapes.
@@ -96,6 +111,8 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         cuvil.quantization.BF16 (linear layers on bfloat16 activations and
         weights, summed in float32; cuvilc --quantize=bf16).
     verbose: print the compiler's progress lines to stderr.
+    output_margin: for a tree ensemble, return its margins (XGBoost's
+        output_margin=True) rather than its predictions.
 
     With target="fpga" (docs/fpga.md):
     device: the FPGA part (cuvilc --list-devices), e.g. "xczu9eg".
@@ -163,6 +180,13 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
                         f"got {type(quantize).__name__}")
 
     contents, name = _source(model, specs)
+    trees = name.endswith(".json")
+    if output_margin and not trees:
+        raise ValueError("output_margin applies to tree ensembles (XGBoost "
+                         "models)")
+    if trees and max_batch is None:
+        # A forest needs no workspace: any batch up to 2^20 rows by default.
+        max_batch = 1 << 20
     input_shapes = {spec.name: [-1 if d is None else d for d in spec.shape]
                     for spec in specs or ()}
     progress = (lambda line: print(f"cuvil: {line}", file=sys.stderr)) \
@@ -197,7 +221,8 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             target=target, cpu=cpu, threads_default=threads,
             external_weights=external_weights,
             emit="hls" if fpga else "so", progress=progress,
-            settings=settings, **quantization_options)
+            settings=settings, tree_margins=output_margin,
+            **quantization_options)
         # Raises CompileError (built by the compiler, with its fields),
         # FileNotFoundError or PermissionError.
         artifact = _C.compile(contents, options)

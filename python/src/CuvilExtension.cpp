@@ -50,6 +50,8 @@ struct PyCompileOptions {
   /// A target's own settings (TargetOptions::settings: an FPGA's
   /// precision, reuse factors, ...).
   std::map<std::string, std::string> settings;
+  /// A tree ensemble's margins rather than its predictions.
+  bool treeMargins = false;
 };
 
 /// Raises the Python exception for a failed compile: FileNotFoundError or
@@ -113,6 +115,7 @@ py::dict compileModel(py::bytes model, const PyCompileOptions &py) {
   if (py.bf16)
     options.bf16 = cuvil::CompileOptions::Bf16{py.keepFp32};
   options.integerIo = py.integerIo;
+  options.treeMargins = py.treeMargins;
   std::optional<py::error_already_set> progressError;
   if (!py.progress.is_none()) {
     options.progress = [&](absl::string_view line) {
@@ -173,7 +176,8 @@ PYBIND11_MODULE(_C, m) {
                        std::string observer, double percentile,
                        std::vector<std::string> keepFp32, bool bf16,
                        bool integerIo,
-                       std::map<std::string, std::string> settings) {
+                       std::map<std::string, std::string> settings,
+                       bool treeMargins) {
              return PyCompileOptions{
                  std::move(name),        std::move(inputShapes),
                  maxBatch,               std::move(target),
@@ -182,7 +186,8 @@ PYBIND11_MODULE(_C, m) {
                  std::move(progress),    std::move(calibration),
                  std::move(observer),    percentile,
                  std::move(keepFp32),    bf16,
-                 integerIo,              std::move(settings)};
+                 integerIo,              std::move(settings),
+                 treeMargins};
            }),
            py::kw_only(), py::arg("name"),
            py::arg("input_shapes") =
@@ -195,13 +200,14 @@ PYBIND11_MODULE(_C, m) {
            py::arg("observer") = "minmax", py::arg("percentile") = 99.99,
            py::arg("keep_fp32") = std::vector<std::string>(),
            py::arg("bf16") = false, py::arg("integer_io") = false,
-           py::arg("settings") = std::map<std::string, std::string>())
+           py::arg("settings") = std::map<std::string, std::string>(),
+           py::arg("tree_margins") = false)
       .def_readonly("name", &PyCompileOptions::name)
       .def_readonly("target", &PyCompileOptions::target)
       .def_readonly("emit", &PyCompileOptions::emit);
   m.def("compile", &compileModel, py::arg("model"), py::arg("options"),
-        "Compiles serialized ONNX (or level1 MLIR, by options.name's "
-        "extension); returns {'files': {suffix: bytes}, 'memory_report': "
+        "Compiles serialized ONNX (or an XGBoost JSON model, or level1 "
+        "MLIR, by options.name's extension); returns {'files': {suffix: bytes}, 'memory_report': "
         "str, 'quantization_report': JSON str or None}. Raises "
         "cuvil.CompileError (op, location and node as fields), "
         "FileNotFoundError or PermissionError.");

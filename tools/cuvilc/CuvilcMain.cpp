@@ -14,6 +14,7 @@
 #include "cuvil/importers/onnx/OnnxImporter.h"
 #include "cuvil/support/FileUtil.h"
 #include "cuvil/support/Interrupt.h"
+#include "cuvil/support/SourceEscape.h"
 #include "cuvil/support/Version.h"
 #include "cuvil/targets/AllTargets.h"
 #include "tools/common/FlagUtil.h"
@@ -89,6 +90,11 @@ ABSL_FLAG(bool, integer_io, false,
           "the float32 inputs and outputs as 8-bit quantized tensors; the "
           "header and metadata give each one's scale and zero point (real = "
           "scale * (q - zero_point)).");
+ABSL_FLAG(std::string, tree_output, "prediction",
+          "For a tree ensemble (an XGBoost .json model): prediction (what "
+          "the library's predict returns: probabilities for logistic and "
+          "softprob objectives) or margin (the raw sums, XGBoost's "
+          "output_margin=True).");
 ABSL_FLAG(std::string, calibration, "",
           "With --quantize: a .npz written by numpy.savez holding "
           "representative inputs, one array per model input by name, samples "
@@ -163,7 +169,8 @@ const char kUsage[] = R"(Cuvil: an ahead-of-time compiler for AI inference.
 Usage:
   cuvilc [flags] MODEL [-o OUTPUT]
 
-MODEL is an ONNX model (.onnx) or a level1 MLIR file (.mlir). cuvilc imports
+MODEL is an ONNX model (.onnx), an XGBoost model saved as JSON (.json) or a
+level1 MLIR file (.mlir). cuvilc imports
 it, checks every shape and dtype (a mismatch is reported with the op and its
 source location: the ONNX node or the MLIR line), runs the optimization
 pipeline and writes what --emit asks for.
@@ -173,6 +180,7 @@ Examples:
   cuvilc resnet18.onnx --max-batch 16 --cpu=x86-64-v3 -o resnet18.so
   cuvilc resnet18.onnx --input-shape input=1x3x224x224 --emit=c -o resnet18.c
   cuvilc examples/classifier.mlir --emit=mlir-level2
+  cuvilc fraud.json --max-batch 65536 -o fraud.so  # XGBoost trees
   cuvilc jet_tagger.onnx --target=fpga --device=xczu9eg \
       --precision='fixed<16,6>' -o jet_tagger/   # an HLS project folder
 
@@ -427,6 +435,13 @@ int cuvil::cuvilcMain(int argc, char **argv) {
   }
   if (int64_t maxBatch = absl::GetFlag(FLAGS_max_batch); maxBatch != 0)
     options.maxBatch = maxBatch;
+  std::string treeOutput = absl::GetFlag(FLAGS_tree_output);
+  if (treeOutput != "prediction" && treeOutput != "margin") {
+    std::cerr << "cuvilc: --tree-output must be prediction or margin, not '"
+              << cuvil::printableText(treeOutput) << "'\n";
+    return 2;
+  }
+  options.treeMargins = treeOutput == "margin";
   absl::Status precision = parseQuantizationFlags(options);
   if (precision.ok())
     precision = parseTargetSettings(options.targetOptions);

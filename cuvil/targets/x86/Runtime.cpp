@@ -180,7 +180,11 @@ std::string assembleRuntime(const RuntimeSelection &selection) {
             (selection.bgemm8 != "none"
                  ? "#define CUVIL_BGEMM8 cuvil_bgemm8_" + selection.bgemm8 + "\n"
                  : std::string()) +
-            qconvbMacros(selection) + bconvbMacros(selection);
+            qconvbMacros(selection) + bconvbMacros(selection) +
+            (selection.forestWalk != "none"
+                 ? "#define CUVIL_FOREST_WALK cuvil_forest_walk_" +
+                       selection.forestWalk + "\n"
+                 : std::string());
   std::vector<const Family *> closure;
   for (const std::string &name : runtimeClosure(selection.families))
     closure.push_back(&*llvm::find_if(

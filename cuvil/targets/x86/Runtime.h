@@ -49,6 +49,8 @@ struct RuntimeSelection {
   /// The bfloat16 convolution's tiles (bconv/bconvb.inc); "none" when
   /// nothing calls them (only the chosen tiles are compiled).
   std::string bconvb = "none";
+  /// The forest walk (trees/trees.inc); "none" when no tree ensemble runs.
+  std::string forestWalk = "none";
 };
 
 /// The runtime families by name, in dependency order.

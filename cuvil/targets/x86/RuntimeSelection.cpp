@@ -43,6 +43,7 @@ std::string familyOf(cuvil::l2::UKernelCallOp call) {
               "reduce_max", "reduce_min"},
              "reduce")
       .Case("gather", "data")
+      .Case("tree_ensemble", "trees")
       .Case("quantized_matmul", "qgemm")
       .Case("quantized_conv2d", "qconv")
       .Default("");
@@ -99,7 +100,8 @@ RuntimeSelection selectRuntime(func::FuncOp func, const std::string &cpu,
   selection.simd = simd;
   selection.families.insert("threads");
   bool convbTiles = false, qgemm = false, bgemm = false, qconvbTiles = false,
-       qconvbNarrow = false, qgemmNarrow = false, bconv = false;
+       qconvbNarrow = false, qgemmNarrow = false, bconv = false,
+       trees = false;
   func.walk([&](Operation *op) {
     if (auto call = dyn_cast<cuvil::l2::UKernelCallOp>(op)) {
       std::string family = familyOf(call);
@@ -117,6 +119,7 @@ RuntimeSelection selectRuntime(func::FuncOp func, const std::string &cpu,
                        !isDepthwise(call)));
       bgemm |= family == "bgemm";
       bconv |= family == "bconv";
+      trees |= family == "trees";
     } else if (isa<cuvil::l2::KernelOp>(op)) {
       selection.families.insert("math");
     } else if (auto copy = dyn_cast<cuvil::l2::CopyOp>(op)) {
@@ -130,11 +133,12 @@ RuntimeSelection selectRuntime(func::FuncOp func, const std::string &cpu,
   selection.qgemm4Narrow = qgemmNarrow ? "reference" : "none";
   selection.bgemm8 = bgemm ? "reference" : "none";
   selection.bconvb = bconv ? "reference" : "none";
+  selection.forestWalk = trees ? "reference" : "none";
   selection.qconvb = qconvbTiles ? "reference" : "none";
   selection.qconvbNarrow = qconvbNarrow ? "reference" : "none";
   if (simd) {
     std::vector<std::pair<std::string, std::string>> sgemm4, dwconv, convb,
-        qgemm4, qgemm4Narrow, bgemm8, bconvb;
+        qgemm4, qgemm4Narrow, bgemm8, bconvb, forestWalk;
 #define CUVIL_SGEMM4_VARIANT(name, target, features)                           \
   sgemm4.emplace_back(#name, features);
 #include "cuvil/targets/x86/runtime/gemm/sgemm4.inc"
@@ -161,6 +165,10 @@ RuntimeSelection selectRuntime(func::FuncOp func, const std::string &cpu,
   bconvb.emplace_back(#name, features);
 #include "cuvil/targets/x86/runtime/bconv/bconvb.inc"
 #undef CUVIL_BCONVB_VARIANT
+#define CUVIL_FOREST_WALK_VARIANT(name, target, features)                      \
+  forestWalk.emplace_back(#name, features);
+#include "cuvil/targets/x86/runtime/trees/trees.inc"
+#undef CUVIL_FOREST_WALK_VARIANT
     if (qgemm)
       selection.qgemm4 = chooseVariant(qgemm4, cpuFeatures);
     if (qgemmNarrow)
@@ -170,6 +178,8 @@ RuntimeSelection selectRuntime(func::FuncOp func, const std::string &cpu,
           cpu, chooseVariant(bgemm8, cpuFeatures), cpuFeatures);
     if (bconv)
       selection.bconvb = chooseVariant(bconvb, cpuFeatures);
+    if (trees)
+      selection.forestWalk = chooseVariant(forestWalk, cpuFeatures);
     selection.sgemm4 = chooseVariant(sgemm4, cpuFeatures);
     selection.dwconv = chooseVariant(dwconv, cpuFeatures);
     selection.convb = chooseVariant(convb, cpuFeatures);

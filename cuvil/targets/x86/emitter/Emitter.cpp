@@ -67,6 +67,7 @@ const KernelTable &kernelTable() {
     addConvolutionKernels(t);
     addReductionKernels(t);
     addQuantizationKernels(t);
+    addTreeKernels(t);
     return t;
   }();
   return table;

@@ -223,6 +223,7 @@ void addProductKernels(KernelTable &table);
 void addConvolutionKernels(KernelTable &table);
 void addReductionKernels(KernelTable &table);
 void addQuantizationKernels(KernelTable &table);
+void addTreeKernels(KernelTable &table);
 
 //===- Fused epilogues (Epilogue.cpp) -------------------------------------===//
 

@@ -1,0 +1,165 @@
+//===- TreeEnsemble.cpp - cuvil.tree_ensemble inference and verifier ------===//
+//
+// Inference checks the tables' shapes and types; the verifier, when the
+// tables are constants (as importers build them), checks what makes every
+// walk safe and finite: features within the input's width, children after
+// their parent and inside the table, leaf rows inside `leaves`, and each
+// tree's targets inside the result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/CuvilOps.h"
+#include "cuvil/ir/Inference.h"
+
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cstring>
+
+namespace cuvil::l1 {
+
+using namespace mlir;
+using namespace inference;
+
+namespace {
+
+constexpr int32_t kComparisonMask = 7;
+constexpr int32_t kMissingGoesLeft = 8;
+constexpr int32_t kLastComparison = 6;
+
+bool isF32OrF64(Type type) { return type.isF32() || type.isF64(); }
+
+/// The i32 contents of a constant tensor (dense or dense_resource), if
+/// `value` is one whose bytes are at hand.
+std::optional<std::vector<int32_t>> readI32Constant(Value value) {
+  Attribute attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  if (auto dense = dyn_cast<DenseIntElementsAttr>(attr)) {
+    std::vector<int32_t> values;
+    values.reserve(dense.getNumElements());
+    for (const APInt &v : dense.getValues<APInt>())
+      values.push_back(static_cast<int32_t>(v.getSExtValue()));
+    return values;
+  }
+  auto resource = dyn_cast<DenseResourceElementsAttr>(attr);
+  if (!resource)
+    return std::nullopt;
+  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  int64_t count = resource.getType().getNumElements();
+  if (!blob || blob->getData().size() != size_t(count) * sizeof(int32_t))
+    return std::nullopt;
+  std::vector<int32_t> values(count);
+  std::memcpy(values.data(), blob->getData().data(), blob->getData().size());
+  return values;
+}
+
+} // namespace
+
+LogicalResult TreeEnsembleOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  auto input = getTensorType(adaptor.getInput(), loc, name, "input");
+  auto nodes = getTensorType(adaptor.getNodes(), loc, name, "nodes");
+  auto thresholds =
+      getTensorType(adaptor.getThresholds(), loc, name, "thresholds");
+  auto trees = getTensorType(adaptor.getTrees(), loc, name, "trees");
+  auto leaves = getTensorType(adaptor.getLeaves(), loc, name, "leaves");
+  if (failed(input) || failed(nodes) || failed(thresholds) || failed(trees) ||
+      failed(leaves))
+    return failure();
+  if (input->getRank() != 2 || !isF32OrF64(input->getElementType()))
+    return inferError(loc, name,
+                      "expects input [batch, features] of f32 or f64, got ",
+                      formatType(*input));
+  if (nodes->getRank() != 2 || nodes->getDimSize(1) != 3 ||
+      !nodes->getElementType().isSignlessInteger(32))
+    return inferError(loc, name, "expects nodes of type tensor<Nx3xi32>, got ",
+                      formatType(*nodes));
+  if (thresholds->getRank() != 1 ||
+      !isF32OrF64(thresholds->getElementType()) ||
+      thresholds->getDimSize(0) != nodes->getDimSize(0))
+    return inferError(loc, name,
+                      "expects one f32 or f64 threshold per node, got ",
+                      formatType(*thresholds), " for ", formatType(*nodes));
+  if (thresholds->getElementType().isF32() && input->getElementType().isF64())
+    return inferError(loc, name,
+                      "compares f64 features with f32 thresholds; cast the "
+                      "features to f32 or widen the thresholds to f64");
+  if (trees->getRank() != 2 || trees->getDimSize(1) != 2 ||
+      !trees->getElementType().isSignlessInteger(32))
+    return inferError(loc, name, "expects trees of type tensor<Tx2xi32>, got ",
+                      formatType(*trees));
+  if (leaves->getRank() != 2 || !isF32OrF64(leaves->getElementType()))
+    return inferError(loc, name,
+                      "expects leaves [rows, values] of f32 or f64, got ",
+                      formatType(*leaves));
+  int64_t targets = adaptor.getBaseValues().size();
+  if (targets == 0)
+    return inferError(loc, name, "expects one base value per target, got none");
+  StringRef transform = adaptor.getPostTransform();
+  if (!llvm::is_contained({"none", "logistic", "softmax", "exp"}, transform))
+    return inferError(loc, name, "post_transform \"", transform,
+                      "\" is not one of none, logistic, softmax, exp");
+  if (transform == "logistic" && targets != 1)
+    return inferError(loc, name, "post_transform \"logistic\" takes one "
+                      "target, got ", targets);
+  types.push_back(RankedTensorType::get({input->getDimSize(0), targets},
+                                        leaves->getElementType()));
+  return success();
+}
+
+LogicalResult TreeEnsembleOp::verify() {
+  std::optional<std::vector<int32_t>> nodes = readI32Constant(getNodes());
+  std::optional<std::vector<int32_t>> trees = readI32Constant(getTrees());
+  if (!nodes || !trees)
+    return success();
+  auto leavesType = cast<RankedTensorType>(getLeaves().getType());
+  int64_t features = getInput().getType().getDimSize(1);
+  int64_t nodeCount = nodes->size() / 3;
+  int64_t leafRows = leavesType.getDimSize(0);
+  for (int64_t i = 0; i < nodeCount; ++i) {
+    int32_t feature = (*nodes)[3 * i], left = (*nodes)[3 * i + 1],
+            flags = (*nodes)[3 * i + 2];
+    if (flags & ~(kComparisonMask | kMissingGoesLeft) ||
+        (flags & kComparisonMask) > kLastComparison)
+      return emitOpError("node ") << i << " has unknown flags " << flags;
+    if ((flags & kComparisonMask) == 0) {
+      if (flags != 0)
+        return emitOpError("leaf node ") << i << " has flags " << flags;
+      if (feature < 0 || (!ShapedType::isDynamic(leafRows) &&
+                          feature >= leafRows))
+        return emitOpError("leaf node ")
+               << i << " refers to leaf row " << feature << " of "
+               << leafRows;
+      continue;
+    }
+    if (feature < 0 || (!ShapedType::isDynamic(features) &&
+                        feature >= features))
+      return emitOpError("node ") << i << " tests feature " << feature
+                                  << ", outside the input's " << features
+                                  << " features";
+    if (left <= i || int64_t(left) + 1 >= nodeCount)
+      return emitOpError("node ")
+             << i << " has children " << left << " and " << int64_t(left) + 1
+             << "; children must follow their parent inside the "
+             << nodeCount << " nodes";
+  }
+  int64_t targets = getBaseValues().size();
+  int64_t values = leavesType.getDimSize(1);
+  for (size_t t = 0; t < trees->size() / 2; ++t) {
+    int32_t root = (*trees)[2 * t], target = (*trees)[2 * t + 1];
+    if (root < 0 || root >= nodeCount)
+      return emitOpError("tree ") << t << " has root " << root << " outside "
+                                  << nodeCount << " nodes";
+    if (target < 0 || target + values > targets)
+      return emitOpError("tree ")
+             << t << " adds " << values << " values from target " << target
+             << ", beyond the " << targets << " targets";
+  }
+  return success();
+}
+
+} // namespace cuvil::l1

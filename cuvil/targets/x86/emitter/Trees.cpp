@@ -1,0 +1,132 @@
+//===- Trees.cpp - cuvil.tree_ensemble as a call of the forest runtime ----===//
+//
+// The op's tables are weights already (the neutral lowering made them
+// globals); the call describes them in a cuvil_forest on the stack. What
+// the runtime would otherwise check per call is decided here from the
+// constant node table: whether every branch makes the one comparison the
+// vector walks take.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/targets/x86/emitter/Emitter.h"
+
+#include "cuvil/support/ElementsBytes.h"
+
+#include "absl/strings/str_join.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace cuvil::x86::emitter {
+
+using namespace mlir;
+
+namespace {
+
+/// The int32 contents of a weight buffer (a memref.get_global).
+FailureOr<std::vector<int32_t>> globalInts(Value value) {
+  auto get = value.getDefiningOp<memref::GetGlobalOp>();
+  if (!get)
+    return failure();
+  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      get, get.getNameAttr());
+  if (!global || !global.getInitialValue())
+    return failure();
+  absl::StatusOr<std::string> bytes = getElementsBytes(*global.getInitialValue());
+  if (!bytes.ok() || bytes->size() % sizeof(int32_t))
+    return failure();
+  std::vector<int32_t> values(bytes->size() / sizeof(int32_t));
+  std::memcpy(values.data(), bytes->data(), bytes->size());
+  return values;
+}
+
+/// CUVIL_TREE_LT or _LE if every branch compares that way, else 0.
+int uniformComparison(const std::vector<int32_t> &nodes) {
+  int uniform = -1;
+  for (size_t i = 2; i < nodes.size(); i += 3) {
+    int comparison = nodes[i] & 7;
+    if (comparison == 0)
+      continue;
+    if (uniform == -1)
+      uniform = comparison;
+    else if (uniform != comparison)
+      return 0;
+  }
+  return uniform == 1 || uniform == 2 ? uniform : 0;
+}
+
+/// An exact C literal of `value` in `type` (hexadecimal floating point).
+std::string exactLiteral(double value, Type type) {
+  char text[64];
+  if (type.isF32())
+    std::snprintf(text, sizeof text, "%af", static_cast<float>(value));
+  else
+    std::snprintf(text, sizeof text, "%a", value);
+  return text;
+}
+
+LogicalResult emitTreeEnsemble(Emitter &e, const KernelCall &call) {
+  const Buffer &input = *call.ins[0], &nodes = *call.ins[1],
+               &thresholds = *call.ins[2], &trees = *call.ins[3],
+               &leaves = *call.ins[4];
+  FailureOr<std::vector<int32_t>> nodeTable = globalInts(call.op.getInputs()[1]);
+  if (failed(nodeTable))
+    return call.error() << "needs constant node and tree tables on the x86 "
+                           "target";
+  Type acc = leaves.type.getElementType();
+  auto baseValues = dyn_cast_or_null<DenseF64ArrayAttr>(
+      call.op.getParam("base_values"));
+  if (!baseValues)
+    return call.error() << "has no base_values";
+  std::string transform = "CUVIL_FOREST_NONE";
+  if (auto post = dyn_cast_or_null<StringAttr>(call.op.getParam("post_transform")))
+    transform = post.getValue() == "logistic"  ? "CUVIL_FOREST_LOGISTIC"
+                : post.getValue() == "softmax" ? "CUVIL_FOREST_SOFTMAX"
+                : post.getValue() == "exp"     ? "CUVIL_FOREST_EXP"
+                                               : "CUVIL_FOREST_NONE";
+  auto missing = dyn_cast_or_null<FloatAttr>(call.op.getParam("missing_value"));
+
+  std::string base = e.tmp(), forest = e.tmp();
+  std::vector<std::string> literals;
+  for (double v : baseValues.asArrayRef())
+    literals.push_back(exactLiteral(v, acc));
+  e.c.open();
+  e.c.line("static const " + cType(acc) + " " + base + "[] = {" +
+           absl::StrJoin(literals, ", ") + "};");
+  e.c.line("cuvil_forest " + forest + ";");
+  e.c.line("memset(&" + forest + ", 0, sizeof " + forest + ");");
+  auto set = [&](const std::string &field, const std::string &value) {
+    e.c.line(forest + "." + field + " = " + value + ";");
+  };
+  set("features", input.dims[1]);
+  set("trees", trees.dims[0]);
+  set("values", leaves.dims[1]);
+  set("targets", std::to_string(baseValues.size()));
+  set("nodes", "(const int32_t *)" + nodes.name);
+  set("thresholds", thresholds.name);
+  set("roots", "(const int32_t *)" + trees.name);
+  set("leaves", leaves.name);
+  set("base", base);
+  set("input_f64", input.type.getElementType().isF64() ? "1" : "0");
+  set("thresholds_f64", thresholds.type.getElementType().isF64() ? "1" : "0");
+  set("acc_f64", acc.isF64() ? "1" : "0");
+  set("uniform_comparison", std::to_string(uniformComparison(*nodeTable)));
+  set("post_transform", transform);
+  if (missing) {
+    set("has_missing_value", "1");
+    set("missing_value", exactLiteral(missing.getValueAsDouble(),
+                                      Float64Type::get(call.op.getContext())));
+  }
+  e.c.line("cuvil_forest_predict(pool, CUVIL_FOREST_WALK, &" + forest + ", " +
+           input.dims[0] + ", " + input.name + ", " + call.out->name + ");");
+  e.c.close();
+  return success();
+}
+
+} // namespace
+
+void addTreeKernels(KernelTable &table) {
+  table["tree_ensemble"] = {emitTreeEnsemble};
+}
+
+} // namespace cuvil::x86::emitter
