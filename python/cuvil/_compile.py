@@ -179,14 +179,16 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         raise TypeError("quantize must be a cuvil.quantization.Int8 or BF16, "
                         f"got {type(quantize).__name__}")
 
-    contents, name = _source(model, specs)
-    trees = name.endswith(".json")
+    trees = _xgboost_booster(model) is not None or (
+        isinstance(model, (str, os.PathLike))
+        and os.fspath(model).endswith(".json"))
     if output_margin and not trees:
         raise ValueError("output_margin applies to tree ensembles (XGBoost "
                          "models)")
     if trees and max_batch is None:
         # A forest needs no workspace: any batch up to 2^20 rows by default.
         max_batch = 1 << 20
+    contents, name = _source(model, specs)
     input_shapes = {spec.name: [-1 if d is None else d for d in spec.shape]
                     for spec in specs or ()}
     progress = (lambda line: print(f"cuvil: {line}", file=sys.stderr)) \

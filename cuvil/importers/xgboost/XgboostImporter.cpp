@@ -38,7 +38,8 @@ constexpr int32_t kLessThan = 1;
 constexpr int32_t kMissingGoesLeft = 8;
 
 /// How an objective maps base_score to a margin and margins to predictions
-/// (XGBoost's ProbToMargin and PredTransform, in float32).
+/// (XGBoost's ProbToMargin and PredTransform, in float32; binary:logitraw
+/// keeps base_score as its margin, as XGBoost 1.7 predicts).
 struct Objective {
   enum Margin { Identity, Logit, Log } margin = Identity;
   std::string transform = "none";
@@ -49,8 +50,6 @@ absl::StatusOr<Objective> lookupObjective(const std::string &name) {
   if (name == "binary:logistic" || name == "reg:logistic") {
     o.margin = Objective::Logit;
     o.transform = "logistic";
-  } else if (name == "binary:logitraw") {
-    o.margin = Objective::Logit;
   } else if (name == "multi:softprob") {
     o.transform = "softmax";
   } else if (name == "count:poisson" || name == "reg:gamma" ||
@@ -62,7 +61,8 @@ absl::StatusOr<Objective> lookupObjective(const std::string &name) {
         "objective 'multi:softmax' predicts a class index, which Cuvil does "
         "not compile; set the objective to 'multi:softprob' (the same "
         "trees) and take the arg max of the probabilities");
-  } else if (name != "reg:squarederror" && name != "reg:linear" &&
+  } else if (name != "binary:logitraw" && name != "reg:squarederror" &&
+             name != "reg:linear" &&
              name != "reg:squaredlogerror" && name != "reg:pseudohubererror" &&
              name != "reg:absoluteerror" && name != "rank:pairwise" &&
              name != "rank:ndcg" && name != "rank:map") {

@@ -1,0 +1,56 @@
+"""cuvil.compile on XGBoost models (docs/trees.md): Booster, the sklearn API
+classes and saved .json files, against xgboost's predict."""
+
+import numpy as np
+import pytest
+from sklearn import datasets
+
+import cuvil
+
+xgb = pytest.importorskip("xgboost")
+
+
+def classification(seed=0):
+    x, y = datasets.make_classification(400, 8, n_informative=5,
+                                        random_state=seed)
+    x = x.astype(np.float32)
+    x[np.random.default_rng(seed).random(x.shape) < 0.1] = np.nan
+    return x, y
+
+
+def test_booster_predictions_and_margins():
+    x, y = classification()
+    booster = xgb.train({"objective": "binary:logistic", "max_depth": 4,
+                         "nthread": 1}, xgb.DMatrix(x, label=y), 25)
+    margins = cuvil.compile(booster, output_margin=True)
+    want = booster.predict(xgb.DMatrix(x), output_margin=True)
+    assert np.array_equal(margins(x)[:, 0], want)
+    probabilities = cuvil.compile(booster)(x)[:, 0]
+    assert np.abs(probabilities - booster.predict(xgb.DMatrix(x))).max() <= \
+        np.spacing(np.float32(1))
+    assert margins.inputs[0]["name"] == "features"
+    assert margins(x[:1])[0, 0] == want[0]
+
+
+def test_sklearn_classifier_object_and_json_file(tmp_path):
+    x, y = datasets.load_iris(return_X_y=True)
+    model = xgb.XGBClassifier(n_estimators=20, max_depth=3, n_jobs=1,
+                              random_state=0).fit(x, y)
+    compiled = cuvil.compile(model)
+    x32 = x.astype(np.float32)
+    assert np.abs(compiled(x32) - model.predict_proba(x32)).max() <= 1e-7
+    assert (compiled(x32).argmax(1) == model.predict(x32)).all()
+    path = tmp_path / "iris.json"
+    model.save_model(path)
+    from_file = cuvil.compile(str(path))
+    assert np.array_equal(from_file(x32), compiled(x32))
+
+
+def test_errors():
+    x, y = classification()
+    booster = xgb.train({"objective": "multi:softmax", "num_class": 2,
+                         "nthread": 1}, xgb.DMatrix(x, label=y), 2)
+    with pytest.raises(cuvil.CompileError, match="multi:softprob"):
+        cuvil.compile(booster)
+    with pytest.raises(ValueError, match="output_margin applies to tree"):
+        cuvil.compile("model.onnx", output_margin=True)

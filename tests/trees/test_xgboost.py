@@ -1,0 +1,253 @@
+"""XGBoost models compiled by cuvilc, run through the C ABI (ctypes), against
+xgboost 1.7's own predict: margins identical bit for bit (output_margin),
+predictions within 1 ulp (the transforms are XGBoost's float32 formulas on
+libm's expf, so they are exact here too, but libm may differ elsewhere);
+rows with NaNs, one row and large batches; every objective family; the
+vector walk this CPU chooses and the AVX2 one; one and two threads."""
+
+import itertools
+import json
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn import datasets
+
+xgb = pytest.importorskip("xgboost")
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CUVILC = ROOT / "bazel-bin" / "tools" / "cuvilc"
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+
+from cuvil_e2e import CompiledModel  # noqa: E402
+
+MAX_BATCH = 20000
+COUNTER = itertools.count()
+
+
+def with_nans(x, seed=0, share=0.1):
+    """A copy of `x` (float32) with a share of its entries missing."""
+    x = np.array(x, dtype=np.float32)
+    rng = np.random.default_rng(seed)
+    x[rng.random(x.shape) < share] = np.nan
+    return x
+
+
+def train(x, y, params, rounds=20):
+    params = dict(params, seed=0, nthread=1)
+    return xgb.train(params, xgb.DMatrix(x, label=y), num_boost_round=rounds)
+
+
+def compile_booster(booster, tmp_path, *flags):
+    # Each .so under its own name: dlopen returns a loaded library again
+    # for a path it has seen.
+    name = f"model{next(COUNTER)}"
+    path = tmp_path / f"{name}.json"
+    booster.save_model(str(path))
+    so = tmp_path / f"{name}.so"
+    subprocess.run([str(CUVILC), "--quiet", str(path), "-o", str(so),
+                    f"--max-batch={MAX_BATCH}", *flags], check=True)
+    return CompiledModel(so)
+
+
+def run(model, x, threads=None):
+    (out,) = model(np.ascontiguousarray(x, dtype=np.float32), batch=len(x),
+                   threads=threads)
+    return out
+
+
+def ulps(a, b):
+    a = np.asarray(a, np.float32).view(np.int32).astype(np.int64)
+    b = np.asarray(b, np.float32).view(np.int32).astype(np.int64)
+    return int(np.abs(a - b).max())
+
+
+def check(booster, x, tmp_path, cpu_flags=()):
+    """Margins bit for bit, predictions within 1 ulp, threads no matter."""
+    want_margin = booster.predict(xgb.DMatrix(x), output_margin=True)
+    want = booster.predict(xgb.DMatrix(x))
+    margins = compile_booster(booster, tmp_path, "--tree-output=margin",
+                              *cpu_flags)
+    got_margin = run(margins, x).reshape(want_margin.shape)
+    assert np.array_equal(got_margin.view(np.uint32),
+                          want_margin.view(np.uint32)), (
+        f"max |diff| {np.abs(got_margin - want_margin).max()}")
+    assert np.array_equal(run(margins, x, threads=2), run(margins, x))
+    predictions = compile_booster(booster, tmp_path, *cpu_flags)
+    got = run(predictions, x).reshape(want.shape)
+    assert ulps(got, want) <= 1
+    return margins
+
+
+OBJECTIVES = {
+    "binary:logistic": "binary", "binary:logitraw": "binary",
+    "reg:logistic": "binary", "reg:squarederror": "regression",
+    "reg:pseudohubererror": "regression", "reg:absoluteerror": "regression",
+    "count:poisson": "count", "reg:gamma": "count", "reg:tweedie": "count",
+    "multi:softprob": "multiclass",
+}
+
+
+def problem(kind, rows=600, seed=0):
+    if kind == "regression":
+        return datasets.make_regression(rows, 12, noise=5.0, random_state=seed)
+    if kind == "count":
+        x, y = datasets.make_regression(rows, 12, random_state=seed)
+        return x, np.exp((y - y.mean()) / (3 * y.std()))
+    classes = 4 if kind == "multiclass" else 2
+    return datasets.make_classification(rows, 12, n_informative=6,
+                                        n_classes=classes, random_state=seed)
+
+
+@pytest.mark.parametrize("objective", sorted(OBJECTIVES))
+def test_objectives_match_xgboost(objective, tmp_path):
+    kind = OBJECTIVES[objective]
+    x, y = problem(kind)
+    x = with_nans(x)
+    params = {"objective": objective, "max_depth": 5}
+    if kind == "multiclass":
+        params["num_class"] = 4
+    booster = train(x, y, params)
+    check(booster, x, tmp_path)
+
+
+@pytest.mark.parametrize("base_score", [0.3, 0.85])
+def test_base_score_becomes_the_objectives_margin(base_score, tmp_path):
+    x, y = problem("binary")
+    booster = train(with_nans(x), y, {"objective": "binary:logistic",
+                                      "base_score": base_score})
+    check(booster, with_nans(x, seed=1), tmp_path)
+
+
+def test_breast_cancer_one_row_and_a_large_batch(tmp_path):
+    x, y = datasets.load_breast_cancer(return_X_y=True)
+    booster = train(x, y, {"objective": "binary:logistic", "max_depth": 6},
+                    rounds=100)
+    margins = check(booster, with_nans(x, seed=2), tmp_path)
+    # One row through the C ABI, and a batch past the vector block tails.
+    one = with_nans(x[:1], seed=3)
+    assert run(margins, one)[0, 0] == booster.predict(
+        xgb.DMatrix(one), output_margin=True)[0]
+    big = with_nans(np.tile(x, (20, 1))[:MAX_BATCH - 3], seed=4)
+    want = booster.predict(xgb.DMatrix(big), output_margin=True)
+    assert np.array_equal(run(margins, big)[:, 0], want)
+
+
+def test_digits_multiclass_on_avx2_and_native(tmp_path):
+    x, y = datasets.load_digits(return_X_y=True)
+    booster = train(x, y, {"objective": "multi:softprob", "num_class": 10,
+                           "max_depth": 4}, rounds=15)
+    native = check(booster, with_nans(x, seed=5), tmp_path)
+    avx2 = check(booster, with_nans(x, seed=5), tmp_path,
+                 cpu_flags=("--cpu=x86-64-v3",))
+    assert avx2.metadata["kernels"]["forest_walk"] == "avx2"
+    assert native.metadata["kernels"]["forest_walk"] in ("avx2", "avx512")
+
+
+def test_random_forest_and_sklearn_api(tmp_path):
+    x, y = problem("binary", seed=3)
+    x = with_nans(x, seed=6)
+    forest = xgb.XGBRFClassifier(n_estimators=30, max_depth=6, random_state=0,
+                                 n_jobs=1).fit(x, y)
+    check(forest.get_booster(), x, tmp_path)
+    regressor = xgb.XGBRegressor(n_estimators=40, max_depth=3, n_jobs=1,
+                                 random_state=0).fit(x, y)
+    check(regressor.get_booster(), x, tmp_path)
+
+
+def test_stumps_and_a_model_of_no_trees(tmp_path):
+    x, y = problem("regression")
+    stumps = train(x, y, {"objective": "reg:squarederror", "max_depth": 1})
+    check(stumps, with_nans(x), tmp_path)
+    empty = train(x, y, {"objective": "reg:squarederror"}, rounds=0)
+    check(empty, x[:5], tmp_path)
+
+
+def test_wrong_feature_count_at_call_time_is_an_error(tmp_path):
+    x, y = problem("binary")
+    model = compile_booster(train(x, y, {"objective": "binary:logistic"}),
+                            tmp_path)
+    assert model.metadata["inputs"][0]["shape"] == [-1, 12]
+    with pytest.raises(RuntimeError, match="batch"):
+        run(model, np.zeros((MAX_BATCH + 1, 12), np.float32))
+
+
+def saved_model(tmp_path, objective="binary:logistic", **params):
+    x, y = problem("multiclass" if objective.startswith("multi") else "binary")
+    if objective.startswith("multi"):
+        params["num_class"] = 4
+    booster = train(x, y, dict(params, objective=objective), rounds=3)
+    return json.loads(booster.save_raw("json"))
+
+
+def compile_error(tmp_path, model):
+    path = tmp_path / "bad.json"
+    path.write_text(model if isinstance(model, str) else json.dumps(model))
+    result = subprocess.run([str(CUVILC), str(path), "-o",
+                             str(tmp_path / "bad.so")],
+                            capture_output=True, text=True)
+    assert result.returncode != 0
+    assert not (tmp_path / "bad.so").exists()
+    return result.stderr
+
+
+def test_unsupported_objective_names_it(tmp_path):
+    model = saved_model(tmp_path, "multi:softmax")
+    assert "objective 'multi:softmax' predicts a class index" in \
+        compile_error(tmp_path, model)
+    model["learner"]["objective"]["name"] = "survival:cox"
+    assert "objective 'survival:cox' is not supported" in \
+        compile_error(tmp_path, model)
+
+
+def test_unsupported_boosters_and_versions_name_them(tmp_path):
+    model = saved_model(tmp_path)
+    model["learner"]["gradient_booster"]["name"] = "gblinear"
+    assert "booster 'gblinear' is not supported" in compile_error(tmp_path, model)
+    model = saved_model(tmp_path)
+    model["version"] = [2, 0, 0]
+    assert "XGBoost model format version 2 is not supported" in \
+        compile_error(tmp_path, model)
+
+
+def test_categorical_split_names_tree_and_node(tmp_path):
+    model = saved_model(tmp_path)
+    tree = model["learner"]["gradient_booster"]["model"]["trees"][1]
+    tree["split_type"][0] = 1
+    assert "tree 1 node 0: categorical splits are not supported yet" in \
+        compile_error(tmp_path, model)
+
+
+def test_malformed_models_are_errors(tmp_path):
+    assert "not JSON" in compile_error(tmp_path, "{")
+    assert "not an XGBoost model" in compile_error(tmp_path, {"a": 1})
+    model = saved_model(tmp_path)
+    tree = model["learner"]["gradient_booster"]["model"]["trees"][0]
+    tree["left_children"][0] = 0  # the root as its own child: a cycle
+    assert "tree 0 node 0: child 0 is not a new node" in \
+        compile_error(tmp_path, model)
+    model = saved_model(tmp_path)
+    tree = model["learner"]["gradient_booster"]["model"]["trees"][2]
+    tree["split_indices"][0] = 99
+    assert "tree 2 node 0: splits on feature 99 of 12" in \
+        compile_error(tmp_path, model)
+    model = saved_model(tmp_path)
+    tree = model["learner"]["gradient_booster"]["model"]["trees"][0]
+    tree["right_children"].pop()
+    assert "tree 0: node arrays of different lengths" in \
+        compile_error(tmp_path, model)
+    model = saved_model(tmp_path)
+    model["learner"]["gradient_booster"]["model"]["tree_info"][0] = 5
+    assert "tree 0: not a tree of a class in [0, 1)" in \
+        compile_error(tmp_path, model)
+
+
+def test_tree_output_flag_is_checked(tmp_path):
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(saved_model(tmp_path)))
+    result = subprocess.run([str(CUVILC), str(path), "--tree-output=logits"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "--tree-output must be prediction or margin" in result.stderr
