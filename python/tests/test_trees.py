@@ -1,6 +1,11 @@
 """cuvil.compile on XGBoost models (docs/trees.md): Booster, the sklearn API
 classes and saved .json files, against xgboost's predict."""
 
+import os
+import pathlib
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from sklearn import datasets
@@ -54,3 +59,14 @@ def test_errors():
         cuvil.compile(booster)
     with pytest.raises(ValueError, match="output_margin applies to tree"):
         cuvil.compile("model.onnx", output_margin=True)
+
+
+def test_fraud_scoring_example_runs(package_dir, tmp_path):
+    example = pathlib.Path(__file__).resolve().parents[2] / "examples" / \
+        "fraud_scoring.py"
+    run = subprocess.run([sys.executable, str(example), str(tmp_path / "f.so")],
+                         env=dict(os.environ, PYTHONPATH=package_dir),
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "max |cuvil - xgboost| = 0" in run.stdout
+    assert (tmp_path / "f.so").exists()

@@ -251,3 +251,25 @@ def test_tree_output_flag_is_checked(tmp_path):
                             capture_output=True, text=True)
     assert result.returncode == 2
     assert "--tree-output must be prediction or margin" in result.stderr
+
+
+def level2(booster, tmp_path):
+    path = tmp_path / f"level2_{next(COUNTER)}.json"
+    booster.save_model(str(path))
+    return subprocess.run([str(CUVILC), "--quiet", str(path),
+                           "--emit=mlir-level2"], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def test_deep_trees_keep_the_table_walk(tmp_path):
+    # Past 10 levels the perfect layout would take 2^depth leaves a tree;
+    # such forests run on the general table walk, as exactly.
+    x, y = problem("regression", rows=4000, seed=4)
+    deep = train(with_nans(x, seed=8), y, {"objective": "reg:squarederror",
+                                           "max_depth": 14, "eta": 0.5},
+                 rounds=6)
+    assert "cuvil.forest_depth" not in level2(deep, tmp_path)
+    check(deep, with_nans(x, seed=9), tmp_path)
+    shallow = train(x, y, {"objective": "reg:squarederror", "max_depth": 3},
+                    rounds=2)
+    assert "cuvil.forest_depth = 3" in level2(shallow, tmp_path)

@@ -183,6 +183,8 @@ std::string assembleRuntime(const RuntimeSelection &selection) {
             qconvbMacros(selection) + bconvbMacros(selection) +
             (selection.forestWalk != "none"
                  ? "#define CUVIL_FOREST_WALK cuvil_forest_walk_" +
+                       selection.forestWalk +
+                       "\n#define CUVIL_PERFECT_WALK cuvil_perfect_walk_" +
                        selection.forestWalk + "\n"
                  : std::string());
   std::vector<const Family *> closure;

@@ -1,10 +1,11 @@
 //===- Trees.cpp - cuvil.tree_ensemble as a call of the forest runtime ----===//
 //
 // The op's tables are weights already (the neutral lowering made them
-// globals); the call describes them in a cuvil_forest on the stack. What
-// the runtime would otherwise check per call is decided here from the
-// constant node table: whether every branch makes the one comparison the
-// vector walks take.
+// globals; cuvil-x86-layout-forests may have laid them out as perfect
+// trees); the call describes them in a cuvil_forest (or
+// cuvil_perfect_forest) on the stack. What the runtime would otherwise
+// check per call is decided here from the constant node table: whether
+// every branch makes the one comparison the vector walks take.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,7 +66,70 @@ std::string exactLiteral(double value, Type type) {
   return text;
 }
 
+std::string transformOf(const KernelCall &call) {
+  auto post = dyn_cast_or_null<StringAttr>(call.op.getParam("post_transform"));
+  StringRef name = post ? post.getValue() : "none";
+  return name == "logistic"  ? "CUVIL_FOREST_LOGISTIC"
+         : name == "softmax" ? "CUVIL_FOREST_SOFTMAX"
+         : name == "exp"     ? "CUVIL_FOREST_EXP"
+                             : "CUVIL_FOREST_NONE";
+}
+
+/// `static const T name[] = {...};` of the base values, exactly.
+FailureOr<std::string> emitBase(Emitter &e, const KernelCall &call, Type acc) {
+  auto baseValues =
+      dyn_cast_or_null<DenseF64ArrayAttr>(call.op.getParam("base_values"));
+  if (!baseValues)
+    return failure();
+  std::vector<std::string> literals;
+  for (double v : baseValues.asArrayRef())
+    literals.push_back(exactLiteral(v, acc));
+  std::string base = e.tmp();
+  e.c.line("static const " + cType(acc) + " " + base + "[] = {" +
+           absl::StrJoin(literals, ", ") + "};");
+  return base;
+}
+
+/// A forest cuvil-x86-layout-forests laid out as perfect trees.
+LogicalResult emitPerfectForest(Emitter &e, const KernelCall &call,
+                                int64_t depth) {
+  const Buffer &input = *call.ins[0], &words = *call.ins[1],
+               &thresholds = *call.ins[2], &targets = *call.ins[3],
+               &leaves = *call.ins[4];
+  e.c.open();
+  FailureOr<std::string> base = emitBase(e, call, leaves.type.getElementType());
+  if (failed(base))
+    return call.error() << "has no base_values";
+  std::string forest = e.tmp();
+  int64_t comparison = call.op->getAttrOfType<IntegerAttr>(
+                                  "cuvil.forest_comparison")
+                           .getInt();
+  e.c.line("cuvil_perfect_forest " + forest + ";");
+  e.c.line("memset(&" + forest + ", 0, sizeof " + forest + ");");
+  auto set = [&](const std::string &field, const std::string &value) {
+    e.c.line(forest + "." + field + " = " + value + ";");
+  };
+  set("features", input.dims[1]);
+  set("trees", words.dims[0]);
+  set("targets", call.out->dims[1]);
+  set("depth", std::to_string(depth));
+  set("nodes", "(const int32_t *)" + words.name);
+  set("thresholds", thresholds.name);
+  set("leaves", leaves.name);
+  set("targets_of", "(const int32_t *)" + targets.name);
+  set("base", *base);
+  set("comparison", std::to_string(comparison));
+  set("post_transform", transformOf(call));
+  e.c.line("cuvil_perfect_forest_predict(pool, CUVIL_PERFECT_WALK, &" +
+           forest + ", " + input.dims[0] + ", " + input.name + ", " +
+           call.out->name + ");");
+  e.c.close();
+  return success();
+}
+
 LogicalResult emitTreeEnsemble(Emitter &e, const KernelCall &call) {
+  if (auto depth = call.op->getAttrOfType<IntegerAttr>("cuvil.forest_depth"))
+    return emitPerfectForest(e, call, depth.getInt());
   const Buffer &input = *call.ins[0], &nodes = *call.ins[1],
                &thresholds = *call.ins[2], &trees = *call.ins[3],
                &leaves = *call.ins[4];
@@ -74,25 +138,12 @@ LogicalResult emitTreeEnsemble(Emitter &e, const KernelCall &call) {
     return call.error() << "needs constant node and tree tables on the x86 "
                            "target";
   Type acc = leaves.type.getElementType();
-  auto baseValues = dyn_cast_or_null<DenseF64ArrayAttr>(
-      call.op.getParam("base_values"));
-  if (!baseValues)
-    return call.error() << "has no base_values";
-  std::string transform = "CUVIL_FOREST_NONE";
-  if (auto post = dyn_cast_or_null<StringAttr>(call.op.getParam("post_transform")))
-    transform = post.getValue() == "logistic"  ? "CUVIL_FOREST_LOGISTIC"
-                : post.getValue() == "softmax" ? "CUVIL_FOREST_SOFTMAX"
-                : post.getValue() == "exp"     ? "CUVIL_FOREST_EXP"
-                                               : "CUVIL_FOREST_NONE";
   auto missing = dyn_cast_or_null<FloatAttr>(call.op.getParam("missing_value"));
-
-  std::string base = e.tmp(), forest = e.tmp();
-  std::vector<std::string> literals;
-  for (double v : baseValues.asArrayRef())
-    literals.push_back(exactLiteral(v, acc));
   e.c.open();
-  e.c.line("static const " + cType(acc) + " " + base + "[] = {" +
-           absl::StrJoin(literals, ", ") + "};");
+  FailureOr<std::string> base = emitBase(e, call, acc);
+  if (failed(base))
+    return call.error() << "has no base_values";
+  std::string forest = e.tmp();
   e.c.line("cuvil_forest " + forest + ";");
   e.c.line("memset(&" + forest + ", 0, sizeof " + forest + ");");
   auto set = [&](const std::string &field, const std::string &value) {
@@ -101,17 +152,17 @@ LogicalResult emitTreeEnsemble(Emitter &e, const KernelCall &call) {
   set("features", input.dims[1]);
   set("trees", trees.dims[0]);
   set("values", leaves.dims[1]);
-  set("targets", std::to_string(baseValues.size()));
+  set("targets", call.out->dims[1]);
   set("nodes", "(const int32_t *)" + nodes.name);
   set("thresholds", thresholds.name);
   set("roots", "(const int32_t *)" + trees.name);
   set("leaves", leaves.name);
-  set("base", base);
+  set("base", *base);
   set("input_f64", input.type.getElementType().isF64() ? "1" : "0");
   set("thresholds_f64", thresholds.type.getElementType().isF64() ? "1" : "0");
   set("acc_f64", acc.isF64() ? "1" : "0");
   set("uniform_comparison", std::to_string(uniformComparison(*nodeTable)));
-  set("post_transform", transform);
+  set("post_transform", transformOf(call));
   if (missing) {
     set("has_missing_value", "1");
     set("missing_value", exactLiteral(missing.getValueAsDouble(),

@@ -71,6 +71,29 @@ def CuvilX86PackProductWeights : Pass<"cuvil-x86-pack-product-weights", "::mlir:
   ];
 }
 
+def CuvilX86LayoutForests : Pass<"cuvil-x86-layout-forests", "::mlir::ModuleOp"> {
+  let summary = "Lay tree ensembles out as perfect trees at compile time";
+  let description = [{
+    Level2. A `cuvil_l2.ukernel_call` "tree_ensemble" whose forest makes
+    one comparison (`<` or `<=`) on float32 features, thresholds and
+    leaves of one value, with NaN as its only missing value and at most 10
+    levels, reads new globals instead of its tables: per tree, node words
+    (the feature, bit 31 set when a missing value goes left) and
+    thresholds level by level, and 2^depth leaves (a shallow leaf copied
+    into every leaf under it), and each tree's target. The call is marked
+    `cuvil.forest_depth` (the deepest tree's depth) and
+    `cuvil.forest_comparison`; runtime/trees/perfect.c walks it with no
+    child table, no leaf test and permutes for the first levels' nodes.
+  }];
+  let statistics = [
+    Statistic<"numLaidOut", "laid-out", "Forests laid out as perfect trees">,
+  ];
+  let dependentDialects = [
+    "::mlir::memref::MemRefDialect",
+    "::cuvil::l2::CuvilL2Dialect",
+  ];
+}
+
 def CuvilX86PackQuantizedWeights
     : Pass<"cuvil-x86-pack-quantized-weights", "::mlir::ModuleOp"> {
   let summary = "Pack the int8 weights of quantized products at compile time";

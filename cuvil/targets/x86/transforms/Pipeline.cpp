@@ -10,6 +10,7 @@ void buildX86Level2Pipeline(mlir::OpPassManager &pm) {
   pm.addPass(createCuvilX86FuseConvInputCasts());
   pm.addPass(createCuvilX86SelectKernels());
   pm.addPass(createCuvilX86PackProductWeights());
+  pm.addPass(createCuvilX86LayoutForests());
   // Layouts first: an int8 convolution's weights are packed for the
   // layouts (and so the kernel) it got.
   pm.addPass(createCuvilX86AssignLayouts());

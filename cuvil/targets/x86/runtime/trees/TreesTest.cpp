@@ -341,6 +341,109 @@ TEST(Trees, VectorWalksGiveTheReferenceBits) {
     }
 }
 
+/// The perfect layout of trees.h, built from the linked trees.
+struct PerfectTables {
+  std::vector<int32_t> nodes, targets;
+  std::vector<float> thresholds, leaves, base;
+  cuvil_perfect_forest forest;
+};
+
+int treeDepth(const Tree &tree, int i) {
+  const Node &n = tree.nodes[i];
+  return n.leaf ? 0
+                : 1 + std::max(treeDepth(tree, n.left), treeDepth(tree, n.right));
+}
+
+void placePerfect(const Tree &tree, int i, int level, int64_t index, int depth,
+                  int32_t *nodes, float *thresholds, float *leaves) {
+  const Node &n = tree.nodes[i];
+  if (n.leaf) {
+    // Every leaf under this position holds the value.
+    int64_t span = int64_t(1) << (depth - level);
+    std::fill(leaves + index * span, leaves + (index + 1) * span,
+              static_cast<float>(n.values[0]));
+    return;
+  }
+  int64_t node = (int64_t(1) << level) - 1 + index;
+  nodes[node] = n.feature | (n.missingLeft ? CUVIL_PERFECT_MISSING_LEFT : 0);
+  thresholds[node] = static_cast<float>(n.threshold);
+  placePerfect(tree, n.left, level + 1, 2 * index, depth, nodes, thresholds,
+               leaves);
+  placePerfect(tree, n.right, level + 1, 2 * index + 1, depth, nodes,
+               thresholds, leaves);
+}
+
+void layOutPerfect(const std::vector<Tree> &trees, const Spec &spec,
+                   const std::vector<double> &base, int comparison,
+                   PerfectTables &p) {
+  int depth = 1;
+  for (const Tree &tree : trees)
+    depth = std::max(depth, treeDepth(tree, tree.root));
+  int64_t inner = (int64_t(1) << depth) - 1;
+  // Nodes under a shallow leaf test feature 0 against 0: any answer.
+  p.nodes.assign(trees.size() * inner, 0);
+  p.thresholds.assign(trees.size() * inner, 0.0f);
+  p.leaves.assign(trees.size() * (inner + 1), 0.0f);
+  for (size_t t = 0; t < trees.size(); ++t) {
+    placePerfect(trees[t], trees[t].root, 0, 0, depth, &p.nodes[t * inner],
+                 &p.thresholds[t * inner], &p.leaves[t * (inner + 1)]);
+    p.targets.push_back(trees[t].target);
+  }
+  for (double b : base)
+    p.base.push_back(static_cast<float>(b));
+  p.forest = {spec.features, int64_t(trees.size()), spec.targets, depth,
+              p.nodes.data(), p.thresholds.data(), p.leaves.data(),
+              p.targets.data(), p.base.data(), comparison,
+              CUVIL_FOREST_NONE};
+}
+
+using PerfectVariant = std::tuple<std::string, std::string, cuvil_perfect_walk_fn>;
+
+std::vector<PerfectVariant> perfectVariants() {
+  return {
+#define CUVIL_FOREST_WALK_VARIANT(name, target, features)                      \
+  {#name, features, cuvil_perfect_walk_##name},
+#include "cuvil/targets/x86/runtime/trees/trees.inc"
+#undef CUVIL_FOREST_WALK_VARIANT
+  };
+}
+
+TEST(Trees, PerfectWalksGiveTheTableWalksBits) {
+  std::mt19937 rng(13);
+  // Depths 1 to 9 cover every way a level's nodes are fetched: one
+  // register, two (32 nodes), gathers.
+  for (int depth : {1, 3, 4, 5, 6, 9})
+    for (int comparison : {CUVIL_TREE_LT, CUVIL_TREE_LE})
+      for (int targets : {1, 3}) {
+        Spec spec;
+        spec.features = 28;
+        spec.targets = targets;
+        spec.comparisons = 1;
+        std::vector<Tree> trees = randomForest(rng, spec, 25, depth);
+        for (Tree &tree : trees)
+          for (Node &n : tree.nodes)
+            n.comparison = comparison;
+        std::vector<double> base(targets, -0.25);
+        PerfectTables p;
+        layOutPerfect(trees, spec, base, comparison, p);
+        for (int rows : {1, 7, 9, 33, 64, 130, 777}) {
+          std::vector<float> x = randomRows(rng, rows, spec.features);
+          std::vector<float> want = expected<float>(trees, spec, base, x, rows);
+          for (const auto &[name, features, walk] : perfectVariants()) {
+            if (!cuvil::runtime_testing::cpuHas(features))
+              continue;
+            SCOPED_TRACE(name + " depth=" + std::to_string(depth) +
+                         " rows=" + std::to_string(rows));
+            std::vector<float> out(rows * targets, -1.0f);
+            cuvil_perfect_forest_predict(nullptr, walk, &p.forest, rows,
+                                         x.data(), out.data());
+            EXPECT_EQ(0, std::memcmp(out.data(), want.data(),
+                                     want.size() * sizeof(float)));
+          }
+        }
+      }
+}
+
 TEST(Trees, ThreadsDoNotChangeTheBits) {
   std::mt19937 rng(5);
   Spec spec;

@@ -16,10 +16,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Rows per parallel task and per vector block. */
-enum { CUVIL_FOREST_BLOCK = 64 };
-/* The vector walks keep each target's sums of a block on the stack. */
-enum { CUVIL_FOREST_MAX_VECTOR_TARGETS = 64 };
 
 static int forest_compare(double x, double t, int32_t comparison) {
   switch (comparison) {
@@ -110,9 +106,7 @@ static void forest_walk_mixed(const cuvil_forest *f, int64_t rows,
   }
 }
 
-/* XGBoost's transforms, in float32 (common/math.h: Sigmoid, Softmax with
- * a double sum, expf). */
-static void forest_transform_f32(int transform, float *o, int64_t n) {
+void cuvil_forest_transform_f32(int transform, float *o, int64_t n) {
   if (transform == CUVIL_FOREST_LOGISTIC) {
     o[0] = 1.0f / (1.0f + expf(-o[0]));
   } else if (transform == CUVIL_FOREST_EXP) {
@@ -193,7 +187,7 @@ static void forest_predict_blocks(void *arg, int64_t begin, int64_t end) {
   else
     cuvil_forest_walk_reference(f, rows, (const float *)x, out);
   for (int64_t r = 0; r < rows; ++r)
-    forest_transform_f32(f->post_transform, out + r * f->targets, f->targets);
+    cuvil_forest_transform_f32(f->post_transform, out + r * f->targets, f->targets);
 }
 
 void cuvil_forest_predict(cuvil_pool *pool, cuvil_forest_walk_fn walk,

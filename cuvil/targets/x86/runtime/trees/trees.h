@@ -41,6 +41,10 @@ enum {
   CUVIL_FOREST_EXP = 3
 };
 
+/* Rows per parallel task and per vector block; the vector walks keep each
+ * target's sums of a block on the stack, for up to 64 targets. */
+enum { CUVIL_FOREST_BLOCK = 128, CUVIL_FOREST_MAX_VECTOR_TARGETS = 64 };
+
 typedef struct cuvil_forest {
   int64_t features, trees, values, targets;
   const int32_t *nodes;
@@ -82,9 +86,56 @@ void cuvil_forest_predict(cuvil_pool *pool, cuvil_forest_walk_fn walk,
                           const cuvil_forest *forest, int64_t rows,
                           const void *x, void *out);
 
-/* The walk a model's code uses (RuntimeSelection.cpp defines it). */
+/* A row's post transform in float32: XGBoost's formulas (common/math.h:
+ * Sigmoid, Softmax summed in double, expf). */
+void cuvil_forest_transform_f32(int transform, float *row, int64_t targets);
+
+/* A forest laid out as perfect trees of one depth (cuvil-x86-layout-forests,
+ * for forests of one comparison, float32 throughout, one value per leaf and
+ * NaN as the only missing value): node i of a level sits at (1 << level) -
+ * 1 + i, its children at 2i and 2i + 1 of the next level, so a walk needs
+ * no child table, no leaf test and the same number of steps for every row.
+ * A leaf above the last level was replaced by a subtree whose leaves all
+ * hold its value (whatever its nodes test, the value is the same). */
+enum { CUVIL_PERFECT_MISSING_LEFT = (int32_t)0x80000000 };
+
+typedef struct cuvil_perfect_forest {
+  int64_t features, trees, targets, depth;
+  /* [trees][2^depth - 1]: the feature, | CUVIL_PERFECT_MISSING_LEFT. */
+  const int32_t *nodes;
+  const float *thresholds; /* [trees][2^depth - 1] */
+  const float *leaves;     /* [trees][2^depth] */
+  const int32_t *targets_of; /* [trees]: the target each tree adds to */
+  const float *base;       /* [targets] */
+  int comparison;          /* CUVIL_TREE_LT or CUVIL_TREE_LE */
+  int post_transform;
+} cuvil_perfect_forest;
+
+/* Sums `rows` (< 2^31 / features) rows of `x` into `out` [rows][targets]
+ * (margins, before the post transform). */
+typedef void (*cuvil_perfect_walk_fn)(const cuvil_perfect_forest *forest,
+                                      int64_t rows, const float *x,
+                                      float *out);
+
+void cuvil_perfect_walk_reference(const cuvil_perfect_forest *forest,
+                                  int64_t rows, const float *x, float *out);
+void cuvil_perfect_walk_avx2(const cuvil_perfect_forest *forest, int64_t rows,
+                             const float *x, float *out);
+void cuvil_perfect_walk_avx512(const cuvil_perfect_forest *forest,
+                               int64_t rows, const float *x, float *out);
+
+/* cuvil_forest_predict for a perfect forest: blocks of rows split across
+ * `pool`, short blocks on the reference walk. */
+void cuvil_perfect_forest_predict(cuvil_pool *pool, cuvil_perfect_walk_fn walk,
+                                  const cuvil_perfect_forest *forest,
+                                  int64_t rows, const float *x, float *out);
+
+/* The walks a model's code uses (RuntimeSelection.cpp defines them). */
 #ifndef CUVIL_FOREST_WALK
 #define CUVIL_FOREST_WALK cuvil_forest_walk_reference
+#endif
+#ifndef CUVIL_PERFECT_WALK
+#define CUVIL_PERFECT_WALK cuvil_perfect_walk_reference
 #endif
 
 #ifdef __cplusplus

@@ -1,0 +1,224 @@
+//===- LayoutForests.cpp - tree ensembles as perfect trees ----------------===//
+//
+// A `tree_ensemble` call whose forest the vector walks take (one
+// comparison, `<` or `<=`; float32 features, thresholds and leaves; one
+// value per leaf; NaN the only missing value) and whose deepest tree has
+// at most kMaxDepth levels gets its tables rewritten, at compile time, as
+// perfect trees of that depth (runtime/trees/trees.h): node words (feature,
+// missing direction in bit 31) and thresholds by level, 2^depth leaves per
+// tree, a leaf above the last level copied into every leaf below it. The
+// call then reads [x, words, thresholds, targets, leaves] and is marked
+// `cuvil.forest_depth` and `cuvil.forest_comparison`; deeper or mixed
+// forests keep the general tables.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/CuvilL2Ops.h"
+#include "cuvil/passes/PassStatistics.h"
+#include "cuvil/support/ElementsBytes.h"
+#include "cuvil/targets/x86/transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace cuvil::x86 {
+#define GEN_PASS_DEF_CUVILX86LAYOUTFORESTS
+#include "cuvil/targets/x86/transforms/Passes.h.inc"
+} // namespace cuvil::x86
+
+using namespace mlir;
+
+namespace {
+
+/// Deeper trees would take 2^depth leaves each; they keep their tables.
+constexpr int64_t kMaxDepth = 10;
+// cuvil.tree_ensemble's flags (CuvilOps.td) and the perfect node word.
+constexpr int32_t kComparison = 7, kMissingLeft = 8;
+constexpr uint32_t kWordMissingLeft = 0x80000000u;
+
+/// The contents of a constant buffer (a memref.get_global) as `T`s.
+template <typename T>
+std::optional<std::vector<T>> readGlobal(Value value, SymbolTable &symbols) {
+  auto get = value.getDefiningOp<memref::GetGlobalOp>();
+  auto global = get ? symbols.lookup<memref::GlobalOp>(get.getName()) : nullptr;
+  if (!global || !global.getConstant() || !global.getInitialValue())
+    return std::nullopt;
+  absl::StatusOr<std::string> bytes =
+      cuvil::getElementsBytes(*global.getInitialValue());
+  if (!bytes.ok() || bytes->size() % sizeof(T))
+    return std::nullopt;
+  std::vector<T> values(bytes->size() / sizeof(T));
+  std::memcpy(values.data(), bytes->data(), bytes->size());
+  return values;
+}
+
+struct Forest {
+  std::vector<int32_t> nodes, trees;
+  std::vector<float> thresholds, leaves;
+};
+
+/// The depth of the tree at `node`, or kMaxDepth + 1 for any deeper one
+/// (the recursion stops there).
+int64_t depthOf(const Forest &f, int32_t node, int64_t level = 0) {
+  if ((f.nodes[3 * node + 2] & kComparison) == 0)
+    return 0;
+  if (level == kMaxDepth)
+    return 1;
+  int32_t left = f.nodes[3 * node + 1];
+  return 1 + std::max(depthOf(f, left, level + 1),
+                      depthOf(f, left + 1, level + 1));
+}
+
+struct Perfect {
+  std::vector<int32_t> words, targets;
+  std::vector<float> thresholds, leaves;
+};
+
+/// Places the subtree at `node` at position `index` of `level`.
+void place(const Forest &f, int32_t node, int64_t level, int64_t index,
+           int64_t depth, int32_t *words, float *thresholds, float *leaves) {
+  int32_t flags = f.nodes[3 * node + 2];
+  if ((flags & kComparison) == 0) {
+    int64_t span = int64_t(1) << (depth - level);
+    std::fill(leaves + index * span, leaves + (index + 1) * span,
+              f.leaves[f.nodes[3 * node]]);
+    return;
+  }
+  int64_t position = (int64_t(1) << level) - 1 + index;
+  words[position] = static_cast<int32_t>(
+      static_cast<uint32_t>(f.nodes[3 * node]) |
+      (flags & kMissingLeft ? kWordMissingLeft : 0u));
+  thresholds[position] = f.thresholds[node];
+  int32_t left = f.nodes[3 * node + 1];
+  place(f, left, level + 1, 2 * index, depth, words, thresholds, leaves);
+  place(f, left + 1, level + 1, 2 * index + 1, depth, words, thresholds,
+        leaves);
+}
+
+struct LayoutForests
+    : cuvil::x86::impl::CuvilX86LayoutForestsBase<LayoutForests> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<cuvil::l2::UKernelCallOp> calls;
+    module.walk([&](cuvil::l2::UKernelCallOp call) {
+      if (call.getKernel() == "tree_ensemble")
+        calls.push_back(call);
+    });
+    for (cuvil::l2::UKernelCallOp call : calls)
+      layOut(call, symbols);
+  }
+
+  /// The forest's one comparison (1 `<`, 2 `<=`), or 0.
+  static int32_t uniformComparison(const Forest &f) {
+    int32_t uniform = 0;
+    for (size_t i = 2; i < f.nodes.size(); i += 3) {
+      int32_t c = f.nodes[i] & kComparison;
+      if (c == 0)
+        continue;
+      if (uniform && c != uniform)
+        return 0;
+      uniform = c;
+    }
+    return uniform == 1 || uniform == 2 ? uniform : 0;
+  }
+
+  Value addGlobal(OpBuilder &builder, SymbolTable &symbols, Location loc,
+                  StringRef name, ArrayRef<int64_t> shape, Type element,
+                  const char *data, size_t size) {
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+        ArrayRef<char>(data, size), 64);
+    auto type = MemRefType::get(shape, element);
+    auto value = DenseResourceElementsAttr::get(
+        RankedTensorType::get(shape, element), name, std::move(blob));
+    OpBuilder moduleBuilder = OpBuilder::atBlockBegin(getOperation().getBody());
+    auto global = memref::GlobalOp::create(
+        moduleBuilder, loc, name, moduleBuilder.getStringAttr("private"), type,
+        value, /*constant=*/true, moduleBuilder.getI64IntegerAttr(64));
+    symbols.insert(global); // Renames on a clash.
+    return memref::GetGlobalOp::create(builder, loc, type, global.getSymName());
+  }
+
+  void layOut(cuvil::l2::UKernelCallOp call, SymbolTable &symbols) {
+    ValueRange ins = call.getInputs();
+    auto input = cast<MemRefType>(ins[0].getType());
+    auto leavesType = cast<MemRefType>(ins[4].getType());
+    if (!input.getElementType().isF32() ||
+        !cast<MemRefType>(ins[2].getType()).getElementType().isF32() ||
+        !leavesType.getElementType().isF32() || leavesType.getDimSize(1) != 1 ||
+        call.getParam("missing_value"))
+      return;
+    Forest f;
+    auto nodes = readGlobal<int32_t>(ins[1], symbols);
+    auto thresholds = readGlobal<float>(ins[2], symbols);
+    auto trees = readGlobal<int32_t>(ins[3], symbols);
+    auto leaves = readGlobal<float>(ins[4], symbols);
+    if (!nodes || !thresholds || !trees || !leaves)
+      return;
+    f = {std::move(*nodes), std::move(*trees), std::move(*thresholds),
+         std::move(*leaves)};
+    int32_t comparison = uniformComparison(f);
+    int64_t depth = 1;
+    for (size_t t = 0; t < f.trees.size() / 2; ++t)
+      depth = std::max(depth, depthOf(f, f.trees[2 * t]));
+    if (!comparison || depth > kMaxDepth)
+      return;
+
+    int64_t count = f.trees.size() / 2, inner = (int64_t(1) << depth) - 1;
+    Perfect p;
+    // Nodes under a shallow leaf test feature 0 against 0: either way
+    // leads to a copy of its value.
+    p.words.assign(count * inner, 0);
+    p.thresholds.assign(count * inner, 0.0f);
+    p.leaves.assign(count * (inner + 1), 0.0f);
+    for (int64_t t = 0; t < count; ++t) {
+      place(f, f.trees[2 * t], 0, 0, depth, &p.words[t * inner],
+            &p.thresholds[t * inner], &p.leaves[t * (inner + 1)]);
+      p.targets.push_back(f.trees[2 * t + 1]);
+    }
+
+    OpBuilder builder(call);
+    Location loc = call.getLoc();
+    Type i32 = builder.getI32Type(), f32 = builder.getF32Type();
+    auto bytes = [](const auto &v) {
+      return std::make_pair(reinterpret_cast<const char *>(v.data()),
+                            v.size() * sizeof(v[0]));
+    };
+    auto [wd, ws] = bytes(p.words);
+    auto [td, ts] = bytes(p.thresholds);
+    auto [gd, gs] = bytes(p.targets);
+    auto [ld, ls] = bytes(p.leaves);
+    SmallVector<Value> inputs{
+        ins[0],
+        addGlobal(builder, symbols, loc, "forest_words", {count, inner}, i32,
+                  wd, ws),
+        addGlobal(builder, symbols, loc, "forest_thresholds", {count, inner},
+                  f32, td, ts),
+        addGlobal(builder, symbols, loc, "forest_targets", {count}, i32, gd, gs),
+        addGlobal(builder, symbols, loc, "forest_leaves", {count, inner + 1},
+                  f32, ld, ls)};
+    SmallVector<Value> oldTables(ins.drop_front());
+    cuvil::l2::UKernelCallOp laidOut =
+        call.cloneWith(builder, inputs, call.getOutputs());
+    laidOut->setAttr("cuvil.forest_depth", builder.getI64IntegerAttr(depth));
+    laidOut->setAttr("cuvil.forest_comparison",
+                     builder.getI64IntegerAttr(comparison));
+    call.erase();
+    for (Value table : oldTables)
+      if (auto get = table.getDefiningOp<memref::GetGlobalOp>();
+          get && get->use_empty()) {
+        auto global = symbols.lookup<memref::GlobalOp>(get.getName());
+        get.erase();
+        if (global && SymbolTable::symbolKnownUseEmpty(global, getOperation()))
+          symbols.erase(global);
+      }
+    cuvil::addStatistic(getOperation(), *this, numLaidOut, "laid out");
+  }
+};
+
+} // namespace

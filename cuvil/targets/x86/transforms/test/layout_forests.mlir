@@ -1,0 +1,42 @@
+// RUN: cuvil-opt %s --cuvil-lower-to-level2 --cuvil-x86-layout-forests --split-input-file | FileCheck %s
+
+// Two trees: a stump on feature 1 (< 0.5, a missing value goes left) and a
+// tree of depth 2 whose left child is a leaf. As perfect trees of depth 2:
+// per tree 3 node words by level and 4 leaves. The stump's leaves (1, 2)
+// fill two leaves each; its second level tests feature 0 against 0 (either
+// way gives the copy). The second tree's left leaf (3) fills leaves 0 and
+// 1, its right node (feature 2, < 1.5) leads to 4 and 5. Words carry the
+// missing direction in bit 31 (0x80000001 = -2147483647).
+// CHECK-DAG: memref.global "private" constant @forest_words : memref<2x3xi32> = dense_resource<forest_words>
+// CHECK-DAG: memref.global "private" constant @forest_leaves : memref<2x4xf32> = dense_resource<forest_leaves>
+// CHECK-NOT: memref.global "private" constant @forest_constant
+// CHECK-LABEL: func.func @forest
+// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x3xf32>, memref<2x3xi32>, memref<2x3xf32>, memref<2xi32>, memref<2x4xf32>) outs(%{{.*}} : memref<?x1xf32>) params {base_values = array<f64: 0.000000e+00>, post_transform = "none"} {cuvil.forest_comparison = 1 : i64, cuvil.forest_depth = 2 : i64}
+// CHECK-DAG: forest_words: "0x40000000010000800000000000000000000000000000000002000000"
+// CHECK-DAG: forest_thresholds: "0x400000000000003F00000000000000000000803E000000000000C03F"
+// CHECK-DAG: forest_targets: "0x400000000000000000000000"
+// CHECK-DAG: forest_leaves: "0x400000000000803F0000803F00000040000000400000404000004040000080400000A040"
+func.func @forest(%x: tensor<?x3xf32>) -> tensor<?x1xf32> {
+  %nodes = cuvil.constant dense<[[1, 1, 9], [0, 0, 0], [1, 0, 0],
+                                 [0, 4, 1], [2, 0, 0], [2, 6, 1], [3, 0, 0], [4, 0, 0]]> : tensor<8x3xi32>
+  %thresholds = cuvil.constant dense<[0.5, 0.0, 0.0, 0.25, 0.0, 1.5, 0.0, 0.0]> : tensor<8xf32>
+  %trees = cuvil.constant dense<[[0, 0], [3, 0]]> : tensor<2x2xi32>
+  %leaves = cuvil.constant dense<[[1.0], [2.0], [3.0], [4.0], [5.0]]> : tensor<5x1xf32>
+  %0 = cuvil.tree_ensemble %x, %nodes, %thresholds, %trees, %leaves {base_values = array<f64: 0.0>} : tensor<?x3xf32>, tensor<8x3xi32>, tensor<8xf32>, tensor<2x2xi32>, tensor<5x1xf32>
+  return %0 : tensor<?x1xf32>
+}
+
+// -----
+
+// Mixed comparisons stay on the general tables.
+// CHECK-LABEL: func.func @mixed
+// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<5x3xi32>, memref<5xf32>, memref<1x2xi32>, memref<3x1xf32>)
+// CHECK-NOT: cuvil.forest_depth
+func.func @mixed(%x: tensor<?x2xf32>) -> tensor<?x1xf32> {
+  %nodes = cuvil.constant dense<[[0, 1, 1], [1, 3, 2], [0, 0, 0], [1, 0, 0], [2, 0, 0]]> : tensor<5x3xi32>
+  %thresholds = cuvil.constant dense<[0.5, 0.5, 0.0, 0.0, 0.0]> : tensor<5xf32>
+  %trees = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
+  %leaves = cuvil.constant dense<[[1.0], [2.0], [3.0]]> : tensor<3x1xf32>
+  %0 = cuvil.tree_ensemble %x, %nodes, %thresholds, %trees, %leaves {base_values = array<f64: 0.0>} : tensor<?x2xf32>, tensor<5x3xi32>, tensor<5xf32>, tensor<1x2xi32>, tensor<3x1xf32>
+  return %0 : tensor<?x1xf32>
+}
