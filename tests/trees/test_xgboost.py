@@ -273,3 +273,13 @@ def test_deep_trees_keep_the_table_walk(tmp_path):
     shallow = train(x, y, {"objective": "reg:squarederror", "max_depth": 3},
                     rounds=2)
     assert "cuvil.forest_depth = 3" in level2(shallow, tmp_path)
+
+
+def test_wide_rows(tmp_path):
+    # More than 128 features: the vector walk gathers from the rows
+    # rather than from a transposed block.
+    x, y = datasets.make_classification(700, 150, n_informative=20,
+                                        random_state=5)
+    booster = train(with_nans(x, seed=10), y,
+                    {"objective": "binary:logistic", "max_depth": 6})
+    check(booster, with_nans(x, seed=11), tmp_path)

@@ -176,8 +176,139 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
   }
 }
 
+/* Rows per block of the transposed walk, and the widest rows it takes (the
+ * block, feature-major, is 64 KiB on the stack). */
+enum { CUVIL_PERFECT_TBLOCK = 128, CUVIL_PERFECT_TFEATURES = 128 };
+
+/* The first levels with few nodes read the rows' features by loads rather
+ * than gathers (a gather of 16 lanes costs as much as a dozen loads). */
+enum { CUVIL_PERFECT_LOADED_LEVELS = 4 };
+
+/* A level's nodes (up to 32) in two registers, for permutes. */
+typedef struct {
+  __m512i words_lo, words_hi;
+  __m512 thresholds_lo, thresholds_hi;
+} perfect_level_regs;
+
+__attribute__((target("avx512f"))) static inline perfect_level_regs
+perfect_load_level(const int32_t *words, const float *thresholds,
+                   int64_t width) {
+  perfect_level_regs l;
+  __mmask16 lo = (__mmask16)(width >= 16 ? 0xFFFF : (1u << width) - 1);
+  __mmask16 hi = (__mmask16)(width >= 32 ? 0xFFFF : 0);
+  l.words_lo = _mm512_maskz_loadu_epi32(lo, words);
+  l.words_hi = _mm512_maskz_loadu_epi32(hi, words + 16);
+  l.thresholds_lo = _mm512_maskz_loadu_ps(lo, thresholds);
+  l.thresholds_hi = _mm512_maskz_loadu_ps(hi, thresholds + 16);
+  return l;
+}
+
+/* Eight registers of 16 rows over a feature-major copy of the block: the
+ * first levels' features by one load per node and a blend, the next by
+ * gathers from the copy; the nodes of levels of up to 32 by permutes of
+ * registers loaded once per level, the leaves of a tree of up to 6
+ * levels likewise; one target's sums in registers. */
+__attribute__((target("avx512f"))) static void
+perfect_transposed_avx512(const cuvil_perfect_forest *f, int64_t rows,
+                          const float *x, float *out) {
+  enum { K = 8, W = 16, B = CUVIL_PERFECT_TBLOCK };
+  const int64_t inner = ((int64_t)1 << f->depth) - 1;
+  const int cmp_le = f->comparison == CUVIL_TREE_LE;
+  const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                          11, 12, 13, 14, 15);
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i feature_bits = _mm512_set1_epi32(CUVIL_PERFECT_FEATURE);
+  float xt[CUVIL_PERFECT_TFEATURES * B];
+  float acc[CUVIL_FOREST_MAX_VECTOR_TARGETS * B];
+  for (int64_t r0 = 0; r0 < rows; r0 += B) {
+    int64_t block_rows = rows - r0 < B ? rows - r0 : B;
+    for (int64_t r = 0; r < B; ++r)
+      for (int64_t c = 0; c < f->features; ++c)
+        xt[c * B + r] = r < block_rows ? x[(r0 + r) * f->features + c] : 0.0f;
+    for (int64_t t = 0; t < f->targets; ++t)
+      for (int k = 0; k < K; ++k)
+        _mm512_storeu_ps(acc + t * B + k * W, _mm512_set1_ps(f->base[t]));
+    for (int64_t t = 0; t < f->trees; ++t) {
+      const int32_t *nodes = f->nodes + t * inner;
+      const float *thresholds = f->thresholds + t * inner;
+      __m512i idx[K];
+      for (int k = 0; k < K; ++k)
+        idx[k] = _mm512_setzero_si512();
+      for (int64_t level = 0; level < f->depth; ++level) {
+        int64_t width = (int64_t)1 << level;
+        const int32_t *level_nodes = nodes + width - 1;
+        const float *level_thresholds = thresholds + width - 1;
+        perfect_level_regs l = perfect_load_level(
+            level_nodes, level_thresholds, width <= 32 ? width : 0);
+        const float *columns[1 << CUVIL_PERFECT_LOADED_LEVELS];
+        if (level < CUVIL_PERFECT_LOADED_LEVELS)
+          for (int64_t j = 0; j < width; ++j)
+            columns[j] = xt + (level_nodes[j] & CUVIL_PERFECT_FEATURE) * B;
+        for (int k = 0; k < K; ++k) {
+          __m512i word;
+          __m512 th;
+          if (width <= 32) {
+            word = _mm512_permutex2var_epi32(l.words_lo, idx[k], l.words_hi);
+            th = _mm512_permutex2var_ps(l.thresholds_lo, idx[k],
+                                        l.thresholds_hi);
+          } else {
+            word = _mm512_i32gather_epi32(idx[k], level_nodes, 4);
+            th = _mm512_i32gather_ps(idx[k], level_thresholds, 4);
+          }
+          __m512 v;
+          if (level < CUVIL_PERFECT_LOADED_LEVELS) {
+            v = _mm512_loadu_ps(columns[0] + k * W);
+            for (int64_t j = 1; j < width; ++j)
+              v = _mm512_mask_mov_ps(
+                  v, _mm512_cmpeq_epi32_mask(idx[k], _mm512_set1_epi32((int32_t)j)),
+                  _mm512_loadu_ps(columns[j] + k * W));
+          } else {
+            v = _mm512_i32gather_ps(
+                _mm512_add_epi32(
+                    _mm512_slli_epi32(_mm512_and_si512(word, feature_bits), 7),
+                    _mm512_add_epi32(lanes, _mm512_set1_epi32(k * W))),
+                xt, 4);
+          }
+          __mmask16 holds = cmp_le ? _mm512_cmp_ps_mask(v, th, _CMP_LE_OQ)
+                                   : _mm512_cmp_ps_mask(v, th, _CMP_LT_OQ);
+          __mmask16 missing = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+          __mmask16 default_left =
+              _mm512_cmplt_epi32_mask(word, _mm512_setzero_si512());
+          __mmask16 go_left = (__mmask16)((holds & ~missing) |
+                                          (missing & default_left));
+          __m512i twice = _mm512_add_epi32(idx[k], idx[k]);
+          idx[k] = _mm512_mask_add_epi32(twice, (__mmask16)~go_left, twice, one);
+        }
+      }
+      const float *leaves = f->leaves + t * (inner + 1);
+      float *target = acc + (int64_t)f->targets_of[t] * B;
+      int64_t width = inner + 1 <= 64 ? inner + 1 : 0;
+      perfect_level_regs l0 = perfect_load_level(
+          (const int32_t *)leaves, leaves, width < 32 ? width : 32);
+      perfect_level_regs l1 = perfect_load_level(
+          (const int32_t *)leaves + 32, leaves + 32, width == 64 ? 32 : 0);
+      for (int k = 0; k < K; ++k) {
+        __m512 value;
+        if (inner + 1 <= 64) /* two or four registers, and a blend */
+          value = _mm512_mask_mov_ps(
+              _mm512_permutex2var_ps(l0.thresholds_lo, idx[k], l0.thresholds_hi),
+              _mm512_test_epi32_mask(idx[k], _mm512_set1_epi32(32)),
+              _mm512_permutex2var_ps(l1.thresholds_lo, idx[k], l1.thresholds_hi));
+        else
+          value = _mm512_i32gather_ps(idx[k], leaves, 4);
+        _mm512_storeu_ps(target + k * W,
+                         _mm512_add_ps(_mm512_loadu_ps(target + k * W), value));
+      }
+    }
+    for (int64_t r = 0; r < block_rows; ++r)
+      for (int64_t t = 0; t < f->targets; ++t)
+        out[(r0 + r) * f->targets + t] = acc[t * B + r];
+  }
+}
+
 /* Eight registers of 16 rows: a block of 128 (eight gathers in flight hide
- * their latency). Fewer than 8 rows go by trees. */
+ * their latency). Fewer than 8 rows go by trees; rows of up to 128
+ * features through a transposed block. */
 __attribute__((target("avx512f"))) void
 cuvil_perfect_walk_avx512(const cuvil_perfect_forest *f, int64_t rows,
                           const float *x, float *out) {
@@ -185,6 +316,10 @@ cuvil_perfect_walk_avx512(const cuvil_perfect_forest *f, int64_t rows,
   if (rows < 8 &&
       f->trees * (((int64_t)1 << f->depth)) < INT32_MAX - 16 * 1024) {
     perfect_by_trees_avx512(f, rows, x, out);
+    return;
+  }
+  if (f->features <= CUVIL_PERFECT_TFEATURES) {
+    perfect_transposed_avx512(f, rows, x, out);
     return;
   }
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
