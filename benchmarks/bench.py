@@ -712,6 +712,8 @@ def main():
     parser.add_argument("--results", default=str(ROOT / "benchmarks" / "RESULTS.md"))
     parser.add_argument("--serve", help="cuvil-serve binary: adds the serving load test")
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--no-trees", action="store_true",
+                        help="skip the tree ensembles (benchmarks/trees_bench.py)")
     parser.add_argument("--render", metavar="RESULTS_JSON",
                         help="only write --results from a results.json")
     args = parser.parse_args()
@@ -858,6 +860,9 @@ def main():
                   f"ms, int8 {timings['cuvil_int8']['p50']:.3f} ms", flush=True)
         results["models"][key] = entry
 
+    if not args.no_trees:
+        import trees_bench
+        results["trees"] = trees_bench.run(args.cuvilc, work, args.smoke)
     (out_dir / "results.json").write_text(json.dumps(results, indent=1))
     if not args.smoke:
         write_chart(results, out_dir / "results.png")
@@ -1088,6 +1093,10 @@ def write_markdown(results, args, path, cores):
             isa = name.split("/")[1] if name.count("/") == 2 else ""
             peak1 = int8["by_isa"].get(isa, {}).get("1", int8["core"])
             lines.append(f"| {name} | {gops:.1f} | {100 * gops / peak1:.0f}% |")
+    if results.get("trees"):
+        import trees_bench
+        lines += [""] + trees_bench.markdown(results["trees"],
+                                             trees_bench.isa_note())
     lines.append("")
     path.write_text("\n".join(lines))
 

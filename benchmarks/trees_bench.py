@@ -57,8 +57,19 @@ def random_tree(rng, depth, index):
     }
 
 
-def random_model(trees, depth, seed=0):
+def write_random_model(path, trees, depth, seed=0):
+    """Writes the model tree by tree (20,000 trees are ~0.6 GB of JSON)."""
     rng = np.random.default_rng(seed)
+    text = json.dumps(random_model_skeleton(trees))
+    head, tail = text.split('"TREES"')
+    with open(path, "w") as f:
+        f.write(head + "[")
+        for i in range(trees):
+            f.write(("," if i else "") + json.dumps(random_tree(rng, depth, i)))
+        f.write("]" + tail)
+
+
+def random_model_skeleton(trees):
     return {
         "learner": {
             "attributes": {}, "feature_names": [], "feature_types": [],
@@ -67,7 +78,7 @@ def random_model(trees, depth, seed=0):
                                        "num_trees": str(trees),
                                        "size_leaf_vector": "0"},
                 "tree_info": [0] * trees,
-                "trees": [random_tree(rng, depth, i) for i in range(trees)]},
+                "trees": "TREES"},
                 "name": "gbtree"},
             "learner_model_param": {"base_score": "5E-1",
                                     "boost_from_average": "1",
@@ -157,7 +168,7 @@ def run(cuvilc, work, smoke=False, wheel=None):
     for trees, depth in shapes:
         name = f"forest_{trees}x{depth}"
         model_path = work / f"{name}.json"
-        model_path.write_text(json.dumps(random_model(trees, depth)))
+        write_random_model(model_path, trees, depth)
         so = work / f"{name}.so"
         seconds, rss = compile_forest(cuvilc, model_path, so, rows_big)
         results["compile"].append({"trees": trees, "depth": depth,
@@ -192,10 +203,8 @@ def run(cuvilc, work, smoke=False, wheel=None):
                   f"cuvil {cell['cuvil_1'] * 1e6:.1f} us "
                   f"({cell['xgb_1'] / cell['cuvil_1']:.1f}x)", flush=True)
     if not smoke:
-        big = random_model(20_000, 8)
         path = work / "forest_20000x8.json"
-        path.write_text(json.dumps(big))
-        del big
+        write_random_model(path, 20_000, 8)
         seconds, rss = compile_forest(cuvilc, path, work / "forest_20000x8.so",
                                       rows_big)
         results["compile"].append({"trees": 20_000, "depth": 8,

@@ -36,3 +36,7 @@ def test_bench_smoke(tmp_path):
     assert "## Targets (issue #8)" in text
     assert "quick-start: C-ABI call (from C) vs torch eager call" in text
     assert "serving: REST per-request overhead" in text and "## Serving" in text
+    assert "## Tree ensembles (issue #27)" in text
+    trees = data["trees"]["cells"]
+    assert {c["batch"] for c in trees} == {1, 64, 2000}
+    assert all(c["cuvil_1"] > 0 and c["xgb_1"] > 0 for c in trees)

@@ -82,6 +82,21 @@ void cuvil_perfect_forest_predict(cuvil_pool *pool, cuvil_perfect_walk_fn walk,
 #if defined(CUVIL_ENABLE_SIMD_KERNELS)
 #include <immintrin.h>
 
+/* Each lane's next index on its level below: 2i if the row goes left (the
+ * comparison holds, or the value is missing and the word's bit 31 says
+ * left), 2i + 1 otherwise. */
+__attribute__((target("avx512f"))) static inline __m512i
+perfect_step16(__m512i idx, __m512i word, __m512 th, __m512 v, int cmp_le) {
+  __mmask16 holds = cmp_le ? _mm512_cmp_ps_mask(v, th, _CMP_LE_OQ)
+                           : _mm512_cmp_ps_mask(v, th, _CMP_LT_OQ);
+  __mmask16 missing = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  __mmask16 default_left = _mm512_cmplt_epi32_mask(word, _mm512_setzero_si512());
+  __mmask16 go_left = (__mmask16)((holds & ~missing) | (missing & default_left));
+  __m512i twice = _mm512_add_epi32(idx, idx);
+  return _mm512_mask_add_epi32(twice, (__mmask16)~go_left, twice,
+                               _mm512_set1_epi32(1));
+}
+
 /* A level's node words at each lane's index: a permute of one register for
  * up to 16 nodes, of two for 32, else a gather. */
 __attribute__((target("avx512f"))) static inline __m512i
@@ -116,7 +131,6 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
   const int cmp_le = f->comparison == CUVIL_TREE_LE;
   const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
                                           11, 12, 13, 14, 15);
-  const __m512i one = _mm512_set1_epi32(1);
   const __m512i feature_bits = _mm512_set1_epi32(CUVIL_PERFECT_FEATURE);
   float values[K * W];
   for (int64_t r = 0; r < rows; ++r) {
@@ -150,15 +164,7 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
           __m512 v = _mm512_mask_i32gather_ps(
               _mm512_setzero_ps(), m[k], _mm512_and_si512(word, feature_bits),
               row, 4);
-          __mmask16 holds = cmp_le ? _mm512_cmp_ps_mask(v, th, _CMP_LE_OQ)
-                                   : _mm512_cmp_ps_mask(v, th, _CMP_LT_OQ);
-          __mmask16 missing = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-          __mmask16 default_left =
-              _mm512_cmplt_epi32_mask(word, _mm512_setzero_si512());
-          __mmask16 go_left = (__mmask16)((holds & ~missing) |
-                                          (missing & default_left));
-          __m512i twice = _mm512_add_epi32(idx[k], idx[k]);
-          idx[k] = _mm512_mask_add_epi32(twice, (__mmask16)~go_left, twice, one);
+          idx[k] = perfect_step16(idx[k], word, th, v, cmp_le);
         }
       }
       for (int k = 0; k < K; ++k) {
@@ -216,12 +222,13 @@ perfect_transposed_avx512(const cuvil_perfect_forest *f, int64_t rows,
   const int cmp_le = f->comparison == CUVIL_TREE_LE;
   const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
                                           11, 12, 13, 14, 15);
-  const __m512i one = _mm512_set1_epi32(1);
   const __m512i feature_bits = _mm512_set1_epi32(CUVIL_PERFECT_FEATURE);
   float xt[CUVIL_PERFECT_TFEATURES * B];
   float acc[CUVIL_FOREST_MAX_VECTOR_TARGETS * B];
   for (int64_t r0 = 0; r0 < rows; r0 += B) {
     int64_t block_rows = rows - r0 < B ? rows - r0 : B;
+    /* The registers that hold rows of this block. */
+    const int live = (int)((block_rows + W - 1) / W);
     for (int64_t r = 0; r < B; ++r)
       for (int64_t c = 0; c < f->features; ++c)
         xt[c * B + r] = r < block_rows ? x[(r0 + r) * f->features + c] : 0.0f;
@@ -244,7 +251,7 @@ perfect_transposed_avx512(const cuvil_perfect_forest *f, int64_t rows,
         if (level < CUVIL_PERFECT_LOADED_LEVELS)
           for (int64_t j = 0; j < width; ++j)
             columns[j] = xt + (level_nodes[j] & CUVIL_PERFECT_FEATURE) * B;
-        for (int k = 0; k < K; ++k) {
+        for (int k = 0; k < live; ++k) {
           __m512i word;
           __m512 th;
           if (width <= 32) {
@@ -269,15 +276,7 @@ perfect_transposed_avx512(const cuvil_perfect_forest *f, int64_t rows,
                     _mm512_add_epi32(lanes, _mm512_set1_epi32(k * W))),
                 xt, 4);
           }
-          __mmask16 holds = cmp_le ? _mm512_cmp_ps_mask(v, th, _CMP_LE_OQ)
-                                   : _mm512_cmp_ps_mask(v, th, _CMP_LT_OQ);
-          __mmask16 missing = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-          __mmask16 default_left =
-              _mm512_cmplt_epi32_mask(word, _mm512_setzero_si512());
-          __mmask16 go_left = (__mmask16)((holds & ~missing) |
-                                          (missing & default_left));
-          __m512i twice = _mm512_add_epi32(idx[k], idx[k]);
-          idx[k] = _mm512_mask_add_epi32(twice, (__mmask16)~go_left, twice, one);
+          idx[k] = perfect_step16(idx[k], word, th, v, cmp_le);
         }
       }
       const float *leaves = f->leaves + t * (inner + 1);
@@ -287,7 +286,7 @@ perfect_transposed_avx512(const cuvil_perfect_forest *f, int64_t rows,
           (const int32_t *)leaves, leaves, width < 32 ? width : 32);
       perfect_level_regs l1 = perfect_load_level(
           (const int32_t *)leaves + 32, leaves + 32, width == 64 ? 32 : 0);
-      for (int k = 0; k < K; ++k) {
+      for (int k = 0; k < live; ++k) {
         __m512 value;
         if (inner + 1 <= 64) /* two or four registers, and a blend */
           value = _mm512_mask_mov_ps(
@@ -326,7 +325,6 @@ cuvil_perfect_walk_avx512(const cuvil_perfect_forest *f, int64_t rows,
   const int cmp_le = f->comparison == CUVIL_TREE_LE;
   const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
                                           11, 12, 13, 14, 15);
-  const __m512i one = _mm512_set1_epi32(1);
   const __m512i feature_bits = _mm512_set1_epi32(CUVIL_PERFECT_FEATURE);
   float acc[CUVIL_FOREST_MAX_VECTOR_TARGETS * K * W];
   for (int64_t r0 = 0; r0 < rows; r0 += K * W) {
@@ -361,15 +359,7 @@ cuvil_perfect_walk_avx512(const cuvil_perfect_forest *f, int64_t rows,
               _mm512_setzero_ps(), valid[k],
               _mm512_add_epi32(xoff[k], _mm512_and_si512(word, feature_bits)),
               xb, 4);
-          __mmask16 holds = cmp_le ? _mm512_cmp_ps_mask(v, th, _CMP_LE_OQ)
-                                   : _mm512_cmp_ps_mask(v, th, _CMP_LT_OQ);
-          __mmask16 missing = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-          __mmask16 default_left =
-              _mm512_cmplt_epi32_mask(word, _mm512_setzero_si512());
-          __mmask16 go_left = (__mmask16)((holds & ~missing) |
-                                          (missing & default_left));
-          __m512i twice = _mm512_add_epi32(idx[k], idx[k]);
-          idx[k] = _mm512_mask_add_epi32(twice, (__mmask16)~go_left, twice, one);
+          idx[k] = perfect_step16(idx[k], word, th, v, cmp_le);
         }
       }
       const float *leaves = f->leaves + t * (inner + 1);

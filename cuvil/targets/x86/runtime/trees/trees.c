@@ -62,26 +62,13 @@ static const void *forest_row(const cuvil_forest *f, const void *x,
                       : (const void *)((const float *)x + row * f->features);
 }
 
-void cuvil_forest_walk_reference(const cuvil_forest *f, int64_t rows,
-                                 const float *x, float *out) {
+/* float32 sums of rows of either input type. */
+static void forest_walk_f32(const cuvil_forest *f, int64_t rows,
+                            const void *x, float *out) {
   const float *leaves = (const float *)f->leaves;
   for (int64_t r = 0; r < rows; ++r) {
     float *o = out + r * f->targets;
     memcpy(o, f->base, (size_t)f->targets * sizeof(float));
-    for (int64_t t = 0; t < f->trees; ++t) {
-      int32_t leaf = forest_leaf(f, f->roots[2 * t], x + r * f->features);
-      for (int64_t v = 0; v < f->values; ++v)
-        o[f->roots[2 * t + 1] + v] += leaves[leaf * f->values + v];
-    }
-  }
-}
-
-static void forest_walk_f64(const cuvil_forest *f, int64_t rows,
-                            const void *x, double *out) {
-  const double *leaves = (const double *)f->leaves;
-  for (int64_t r = 0; r < rows; ++r) {
-    double *o = out + r * f->targets;
-    memcpy(o, f->base, (size_t)f->targets * sizeof(double));
     for (int64_t t = 0; t < f->trees; ++t) {
       int32_t leaf = forest_leaf(f, f->roots[2 * t], forest_row(f, x, r));
       for (int64_t v = 0; v < f->values; ++v)
@@ -90,14 +77,17 @@ static void forest_walk_f64(const cuvil_forest *f, int64_t rows,
   }
 }
 
-/* The reference for a forest of float32 sums whose input or thresholds
- * are double. */
-static void forest_walk_mixed(const cuvil_forest *f, int64_t rows,
-                              const void *x, float *out) {
-  const float *leaves = (const float *)f->leaves;
+void cuvil_forest_walk_reference(const cuvil_forest *f, int64_t rows,
+                                 const float *x, float *out) {
+  forest_walk_f32(f, rows, x, out);
+}
+
+static void forest_walk_f64(const cuvil_forest *f, int64_t rows,
+                            const void *x, double *out) {
+  const double *leaves = (const double *)f->leaves;
   for (int64_t r = 0; r < rows; ++r) {
-    float *o = out + r * f->targets;
-    memcpy(o, f->base, (size_t)f->targets * sizeof(float));
+    double *o = out + r * f->targets;
+    memcpy(o, f->base, (size_t)f->targets * sizeof(double));
     for (int64_t t = 0; t < f->trees; ++t) {
       int32_t leaf = forest_leaf(f, f->roots[2 * t], forest_row(f, x, r));
       for (int64_t v = 0; v < f->values; ++v)
@@ -182,10 +172,8 @@ static void forest_predict_blocks(void *arg, int64_t begin, int64_t end) {
   float *out = (float *)task->out + first * f->targets;
   if (forest_vectorizable(f))
     task->walk(f, rows, (const float *)x, out);
-  else if (f->input_f64 || f->thresholds_f64)
-    forest_walk_mixed(f, rows, x, out);
   else
-    cuvil_forest_walk_reference(f, rows, (const float *)x, out);
+    forest_walk_f32(f, rows, x, out);
   for (int64_t r = 0; r < rows; ++r)
     cuvil_forest_transform_f32(f->post_transform, out + r * f->targets, f->targets);
 }
