@@ -136,7 +136,8 @@ absl::StatusOr<int64_t> Importer::intParam(const llvm::json::Object &params,
   return value;
 }
 
-/// Reads a JSON array of numbers (integers where `integral`).
+/// Reads a JSON array of numbers; false if it is missing (and required) or
+/// holds anything else.
 bool readNumbers(const llvm::json::Object &tree, llvm::StringRef key,
                  std::vector<double> &out, bool required = true) {
   const llvm::json::Array *array = tree.getArray(key);

@@ -184,7 +184,11 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
 
 /* Rows per block of the transposed walk, and the widest rows it takes (the
  * block, feature-major, is 64 KiB on the stack). */
-enum { CUVIL_PERFECT_TBLOCK = 128, CUVIL_PERFECT_TFEATURES = 128 };
+enum {
+  CUVIL_PERFECT_TBLOCK_LOG2 = 7,
+  CUVIL_PERFECT_TBLOCK = 1 << CUVIL_PERFECT_TBLOCK_LOG2,
+  CUVIL_PERFECT_TFEATURES = 128
+};
 
 /* The first levels with few nodes read the rows' features by loads rather
  * than gathers (a gather of 16 lanes costs as much as a dozen loads). */
@@ -223,8 +227,8 @@ perfect_transposed_avx512(const cuvil_perfect_forest *f, int64_t rows,
   const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
                                           11, 12, 13, 14, 15);
   const __m512i feature_bits = _mm512_set1_epi32(CUVIL_PERFECT_FEATURE);
-  float xt[CUVIL_PERFECT_TFEATURES * B];
-  float acc[CUVIL_FOREST_MAX_VECTOR_TARGETS * B];
+  float xt[f->features * B]; /* sized by the row: a few KiB of stack */
+  float acc[f->targets * B];
   for (int64_t r0 = 0; r0 < rows; r0 += B) {
     int64_t block_rows = rows - r0 < B ? rows - r0 : B;
     /* The registers that hold rows of this block. */
@@ -272,7 +276,8 @@ perfect_transposed_avx512(const cuvil_perfect_forest *f, int64_t rows,
           } else {
             v = _mm512_i32gather_ps(
                 _mm512_add_epi32(
-                    _mm512_slli_epi32(_mm512_and_si512(word, feature_bits), 7),
+                    _mm512_slli_epi32(_mm512_and_si512(word, feature_bits),
+                                      CUVIL_PERFECT_TBLOCK_LOG2),
                     _mm512_add_epi32(lanes, _mm512_set1_epi32(k * W))),
                 xt, 4);
           }
@@ -326,7 +331,7 @@ cuvil_perfect_walk_avx512(const cuvil_perfect_forest *f, int64_t rows,
   const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
                                           11, 12, 13, 14, 15);
   const __m512i feature_bits = _mm512_set1_epi32(CUVIL_PERFECT_FEATURE);
-  float acc[CUVIL_FOREST_MAX_VECTOR_TARGETS * K * W];
+  float acc[f->targets * K * W];
   for (int64_t r0 = 0; r0 < rows; r0 += K * W) {
     const float *xb = x + r0 * f->features;
     __mmask16 valid[K];
@@ -413,7 +418,7 @@ cuvil_perfect_walk_avx2(const cuvil_perfect_forest *f, int64_t rows,
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i one = _mm256_set1_epi32(1);
   const __m256i feature_bits = _mm256_set1_epi32(CUVIL_PERFECT_FEATURE);
-  float acc[CUVIL_FOREST_MAX_VECTOR_TARGETS * K * W];
+  float acc[f->targets * K * W];
   for (int64_t r0 = 0; r0 < rows; r0 += K * W) {
     const float *xb = x + r0 * f->features;
     int64_t block_rows = rows - r0 < K * W ? rows - r0 : K * W;

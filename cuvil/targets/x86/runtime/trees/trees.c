@@ -204,7 +204,7 @@ cuvil_forest_walk_avx512(const cuvil_forest *f, int64_t rows, const float *x,
   const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(1);
   const __m512i comparison = _mm512_set1_epi32(CUVIL_TREE_COMPARISON);
   const __m512i missing_left = _mm512_set1_epi32(CUVIL_TREE_MISSING_LEFT);
-  float acc[CUVIL_FOREST_MAX_VECTOR_TARGETS * K * W];
+  float acc[f->targets * K * W];
   for (int64_t r0 = 0; r0 < rows; r0 += K * W) {
     const float *xb = x + r0 * f->features;
     __mmask16 valid[K];
@@ -292,7 +292,7 @@ cuvil_forest_walk_avx2(const cuvil_forest *f, int64_t rows, const float *x,
   const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1);
   const __m256i comparison = _mm256_set1_epi32(CUVIL_TREE_COMPARISON);
   const __m256i missing_left = _mm256_set1_epi32(CUVIL_TREE_MISSING_LEFT);
-  float acc[CUVIL_FOREST_MAX_VECTOR_TARGETS * K * W];
+  float acc[f->targets * K * W];
   for (int64_t r0 = 0; r0 < rows; r0 += K * W) {
     const float *xb = x + r0 * f->features;
     __m256i valid[K], xoff[K];

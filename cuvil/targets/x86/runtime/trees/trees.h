@@ -42,7 +42,9 @@ enum {
 };
 
 /* Rows per parallel task and per vector block; the vector walks keep each
- * target's sums of a block on the stack, for up to 64 targets. */
+ * target's sums of a block on the stack (up to 64 targets: at most 32 KiB;
+ * the perfect walk's copy of a block of rows of up to 128 features, 64
+ * KiB more at the widest). */
 enum { CUVIL_FOREST_BLOCK = 128, CUVIL_FOREST_MAX_VECTOR_TARGETS = 64 };
 
 typedef struct cuvil_forest {
