@@ -404,13 +404,84 @@ perfect_level_floats8(const float *level, int64_t width, __m256i i) {
   return _mm256_i32gather_ps(level, i, 4);
 }
 
-/* Four registers of 8 rows: a block of 32. */
+/* A few rows: 8 trees per register (one lane per tree), four registers at
+ * once, their leaves then added in tree order. */
+__attribute__((target("avx2"))) static void
+perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
+                      const float *x, float *out) {
+  enum { K = 4, W = 8 };
+  const int64_t inner = ((int64_t)1 << f->depth) - 1;
+  const int cmp_le = f->comparison == CUVIL_TREE_LE;
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i one = _mm256_set1_epi32(1);
+  const __m256i feature_bits = _mm256_set1_epi32(CUVIL_PERFECT_FEATURE);
+  float values[K * W];
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = x + r * f->features;
+    float *o = out + r * f->targets;
+    memcpy(o, f->base, (size_t)f->targets * sizeof(float));
+    for (int64_t t0 = 0; t0 < f->trees; t0 += K * W) {
+      __m256i tree[K], idx[K], m[K];
+      for (int k = 0; k < K; ++k) {
+        tree[k] = _mm256_add_epi32(lanes,
+                                   _mm256_set1_epi32((int32_t)(t0 + k * W)));
+        m[k] = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)f->trees),
+                                  tree[k]);
+        idx[k] = _mm256_setzero_si256();
+      }
+      for (int64_t level = 0; level < f->depth; ++level) {
+        __m256i level_first = _mm256_set1_epi32((1 << level) - 1);
+        for (int k = 0; k < K; ++k) {
+          __m256i node = _mm256_add_epi32(
+              _mm256_add_epi32(
+                  _mm256_mullo_epi32(tree[k], _mm256_set1_epi32((int32_t)inner)),
+                  level_first),
+              idx[k]);
+          __m256i word = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(),
+                                                     f->nodes, node, m[k], 4);
+          __m256 th = _mm256_mask_i32gather_ps(_mm256_setzero_ps(),
+                                               f->thresholds, node,
+                                               _mm256_castsi256_ps(m[k]), 4);
+          __m256 v = _mm256_mask_i32gather_ps(
+              _mm256_setzero_ps(), row, _mm256_and_si256(word, feature_bits),
+              _mm256_castsi256_ps(m[k]), 4);
+          __m256 holds = cmp_le ? _mm256_cmp_ps(v, th, _CMP_LE_OQ)
+                                : _mm256_cmp_ps(v, th, _CMP_LT_OQ);
+          __m256 missing = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+          __m256 default_left = _mm256_castsi256_ps(
+              _mm256_cmpgt_epi32(_mm256_setzero_si256(), word));
+          __m256i go_left = _mm256_castps_si256(
+              _mm256_or_ps(_mm256_andnot_ps(missing, holds),
+                           _mm256_and_ps(missing, default_left)));
+          idx[k] = _mm256_add_epi32(
+              _mm256_add_epi32(_mm256_add_epi32(idx[k], idx[k]), one), go_left);
+        }
+      }
+      for (int k = 0; k < K; ++k) {
+        __m256i leaf = _mm256_add_epi32(
+            _mm256_mullo_epi32(tree[k], _mm256_set1_epi32((int32_t)(inner + 1))),
+            idx[k]);
+        _mm256_storeu_ps(values + k * W,
+                         _mm256_mask_i32gather_ps(_mm256_setzero_ps(), f->leaves,
+                                                  leaf, _mm256_castsi256_ps(m[k]),
+                                                  4));
+      }
+      int64_t n = f->trees - t0 < K * W ? f->trees - t0 : K * W;
+      for (int64_t j = 0; j < n; ++j)
+        o[f->targets_of[t0 + j]] += values[j];
+    }
+  }
+}
+
+/* Four registers of 8 rows: a block of 32. Fewer than 8 rows go by
+ * trees. */
 __attribute__((target("avx2"))) void
 cuvil_perfect_walk_avx2(const cuvil_perfect_forest *f, int64_t rows,
                         const float *x, float *out) {
   enum { K = 4, W = 8 };
-  if (rows < 8) { /* a few rows do not fill a register */
-    cuvil_perfect_walk_reference(f, rows, x, out);
+  if (rows < 8 &&
+      f->trees * (((int64_t)1 << f->depth)) < INT32_MAX - 32 * 1024) {
+    perfect_by_trees_avx2(f, rows, x, out);
     return;
   }
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
