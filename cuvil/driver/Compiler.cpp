@@ -180,6 +180,7 @@ loadModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
     XgboostImportOptions xgboostOptions;
     xgboostOptions.modelPath = path;
     xgboostOptions.outputMargin = options.treeMargins;
+    xgboostOptions.missingValue = options.treeMissing;
     absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module =
         importXgboostModel(context, source, xgboostOptions);
     // An import that built a module that fails to verify reports why.

@@ -94,6 +94,9 @@ struct CompileOptions {
   /// A tree ensemble's output: its margins (XGBoost's output_margin) rather
   /// than the objective's predictions (cuvilc --tree-output=margin).
   bool treeMargins = false;
+  /// A value a tree ensemble's features treat as missing besides NaN
+  /// (XGBoost's `missing`; cuvilc --tree-missing).
+  std::optional<double> treeMissing;
   /// Receives one human-readable line per compilation stage, if set.
   std::function<void(absl::string_view)> progress;
 };

@@ -1,6 +1,7 @@
 """cuvil.compile: capture in Python, compile in C++ (cuvil._C)."""
 
 import json
+import math
 import os
 import shutil
 import sys
@@ -86,7 +87,7 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             quantize=None, verbose=False, device=None, precision=None,
             reuse_factor=None, strategy=None, clock_period=None,
             max_utilization=None, calibration=None, project=None,
-            test_vectors=None, output_margin=False):
+            test_vectors=None, output_margin=False, missing=None):
     """Compiles `model` to a native CompiledModule (or, with target="fpga",
     to a cuvil.FpgaDesign: an HLS project).
 
@@ -113,6 +114,9 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     verbose: print the compiler's progress lines to stderr.
     output_margin: for a tree ensemble, return its margins (XGBoost's
         output_margin=True) rather than its predictions.
+    missing: for a tree ensemble, a feature value that counts as missing
+        besides NaN (XGBoost's `missing`; an XGBClassifier's or
+        XGBRegressor's own by default).
 
     With target="fpga" (docs/fpga.md):
     device: the FPGA part (cuvilc --list-devices), e.g. "xczu9eg".
@@ -182,9 +186,18 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     trees = _xgboost_booster(model) is not None or (
         isinstance(model, (str, os.PathLike))
         and os.fspath(model).endswith(".json"))
-    if output_margin and not trees:
-        raise ValueError("output_margin applies to tree ensembles (XGBoost "
-                         "models)")
+    if (output_margin or missing is not None) and not trees:
+        raise ValueError("output_margin and missing apply to tree ensembles "
+                         "(XGBoost models)")
+    if missing is None:
+        missing = getattr(model, "missing", None) if trees else None
+    if missing is not None and not math.isnan(missing):
+        if not math.isfinite(missing):
+            raise ValueError(f"missing must be a finite number or NaN, got "
+                             f"{missing!r}")
+        tree_missing = float(missing)
+    else:
+        tree_missing = None
     if trees and max_batch is None:
         # A forest needs no workspace: any batch up to 2^20 rows by default.
         max_batch = 1 << 20
@@ -224,6 +237,7 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             external_weights=external_weights,
             emit="hls" if fpga else "so", progress=progress,
             settings=settings, tree_margins=output_margin,
+            tree_missing=tree_missing,
             **quantization_options)
         # Raises CompileError (built by the compiler, with its fields),
         # FileNotFoundError or PermissionError.

@@ -52,6 +52,8 @@ struct PyCompileOptions {
   std::map<std::string, std::string> settings;
   /// A tree ensemble's margins rather than its predictions.
   bool treeMargins = false;
+  /// A value the features treat as missing besides NaN.
+  std::optional<double> treeMissing;
 };
 
 /// Raises the Python exception for a failed compile: FileNotFoundError or
@@ -116,6 +118,7 @@ py::dict compileModel(py::bytes model, const PyCompileOptions &py) {
     options.bf16 = cuvil::CompileOptions::Bf16{py.keepFp32};
   options.integerIo = py.integerIo;
   options.treeMargins = py.treeMargins;
+  options.treeMissing = py.treeMissing;
   std::optional<py::error_already_set> progressError;
   if (!py.progress.is_none()) {
     options.progress = [&](absl::string_view line) {
@@ -177,7 +180,8 @@ PYBIND11_MODULE(_C, m) {
                        std::vector<std::string> keepFp32, bool bf16,
                        bool integerIo,
                        std::map<std::string, std::string> settings,
-                       bool treeMargins) {
+                       bool treeMargins,
+                       std::optional<double> treeMissing) {
              return PyCompileOptions{
                  std::move(name),        std::move(inputShapes),
                  maxBatch,               std::move(target),
@@ -187,7 +191,7 @@ PYBIND11_MODULE(_C, m) {
                  std::move(observer),    percentile,
                  std::move(keepFp32),    bf16,
                  integerIo,              std::move(settings),
-                 treeMargins};
+                 treeMargins,            treeMissing};
            }),
            py::kw_only(), py::arg("name"),
            py::arg("input_shapes") =
@@ -201,7 +205,8 @@ PYBIND11_MODULE(_C, m) {
            py::arg("keep_fp32") = std::vector<std::string>(),
            py::arg("bf16") = false, py::arg("integer_io") = false,
            py::arg("settings") = std::map<std::string, std::string>(),
-           py::arg("tree_margins") = false)
+           py::arg("tree_margins") = false,
+           py::arg("tree_missing") = py::none())
       .def_readonly("name", &PyCompileOptions::name)
       .def_readonly("target", &PyCompileOptions::target)
       .def_readonly("emit", &PyCompileOptions::emit);

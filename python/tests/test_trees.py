@@ -51,14 +51,28 @@ def test_sklearn_classifier_object_and_json_file(tmp_path):
     assert np.array_equal(from_file(x32), compiled(x32))
 
 
+def test_an_estimators_missing_value_is_its_default():
+    x, y = classification(1)
+    x[np.random.default_rng(2).random(x.shape) < 0.1] = -1.0
+    model = xgb.XGBRegressor(n_estimators=15, max_depth=4, missing=-1.0,
+                             n_jobs=1, random_state=0).fit(x, y)
+    assert np.array_equal(cuvil.compile(model)(x)[:, 0], model.predict(x))
+    booster = model.get_booster()
+    assert np.array_equal(
+        cuvil.compile(booster, missing=-1.0, output_margin=True)(x)[:, 0],
+        booster.inplace_predict(x, missing=-1.0, predict_type="margin"))
+
+
 def test_errors():
     x, y = classification()
     booster = xgb.train({"objective": "multi:softmax", "num_class": 2,
                          "nthread": 1}, xgb.DMatrix(x, label=y), 2)
     with pytest.raises(cuvil.CompileError, match="multi:softprob"):
         cuvil.compile(booster)
-    with pytest.raises(ValueError, match="output_margin applies to tree"):
+    with pytest.raises(ValueError, match="output_margin and missing apply"):
         cuvil.compile("model.onnx", output_margin=True)
+    with pytest.raises(ValueError, match="missing must be a finite number"):
+        cuvil.compile(booster, missing=float("inf"))
 
 
 def test_fraud_scoring_example_runs(package_dir, tmp_path):

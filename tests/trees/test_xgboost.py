@@ -283,3 +283,28 @@ def test_wide_rows(tmp_path):
     booster = train(with_nans(x, seed=10), y,
                     {"objective": "binary:logistic", "max_depth": 6})
     check(booster, with_nans(x, seed=11), tmp_path)
+
+
+def test_a_configured_missing_value(tmp_path):
+    # XGBoost's `missing` (here -999) is not in the model file: cuvilc
+    # takes it as --tree-missing; NaN stays missing too.
+    x, y = problem("binary", seed=7)
+    x = with_nans(x, seed=12)
+    x[np.random.default_rng(13).random(x.shape) < 0.1] = -999.0
+    booster = xgb.train({"objective": "binary:logistic", "max_depth": 5,
+                         "nthread": 1}, xgb.DMatrix(x, label=y, missing=-999.0),
+                        20)
+    want = booster.inplace_predict(x, missing=-999.0, predict_type="margin")
+    model = compile_booster(booster, tmp_path, "--tree-output=margin",
+                            "--tree-missing=-999")
+    assert np.array_equal(run(model, x)[:, 0], want)
+    # Without it, -999 is a number like any other, as for xgboost.
+    plain = compile_booster(booster, tmp_path, "--tree-output=margin")
+    assert np.array_equal(run(plain, x)[:, 0], booster.inplace_predict(
+        x, predict_type="margin"))
+    booster.save_model(str(tmp_path / "flag.json"))
+    result = subprocess.run([str(CUVILC), str(tmp_path / "flag.json"),
+                             "--tree-missing=lots"], capture_output=True,
+                            text=True)
+    assert result.returncode == 2
+    assert "--tree-missing must be a finite number or nan" in result.stderr

@@ -24,10 +24,12 @@
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -95,6 +97,10 @@ ABSL_FLAG(std::string, tree_output, "prediction",
           "the library's predict returns: probabilities for logistic and "
           "softprob objectives) or margin (the raw sums, XGBoost's "
           "output_margin=True).");
+ABSL_FLAG(std::string, tree_missing, "nan",
+          "For a tree ensemble: a feature value that counts as missing "
+          "besides NaN (XGBoost's `missing` parameter, e.g. -999; the model "
+          "file does not record it).");
 ABSL_FLAG(std::string, calibration, "",
           "With --quantize: a .npz written by numpy.savez holding "
           "representative inputs, one array per model input by name, samples "
@@ -442,6 +448,17 @@ int cuvil::cuvilcMain(int argc, char **argv) {
     return 2;
   }
   options.treeMargins = treeOutput == "margin";
+  std::string treeMissing = absl::GetFlag(FLAGS_tree_missing);
+  if (treeMissing != "nan") {
+    double missing = 0;
+    if (!absl::SimpleAtod(treeMissing, &missing) || !std::isfinite(missing)) {
+      std::cerr << "cuvilc: --tree-missing must be a finite number or nan, "
+                   "not '"
+                << cuvil::printableText(treeMissing) << "'\n";
+      return 2;
+    }
+    options.treeMissing = missing;
+  }
   absl::Status precision = parseQuantizationFlags(options);
   if (precision.ok())
     precision = parseTargetSettings(options.targetOptions);

@@ -343,7 +343,9 @@ absl::StatusOr<OwningOpRef<ModuleOp>> Importer::run(MLIRContext &context,
       builder.getDenseF64ArrayAttr(base),
       builder.getStringAttr(options.outputMargin ? "none"
                                                  : objectiveInfo->transform),
-      FloatAttr());
+      options.missingValue && !std::isnan(*options.missingValue)
+          ? builder.getF64FloatAttr(*options.missingValue)
+          : FloatAttr());
   func::ReturnOp::create(builder, loc, ensemble.getResult());
   func.setType(builder.getFunctionType({inputType}, {ensemble.getType()}));
   func.setResultAttr(0, "cuvil.name",

@@ -17,6 +17,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <optional>
 #include <string>
 
 namespace cuvil {
@@ -27,6 +28,9 @@ struct XgboostImportOptions {
   /// Return the margins (XGBoost's output_margin=True) rather than the
   /// objective's prediction (probabilities for logistic and softprob).
   bool outputMargin = false;
+  /// A value that counts as missing besides NaN (XGBoost's `missing`
+  /// parameter, which the model file does not record).
+  std::optional<double> missingValue;
 };
 
 /// Imports a JSON model. Fails, with nothing built, on text that is not an
