@@ -14,6 +14,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace cuvil::l1 {
@@ -99,6 +100,13 @@ LogicalResult TreeEnsembleOp::inferReturnTypes(MLIRContext *,
   int64_t targets = adaptor.getBaseValues().size();
   if (targets == 0)
     return inferError(loc, name, "expects one base value per target, got none");
+  if (!llvm::all_of(adaptor.getBaseValues(),
+                    [](double v) { return std::isfinite(v); }))
+    return inferError(loc, name, "expects finite base values");
+  if (adaptor.getMissingValue() &&
+      !std::isfinite(adaptor.getMissingValue()->convertToDouble()))
+    return inferError(loc, name,
+                      "expects a finite missing_value (NaN is always missing)");
   StringRef transform = adaptor.getPostTransform();
   if (!llvm::is_contained({"none", "logistic", "softmax", "exp"}, transform))
     return inferError(loc, name, "post_transform \"", transform,

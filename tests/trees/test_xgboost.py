@@ -268,7 +268,10 @@ def test_deep_trees_keep_the_table_walk(tmp_path):
     deep = train(with_nans(x, seed=8), y, {"objective": "reg:squarederror",
                                            "max_depth": 14, "eta": 0.5},
                  rounds=6)
-    assert "cuvil.forest_depth" not in level2(deep, tmp_path)
+    deep_level2 = level2(deep, tmp_path)
+    assert "cuvil.forest_depth" not in deep_level2
+    # One comparison (<): the table walk's vector forms take it.
+    assert "cuvil.forest_comparison = 1" in deep_level2
     check(deep, with_nans(x, seed=9), tmp_path)
     shallow = train(x, y, {"objective": "reg:squarederror", "max_depth": 3},
                     rounds=2)

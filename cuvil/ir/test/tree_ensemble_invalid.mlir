@@ -232,3 +232,29 @@ func.func @f(%x: tensor<4x2xf32>) {
   %0 = cuvil.tree_ensemble %x, %n, %t, %r, %l {base_values = array<f64: 0.0>} : tensor<4x2xf32>, tensor<3x3xi32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2x1xf32>
   return
 }
+
+// -----
+
+// an infinite base value
+func.func @f(%x: tensor<4x2xf32>) {
+  %n = cuvil.constant dense<[[0, 1, 1], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
+  %t = cuvil.constant dense<[0.5, 0.0, 0.0]> : tensor<3xf32>
+  %r = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
+  %l = cuvil.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
+  // expected-error @+1 {{'cuvil.tree_ensemble' op expects finite base values}}
+  %0 = cuvil.tree_ensemble %x, %n, %t, %r, %l {base_values = array<f64: 0x7FF0000000000000>} : tensor<4x2xf32>, tensor<3x3xi32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2x1xf32>
+  return
+}
+
+// -----
+
+// a NaN missing value
+func.func @f(%x: tensor<4x2xf32>) {
+  %n = cuvil.constant dense<[[0, 1, 1], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
+  %t = cuvil.constant dense<[0.5, 0.0, 0.0]> : tensor<3xf32>
+  %r = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
+  %l = cuvil.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
+  // expected-error @+1 {{'cuvil.tree_ensemble' op expects a finite missing_value (NaN is always missing)}}
+  %0 = cuvil.tree_ensemble %x, %n, %t, %r, %l {base_values = array<f64: 0.0>, missing_value = 0x7FF8000000000000 : f64} : tensor<4x2xf32>, tensor<3x3xi32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2x1xf32>
+  return
+}

@@ -3,58 +3,23 @@
 // The op's tables are weights already (the neutral lowering made them
 // globals; cuvil-x86-layout-forests may have laid them out as perfect
 // trees); the call describes them in a cuvil_forest (or
-// cuvil_perfect_forest) on the stack. What the runtime would otherwise
-// check per call is decided here from the constant node table: whether
-// every branch makes the one comparison the vector walks take.
+// cuvil_perfect_forest) on the stack. Whether every branch makes the one
+// comparison the vector walks take was decided by that pass
+// (`cuvil.forest_comparison`), not per call.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/targets/x86/emitter/Emitter.h"
 
-#include "cuvil/support/ElementsBytes.h"
-
 #include "absl/strings/str_join.h"
 
 #include <cstdio>
-#include <cstring>
 
 namespace cuvil::x86::emitter {
 
 using namespace mlir;
 
 namespace {
-
-/// The int32 contents of a weight buffer (a memref.get_global).
-FailureOr<std::vector<int32_t>> globalInts(Value value) {
-  auto get = value.getDefiningOp<memref::GetGlobalOp>();
-  if (!get)
-    return failure();
-  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
-      get, get.getNameAttr());
-  if (!global || !global.getInitialValue())
-    return failure();
-  absl::StatusOr<std::string> bytes = getElementsBytes(*global.getInitialValue());
-  if (!bytes.ok() || bytes->size() % sizeof(int32_t))
-    return failure();
-  std::vector<int32_t> values(bytes->size() / sizeof(int32_t));
-  std::memcpy(values.data(), bytes->data(), bytes->size());
-  return values;
-}
-
-/// CUVIL_TREE_LT or _LE if every branch compares that way, else 0.
-int uniformComparison(const std::vector<int32_t> &nodes) {
-  int uniform = -1;
-  for (size_t i = 2; i < nodes.size(); i += 3) {
-    int comparison = nodes[i] & 7;
-    if (comparison == 0)
-      continue;
-    if (uniform == -1)
-      uniform = comparison;
-    else if (uniform != comparison)
-      return 0;
-  }
-  return uniform == 1 || uniform == 2 ? uniform : 0;
-}
 
 /// An exact C literal of `value` in `type` (hexadecimal floating point).
 std::string exactLiteral(double value, Type type) {
@@ -139,9 +104,6 @@ LogicalResult emitTreeEnsemble(Emitter &e, const KernelCall &call) {
   const Buffer &input = *call.ins[0], &nodes = *call.ins[1],
                &thresholds = *call.ins[2], &trees = *call.ins[3],
                &leaves = *call.ins[4];
-  FailureOr<std::vector<int32_t>> nodeTable = globalInts(call.op.getInputs()[1]);
-  if (failed(nodeTable))
-    return call.error() << "has a node table the x86 target cannot read";
   Type acc = leaves.type.getElementType();
   auto missing = dyn_cast_or_null<FloatAttr>(call.op.getParam("missing_value"));
   e.c.open();
@@ -166,7 +128,10 @@ LogicalResult emitTreeEnsemble(Emitter &e, const KernelCall &call) {
   set("input_f64", input.type.getElementType().isF64() ? "1" : "0");
   set("thresholds_f64", thresholds.type.getElementType().isF64() ? "1" : "0");
   set("acc_f64", acc.isF64() ? "1" : "0");
-  set("uniform_comparison", std::to_string(uniformComparison(*nodeTable)));
+  auto comparison =
+      call.op->getAttrOfType<IntegerAttr>("cuvil.forest_comparison");
+  set("uniform_comparison",
+      std::to_string(comparison ? comparison.getInt() : 0));
   set("post_transform", transformOf(call));
   if (missing) {
     set("has_missing_value", "1");

@@ -9,7 +9,9 @@
 // tree, a leaf above the last level copied into every leaf below it. The
 // call then reads [x, words, thresholds, targets, leaves] and is marked
 // `cuvil.forest_depth` and `cuvil.forest_comparison`; deeper or mixed
-// forests keep the general tables.
+// forests keep the general tables (a deeper forest of one comparison is
+// marked `cuvil.forest_comparison`, which the table walk's vector forms
+// take).
 //
 //===----------------------------------------------------------------------===//
 
@@ -166,8 +168,14 @@ struct LayoutForests
     int64_t depth = 1;
     for (size_t t = 0; t < f.trees.size() / 2; ++t)
       depth = std::max(depth, depthOf(f, f.trees[2 * t]));
-    if (!comparison || depth > kMaxDepth)
+    if (!comparison)
       return;
+    // The table walk's vector forms take a forest of one comparison too.
+    if (depth > kMaxDepth) {
+      call->setAttr("cuvil.forest_comparison",
+                    OpBuilder(call).getI64IntegerAttr(comparison));
+      return;
+    }
 
     int64_t count = f.trees.size() / 2, inner = (int64_t(1) << depth) - 1;
     Perfect p;

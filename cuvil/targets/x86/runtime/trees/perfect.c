@@ -382,6 +382,22 @@ cuvil_perfect_walk_avx512(const cuvil_perfect_forest *f, int64_t rows,
   }
 }
 
+/* perfect_step16 for 8 lanes: 2i + 1, less one where the row goes left
+ * (go_left is -1 there). */
+__attribute__((target("avx2"))) static inline __m256i
+perfect_step8(__m256i idx, __m256i word, __m256 th, __m256 v, int cmp_le) {
+  __m256 holds = cmp_le ? _mm256_cmp_ps(v, th, _CMP_LE_OQ)
+                        : _mm256_cmp_ps(v, th, _CMP_LT_OQ);
+  __m256 missing = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+  __m256 default_left =
+      _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_setzero_si256(), word));
+  __m256i go_left = _mm256_castps_si256(_mm256_or_ps(
+      _mm256_andnot_ps(missing, holds), _mm256_and_ps(missing, default_left)));
+  return _mm256_add_epi32(
+      _mm256_add_epi32(_mm256_add_epi32(idx, idx), _mm256_set1_epi32(1)),
+      go_left);
+}
+
 /* A level's words for 8 lanes: one permute for up to 8 nodes, else a
  * gather. */
 __attribute__((target("avx2"))) static inline __m256i
@@ -413,7 +429,6 @@ perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
   const int cmp_le = f->comparison == CUVIL_TREE_LE;
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i one = _mm256_set1_epi32(1);
   const __m256i feature_bits = _mm256_set1_epi32(CUVIL_PERFECT_FEATURE);
   float values[K * W];
   for (int64_t r = 0; r < rows; ++r) {
@@ -445,16 +460,7 @@ perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
           __m256 v = _mm256_mask_i32gather_ps(
               _mm256_setzero_ps(), row, _mm256_and_si256(word, feature_bits),
               _mm256_castsi256_ps(m[k]), 4);
-          __m256 holds = cmp_le ? _mm256_cmp_ps(v, th, _CMP_LE_OQ)
-                                : _mm256_cmp_ps(v, th, _CMP_LT_OQ);
-          __m256 missing = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
-          __m256 default_left = _mm256_castsi256_ps(
-              _mm256_cmpgt_epi32(_mm256_setzero_si256(), word));
-          __m256i go_left = _mm256_castps_si256(
-              _mm256_or_ps(_mm256_andnot_ps(missing, holds),
-                           _mm256_and_ps(missing, default_left)));
-          idx[k] = _mm256_add_epi32(
-              _mm256_add_epi32(_mm256_add_epi32(idx[k], idx[k]), one), go_left);
+          idx[k] = perfect_step8(idx[k], word, th, v, cmp_le);
         }
       }
       for (int k = 0; k < K; ++k) {
@@ -487,7 +493,6 @@ cuvil_perfect_walk_avx2(const cuvil_perfect_forest *f, int64_t rows,
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
   const int cmp_le = f->comparison == CUVIL_TREE_LE;
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i one = _mm256_set1_epi32(1);
   const __m256i feature_bits = _mm256_set1_epi32(CUVIL_PERFECT_FEATURE);
   float acc[f->targets * K * W];
   for (int64_t r0 = 0; r0 < rows; r0 += K * W) {
@@ -519,17 +524,7 @@ cuvil_perfect_walk_avx2(const cuvil_perfect_forest *f, int64_t rows,
               _mm256_setzero_ps(), xb,
               _mm256_add_epi32(xoff[k], _mm256_and_si256(word, feature_bits)),
               _mm256_castsi256_ps(valid[k]), 4);
-          __m256 holds = cmp_le ? _mm256_cmp_ps(v, th, _CMP_LE_OQ)
-                                : _mm256_cmp_ps(v, th, _CMP_LT_OQ);
-          __m256 missing = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
-          __m256 default_left = _mm256_castsi256_ps(
-              _mm256_cmpgt_epi32(_mm256_setzero_si256(), word));
-          __m256i go_left = _mm256_castps_si256(
-              _mm256_or_ps(_mm256_andnot_ps(missing, holds),
-                           _mm256_and_ps(missing, default_left)));
-          /* 2i + 1, less one where the row goes left (go_left is -1). */
-          idx[k] = _mm256_add_epi32(
-              _mm256_add_epi32(_mm256_add_epi32(idx[k], idx[k]), one), go_left);
+          idx[k] = perfect_step8(idx[k], word, th, v, cmp_le);
         }
       }
       const float *leaves = f->leaves + t * (inner + 1);

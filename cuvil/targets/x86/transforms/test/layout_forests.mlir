@@ -32,6 +32,7 @@ func.func @forest(%x: tensor<?x3xf32>) -> tensor<?x1xf32> {
 // CHECK-LABEL: func.func @mixed
 // CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<5x3xi32>, memref<5xf32>, memref<1x2xi32>, memref<3x1xf32>)
 // CHECK-NOT: cuvil.forest_depth
+// CHECK-NOT: cuvil.forest_comparison
 func.func @mixed(%x: tensor<?x2xf32>) -> tensor<?x1xf32> {
   %nodes = cuvil.constant dense<[[0, 1, 1], [1, 3, 2], [0, 0, 0], [1, 0, 0], [2, 0, 0]]> : tensor<5x3xi32>
   %thresholds = cuvil.constant dense<[0.5, 0.5, 0.0, 0.0, 0.0]> : tensor<5xf32>
