@@ -660,8 +660,11 @@ def Cuvil_TreeEnsembleOp : Cuvil_Op<"tree_ensemble",
       leaf rows add to (a leaf row of V values adds to V targets from it).
     - `leaves` [L, V]: the values (float32 for XGBoost, float64 for
       scikit-learn and LightGBM).
-    - `post_transform`: "none" (margins), "logistic" (1 / (1 + e^-m)),
-      "softmax" (over the targets) or "exp".
+    - `aggregate`: "sum" (the result is base + the trees' sum, summed from
+      the base value) or "average" (base + the trees' sum, summed from
+      zero, divided by the number of trees: random forests).
+    - `post_transform`: "none" (margins), "logistic" (1 / (1 + e^-m) of
+      each target), "softmax" (over the targets) or "exp" (of each).
 
     The importers renumber trees into this table (breadth first), so the
     table is also the layout the kernels walk.
@@ -671,7 +674,8 @@ def Cuvil_TreeEnsembleOp : Cuvil_Op<"tree_ensemble",
                        Cuvil_Tensor:$leaves,
                        DenseF64ArrayAttr:$base_values,
                        DefaultValuedAttr<StrAttr, "\"none\"">:$post_transform,
-                       OptionalAttr<F64Attr>:$missing_value);
+                       OptionalAttr<F64Attr>:$missing_value,
+                       DefaultValuedAttr<StrAttr, "\"sum\"">:$aggregate);
   let results = (outs Cuvil_Tensor:$result);
   let assemblyFormat = [{
     $input `,` $nodes `,` $thresholds `,` $trees `,` $leaves attr-dict `:`

@@ -111,9 +111,10 @@ LogicalResult TreeEnsembleOp::inferReturnTypes(MLIRContext *,
   if (!llvm::is_contained({"none", "logistic", "softmax", "exp"}, transform))
     return inferError(loc, name, "post_transform \"", transform,
                       "\" is not one of none, logistic, softmax, exp");
-  if (transform == "logistic" && targets != 1)
-    return inferError(loc, name, "post_transform \"logistic\" takes one "
-                      "target, got ", targets);
+  StringRef aggregate = adaptor.getAggregate();
+  if (aggregate != "sum" && aggregate != "average")
+    return inferError(loc, name, "aggregate \"", aggregate,
+                      "\" is not one of sum, average");
   types.push_back(RankedTensorType::get({input->getDimSize(0), targets},
                                         leaves->getElementType()));
   return success();

@@ -10,7 +10,7 @@ cuvil.load and calling a compiled model need numpy only; compiling needs
 torch for torch models (capture) and runs the C++ compiler in cuvil._C.
 """
 
-from cuvil import quantization
+from cuvil import onnx_ml, quantization
 from cuvil._compile import compile  # noqa: A001 - the API's name
 from cuvil._errors import CompileError, LoadError
 from cuvil._fpga import FpgaDesign
@@ -19,4 +19,4 @@ from cuvil._version import __version__
 
 __all__ = ["CompileError", "CompiledModule", "FpgaDesign", "LoadError",
            "compile", "load",
-           "quantization", "__version__"]
+           "onnx_ml", "quantization", "__version__"]

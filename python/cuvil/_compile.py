@@ -34,7 +34,7 @@ def _is_torch_model(model):
         or callable(model))
 
 
-def _source(model, specs):
+def _source(model, specs, output_margin=False):
     """(bytes, name) of the model in a format the C++ compiler reads."""
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
@@ -51,6 +51,10 @@ def _source(model, specs):
     booster = _xgboost_booster(model)
     if booster is not None:
         return bytes(booster.save_raw("json")), "xgboost.json"
+    from cuvil import onnx_ml
+    if onnx_ml.is_sklearn_ensemble(model):
+        converted = onnx_ml.from_sklearn(model, output_margin=output_margin)
+        return converted.SerializeToString(), f"{type(model).__name__}.onnx"
     if _is_onnx_model_proto(model):
         return model.SerializeToString(), f"{model.graph.name or 'model'}.onnx"
     if _is_torch_model(model):
@@ -66,7 +70,8 @@ def _source(model, specs):
     raise TypeError(f"cannot compile a {type(model).__name__}: pass a "
                     "torch.jit.script function or module, a traced module, "
                     "an nn.Module, a callable on tensors, an ONNX file path, "
-                    "an onnx.ModelProto or an XGBoost model")
+                    "an onnx.ModelProto, an XGBoost model or a "
+                    "scikit-learn tree ensemble")
 
 
 def _input_names(contents, name, specs):
@@ -94,8 +99,10 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     model: a torch.jit.script function or module, a torch.jit.trace'd
         module, an nn.Module (exported in eval mode, weights frozen), a
         Python callable on tensors (traced), an ONNX file path or an
-        onnx.ModelProto, or an XGBoost model (xgboost.Booster, XGBClassifier,
-        XGBRegressor, or its .json file; docs/trees.md).
+        onnx.ModelProto, an XGBoost model (xgboost.Booster, XGBClassifier,
+        XGBRegressor, or its .json file) or a scikit-learn tree ensemble
+        (DecisionTree*, RandomForest*, ExtraTrees*, GradientBoosting*,
+        HistGradientBoosting*; cuvil.onnx_ml.from_sklearn; docs/trees.md).
     input_signature: [(name, dtype, shape), ...]; -1 or None in a shape
         marks a dynamic dimension (dimension 0, the batch). Required for
         torch models; for ONNX it overrides the model's input shapes.
@@ -112,8 +119,9 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         cuvil.quantization.BF16 (linear layers on bfloat16 activations and
         weights, summed in float32; cuvilc --quantize=bf16).
     verbose: print the compiler's progress lines to stderr.
-    output_margin: for a tree ensemble, return its margins (XGBoost's
-        output_margin=True) rather than its predictions.
+    output_margin: for a boosted tree ensemble, return its margins
+        (XGBoost's output_margin=True, scikit-learn's decision_function)
+        rather than its predictions.
     missing: for a tree ensemble, a feature value that counts as missing
         besides NaN (XGBoost's `missing`; an XGBClassifier's or
         XGBRegressor's own by default).
@@ -183,14 +191,20 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         raise TypeError("quantize must be a cuvil.quantization.Int8 or BF16, "
                         f"got {type(quantize).__name__}")
 
-    trees = _xgboost_booster(model) is not None or (
+    from cuvil import onnx_ml
+    xgboost = _xgboost_booster(model) is not None or (
         isinstance(model, (str, os.PathLike))
         and os.fspath(model).endswith(".json"))
+    sklearn = onnx_ml.is_sklearn_ensemble(model)
+    trees = xgboost or sklearn
     if (output_margin or missing is not None) and not trees:
         raise ValueError("output_margin and missing apply to tree ensembles "
-                         "(XGBoost models)")
+                         "(XGBoost and scikit-learn models)")
+    if missing is not None and sklearn:
+        raise ValueError("missing applies to XGBoost models; scikit-learn's "
+                         "trees route NaN themselves")
     if missing is None:
-        missing = getattr(model, "missing", None) if trees else None
+        missing = getattr(model, "missing", None) if xgboost else None
     if missing is not None and not math.isnan(missing):
         if not math.isfinite(missing):
             raise ValueError(f"missing must be a finite number or NaN, got "
@@ -201,7 +215,7 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     if trees and max_batch is None:
         # A forest needs no workspace: any batch up to 2^20 rows by default.
         max_batch = 1 << 20
-    contents, name = _source(model, specs)
+    contents, name = _source(model, specs, output_margin)
     input_shapes = {spec.name: [-1 if d is None else d for d in spec.shape]
                     for spec in specs or ()}
     progress = (lambda line: print(f"cuvil: {line}", file=sys.stderr)) \

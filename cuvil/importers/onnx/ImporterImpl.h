@@ -178,6 +178,10 @@ public:
                                                 Location);
   /// ONNX op type -> converter, for the default domain.
   static const llvm::StringMap<Converter> &getConverters();
+  /// The same for the ai.onnx.ml domain.
+  static const llvm::StringMap<Converter> &getMlConverters();
+  /// The converter of `node` by its domain and type, or null.
+  static Converter lookupConverter(const onnx::NodeProto &node);
 
 private:
   LogicalResult checkSupported();
@@ -239,6 +243,17 @@ private:
                          StringRef def);
   std::optional<SmallVector<int64_t>> attrInts(const onnx::NodeProto &node,
                                                StringRef name);
+  std::optional<std::vector<std::string>>
+  attrStrings(const onnx::NodeProto &node, StringRef name);
+  /// A FLOATS attribute or its `<name>_as_tensor` twin (ONNX-ML).
+  struct Numbers {
+    std::vector<double> values;
+    bool present = false, isDouble = false;
+  };
+  FailureOr<Numbers> attrNumbers(const onnx::NodeProto &node, StringRef name,
+                                 Location loc);
+  /// Whether a node or the graph's outputs read the value `name`.
+  bool isRead(const std::string &name) const;
 
   /// Creates a level1 op with `numResults` results typed by inference;
   /// fails (with the inference diagnostic at `loc`) instead of aborting.
@@ -299,6 +314,8 @@ private:
   LogicalResult convertQLinearMatMul(const onnx::NodeProto &, Location);
   LogicalResult convertQLinearConv(const onnx::NodeProto &, Location);
   LogicalResult convertIntegerProduct(const onnx::NodeProto &, Location);
+  /// ai.onnx.ml TreeEnsembleRegressor and TreeEnsembleClassifier.
+  LogicalResult convertTreeEnsemble(const onnx::NodeProto &, Location);
   /// dequantize(storage_cast(x)), x quantized as `at` says.
   FailureOr<Value> dequantized(const onnx::NodeProto &node, Location loc,
                                Value x, Type expressed, QuantInputs at);

@@ -79,6 +79,24 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
   return converters;
 }
 
+const llvm::StringMap<Importer::Converter> &Importer::getMlConverters() {
+  static const llvm::StringMap<Converter> converters = [] {
+    llvm::StringMap<Converter> map;
+    map["TreeEnsembleRegressor"] = &Importer::convertTreeEnsemble;
+    map["TreeEnsembleClassifier"] = &Importer::convertTreeEnsemble;
+    return map;
+  }();
+  return converters;
+}
+
+Importer::Converter Importer::lookupConverter(const onnx::NodeProto &node) {
+  if (node.domain().empty() || node.domain() == "ai.onnx")
+    return getConverters().lookup(node.op_type());
+  if (node.domain() == "ai.onnx.ml")
+    return getMlConverters().lookup(node.op_type());
+  return nullptr;
+}
+
 OwningOpRef<ModuleOp> Importer::run() {
   Location fileLoc = FileLineColLoc::get(&context, options.modelPath, 0, 0);
   for (const onnx::OperatorSetIdProto &set : model.opset_import())
@@ -153,10 +171,9 @@ LogicalResult Importer::checkSupported() {
   // error tells the user everything that is missing.
   std::map<std::string, std::vector<std::string>> unsupported;
   std::map<std::string, Location> firstNode;
-  const auto &converters = getConverters();
   for (auto [i, node] : llvm::enumerate(model.graph().node())) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (defaultDomain && converters.count(node.op_type()))
+    if (lookupConverter(node))
       continue;
     std::string key = absl::StrCat("'", node.op_type(), "' (domain ",
                                    defaultDomain ? "ai.onnx" : node.domain(),
@@ -309,7 +326,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
   }
   if (failed(checkOutputsAreNew(node, index, loc)))
     return failure();
-  Converter converter = getConverters().lookup(node.op_type());
+  Converter converter = lookupConverter(node);
   if (failed((this->*converter)(node, loc)) || badAttribute)
     return failure();
   for (const std::string &output : node.output())
@@ -683,6 +700,8 @@ std::vector<std::string> getSupportedOnnxOps() {
   std::vector<std::string> ops;
   for (const auto &entry : Importer::getConverters())
     ops.push_back(entry.getKey().str());
+  for (const auto &entry : Importer::getMlConverters())
+    ops.push_back(("ai.onnx.ml." + entry.getKey()).str());
   std::sort(ops.begin(), ops.end());
   return ops;
 }

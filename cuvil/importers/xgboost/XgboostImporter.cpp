@@ -11,8 +11,8 @@
 
 #include "cuvil/importers/xgboost/XgboostImporter.h"
 
+#include "cuvil/importers/trees/Forest.h"
 #include "cuvil/ir/CuvilOps.h"
-#include "cuvil/passes/ConstantUtil.h"
 #include "cuvil/support/SourceEscape.h"
 
 #include "absl/strings/str_cat.h"
@@ -24,7 +24,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <vector>
 
 namespace cuvil {
@@ -32,10 +31,6 @@ namespace cuvil {
 using namespace mlir;
 
 namespace {
-
-// cuvil.tree_ensemble's node flags (CuvilOps.td).
-constexpr int32_t kLessThan = 1;
-constexpr int32_t kMissingGoesLeft = 8;
 
 /// How an objective maps base_score to a margin and margins to predictions
 /// (XGBoost's ProbToMargin and PredTransform, in float32; binary:logitraw
@@ -76,12 +71,6 @@ absl::StatusOr<Objective> lookupObjective(const std::string &name) {
   return o;
 }
 
-/// The tables of cuvil.tree_ensemble, built tree by tree.
-struct Forest {
-  std::vector<int32_t> nodes, trees;
-  std::vector<float> thresholds, leaves;
-};
-
 class Importer {
 public:
   Importer(const XgboostImportOptions &options) : options(options) {}
@@ -104,7 +93,7 @@ private:
 
   const XgboostImportOptions &options;
   int64_t features = 0, targets = 1;
-  Forest forest;
+  std::optional<trees::Forest> forest;
 };
 
 absl::StatusOr<std::string> Importer::param(const llvm::json::Object &params,
@@ -177,47 +166,37 @@ absl::Status Importer::addTree(const llvm::json::Object &tree, size_t index,
       if (*size != "0")
         return error(where(-1) + ": vector leaves (multi-target trees) are "
                                  "not supported");
-  // Breadth first from node 0; each node must be reached exactly once.
-  std::vector<bool> seen(n, false);
-  std::deque<int64_t> queue{0};
-  seen[0] = true;
-  int32_t root = static_cast<int32_t>(forest.thresholds.size());
-  int32_t next = root + 1;
-  forest.trees.insert(forest.trees.end(), {root, target});
-  while (!queue.empty()) {
-    int64_t i = queue.front();
-    queue.pop_front();
+  std::vector<trees::TreeNode> nodes(n);
+  for (size_t i = 0; i < n; ++i) {
+    trees::TreeNode &node = nodes[i];
     if (left[i] == -1) {
       if (right[i] != -1)
         return error(where(i) + ": a leaf with a right child");
-      forest.nodes.insert(forest.nodes.end(),
-                          {static_cast<int32_t>(forest.leaves.size()), 0, 0});
-      forest.leaves.push_back(static_cast<float>(condition[i]));
-      forest.thresholds.push_back(0.0f);
+      node.leaf = i; // its value is its split_condition
       continue;
     }
     if (!splitType.empty() && splitType[i] != 0)
       return error(where(i) + ": categorical splits are not supported yet "
                               "(train with numerical features)");
-    for (double child : {left[i], right[i]}) {
-      if (child < 1 || child >= double(n) || child != std::floor(child) ||
-          seen[static_cast<size_t>(child)])
-        return error(absl::StrCat(where(i), ": child ", child,
-                                  " is not a new node of the tree's ", n));
-      seen[static_cast<size_t>(child)] = true;
-      queue.push_back(static_cast<int64_t>(child));
-    }
-    if (feature[i] < 0 || feature[i] >= double(features))
-      return error(absl::StrCat(where(i), ": splits on feature ", feature[i],
-                                " of ", features));
-    forest.nodes.insert(forest.nodes.end(),
-                        {static_cast<int32_t>(feature[i]), next,
-                         kLessThan | (defaultLeft[i] != 0 ? kMissingGoesLeft : 0)});
-    next += 2;
-    forest.thresholds.push_back(static_cast<float>(condition[i]));
+    auto index = [&](double child) {
+      return child == std::floor(child) && child >= 0 && child < double(n)
+                 ? static_cast<int64_t>(child)
+                 : -1;
+    };
+    node.flags = trees::kLessThan |
+                 (defaultLeft[i] != 0 ? trees::kMissingGoesLeft : 0);
+    // Forest::addTree names a feature out of range; a fraction is one.
+    node.feature = feature[i] == std::floor(feature[i]) &&
+                           std::abs(feature[i]) < 1e15
+                       ? static_cast<int64_t>(feature[i])
+                       : -1;
+    node.threshold = static_cast<float>(condition[i]);
+    node.left = index(left[i]);
+    node.right = index(right[i]);
   }
-  if (forest.thresholds.size() > size_t(1) << 30)
-    return error("the model has more than 2^30 nodes");
+  absl::Status added = forest->addTree(nodes, 0, target, condition, where);
+  if (!added.ok())
+    return error(std::string(added.message()));
   return absl::OkStatus();
 }
 
@@ -284,6 +263,7 @@ absl::StatusOr<OwningOpRef<ModuleOp>> Importer::run(MLIRContext &context,
     margin = std::log(baseScore);
   }
 
+  forest.emplace(features, /*values=*/1);
   const llvm::json::Object *model = booster->getObject("model");
   const llvm::json::Array *trees = model ? model->getArray("trees") : nullptr;
   const llvm::json::Array *treeInfo = model ? model->getArray("tree_info") : nullptr;
@@ -300,53 +280,26 @@ absl::StatusOr<OwningOpRef<ModuleOp>> Importer::run(MLIRContext &context,
         !s.ok())
       return s;
   }
-  if (forest.nodes.empty()) {
-    // No trees: every row predicts the base margin; one leaf says so.
-    forest.nodes = {0, 0, 0};
-    forest.thresholds = {0.0f};
-    forest.leaves = {0.0f};
-    forest.trees = {0, 0};
-  }
-
   Location loc = FileLineColLoc::get(&context, options.modelPath, 0, 0);
   OpBuilder builder(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   builder.setInsertionPointToEnd(module->getBody());
-  Type f32 = builder.getF32Type(), i32 = builder.getI32Type();
+  Type f32 = builder.getF32Type();
   auto inputType = RankedTensorType::get({ShapedType::kDynamic, features}, f32);
   auto func = func::FuncOp::create(builder, loc, "main",
                                    builder.getFunctionType({inputType}, {}));
   func.setArgAttr(0, "cuvil.name", builder.getStringAttr("features"));
   builder.setInsertionPointToStart(func.addEntryBlock());
-  auto bytesOf = [](const auto &values) {
-    return std::string(reinterpret_cast<const char *>(values.data()),
-                       values.size() * sizeof(values[0]));
-  };
-  int64_t n = forest.thresholds.size();
-  Value nodes = createResourceConstant(
-      builder, loc, RankedTensorType::get({n, 3}, i32), "xgboost_nodes",
-      bytesOf(forest.nodes));
-  Value thresholds = createResourceConstant(
-      builder, loc, RankedTensorType::get({n}, f32), "xgboost_thresholds",
-      bytesOf(forest.thresholds));
-  Value treeTable = createResourceConstant(
-      builder, loc,
-      RankedTensorType::get({int64_t(forest.trees.size() / 2), 2}, i32),
-      "xgboost_trees", bytesOf(forest.trees));
-  Value leaves = createResourceConstant(
-      builder, loc, RankedTensorType::get({int64_t(forest.leaves.size()), 1}, f32),
-      "xgboost_leaves", bytesOf(forest.leaves));
-  std::vector<double> base(targets, static_cast<double>(margin));
-  auto ensemble = l1::TreeEnsembleOp::create(
-      builder, NameLoc::get(builder.getStringAttr("xgboost"), loc),
-      func.getArgument(0), nodes, thresholds, treeTable, leaves,
-      builder.getDenseF64ArrayAttr(base),
-      builder.getStringAttr(options.outputMargin ? "none"
-                                                 : objectiveInfo->transform),
-      options.missingValue && !std::isnan(*options.missingValue)
-          ? builder.getF64FloatAttr(*options.missingValue)
-          : FloatAttr());
-  func::ReturnOp::create(builder, loc, ensemble.getResult());
+  trees::ForestSemantics semantics;
+  semantics.thresholdType = semantics.leafType = f32;
+  semantics.baseValues.assign(targets, static_cast<double>(margin));
+  semantics.postTransform =
+      options.outputMargin ? "none" : objectiveInfo->transform;
+  if (options.missingValue && !std::isnan(*options.missingValue))
+    semantics.missingValue = *options.missingValue;
+  Value ensemble =
+      forest->build(builder, loc, func.getArgument(0), semantics, "xgboost");
+  func::ReturnOp::create(builder, loc, ensemble);
   func.setType(builder.getFunctionType({inputType}, {ensemble.getType()}));
   func.setResultAttr(0, "cuvil.name",
                      builder.getStringAttr(options.outputMargin ? "margin"

@@ -6,7 +6,7 @@
 // CHECK-LABEL: func.func @stump
 // CHECK: cuvil.tree_ensemble %arg0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {base_values = array<f64: 5.000000e-01>, post_transform = "logistic"}
 // L2-LABEL: func.func @stump
-// L2: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<3x3xi32>, memref<3xf32>, memref<1x2xi32>, memref<2x1xf32>) outs(%{{.*}} : memref<?x1xf32>) params {base_values = array<f64: 5.000000e-01>, post_transform = "logistic"}
+// L2: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<3x3xi32>, memref<3xf32>, memref<1x2xi32>, memref<2x1xf32>) outs(%{{.*}} : memref<?x1xf32>) params {aggregate = "sum", base_values = array<f64: 5.000000e-01>, post_transform = "logistic"}
 func.func @stump(%x: tensor<?x2xf32>) -> tensor<?x1xf32> {
   // Feature 0 < 0.5 (a missing value goes left): leaf row 0, else row 1.
   %nodes = cuvil.constant dense<[[0, 1, 9], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>

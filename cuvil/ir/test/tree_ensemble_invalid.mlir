@@ -105,14 +105,14 @@ func.func @f(%x: tensor<4x2xf32>) {
 
 // -----
 
-// logistic of two targets
+// unknown aggregate
 func.func @f(%x: tensor<4x2xf32>) {
   %n = cuvil.constant dense<[[0, 1, 1], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
   %t = cuvil.constant dense<[0.5, 0.0, 0.0]> : tensor<3xf32>
   %r = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
   %l = cuvil.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
-  // expected-error @+1 {{'cuvil.tree_ensemble' op post_transform "logistic" takes one target, got 2}}
-  %0 = cuvil.tree_ensemble %x, %n, %t, %r, %l {base_values = array<f64: 0.0, 0.0>, post_transform = "logistic"} : tensor<4x2xf32>, tensor<3x3xi32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2x1xf32>
+  // expected-error @+1 {{'cuvil.tree_ensemble' op aggregate "max" is not one of sum, average}}
+  %0 = cuvil.tree_ensemble %x, %n, %t, %r, %l {base_values = array<f64: 0.0, 0.0>, aggregate = "max"} : tensor<4x2xf32>, tensor<3x3xi32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2x1xf32>
   return
 }
 

@@ -40,15 +40,17 @@ std::string transformOf(const KernelCall &call) {
                              : "CUVIL_FOREST_NONE";
 }
 
-/// `static const T name[] = {...};` of the base values, exactly.
-FailureOr<std::string> emitBase(Emitter &e, const KernelCall &call, Type acc) {
+/// `static const T name[] = {...};` of the base values, exactly (zeros
+/// with `zeros`).
+FailureOr<std::string> emitBase(Emitter &e, const KernelCall &call, Type acc,
+                                bool zeros = false) {
   auto baseValues =
       dyn_cast_or_null<DenseF64ArrayAttr>(call.op.getParam("base_values"));
   if (!baseValues)
     return failure();
   std::vector<std::string> literals;
   for (double v : baseValues.asArrayRef())
-    literals.push_back(exactLiteral(v, acc));
+    literals.push_back(exactLiteral(zeros ? 0.0 : v, acc));
   std::string base = e.tmp();
   e.c.line("static const " + cType(acc) + " " + base + "[] = {" +
            absl::StrJoin(literals, ", ") + "};");
@@ -106,9 +108,13 @@ LogicalResult emitTreeEnsemble(Emitter &e, const KernelCall &call) {
                &leaves = *call.ins[4];
   Type acc = leaves.type.getElementType();
   auto missing = dyn_cast_or_null<FloatAttr>(call.op.getParam("missing_value"));
+  auto aggregate = dyn_cast_or_null<StringAttr>(call.op.getParam("aggregate"));
+  bool average = aggregate && aggregate.getValue() == "average";
   e.c.open();
   FailureOr<std::string> base = emitBase(e, call, acc);
-  if (failed(base))
+  FailureOr<std::string> zeros =
+      average ? emitBase(e, call, acc, /*zeros=*/true) : base;
+  if (failed(base) || failed(zeros))
     return call.error() << "has no base_values";
   std::string forest = e.tmp();
   e.c.line("cuvil_forest " + forest + ";");
@@ -124,7 +130,11 @@ LogicalResult emitTreeEnsemble(Emitter &e, const KernelCall &call) {
   set("thresholds", thresholds.name);
   set("roots", "(const int32_t *)" + trees.name);
   set("leaves", leaves.name);
-  set("base", *base);
+  set("base", *zeros);
+  if (average) {
+    set("average", "1");
+    set("offset", *base);
+  }
   set("input_f64", input.type.getElementType().isF64() ? "1" : "0");
   set("thresholds_f64", thresholds.type.getElementType().isF64() ? "1" : "0");
   set("acc_f64", acc.isF64() ? "1" : "0");

@@ -170,8 +170,10 @@ struct LayoutForests
       depth = std::max(depth, depthOf(f, f.trees[2 * t]));
     if (!comparison)
       return;
-    // The table walk's vector forms take a forest of one comparison too.
-    if (depth > kMaxDepth) {
+    // The table walk's vector forms take a forest of one comparison too;
+    // the perfect walk sums from the base values only.
+    auto aggregate = dyn_cast_or_null<StringAttr>(call.getParam("aggregate"));
+    if (depth > kMaxDepth || (aggregate && aggregate.getValue() == "average")) {
       call->setAttr("cuvil.forest_comparison",
                     OpBuilder(call).getI64IntegerAttr(comparison));
       return;

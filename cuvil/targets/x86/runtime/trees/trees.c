@@ -98,7 +98,8 @@ static void forest_walk_f64(const cuvil_forest *f, int64_t rows,
 
 void cuvil_forest_transform_f32(int transform, float *o, int64_t n) {
   if (transform == CUVIL_FOREST_LOGISTIC) {
-    o[0] = 1.0f / (1.0f + expf(-o[0]));
+    for (int64_t i = 0; i < n; ++i)
+      o[i] = 1.0f / (1.0f + expf(-o[i]));
   } else if (transform == CUVIL_FOREST_EXP) {
     for (int64_t i = 0; i < n; ++i)
       o[i] = expf(o[i]);
@@ -118,7 +119,8 @@ void cuvil_forest_transform_f32(int transform, float *o, int64_t n) {
 
 static void forest_transform_f64(int transform, double *o, int64_t n) {
   if (transform == CUVIL_FOREST_LOGISTIC) {
-    o[0] = 1.0 / (1.0 + exp(-o[0]));
+    for (int64_t i = 0; i < n; ++i)
+      o[i] = 1.0 / (1.0 + exp(-o[i]));
   } else if (transform == CUVIL_FOREST_EXP) {
     for (int64_t i = 0; i < n; ++i)
       o[i] = exp(o[i]);
@@ -161,19 +163,26 @@ static void forest_predict_blocks(void *arg, int64_t begin, int64_t end) {
     last = task->rows;
   int64_t rows = last - first;
   const void *x = forest_row(f, task->x, first);
+  int64_t n = rows * f->targets;
   if (f->acc_f64) {
     double *out = (double *)task->out + first * f->targets;
+    const double *offset = (const double *)f->offset;
     forest_walk_f64(f, rows, x, out);
+    for (int64_t i = 0; f->average && i < n; ++i)
+      out[i] = out[i] / (double)f->trees + offset[i % f->targets];
     for (int64_t r = 0; r < rows; ++r)
       forest_transform_f64(f->post_transform, out + r * f->targets,
                            f->targets);
     return;
   }
   float *out = (float *)task->out + first * f->targets;
+  const float *offset = (const float *)f->offset;
   if (forest_vectorizable(f))
     task->walk(f, rows, (const float *)x, out);
   else
     forest_walk_f32(f, rows, x, out);
+  for (int64_t i = 0; f->average && i < n; ++i)
+    out[i] = out[i] / (float)f->trees + offset[i % f->targets];
   for (int64_t r = 0; r < rows; ++r)
     cuvil_forest_transform_f32(f->post_transform, out + r * f->targets, f->targets);
 }

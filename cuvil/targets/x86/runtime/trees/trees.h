@@ -65,6 +65,10 @@ typedef struct cuvil_forest {
   int post_transform;
   int has_missing_value;
   double missing_value;
+  /* AVERAGE (random forests): `base` is zeros, the sums are divided by the
+   * number of trees and `offset` (the op's base values) added. */
+  int average;
+  const void *offset;
 } cuvil_forest;
 
 /* Sums `rows` (< 2^31 / features) rows of float32 `x` into `out`

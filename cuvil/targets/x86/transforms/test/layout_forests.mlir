@@ -11,7 +11,7 @@
 // CHECK-DAG: memref.global "private" constant @forest_leaves : memref<2x4xf32> = dense_resource<forest_leaves>
 // CHECK-NOT: memref.global "private" constant @forest_constant
 // CHECK-LABEL: func.func @forest
-// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x3xf32>, memref<2x3xi32>, memref<2x3xf32>, memref<2xi32>, memref<2x4xf32>) outs(%{{.*}} : memref<?x1xf32>) params {base_values = array<f64: 0.000000e+00>, post_transform = "none"} {cuvil.forest_comparison = 1 : i64, cuvil.forest_depth = 2 : i64}
+// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x3xf32>, memref<2x3xi32>, memref<2x3xf32>, memref<2xi32>, memref<2x4xf32>) outs(%{{.*}} : memref<?x1xf32>) params {aggregate = "sum", base_values = array<f64: 0.000000e+00>, post_transform = "none"} {cuvil.forest_comparison = 1 : i64, cuvil.forest_depth = 2 : i64}
 // CHECK-DAG: forest_words: "0x40000000010000800000000000000000000000000000000002000000"
 // CHECK-DAG: forest_thresholds: "0x400000000000003F00000000000000000000803E000000000000C03F"
 // CHECK-DAG: forest_targets: "0x400000000000000000000000"
@@ -39,5 +39,21 @@ func.func @mixed(%x: tensor<?x2xf32>) -> tensor<?x1xf32> {
   %trees = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
   %leaves = cuvil.constant dense<[[1.0], [2.0], [3.0]]> : tensor<3x1xf32>
   %0 = cuvil.tree_ensemble %x, %nodes, %thresholds, %trees, %leaves {base_values = array<f64: 0.0>} : tensor<?x2xf32>, tensor<5x3xi32>, tensor<5xf32>, tensor<1x2xi32>, tensor<3x1xf32>
+  return %0 : tensor<?x1xf32>
+}
+
+// -----
+
+// An average (a random forest) keeps the table walk, which averages; its
+// vector forms still take the one comparison.
+// CHECK-LABEL: func.func @average
+// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<3x3xi32>, memref<3xf32>, memref<1x2xi32>, memref<2x1xf32>) outs(%{{.*}} : memref<?x1xf32>) params {aggregate = "average", base_values = array<f64: 0.000000e+00>, post_transform = "none"} {cuvil.forest_comparison = 2 : i64}
+// CHECK-NOT: cuvil.forest_depth
+func.func @average(%x: tensor<?x2xf32>) -> tensor<?x1xf32> {
+  %nodes = cuvil.constant dense<[[0, 1, 2], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
+  %thresholds = cuvil.constant dense<[0.5, 0.0, 0.0]> : tensor<3xf32>
+  %trees = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
+  %leaves = cuvil.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
+  %0 = cuvil.tree_ensemble %x, %nodes, %thresholds, %trees, %leaves {base_values = array<f64: 0.0>, aggregate = "average"} : tensor<?x2xf32>, tensor<3x3xi32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2x1xf32>
   return %0 : tensor<?x1xf32>
 }
