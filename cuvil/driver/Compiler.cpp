@@ -1,6 +1,7 @@
 #include "cuvil/driver/Compiler.h"
 
 #include "cuvil/importers/onnx/OnnxImporter.h"
+#include "cuvil/importers/lightgbm/LightgbmImporter.h"
 #include "cuvil/importers/xgboost/XgboostImporter.h"
 #include "cuvil/ir/CuvilOps.h"
 #include "cuvil/ir/Registration.h"
@@ -174,7 +175,8 @@ loadModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
   }
   if (!options.inputShapes.empty())
     return absl::InvalidArgumentError(
-        "--input-shape applies to ONNX models; a .mlir or .json model states "
+        "--input-shape applies to ONNX models; a .mlir, .json or .txt model "
+        "states "
         "its input types itself");
   if (endsWith(path, ".json")) {
     XgboostImportOptions xgboostOptions;
@@ -184,6 +186,20 @@ loadModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
     absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module =
         importXgboostModel(context, source, xgboostOptions);
     // An import that built a module that fails to verify reports why.
+    if (!module.ok() && diagnostics.hadError())
+      return diagnostics.consumeStatus(absl::StatusCode::kInvalidArgument);
+    return module;
+  }
+  if (endsWith(path, ".txt")) {
+    if (options.treeMissing)
+      return absl::InvalidArgumentError(
+          "--tree-missing applies to XGBoost models; a LightGBM model's "
+          "nodes say how they treat missing values");
+    LightgbmImportOptions lightgbmOptions;
+    lightgbmOptions.modelPath = path;
+    lightgbmOptions.outputMargin = options.treeMargins;
+    absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module =
+        importLightgbmModel(context, source, lightgbmOptions);
     if (!module.ok() && diagnostics.hadError())
       return diagnostics.consumeStatus(absl::StatusCode::kInvalidArgument);
     return module;
@@ -292,11 +308,11 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
                                  const TargetRegistry &targets) {
   const std::string &path = options.inputPath;
   if (!endsWith(path, ".mlir") && !endsWith(path, ".onnx") &&
-      !endsWith(path, ".json"))
+      !endsWith(path, ".json") && !endsWith(path, ".txt"))
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot read '", path,
-        "': Cuvil reads ONNX (.onnx), XGBoost (.json) and level1 MLIR "
-        "(.mlir) models"));
+        "': Cuvil reads ONNX (.onnx), XGBoost (.json), LightGBM (.txt) and "
+        "level1 MLIR (.mlir) models"));
   if (options.maxBatch && *options.maxBatch < 1)
     return absl::InvalidArgumentError("--max-batch must be at least 1");
   ASSIGN_OR_RETURN(const TargetBackend *backend,

@@ -655,7 +655,8 @@ def Cuvil_TreeEnsembleOp : Cuvil_Op<"tree_ensemble",
       `leaves` in the feature column.
     - flags: bits 0-2 the comparison (1 `<`, 2 `<=`, 3 `>`, 4 `>=`, 5 `==`,
       6 `!=`; 0 a leaf); bit 3: a missing value (NaN, or `missing_value`)
-      goes left rather than right.
+      goes left rather than right; bit 4: a value within 1e-35 (as float32)
+      of zero is missing at this node too (LightGBM's zero missing type).
     - `trees` [T, 2] i32: each tree's root node and the first target its
       leaf rows add to (a leaf row of V values adds to V targets from it).
     - `leaves` [L, V]: the values (float32 for XGBoost, float64 for

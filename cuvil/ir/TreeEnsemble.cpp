@@ -26,6 +26,7 @@ namespace {
 
 constexpr int32_t kComparisonMask = 7;
 constexpr int32_t kMissingGoesLeft = 8;
+constexpr int32_t kZeroIsMissing = 16;
 constexpr int32_t kLastComparison = 6;
 
 bool isF32OrF64(Type type) { return type.isF32() || type.isF64(); }
@@ -132,7 +133,7 @@ LogicalResult TreeEnsembleOp::verify() {
   for (int64_t i = 0; i < nodeCount; ++i) {
     int32_t feature = (*nodes)[3 * i], left = (*nodes)[3 * i + 1],
             flags = (*nodes)[3 * i + 2];
-    if (flags & ~(kComparisonMask | kMissingGoesLeft) ||
+    if (flags & ~(kComparisonMask | kMissingGoesLeft | kZeroIsMissing) ||
         (flags & kComparisonMask) > kLastComparison)
       return emitOpError("node ") << i << " has unknown flags " << flags;
     if ((flags & kComparisonMask) == 0) {

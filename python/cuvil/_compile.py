@@ -27,6 +27,16 @@ def _xgboost_booster(model):
     return model if hasattr(model, "save_raw") else None
 
 
+def _lightgbm_text(model):
+    """The text of a LightGBM model (Booster, LGBMClassifier, ...), or None,
+    without importing lightgbm."""
+    if not type(model).__module__.startswith("lightgbm"):
+        return None
+    booster = getattr(model, "booster_", model)
+    return booster.model_to_string() if hasattr(
+        booster, "model_to_string") else None
+
+
 def _is_torch_model(model):
     torch = sys.modules.get("torch")
     return torch is not None and (
@@ -38,10 +48,10 @@ def _source(model, specs, output_margin=False):
     """(bytes, name) of the model in a format the C++ compiler reads."""
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
-        if not path.endswith((".onnx", ".mlir", ".json")):
+        if not path.endswith((".onnx", ".mlir", ".json", ".txt")):
             raise ValueError(f"cannot compile '{path}': Cuvil reads ONNX "
-                             "(.onnx), XGBoost JSON (.json) and level1 MLIR "
-                             "(.mlir) files")
+                             "(.onnx), XGBoost JSON (.json), LightGBM text "
+                             "(.txt) and level1 MLIR (.mlir) files")
         try:
             with open(path, "rb") as f:
                 return f.read(), path
@@ -51,6 +61,9 @@ def _source(model, specs, output_margin=False):
     booster = _xgboost_booster(model)
     if booster is not None:
         return bytes(booster.save_raw("json")), "xgboost.json"
+    text = _lightgbm_text(model)
+    if text is not None:
+        return text.encode(), "lightgbm.txt"
     from cuvil import onnx_ml
     if onnx_ml.is_sklearn_ensemble(model):
         converted = onnx_ml.from_sklearn(model, output_margin=output_margin)
@@ -70,7 +83,7 @@ def _source(model, specs, output_margin=False):
     raise TypeError(f"cannot compile a {type(model).__name__}: pass a "
                     "torch.jit.script function or module, a traced module, "
                     "an nn.Module, a callable on tensors, an ONNX file path, "
-                    "an onnx.ModelProto, an XGBoost model or a "
+                    "an onnx.ModelProto, an XGBoost or LightGBM model or a "
                     "scikit-learn tree ensemble")
 
 
@@ -100,7 +113,9 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         module, an nn.Module (exported in eval mode, weights frozen), a
         Python callable on tensors (traced), an ONNX file path or an
         onnx.ModelProto, an XGBoost model (xgboost.Booster, XGBClassifier,
-        XGBRegressor, or its .json file) or a scikit-learn tree ensemble
+        XGBRegressor, or its .json file), a LightGBM model (Booster,
+        LGBMClassifier, ..., or its text .txt file) or a scikit-learn tree
+        ensemble
         (DecisionTree*, RandomForest*, ExtraTrees*, GradientBoosting*,
         HistGradientBoosting*; cuvil.onnx_ml.from_sklearn; docs/trees.md).
     input_signature: [(name, dtype, shape), ...]; -1 or None in a shape
@@ -120,7 +135,8 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         weights, summed in float32; cuvilc --quantize=bf16).
     verbose: print the compiler's progress lines to stderr.
     output_margin: for a boosted tree ensemble, return its margins
-        (XGBoost's output_margin=True, scikit-learn's decision_function)
+        (XGBoost's output_margin=True, LightGBM's raw_score=True,
+        scikit-learn's decision_function)
         rather than its predictions.
     missing: for a tree ensemble, a feature value that counts as missing
         besides NaN (XGBoost's `missing`; an XGBClassifier's or
@@ -195,14 +211,18 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     xgboost = _xgboost_booster(model) is not None or (
         isinstance(model, (str, os.PathLike))
         and os.fspath(model).endswith(".json"))
+    lightgbm = _lightgbm_text(model) is not None or (
+        isinstance(model, (str, os.PathLike))
+        and os.fspath(model).endswith(".txt"))
     sklearn = onnx_ml.is_sklearn_ensemble(model)
-    trees = xgboost or sklearn
+    trees = xgboost or lightgbm or sklearn
     if (output_margin or missing is not None) and not trees:
         raise ValueError("output_margin and missing apply to tree ensembles "
-                         "(XGBoost and scikit-learn models)")
-    if missing is not None and sklearn:
-        raise ValueError("missing applies to XGBoost models; scikit-learn's "
-                         "trees route NaN themselves")
+                         "(XGBoost, LightGBM and scikit-learn models)")
+    if missing is not None and not xgboost:
+        raise ValueError("missing applies to XGBoost models; LightGBM's and "
+                         "scikit-learn's trees route missing values "
+                         "themselves")
     if missing is None:
         missing = getattr(model, "missing", None) if xgboost else None
     if missing is not None and not math.isnan(missing):

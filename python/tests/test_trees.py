@@ -84,3 +84,27 @@ def test_fraud_scoring_example_runs(package_dir, tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     assert "max |cuvil - xgboost| = 0" in run.stdout
     assert (tmp_path / "f.so").exists()
+
+
+LIGHTGBM_FIXTURE = (pathlib.Path(__file__).resolve().parents[2] / "tests" /
+                    "trees" / "fixtures" / "lightgbm_binary.txt")
+
+
+def test_lightgbm_text_file_and_booster():
+    """A LightGBM model from its .txt file, and from an object with
+    lightgbm's model_to_string (lightgbm itself is not packaged here); the
+    margins are worked out by hand in tests/trees/test_lightgbm.py."""
+    x = np.array([[50.0, 10.0, 0.0], [200.0, 1.0, np.nan]])
+    margins = cuvil.compile(str(LIGHTGBM_FIXTURE), output_margin=True)
+    assert margins.inputs[0]["dtype"] == "float64"
+    assert margins(x)[:, 0].tolist() == [-0.375, 0.375]
+
+    class Booster:
+        def model_to_string(self):
+            return LIGHTGBM_FIXTURE.read_text()
+    Booster.__module__ = "lightgbm.basic"
+    compiled = cuvil.compile(Booster())
+    assert np.allclose(compiled(x)[:, 0], 1 / (1 + np.exp([0.375, -0.375])),
+                       rtol=1e-15, atol=0)
+    with pytest.raises(ValueError, match="missing applies to XGBoost"):
+        cuvil.compile(Booster(), missing=-1.0)

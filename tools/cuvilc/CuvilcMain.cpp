@@ -93,10 +93,11 @@ ABSL_FLAG(bool, integer_io, false,
           "header and metadata give each one's scale and zero point (real = "
           "scale * (q - zero_point)).");
 ABSL_FLAG(std::string, tree_output, "prediction",
-          "For a tree ensemble (an XGBoost .json model): prediction (what "
-          "the library's predict returns: probabilities for logistic and "
-          "softprob objectives) or margin (the raw sums, XGBoost's "
-          "output_margin=True).");
+          "For a tree ensemble (an XGBoost .json or LightGBM .txt model): "
+          "prediction (what the library's predict returns: probabilities "
+          "for logistic, softprob, binary and multiclass objectives) or "
+          "margin (the raw sums, XGBoost's output_margin=True, LightGBM's "
+          "raw_score=True).");
 ABSL_FLAG(std::string, tree_missing, "nan",
           "For a tree ensemble: a feature value that counts as missing "
           "besides NaN (XGBoost's `missing` parameter, e.g. -999; the model "
@@ -175,7 +176,8 @@ const char kUsage[] = R"(Cuvil: an ahead-of-time compiler for AI inference.
 Usage:
   cuvilc [flags] MODEL [-o OUTPUT]
 
-MODEL is an ONNX model (.onnx), an XGBoost model saved as JSON (.json) or a
+MODEL is an ONNX model (.onnx, ONNX-ML tree ensembles included), an XGBoost
+model saved as JSON (.json), a LightGBM model saved as text (.txt) or a
 level1 MLIR file (.mlir). cuvilc imports
 it, checks every shape and dtype (a mismatch is reported with the op and its
 source location: the ONNX node or the MLIR line), runs the optimization
@@ -187,6 +189,7 @@ Examples:
   cuvilc resnet18.onnx --input-shape input=1x3x224x224 --emit=c -o resnet18.c
   cuvilc examples/classifier.mlir --emit=mlir-level2
   cuvilc fraud.json --max-batch 65536 -o fraud.so  # XGBoost trees
+  cuvilc model.txt --tree-output=margin -o raw.so   # LightGBM raw scores
   cuvilc jet_tagger.onnx --target=fpga --device=xczu9eg \
       --precision='fixed<16,6>' -o jet_tagger/   # an HLS project folder
 

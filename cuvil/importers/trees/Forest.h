@@ -32,6 +32,8 @@ enum : int32_t {
   kEqual = 5,
   kNotEqual = 6,
   kMissingGoesLeft = 8,
+  /// A value within 1e-35 of zero is missing here too (LightGBM).
+  kZeroIsMissing = 16,
 };
 
 /// One node of a tree as a library stores it.

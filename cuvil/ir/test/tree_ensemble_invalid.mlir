@@ -131,13 +131,13 @@ func.func @f(%x: tensor<4x2xf32>) {
 
 // -----
 
-// flags beyond the comparison and missing bits
+// flags beyond the comparison, missing and zero-missing bits
 func.func @f(%x: tensor<4x2xf32>) {
-  %n = cuvil.constant dense<[[0, 1, 17], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
+  %n = cuvil.constant dense<[[0, 1, 65], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
   %t = cuvil.constant dense<[0.5, 0.0, 0.0]> : tensor<3xf32>
   %r = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
   %l = cuvil.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
-  // expected-error @+1 {{'cuvil.tree_ensemble' op node 0 has unknown flags 17}}
+  // expected-error @+1 {{'cuvil.tree_ensemble' op node 0 has unknown flags 65}}
   %0 = cuvil.tree_ensemble %x, %n, %t, %r, %l {base_values = array<f64: 0.0>} : tensor<4x2xf32>, tensor<3x3xi32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2x1xf32>
   return
 }
@@ -258,3 +258,4 @@ func.func @f(%x: tensor<4x2xf32>) {
   %0 = cuvil.tree_ensemble %x, %n, %t, %r, %l {base_values = array<f64: 0.0>, missing_value = 0x7FF8000000000000 : f64} : tensor<4x2xf32>, tensor<3x3xi32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2x1xf32>
   return
 }
+

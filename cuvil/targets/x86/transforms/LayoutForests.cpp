@@ -40,7 +40,7 @@ namespace {
 /// Deeper trees would take 2^depth leaves each; they keep their tables.
 constexpr int64_t kMaxDepth = 10;
 // cuvil.tree_ensemble's flags (CuvilOps.td) and the perfect node word.
-constexpr int32_t kComparison = 7, kMissingLeft = 8;
+constexpr int32_t kComparison = 7, kMissingLeft = 8, kZeroIsMissing = 16;
 constexpr uint32_t kWordMissingLeft = 0x80000000u;
 
 /// The contents of a constant buffer (a memref.get_global) as `T`s.
@@ -116,10 +116,13 @@ struct LayoutForests
       layOut(call, symbols);
   }
 
-  /// The forest's one comparison (1 `<`, 2 `<=`), or 0.
+  /// The forest's one comparison (1 `<`, 2 `<=`), or 0 (also when a node
+  /// counts zero as missing, which the vector walks do not).
   static int32_t uniformComparison(const Forest &f) {
     int32_t uniform = 0;
     for (size_t i = 2; i < f.nodes.size(); i += 3) {
+      if (f.nodes[i] & kZeroIsMissing)
+        return 0;
       int32_t c = f.nodes[i] & kComparison;
       if (c == 0)
         continue;

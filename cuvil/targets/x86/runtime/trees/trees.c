@@ -49,7 +49,9 @@ static int32_t forest_leaf(const cuvil_forest *f, int32_t node,
                             : (double)((const float *)x)[feature];
     double t = f->thresholds_f64 ? ((const double *)f->thresholds)[node]
                                  : (double)((const float *)f->thresholds)[node];
-    int missing = v != v || (f->has_missing_value && v == f->missing_value);
+    int missing = v != v || (f->has_missing_value && v == f->missing_value) ||
+                  ((flags & CUVIL_TREE_ZERO_MISSING) && v >= -CUVIL_TREE_ZERO &&
+                   v <= CUVIL_TREE_ZERO);
     int left = missing ? (flags & CUVIL_TREE_MISSING_LEFT) != 0
                        : forest_compare(v, t, comparison);
     node = nodes[3 * node + 1] + (left ? 0 : 1);

@@ -20,8 +20,9 @@
 extern "C" {
 #endif
 
-/* A node's flags: the comparison that sends a row left (0: a leaf), and
- * whether a missing value goes left. */
+/* A node's flags: the comparison that sends a row left (0: a leaf),
+ * whether a missing value goes left, and whether a value within
+ * CUVIL_TREE_ZERO (LightGBM's kZeroThreshold) of zero is missing too. */
 enum {
   CUVIL_TREE_LEAF = 0,
   CUVIL_TREE_LT = 1,
@@ -31,8 +32,10 @@ enum {
   CUVIL_TREE_EQ = 5,
   CUVIL_TREE_NE = 6,
   CUVIL_TREE_COMPARISON = 7,
-  CUVIL_TREE_MISSING_LEFT = 8
+  CUVIL_TREE_MISSING_LEFT = 8,
+  CUVIL_TREE_ZERO_MISSING = 16
 };
+#define CUVIL_TREE_ZERO 1e-35f
 
 enum {
   CUVIL_FOREST_NONE = 0,
@@ -57,8 +60,9 @@ typedef struct cuvil_forest {
   const void *leaves;
   const void *base;
   int input_f64, thresholds_f64, acc_f64;
-  /* The comparison every branch makes (CUVIL_TREE_LT or _LE), or 0 when
-   * they differ: the vector walks take forests of one comparison,
+  /* The comparison every branch makes (CUVIL_TREE_LT or _LE, and no
+   * CUVIL_TREE_ZERO_MISSING), or 0 when they differ: the vector walks take
+   * forests of one comparison,
    * float32 throughout, one value per leaf and NaN as the only missing
    * value. */
   int uniform_comparison;

@@ -57,3 +57,17 @@ func.func @average(%x: tensor<?x2xf32>) -> tensor<?x1xf32> {
   %0 = cuvil.tree_ensemble %x, %nodes, %thresholds, %trees, %leaves {base_values = array<f64: 0.0>, aggregate = "average"} : tensor<?x2xf32>, tensor<3x3xi32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2x1xf32>
   return %0 : tensor<?x1xf32>
 }
+
+// -----
+
+// A node where zero counts as missing (LightGBM) keeps the scalar walk.
+// CHECK-LABEL: func.func @zero_missing
+// CHECK-NOT: cuvil.forest_comparison
+func.func @zero_missing(%x: tensor<?x2xf32>) -> tensor<?x1xf32> {
+  %nodes = cuvil.constant dense<[[0, 1, 18], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
+  %thresholds = cuvil.constant dense<[0.5, 0.0, 0.0]> : tensor<3xf32>
+  %trees = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
+  %leaves = cuvil.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
+  %0 = cuvil.tree_ensemble %x, %nodes, %thresholds, %trees, %leaves {base_values = array<f64: 0.0>} : tensor<?x2xf32>, tensor<3x3xi32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2x1xf32>
+  return %0 : tensor<?x1xf32>
+}
