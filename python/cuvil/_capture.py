@@ -163,6 +163,14 @@ def _run_in_eval_mode(model, inputs):
             module.training = training
 
 
+def _custom_opsets(module):
+    """The opsets of the domains cuvil.nn.TreeEnsemble modules write."""
+    versions = {"ai.onnx.ml": 3, "ai.cuvil": 1}
+    modules = module.modules() if hasattr(module, "modules") else ()
+    return {m.onnx_domain: versions[m.onnx_domain] for m in modules
+            if getattr(m, "onnx_domain", None) in versions}
+
+
 def torch_to_onnx(model, specs):
     """Exports a torch model (script, traced, nn.Module or callable)."""
     import torch
@@ -201,6 +209,7 @@ def torch_to_onnx(model, specs):
                 exported, examples, buffer, input_names=names,
                 output_names=output_names, dynamic_axes=dynamic_axes or None,
                 opset_version=OPSET, verbose=True, do_constant_folding=True,
+                custom_opsets=_custom_opsets(exported),
                 training=torch.onnx.TrainingMode.EVAL,
                 # Ops without an ONNX form stay as they are, so the C++
                 # importer reports all of them at once, with source lines.

@@ -1,6 +1,8 @@
-"""A compiled XGBoost model served by cuvil-serve like any other model
-(docs/trees.md): the REST answer is xgboost's prediction."""
+"""Compiled tree ensembles served by cuvil-serve like any other model
+(docs/trees.md): the REST answer is xgboost's prediction, or the LightGBM
+fixture's hand-worked scores."""
 
+import pathlib
 import subprocess
 
 import numpy as np
@@ -35,5 +37,29 @@ def test_served_forest_answers_like_xgboost(tmp_path):
         want = booster.predict(xgb.DMatrix(rows))
         assert np.abs(np.array(output["data"], np.float32) - want).max() <= \
             np.spacing(np.float32(1))
+    finally:
+        assert server.stop() == 0
+
+
+def test_served_lightgbm_model_takes_and_answers_float64(tmp_path):
+    """The hand-worked LightGBM fixture (tests/trees/test_lightgbm.py): FP64
+    rows in, its raw scores out."""
+    model = (pathlib.Path(__file__).resolve().parents[1] / "trees" /
+             "fixtures" / "lightgbm_binary.txt")
+    so = tmp_path / "risk.so"
+    subprocess.run([CUVILC, "--quiet", str(model), "--tree-output=margin",
+                    "--max-batch=8", "-o", str(so)], check=True)
+    repository = tmp_path / "repo"
+    install(repository, "risk", 1, so)
+    server = Server(repository)
+    try:
+        rows = [[50.0, 10.0, 0.0], [200.0, 1.0, 0.5]]
+        status, body = server.infer("risk", [{
+            "name": "features", "datatype": "FP64", "shape": [2, 3],
+            "data": sum(rows, [])}])
+        assert status == 200, body
+        (output,) = body["outputs"]
+        assert output["datatype"] == "FP64" and output["shape"] == [2, 1]
+        assert output["data"] == [-0.375, 1.625]
     finally:
         assert server.stop() == 0

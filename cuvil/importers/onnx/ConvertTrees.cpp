@@ -23,7 +23,11 @@
 
 #include "cuvil/importers/onnx/ImporterImpl.h"
 
+#include "cuvil/importers/lightgbm/LightgbmImporter.h"
 #include "cuvil/importers/trees/Forest.h"
+#include "cuvil/importers/xgboost/XgboostImporter.h"
+
+#include "mlir/IR/IRMapping.h"
 
 namespace cuvil::onnx_import {
 
@@ -388,6 +392,79 @@ LogicalResult Importer::convertTreeEnsemble(const onnx::NodeProto &node,
   if (failed(result))
     return failure();
   define(node, classifier ? 1 : 0, *result);
+  return success();
+}
+
+LogicalResult Importer::convertEmbeddedForest(const onnx::NodeProto &node,
+                                              Location loc) {
+  // A model a library saved, carried whole by cuvil.nn.TreeEnsemble: its
+  // own importer builds the forest, with the library's exact semantics,
+  // and the forest's ops are copied here over the node's input.
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  std::string text = attrString(node, "model", "");
+  bool margin = attrInt(node, "output_margin", 0) != 0;
+  const onnx::AttributeProto *missing =
+      typedAttr(node, "missing", onnx::AttributeProto::FLOAT);
+  if (badAttribute)
+    return failure();
+  std::string path = node.name().empty() ? node.op_type() : node.name();
+  absl::StatusOr<OwningOpRef<ModuleOp>> forest;
+  if (node.op_type() == "XGBoostModel") {
+    XgboostImportOptions xgboost;
+    xgboost.modelPath = path;
+    xgboost.outputMargin = margin;
+    if (missing)
+      xgboost.missingValue = missing->f();
+    forest = importXgboostModel(context, text, xgboost);
+  } else {
+    if (missing)
+      return emitError(loc) << node.op_type()
+                            << " takes no missing value (LightGBM's nodes "
+                               "say how they treat missing values)";
+    LightgbmImportOptions lightgbm;
+    lightgbm.modelPath = path;
+    lightgbm.outputMargin = margin;
+    forest = importLightgbmModel(context, text, lightgbm);
+  }
+  if (!forest.ok())
+    return emitError(loc) << node.op_type() << ": "
+                          << std::string(forest.status().message());
+  auto main = *(*forest)->getOps<func::FuncOp>().begin();
+  auto want = cast<RankedTensorType>(main.getArgument(0).getType());
+  auto have = cast<RankedTensorType>(x->getType());
+  if (have.getRank() != 2 || have.isDynamicDim(1) ||
+      have.getDimSize(1) != want.getDimSize(1))
+    return emitError(loc) << node.op_type() << " takes [batch, "
+                          << want.getDimSize(1) << "] features, got " << have;
+  Value input = *x;
+  if (have.getElementType() != want.getElementType())
+    input = l1::CastOp::create(builder, loc,
+                               have.clone(want.getElementType()), input);
+  IRMapping mapping;
+  mapping.map(main.getArgument(0), input);
+  Value result;
+  for (Operation &op : main.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      result = mapping.lookup(ret.getOperand(0));
+      break;
+    }
+    if (auto ensemble = dyn_cast<l1::TreeEnsembleOp>(op)) {
+      // Created anew so that its type follows the input's batch.
+      SmallVector<Value> operands;
+      for (Value operand : ensemble->getOperands())
+        operands.push_back(mapping.lookup(operand));
+      FailureOr<Operation *> copy = createTyped<l1::TreeEnsembleOp>(
+          loc, 1, operands, ensemble->getAttrs());
+      if (failed(copy))
+        return failure();
+      mapping.map(ensemble.getResult(), (*copy)->getResult(0));
+      continue;
+    }
+    builder.clone(op, mapping);
+  }
+  define(node, 0, result);
   return success();
 }
 

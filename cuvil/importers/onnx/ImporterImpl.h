@@ -180,6 +180,8 @@ public:
   static const llvm::StringMap<Converter> &getConverters();
   /// The same for the ai.onnx.ml domain.
   static const llvm::StringMap<Converter> &getMlConverters();
+  /// The same for Cuvil's own ai.cuvil domain.
+  static const llvm::StringMap<Converter> &getCuvilConverters();
   /// The converter of `node` by its domain and type, or null.
   static Converter lookupConverter(const onnx::NodeProto &node);
 
@@ -316,6 +318,9 @@ private:
   LogicalResult convertIntegerProduct(const onnx::NodeProto &, Location);
   /// ai.onnx.ml TreeEnsembleRegressor and TreeEnsembleClassifier.
   LogicalResult convertTreeEnsemble(const onnx::NodeProto &, Location);
+  /// ai.cuvil XGBoostModel / LightGBMModel: a saved model carried whole
+  /// (cuvil.nn.TreeEnsemble), built by its own importer.
+  LogicalResult convertEmbeddedForest(const onnx::NodeProto &, Location);
   /// dequantize(storage_cast(x)), x quantized as `at` says.
   FailureOr<Value> dequantized(const onnx::NodeProto &node, Location loc,
                                Value x, Type expressed, QuantInputs at);

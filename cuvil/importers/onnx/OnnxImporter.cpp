@@ -89,11 +89,23 @@ const llvm::StringMap<Importer::Converter> &Importer::getMlConverters() {
   return converters;
 }
 
+const llvm::StringMap<Importer::Converter> &Importer::getCuvilConverters() {
+  static const llvm::StringMap<Converter> converters = [] {
+    llvm::StringMap<Converter> map;
+    map["XGBoostModel"] = &Importer::convertEmbeddedForest;
+    map["LightGBMModel"] = &Importer::convertEmbeddedForest;
+    return map;
+  }();
+  return converters;
+}
+
 Importer::Converter Importer::lookupConverter(const onnx::NodeProto &node) {
   if (node.domain().empty() || node.domain() == "ai.onnx")
     return getConverters().lookup(node.op_type());
   if (node.domain() == "ai.onnx.ml")
     return getMlConverters().lookup(node.op_type());
+  if (node.domain() == "ai.cuvil")
+    return getCuvilConverters().lookup(node.op_type());
   return nullptr;
 }
 
