@@ -657,10 +657,17 @@ def Cuvil_TreeEnsembleOp : Cuvil_Op<"tree_ensemble",
       6 `!=`; 0 a leaf); bit 3: a missing value (NaN, or `missing_value`)
       goes left rather than right; bit 4: a value within 1e-35 (as float32)
       of zero is missing at this node too (LightGBM's zero missing type).
+      Comparison 7 is a categorical split: the row goes left when its
+      value, truncated to an integer c (-1 < value < 2^31, as LightGBM
+      truncates; 0 <= value with bit 5 set, as XGBoost checks; anything
+      else goes right), is in the node's set: bit c % 32 of word c / 32 of
+      the set the threshold points at in `categories`, where a set is its
+      word count followed by its words.
     - `trees` [T, 2] i32: each tree's root node and the first target its
       leaf rows add to (a leaf row of V values adds to V targets from it).
     - `leaves` [L, V]: the values (float32 for XGBoost, float64 for
       scikit-learn and LightGBM).
+    - `categories` (only with categorical splits) [W] i32: the sets.
     - `aggregate`: "sum" (the result is base + the trees' sum, summed from
       the base value) or "average" (base + the trees' sum, summed from
       zero, divided by the number of trees: random forests).
@@ -673,13 +680,15 @@ def Cuvil_TreeEnsembleOp : Cuvil_Op<"tree_ensemble",
   let arguments = (ins Cuvil_Tensor:$input, TensorOf<[I32]>:$nodes,
                        Cuvil_Tensor:$thresholds, TensorOf<[I32]>:$trees,
                        Cuvil_Tensor:$leaves,
+                       Optional<TensorOf<[I32]>>:$categories,
                        DenseF64ArrayAttr:$base_values,
                        DefaultValuedAttr<StrAttr, "\"none\"">:$post_transform,
                        OptionalAttr<F64Attr>:$missing_value,
                        DefaultValuedAttr<StrAttr, "\"sum\"">:$aggregate);
   let results = (outs Cuvil_Tensor:$result);
   let assemblyFormat = [{
-    $input `,` $nodes `,` $thresholds `,` $trees `,` $leaves attr-dict `:`
+    $input `,` $nodes `,` $thresholds `,` $trees `,` $leaves
+    (`categories` `(` $categories^ `:` type($categories) `)`)? attr-dict `:`
     type($input) `,` type($nodes) `,` type($thresholds) `,` type($trees) `,`
     type($leaves)
   }];

@@ -27,7 +27,8 @@ namespace {
 constexpr int32_t kComparisonMask = 7;
 constexpr int32_t kMissingGoesLeft = 8;
 constexpr int32_t kZeroIsMissing = 16;
-constexpr int32_t kLastComparison = 6;
+constexpr int32_t kWholeCategories = 32;
+constexpr int32_t kMember = 7, kLastComparison = 7;
 
 bool isF32OrF64(Type type) { return type.isF32() || type.isF64(); }
 
@@ -53,6 +54,41 @@ std::optional<std::vector<int32_t>> readI32Constant(Value value) {
     return std::nullopt;
   std::vector<int32_t> values(count);
   std::memcpy(values.data(), blob->getData().data(), blob->getData().size());
+  return values;
+}
+
+/// The thresholds as doubles, if `value` is a constant whose bytes are at
+/// hand.
+std::optional<std::vector<double>> readFloatConstant(Value value) {
+  Attribute attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  if (auto dense = dyn_cast<DenseFPElementsAttr>(attr)) {
+    std::vector<double> values;
+    for (const APFloat &v : dense.getValues<APFloat>())
+      values.push_back(v.convertToDouble());
+    return values;
+  }
+  auto resource = dyn_cast<DenseResourceElementsAttr>(attr);
+  AsmResourceBlob *blob =
+      resource ? resource.getRawHandle().getBlob() : nullptr;
+  if (!blob)
+    return std::nullopt;
+  bool f64 = resource.getType().getElementType().isF64();
+  size_t size = f64 ? 8 : 4, count = resource.getType().getNumElements();
+  if (blob->getData().size() != count * size)
+    return std::nullopt;
+  std::vector<double> values(count);
+  for (size_t i = 0; i < count; ++i) {
+    const char *at = blob->getData().data() + i * size;
+    if (f64) {
+      std::memcpy(&values[i], at, 8);
+    } else {
+      float v;
+      std::memcpy(&v, at, 4);
+      values[i] = v;
+    }
+  }
   return values;
 }
 
@@ -126,6 +162,10 @@ LogicalResult TreeEnsembleOp::verify() {
   std::optional<std::vector<int32_t>> trees = readI32Constant(getTrees());
   if (!nodes || !trees)
     return success();
+  std::optional<std::vector<int32_t>> categories;
+  std::optional<std::vector<double>> thresholds;
+  if (getCategories())
+    categories = readI32Constant(getCategories());
   auto leavesType = cast<RankedTensorType>(getLeaves().getType());
   int64_t features = getInput().getType().getDimSize(1);
   int64_t nodeCount = nodes->size() / 3;
@@ -133,7 +173,8 @@ LogicalResult TreeEnsembleOp::verify() {
   for (int64_t i = 0; i < nodeCount; ++i) {
     int32_t feature = (*nodes)[3 * i], left = (*nodes)[3 * i + 1],
             flags = (*nodes)[3 * i + 2];
-    if (flags & ~(kComparisonMask | kMissingGoesLeft | kZeroIsMissing) ||
+    if (flags & ~(kComparisonMask | kMissingGoesLeft | kZeroIsMissing |
+                  kWholeCategories) ||
         (flags & kComparisonMask) > kLastComparison)
       return emitOpError("node ") << i << " has unknown flags " << flags;
     if ((flags & kComparisonMask) == 0) {
@@ -145,6 +186,27 @@ LogicalResult TreeEnsembleOp::verify() {
                << i << " refers to leaf row " << feature << " of "
                << leafRows;
       continue;
+    }
+    if ((flags & kComparisonMask) == kMember) {
+      if (!getCategories())
+        return emitOpError("node ")
+               << i << " is a categorical split, but the op has no categories";
+      if (!thresholds)
+        thresholds = readFloatConstant(getThresholds());
+      if (categories && thresholds) {
+        double offset = (*thresholds)[i];
+        int64_t words = categories->size();
+        if (!(offset >= 0 && offset < double(words) &&
+              offset == std::floor(offset)) ||
+            (*categories)[int64_t(offset)] < 0 ||
+            int64_t(offset) + 1 + (*categories)[int64_t(offset)] > words)
+          return emitOpError("node ")
+                 << i << "'s category set at "
+                 << (offset == std::floor(offset) && std::abs(offset) < 1e15
+                         ? std::to_string(int64_t(offset))
+                         : std::to_string(offset))
+                 << " does not fit in the " << words << " category words";
+      }
     }
     if (feature < 0 || (!ShapedType::isDynamic(features) &&
                         feature >= features))

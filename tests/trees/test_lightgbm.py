@@ -86,10 +86,14 @@ def write_model(path, trees, features, objective="regression",
               "tree_sizes=" + " ".join(["100"] * len(trees)), ""]
     for i, t in enumerate(trees):
         leaves = len(t["leaf_value"])
-        lines += [f"Tree={i}", f"num_leaves={leaves}", "num_cat=0"]
+        cats = len(t.get("cat_boundaries", [0])) - 1
+        lines += [f"Tree={i}", f"num_leaves={leaves}", f"num_cat={cats}"]
         for key in ("split_feature", "threshold", "decision_type",
                     "left_child", "right_child"):
             lines.append(f"{key}={fmt(t[key])}")
+        if cats:
+            lines += [f"cat_boundaries={fmt(t['cat_boundaries'])}",
+                      f"cat_threshold={fmt(t['cat_threshold'])}"]
         lines += [f"leaf_value={fmt(t['leaf_value'])}",
                   "leaf_count=" + " ".join(["1"] * leaves),
                   "is_linear=0", "shrinkage=0.1", "", ""]
@@ -107,6 +111,10 @@ def reference(trees, x, per_iteration=1, average=False):
                 v = float(row[t["split_feature"][node]])
                 kind = t["decision_type"][node]
                 missing = (kind >> 2) & 3
+                if kind & 1:
+                    left = category_goes_left(t, node, v)
+                    node = t["left_child" if left else "right_child"][node]
+                    continue
                 if math.isnan(v) and missing != 2:
                     v = 0.0
                 if (missing == 1 and -ZERO <= v <= ZERO) or \
@@ -119,6 +127,35 @@ def reference(trees, x, per_iteration=1, average=False):
     if average:
         out /= len(trees) // per_iteration
     return out
+
+
+def category_goes_left(tree, node, v):
+    """CategoricalDecision: NaN and negative categories go right; else the
+    truncated value's bit in the node's set (cat_threshold words
+    cat_boundaries[k] .. cat_boundaries[k + 1], k = threshold)."""
+    if math.isnan(v) or not -1 < v < 2 ** 31:
+        return False
+    c = int(v)
+    k = int(tree["threshold"][node])
+    lo, hi = tree["cat_boundaries"][k], tree["cat_boundaries"][k + 1]
+    if c // 32 >= hi - lo:
+        return False
+    return bool((tree["cat_threshold"][lo + c // 32] >> (c % 32)) & 1)
+
+
+def add_categorical_splits(rng, tree, features):
+    """Turns some of `tree`'s splits into categorical ones on feature 0."""
+    tree["cat_boundaries"], tree["cat_threshold"] = [0], []
+    for node in range(len(tree["threshold"])):
+        if rng.random() < 0.4:
+            words = [int(w) for w in rng.integers(0, 2 ** 32, size=int(
+                rng.integers(1, 3)), dtype=np.uint64)]
+            tree["threshold"][node] = float(len(tree["cat_boundaries"]) - 1)
+            tree["cat_threshold"] += words
+            tree["cat_boundaries"].append(len(tree["cat_threshold"]))
+            tree["decision_type"][node] = 1 | (tree["decision_type"][node] & 2)
+            tree["split_feature"][node] = 0
+    del features
 
 
 def compile_text(path, tmp_path, *flags, check=True):
@@ -225,6 +262,40 @@ def test_random_forest_mode_averages(tmp_path):
     assert np.all(np.abs(got - np.exp(raw)) <= ULP2 * np.exp(raw))
 
 
+def test_categorical_splits(tmp_path):
+    rng = np.random.default_rng(5)
+    trees = forest(rng, 20, 3)
+    for tree in trees:
+        add_categorical_splits(rng, tree, 3)
+    path = tmp_path / "categories.txt"
+    write_model(path, trees, 3)
+    x = rows(rng, 600, 3)
+    # Categories 0..63 (some past the sets' words), negatives, fractions.
+    x[:, 0] = rng.choice([*range(64), -1.0, -0.5, 0.5, 31.9, 2.0 ** 31,
+                          np.nan], size=len(x))
+    (got,) = compile_text(path, tmp_path)(x, batch=len(x))
+    assert np.array_equal(got, reference(trees, x))
+
+
+def test_categorical_fixture_by_hand(tmp_path):
+    """The fixture's tree 1 made categorical on feature 1: categories 1, 3
+    and 33 go left (words 0b1010 and 0b10), NaN and the rest right."""
+    text = (FIXTURES / "lightgbm_binary.txt").read_text()
+    text = edit(text, "num_leaves=2\nnum_cat=0", "num_leaves=2\nnum_cat=1")
+    text = edit(text, "threshold=30\ndecision_type=8",
+                "threshold=0\ndecision_type=1\ncat_boundaries=0 2\n"
+                "cat_threshold=10 2")
+    path = tmp_path / "categorical.txt"
+    path.write_text(text)
+    model = compile_text(path, tmp_path, "--tree-output=margin")
+    # Tree 0 gives -0.5 (amount 50); tree 1 +0.125 left, -0.375 right.
+    ages = [1.0, 3.0, 33.0, 3.7, 2.0, 0.0, -1.0, float("nan"), 64.0]
+    x = np.array([[50.0, a, 0.0] for a in ages])
+    (margins,) = model(x, batch=len(x))
+    assert margins[:, 0].tolist() == [-0.375, -0.375, -0.375, -0.375,
+                                      -0.875, -0.875, -0.875, -0.875, -0.875]
+
+
 def edit(text, old, new):
     assert old in text
     return text.replace(old, new, 1)
@@ -232,7 +303,7 @@ def edit(text, old, new):
 
 ERRORS = [
     (lambda t: edit(t, "decision_type=2 6", "decision_type=3 6"),
-     "tree 0 node 0: categorical splits are not supported yet"),
+     "tree 0 node 0: category set 100.5 is not one of cat_boundaries'"),
     (lambda t: edit(t, "is_linear=0", "is_linear=1"),
      "tree 0: linear trees (linear_tree=true) are not supported"),
     (lambda t: edit(t, "objective=binary sigmoid:1",

@@ -212,11 +212,38 @@ def test_unsupported_boosters_and_versions_name_them(tmp_path):
         compile_error(tmp_path, model)
 
 
-def test_categorical_split_names_tree_and_node(tmp_path):
+@pytest.mark.parametrize("onehot", [1, 64], ids=["partition", "one_hot"])
+def test_categorical_splits(tmp_path, onehot):
+    """Categorical features (partition-based and one-hot splits): NaN takes
+    the default child, a category in the node's set goes right, any other
+    (unseen, beyond the set, negative) left."""
+    rng = np.random.default_rng(onehot)
+    n = 3000
+    cat = rng.integers(0, 40, n).astype(np.float32)
+    num = rng.normal(size=n).astype(np.float32)
+    y = (np.isin(cat, [1, 5, 7, 33, 38]) ^ (num > 0.3)).astype(int)
+    x = with_nans(np.stack([cat, num, rng.normal(size=n)], 1), seed=onehot)
+    types = ["c", "q", "q"]
+    booster = xgb.train(
+        {"objective": "binary:logistic", "max_depth": 4, "seed": 0,
+         "tree_method": "hist", "max_cat_to_onehot": onehot, "nthread": 1},
+        xgb.DMatrix(x, label=y, feature_types=types, enable_categorical=True),
+        num_boost_round=15)
+    model = compile_booster(booster, tmp_path, "--tree-output=margin")
+    probe = x.copy()
+    probe[:200, 0] = rng.choice([0, 39, 40, 63, 64, 1000, 2.5, -3.0,
+                                 np.nan], size=200)
+    want = booster.predict(xgb.DMatrix(probe, feature_types=types,
+                                       enable_categorical=True),
+                           output_margin=True)
+    assert np.array_equal(run(model, probe)[:, 0], want)
+
+
+def test_categorical_split_without_categories_names_tree_and_node(tmp_path):
     model = saved_model(tmp_path)
     tree = model["learner"]["gradient_booster"]["model"]["trees"][1]
     tree["split_type"][0] = 1
-    assert "tree 1 node 0: categorical splits are not supported yet" in \
+    assert "tree 1 node 0: a categorical split without categories" in \
         compile_error(tmp_path, model)
 
 

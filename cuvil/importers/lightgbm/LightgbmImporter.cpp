@@ -11,7 +11,9 @@
 // type. Missing type None turns NaN into 0.0 before `fval <= threshold`,
 // so NaN goes where 0.0 would, fixed per node; Zero sends NaN and values
 // within 1e-35f of zero to the default child (the op's zero flag); NaN
-// sends NaN there.
+// sends NaN there. A categorical split (bit 0) sends a category in its
+// bitset (cat_threshold[cat_boundaries[threshold] ...]) left, NaN and
+// negative values right.
 //
 //===----------------------------------------------------------------------===//
 
@@ -187,6 +189,12 @@ absl::Status Importer::addTree(const Fields &fields, int64_t index) {
     return error(where(-1) + ": split_feature, threshold, decision_type, "
                              "left_child and right_child must hold "
                              "num_leaves - 1 numbers");
+  std::vector<int64_t> catBoundaries, catThreshold;
+  if (fields.count("cat_boundaries") &&
+      (!parseList(fields, "cat_boundaries", catBoundaries) ||
+       !parseList(fields, "cat_threshold", catThreshold)))
+    return error(where(-1) + ": cat_boundaries or cat_threshold is not "
+                             "numbers");
   // Internal nodes first, then the leaves.
   std::vector<trees::TreeNode> nodes(inner + leaves);
   for (int64_t j = 0; j < leaves; ++j)
@@ -194,19 +202,31 @@ absl::Status Importer::addTree(const Fields &fields, int64_t index) {
   auto child = [&](int64_t c) { return c >= 0 ? c : inner + ~c; };
   for (int64_t i = 0; i < inner; ++i) {
     int64_t type = decision[i];
-    if (type & kCategorical)
-      return error(where(i) + ": categorical splits are not supported yet");
     int64_t missing = (type >> 2) & 3;
     if (type < 0 || type > 15 || missing > kNaN)
       return error(absl::StrCat(where(i), ": decision_type ", type,
                                 " is not one LightGBM writes"));
     bool defaultLeft = type & kDefaultLeft;
     trees::TreeNode &node = nodes[i];
-    node.flags = trees::kLessEqual;
-    if (missing == kNone ? 0.0 <= threshold[i] : defaultLeft)
-      node.flags |= trees::kMissingGoesLeft;
-    if (missing == kZero)
-      node.flags |= trees::kZeroIsMissing;
+    if (type & kCategorical) {
+      // CategoricalDecision: NaN (and any value below 0) goes right.
+      node.flags = trees::kMember;
+      int64_t set = static_cast<int64_t>(threshold[i]);
+      if (threshold[i] != double(set) || set < 0 ||
+          set + 1 >= int64_t(catBoundaries.size()) ||
+          catBoundaries[set] < 0 || catBoundaries[set] > catBoundaries[set + 1] ||
+          catBoundaries[set + 1] > int64_t(catThreshold.size()))
+        return error(absl::StrCat(where(i), ": category set ", threshold[i],
+                                  " is not one of cat_boundaries'"));
+      for (int64_t w = catBoundaries[set]; w < catBoundaries[set + 1]; ++w)
+        node.categories.push_back(static_cast<uint32_t>(catThreshold[w]));
+    } else {
+      node.flags = trees::kLessEqual;
+      if (missing == kNone ? 0.0 <= threshold[i] : defaultLeft)
+        node.flags |= trees::kMissingGoesLeft;
+      if (missing == kZero)
+        node.flags |= trees::kZeroIsMissing;
+    }
     node.feature = feature[i];
     node.threshold = threshold[i];
     node.left = child(left[i]);

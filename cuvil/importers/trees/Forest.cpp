@@ -73,7 +73,18 @@ absl::Status Forest::addTree(llvm::ArrayRef<TreeNode> tree, int64_t root,
     nodes.insert(nodes.end(),
                  {static_cast<int32_t>(node.feature), next, node.flags});
     next += 2;
-    thresholds.push_back(node.threshold);
+    if ((node.flags & 7) != kMember) {
+      thresholds.push_back(node.threshold);
+      continue;
+    }
+    // The set's offset, exact in either threshold type below 2^24.
+    if (categories.size() + node.categories.size() + 1 > (size_t(1) << 24))
+      return absl::InvalidArgumentError(
+          "the model's category sets pass 2^24 words");
+    thresholds.push_back(static_cast<double>(categories.size()));
+    categories.push_back(static_cast<int32_t>(node.categories.size()));
+    for (uint32_t word : node.categories)
+      categories.push_back(static_cast<int32_t>(word));
   }
   if (thresholds.size() > kMaxNodes)
     return absl::InvalidArgumentError("the model has more than 2^30 nodes");
@@ -105,9 +116,13 @@ Value Forest::build(OpBuilder &builder, Location loc, Value input,
   Value leafTable = constant({int64_t(leaves.size()) / values, values},
                              semantics.leafType,
                              bytesAs(leaves, semantics.leafType), "leaves");
+  Value categoryTable;
+  if (!categories.empty())
+    categoryTable = constant({int64_t(categories.size())}, i32,
+                             bytesAs(categories, i32), "categories");
   return l1::TreeEnsembleOp::create(
              builder, NameLoc::get(builder.getStringAttr(name), loc), input,
-             nodeTable, thresholdTable, treeTable, leafTable,
+             nodeTable, thresholdTable, treeTable, leafTable, categoryTable,
              builder.getDenseF64ArrayAttr(semantics.baseValues),
              builder.getStringAttr(semantics.postTransform),
              semantics.missingValue

@@ -31,9 +31,14 @@ enum : int32_t {
   kGreaterEqual = 4,
   kEqual = 5,
   kNotEqual = 6,
+  /// A categorical split: left when the value's category is in the set.
+  kMember = 7,
   kMissingGoesLeft = 8,
   /// A value within 1e-35 of zero is missing here too (LightGBM).
   kZeroIsMissing = 16,
+  /// kMember: only values >= 0 are categories (XGBoost); else any value
+  /// above -1, truncated (LightGBM).
+  kWholeCategories = 32,
 };
 
 /// One node of a tree as a library stores it.
@@ -46,6 +51,9 @@ struct TreeNode {
   int64_t left = -1, right = -1;
   /// Leaves: the row of the tree's leaf values (`values` numbers each).
   int64_t leaf = 0;
+  /// kMember: the categories that go left, as a bitset (bit c % 32 of
+  /// word c / 32).
+  std::vector<uint32_t> categories;
 };
 
 /// How the op sums and transforms (its attributes besides the tables).
@@ -84,6 +92,8 @@ private:
   int64_t features, values;
   std::vector<int32_t> nodes, trees;
   std::vector<double> thresholds, leaves;
+  /// The categorical splits' sets: each its word count, then its words.
+  std::vector<int32_t> categories;
 };
 
 } // namespace cuvil::trees

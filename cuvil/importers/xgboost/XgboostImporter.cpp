@@ -15,6 +15,7 @@
 #include "cuvil/ir/CuvilOps.h"
 #include "cuvil/support/SourceEscape.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -22,6 +23,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <cmath>
+#include <map>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -125,8 +127,44 @@ absl::StatusOr<int64_t> Importer::intParam(const llvm::json::Object &params,
   return value;
 }
 
-/// Reads a JSON array of numbers; false if it is missing (and required) or
-/// holds anything else.
+/// XGBoost writes NaN and infinities as the bare words NaN, Infinity and
+/// -Infinity (a categorical split's split_condition is NaN), which JSON
+/// lacks: the text with them as null, 1e999 and -1e999, or "" when it has
+/// none.
+std::string strictJson(absl::string_view text) {
+  if (text.find("NaN") == absl::string_view::npos &&
+      text.find("Infinity") == absl::string_view::npos)
+    return std::string();
+  std::string out;
+  bool inString = false, changed = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        out.push_back(text[i++]);
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (absl::StartsWith(text.substr(i), "NaN")) {
+      out += "null";
+      i += 2;
+      changed = true;
+      continue;
+    } else if (absl::StartsWith(text.substr(i), "Infinity")) {
+      out += "1e999";
+      i += 7;
+      changed = true;
+      continue;
+    }
+    if (i < text.size())
+      out.push_back(text[i]);
+  }
+  return changed ? out : std::string();
+}
+
+/// Reads a JSON array of numbers (null for NaN); false if it is missing
+/// (and required) or holds anything else.
 bool readNumbers(const llvm::json::Object &tree, llvm::StringRef key,
                  std::vector<double> &out, bool required = true) {
   const llvm::json::Array *array = tree.getArray(key);
@@ -134,6 +172,10 @@ bool readNumbers(const llvm::json::Object &tree, llvm::StringRef key,
     return !required;
   out.reserve(array->size());
   for (const llvm::json::Value &v : *array) {
+    if (v.getAsNull()) {
+      out.push_back(std::nan(""));
+      continue;
+    }
     std::optional<double> number = v.getAsNumber();
     if (!number)
       return false;
@@ -166,6 +208,24 @@ absl::Status Importer::addTree(const llvm::json::Object &tree, size_t index,
       if (*size != "0")
         return error(where(-1) + ": vector leaves (multi-target trees) are "
                                  "not supported");
+  // Categorical splits: each node's categories (those that go right).
+  std::map<size_t, std::vector<double>> categories;
+  std::vector<double> catValues, catNodes, catStarts, catSizes;
+  if (!readNumbers(tree, "categories", catValues, false) ||
+      !readNumbers(tree, "categories_nodes", catNodes, false) ||
+      !readNumbers(tree, "categories_segments", catStarts, false) ||
+      !readNumbers(tree, "categories_sizes", catSizes, false) ||
+      catStarts.size() != catNodes.size() || catSizes.size() != catNodes.size())
+    return error(where(-1) + ": malformed categories");
+  for (size_t k = 0; k < catNodes.size(); ++k) {
+    double start = catStarts[k], size = catSizes[k];
+    if (catNodes[k] < 0 || catNodes[k] >= double(n) || start < 0 || size < 0 ||
+        start + size > double(catValues.size()))
+      return error(where(-1) + ": malformed categories");
+    categories[static_cast<size_t>(catNodes[k])].assign(
+        catValues.begin() + static_cast<size_t>(start),
+        catValues.begin() + static_cast<size_t>(start + size));
+  }
   std::vector<trees::TreeNode> nodes(n);
   for (size_t i = 0; i < n; ++i) {
     trees::TreeNode &node = nodes[i];
@@ -175,9 +235,6 @@ absl::Status Importer::addTree(const llvm::json::Object &tree, size_t index,
       node.leaf = i; // its value is its split_condition
       continue;
     }
-    if (!splitType.empty() && splitType[i] != 0)
-      return error(where(i) + ": categorical splits are not supported yet "
-                              "(train with numerical features)");
     auto index = [&](double child) {
       return child == std::floor(child) && child >= 0 && child < double(n)
                  ? static_cast<int64_t>(child)
@@ -193,6 +250,26 @@ absl::Status Importer::addTree(const llvm::json::Object &tree, size_t index,
     node.threshold = static_cast<float>(condition[i]);
     node.left = index(left[i]);
     node.right = index(right[i]);
+    if (!splitType.empty() && splitType[i] != 0) {
+      // XGBoost's Decision sends the node's categories right, anything
+      // else (other categories, negative values) left: the set goes to
+      // the op's left, so the children and the missing direction swap.
+      auto cats = categories.find(i);
+      if (splitType[i] != 1 || cats == categories.end())
+        return error(where(i) + ": a categorical split without categories");
+      node.flags = trees::kMember | trees::kWholeCategories |
+                   (defaultLeft[i] != 0 ? 0 : trees::kMissingGoesLeft);
+      std::swap(node.left, node.right);
+      for (double c : cats->second) {
+        if (c < 0 || c >= double(1 << 24) || c != std::floor(c))
+          return error(absl::StrCat(where(i), ": category ", c,
+                                    " is not one XGBoost writes"));
+        size_t word = static_cast<size_t>(c) / 32;
+        if (node.categories.size() <= word)
+          node.categories.resize(word + 1, 0);
+        node.categories[word] |= uint32_t(1) << (static_cast<size_t>(c) % 32);
+      }
+    }
   }
   absl::Status added = forest->addTree(nodes, 0, target, condition, where);
   if (!added.ok())
@@ -202,8 +279,10 @@ absl::Status Importer::addTree(const llvm::json::Object &tree, size_t index,
 
 absl::StatusOr<OwningOpRef<ModuleOp>> Importer::run(MLIRContext &context,
                                                     absl::string_view text) {
-  llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse(llvm::StringRef(text.data(), text.size()));
+  std::string strict = strictJson(text);
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(
+      strict.empty() ? llvm::StringRef(text.data(), text.size())
+                     : llvm::StringRef(strict));
   if (!parsed)
     return error("not JSON: " + llvm::toString(parsed.takeError()));
   const llvm::json::Object *root = parsed->getAsObject();

@@ -29,3 +29,18 @@ func.func @scikit_learn_style(%x: tensor<4x3xf32>) -> tensor<4x2xf64> {
   %0 = cuvil.tree_ensemble %x, %nodes, %thresholds, %trees, %leaves {base_values = array<f64: 0.0, 0.0>} : tensor<4x3xf32>, tensor<3x3xi32>, tensor<3xf64>, tensor<2x2xi32>, tensor<2x2xf64>
   return %0 : tensor<4x2xf64>
 }
+
+// A categorical split keeps its category sets through level2.
+// CHECK-LABEL: func.func @categorical
+// CHECK: cuvil.tree_ensemble %arg0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} categories(%{{.*}} : tensor<3xi32>)
+// L2-LABEL: func.func @categorical
+// L2: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<3x3xi32>, memref<3xf32>, memref<1x2xi32>, memref<2x1xf32>, memref<3xi32>)
+func.func @categorical(%x: tensor<?x2xf32>) -> tensor<?x1xf32> {
+  %n = cuvil.constant dense<[[0, 1, 7], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
+  %t = cuvil.constant dense<[0.0, 0.0, 0.0]> : tensor<3xf32>
+  %r = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
+  %l = cuvil.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
+  %c = cuvil.constant dense<[2, 10, 2]> : tensor<3xi32>
+  %0 = cuvil.tree_ensemble %x, %n, %t, %r, %l categories(%c : tensor<3xi32>) {base_values = array<f64: 0.0>} : tensor<?x2xf32>, tensor<3x3xi32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2x1xf32>
+  return %0 : tensor<?x1xf32>
+}

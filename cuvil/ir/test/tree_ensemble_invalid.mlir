@@ -116,18 +116,6 @@ func.func @f(%x: tensor<4x2xf32>) {
   return
 }
 
-// -----
-
-// unknown flags
-func.func @f(%x: tensor<4x2xf32>) {
-  %n = cuvil.constant dense<[[0, 1, 7], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
-  %t = cuvil.constant dense<[0.5, 0.0, 0.0]> : tensor<3xf32>
-  %r = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
-  %l = cuvil.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
-  // expected-error @+1 {{'cuvil.tree_ensemble' op node 0 has unknown flags 7}}
-  %0 = cuvil.tree_ensemble %x, %n, %t, %r, %l {base_values = array<f64: 0.0>} : tensor<4x2xf32>, tensor<3x3xi32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2x1xf32>
-  return
-}
 
 // -----
 
@@ -259,3 +247,30 @@ func.func @f(%x: tensor<4x2xf32>) {
   return
 }
 
+
+// -----
+
+// a categorical split without category sets
+func.func @f(%x: tensor<4x2xf32>) {
+  %n = cuvil.constant dense<[[0, 1, 7], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
+  %t = cuvil.constant dense<[0.0, 0.0, 0.0]> : tensor<3xf32>
+  %r = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
+  %l = cuvil.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
+  // expected-error @+1 {{'cuvil.tree_ensemble' op node 0 is a categorical split, but the op has no categories}}
+  %0 = cuvil.tree_ensemble %x, %n, %t, %r, %l {base_values = array<f64: 0.0>} : tensor<4x2xf32>, tensor<3x3xi32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2x1xf32>
+  return
+}
+
+// -----
+
+// a category set past the words
+func.func @f(%x: tensor<4x2xf32>) {
+  %n = cuvil.constant dense<[[0, 1, 7], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
+  %t = cuvil.constant dense<[1.0, 0.0, 0.0]> : tensor<3xf32>
+  %r = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
+  %l = cuvil.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
+  %c = cuvil.constant dense<[1, 10, 2]> : tensor<3xi32>
+  // expected-error @+1 {{'cuvil.tree_ensemble' op node 0's category set at 1 does not fit in the 3 category words}}
+  %0 = cuvil.tree_ensemble %x, %n, %t, %r, %l categories(%c : tensor<3xi32>) {base_values = array<f64: 0.0>} : tensor<4x2xf32>, tensor<3x3xi32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2x1xf32>
+  return
+}

@@ -143,6 +143,8 @@ LogicalResult emitTreeEnsemble(Emitter &e, const KernelCall &call) {
   set("uniform_comparison",
       std::to_string(comparison ? comparison.getInt() : 0));
   set("post_transform", transformOf(call));
+  if (call.ins.size() > 5)
+    set("categories", "(const int32_t *)" + call.ins[5]->name);
   if (missing) {
     set("has_missing_value", "1");
     set("missing_value", exactLiteral(missing.getValueAsDouble(),

@@ -34,6 +34,20 @@ static int forest_compare(double x, double t, int32_t comparison) {
   }
 }
 
+/* Whether `v`'s category (truncated; -1 < v < 2^31, as LightGBM's
+ * CategoricalDecision truncates, or 0 <= v with `whole`, as XGBoost's
+ * Decision checks; else none) is in the set at `offset` of `sets`. */
+static int forest_member(const int32_t *sets, double offset, double v,
+                         int whole) {
+  if (!((whole ? v >= 0.0 : v > -1.0) && v < 2147483648.0))
+    return 0;
+  int64_t c = (int64_t)v;
+  const int32_t *set = sets + (int64_t)offset;
+  if (c / 32 >= set[0])
+    return 0;
+  return (int)(((uint32_t)set[1 + c / 32] >> (c % 32)) & 1u);
+}
+
 /* The leaf row that row `x` (of the input's type) reaches from `node`.
  * Comparing in double is exact for float features and thresholds too. */
 static int32_t forest_leaf(const cuvil_forest *f, int32_t node,
@@ -53,7 +67,10 @@ static int32_t forest_leaf(const cuvil_forest *f, int32_t node,
                   ((flags & CUVIL_TREE_ZERO_MISSING) && v >= -CUVIL_TREE_ZERO &&
                    v <= CUVIL_TREE_ZERO);
     int left = missing ? (flags & CUVIL_TREE_MISSING_LEFT) != 0
-                       : forest_compare(v, t, comparison);
+               : comparison == CUVIL_TREE_MEMBER
+                   ? forest_member(f->categories, t, v,
+                                   flags & CUVIL_TREE_WHOLE_CATEGORIES)
+                   : forest_compare(v, t, comparison);
     node = nodes[3 * node + 1] + (left ? 0 : 1);
   }
 }

@@ -31,9 +31,11 @@ enum {
   CUVIL_TREE_GE = 4,
   CUVIL_TREE_EQ = 5,
   CUVIL_TREE_NE = 6,
+  CUVIL_TREE_MEMBER = 7, /* a categorical split (CuvilOps.td) */
   CUVIL_TREE_COMPARISON = 7,
   CUVIL_TREE_MISSING_LEFT = 8,
-  CUVIL_TREE_ZERO_MISSING = 16
+  CUVIL_TREE_ZERO_MISSING = 16,
+  CUVIL_TREE_WHOLE_CATEGORIES = 32
 };
 #define CUVIL_TREE_ZERO 1e-35f
 
@@ -73,6 +75,9 @@ typedef struct cuvil_forest {
    * number of trees and `offset` (the op's base values) added. */
   int average;
   const void *offset;
+  /* The categorical splits' sets (each its word count, then its words);
+   * a CUVIL_TREE_MEMBER node's threshold is its set's offset. */
+  const int32_t *categories;
 } cuvil_forest;
 
 /* Sums `rows` (< 2^31 / features) rows of float32 `x` into `out`
