@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
 #include <cmath>
@@ -92,6 +93,11 @@ private:
                                    llvm::StringRef key) const;
   absl::Status addTree(const llvm::json::Object &tree, size_t index,
                        int32_t target);
+  /// Adds the trees of the JSON array `trees`, one document each.
+  absl::Status addTrees(absl::string_view trees,
+                        const llvm::json::Array &treeInfo);
+  /// Parses JSON, with XGBoost's bare NaN and Infinity.
+  absl::StatusOr<llvm::json::Value> parseJson(absl::string_view text) const;
 
   const XgboostImportOptions &options;
   int64_t features = 0, targets = 1;
@@ -161,6 +167,84 @@ std::string strictJson(absl::string_view text) {
       out.push_back(text[i]);
   }
   return changed ? out : std::string();
+}
+
+/// Where the JSON value at `pos` (after blanks) ends, or npos. Checks
+/// only nesting and strings: the value is parsed properly later.
+size_t skipValue(absl::string_view text, size_t pos) {
+  int depth = 0;
+  bool inString = false;
+  for (; pos < text.size(); ++pos) {
+    char c = text[pos];
+    if (inString) {
+      if (c == '\\')
+        ++pos;
+      else if (c == '"')
+        inString = false;
+      if (!inString && depth == 0)
+        return pos + 1;
+      continue;
+    }
+    if (depth == 0 && (c == ',' || c == '}' || c == ']'))
+      return pos; // the end of a number or literal
+    if (c == '"') {
+      inString = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return pos + 1;
+    }
+  }
+  return depth == 0 && !inString ? pos : absl::string_view::npos;
+}
+
+size_t skipBlanks(absl::string_view text, size_t pos) {
+  while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\n' ||
+                               text[pos] == '\r' || text[pos] == '\t'))
+    ++pos;
+  return pos;
+}
+
+/// The span [begin, end) of member `key` of the object at `pos`, if the
+/// object is well nested and has it.
+std::optional<std::pair<size_t, size_t>> findMember(absl::string_view text,
+                                                    size_t pos,
+                                                    absl::string_view key) {
+  pos = skipBlanks(text, pos);
+  if (pos >= text.size() || text[pos] != '{')
+    return std::nullopt;
+  pos = skipBlanks(text, pos + 1);
+  while (pos < text.size() && text[pos] == '"') {
+    size_t keyEnd = skipValue(text, pos);
+    if (keyEnd == absl::string_view::npos)
+      return std::nullopt;
+    absl::string_view name = text.substr(pos + 1, keyEnd - pos - 2);
+    pos = skipBlanks(text, keyEnd);
+    if (pos >= text.size() || text[pos] != ':')
+      return std::nullopt;
+    size_t begin = skipBlanks(text, pos + 1);
+    size_t end = skipValue(text, begin);
+    if (end == absl::string_view::npos)
+      return std::nullopt;
+    if (name == key)
+      return std::make_pair(begin, end);
+    pos = skipBlanks(text, end);
+    if (pos < text.size() && text[pos] == ',')
+      pos = skipBlanks(text, pos + 1);
+  }
+  return std::nullopt;
+}
+
+/// The span of learner.gradient_booster.model.trees, the bulk of a model:
+/// it is read one tree at a time, never as one document.
+std::optional<std::pair<size_t, size_t>> findTrees(absl::string_view text) {
+  std::optional<std::pair<size_t, size_t>> span{{0, text.size()}};
+  for (absl::string_view key : {"learner", "gradient_booster", "model", "trees"})
+    if (!(span = findMember(text.substr(0, span->second), span->first, key)))
+      return std::nullopt;
+  if (span->second - span->first < 2 || text[span->first] != '[')
+    return std::nullopt;
+  return span;
 }
 
 /// Reads a JSON array of numbers (null for NaN); false if it is missing
@@ -277,14 +361,63 @@ absl::Status Importer::addTree(const llvm::json::Object &tree, size_t index,
   return absl::OkStatus();
 }
 
-absl::StatusOr<OwningOpRef<ModuleOp>> Importer::run(MLIRContext &context,
-                                                    absl::string_view text) {
+absl::StatusOr<llvm::json::Value>
+Importer::parseJson(absl::string_view text) const {
   std::string strict = strictJson(text);
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(
       strict.empty() ? llvm::StringRef(text.data(), text.size())
                      : llvm::StringRef(strict));
   if (!parsed)
     return error("not JSON: " + llvm::toString(parsed.takeError()));
+  return std::move(*parsed);
+}
+
+absl::Status Importer::addTrees(absl::string_view trees,
+                                const llvm::json::Array &treeInfo) {
+  size_t pos = skipBlanks(trees, 1), t = 0;
+  for (; pos < trees.size() && trees[pos] != ']'; ++t) {
+    size_t end = skipValue(trees, pos);
+    if (end == absl::string_view::npos)
+      return error(absl::StrCat("tree ", t, ": not JSON"));
+    // One tree's document at a time.
+    absl::StatusOr<llvm::json::Value> tree =
+        parseJson(trees.substr(pos, end - pos));
+    if (!tree.ok())
+      return error(absl::StrCat("tree ", t, ": ", tree.status().message()));
+    std::optional<int64_t> target =
+        t < treeInfo.size() ? treeInfo[t].getAsInteger() : std::nullopt;
+    if (!tree->getAsObject() || !target || *target < 0 || *target >= targets)
+      return error(absl::StrCat("tree ", t, ": not a tree of a class in [0, ",
+                                targets, ")"));
+    if (absl::Status s = addTree(*tree->getAsObject(), t,
+                                 static_cast<int32_t>(*target));
+        !s.ok())
+      return s;
+    pos = skipBlanks(trees, end);
+    if (pos < trees.size() && trees[pos] == ',')
+      pos = skipBlanks(trees, pos + 1);
+  }
+  if (t != treeInfo.size())
+    return error("gradient_booster.model needs 'trees' and one 'tree_info' "
+                 "entry per tree");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<OwningOpRef<ModuleOp>> Importer::run(MLIRContext &context,
+                                                    absl::string_view text) {
+  // The trees are read one at a time; the rest, small, as one document
+  // (with an empty trees array in their place).
+  std::optional<std::pair<size_t, size_t>> treeSpan = findTrees(text);
+  absl::string_view trees = treeSpan ? text.substr(treeSpan->first,
+                                                   treeSpan->second -
+                                                       treeSpan->first)
+                                     : absl::string_view();
+  absl::StatusOr<llvm::json::Value> parsed =
+      parseJson(treeSpan ? absl::StrCat(text.substr(0, treeSpan->first), "[]",
+                                        text.substr(treeSpan->second))
+                         : text);
+  if (!parsed.ok())
+    return parsed.status();
   const llvm::json::Object *root = parsed->getAsObject();
   const llvm::json::Object *learner = root ? root->getObject("learner") : nullptr;
   const llvm::json::Array *version = root ? root->getArray("version") : nullptr;
@@ -344,21 +477,19 @@ absl::StatusOr<OwningOpRef<ModuleOp>> Importer::run(MLIRContext &context,
 
   forest.emplace(features, /*values=*/1);
   const llvm::json::Object *model = booster->getObject("model");
-  const llvm::json::Array *trees = model ? model->getArray("trees") : nullptr;
+  const llvm::json::Array *treeArray = model ? model->getArray("trees") : nullptr;
   const llvm::json::Array *treeInfo = model ? model->getArray("tree_info") : nullptr;
-  if (!trees || !treeInfo || trees->size() != treeInfo->size())
+  if (!treeArray || !treeInfo)
     return error("gradient_booster.model needs 'trees' and one 'tree_info' "
                  "entry per tree");
-  for (size_t t = 0; t < trees->size(); ++t) {
-    const llvm::json::Object *tree = (*trees)[t].getAsObject();
-    std::optional<int64_t> target = (*treeInfo)[t].getAsInteger();
-    if (!tree || !target || *target < 0 || *target >= targets)
-      return error(absl::StrCat("tree ", t, ": not a tree of a class in [0, ",
-                                targets, ")"));
-    if (absl::Status s = addTree(*tree, t, static_cast<int32_t>(*target));
-        !s.ok())
-      return s;
-  }
+  // Without the span (an unusual layout), the trees are in the document.
+  std::string inDocument;
+  if (!treeSpan)
+    trees = inDocument = llvm::formatv("{0}", llvm::json::Value(
+                                                  llvm::json::Array(*treeArray)))
+                             .str();
+  if (absl::Status s = addTrees(trees, *treeInfo); !s.ok())
+    return s;
   Location loc = FileLineColLoc::get(&context, options.modelPath, 0, 0);
   OpBuilder builder(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
