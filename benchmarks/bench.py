@@ -862,7 +862,8 @@ def main():
 
     if not args.no_trees:
         import trees_bench
-        results["trees"] = trees_bench.run(args.cuvilc, work, args.smoke)
+        results["trees"] = trees_bench.run(args.cuvilc, work, args.smoke,
+                                           args.wheel)
     (out_dir / "results.json").write_text(json.dumps(results, indent=1))
     if not args.smoke:
         write_chart(results, out_dir / "results.png")

@@ -162,6 +162,12 @@ def run(cuvilc, work, smoke=False, wheel=None):
     results = {"cells": [], "compile": []}
     module = None
     if wheel:
+        if str(wheel).endswith(".whl"):
+            import zipfile
+            unpacked = work / "wheel"
+            with zipfile.ZipFile(wheel) as archive:
+                archive.extractall(unpacked)
+            wheel = unpacked
         sys.path.insert(0, str(wheel))
         import cuvil
         module = cuvil
@@ -202,6 +208,8 @@ def run(cuvilc, work, smoke=False, wheel=None):
             print(f"{name} batch {batch}: xgboost {cell['xgb_1'] * 1e6:.1f} us, "
                   f"cuvil {cell['cuvil_1'] * 1e6:.1f} us "
                   f"({cell['xgb_1'] / cell['cuvil_1']:.1f}x)", flush=True)
+    if module is not None:
+        results["sklearn"] = run_sklearn(cuvilc, work, module, smoke, x_all)
     if not smoke:
         path = work / "forest_20000x8.json"
         write_random_model(path, 20_000, 8)
@@ -210,6 +218,53 @@ def run(cuvilc, work, smoke=False, wheel=None):
         results["compile"].append({"trees": 20_000, "depth": 8,
                                    "seconds": seconds, "rss_mb": rss})
     return results
+
+
+def run_sklearn(cuvilc, work, cuvil, smoke, x_all):
+    """scikit-learn's predict against its model compiled through
+    cuvil.onnx_ml (exact: checked before timing), one thread each (the
+    forest's n_jobs=1; HistGradientBoosting's own OpenMP threads)."""
+    import onnx
+    from sklearn import ensemble
+
+    rng = np.random.default_rng(2)
+    train = x_all[:2000 if smoke else 20_000]
+    y = train[:, 0] * 2 + np.sin(train[:, 1]) + rng.normal(size=len(train))
+    trees = 10 if smoke else 100
+    models = [
+        ("RandomForestRegressor", ensemble.RandomForestRegressor(
+            trees, max_depth=8, n_jobs=2, random_state=0)),
+        ("HistGradientBoostingRegressor",
+         ensemble.HistGradientBoostingRegressor(
+             max_iter=trees, max_depth=8, early_stopping=False,
+             random_state=0))]
+    cells = []
+    for name, model in models:
+        model.fit(train, y)
+        if hasattr(model, "n_jobs"):
+            model.set_params(n_jobs=1)
+        path = work / f"{name}.onnx"
+        onnx.save(cuvil.onnx_ml.from_sklearn(model), str(path))
+        so = work / f"{name}.so"
+        compile_forest(cuvilc, path, so, len(x_all))
+        compiled = Artifact(so, 1)
+        hist = name.startswith("Hist")
+        for batch in [1, 64, len(x_all)]:
+            x = np.ascontiguousarray(x_all[:batch],
+                                     dtype=np.float64 if hist else np.float32)
+            out = np.zeros((batch, 1), np.float64)
+            compiled(x, out)
+            assert np.array_equal(out[:, 0], model.predict(x)), name
+            runs = 3 if batch == len(x_all) else 100
+            cell = {"model": name, "trees": trees, "batch": batch,
+                    "sklearn": timed(lambda: model.predict(x), runs),
+                    "cuvil_1": timed(lambda: compiled(x, out), runs)}
+            cells.append(cell)
+            print(f"{name} batch {batch}: scikit-learn "
+                  f"{cell['sklearn'] * 1e6:.1f} us, cuvil "
+                  f"{cell['cuvil_1'] * 1e6:.1f} us "
+                  f"({cell['sklearn'] / cell['cuvil_1']:.1f}x)", flush=True)
+    return cells
 
 
 def markdown(results, isa):
@@ -248,6 +303,20 @@ def markdown(results, isa):
             f"{c['cabi_c'] * 1e6:.2f} us | {c['xgb_1'] / c['cabi_c']:.0f}x | "
             + (f"{module * 1e6:.1f} us | {c['xgb_1'] / module:.0f}x |"
                if module else "- | - |"))
+    if results.get("sklearn"):
+        lines += ["", "scikit-learn (1.2) `predict` against its model "
+                  "compiled through `cuvil.onnx_ml` (float64 sums, exact), "
+                  "depth 8 on the same rows; Cuvil one thread (the scalar "
+                  "walk: float64 thresholds), the forest's `n_jobs=1`, "
+                  "HistGradientBoosting with its own OpenMP threads:", "",
+                  "| model | trees | batch | scikit-learn | Cuvil 1 thread "
+                  "| speed-up |", "| --- | --- | --- | --- | --- | --- |"]
+        for c in results["sklearn"]:
+            lines.append(
+                f"| {c['model']} | {c['trees']} | {c['batch']} | "
+                f"{c['sklearn'] * 1e6:.1f} us ({ns(c, 'sklearn'):.2f} ns) | "
+                f"{c['cuvil_1'] * 1e6:.1f} us ({ns(c, 'cuvil_1'):.2f} ns) | "
+                f"{c['sklearn'] / c['cuvil_1']:.1f}x |")
     lines += ["", "Compile time (cuvilc, the .so included) and the largest "
               "peak RSS among the compile's processes:", "",
               "| trees x depth | seconds | peak RSS |", "| --- | --- | --- |"]
@@ -281,8 +350,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cuvilc", required=True)
-    parser.add_argument("--wheel", help="an unpacked wheel's folder, for "
-                        "the CompiledModule column")
+    parser.add_argument("--wheel", help="the wheel (or its unpacked folder), "
+                        "for the CompiledModule column and scikit-learn")
     parser.add_argument("--update", help="RESULTS.md whose section to replace")
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()

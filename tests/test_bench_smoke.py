@@ -2,6 +2,7 @@
 asserted; CI machines are too noisy and the suite only reports)."""
 
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -15,10 +16,13 @@ def test_bench_smoke(tmp_path):
     serve = ROOT / "bazel-bin" / "tools" / "cuvil-serve"
     assert serve.exists(), "build //tools:cuvil-serve first (scripts/test does)"
     results = tmp_path / "RESULTS.md"
+    # The wheel scripts/test built: CompiledModule and scikit-learn rows.
+    wheel = os.environ.get("CUVIL_WHEEL")
     run = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "bench.py"), "--smoke",
          "--cuvilc", str(cuvilc), "--serve", str(serve), "--out-dir", str(tmp_path),
-         "--results", str(results)], capture_output=True, text=True)
+         "--results", str(results)] + (["--wheel", wheel] if wheel else []),
+        capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     data = json.loads((tmp_path / "results.json").read_text())
     assert data["peak_gflops"]["core"] > 0
@@ -40,3 +44,9 @@ def test_bench_smoke(tmp_path):
     trees = data["trees"]["cells"]
     assert {c["batch"] for c in trees} == {1, 64, 2000}
     assert all(c["cuvil_1"] > 0 and c["xgb_1"] > 0 for c in trees)
+    if wheel:
+        forests = data["trees"]["sklearn"]
+        assert {c["model"] for c in forests} == {
+            "RandomForestRegressor", "HistGradientBoostingRegressor"}
+        assert all(c["cuvil_1"] > 0 and c["sklearn"] > 0 for c in forests)
+        assert "scikit-learn (1.2) `predict`" in text

@@ -27,8 +27,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/Verifier.h"
 
 #include <map>
 #include <vector>
@@ -300,29 +298,15 @@ absl::StatusOr<OwningOpRef<ModuleOp>> Importer::run(MLIRContext &context,
   if (line == lines.size())
     return error("the model ends before 'end of trees' (is it truncated?)");
 
-  Location loc = FileLineColLoc::get(&context, options.modelPath, 0, 0);
-  OpBuilder builder(&context);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  builder.setInsertionPointToEnd(module->getBody());
-  Type f64 = builder.getF64Type();
-  auto inputType = RankedTensorType::get({ShapedType::kDynamic, features}, f64);
-  auto func = func::FuncOp::create(builder, loc, "main",
-                                   builder.getFunctionType({inputType}, {}));
-  func.setArgAttr(0, "cuvil.name", builder.getStringAttr("features"));
-  builder.setInsertionPointToStart(func.addEntryBlock());
   trees::ForestSemantics semantics;
-  semantics.thresholdType = semantics.leafType = f64;
+  semantics.thresholdType = semantics.leafType = Float64Type::get(&context);
   semantics.baseValues.assign(targets, 0.0);
   semantics.postTransform = objectiveInfo->transform;
   semantics.aggregate = average ? "average" : "sum";
-  Value ensemble =
-      forest->build(builder, loc, func.getArgument(0), semantics, "lightgbm");
-  func::ReturnOp::create(builder, loc, ensemble);
-  func.setType(builder.getFunctionType({inputType}, {ensemble.getType()}));
-  func.setResultAttr(0, "cuvil.name",
-                     builder.getStringAttr(options.outputMargin ? "margin"
-                                                                : "prediction"));
-  if (failed(verify(*module)))
+  OwningOpRef<ModuleOp> module = forest->buildModule(
+      context, FileLineColLoc::get(&context, options.modelPath, 0, 0),
+      semantics.leafType, semantics, "lightgbm", options.outputMargin);
+  if (!module)
     return error("the imported forest does not verify");
   return module;
 }

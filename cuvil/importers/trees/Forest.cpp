@@ -6,6 +6,8 @@
 #include "cuvil/passes/ConstantUtil.h"
 
 #include "absl/strings/str_cat.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
 
 #include <cstring>
 #include <deque>
@@ -130,6 +132,29 @@ Value Forest::build(OpBuilder &builder, Location loc, Value input,
                  : FloatAttr(),
              builder.getStringAttr(semantics.aggregate))
       .getResult();
+}
+
+OwningOpRef<ModuleOp> Forest::buildModule(MLIRContext &context, Location loc,
+                                          Type inputType,
+                                          const ForestSemantics &semantics,
+                                          StringRef name, bool margin) {
+  OpBuilder builder(&context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(module->getBody());
+  auto input = RankedTensorType::get({ShapedType::kDynamic, features},
+                                     inputType);
+  auto func = func::FuncOp::create(builder, loc, "main",
+                                   builder.getFunctionType({input}, {}));
+  func.setArgAttr(0, "cuvil.name", builder.getStringAttr("features"));
+  builder.setInsertionPointToStart(func.addEntryBlock());
+  Value result = build(builder, loc, func.getArgument(0), semantics, name);
+  func::ReturnOp::create(builder, loc, result);
+  func.setType(builder.getFunctionType({input}, {result.getType()}));
+  func.setResultAttr(0, "cuvil.name",
+                     builder.getStringAttr(margin ? "margin" : "prediction"));
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
 }
 
 } // namespace cuvil::trees

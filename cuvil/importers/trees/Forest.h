@@ -12,6 +12,8 @@
 
 #include "absl/status/status.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
@@ -87,6 +89,14 @@ public:
   mlir::Value build(mlir::OpBuilder &builder, mlir::Location loc,
                     mlir::Value input, const ForestSemantics &semantics,
                     llvm::StringRef name);
+
+  /// A module of one func.func @main: `features` [batch, features] of
+  /// `inputType` in, the op's result out, named `margin` or `prediction`.
+  /// Null if it does not verify (the diagnostics say why).
+  mlir::OwningOpRef<mlir::ModuleOp>
+  buildModule(mlir::MLIRContext &context, mlir::Location loc,
+              mlir::Type inputType, const ForestSemantics &semantics,
+              llvm::StringRef name, bool margin);
 
 private:
   int64_t features, values;

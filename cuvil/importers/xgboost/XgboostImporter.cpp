@@ -18,8 +18,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/Verifier.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -490,31 +488,17 @@ absl::StatusOr<OwningOpRef<ModuleOp>> Importer::run(MLIRContext &context,
                              .str();
   if (absl::Status s = addTrees(trees, *treeInfo); !s.ok())
     return s;
-  Location loc = FileLineColLoc::get(&context, options.modelPath, 0, 0);
-  OpBuilder builder(&context);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  builder.setInsertionPointToEnd(module->getBody());
-  Type f32 = builder.getF32Type();
-  auto inputType = RankedTensorType::get({ShapedType::kDynamic, features}, f32);
-  auto func = func::FuncOp::create(builder, loc, "main",
-                                   builder.getFunctionType({inputType}, {}));
-  func.setArgAttr(0, "cuvil.name", builder.getStringAttr("features"));
-  builder.setInsertionPointToStart(func.addEntryBlock());
   trees::ForestSemantics semantics;
-  semantics.thresholdType = semantics.leafType = f32;
+  semantics.thresholdType = semantics.leafType = Float32Type::get(&context);
   semantics.baseValues.assign(targets, static_cast<double>(margin));
   semantics.postTransform =
       options.outputMargin ? "none" : objectiveInfo->transform;
   if (options.missingValue && !std::isnan(*options.missingValue))
     semantics.missingValue = *options.missingValue;
-  Value ensemble =
-      forest->build(builder, loc, func.getArgument(0), semantics, "xgboost");
-  func::ReturnOp::create(builder, loc, ensemble);
-  func.setType(builder.getFunctionType({inputType}, {ensemble.getType()}));
-  func.setResultAttr(0, "cuvil.name",
-                     builder.getStringAttr(options.outputMargin ? "margin"
-                                                                : "prediction"));
-  if (failed(verify(*module)))
+  OwningOpRef<ModuleOp> module = forest->buildModule(
+      context, FileLineColLoc::get(&context, options.modelPath, 0, 0),
+      semantics.leafType, semantics, "xgboost", options.outputMargin);
+  if (!module)
     return error("the imported forest does not verify");
   return module;
 }
