@@ -49,6 +49,88 @@ struct Vote {
   int64_t target;
   double weight;
 };
+using Votes = std::map<std::pair<int64_t, int64_t>, std::vector<Vote>>;
+
+/// The nodes_* attributes, one entry per node.
+struct NodeTable {
+  const SmallVector<int64_t> &nodeIds, &featureIds, &trueIds, &falseIds;
+  const std::optional<SmallVector<int64_t>> &tracks;
+  const std::vector<std::string> &modes;
+  const std::vector<double> &values;
+};
+
+/// One tree: its nodes (`members`, indices into `table`) as TreeNodes and
+/// its leaves' rows of `width` values (votes for target t in column t, or
+/// in column 0 with `oneColumn`); returns its root. Counts the votes it
+/// places in `placed`.
+absl::StatusOr<int64_t> readTree(const NodeTable &table, int64_t id,
+                                 ArrayRef<size_t> members, const Votes &votes,
+                                 StringRef prefix, bool oneColumn,
+                                 int64_t width,
+                                 std::vector<trees::TreeNode> &tree,
+                                 std::vector<double> &leafValues,
+                                 size_t &placed) {
+  auto where = [&](size_t i) {
+    return absl::StrCat("tree ", id, " node ", table.nodeIds[i]);
+  };
+  std::map<int64_t, int64_t> local;
+  for (auto [k, i] : llvm::enumerate(members))
+    if (!local.emplace(table.nodeIds[i], k).second)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tree ", id, " has node id ", table.nodeIds[i], " twice"));
+  tree.assign(members.size(), trees::TreeNode());
+  leafValues.assign(members.size() * width, 0.0);
+  std::set<int64_t> children;
+  for (auto [k, i] : llvm::enumerate(members)) {
+    trees::TreeNode &node = tree[k];
+    int32_t comparison = comparisonOf(table.modes[i]);
+    if (comparison < 0)
+      return absl::InvalidArgumentError(absl::StrCat(
+          where(i), " has mode '", table.modes[i],
+          "' (Cuvil compiles BRANCH_LEQ, BRANCH_LT, BRANCH_GTE, BRANCH_GT, "
+          "BRANCH_EQ, BRANCH_NEQ and LEAF)"));
+    auto it = votes.find({id, table.nodeIds[i]});
+    if (comparison == trees::kLeaf) {
+      node.leaf = k;
+      if (it == votes.end())
+        continue;
+      placed += it->second.size();
+      for (const Vote &vote : it->second)
+        leafValues[k * width + (oneColumn ? 0 : vote.target)] += vote.weight;
+      continue;
+    }
+    if (it != votes.end())
+      return absl::InvalidArgumentError(absl::StrCat(
+          where(i), " is a branch with ", prefix.str(), "weights"));
+    bool tracksTrue =
+        table.tracks && !table.tracks->empty() && (*table.tracks)[i] == 1;
+    node.flags = comparison | (tracksTrue || comparison == trees::kNotEqual
+                                   ? trees::kMissingGoesLeft
+                                   : 0);
+    node.feature = table.featureIds[i];
+    node.threshold = table.values.empty() ? 0.0 : table.values[i];
+    for (auto [child, slot] : {std::make_pair(table.trueIds[i], &node.left),
+                               std::make_pair(table.falseIds[i], &node.right)}) {
+      auto c = local.find(child);
+      if (c == local.end())
+        return absl::InvalidArgumentError(
+            absl::StrCat(where(i), " has child ", child,
+                         ", which is not a node of the tree"));
+      *slot = c->second;
+      children.insert(c->second);
+    }
+  }
+  // The root: the one node no other node points at.
+  std::vector<int64_t> roots;
+  for (int64_t k = 0; k < int64_t(members.size()); ++k)
+    if (!children.count(k))
+      roots.push_back(k);
+  if (roots.size() != 1)
+    return absl::InvalidArgumentError(
+        absl::StrCat("tree ", id, " has ", roots.size(),
+                     " nodes that no node points at; a tree has one root"));
+  return roots[0];
+}
 
 } // namespace
 
@@ -217,7 +299,7 @@ LogicalResult Importer::convertTreeEnsemble(const onnx::NodeProto &node,
       order.push_back((*treeIds)[i]);
     m.push_back(i);
   }
-  std::map<std::pair<int64_t, int64_t>, std::vector<Vote>> votes;
+  Votes votes;
   std::set<int64_t> voted;
   bool allPositive = true;
   for (size_t v = 0; v < voteCount; ++v) {
@@ -253,72 +335,27 @@ LogicalResult Importer::convertTreeEnsemble(const onnx::NodeProto &node,
   int64_t width = single ? 1 : scores;
 
   trees::Forest forest(features, width);
+  NodeTable table{*nodeIds, *featureIds, *trueIds, *falseIds, tracks, *modes,
+                  values->values};
   size_t matched = 0;
+  std::vector<trees::TreeNode> tree;
+  std::vector<double> leafValues;
   for (auto [t, id] : llvm::enumerate(order)) {
     const std::vector<size_t> &m = members[id];
-    std::map<int64_t, int64_t> local;
-    for (auto [k, i] : llvm::enumerate(m))
-      if (!local.emplace((*nodeIds)[i], k).second)
-        return fail() << "tree " << id << " has node id " << (*nodeIds)[i]
-                      << " twice";
-    std::vector<trees::TreeNode> tree(m.size());
-    std::vector<double> leafValues(m.size() * width, 0.0);
-    std::set<int64_t> children;
-    for (auto [k, i] : llvm::enumerate(m)) {
-      trees::TreeNode &tn = tree[k];
-      int32_t comparison = comparisonOf((*modes)[i]);
-      if (comparison < 0)
-        return fail() << "tree " << id << " node " << (*nodeIds)[i]
-                      << " has mode '" << (*modes)[i]
-                      << "' (Cuvil compiles BRANCH_LEQ, BRANCH_LT, "
-                         "BRANCH_GTE, BRANCH_GT, BRANCH_EQ, BRANCH_NEQ and "
-                         "LEAF)";
-      auto it = votes.find({id, (*nodeIds)[i]});
-      if (comparison == trees::kLeaf) {
-        tn.leaf = k;
-        if (it != votes.end()) {
-          matched += it->second.size();
-          for (const Vote &vote : it->second)
-            leafValues[k * width + (single || binary ? 0 : vote.target)] +=
-                vote.weight;
-        }
-        continue;
-      }
-      if (it != votes.end())
-        return fail() << "tree " << id << " node " << (*nodeIds)[i]
-                      << " is a branch with " << prefix << "weights";
-      bool tracksTrue = tracks && !tracks->empty() && (*tracks)[i] == 1;
-      tn.flags = comparison | (tracksTrue || comparison == trees::kNotEqual
-                                   ? trees::kMissingGoesLeft
-                                   : 0);
-      tn.feature = (*featureIds)[i];
-      tn.threshold = values->present ? values->values[i] : 0.0;
-      for (auto [child, target] :
-           {std::make_pair((*trueIds)[i], &tn.left),
-            std::make_pair((*falseIds)[i], &tn.right)}) {
-        auto c = local.find(child);
-        if (c == local.end())
-          return fail() << "tree " << id << " node " << (*nodeIds)[i]
-                        << " has child " << child
-                        << ", which is not a node of the tree";
-        *target = c->second;
-        children.insert(c->second);
-      }
-    }
-    // The root: the one node no other node points at.
-    std::vector<int64_t> roots;
-    for (int64_t k = 0; k < int64_t(m.size()); ++k)
-      if (!children.count(k))
-        roots.push_back(k);
-    if (roots.size() != 1)
-      return fail() << "tree " << id << " has " << roots.size()
-                    << " nodes that no node points at; a tree has one root";
-    absl::Status added = forest.addTree(
-        tree, roots[0], static_cast<int32_t>(single ? treeTarget[t] : 0),
-        leafValues, [&](int64_t k) {
-          return k < 0 ? absl::StrCat("tree ", id)
-                       : absl::StrCat("tree ", id, " node ", (*nodeIds)[m[k]]);
-        });
+    absl::StatusOr<int64_t> root =
+        readTree(table, id, m, votes, prefix, single || binary, width, tree,
+                 leafValues, matched);
+    absl::Status added =
+        root.ok() ? forest.addTree(
+                        tree, *root,
+                        static_cast<int32_t>(single ? treeTarget[t] : 0),
+                        leafValues,
+                        [&](int64_t k) {
+                          return k < 0 ? absl::StrCat("tree ", id)
+                                       : absl::StrCat("tree ", id, " node ",
+                                                      (*nodeIds)[m[k]]);
+                        })
+                  : root.status();
     if (!added.ok())
       return fail() << std::string(added.message());
   }
