@@ -1,7 +1,7 @@
 #include "cuvil/driver/Compiler.h"
 
-#include "cuvil/importers/onnx/OnnxImporter.h"
 #include "cuvil/importers/lightgbm/LightgbmImporter.h"
+#include "cuvil/importers/onnx/OnnxImporter.h"
 #include "cuvil/importers/xgboost/XgboostImporter.h"
 #include "cuvil/ir/CuvilOps.h"
 #include "cuvil/ir/Registration.h"
@@ -176,8 +176,7 @@ loadModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
   if (!options.inputShapes.empty())
     return absl::InvalidArgumentError(
         "--input-shape applies to ONNX models; a .mlir, .json or .txt model "
-        "states "
-        "its input types itself");
+        "states its input types itself");
   if (endsWith(path, ".json")) {
     XgboostImportOptions xgboostOptions;
     xgboostOptions.modelPath = path;

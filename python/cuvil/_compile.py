@@ -115,9 +115,9 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         onnx.ModelProto, an XGBoost model (xgboost.Booster, XGBClassifier,
         XGBRegressor, or its .json file), a LightGBM model (Booster,
         LGBMClassifier, ..., or its text .txt file) or a scikit-learn tree
-        ensemble
-        (DecisionTree*, RandomForest*, ExtraTrees*, GradientBoosting*,
-        HistGradientBoosting*; cuvil.onnx_ml.from_sklearn; docs/trees.md).
+        ensemble (DecisionTree*, RandomForest*, ExtraTrees*,
+        GradientBoosting*, HistGradientBoosting*; cuvil.onnx_ml.from_sklearn;
+        docs/trees.md).
     input_signature: [(name, dtype, shape), ...]; -1 or None in a shape
         marks a dynamic dimension (dimension 0, the batch). Required for
         torch models; for ONNX it overrides the model's input shapes.
