@@ -321,6 +321,8 @@ ERRORS = [
      "tree 0 node 1: leaf 6 of 3"),
     (lambda t: edit(t, "left_child=-1 -2", "left_child=-1 0"),
      "tree 0 node 1: child 0 is not a new node"),
+    (lambda t: edit(t, "right_child=1 -3", "right_child=4 -3"),
+     "tree 0 node 0: child 4 of 2 internal nodes"),
     (lambda t: edit(t, "split_feature=0 2", "split_feature=0 7"),
      "tree 0 node 1: splits on feature 7 of 3"),
     (lambda t: edit(t, "Tree=1", "Tree=5"), "expected 'Tree=1', found "

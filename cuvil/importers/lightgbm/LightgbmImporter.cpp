@@ -229,10 +229,13 @@ absl::Status Importer::addTree(const Fields &fields, int64_t index) {
     node.threshold = threshold[i];
     node.left = child(left[i]);
     node.right = child(right[i]);
-    // A leaf index out of range maps below `inner` or past the end.
-    for (int64_t c : {left[i], right[i]})
+    for (int64_t c : {left[i], right[i]}) {
       if (c < 0 && ~c >= leaves)
         return error(absl::StrCat(where(i), ": leaf ", ~c, " of ", leaves));
+      if (c >= inner)
+        return error(absl::StrCat(where(i), ": child ", c, " of ", inner,
+                                  " internal nodes"));
+    }
   }
   int32_t target = static_cast<int32_t>(index % targets);
   absl::Status added = forest->addTree(nodes, 0, target, leafValue, where);

@@ -75,7 +75,7 @@ absl::Status Forest::addTree(llvm::ArrayRef<TreeNode> tree, int64_t root,
     nodes.insert(nodes.end(),
                  {static_cast<int32_t>(node.feature), next, node.flags});
     next += 2;
-    if ((node.flags & 7) != kMember) {
+    if ((node.flags & kComparisonBits) != kMember) {
       thresholds.push_back(node.threshold);
       continue;
     }

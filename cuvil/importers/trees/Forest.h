@@ -35,6 +35,8 @@ enum : int32_t {
   kNotEqual = 6,
   /// A categorical split: left when the value's category is in the set.
   kMember = 7,
+  /// The bits of the comparison.
+  kComparisonBits = 7,
   kMissingGoesLeft = 8,
   /// A value within 1e-35 of zero is missing here too (LightGBM).
   kZeroIsMissing = 16,
