@@ -331,6 +331,24 @@ ERRORS = [
      "tree 1: leaf_value does not hold num_leaves numbers"),
     (lambda t: edit(t, "decision_type=2 6", "decision_type=2 14"),
      "tree 0 node 1: decision_type 14 is not one LightGBM writes"),
+    (lambda t: edit(t, "objective=binary sigmoid:1",
+                    "objective=regression sqrt"),
+     "objective 'regression sqrt' (sqrt) is not supported"),
+    (lambda t: edit(t, "max_feature_idx=2\n", ""),
+     "the header needs max_feature_idx and num_tree_per_iteration"),
+    (lambda t: edit(t, "threshold=100.5 1.0000000180025095e-35",
+                    "threshold=100.5"),
+     "tree 0: split_feature, threshold, decision_type, left_child and "
+     "right_child must hold num_leaves - 1 numbers"),
+    (lambda t: edit(t, "num_cat=0\nsplit_feature=0 2",
+                    "num_cat=1\ncat_boundaries=0 x\nsplit_feature=0 2"),
+     "tree 0: cat_boundaries or cat_threshold is not numbers"),
+    (lambda t: edit(edit(t, "num_tree_per_iteration=1",
+                         "num_tree_per_iteration=2"),
+                    "objective=binary sigmoid:1",
+                    "objective=multiclass num_class:2\naverage_output"),
+     "average_output (boosting=rf) with several trees per iteration is not "
+     "supported"),
 ]
 
 

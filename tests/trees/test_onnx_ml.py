@@ -147,7 +147,7 @@ def model_of(op, nodes, votes, features, x_type=TensorProto.FLOAT,
             "v", TensorProto.DOUBLE, [len(nodes["values"])], nodes["values"])
         del node_attrs["nodes_values"]
     vote_attrs = {f"{prefix}{k}": v for k, v in votes.items()}
-    if double_votes:
+    if double_votes and "weights" in votes:
         vote_attrs[f"{prefix}weights_as_tensor"] = helper.make_tensor(
             "w", TensorProto.DOUBLE, [len(votes["weights"])], votes["weights"])
         del vote_attrs[f"{prefix}weights"]
@@ -314,6 +314,18 @@ ERRORS = [
     (dict(feature=9), "tree 0 node 0: splits on feature 9 of 3"),
     (dict(n_targets=0), "has 0 targets"),
     (dict(base_values=[1.0, 2.0, 3.0]), "has 3 base_values for its 2 scores"),
+    (dict(node_id=1), "tree 0 has node id 1 twice"),
+    (dict(nodes_featureids=[0, 0]), "has nodes_* attributes of different "
+     "lengths"),
+    (dict(target_ids=[0]), "needs target_treeids, target_nodeids, target_ids "
+     "and target_weights of one length"),
+    (dict(no_weights=True, target_weights_as_tensor=helper.make_tensor(
+        "w", TensorProto.INT64, [2], [1, 2])),
+     "attribute 'target_weights_as_tensor' holds INT64; it must be DOUBLE "
+     "or FLOAT"),
+    (dict(target_weights_as_tensor=helper.make_tensor(
+        "w", TensorProto.DOUBLE, [2], [1.0, 2.0])),
+     "gives both 'target_weights' and 'target_weights_as_tensor'"),
 ]
 
 
@@ -328,6 +340,13 @@ def test_malformed_forests_are_named(tmp_path, change, message):
     votes["ids"][0] = change.pop("vote_id", 0)
     votes["nodeids"][0] = change.pop("vote_node", 1)
     votes["treeids"][0] = change.pop("vote_tree", 0)
+    nodes["nodeids"][2] = change.pop("node_id", 2)
+    if change.pop("no_weights", False):
+        del votes["weights"]
+    for key in [k for k in change if k.startswith(("nodes_", "target_"))
+                and not k.endswith("_as_tensor")]:
+        group = nodes if key.startswith("nodes_") else votes
+        group[key.split("_", 1)[1]] = change.pop(key)
     attrs = dict(n_targets=2)
     attrs.update(change)
     model = model_of("TreeEnsembleRegressor", nodes, votes, 3, **attrs)
@@ -336,6 +355,31 @@ def test_malformed_forests_are_named(tmp_path, change, message):
     assert message in result.stderr, result.stderr
     assert "forest" in result.stderr  # the node's name
     assert not list(tmp_path.glob("*.so"))
+
+
+def test_two_roots_and_a_binary_softmax_are_refused(tmp_path):
+    nodes, votes = stump([(1, 1.0), (2, 2.0)], [0, 1])
+    nodes["truenodeids"][0] = 2  # node 1 is now nobody's child
+    result = compile_model(model_of("TreeEnsembleRegressor", nodes, votes, 1,
+                                    n_targets=2), tmp_path, check=False)
+    assert "tree 0 has 2 nodes that no node points at; a tree has one root" \
+        in result.stderr
+    nodes, votes = stump([(1, 1.0), (2, 2.0)], [1, 1])
+    result = compile_model(model_of(
+        "TreeEnsembleClassifier", nodes, votes, 1, outputs=("", "P"),
+        prefix="class_", classlabels_int64s=[0, 1],
+        post_transform="SOFTMAX"), tmp_path, check=False)
+    assert "post_transform SOFTMAX over a binary classifier's one score is " \
+        "not defined; use LOGISTIC" in result.stderr
+
+
+def test_features_of_unknown_width_are_refused(tmp_path):
+    nodes, votes = stump([(1, 1.0), (2, 2.0)], [0, 0])
+    model = model_of("TreeEnsembleRegressor", nodes, votes, 1, n_targets=1)
+    model.graph.input[0].type.tensor_type.shape.dim[1].dim_param = "F"
+    result = compile_model(model, tmp_path, check=False)
+    assert "expects X [batch, features] of float or double with known " \
+        "features" in result.stderr
 
 
 def test_a_used_label_output_is_refused(tmp_path):
@@ -347,3 +391,51 @@ def test_a_used_label_output_is_refused(tmp_path):
     assert result.returncode != 0
     assert "output 'label' (the predicted label) is not compiled yet" in \
         result.stderr
+
+
+def embedded(op, text, features, **attrs):
+    """A graph of one ai.cuvil node carrying a saved model (what
+    cuvil.nn.TreeEnsemble exports)."""
+    node = helper.make_node(op, ["X"], ["Y"], domain="ai.cuvil",
+                            name="trees", model=text, **attrs)
+    graph = helper.make_graph(
+        [node], "embedded",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                       ["N", features])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    return helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("ai.cuvil", 1)])
+
+
+def test_embedded_saved_models(tmp_path):
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(300, 4)).astype(np.float32)
+    x[rng.random(x.shape) < 0.1] = -7.0
+    booster = xgb.train({"objective": "binary:logistic", "max_depth": 3,
+                         "nthread": 1, "seed": 0},
+                        xgb.DMatrix(x, label=x[:, 0] > 0, missing=-7.0), 10)
+    text = bytes(booster.save_raw("json")).decode()
+    model = compile_model(embedded("XGBoostModel", text, 4, output_margin=1,
+                                   missing=-7.0), tmp_path)
+    (got,) = model(x, batch=len(x))
+    want = booster.predict(xgb.DMatrix(x, missing=-7.0), output_margin=True)
+    assert np.array_equal(got[:, 0], want)
+    # The LightGBM fixture takes float64: the float32 input is cast.
+    fixture = (pathlib.Path(__file__).parent / "fixtures" /
+               "lightgbm_binary.txt").read_text()
+    model = compile_model(embedded("LightGBMModel", fixture, 3,
+                                   output_margin=1), tmp_path)
+    (got,) = model(np.array([[50, 10, 0], [200, 1, 0.5]], np.float32),
+                   batch=2)
+    assert got[:, 0].tolist() == [-0.375, 1.625]
+    for graph, message in [
+            (embedded("XGBoostModel", text, 5), "XGBoostModel takes [batch, "
+             "4] features"),
+            (embedded("XGBoostModel", "{", 4), "XGBoostModel: trees: not "
+             "JSON"),
+            (embedded("LightGBMModel", fixture, 3, missing=1.0),
+             "LightGBMModel takes no missing value")]:
+        result = compile_model(graph, tmp_path, check=False)
+        assert result.returncode != 0 and message in result.stderr, \
+            result.stderr

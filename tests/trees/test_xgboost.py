@@ -245,6 +245,12 @@ def test_categorical_split_without_categories_names_tree_and_node(tmp_path):
     tree["split_type"][0] = 1
     assert "tree 1 node 0: a categorical split without categories" in \
         compile_error(tmp_path, model)
+    tree.update(categories=[1.5], categories_nodes=[0],
+                categories_segments=[0], categories_sizes=[1])
+    assert "tree 1 node 0: category 1.5 is not one XGBoost writes" in \
+        compile_error(tmp_path, model)
+    tree.update(categories_sizes=[2])
+    assert "tree 1: malformed categories" in compile_error(tmp_path, model)
 
 
 def test_malformed_models_are_errors(tmp_path):
