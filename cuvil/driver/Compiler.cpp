@@ -2,6 +2,7 @@
 
 #include "cuvil/importers/lightgbm/LightgbmImporter.h"
 #include "cuvil/importers/onnx/OnnxImporter.h"
+#include "cuvil/importers/xgboost/Ubjson.h"
 #include "cuvil/importers/xgboost/XgboostImporter.h"
 #include "cuvil/ir/CuvilOps.h"
 #include "cuvil/ir/Registration.h"
@@ -175,15 +176,24 @@ loadModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
   }
   if (!options.inputShapes.empty())
     return absl::InvalidArgumentError(
-        "--input-shape applies to ONNX models; a .mlir, .json or .txt model "
-        "states its input types itself");
-  if (endsWith(path, ".json")) {
+        "--input-shape applies to ONNX models; a .mlir, .json, .ubj or .txt "
+        "model states its input types itself");
+  if (endsWith(path, ".json") || endsWith(path, ".ubj")) {
+    std::string json;
+    if (endsWith(path, ".ubj")) {
+      absl::StatusOr<std::string> text = ubjsonToJson(source);
+      if (!text.ok())
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": ", text.status().message()));
+      json = std::move(*text);
+    }
     XgboostImportOptions xgboostOptions;
     xgboostOptions.modelPath = path;
     xgboostOptions.outputMargin = options.treeMargins;
     xgboostOptions.missingValue = options.treeMissing;
     absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module =
-        importXgboostModel(context, source, xgboostOptions);
+        importXgboostModel(context, json.empty() ? source : json,
+                           xgboostOptions);
     // An import that built a module that fails to verify reports why.
     if (!module.ok() && diagnostics.hadError())
       return diagnostics.consumeStatus(absl::StatusCode::kInvalidArgument);
@@ -307,11 +317,12 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
                                  const TargetRegistry &targets) {
   const std::string &path = options.inputPath;
   if (!endsWith(path, ".mlir") && !endsWith(path, ".onnx") &&
-      !endsWith(path, ".json") && !endsWith(path, ".txt"))
+      !endsWith(path, ".json") && !endsWith(path, ".ubj") &&
+      !endsWith(path, ".txt"))
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot read '", path,
-        "': Cuvil reads ONNX (.onnx), XGBoost (.json), LightGBM (.txt) and "
-        "level1 MLIR (.mlir) models"));
+        "': Cuvil reads ONNX (.onnx), XGBoost (.json, .ubj), LightGBM (.txt) "
+        "and level1 MLIR (.mlir) models"));
   if (options.maxBatch && *options.maxBatch < 1)
     return absl::InvalidArgumentError("--max-batch must be at least 1");
   ASSIGN_OR_RETURN(const TargetBackend *backend,

@@ -48,10 +48,11 @@ def _source(model, specs, output_margin=False):
     """(bytes, name) of the model in a format the C++ compiler reads."""
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
-        if not path.endswith((".onnx", ".mlir", ".json", ".txt")):
+        if not path.endswith((".onnx", ".mlir", ".json", ".ubj", ".txt")):
             raise ValueError(f"cannot compile '{path}': Cuvil reads ONNX "
-                             "(.onnx), XGBoost JSON (.json), LightGBM text "
-                             "(.txt) and level1 MLIR (.mlir) files")
+                             "(.onnx), XGBoost JSON (.json) or UBJSON (.ubj), "
+                             "LightGBM text (.txt) and level1 MLIR (.mlir) "
+                             "files")
         try:
             with open(path, "rb") as f:
                 return f.read(), path
@@ -113,7 +114,7 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         module, an nn.Module (exported in eval mode, weights frozen), a
         Python callable on tensors (traced), an ONNX file path or an
         onnx.ModelProto, an XGBoost model (xgboost.Booster, XGBClassifier,
-        XGBRegressor, or its .json file), a LightGBM model (Booster,
+        XGBRegressor, or its .json or .ubj file), a LightGBM model (Booster,
         LGBMClassifier, ..., or its text .txt file) or a scikit-learn tree
         ensemble (DecisionTree*, RandomForest*, ExtraTrees*,
         GradientBoosting*, HistGradientBoosting*; cuvil.onnx_ml.from_sklearn;
@@ -210,7 +211,7 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     from cuvil import onnx_ml
     xgboost = _xgboost_booster(model) is not None or (
         isinstance(model, (str, os.PathLike))
-        and os.fspath(model).endswith(".json"))
+        and os.fspath(model).endswith((".json", ".ubj")))
     lightgbm = _lightgbm_text(model) is not None or (
         isinstance(model, (str, os.PathLike))
         and os.fspath(model).endswith(".txt"))

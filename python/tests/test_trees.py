@@ -49,6 +49,9 @@ def test_sklearn_classifier_object_and_json_file(tmp_path):
     model.save_model(path)
     from_file = cuvil.compile(str(path))
     assert np.array_equal(from_file(x32), compiled(x32))
+    model.save_model(tmp_path / "iris.ubj")
+    from_ubjson = cuvil.compile(str(tmp_path / "iris.ubj"))
+    assert np.array_equal(from_ubjson(x32), compiled(x32))
 
 
 def test_an_estimators_missing_value_is_its_default():

@@ -239,6 +239,30 @@ def test_categorical_splits(tmp_path, onehot):
     assert np.array_equal(run(model, probe)[:, 0], want)
 
 
+def test_ubjson_models_compile_like_their_json(tmp_path):
+    x, y = datasets.load_digits(return_X_y=True)
+    x = with_nans(x, seed=4)
+    booster = train(x, y, {"objective": "multi:softprob", "num_class": 10,
+                           "max_depth": 4}, rounds=5)
+    booster.set_attr(note='a "quoted" \\ note')
+    path = tmp_path / "digits.ubj"
+    booster.save_model(str(path))
+    so = tmp_path / "digits_ubj.so"
+    subprocess.run([str(CUVILC), "--quiet", str(path), "-o", str(so),
+                    f"--max-batch={MAX_BATCH}", "--tree-output=margin"],
+                   check=True)
+    margins = run(CompiledModel(so), x)
+    want = booster.predict(xgb.DMatrix(x), output_margin=True)
+    assert np.array_equal(margins, want)
+    truncated = tmp_path / "truncated.ubj"
+    truncated.write_bytes(path.read_bytes()[:-100])
+    result = subprocess.run([str(CUVILC), str(truncated), "-o",
+                             str(tmp_path / "t.so")], capture_output=True,
+                            text=True)
+    assert result.returncode != 0
+    assert "truncated.ubj: not a UBJSON document" in result.stderr
+
+
 def test_categorical_split_without_categories_names_tree_and_node(tmp_path):
     model = saved_model(tmp_path)
     tree = model["learner"]["gradient_booster"]["model"]["trees"][1]

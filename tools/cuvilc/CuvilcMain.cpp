@@ -93,7 +93,8 @@ ABSL_FLAG(bool, integer_io, false,
           "header and metadata give each one's scale and zero point (real = "
           "scale * (q - zero_point)).");
 ABSL_FLAG(std::string, tree_output, "prediction",
-          "For a tree ensemble (an XGBoost .json or LightGBM .txt model): "
+          "For a tree ensemble (an XGBoost .json / .ubj or LightGBM .txt "
+          "model): "
           "prediction (what the library's predict returns: probabilities "
           "for logistic, softprob, binary and multiclass objectives) or "
           "margin (the raw sums, XGBoost's output_margin=True, LightGBM's "
@@ -177,8 +178,8 @@ Usage:
   cuvilc [flags] MODEL [-o OUTPUT]
 
 MODEL is an ONNX model (.onnx, ONNX-ML tree ensembles included), an XGBoost
-model saved as JSON (.json), a LightGBM model saved as text (.txt) or a
-level1 MLIR file (.mlir). cuvilc imports
+model saved as JSON (.json) or UBJSON (.ubj), a LightGBM model saved as text
+(.txt) or a level1 MLIR file (.mlir). cuvilc imports
 it, checks every shape and dtype (a mismatch is reported with the op and its
 source location: the ONNX node or the MLIR line), runs the optimization
 pipeline and writes what --emit asks for.

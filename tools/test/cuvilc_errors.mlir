@@ -27,7 +27,7 @@ func.func @bad(%x: tensor<1x12xf32>) -> tensor<1x10xf32> {
 // MISSING: cuvilc: error: cannot open '{{.*}}.missing.mlir': No such file or directory
 
 // RUN: not cuvilc model.pb 2>&1 | FileCheck %s --check-prefix=FORMAT
-// FORMAT: cuvilc: error: cannot read 'model.pb': Cuvil reads ONNX (.onnx), XGBoost (.json), LightGBM (.txt) and level1 MLIR (.mlir) models
+// FORMAT: cuvilc: error: cannot read 'model.pb': Cuvil reads ONNX (.onnx), XGBoost (.json, .ubj), LightGBM (.txt) and level1 MLIR (.mlir) models
 
 // RUN: not cuvilc --emit=elf %s 2>&1 | FileCheck %s --check-prefix=EMIT
 // EMIT: cuvilc: unknown --emit value 'elf'; expected one of: so, c, header, mlir-level1, mlir-level2
