@@ -86,6 +86,7 @@ def test_fraud_scoring_example_runs(package_dir, tmp_path):
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "max |cuvil - xgboost| = 0" in run.stdout
+    assert "GBDT + DNN in one .so: max |cuvil - torch + xgboost|" in run.stdout
     assert (tmp_path / "f.so").exists()
 
 
