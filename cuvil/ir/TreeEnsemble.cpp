@@ -32,6 +32,19 @@ constexpr int32_t kMember = 7, kLastComparison = 7;
 
 bool isF32OrF64(Type type) { return type.isF32() || type.isF64(); }
 
+/// The bytes of `attr`, if it is a dense_resource constant whose
+/// blob holds `elementBytes` per element.
+std::optional<ArrayRef<char>> resourceBytes(Attribute attr,
+                                            size_t elementBytes) {
+  auto resource = dyn_cast<DenseResourceElementsAttr>(attr);
+  AsmResourceBlob *blob =
+      resource ? resource.getRawHandle().getBlob() : nullptr;
+  if (!blob || blob->getData().size() !=
+                   size_t(resource.getType().getNumElements()) * elementBytes)
+    return std::nullopt;
+  return blob->getData();
+}
+
 /// The i32 contents of a constant tensor (dense or dense_resource), if
 /// `value` is one whose bytes are at hand.
 std::optional<std::vector<int32_t>> readI32Constant(Value value) {
@@ -45,15 +58,11 @@ std::optional<std::vector<int32_t>> readI32Constant(Value value) {
       values.push_back(static_cast<int32_t>(v.getSExtValue()));
     return values;
   }
-  auto resource = dyn_cast<DenseResourceElementsAttr>(attr);
-  if (!resource)
+  std::optional<ArrayRef<char>> bytes = resourceBytes(attr, sizeof(int32_t));
+  if (!bytes)
     return std::nullopt;
-  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-  int64_t count = resource.getType().getNumElements();
-  if (!blob || blob->getData().size() != size_t(count) * sizeof(int32_t))
-    return std::nullopt;
-  std::vector<int32_t> values(count);
-  std::memcpy(values.data(), blob->getData().data(), blob->getData().size());
+  std::vector<int32_t> values(bytes->size() / sizeof(int32_t));
+  std::memcpy(values.data(), bytes->data(), bytes->size());
   return values;
 }
 
@@ -69,23 +78,18 @@ std::optional<std::vector<double>> readFloatConstant(Value value) {
       values.push_back(v.convertToDouble());
     return values;
   }
-  auto resource = dyn_cast<DenseResourceElementsAttr>(attr);
-  AsmResourceBlob *blob =
-      resource ? resource.getRawHandle().getBlob() : nullptr;
-  if (!blob)
+  bool f64 = cast<ShapedType>(value.getType()).getElementType().isF64();
+  size_t size = f64 ? 8 : 4;
+  std::optional<ArrayRef<char>> bytes = resourceBytes(attr, size);
+  if (!bytes)
     return std::nullopt;
-  bool f64 = resource.getType().getElementType().isF64();
-  size_t size = f64 ? 8 : 4, count = resource.getType().getNumElements();
-  if (blob->getData().size() != count * size)
-    return std::nullopt;
-  std::vector<double> values(count);
-  for (size_t i = 0; i < count; ++i) {
-    const char *at = blob->getData().data() + i * size;
+  std::vector<double> values(bytes->size() / size);
+  for (size_t i = 0; i < values.size(); ++i) {
     if (f64) {
-      std::memcpy(&values[i], at, 8);
+      std::memcpy(&values[i], bytes->data() + i * 8, 8);
     } else {
       float v;
-      std::memcpy(&v, at, 4);
+      std::memcpy(&v, bytes->data() + i * 4, 4);
       values[i] = v;
     }
   }

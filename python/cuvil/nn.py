@@ -75,7 +75,6 @@ class TreeEnsemble(torch.nn.Module):
         self.missing = float(missing)
         self.features = booster.num_features()
         self._model = bytes(booster.save_raw("json")).decode()
-        self._booster = booster
         self.dtype = torch.float32
         probe = booster.predict(xgboost.DMatrix(
             np.zeros((1, self.features), np.float32)),

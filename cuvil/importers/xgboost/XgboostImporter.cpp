@@ -18,7 +18,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
 #include <cmath>
@@ -91,6 +90,9 @@ private:
                                    llvm::StringRef key) const;
   absl::Status addTree(const llvm::json::Object &tree, size_t index,
                        int32_t target);
+  /// Adds tree `t`, checking its class in `treeInfo`.
+  absl::Status addTreeOfClass(const llvm::json::Value &tree, size_t t,
+                              const llvm::json::Array &treeInfo);
   /// Adds the trees of the JSON array `trees`, one document each.
   absl::Status addTrees(absl::string_view trees,
                         const llvm::json::Array &treeInfo);
@@ -370,6 +372,16 @@ Importer::parseJson(absl::string_view text) const {
   return std::move(*parsed);
 }
 
+absl::Status Importer::addTreeOfClass(const llvm::json::Value &tree, size_t t,
+                                      const llvm::json::Array &treeInfo) {
+  std::optional<int64_t> target =
+      t < treeInfo.size() ? treeInfo[t].getAsInteger() : std::nullopt;
+  if (!tree.getAsObject() || !target || *target < 0 || *target >= targets)
+    return error(absl::StrCat("tree ", t, ": not a tree of a class in [0, ",
+                              targets, ")"));
+  return addTree(*tree.getAsObject(), t, static_cast<int32_t>(*target));
+}
+
 absl::Status Importer::addTrees(absl::string_view trees,
                                 const llvm::json::Array &treeInfo) {
   size_t pos = skipBlanks(trees, 1), t = 0;
@@ -382,14 +394,7 @@ absl::Status Importer::addTrees(absl::string_view trees,
         parseJson(trees.substr(pos, end - pos));
     if (!tree.ok())
       return error(absl::StrCat("tree ", t, ": ", tree.status().message()));
-    std::optional<int64_t> target =
-        t < treeInfo.size() ? treeInfo[t].getAsInteger() : std::nullopt;
-    if (!tree->getAsObject() || !target || *target < 0 || *target >= targets)
-      return error(absl::StrCat("tree ", t, ": not a tree of a class in [0, ",
-                                targets, ")"));
-    if (absl::Status s = addTree(*tree->getAsObject(), t,
-                                 static_cast<int32_t>(*target));
-        !s.ok())
+    if (absl::Status s = addTreeOfClass(*tree, t, treeInfo); !s.ok())
       return s;
     pos = skipBlanks(trees, end);
     if (pos < trees.size() && trees[pos] == ',')
@@ -480,14 +485,19 @@ absl::StatusOr<OwningOpRef<ModuleOp>> Importer::run(MLIRContext &context,
   if (!treeArray || !treeInfo)
     return error("gradient_booster.model needs 'trees' and one 'tree_info' "
                  "entry per tree");
-  // Without the span (an unusual layout), the trees are in the document.
-  std::string inDocument;
-  if (!treeSpan)
-    trees = inDocument = llvm::formatv("{0}", llvm::json::Value(
-                                                  llvm::json::Array(*treeArray)))
-                             .str();
-  if (absl::Status s = addTrees(trees, *treeInfo); !s.ok())
-    return s;
+  if (treeSpan) {
+    if (absl::Status s = addTrees(trees, *treeInfo); !s.ok())
+      return s;
+  } else {
+    // A layout the scan did not follow: the trees are in the document.
+    if (treeArray->size() != treeInfo->size())
+      return error("gradient_booster.model needs 'trees' and one "
+                   "'tree_info' entry per tree");
+    for (size_t t = 0; t < treeArray->size(); ++t)
+      if (absl::Status s = addTreeOfClass((*treeArray)[t], t, *treeInfo);
+          !s.ok())
+        return s;
+  }
   trees::ForestSemantics semantics;
   semantics.thresholdType = semantics.leafType = Float32Type::get(&context);
   semantics.baseValues.assign(targets, static_cast<double>(margin));
