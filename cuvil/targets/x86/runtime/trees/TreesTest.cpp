@@ -166,10 +166,14 @@ void layOut(const std::vector<Tree> &trees, const Spec &spec,
   f.uniform_comparison = spec.comparisons == 1 ? CUVIL_TREE_LT : 0;
 }
 
-std::vector<float> randomRows(std::mt19937 &rng, int rows, int features) {
+/// Rows on the thresholds' grid, one value in `missingOneIn` NaN (none if
+/// 0).
+std::vector<float> randomRows(std::mt19937 &rng, int rows, int features,
+                              int missingOneIn = 10) {
   std::vector<float> x(static_cast<size_t>(rows) * features);
   for (float &v : x)
-    v = std::uniform_int_distribution<int>(0, 9)(rng) == 0
+    v = missingOneIn &&
+                std::uniform_int_distribution<int>(1, missingOneIn)(rng) == 1
             ? std::numeric_limits<float>::quiet_NaN()
             : static_cast<float>(gridValue(rng));
   return x;
@@ -408,16 +412,35 @@ std::vector<PerfectVariant> perfectVariants() {
   };
 }
 
+/// Every perfect walk the CPU runs gives the table walk's bits on `x`.
+void expectPerfectWalksExact(const std::vector<Tree> &trees, const Spec &spec,
+                             const std::vector<double> &base,
+                             const PerfectTables &p, const std::vector<float> &x,
+                             int rows) {
+  std::vector<float> want = expected<float>(trees, spec, base, x, rows);
+  for (const auto &[name, features, walk] : perfectVariants()) {
+    if (!cuvil::runtime_testing::cpuHas(features))
+      continue;
+    SCOPED_TRACE(name + " rows=" + std::to_string(rows));
+    std::vector<float> out(rows * spec.targets, -1.0f);
+    cuvil_perfect_forest_predict(nullptr, walk, &p.forest, rows, x.data(),
+                                 out.data());
+    EXPECT_EQ(0, std::memcmp(out.data(), want.data(),
+                             want.size() * sizeof(float)));
+  }
+}
+
 TEST(Trees, PerfectWalksGiveTheTableWalksBits) {
   std::mt19937 rng(13);
-  // Depths 1 to 9 cover every way a level's nodes are fetched: one
-  // register, two (32 nodes), gathers.
-  // 28 features take the transposed block; 200 the gathers from rows.
-  for (int depth : {1, 3, 4, 5, 6, 9})
+  // Depths 1 to 10 cover every way a level's nodes, features and leaves
+  // are fetched: one register, two, a tree of blends over up to eight, a
+  // gather. 28 features take the transposed block (and a row in two
+  // registers), 10 a row in one; 200 the gathers from rows.
+  for (int depth : {1, 3, 4, 5, 6, 7, 8, 9, 10})
     for (int comparison : {CUVIL_TREE_LT, CUVIL_TREE_LE})
       for (int targets : {1, 3}) {
         Spec spec;
-        spec.features = depth == 6 ? 200 : 28;
+        spec.features = depth == 6 ? 200 : depth == 4 ? 10 : 28;
         spec.targets = targets;
         spec.comparisons = 1;
         std::vector<Tree> trees = randomForest(rng, spec, 25, depth);
@@ -427,20 +450,17 @@ TEST(Trees, PerfectWalksGiveTheTableWalksBits) {
         std::vector<double> base(targets, -0.25);
         PerfectTables p;
         layOutPerfect(trees, spec, base, comparison, p);
+        SCOPED_TRACE("depth=" + std::to_string(depth));
         for (int rows : {1, 7, 9, 33, 64, 130, 777}) {
-          std::vector<float> x = randomRows(rng, rows, spec.features);
-          std::vector<float> want = expected<float>(trees, spec, base, x, rows);
-          for (const auto &[name, features, walk] : perfectVariants()) {
-            if (!cuvil::runtime_testing::cpuHas(features))
-              continue;
-            SCOPED_TRACE(name + " depth=" + std::to_string(depth) +
-                         " rows=" + std::to_string(rows));
-            std::vector<float> out(rows * targets, -1.0f);
-            cuvil_perfect_forest_predict(nullptr, walk, &p.forest, rows,
-                                         x.data(), out.data());
-            EXPECT_EQ(0, std::memcmp(out.data(), want.data(),
-                                     want.size() * sizeof(float)));
-          }
+          // Rows with missing values; rows without (their blocks take the
+          // one-comparison step); one missing value, in the first block.
+          expectPerfectWalksExact(trees, spec, base, p,
+                                  randomRows(rng, rows, spec.features), rows);
+          std::vector<float> dense = randomRows(rng, rows, spec.features, 0);
+          expectPerfectWalksExact(trees, spec, base, p, dense, rows);
+          dense[std::min(rows - 1, 5) * spec.features + 1] =
+              std::numeric_limits<float>::quiet_NaN();
+          expectPerfectWalksExact(trees, spec, base, p, dense, rows);
         }
       }
 }
