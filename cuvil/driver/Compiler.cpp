@@ -189,7 +189,7 @@ loadModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
     }
     XgboostImportOptions xgboostOptions;
     xgboostOptions.modelPath = path;
-    xgboostOptions.outputMargin = options.treeMargins;
+    xgboostOptions.output = options.treeOutput;
     xgboostOptions.missingValue = options.treeMissing;
     absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module =
         importXgboostModel(context, json.empty() ? source : json,
@@ -206,7 +206,7 @@ loadModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
           "nodes say how they treat missing values");
     LightgbmImportOptions lightgbmOptions;
     lightgbmOptions.modelPath = path;
-    lightgbmOptions.outputMargin = options.treeMargins;
+    lightgbmOptions.output = options.treeOutput;
     absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module =
         importLightgbmModel(context, source, lightgbmOptions);
     if (!module.ok() && diagnostics.hadError())

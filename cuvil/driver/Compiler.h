@@ -8,6 +8,7 @@
 #ifndef CUVIL_DRIVER_COMPILER_H
 #define CUVIL_DRIVER_COMPILER_H
 
+#include "cuvil/importers/trees/Forest.h"
 #include "cuvil/quantization/Calibration.h"
 #include "cuvil/targets/Target.h"
 
@@ -91,9 +92,10 @@ struct CompileOptions {
   /// calibrated here (`quantization`), or a QDQ model that quantizes its
   /// inputs and dequantizes its outputs.
   bool integerIo = false;
-  /// A tree ensemble's output: its margins (XGBoost's output_margin) rather
-  /// than the objective's predictions (cuvilc --tree-output=margin).
-  bool treeMargins = false;
+  /// A tree ensemble's output: the objective's predictions, its margins
+  /// (XGBoost's output_margin) or each tree's leaf (pred_leaf) (cuvilc
+  /// --tree-output).
+  trees::ForestOutput treeOutput = trees::ForestOutput::kPrediction;
   /// A value a tree ensemble's features treat as missing besides NaN
   /// (XGBoost's `missing`; cuvilc --tree-missing).
   std::optional<double> treeMissing;

@@ -106,7 +106,8 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             quantize=None, verbose=False, device=None, precision=None,
             reuse_factor=None, strategy=None, clock_period=None,
             max_utilization=None, calibration=None, project=None,
-            test_vectors=None, output_margin=False, missing=None):
+            test_vectors=None, output_margin=False, missing=None,
+            pred_leaf=False):
     """Compiles `model` to a native CompiledModule (or, with target="fpga",
     to a cuvil.FpgaDesign: an HLS project).
 
@@ -139,6 +140,9 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         (XGBoost's output_margin=True, LightGBM's raw_score=True,
         scikit-learn's decision_function)
         rather than its predictions.
+    pred_leaf: for an XGBoost or LightGBM model, return each tree's leaf
+        (pred_leaf=True: [batch, trees], XGBoost's node ids as float32,
+        LightGBM's leaf indices as float64) rather than its predictions.
     missing: for a tree ensemble, a feature value that counts as missing
         besides NaN (XGBoost's `missing`; an XGBClassifier's or
         XGBRegressor's own by default).
@@ -220,6 +224,11 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     if (output_margin or missing is not None) and not trees:
         raise ValueError("output_margin and missing apply to tree ensembles "
                          "(XGBoost, LightGBM and scikit-learn models)")
+    if pred_leaf and not (xgboost or lightgbm):
+        raise ValueError("pred_leaf applies to XGBoost and LightGBM models")
+    if pred_leaf and output_margin:
+        raise ValueError("pred_leaf and output_margin are different outputs: "
+                         "ask for one")
     if missing is not None and not xgboost:
         raise ValueError("missing applies to XGBoost models; LightGBM's and "
                          "scikit-learn's trees route missing values "
@@ -272,6 +281,7 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             external_weights=external_weights,
             emit="hls" if fpga else "so", progress=progress,
             settings=settings, tree_margins=output_margin,
+            tree_leaves=bool(pred_leaf),
             tree_missing=tree_missing,
             **quantization_options)
         # Raises CompileError (built by the compiler, with its fields),

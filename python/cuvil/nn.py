@@ -44,14 +44,23 @@ class TreeEnsemble(torch.nn.Module):
 
     model: an XGBoost model (Booster, XGBClassifier, XGBRegressor, ...) or a
         scikit-learn tree ensemble.
+    pred_leaf: XGBoost: [batch, trees] of each tree's leaf node id (float32,
+        as Booster.predict(pred_leaf=True) returns it), for embeddings.
     missing: XGBoost's missing value besides NaN (an estimator's own by
         default).
     """
 
-    def __init__(self, model, output_margin=False, missing=None):
+    def __init__(self, model, output_margin=False, missing=None,
+                 pred_leaf=False):
         super().__init__()
         booster = _xgboost_booster(model)
+        if pred_leaf and output_margin:
+            raise ValueError("pred_leaf and output_margin are different "
+                             "outputs: ask for one")
+        if pred_leaf and booster is None:
+            raise ValueError("pred_leaf applies to XGBoost models")
         self.output_margin = bool(output_margin)
+        self.pred_leaf = bool(pred_leaf)
         # The ONNX domain of the forest's nodes (for the exporter's opsets).
         self.onnx_domain = "ai.cuvil" if booster is not None else \
             "ai.onnx.ml"
@@ -78,14 +87,15 @@ class TreeEnsemble(torch.nn.Module):
         self.dtype = torch.float32
         probe = booster.predict(xgboost.DMatrix(
             np.zeros((1, self.features), np.float32)),
-            output_margin=self.output_margin)
+            output_margin=self.output_margin, pred_leaf=self.pred_leaf)
         self.targets = int(np.asarray(probe).reshape(1, -1).shape[1])
 
         def predict(x):
             rows = xgboost.DMatrix(x.astype(np.float32, copy=False),
                                    missing=self.missing)
             return np.asarray(booster.predict(
-                rows, output_margin=self.output_margin), dtype=np.float32)
+                rows, output_margin=self.output_margin,
+                pred_leaf=self.pred_leaf), dtype=np.float32)
         self._predict = predict
 
     def _init_sklearn(self, model):
@@ -109,13 +119,15 @@ class TreeEnsemble(torch.nn.Module):
 
     def extra_repr(self):
         return (f"features={self.features}, targets={self.targets}, "
-                f"output_margin={self.output_margin}")
+                f"output_margin={self.output_margin}, "
+                f"pred_leaf={self.pred_leaf}")
 
     # The graph the exporter writes for the forest.
     def _symbolic(self, g, x):
         if hasattr(self, "_model"):
             attrs = dict(model_s=self._model,
-                         output_margin_i=int(self.output_margin))
+                         output_margin_i=int(self.output_margin),
+                         pred_leaf_i=int(self.pred_leaf))
             if not math.isnan(self.missing):
                 attrs["missing_f"] = self.missing
             return g.op("ai.cuvil::XGBoostModel", x, **attrs)

@@ -50,8 +50,9 @@ struct PyCompileOptions {
   /// A target's own settings (TargetOptions::settings: an FPGA's
   /// precision, reuse factors, ...).
   std::map<std::string, std::string> settings;
-  /// A tree ensemble's margins rather than its predictions.
-  bool treeMargins = false;
+  /// A tree ensemble's margins, or each tree's leaf, rather than its
+  /// predictions.
+  bool treeMargins = false, treeLeaves = false;
   /// A value the features treat as missing besides NaN.
   std::optional<double> treeMissing;
 };
@@ -117,7 +118,9 @@ py::dict compileModel(py::bytes model, const PyCompileOptions &py) {
   if (py.bf16)
     options.bf16 = cuvil::CompileOptions::Bf16{py.keepFp32};
   options.integerIo = py.integerIo;
-  options.treeMargins = py.treeMargins;
+  options.treeOutput = py.treeLeaves    ? cuvil::trees::ForestOutput::kLeaf
+                       : py.treeMargins ? cuvil::trees::ForestOutput::kMargin
+                                        : cuvil::trees::ForestOutput::kPrediction;
   options.treeMissing = py.treeMissing;
   std::optional<py::error_already_set> progressError;
   if (!py.progress.is_none()) {
@@ -180,7 +183,7 @@ PYBIND11_MODULE(_C, m) {
                        std::vector<std::string> keepFp32, bool bf16,
                        bool integerIo,
                        std::map<std::string, std::string> settings,
-                       bool treeMargins,
+                       bool treeMargins, bool treeLeaves,
                        std::optional<double> treeMissing) {
              return PyCompileOptions{
                  std::move(name),        std::move(inputShapes),
@@ -191,7 +194,8 @@ PYBIND11_MODULE(_C, m) {
                  std::move(observer),    percentile,
                  std::move(keepFp32),    bf16,
                  integerIo,              std::move(settings),
-                 treeMargins,            treeMissing};
+                 treeMargins,            treeLeaves,
+                 treeMissing};
            }),
            py::kw_only(), py::arg("name"),
            py::arg("input_shapes") =
@@ -205,7 +209,7 @@ PYBIND11_MODULE(_C, m) {
            py::arg("keep_fp32") = std::vector<std::string>(),
            py::arg("bf16") = false, py::arg("integer_io") = false,
            py::arg("settings") = std::map<std::string, std::string>(),
-           py::arg("tree_margins") = false,
+           py::arg("tree_margins") = false, py::arg("tree_leaves") = false,
            py::arg("tree_missing") = py::none())
       .def_readonly("name", &PyCompileOptions::name)
       .def_readonly("target", &PyCompileOptions::target)

@@ -67,6 +67,38 @@ def test_xgboost_margins_feed_an_mlp(tmp_path):
     assert np.array_equal(cuvil.load(str(path))(x), compiled(x))
 
 
+class LeafEmbedding(torch.nn.Module):
+    """features -> trees -> each tree's leaf -> an embedding per (tree,
+    leaf) -> MLP -> probability (GBDT leaves as categorical features)."""
+
+    def __init__(self, trees, nodes, width=4):
+        super().__init__()
+        torch.manual_seed(0)
+        self.trees = trees
+        self.embed = torch.nn.Embedding(trees.targets * nodes, width)
+        self.register_buffer("offsets", torch.arange(trees.targets) * nodes)
+        self.mlp = torch.nn.Sequential(
+            torch.nn.Linear(trees.targets * width, 16), torch.nn.ReLU(),
+            torch.nn.Linear(16, 1))
+
+    def forward(self, x):
+        leaves = self.trees(x).to(torch.int64) + self.offsets
+        return torch.sigmoid(self.mlp(self.embed(leaves).flatten(1)))
+
+
+def test_xgboost_leaves_feed_embeddings():
+    x, y = transactions(4)
+    booster = xgb.train({"objective": "binary:logistic", "max_depth": 3,
+                         "nthread": 1}, xgb.DMatrix(x, label=y), 12)
+    trees = cuvil.nn.TreeEnsemble(booster, pred_leaf=True)
+    assert trees.targets == 12
+    leaves = trees(torch.from_numpy(x)).numpy()
+    assert np.array_equal(leaves, booster.predict(xgb.DMatrix(x),
+                                                  pred_leaf=True))
+    # Depth 3: node ids below 15.
+    compile_and_compare(LeafEmbedding(trees, nodes=15), x)
+
+
 def test_xgboost_class_probabilities_and_missing_value():
     x, y = transactions(1)
     y = y + (x[:, 0] > 0.5)  # three classes
@@ -100,3 +132,8 @@ def test_what_it_takes():
     forest = ensemble.RandomForestClassifier(3).fit(np.nan_to_num(x), y)
     with pytest.raises(ValueError, match="missing applies to XGBoost"):
         cuvil.nn.TreeEnsemble(forest, missing=-1.0)
+    with pytest.raises(ValueError, match="pred_leaf applies to XGBoost"):
+        cuvil.nn.TreeEnsemble(forest, pred_leaf=True)
+    booster = xgb.train({"max_depth": 2}, xgb.DMatrix(x, label=y), 2)
+    with pytest.raises(ValueError, match="different outputs"):
+        cuvil.nn.TreeEnsemble(booster, pred_leaf=True, output_margin=True)

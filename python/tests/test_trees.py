@@ -35,6 +35,10 @@ def test_booster_predictions_and_margins():
         np.spacing(np.float32(1))
     assert margins.inputs[0]["name"] == "features"
     assert margins(x[:1])[0, 0] == want[0]
+    leaves = cuvil.compile(booster, pred_leaf=True)
+    assert leaves.outputs[0]["name"] == "leaf"
+    assert np.array_equal(leaves(x), booster.predict(xgb.DMatrix(x),
+                                                     pred_leaf=True))
 
 
 def test_sklearn_classifier_object_and_json_file(tmp_path):
@@ -76,6 +80,10 @@ def test_errors():
         cuvil.compile("model.onnx", output_margin=True)
     with pytest.raises(ValueError, match="missing must be a finite number"):
         cuvil.compile(booster, missing=float("inf"))
+    with pytest.raises(ValueError, match="pred_leaf applies to XGBoost and"):
+        cuvil.compile("model.onnx", pred_leaf=True)
+    with pytest.raises(ValueError, match="different outputs"):
+        cuvil.compile(booster, pred_leaf=True, output_margin=True)
 
 
 def test_fraud_scoring_example_runs(package_dir, tmp_path):

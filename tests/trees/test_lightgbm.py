@@ -102,8 +102,10 @@ def write_model(path, trees, features, objective="regression",
     path.write_text("\n".join(lines))
 
 
-def reference(trees, x, per_iteration=1, average=False):
-    out = np.zeros((len(x), per_iteration))
+def reference(trees, x, per_iteration=1, average=False, leaves=False):
+    """Sums by LightGBM's documented rules (leaves: each tree's leaf index,
+    pred_leaf=True)."""
+    out = np.zeros((len(x), len(trees) if leaves else per_iteration))
     for r, row in enumerate(x):
         for i, t in enumerate(trees):
             node = 0 if t.get("left_child") else ~0
@@ -123,6 +125,9 @@ def reference(trees, x, per_iteration=1, average=False):
                 else:
                     left = v <= t["threshold"][node]
                 node = t["left_child" if left else "right_child"][node]
+            if leaves:
+                out[r, i] = ~node
+                continue
             out[r, i % per_iteration] += t["leaf_value"][~node]
     if average:
         out /= len(trees) // per_iteration
@@ -223,6 +228,22 @@ def test_regression_is_exact(tmp_path, missing_types):
     assert np.array_equal(two, got)
     (one,) = model(x[:1], batch=1)
     assert np.array_equal(one, got[:1])
+
+
+def test_pred_leaf_gives_each_trees_leaf_index(tmp_path):
+    """--tree-output=leaf: [rows, trees] of leaf indices (float64), every
+    missing type and categorical splits routed as for the sums."""
+    rng = np.random.default_rng(11)
+    trees = forest(rng, 3 * 6, 5)
+    for tree in trees[::4]:
+        add_categorical_splits(rng, tree, 5)
+    path = tmp_path / "leaves.txt"
+    write_model(path, trees, 5, objective="multiclass num_class:3",
+                per_iteration=3)
+    x = rows(rng, 500, 5)
+    (got,) = compile_text(path, tmp_path, "--tree-output=leaf")(x, batch=500)
+    assert got.dtype == np.float64 and got.shape == (500, 18)
+    assert np.array_equal(got, reference(trees, x, leaves=True))
 
 
 @pytest.mark.parametrize("objective,transform", [

@@ -157,12 +157,47 @@ def test_random_forest_and_sklearn_api(tmp_path):
     check(regressor.get_booster(), x, tmp_path)
 
 
+@pytest.mark.parametrize("rounds", [12, 40], ids=["perfect", "tables"])
+def test_pred_leaf_gives_each_trees_leaf(tmp_path, rounds):
+    """--tree-output=leaf: [rows, trees] of leaf node ids, float32, exactly
+    as predict(pred_leaf=True) (NaNs to the default child; a categorical
+    split; 3 classes x 12 rounds (36 columns) take the perfect walk, x 40
+    (120) the tables)."""
+    rng = np.random.default_rng(rounds)
+    n = 1500
+    cat = rng.integers(0, 12, n).astype(np.float32)
+    num = rng.normal(size=(n, 5)).astype(np.float32)
+    y = (np.isin(cat, [1, 5, 7]) + (num[:, 0] > 0.3)).astype(int)
+    x = with_nans(np.concatenate([cat[:, None], num], 1), seed=rounds)
+    types = ["c"] + ["q"] * 5
+    booster = xgb.train(
+        {"objective": "multi:softprob", "num_class": 3, "max_depth": 5,
+         "seed": 0, "tree_method": "hist", "nthread": 1},
+        xgb.DMatrix(x, label=y, feature_types=types, enable_categorical=True),
+        num_boost_round=rounds)
+    want = booster.predict(xgb.DMatrix(x, feature_types=types,
+                                       enable_categorical=True),
+                           pred_leaf=True)
+    model = compile_booster(booster, tmp_path, "--tree-output=leaf")
+    assert model.metadata["outputs"][0]["name"] == "leaf"
+    got = run(model, x)
+    assert got.dtype == np.float32 and got.shape == (n, 3 * rounds)
+    assert np.array_equal(got, want)
+    assert np.array_equal(run(model, x[:1]), want[:1])
+
+
 def test_stumps_and_a_model_of_no_trees(tmp_path):
     x, y = problem("regression")
     stumps = train(x, y, {"objective": "reg:squarederror", "max_depth": 1})
     check(stumps, with_nans(x), tmp_path)
     empty = train(x, y, {"objective": "reg:squarederror"}, rounds=0)
     check(empty, x[:5], tmp_path)
+    path = tmp_path / "empty.json"
+    empty.save_model(str(path))
+    result = subprocess.run([str(CUVILC), str(path), "--tree-output=leaf"],
+                            capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "pred_leaf: the model has no trees" in result.stderr
 
 
 def test_wrong_feature_count_at_call_time_is_an_error(tmp_path):
@@ -307,7 +342,7 @@ def test_tree_output_flag_is_checked(tmp_path):
     result = subprocess.run([str(CUVILC), str(path), "--tree-output=logits"],
                             capture_output=True, text=True)
     assert result.returncode == 2
-    assert "--tree-output must be prediction or margin" in result.stderr
+    assert "--tree-output must be prediction, margin or leaf" in result.stderr
 
 
 def level2(booster, tmp_path):

@@ -96,9 +96,11 @@ ABSL_FLAG(std::string, tree_output, "prediction",
           "For a tree ensemble (an XGBoost .json / .ubj or LightGBM .txt "
           "model): "
           "prediction (what the library's predict returns: probabilities "
-          "for logistic, softprob, binary and multiclass objectives) or "
+          "for logistic, softprob, binary and multiclass objectives), "
           "margin (the raw sums, XGBoost's output_margin=True, LightGBM's "
-          "raw_score=True).");
+          "raw_score=True) or leaf (each tree's leaf, in tree order, as "
+          "pred_leaf=True returns it: XGBoost's node ids, LightGBM's leaf "
+          "indices; to feed embeddings in a model of your own).");
 ABSL_FLAG(std::string, tree_missing, "nan",
           "For a tree ensemble: a feature value that counts as missing "
           "besides NaN (XGBoost's `missing` parameter, e.g. -999; the model "
@@ -446,12 +448,17 @@ int cuvil::cuvilcMain(int argc, char **argv) {
   if (int64_t maxBatch = absl::GetFlag(FLAGS_max_batch); maxBatch != 0)
     options.maxBatch = maxBatch;
   std::string treeOutput = absl::GetFlag(FLAGS_tree_output);
-  if (treeOutput != "prediction" && treeOutput != "margin") {
-    std::cerr << "cuvilc: --tree-output must be prediction or margin, not '"
+  if (treeOutput != "prediction" && treeOutput != "margin" &&
+      treeOutput != "leaf") {
+    std::cerr << "cuvilc: --tree-output must be prediction, margin or leaf, "
+                 "not '"
               << cuvil::printableText(treeOutput) << "'\n";
     return 2;
   }
-  options.treeMargins = treeOutput == "margin";
+  options.treeOutput = treeOutput == "leaf" ? cuvil::trees::ForestOutput::kLeaf
+                       : treeOutput == "margin"
+                           ? cuvil::trees::ForestOutput::kMargin
+                           : cuvil::trees::ForestOutput::kPrediction;
   std::string treeMissing = absl::GetFlag(FLAGS_tree_missing);
   if (treeMissing != "nan") {
     double missing = 0;

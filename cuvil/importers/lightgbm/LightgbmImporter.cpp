@@ -115,7 +115,7 @@ absl::StatusOr<Objective> Importer::objective(const std::string &text) const {
         colon == std::string::npos ? "" : words[i].substr(colon + 1);
   }
   Objective o;
-  if (options.outputMargin)
+  if (options.output != trees::ForestOutput::kPrediction)
     return o;
   auto sigmoid = [&]() -> absl::Status {
     auto it = params.find("sigmoid");
@@ -238,6 +238,12 @@ absl::Status Importer::addTree(const Fields &fields, int64_t index) {
     }
   }
   int32_t target = static_cast<int32_t>(index % targets);
+  if (options.output == trees::ForestOutput::kLeaf) {
+    // pred_leaf: the tree's own column, its leaves' numbers.
+    target = static_cast<int32_t>(index);
+    for (int64_t k = 0; k < leaves; ++k)
+      leafValue[k] = static_cast<double>(k);
+  }
   absl::Status added = forest->addTree(nodes, 0, target, leafValue, where);
   return added.ok() ? added : error(std::string(added.message()));
 }
@@ -306,9 +312,15 @@ absl::StatusOr<OwningOpRef<ModuleOp>> Importer::run(MLIRContext &context,
   semantics.baseValues.assign(targets, 0.0);
   semantics.postTransform = objectiveInfo->transform;
   semantics.aggregate = average ? "average" : "sum";
+  if (options.output == trees::ForestOutput::kLeaf) {
+    if (index == 0)
+      return error("pred_leaf: the model has no trees");
+    semantics.baseValues.assign(index, 0.0);
+    semantics.aggregate = "sum";
+  }
   OwningOpRef<ModuleOp> module = forest->buildModule(
       context, FileLineColLoc::get(&context, options.modelPath, 0, 0),
-      semantics.leafType, semantics, "lightgbm", options.outputMargin);
+      semantics.leafType, semantics, "lightgbm", options.output);
   if (!module)
     return error("the imported forest does not verify");
   return module;

@@ -13,6 +13,8 @@
 #ifndef CUVIL_IMPORTERS_LIGHTGBM_LIGHTGBMIMPORTER_H
 #define CUVIL_IMPORTERS_LIGHTGBM_LIGHTGBMIMPORTER_H
 
+#include "cuvil/importers/trees/Forest.h"
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -26,9 +28,9 @@ namespace cuvil {
 struct LightgbmImportOptions {
   /// Shown in locations and errors ("model.txt").
   std::string modelPath = "model.txt";
-  /// Return the raw sums (LightGBM's raw_score=True) rather than the
-  /// objective's prediction.
-  bool outputMargin = false;
+  /// The objective's prediction, the raw sums (raw_score=True) or each
+  /// tree's leaf index as float64 (pred_leaf=True).
+  trees::ForestOutput output = trees::ForestOutput::kPrediction;
 };
 
 /// Imports a text model. Fails, with nothing built, on text that is not a

@@ -441,7 +441,11 @@ LogicalResult Importer::convertEmbeddedForest(const onnx::NodeProto &node,
   if (failed(x))
     return failure();
   std::string text = attrString(node, "model", "");
-  bool margin = attrInt(node, "output_margin", 0) != 0;
+  trees::ForestOutput output =
+      attrInt(node, "pred_leaf", 0) != 0 ? trees::ForestOutput::kLeaf
+      : attrInt(node, "output_margin", 0) != 0
+          ? trees::ForestOutput::kMargin
+          : trees::ForestOutput::kPrediction;
   const onnx::AttributeProto *missing =
       typedAttr(node, "missing", onnx::AttributeProto::FLOAT);
   if (badAttribute)
@@ -451,7 +455,7 @@ LogicalResult Importer::convertEmbeddedForest(const onnx::NodeProto &node,
   if (node.op_type() == "XGBoostModel") {
     XgboostImportOptions xgboost;
     xgboost.modelPath = path;
-    xgboost.outputMargin = margin;
+    xgboost.output = output;
     if (missing)
       xgboost.missingValue = missing->f();
     forest = importXgboostModel(context, text, xgboost);
@@ -462,7 +466,7 @@ LogicalResult Importer::convertEmbeddedForest(const onnx::NodeProto &node,
                                "say how they treat missing values)";
     LightgbmImportOptions lightgbm;
     lightgbm.modelPath = path;
-    lightgbm.outputMargin = margin;
+    lightgbm.output = output;
     forest = importLightgbmModel(context, text, lightgbm);
   }
   if (!forest.ok())

@@ -137,7 +137,8 @@ Value Forest::build(OpBuilder &builder, Location loc, Value input,
 OwningOpRef<ModuleOp> Forest::buildModule(MLIRContext &context, Location loc,
                                           Type inputType,
                                           const ForestSemantics &semantics,
-                                          StringRef name, bool margin) {
+                                          StringRef name,
+                                          ForestOutput output) {
   OpBuilder builder(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   builder.setInsertionPointToEnd(module->getBody());
@@ -151,7 +152,11 @@ OwningOpRef<ModuleOp> Forest::buildModule(MLIRContext &context, Location loc,
   func::ReturnOp::create(builder, loc, result);
   func.setType(builder.getFunctionType({input}, {result.getType()}));
   func.setResultAttr(0, "cuvil.name",
-                     builder.getStringAttr(margin ? "margin" : "prediction"));
+                     builder.getStringAttr(output == ForestOutput::kLeaf
+                                               ? "leaf"
+                                           : output == ForestOutput::kMargin
+                                               ? "margin"
+                                               : "prediction"));
   if (failed(verify(*module)))
     return nullptr;
   return module;

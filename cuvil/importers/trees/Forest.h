@@ -60,6 +60,18 @@ struct TreeNode {
   std::vector<uint32_t> categories;
 };
 
+/// What an imported forest returns, per row.
+enum class ForestOutput {
+  /// What the library's predict returns (the objective's transform).
+  kPrediction,
+  /// The sums before it (XGBoost's output_margin, LightGBM's raw_score).
+  kMargin,
+  /// Each tree's leaf (XGBoost's and LightGBM's pred_leaf), in tree order:
+  /// the importer makes each tree its own target whose leaves hold their
+  /// numbers, summed from zero, so the op and every walk stay as they are.
+  kLeaf,
+};
+
 /// How the op sums and transforms (its attributes besides the tables).
 struct ForestSemantics {
   mlir::Type thresholdType, leafType;
@@ -93,12 +105,13 @@ public:
                     llvm::StringRef name);
 
   /// A module of one func.func @main: `features` [batch, features] of
-  /// `inputType` in, the op's result out, named `margin` or `prediction`.
-  /// Null if it does not verify (the diagnostics say why).
+  /// `inputType` in, the op's result out, named `prediction`, `margin` or
+  /// `leaf` by `output`. Null if it does not verify (the diagnostics say
+  /// why).
   mlir::OwningOpRef<mlir::ModuleOp>
   buildModule(mlir::MLIRContext &context, mlir::Location loc,
               mlir::Type inputType, const ForestSemantics &semantics,
-              llvm::StringRef name, bool margin);
+              llvm::StringRef name, ForestOutput output);
 
 private:
   int64_t features, values;

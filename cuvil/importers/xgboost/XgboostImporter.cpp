@@ -355,6 +355,16 @@ absl::Status Importer::addTree(const llvm::json::Object &tree, size_t index,
       }
     }
   }
+  if (options.output == trees::ForestOutput::kLeaf) {
+    // pred_leaf: the tree's own column, its leaves' node ids (float32, as
+    // XGBoost returns them: exact below 2^24).
+    if (n > (size_t(1) << 24))
+      return error(where(-1) + ": pred_leaf: node ids past 2^24 are not "
+                               "exact in float32");
+    target = static_cast<int32_t>(index);
+    for (size_t i = 0; i < n; ++i)
+      condition[i] = static_cast<double>(i);
+  }
   absl::Status added = forest->addTree(nodes, 0, target, condition, where);
   if (!added.ok())
     return error(std::string(added.message()));
@@ -501,13 +511,19 @@ absl::StatusOr<OwningOpRef<ModuleOp>> Importer::run(MLIRContext &context,
   trees::ForestSemantics semantics;
   semantics.thresholdType = semantics.leafType = Float32Type::get(&context);
   semantics.baseValues.assign(targets, static_cast<double>(margin));
-  semantics.postTransform =
-      options.outputMargin ? "none" : objectiveInfo->transform;
+  semantics.postTransform = options.output == trees::ForestOutput::kPrediction
+                                ? objectiveInfo->transform
+                                : "none";
+  if (options.output == trees::ForestOutput::kLeaf) {
+    if (forest->treeCount() == 0)
+      return error("pred_leaf: the model has no trees");
+    semantics.baseValues.assign(forest->treeCount(), 0.0);
+  }
   if (options.missingValue && !std::isnan(*options.missingValue))
     semantics.missingValue = *options.missingValue;
   OwningOpRef<ModuleOp> module = forest->buildModule(
       context, FileLineColLoc::get(&context, options.modelPath, 0, 0),
-      semantics.leafType, semantics, "xgboost", options.outputMargin);
+      semantics.leafType, semantics, "xgboost", options.output);
   if (!module)
     return error("the imported forest does not verify");
   return module;

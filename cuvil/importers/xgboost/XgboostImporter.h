@@ -11,6 +11,8 @@
 #ifndef CUVIL_IMPORTERS_XGBOOST_XGBOOSTIMPORTER_H
 #define CUVIL_IMPORTERS_XGBOOST_XGBOOSTIMPORTER_H
 
+#include "cuvil/importers/trees/Forest.h"
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -25,9 +27,10 @@ namespace cuvil {
 struct XgboostImportOptions {
   /// Shown in locations and errors ("model.json").
   std::string modelPath = "model.json";
-  /// Return the margins (XGBoost's output_margin=True) rather than the
-  /// objective's prediction (probabilities for logistic and softprob).
-  bool outputMargin = false;
+  /// The objective's prediction (probabilities for logistic and softprob),
+  /// the margins (output_margin=True) or each tree's leaf node id as
+  /// float32 (pred_leaf=True).
+  trees::ForestOutput output = trees::ForestOutput::kPrediction;
   /// A value that counts as missing besides NaN (XGBoost's `missing`
   /// parameter, which the model file does not record).
   std::optional<double> missingValue;

@@ -39,6 +39,10 @@ namespace {
 
 /// Deeper trees would take 2^depth leaves each; they keep their tables.
 constexpr int64_t kMaxDepth = 10;
+/// The vector walks keep a block's sums per target on the stack
+/// (CUVIL_FOREST_MAX_VECTOR_TARGETS); more targets (a forest's leaves as
+/// its output, one column per tree) keep their tables.
+constexpr int64_t kMaxTargets = 64;
 // cuvil.tree_ensemble's flags (CuvilOps.td) and the perfect node word.
 constexpr int32_t kComparison = 7, kMissingLeft = 8, kZeroIsMissing = 16;
 constexpr uint32_t kWordMissingLeft = 0x80000000u;
@@ -156,7 +160,9 @@ struct LayoutForests
     if (!input.getElementType().isF32() ||
         !cast<MemRefType>(ins[2].getType()).getElementType().isF32() ||
         !leavesType.getElementType().isF32() || leavesType.getDimSize(1) != 1 ||
-        call.getParam("missing_value"))
+        call.getParam("missing_value") ||
+        cast<MemRefType>(call.getOutputs()[0].getType()).getDimSize(1) >
+            kMaxTargets)
       return;
     Forest f;
     auto nodes = readGlobal<int32_t>(ins[1], symbols);
