@@ -57,15 +57,25 @@ FailureOr<std::string> emitBase(Emitter &e, const KernelCall &call, Type acc,
   return base;
 }
 
+/// Whether the forest averages its trees (random forests).
+bool isAverage(const KernelCall &call) {
+  auto aggregate = dyn_cast_or_null<StringAttr>(call.op.getParam("aggregate"));
+  return aggregate && aggregate.getValue() == "average";
+}
+
 /// A forest cuvil-x86-layout-forests laid out as perfect trees.
 LogicalResult emitPerfectForest(Emitter &e, const KernelCall &call,
                                 int64_t depth) {
   const Buffer &input = *call.ins[0], &words = *call.ins[1],
                &thresholds = *call.ins[2], &targets = *call.ins[3],
                &leaves = *call.ins[4];
+  Type acc = leaves.type.getElementType();
+  bool average = isAverage(call);
   e.c.open();
-  FailureOr<std::string> base = emitBase(e, call, leaves.type.getElementType());
-  if (failed(base))
+  FailureOr<std::string> base = emitBase(e, call, acc);
+  FailureOr<std::string> zeros =
+      average ? emitBase(e, call, acc, /*zeros=*/true) : base;
+  if (failed(base) || failed(zeros))
     return call.error() << "has no base_values";
   std::string forest = e.tmp();
   int64_t comparison = call.op->getAttrOfType<IntegerAttr>(
@@ -84,7 +94,12 @@ LogicalResult emitPerfectForest(Emitter &e, const KernelCall &call,
   set("thresholds", thresholds.name);
   set("leaves", leaves.name);
   set("targets_of", "(const int32_t *)" + targets.name);
-  set("base", *base);
+  set("base", *zeros);
+  if (average) {
+    set("average", "1");
+    set("offset", *base);
+  }
+  set("acc_f64", acc.isF64() ? "1" : "0");
   set("comparison", std::to_string(comparison));
   set("post_transform", transformOf(call));
   e.c.line("cuvil_perfect_forest_predict(pool, CUVIL_PERFECT_WALK, &" +
@@ -108,8 +123,7 @@ LogicalResult emitTreeEnsemble(Emitter &e, const KernelCall &call) {
                &leaves = *call.ins[4];
   Type acc = leaves.type.getElementType();
   auto missing = dyn_cast_or_null<FloatAttr>(call.op.getParam("missing_value"));
-  auto aggregate = dyn_cast_or_null<StringAttr>(call.op.getParam("aggregate"));
-  bool average = aggregate && aggregate.getValue() == "average";
+  bool average = isAverage(call);
   e.c.open();
   FailureOr<std::string> base = emitBase(e, call, acc);
   FailureOr<std::string> zeros =

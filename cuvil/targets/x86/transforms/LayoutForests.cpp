@@ -1,20 +1,22 @@
 //===- LayoutForests.cpp - tree ensembles as perfect trees ----------------===//
 //
 // A `tree_ensemble` call whose forest the vector walks take (one
-// comparison, `<` or `<=`; float32 features, thresholds and leaves; one
-// value per leaf; NaN the only missing value) and whose deepest tree has
-// at most kMaxDepth levels gets its tables rewritten, at compile time, as
-// perfect trees of that depth (runtime/trees/trees.h): node words (feature,
-// missing direction in bit 31) and thresholds by level, 2^depth leaves per
-// tree, a leaf above the last level copied into every leaf below it. The
-// call then reads [x, words, thresholds, targets, leaves] and is marked
-// `cuvil.forest_depth` and `cuvil.forest_comparison`; deeper or mixed
-// forests keep the general tables (a deeper forest of one comparison is
-// marked `cuvil.forest_comparison`, which the table walk's vector forms
-// take).
+// comparison, `<` or `<=`; float32 features; one value per leaf; NaN the
+// only missing value; at most kMaxTargets targets) and whose deepest tree
+// has at most kMaxDepth levels gets its tables rewritten, at compile time,
+// as perfect trees of that depth (runtime/trees/trees.h): node words
+// (feature, missing direction in bit 31) and float32 thresholds by level
+// (float64 ones narrowed exactly: narrowThreshold), 2^depth leaves per
+// tree (float32, or float64 for an AVX-512 target), a leaf above the last
+// level copied into every leaf below it. The call then reads [x, words,
+// thresholds, targets, leaves] and is marked `cuvil.forest_depth` and
+// `cuvil.forest_comparison`; deeper or mixed forests keep the general
+// tables (a deeper forest of one comparison is marked
+// `cuvil.forest_comparison`, which the table walk's vector forms take).
 //
 //===----------------------------------------------------------------------===//
 
+#include "cuvil/ir/CuvilAttrs.h"
 #include "cuvil/ir/CuvilL2Ops.h"
 #include "cuvil/passes/PassStatistics.h"
 #include "cuvil/support/ElementsBytes.h"
@@ -26,7 +28,9 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace cuvil::x86 {
 #define GEN_PASS_DEF_CUVILX86LAYOUTFORESTS
@@ -65,8 +69,23 @@ std::optional<std::vector<T>> readGlobal(Value value, SymbolTable &symbols) {
 
 struct Forest {
   std::vector<int32_t> nodes, trees;
-  std::vector<float> thresholds, leaves;
+  std::vector<float> thresholds;
+  std::vector<double> leaves;
 };
+
+/// The float32 threshold that makes the same decisions as `t` on float32
+/// values: `v <= t` iff `v <= t'` for the largest float32 t' <= t, and `v
+/// < t` iff `v < t'` for the smallest t' >= t (no float32 lies between
+/// them). Exact, so a scikit-learn forest (float32 features, float64
+/// thresholds) walks in float32.
+float narrowThreshold(double t, int32_t comparison) {
+  float narrow = static_cast<float>(t);
+  if (comparison == 2 && static_cast<double>(narrow) > t)
+    return std::nextafter(narrow, -std::numeric_limits<float>::infinity());
+  if (comparison == 1 && static_cast<double>(narrow) < t)
+    return std::nextafter(narrow, std::numeric_limits<float>::infinity());
+  return narrow;
+}
 
 /// The depth of the tree at `node`, or kMaxDepth + 1 for any deeper one
 /// (the recursion stops there).
@@ -82,12 +101,13 @@ int64_t depthOf(const Forest &f, int32_t node, int64_t level = 0) {
 
 struct Perfect {
   std::vector<int32_t> words, targets;
-  std::vector<float> thresholds, leaves;
+  std::vector<float> thresholds;
+  std::vector<double> leaves;
 };
 
 /// Places the subtree at `node` at position `index` of `level`.
 void place(const Forest &f, int32_t node, int64_t level, int64_t index,
-           int64_t depth, int32_t *words, float *thresholds, float *leaves) {
+           int64_t depth, int32_t *words, float *thresholds, double *leaves) {
   int32_t flags = f.nodes[3 * node + 2];
   if ((flags & kComparison) == 0) {
     int64_t span = int64_t(1) << (depth - level);
@@ -153,36 +173,48 @@ struct LayoutForests
     return memref::GetGlobalOp::create(builder, loc, type, global.getSymName());
   }
 
+  /// A table of float32 or float64 values as doubles.
+  static std::optional<std::vector<double>> readNumbers(Value value,
+                                                        SymbolTable &symbols) {
+    if (cast<MemRefType>(value.getType()).getElementType().isF64())
+      return readGlobal<double>(value, symbols);
+    auto floats = readGlobal<float>(value, symbols);
+    if (!floats)
+      return std::nullopt;
+    return std::vector<double>(floats->begin(), floats->end());
+  }
+
   void layOut(cuvil::l2::UKernelCallOp call, SymbolTable &symbols) {
     ValueRange ins = call.getInputs();
     auto input = cast<MemRefType>(ins[0].getType());
     auto leavesType = cast<MemRefType>(ins[4].getType());
-    if (!input.getElementType().isF32() ||
-        !cast<MemRefType>(ins[2].getType()).getElementType().isF32() ||
-        !leavesType.getElementType().isF32() || leavesType.getDimSize(1) != 1 ||
+    // Float64 leaves sum in float64, on the AVX-512 walks only (the others
+    // would walk them one row at a time: the tables serve them better).
+    bool f64Leaves = leavesType.getElementType().isF64();
+    auto target = cuvil::l1::TargetAttr::lookupOrDefault(getOperation());
+    if (!input.getElementType().isF32() || leavesType.getDimSize(1) != 1 ||
+        (f64Leaves && !target.hasFeature("avx512f")) ||
         call.getParam("missing_value") ||
         cast<MemRefType>(call.getOutputs()[0].getType()).getDimSize(1) >
             kMaxTargets)
       return;
-    Forest f;
     auto nodes = readGlobal<int32_t>(ins[1], symbols);
-    auto thresholds = readGlobal<float>(ins[2], symbols);
+    auto wide = readNumbers(ins[2], symbols);
     auto trees = readGlobal<int32_t>(ins[3], symbols);
-    auto leaves = readGlobal<float>(ins[4], symbols);
-    if (!nodes || !thresholds || !trees || !leaves)
+    auto leaves = readNumbers(ins[4], symbols);
+    if (!nodes || !wide || !trees || !leaves)
       return;
-    f = {std::move(*nodes), std::move(*trees), std::move(*thresholds),
-         std::move(*leaves)};
+    Forest f{std::move(*nodes), std::move(*trees), {}, std::move(*leaves)};
     int32_t comparison = uniformComparison(f);
+    if (!comparison)
+      return;
+    for (double t : *wide)
+      f.thresholds.push_back(narrowThreshold(t, comparison));
     int64_t depth = 1;
     for (size_t t = 0; t < f.trees.size() / 2; ++t)
       depth = std::max(depth, depthOf(f, f.trees[2 * t]));
-    if (!comparison)
-      return;
-    // The table walk's vector forms take a forest of one comparison too;
-    // the perfect walk sums from the base values only.
-    auto aggregate = dyn_cast_or_null<StringAttr>(call.getParam("aggregate"));
-    if (depth > kMaxDepth || (aggregate && aggregate.getValue() == "average")) {
+    // The table walk's vector forms take a forest of one comparison too.
+    if (depth > kMaxDepth) {
       call->setAttr("cuvil.forest_comparison",
                     OpBuilder(call).getI64IntegerAttr(comparison));
       return;
@@ -194,7 +226,7 @@ struct LayoutForests
     // leads to a copy of its value.
     p.words.assign(count * inner, 0);
     p.thresholds.assign(count * inner, 0.0f);
-    p.leaves.assign(count * (inner + 1), 0.0f);
+    p.leaves.assign(count * (inner + 1), 0.0);
     for (int64_t t = 0; t < count; ++t) {
       place(f, f.trees[2 * t], 0, 0, depth, &p.words[t * inner],
             &p.thresholds[t * inner], &p.leaves[t * (inner + 1)]);
@@ -208,10 +240,14 @@ struct LayoutForests
       return std::make_pair(reinterpret_cast<const char *>(v.data()),
                             v.size() * sizeof(v[0]));
     };
+    // Float32 leaves went through double exactly; they go back the same.
+    std::vector<float> narrowLeaves;
+    if (!f64Leaves)
+      narrowLeaves.assign(p.leaves.begin(), p.leaves.end());
     auto [wd, ws] = bytes(p.words);
     auto [td, ts] = bytes(p.thresholds);
     auto [gd, gs] = bytes(p.targets);
-    auto [ld, ls] = bytes(p.leaves);
+    auto [ld, ls] = f64Leaves ? bytes(p.leaves) : bytes(narrowLeaves);
     SmallVector<Value> inputs{
         ins[0],
         addGlobal(builder, symbols, loc, "forest_words", {count, inner}, i32,
@@ -220,7 +256,7 @@ struct LayoutForests
                   f32, td, ts),
         addGlobal(builder, symbols, loc, "forest_targets", {count}, i32, gd, gs),
         addGlobal(builder, symbols, loc, "forest_leaves", {count, inner + 1},
-                  f32, ld, ls)};
+                  leavesType.getElementType(), ld, ls)};
     SmallVector<Value> oldTables(ins.drop_front());
     cuvil::l2::UKernelCallOp laidOut =
         call.cloneWith(builder, inputs, call.getOutputs());

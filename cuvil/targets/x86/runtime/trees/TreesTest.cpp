@@ -349,6 +349,7 @@ TEST(Trees, VectorWalksGiveTheReferenceBits) {
 struct PerfectTables {
   std::vector<int32_t> nodes, targets;
   std::vector<float> thresholds, leaves, base;
+  std::vector<double> leavesD, baseD, offsetD;
   cuvil_perfect_forest forest;
 };
 
@@ -398,7 +399,39 @@ void layOutPerfect(const std::vector<Tree> &trees, const Spec &spec,
   p.forest = {spec.features, int64_t(trees.size()), spec.targets, depth,
               p.nodes.data(), p.thresholds.data(), p.leaves.data(),
               p.targets.data(), p.base.data(), comparison,
-              CUVIL_FOREST_NONE};
+              CUVIL_FOREST_NONE, /*acc_f64=*/0, /*average=*/0,
+              /*offset=*/nullptr};
+}
+
+/// The same forest with float64 leaves (the trees' own values) summed in
+/// float64, averaged (from zeros, then / trees + `base`) if `average`.
+void layOutPerfectF64(const std::vector<Tree> &trees, const Spec &spec,
+                      const std::vector<double> &base, int comparison,
+                      bool average, PerfectTables &p) {
+  layOutPerfect(trees, spec, base, comparison, p);
+  int64_t leaves = int64_t(1) << p.forest.depth;
+  for (size_t t = 0; t < trees.size(); ++t) {
+    // Each perfect leaf holds the value of the tree's leaf it copies:
+    // found again by walking the tree to it along the leaf's path.
+    for (int64_t i = 0; i < leaves; ++i) {
+      int node = trees[t].root;
+      for (int64_t level = p.forest.depth - 1; !trees[t].nodes[node].leaf;
+           --level) {
+        const Node &n = trees[t].nodes[node];
+        node = (i >> level) & 1 ? n.right : n.left;
+      }
+      p.leavesD.push_back(trees[t].nodes[node].values[0]);
+    }
+  }
+  p.baseD.assign(base.size(), 0.0);
+  p.offsetD = base;
+  if (!average)
+    p.baseD = base;
+  p.forest.leaves = p.leavesD.data();
+  p.forest.base = p.baseD.data();
+  p.forest.acc_f64 = 1;
+  p.forest.average = average;
+  p.forest.offset = p.offsetD.data();
 }
 
 using PerfectVariant = std::tuple<std::string, std::string, cuvil_perfect_walk_fn>;
@@ -463,6 +496,43 @@ TEST(Trees, PerfectWalksGiveTheTableWalksBits) {
           expectPerfectWalksExact(trees, spec, base, p, dense, rows);
         }
       }
+}
+
+TEST(Trees, PerfectWalksSumFloat64LeavesAndAverage) {
+  std::mt19937 rng(17);
+  for (int depth : {2, 6, 8})
+    for (bool average : {false, true}) {
+      Spec spec;
+      spec.features = 28;
+      spec.targets = 2;
+      spec.comparisons = 1;
+      std::vector<Tree> trees = randomForest(rng, spec, 21, depth);
+      std::vector<double> base{0.125, -0.3};
+      PerfectTables p;
+      layOutPerfectF64(trees, spec, base, CUVIL_TREE_LT, average, p);
+      for (int rows : {1, 5, 130, 300}) {
+        SCOPED_TRACE("depth=" + std::to_string(depth) +
+                     " average=" + std::to_string(average) +
+                     " rows=" + std::to_string(rows));
+        std::vector<float> x =
+            randomRows(rng, rows, spec.features, rows == 130 ? 0 : 10);
+        std::vector<double> want = expected<double>(
+            trees, spec, average ? std::vector<double>(2, 0.0) : base, x,
+            rows);
+        for (size_t i = 0; average && i < want.size(); ++i)
+          want[i] = want[i] / double(trees.size()) + base[i % 2];
+        for (const auto &[name, features, walk] : perfectVariants()) {
+          if (!cuvil::runtime_testing::cpuHas(features))
+            continue;
+          SCOPED_TRACE(name);
+          std::vector<double> out(want.size(), -1.0);
+          cuvil_perfect_forest_predict(nullptr, walk, &p.forest, rows,
+                                       x.data(), out.data());
+          EXPECT_EQ(0, std::memcmp(out.data(), want.data(),
+                                   want.size() * sizeof(double)));
+        }
+      }
+    }
 }
 
 TEST(Trees, ThreadsDoNotChangeTheBits) {

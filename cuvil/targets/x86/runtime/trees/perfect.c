@@ -23,24 +23,55 @@ static int perfect_goes_left(const cuvil_perfect_forest *f, int32_t word,
   return f->comparison == CUVIL_TREE_LE ? v <= threshold : v < threshold;
 }
 
-void cuvil_perfect_walk_reference(const cuvil_perfect_forest *f, int64_t rows,
-                                  const float *x, float *out) {
+/* The index in f->leaves of tree t's leaf for `row`. */
+static int64_t perfect_leaf(const cuvil_perfect_forest *f, int64_t t,
+                            const float *row) {
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
+  const int32_t *nodes = f->nodes + t * inner;
+  const float *thresholds = f->thresholds + t * inner;
+  int64_t i = 0;
+  for (int64_t level = 0; level < f->depth; ++level) {
+    int64_t node = ((int64_t)1 << level) - 1 + i;
+    int32_t word = nodes[node];
+    float v = row[word & CUVIL_PERFECT_FEATURE];
+    i = 2 * i + (perfect_goes_left(f, word, thresholds[node], v) ? 0 : 1);
+  }
+  return t * (inner + 1) + i;
+}
+
+/* Row `r` of `out` (the leaves' type), set to the base values. */
+static void *perfect_start_row(const cuvil_perfect_forest *f, void *out,
+                               int64_t r) {
+  size_t size = f->acc_f64 ? sizeof(double) : sizeof(float);
+  void *o = (char *)out + r * f->targets * size;
+  memcpy(o, f->base, (size_t)f->targets * size);
+  return o;
+}
+
+/* Adds trees [t0, t0 + n)'s leaves (indices `leaf`) to row `o`, in order. */
+static void perfect_add_leaves(const cuvil_perfect_forest *f, void *o,
+                               int64_t t0, int64_t n, const int32_t *leaf) {
+  if (f->acc_f64)
+    for (int64_t j = 0; j < n; ++j)
+      ((double *)o)[f->targets_of[t0 + j]] +=
+          ((const double *)f->leaves)[leaf[j]];
+  else
+    for (int64_t j = 0; j < n; ++j)
+      ((float *)o)[f->targets_of[t0 + j]] +=
+          ((const float *)f->leaves)[leaf[j]];
+}
+
+void cuvil_perfect_walk_reference(const cuvil_perfect_forest *f, int64_t rows,
+                                  const float *x, void *out) {
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = x + r * f->features;
-    float *o = out + r * f->targets;
-    memcpy(o, f->base, (size_t)f->targets * sizeof(float));
+    void *o = perfect_start_row(f, out, r);
     for (int64_t t = 0; t < f->trees; ++t) {
-      const int32_t *nodes = f->nodes + t * inner;
-      const float *thresholds = f->thresholds + t * inner;
-      int64_t i = 0;
-      for (int64_t level = 0; level < f->depth; ++level) {
-        int64_t node = ((int64_t)1 << level) - 1 + i;
-        int32_t word = nodes[node];
-        float v = row[word & CUVIL_PERFECT_FEATURE];
-        i = 2 * i + (perfect_goes_left(f, word, thresholds[node], v) ? 0 : 1);
-      }
-      o[f->targets_of[t]] += f->leaves[t * (inner + 1) + i];
+      int64_t leaf = perfect_leaf(f, t, row);
+      if (f->acc_f64)
+        ((double *)o)[f->targets_of[t]] += ((const double *)f->leaves)[leaf];
+      else
+        ((float *)o)[f->targets_of[t]] += ((const float *)f->leaves)[leaf];
     }
   }
 }
@@ -50,7 +81,7 @@ typedef struct {
   const cuvil_perfect_forest *forest;
   int64_t rows;
   const float *x;
-  float *out;
+  void *out;
 } perfect_task;
 
 static void perfect_predict_blocks(void *arg, int64_t begin, int64_t end) {
@@ -61,16 +92,16 @@ static void perfect_predict_blocks(void *arg, int64_t begin, int64_t end) {
   if (last > task->rows)
     last = task->rows;
   const float *x = task->x + first * f->features;
-  float *out = task->out + first * f->targets;
+  void *out = (char *)task->out +
+              first * f->targets * (f->acc_f64 ? sizeof(double) : sizeof(float));
   task->walk(f, last - first, x, out);
-  for (int64_t r = 0; r < last - first; ++r)
-    cuvil_forest_transform_f32(f->post_transform, out + r * f->targets,
-                               f->targets);
+  cuvil_forest_finish(f->acc_f64, f->average, f->trees, f->offset,
+                      f->post_transform, out, last - first, f->targets);
 }
 
 void cuvil_perfect_forest_predict(cuvil_pool *pool, cuvil_perfect_walk_fn walk,
                                   const cuvil_perfect_forest *forest,
-                                  int64_t rows, const float *x, float *out) {
+                                  int64_t rows, const float *x, void *out) {
   perfect_task task = {walk, forest, rows, x, out};
   int64_t blocks = (rows + CUVIL_FOREST_BLOCK - 1) / CUVIL_FOREST_BLOCK;
   if (blocks == 1)
@@ -125,18 +156,17 @@ perfect_level_floats16(const float *level, int64_t width, __m512i i) {
  * at once, their leaves then added in tree order. */
 __attribute__((target("avx512f"))) static void
 perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
-                        const float *x, float *out) {
+                        const float *x, void *out) {
   enum { K = 4, W = 16 };
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
   const int cmp_le = f->comparison == CUVIL_TREE_LE;
   const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
                                           11, 12, 13, 14, 15);
   const __m512i feature_bits = _mm512_set1_epi32(CUVIL_PERFECT_FEATURE);
-  float values[K * W];
+  int32_t leaves[K * W];
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = x + r * f->features;
-    float *o = out + r * f->targets;
-    memcpy(o, f->base, (size_t)f->targets * sizeof(float));
+    void *o = perfect_start_row(f, out, r);
     /* A row of up to 32 features in two registers: its values by permutes
      * rather than gathers. */
     int64_t lo = f->features < 16 ? f->features : 16;
@@ -176,17 +206,14 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
           idx[k] = perfect_step16(idx[k], word, th, v, cmp_le);
         }
       }
-      for (int k = 0; k < K; ++k) {
-        __m512i leaf = _mm512_add_epi32(
-            _mm512_mullo_epi32(tree[k], _mm512_set1_epi32((int32_t)(inner + 1))),
-            idx[k]);
-        _mm512_storeu_ps(values + k * W,
-                         _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m[k],
-                                                  leaf, f->leaves, 4));
-      }
+      for (int k = 0; k < K; ++k)
+        _mm512_storeu_si512(
+            leaves + k * W,
+            _mm512_add_epi32(_mm512_mullo_epi32(
+                                 tree[k], _mm512_set1_epi32((int32_t)(inner + 1))),
+                             idx[k]));
       int64_t n = f->trees - t0 < K * W ? f->trees - t0 : K * W;
-      for (int64_t j = 0; j < n; ++j)
-        o[f->targets_of[t0 + j]] += values[j];
+      perfect_add_leaves(f, o, t0, n, leaves);
     }
   }
 }
@@ -309,10 +336,27 @@ perfect_leaves16(const float *leaves, int depth, const __m512i *idx, int live,
   }
 }
 
-/* A tree's walk of the block and its leaves added to `target`. */
+/* Adds each lane's float64 leaf to `target` (two registers of 8 per 16
+ * rows). */
+__attribute__((target("avx512f"))) static void
+perfect_leaves16_f64(const double *leaves, const __m512i *idx, int live,
+                     double *target) {
+  enum { W = 16 };
+  for (int k = 0; k < live; ++k) {
+    __m512d lo = _mm512_i32gather_pd(_mm512_castsi512_si256(idx[k]), leaves, 8);
+    __m512d hi =
+        _mm512_i32gather_pd(_mm512_extracti64x4_epi64(idx[k], 1), leaves, 8);
+    double *o = target + k * W;
+    _mm512_storeu_pd(o, _mm512_add_pd(_mm512_loadu_pd(o), lo));
+    _mm512_storeu_pd(o + 8, _mm512_add_pd(_mm512_loadu_pd(o + 8), hi));
+  }
+}
+
+/* A tree's walk of the block and its leaves added to `target` (float, or
+ * double if the forest's leaves are). */
 __attribute__((target("avx512f"), always_inline)) static inline void
 perfect_tree16(const cuvil_perfect_forest *f, int64_t t, const float *xt,
-               float *target, int live, int has_missing, int cmp_le) {
+               void *target, int live, int has_missing, int cmp_le) {
   enum { K = 8, W = 16 };
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
   const int32_t *nodes = f->nodes + t * inner;
@@ -338,18 +382,23 @@ perfect_tree16(const cuvil_perfect_forest *f, int64_t t, const float *xt,
       perfect_level16(w, th, 8, xt, idx, live, cmp_le, has_missing);
     }
   }
-  const float *leaves = f->leaves + t * (inner + 1);
+  if (f->acc_f64) {
+    perfect_leaves16_f64((const double *)f->leaves + t * (inner + 1), idx,
+                         live, (double *)target);
+    return;
+  }
+  const float *leaves = (const float *)f->leaves + t * (inner + 1);
   switch (f->depth) {
 #define PERFECT_LEAVES16(n)                                                    \
   case n:                                                                      \
-    perfect_leaves16(leaves, n, idx, live, target);                            \
+    perfect_leaves16(leaves, n, idx, live, (float *)target);                   \
     break;
     PERFECT_LEAVES16(1) PERFECT_LEAVES16(2) PERFECT_LEAVES16(3)
     PERFECT_LEAVES16(4) PERFECT_LEAVES16(5) PERFECT_LEAVES16(6)
     PERFECT_LEAVES16(7) PERFECT_LEAVES16(8)
 #undef PERFECT_LEAVES16
   default:
-    perfect_leaves16(leaves, 9, idx, live, target);
+    perfect_leaves16(leaves, 9, idx, live, (float *)target);
   }
 }
 
@@ -409,11 +458,13 @@ perfect_transpose_block(const float *x, int64_t rows, int64_t features,
  * comparison and the step is a copy of its own, without tests inside. */
 __attribute__((target("avx512f"))) static void
 perfect_transposed_avx512(const cuvil_perfect_forest *f, int64_t rows,
-                          const float *x, float *out) {
-  enum { K = 8, W = 16, B = CUVIL_PERFECT_TBLOCK };
+                          const float *x, void *out) {
+  enum { W = 16, B = CUVIL_PERFECT_TBLOCK };
   const int le = f->comparison == CUVIL_TREE_LE;
+  const size_t size = f->acc_f64 ? sizeof(double) : sizeof(float);
   float xt[f->features * B]; /* sized by the row: a few KiB of stack */
-  float acc[f->targets * B];
+  /* Each target's sums of the block, in the leaves' type. */
+  double acc[(f->targets * B * size + 7) / 8];
   for (int64_t r0 = 0; r0 < rows; r0 += B) {
     int64_t block_rows = rows - r0 < B ? rows - r0 : B;
     /* The registers that hold rows of this block. */
@@ -421,8 +472,9 @@ perfect_transposed_avx512(const cuvil_perfect_forest *f, int64_t rows,
     int missing = perfect_transpose_block(x + r0 * f->features, block_rows,
                                           f->features, xt);
     for (int64_t t = 0; t < f->targets; ++t)
-      for (int k = 0; k < K; ++k)
-        _mm512_storeu_ps(acc + t * B + k * W, _mm512_set1_ps(f->base[t]));
+      for (int64_t r = 0; r < B; ++r)
+        memcpy((char *)acc + (t * B + r) * size, (const char *)f->base + t * size,
+               size);
     /* The next block's rows, a few lines per tree, come from memory while
      * this block is walked. */
     int64_t next_rows = rows - r0 - B < B ? rows - r0 - B : B;
@@ -434,7 +486,7 @@ perfect_transposed_avx512(const cuvil_perfect_forest *f, int64_t rows,
       for (int64_t l = t * per_tree; l < (t + 1) * per_tree && l < next_lines;
            ++l)
         _mm_prefetch(next + 64 * l, _MM_HINT_T0);
-      float *target = acc + (int64_t)f->targets_of[t] * B;
+      void *target = (char *)acc + (int64_t)f->targets_of[t] * B * size;
       if (missing)
         le ? perfect_tree16(f, t, xt, target, live, 1, 1)
            : perfect_tree16(f, t, xt, target, live, 1, 0);
@@ -444,26 +496,34 @@ perfect_transposed_avx512(const cuvil_perfect_forest *f, int64_t rows,
     }
     for (int64_t r = 0; r < block_rows; ++r)
       for (int64_t t = 0; t < f->targets; ++t)
-        out[(r0 + r) * f->targets + t] = acc[t * B + r];
+        memcpy((char *)out + ((r0 + r) * f->targets + t) * size,
+               (const char *)acc + (t * B + r) * size, size);
   }
 }
 
 /* Eight registers of 16 rows: a block of 128 (eight gathers in flight hide
  * their latency). Fewer than 8 rows go by trees; rows of up to 128
- * features through a transposed block. */
+ * features through a transposed block; wider rows of float64 leaves one
+ * at a time. */
 __attribute__((target("avx512f"))) void
 cuvil_perfect_walk_avx512(const cuvil_perfect_forest *f, int64_t rows,
-                          const float *x, float *out) {
+                          const float *x, void *out_sums) {
   enum { K = 8, W = 16 };
   if (rows < 8 &&
       f->trees * (((int64_t)1 << f->depth)) < INT32_MAX - 16 * 1024) {
-    perfect_by_trees_avx512(f, rows, x, out);
+    perfect_by_trees_avx512(f, rows, x, out_sums);
     return;
   }
   if (f->features <= CUVIL_PERFECT_TFEATURES) {
-    perfect_transposed_avx512(f, rows, x, out);
+    perfect_transposed_avx512(f, rows, x, out_sums);
     return;
   }
+  if (f->acc_f64) {
+    cuvil_perfect_walk_reference(f, rows, x, out_sums);
+    return;
+  }
+  float *out = (float *)out_sums;
+  const float *base = (const float *)f->base;
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
   const int cmp_le = f->comparison == CUVIL_TREE_LE;
   const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
@@ -485,7 +545,7 @@ cuvil_perfect_walk_avx512(const cuvil_perfect_forest *f, int64_t rows,
     }
     for (int64_t t = 0; t < f->targets; ++t)
       for (int k = 0; k < K; ++k)
-        _mm512_storeu_ps(acc + (t * K + k) * W, _mm512_set1_ps(f->base[t]));
+        _mm512_storeu_ps(acc + (t * K + k) * W, _mm512_set1_ps(base[t]));
     for (int64_t t = 0; t < f->trees; ++t) {
       const int32_t *nodes = f->nodes + t * inner;
       const float *thresholds = f->thresholds + t * inner;
@@ -505,7 +565,7 @@ cuvil_perfect_walk_avx512(const cuvil_perfect_forest *f, int64_t rows,
           idx[k] = perfect_step16(idx[k], word, th, v, cmp_le);
         }
       }
-      const float *leaves = f->leaves + t * (inner + 1);
+      const float *leaves = (const float *)f->leaves + t * (inner + 1);
       float *target = acc + (int64_t)f->targets_of[t] * K * W;
       for (int k = 0; k < K; ++k) {
         __m512 value = perfect_level_floats16(leaves, inner + 1, idx[k]);
@@ -562,17 +622,16 @@ perfect_level_floats8(const float *level, int64_t width, __m256i i) {
  * once, their leaves then added in tree order. */
 __attribute__((target("avx2"))) static void
 perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
-                      const float *x, float *out) {
+                      const float *x, void *out) {
   enum { K = 4, W = 8 };
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
   const int cmp_le = f->comparison == CUVIL_TREE_LE;
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i feature_bits = _mm256_set1_epi32(CUVIL_PERFECT_FEATURE);
-  float values[K * W];
+  int32_t leaves[K * W];
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = x + r * f->features;
-    float *o = out + r * f->targets;
-    memcpy(o, f->base, (size_t)f->targets * sizeof(float));
+    void *o = perfect_start_row(f, out, r);
     for (int64_t t0 = 0; t0 < f->trees; t0 += K * W) {
       __m256i tree[K], idx[K], m[K];
       for (int k = 0; k < K; ++k) {
@@ -601,33 +660,35 @@ perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
           idx[k] = perfect_step8(idx[k], word, th, v, cmp_le);
         }
       }
-      for (int k = 0; k < K; ++k) {
-        __m256i leaf = _mm256_add_epi32(
-            _mm256_mullo_epi32(tree[k], _mm256_set1_epi32((int32_t)(inner + 1))),
-            idx[k]);
-        _mm256_storeu_ps(values + k * W,
-                         _mm256_mask_i32gather_ps(_mm256_setzero_ps(), f->leaves,
-                                                  leaf, _mm256_castsi256_ps(m[k]),
-                                                  4));
-      }
+      for (int k = 0; k < K; ++k)
+        _mm256_storeu_si256(
+            (__m256i *)(leaves + k * W),
+            _mm256_add_epi32(_mm256_mullo_epi32(
+                                 tree[k], _mm256_set1_epi32((int32_t)(inner + 1))),
+                             idx[k]));
       int64_t n = f->trees - t0 < K * W ? f->trees - t0 : K * W;
-      for (int64_t j = 0; j < n; ++j)
-        o[f->targets_of[t0 + j]] += values[j];
+      perfect_add_leaves(f, o, t0, n, leaves);
     }
   }
 }
 
 /* Four registers of 8 rows: a block of 32. Fewer than 8 rows go by
- * trees. */
+ * trees; float64 leaves one row at a time. */
 __attribute__((target("avx2"))) void
 cuvil_perfect_walk_avx2(const cuvil_perfect_forest *f, int64_t rows,
-                        const float *x, float *out) {
+                        const float *x, void *out_sums) {
   enum { K = 4, W = 8 };
   if (rows < 8 &&
       f->trees * (((int64_t)1 << f->depth)) < INT32_MAX - 32 * 1024) {
-    perfect_by_trees_avx2(f, rows, x, out);
+    perfect_by_trees_avx2(f, rows, x, out_sums);
     return;
   }
+  if (f->acc_f64) {
+    cuvil_perfect_walk_reference(f, rows, x, out_sums);
+    return;
+  }
+  float *out = (float *)out_sums;
+  const float *base = (const float *)f->base;
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
   const int cmp_le = f->comparison == CUVIL_TREE_LE;
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -645,7 +706,7 @@ cuvil_perfect_walk_avx2(const cuvil_perfect_forest *f, int64_t rows,
     }
     for (int64_t t = 0; t < f->targets; ++t)
       for (int k = 0; k < K; ++k)
-        _mm256_storeu_ps(acc + (t * K + k) * W, _mm256_set1_ps(f->base[t]));
+        _mm256_storeu_ps(acc + (t * K + k) * W, _mm256_set1_ps(base[t]));
     for (int64_t t = 0; t < f->trees; ++t) {
       const int32_t *nodes = f->nodes + t * inner;
       const float *thresholds = f->thresholds + t * inner;
@@ -665,7 +726,7 @@ cuvil_perfect_walk_avx2(const cuvil_perfect_forest *f, int64_t rows,
           idx[k] = perfect_step8(idx[k], word, th, v, cmp_le);
         }
       }
-      const float *leaves = f->leaves + t * (inner + 1);
+      const float *leaves = (const float *)f->leaves + t * (inner + 1);
       float *target = acc + (int64_t)f->targets_of[t] * K * W;
       for (int k = 0; k < K; ++k) {
         __m256 value = perfect_level_floats8(leaves, inner + 1, idx[k]);

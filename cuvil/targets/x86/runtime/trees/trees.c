@@ -207,28 +207,39 @@ static void forest_predict_blocks(void *arg, int64_t begin, int64_t end) {
     last = task->rows;
   int64_t rows = last - first;
   const void *x = forest_row(f, task->x, first);
-  int64_t n = rows * f->targets;
   if (f->acc_f64) {
-    double *out = (double *)task->out + first * f->targets;
-    const double *offset = (const double *)f->offset;
-    forest_walk_f64(f, rows, x, out);
-    for (int64_t i = 0; f->average && i < n; ++i)
-      out[i] = out[i] / (double)f->trees + offset[i % f->targets];
+    forest_walk_f64(f, rows, x, (double *)task->out + first * f->targets);
+  } else {
+    float *out = (float *)task->out + first * f->targets;
+    if (forest_vectorizable(f))
+      task->walk(f, rows, (const float *)x, out);
+    else
+      forest_walk_f32(f, rows, x, out);
+  }
+  cuvil_forest_finish(f->acc_f64, f->average, f->trees, f->offset,
+                      f->post_transform,
+                      (char *)task->out + first * f->targets *
+                                              (f->acc_f64 ? 8 : 4),
+                      rows, f->targets);
+}
+
+void cuvil_forest_finish(int acc_f64, int average, int64_t trees,
+                         const void *offset, int transform, void *out,
+                         int64_t rows, int64_t targets) {
+  int64_t n = rows * targets;
+  if (acc_f64) {
+    double *o = (double *)out;
+    for (int64_t i = 0; average && i < n; ++i)
+      o[i] = o[i] / (double)trees + ((const double *)offset)[i % targets];
     for (int64_t r = 0; r < rows; ++r)
-      forest_transform_f64(f->post_transform, out + r * f->targets,
-                           f->targets);
+      forest_transform_f64(transform, o + r * targets, targets);
     return;
   }
-  float *out = (float *)task->out + first * f->targets;
-  const float *offset = (const float *)f->offset;
-  if (forest_vectorizable(f))
-    task->walk(f, rows, (const float *)x, out);
-  else
-    forest_walk_f32(f, rows, x, out);
-  for (int64_t i = 0; f->average && i < n; ++i)
-    out[i] = out[i] / (float)f->trees + offset[i % f->targets];
+  float *o = (float *)out;
+  for (int64_t i = 0; average && i < n; ++i)
+    o[i] = o[i] / (float)trees + ((const float *)offset)[i % targets];
   for (int64_t r = 0; r < rows; ++r)
-    cuvil_forest_transform_f32(f->post_transform, out + r * f->targets, f->targets);
+    cuvil_forest_transform_f32(transform, o + r * targets, targets);
 }
 
 void cuvil_forest_predict(cuvil_pool *pool, cuvil_forest_walk_fn walk,

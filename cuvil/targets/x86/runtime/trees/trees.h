@@ -105,13 +105,22 @@ void cuvil_forest_predict(cuvil_pool *pool, cuvil_forest_walk_fn walk,
  * Sigmoid, Softmax summed in double, expf). */
 void cuvil_forest_transform_f32(int transform, float *row, int64_t targets);
 
+/* After the sums of `rows` rows in `out` (float, or double if acc_f64):
+ * AVERAGE's division by the trees and `offset`, then the post transform. */
+void cuvil_forest_finish(int acc_f64, int average, int64_t trees,
+                         const void *offset, int transform, void *out,
+                         int64_t rows, int64_t targets);
+
 /* A forest laid out as perfect trees of one depth (cuvil-x86-layout-forests,
- * for forests of one comparison, float32 throughout, one value per leaf and
- * NaN as the only missing value): node i of a level sits at (1 << level) -
- * 1 + i, its children at 2i and 2i + 1 of the next level, so a walk needs
- * no child table, no leaf test and the same number of steps for every row.
- * A leaf above the last level was replaced by a subtree whose leaves all
- * hold its value (whatever its nodes test, the value is the same). */
+ * for forests of one comparison on float32 features and thresholds, one
+ * value per leaf and NaN as the only missing value): node i of a level
+ * sits at (1 << level) - 1 + i, its children at 2i and 2i + 1 of the next
+ * level, so a walk needs no child table, no leaf test and the same number
+ * of steps for every row. A leaf above the last level was replaced by a
+ * subtree whose leaves all hold its value (whatever its nodes test, the
+ * value is the same). Leaves are float32, or float64 (scikit-learn's,
+ * summed in float64; the AVX-512 walks take them, the others walk such a
+ * forest one row at a time). */
 enum { CUVIL_PERFECT_MISSING_LEFT = (int32_t)0x80000000 };
 
 typedef struct cuvil_perfect_forest {
@@ -119,31 +128,36 @@ typedef struct cuvil_perfect_forest {
   /* [trees][2^depth - 1]: the feature, | CUVIL_PERFECT_MISSING_LEFT. */
   const int32_t *nodes;
   const float *thresholds; /* [trees][2^depth - 1] */
-  const float *leaves;     /* [trees][2^depth] */
+  /* [trees][2^depth]: float, or double if acc_f64. */
+  const void *leaves;
   const int32_t *targets_of; /* [trees]: the target each tree adds to */
-  const float *base;       /* [targets] */
+  const void *base;        /* [targets], the leaves' type */
   int comparison;          /* CUVIL_TREE_LT or CUVIL_TREE_LE */
   int post_transform;
+  int acc_f64;
+  /* AVERAGE (random forests): `base` is zeros, the sums are divided by the
+   * number of trees and `offset` ([targets], the leaves' type) added. */
+  int average;
+  const void *offset;
 } cuvil_perfect_forest;
 
 /* Sums `rows` (< 2^31 / features) rows of `x` into `out` [rows][targets]
- * (margins, before the post transform). */
+ * (float, or double if acc_f64; margins, before the post transform). */
 typedef void (*cuvil_perfect_walk_fn)(const cuvil_perfect_forest *forest,
-                                      int64_t rows, const float *x,
-                                      float *out);
+                                      int64_t rows, const float *x, void *out);
 
 void cuvil_perfect_walk_reference(const cuvil_perfect_forest *forest,
-                                  int64_t rows, const float *x, float *out);
+                                  int64_t rows, const float *x, void *out);
 void cuvil_perfect_walk_avx2(const cuvil_perfect_forest *forest, int64_t rows,
-                             const float *x, float *out);
+                             const float *x, void *out);
 void cuvil_perfect_walk_avx512(const cuvil_perfect_forest *forest,
-                               int64_t rows, const float *x, float *out);
+                               int64_t rows, const float *x, void *out);
 
 /* cuvil_forest_predict for a perfect forest: blocks of rows split across
- * `pool`, short blocks on the reference walk. */
+ * `pool`, the average and post transform applied. */
 void cuvil_perfect_forest_predict(cuvil_pool *pool, cuvil_perfect_walk_fn walk,
                                   const cuvil_perfect_forest *forest,
-                                  int64_t rows, const float *x, float *out);
+                                  int64_t rows, const float *x, void *out);
 
 /* The walks a model's code uses (RuntimeSelection.cpp defines them). */
 #ifndef CUVIL_FOREST_WALK

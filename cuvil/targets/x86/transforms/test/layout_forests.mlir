@@ -44,11 +44,10 @@ func.func @mixed(%x: tensor<?x2xf32>) -> tensor<?x1xf32> {
 
 // -----
 
-// An average (a random forest) keeps the table walk, which averages; its
-// vector forms still take the one comparison.
+// An average (a random forest) is laid out too: the perfect walk divides
+// by the trees and adds the base values after the sums, as the tables'.
 // CHECK-LABEL: func.func @average
-// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<3x3xi32>, memref<3xf32>, memref<1x2xi32>, memref<2x1xf32>) outs(%{{.*}} : memref<?x1xf32>) params {aggregate = "average", base_values = array<f64: 0.000000e+00>, post_transform = "none"} {cuvil.forest_comparison = 2 : i64}
-// CHECK-NOT: cuvil.forest_depth
+// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<1x1xi32>, memref<1x1xf32>, memref<1xi32>, memref<1x2xf32>) outs(%{{.*}} : memref<?x1xf32>) params {aggregate = "average", base_values = array<f64: 0.000000e+00>, post_transform = "none"} {cuvil.forest_comparison = 2 : i64, cuvil.forest_depth = 1 : i64}
 func.func @average(%x: tensor<?x2xf32>) -> tensor<?x1xf32> {
   %nodes = cuvil.constant dense<[[0, 1, 2], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
   %thresholds = cuvil.constant dense<[0.5, 0.0, 0.0]> : tensor<3xf32>
@@ -70,4 +69,60 @@ func.func @zero_missing(%x: tensor<?x2xf32>) -> tensor<?x1xf32> {
   %leaves = cuvil.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
   %0 = cuvil.tree_ensemble %x, %nodes, %thresholds, %trees, %leaves {base_values = array<f64: 0.0>} : tensor<?x2xf32>, tensor<3x3xi32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2x1xf32>
   return %0 : tensor<?x1xf32>
+}
+
+// -----
+
+// scikit-learn: float32 features against float64 thresholds (`<=` here),
+// float64 leaves. Each threshold narrows to the largest float32 at or
+// below it, which decides every float32 value alike: 0.1 (double) becomes
+// 0x3DCCCCCC (0.099999994f; 0.1f is above 0.1). The leaves stay float64
+// for an AVX-512 target.
+// CHECK-LABEL: func.func @sklearn_le
+// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<1x1xi32>, memref<1x1xf32>, memref<1xi32>, memref<1x2xf64>) outs(%{{.*}} : memref<?x1xf64>) {{.*}} {cuvil.forest_comparison = 2 : i64, cuvil.forest_depth = 1 : i64}
+// CHECK-DAG: forest_thresholds: "0x40000000CCCCCC3D"
+// CHECK-DAG: forest_leaves: "0x40000000000000000000F03F9A9999999999B93F"
+module attributes {cuvil.target = #cuvil.target<backend = "x86", features = ["avx2", "avx512f"], vector_bits = 512>} {
+func.func @sklearn_le(%x: tensor<?x2xf32>) -> tensor<?x1xf64> {
+  %nodes = cuvil.constant dense<[[1, 1, 2], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
+  %thresholds = cuvil.constant dense<[0.1, 0.0, 0.0]> : tensor<3xf64>
+  %trees = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
+  %leaves = cuvil.constant dense<[[1.0], [0.1]]> : tensor<2x1xf64>
+  %0 = cuvil.tree_ensemble %x, %nodes, %thresholds, %trees, %leaves {base_values = array<f64: 0.0>} : tensor<?x2xf32>, tensor<3x3xi32>, tensor<3xf64>, tensor<1x2xi32>, tensor<2x1xf64>
+  return %0 : tensor<?x1xf64>
+}
+}
+
+// -----
+
+// `<` narrows upward: 0.1 becomes 0x3DCCCCCD (0.1f), the smallest float32
+// above it.
+// CHECK-LABEL: func.func @sklearn_lt
+// CHECK: forest_thresholds: "0x40000000CDCCCC3D"
+module attributes {cuvil.target = #cuvil.target<backend = "x86", features = ["avx2", "avx512f"], vector_bits = 512>} {
+func.func @sklearn_lt(%x: tensor<?x2xf32>) -> tensor<?x1xf64> {
+  %nodes = cuvil.constant dense<[[1, 1, 1], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
+  %thresholds = cuvil.constant dense<[0.1, 0.0, 0.0]> : tensor<3xf64>
+  %trees = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
+  %leaves = cuvil.constant dense<[[1.0], [0.1]]> : tensor<2x1xf64>
+  %0 = cuvil.tree_ensemble %x, %nodes, %thresholds, %trees, %leaves {base_values = array<f64: 0.0>} : tensor<?x2xf32>, tensor<3x3xi32>, tensor<3xf64>, tensor<1x2xi32>, tensor<2x1xf64>
+  return %0 : tensor<?x1xf64>
+}
+}
+
+// -----
+
+// Without AVX-512 float64 leaves keep the tables (the other walks would
+// take them one row at a time).
+// CHECK-LABEL: func.func @sklearn_avx2
+// CHECK-NOT: cuvil.forest_depth
+module attributes {cuvil.target = #cuvil.target<backend = "x86", features = ["avx2"], vector_bits = 256>} {
+func.func @sklearn_avx2(%x: tensor<?x2xf32>) -> tensor<?x1xf64> {
+  %nodes = cuvil.constant dense<[[1, 1, 2], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
+  %thresholds = cuvil.constant dense<[0.1, 0.0, 0.0]> : tensor<3xf64>
+  %trees = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
+  %leaves = cuvil.constant dense<[[1.0], [0.1]]> : tensor<2x1xf64>
+  %0 = cuvil.tree_ensemble %x, %nodes, %thresholds, %trees, %leaves {base_values = array<f64: 0.0>} : tensor<?x2xf32>, tensor<3x3xi32>, tensor<3xf64>, tensor<1x2xi32>, tensor<2x1xf64>
+  return %0 : tensor<?x1xf64>
+}
 }
