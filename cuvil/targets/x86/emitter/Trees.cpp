@@ -100,6 +100,7 @@ LogicalResult emitPerfectForest(Emitter &e, const KernelCall &call,
     set("offset", *base);
   }
   set("acc_f64", acc.isF64() ? "1" : "0");
+  set("values", leaves.dims.size() == 3 ? leaves.dims[2] : "1");
   set("comparison", std::to_string(comparison));
   set("post_transform", transformOf(call));
   e.c.line("cuvil_perfect_forest_predict(pool, CUVIL_PERFECT_WALK, &" +

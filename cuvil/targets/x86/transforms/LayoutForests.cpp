@@ -7,8 +7,9 @@
 // as perfect trees of that depth (runtime/trees/trees.h): node words
 // (feature, missing direction in bit 31) and float32 thresholds by level
 // (float64 ones narrowed exactly: narrowThreshold), 2^depth leaves per
-// tree (float32, or float64 for an AVX-512 target), a leaf above the last
-// level copied into every leaf below it. The call then reads [x, words,
+// tree (float32, or float64 for an AVX-512 target; [2^depth][values] for
+// leaves of several values, AVX-512 too), a leaf above the last level
+// copied into every leaf below it. The call then reads [x, words,
 // thresholds, targets, leaves] and is marked `cuvil.forest_depth` and
 // `cuvil.forest_comparison`; deeper or mixed forests keep the general
 // tables (a deeper forest of one comparison is marked
@@ -70,7 +71,9 @@ std::optional<std::vector<T>> readGlobal(Value value, SymbolTable &symbols) {
 struct Forest {
   std::vector<int32_t> nodes, trees;
   std::vector<float> thresholds;
+  /// [leaf rows][values].
   std::vector<double> leaves;
+  int64_t values = 1;
 };
 
 /// The float32 threshold that makes the same decisions as `t` on float32
@@ -111,8 +114,9 @@ void place(const Forest &f, int32_t node, int64_t level, int64_t index,
   int32_t flags = f.nodes[3 * node + 2];
   if ((flags & kComparison) == 0) {
     int64_t span = int64_t(1) << (depth - level);
-    std::fill(leaves + index * span, leaves + (index + 1) * span,
-              f.leaves[f.nodes[3 * node]]);
+    const double *row = &f.leaves[f.nodes[3 * node] * f.values];
+    for (int64_t i = index * span; i < (index + 1) * span; ++i)
+      std::copy(row, row + f.values, leaves + i * f.values);
     return;
   }
   int64_t position = (int64_t(1) << level) - 1 + index;
@@ -188,12 +192,14 @@ struct LayoutForests
     ValueRange ins = call.getInputs();
     auto input = cast<MemRefType>(ins[0].getType());
     auto leavesType = cast<MemRefType>(ins[4].getType());
-    // Float64 leaves sum in float64, on the AVX-512 walks only (the others
-    // would walk them one row at a time: the tables serve them better).
+    // Float64 leaves (summed in float64) and leaves of several values are
+    // the AVX-512 walks' only (the others would walk them one row at a
+    // time: the tables serve them better).
     bool f64Leaves = leavesType.getElementType().isF64();
+    int64_t values = leavesType.getDimSize(1);
     auto target = cuvil::l1::TargetAttr::lookupOrDefault(getOperation());
-    if (!input.getElementType().isF32() || leavesType.getDimSize(1) != 1 ||
-        (f64Leaves && !target.hasFeature("avx512f")) ||
+    if (!input.getElementType().isF32() ||
+        ((f64Leaves || values != 1) && !target.hasFeature("avx512f")) ||
         call.getParam("missing_value") ||
         cast<MemRefType>(call.getOutputs()[0].getType()).getDimSize(1) >
             kMaxTargets)
@@ -204,7 +210,8 @@ struct LayoutForests
     auto leaves = readNumbers(ins[4], symbols);
     if (!nodes || !wide || !trees || !leaves)
       return;
-    Forest f{std::move(*nodes), std::move(*trees), {}, std::move(*leaves)};
+    Forest f{std::move(*nodes), std::move(*trees), {}, std::move(*leaves),
+             values};
     int32_t comparison = uniformComparison(f);
     if (!comparison)
       return;
@@ -226,10 +233,10 @@ struct LayoutForests
     // leads to a copy of its value.
     p.words.assign(count * inner, 0);
     p.thresholds.assign(count * inner, 0.0f);
-    p.leaves.assign(count * (inner + 1), 0.0);
+    p.leaves.assign(count * (inner + 1) * values, 0.0);
     for (int64_t t = 0; t < count; ++t) {
       place(f, f.trees[2 * t], 0, 0, depth, &p.words[t * inner],
-            &p.thresholds[t * inner], &p.leaves[t * (inner + 1)]);
+            &p.thresholds[t * inner], &p.leaves[t * (inner + 1) * values]);
       p.targets.push_back(f.trees[2 * t + 1]);
     }
 
@@ -255,8 +262,12 @@ struct LayoutForests
         addGlobal(builder, symbols, loc, "forest_thresholds", {count, inner},
                   f32, td, ts),
         addGlobal(builder, symbols, loc, "forest_targets", {count}, i32, gd, gs),
-        addGlobal(builder, symbols, loc, "forest_leaves", {count, inner + 1},
-                  leavesType.getElementType(), ld, ls)};
+        values == 1
+            ? addGlobal(builder, symbols, loc, "forest_leaves",
+                        {count, inner + 1}, leavesType.getElementType(), ld, ls)
+            : addGlobal(builder, symbols, loc, "forest_leaves",
+                        {count, inner + 1, values},
+                        leavesType.getElementType(), ld, ls)};
     SmallVector<Value> oldTables(ins.drop_front());
     cuvil::l2::UKernelCallOp laidOut =
         call.cloneWith(builder, inputs, call.getOutputs());

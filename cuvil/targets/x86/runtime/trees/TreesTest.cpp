@@ -363,10 +363,11 @@ void placePerfect(const Tree &tree, int i, int level, int64_t index, int depth,
                   int32_t *nodes, float *thresholds, float *leaves) {
   const Node &n = tree.nodes[i];
   if (n.leaf) {
-    // Every leaf under this position holds the value.
-    int64_t span = int64_t(1) << (depth - level);
-    std::fill(leaves + index * span, leaves + (index + 1) * span,
-              static_cast<float>(n.values[0]));
+    // Every leaf under this position holds the values.
+    int64_t span = int64_t(1) << (depth - level), values = n.values.size();
+    for (int64_t i = index * span; i < (index + 1) * span; ++i)
+      for (int64_t v = 0; v < values; ++v)
+        leaves[i * values + v] = static_cast<float>(n.values[v]);
     return;
   }
   int64_t node = (int64_t(1) << level) - 1 + index;
@@ -388,10 +389,11 @@ void layOutPerfect(const std::vector<Tree> &trees, const Spec &spec,
   // Nodes under a shallow leaf test feature 0 against 0: any answer.
   p.nodes.assign(trees.size() * inner, 0);
   p.thresholds.assign(trees.size() * inner, 0.0f);
-  p.leaves.assign(trees.size() * (inner + 1), 0.0f);
+  p.leaves.assign(trees.size() * (inner + 1) * spec.values, 0.0f);
   for (size_t t = 0; t < trees.size(); ++t) {
     placePerfect(trees[t], trees[t].root, 0, 0, depth, &p.nodes[t * inner],
-                 &p.thresholds[t * inner], &p.leaves[t * (inner + 1)]);
+                 &p.thresholds[t * inner],
+                 &p.leaves[t * (inner + 1) * spec.values]);
     p.targets.push_back(trees[t].target);
   }
   for (double b : base)
@@ -400,7 +402,7 @@ void layOutPerfect(const std::vector<Tree> &trees, const Spec &spec,
               p.nodes.data(), p.thresholds.data(), p.leaves.data(),
               p.targets.data(), p.base.data(), comparison,
               CUVIL_FOREST_NONE, /*acc_f64=*/0, /*average=*/0,
-              /*offset=*/nullptr};
+              /*offset=*/nullptr, /*values=*/spec.values};
 }
 
 /// The same forest with float64 leaves (the trees' own values) summed in
@@ -420,7 +422,8 @@ void layOutPerfectF64(const std::vector<Tree> &trees, const Spec &spec,
         const Node &n = trees[t].nodes[node];
         node = (i >> level) & 1 ? n.right : n.left;
       }
-      p.leavesD.push_back(trees[t].nodes[node].values[0]);
+      for (double v : trees[t].nodes[node].values)
+        p.leavesD.push_back(v);
     }
   }
   p.baseD.assign(base.size(), 0.0);
@@ -475,6 +478,8 @@ TEST(Trees, PerfectWalksGiveTheTableWalksBits) {
         Spec spec;
         spec.features = depth == 6 ? 200 : depth == 4 ? 10 : 28;
         spec.targets = targets;
+        // Leaves of two values (gathered) at odd depths.
+        spec.values = targets == 3 && depth % 2 ? 2 : 1;
         spec.comparisons = 1;
         std::vector<Tree> trees = randomForest(rng, spec, 25, depth);
         for (Tree &tree : trees)
@@ -502,9 +507,11 @@ TEST(Trees, PerfectWalksSumFloat64LeavesAndAverage) {
   std::mt19937 rng(17);
   for (int depth : {2, 6, 8})
     for (bool average : {false, true}) {
+      // Two values per leaf (a classifier's probabilities) at depth 6.
       Spec spec;
       spec.features = 28;
       spec.targets = 2;
+      spec.values = depth == 6 ? 2 : 1;
       spec.comparisons = 1;
       std::vector<Tree> trees = randomForest(rng, spec, 21, depth);
       std::vector<double> base{0.125, -0.3};

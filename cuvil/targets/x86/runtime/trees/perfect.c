@@ -23,7 +23,8 @@ static int perfect_goes_left(const cuvil_perfect_forest *f, int32_t word,
   return f->comparison == CUVIL_TREE_LE ? v <= threshold : v < threshold;
 }
 
-/* The index in f->leaves of tree t's leaf for `row`. */
+/* Tree t's leaf for `row`, numbered across the forest (t * 2^depth + i;
+ * its values start at that times f->values). */
 static int64_t perfect_leaf(const cuvil_perfect_forest *f, int64_t t,
                             const float *row) {
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
@@ -48,17 +49,28 @@ static void *perfect_start_row(const cuvil_perfect_forest *f, void *out,
   return o;
 }
 
-/* Adds trees [t0, t0 + n)'s leaves (indices `leaf`) to row `o`, in order. */
+/* Adds tree t's leaf `leaf` to row `o`. */
+static void perfect_add_leaf(const cuvil_perfect_forest *f, void *o,
+                             int64_t t, int64_t leaf) {
+  const int64_t values = f->values;
+  if (f->acc_f64) {
+    double *target = (double *)o + f->targets_of[t];
+    const double *value = (const double *)f->leaves + leaf * values;
+    for (int64_t v = 0; v < values; ++v)
+      target[v] += value[v];
+  } else {
+    float *target = (float *)o + f->targets_of[t];
+    const float *value = (const float *)f->leaves + leaf * values;
+    for (int64_t v = 0; v < values; ++v)
+      target[v] += value[v];
+  }
+}
+
+/* Adds trees [t0, t0 + n)'s leaves to row `o`, in order. */
 static void perfect_add_leaves(const cuvil_perfect_forest *f, void *o,
                                int64_t t0, int64_t n, const int32_t *leaf) {
-  if (f->acc_f64)
-    for (int64_t j = 0; j < n; ++j)
-      ((double *)o)[f->targets_of[t0 + j]] +=
-          ((const double *)f->leaves)[leaf[j]];
-  else
-    for (int64_t j = 0; j < n; ++j)
-      ((float *)o)[f->targets_of[t0 + j]] +=
-          ((const float *)f->leaves)[leaf[j]];
+  for (int64_t j = 0; j < n; ++j)
+    perfect_add_leaf(f, o, t0 + j, leaf[j]);
 }
 
 void cuvil_perfect_walk_reference(const cuvil_perfect_forest *f, int64_t rows,
@@ -66,13 +78,8 @@ void cuvil_perfect_walk_reference(const cuvil_perfect_forest *f, int64_t rows,
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = x + r * f->features;
     void *o = perfect_start_row(f, out, r);
-    for (int64_t t = 0; t < f->trees; ++t) {
-      int64_t leaf = perfect_leaf(f, t, row);
-      if (f->acc_f64)
-        ((double *)o)[f->targets_of[t]] += ((const double *)f->leaves)[leaf];
-      else
-        ((float *)o)[f->targets_of[t]] += ((const float *)f->leaves)[leaf];
-    }
+    for (int64_t t = 0; t < f->trees; ++t)
+      perfect_add_leaf(f, o, t, perfect_leaf(f, t, row));
   }
 }
 
@@ -336,20 +343,33 @@ perfect_leaves16(const float *leaves, int depth, const __m512i *idx, int live,
   }
 }
 
-/* Adds each lane's float64 leaf to `target` (two registers of 8 per 16
- * rows). */
+/* Adds each lane's leaf values to `target`'s rows, target v at `target`
+ * + v * CUVIL_PERFECT_TBLOCK, by gathers: float64 leaves (two registers
+ * of 8 per 16 rows) and leaves of several values. */
 __attribute__((target("avx512f"))) static void
-perfect_leaves16_f64(const double *leaves, const __m512i *idx, int live,
-                     double *target) {
-  enum { W = 16 };
-  for (int k = 0; k < live; ++k) {
-    __m512d lo = _mm512_i32gather_pd(_mm512_castsi512_si256(idx[k]), leaves, 8);
-    __m512d hi =
-        _mm512_i32gather_pd(_mm512_extracti64x4_epi64(idx[k], 1), leaves, 8);
-    double *o = target + k * W;
-    _mm512_storeu_pd(o, _mm512_add_pd(_mm512_loadu_pd(o), lo));
-    _mm512_storeu_pd(o + 8, _mm512_add_pd(_mm512_loadu_pd(o + 8), hi));
-  }
+perfect_leaves16_gathered(const cuvil_perfect_forest *f, const void *leaves,
+                          const __m512i *idx, int live, void *target) {
+  enum { W = 16, B = CUVIL_PERFECT_TBLOCK };
+  const int64_t values = f->values;
+  for (int k = 0; k < live; ++k)
+    for (int64_t v = 0; v < values; ++v) {
+      __m512i at = _mm512_add_epi32(
+          _mm512_mullo_epi32(idx[k], _mm512_set1_epi32((int32_t)values)),
+          _mm512_set1_epi32((int32_t)v));
+      if (f->acc_f64) {
+        const double *l = (const double *)leaves;
+        double *o = (double *)target + v * B + k * W;
+        __m512d lo = _mm512_i32gather_pd(_mm512_castsi512_si256(at), l, 8);
+        __m512d hi =
+            _mm512_i32gather_pd(_mm512_extracti64x4_epi64(at, 1), l, 8);
+        _mm512_storeu_pd(o, _mm512_add_pd(_mm512_loadu_pd(o), lo));
+        _mm512_storeu_pd(o + 8, _mm512_add_pd(_mm512_loadu_pd(o + 8), hi));
+      } else {
+        float *o = (float *)target + v * B + k * W;
+        __m512 value = _mm512_i32gather_ps(at, (const float *)leaves, 4);
+        _mm512_storeu_ps(o, _mm512_add_ps(_mm512_loadu_ps(o), value));
+      }
+    }
 }
 
 /* A tree's walk of the block and its leaves added to `target` (float, or
@@ -382,9 +402,11 @@ perfect_tree16(const cuvil_perfect_forest *f, int64_t t, const float *xt,
       perfect_level16(w, th, 8, xt, idx, live, cmp_le, has_missing);
     }
   }
-  if (f->acc_f64) {
-    perfect_leaves16_f64((const double *)f->leaves + t * (inner + 1), idx,
-                         live, (double *)target);
+  if (f->acc_f64 || f->values != 1) {
+    size_t size = f->acc_f64 ? sizeof(double) : sizeof(float);
+    perfect_leaves16_gathered(
+        f, (const char *)f->leaves + t * (inner + 1) * f->values * size, idx,
+        live, target);
     return;
   }
   const float *leaves = (const float *)f->leaves + t * (inner + 1);
@@ -503,8 +525,8 @@ perfect_transposed_avx512(const cuvil_perfect_forest *f, int64_t rows,
 
 /* Eight registers of 16 rows: a block of 128 (eight gathers in flight hide
  * their latency). Fewer than 8 rows go by trees; rows of up to 128
- * features through a transposed block; wider rows of float64 leaves one
- * at a time. */
+ * features through a transposed block; wider rows of float64 leaves or
+ * leaves of several values one at a time. */
 __attribute__((target("avx512f"))) void
 cuvil_perfect_walk_avx512(const cuvil_perfect_forest *f, int64_t rows,
                           const float *x, void *out_sums) {
@@ -518,7 +540,7 @@ cuvil_perfect_walk_avx512(const cuvil_perfect_forest *f, int64_t rows,
     perfect_transposed_avx512(f, rows, x, out_sums);
     return;
   }
-  if (f->acc_f64) {
+  if (f->acc_f64 || f->values != 1) {
     cuvil_perfect_walk_reference(f, rows, x, out_sums);
     return;
   }
@@ -673,7 +695,7 @@ perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
 }
 
 /* Four registers of 8 rows: a block of 32. Fewer than 8 rows go by
- * trees; float64 leaves one row at a time. */
+ * trees; float64 leaves and leaves of several values one row at a time. */
 __attribute__((target("avx2"))) void
 cuvil_perfect_walk_avx2(const cuvil_perfect_forest *f, int64_t rows,
                         const float *x, void *out_sums) {
@@ -683,7 +705,7 @@ cuvil_perfect_walk_avx2(const cuvil_perfect_forest *f, int64_t rows,
     perfect_by_trees_avx2(f, rows, x, out_sums);
     return;
   }
-  if (f->acc_f64) {
+  if (f->acc_f64 || f->values != 1) {
     cuvil_perfect_walk_reference(f, rows, x, out_sums);
     return;
   }

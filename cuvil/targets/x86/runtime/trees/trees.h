@@ -112,15 +112,15 @@ void cuvil_forest_finish(int acc_f64, int average, int64_t trees,
                          int64_t rows, int64_t targets);
 
 /* A forest laid out as perfect trees of one depth (cuvil-x86-layout-forests,
- * for forests of one comparison on float32 features and thresholds, one
- * value per leaf and NaN as the only missing value): node i of a level
+ * for forests of one comparison on float32 features and thresholds and
+ * NaN as the only missing value): node i of a level
  * sits at (1 << level) - 1 + i, its children at 2i and 2i + 1 of the next
  * level, so a walk needs no child table, no leaf test and the same number
  * of steps for every row. A leaf above the last level was replaced by a
  * subtree whose leaves all hold its value (whatever its nodes test, the
  * value is the same). Leaves are float32, or float64 (scikit-learn's,
  * summed in float64; the AVX-512 walks take them, the others walk such a
- * forest one row at a time). */
+ * forest one row at a time), of one value or several. */
 enum { CUVIL_PERFECT_MISSING_LEFT = (int32_t)0x80000000 };
 
 typedef struct cuvil_perfect_forest {
@@ -128,7 +128,7 @@ typedef struct cuvil_perfect_forest {
   /* [trees][2^depth - 1]: the feature, | CUVIL_PERFECT_MISSING_LEFT. */
   const int32_t *nodes;
   const float *thresholds; /* [trees][2^depth - 1] */
-  /* [trees][2^depth]: float, or double if acc_f64. */
+  /* [trees][2^depth][values]: float, or double if acc_f64. */
   const void *leaves;
   const int32_t *targets_of; /* [trees]: the target each tree adds to */
   const void *base;        /* [targets], the leaves' type */
@@ -139,6 +139,10 @@ typedef struct cuvil_perfect_forest {
    * number of trees and `offset` ([targets], the leaves' type) added. */
   int average;
   const void *offset;
+  /* Numbers per leaf, added to targets [targets_of[t], + values) (a
+   * classifier's class probabilities). The AVX-512 walks take more than
+   * one; the others walk such a forest one row at a time. */
+  int64_t values;
 } cuvil_perfect_forest;
 
 /* Sums `rows` (< 2^31 / features) rows of `x` into `out` [rows][targets]

@@ -126,3 +126,20 @@ func.func @sklearn_avx2(%x: tensor<?x2xf32>) -> tensor<?x1xf64> {
   return %0 : tensor<?x1xf64>
 }
 }
+
+// -----
+
+// Leaves of two values (a classifier's class probabilities) are laid out
+// [trees][2^depth][values] for an AVX-512 target.
+// CHECK-LABEL: func.func @two_values
+// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<1x1xi32>, memref<1x1xf32>, memref<1xi32>, memref<1x2x2xf64>) outs(%{{.*}} : memref<?x2xf64>) {{.*}} {cuvil.forest_comparison = 2 : i64, cuvil.forest_depth = 1 : i64}
+module attributes {cuvil.target = #cuvil.target<backend = "x86", features = ["avx2", "avx512f"], vector_bits = 512>} {
+func.func @two_values(%x: tensor<?x2xf32>) -> tensor<?x2xf64> {
+  %nodes = cuvil.constant dense<[[1, 1, 2], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
+  %thresholds = cuvil.constant dense<[0.1, 0.0, 0.0]> : tensor<3xf64>
+  %trees = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
+  %leaves = cuvil.constant dense<[[1.0, 0.0], [0.25, 0.75]]> : tensor<2x2xf64>
+  %0 = cuvil.tree_ensemble %x, %nodes, %thresholds, %trees, %leaves {base_values = array<f64: 0.0, 0.0>, aggregate = "average"} : tensor<?x2xf32>, tensor<3x3xi32>, tensor<3xf64>, tensor<1x2xi32>, tensor<2x2xf64>
+  return %0 : tensor<?x2xf64>
+}
+}
