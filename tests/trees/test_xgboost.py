@@ -393,6 +393,12 @@ def test_a_configured_missing_value(tmp_path):
     model = compile_booster(booster, tmp_path, "--tree-output=margin",
                             "--tree-missing=-999")
     assert np.array_equal(run(model, x)[:, 0], want)
+    # A few rows (walked by trees), and the AVX2 walks.
+    assert np.array_equal(run(model, x[:3])[:, 0], want[:3])
+    avx2 = compile_booster(booster, tmp_path, "--tree-output=margin",
+                           "--tree-missing=-999", "--cpu=x86-64-v3")
+    assert np.array_equal(run(avx2, x)[:, 0], want)
+    assert np.array_equal(run(avx2, x[:3])[:, 0], want[:3])
     # Without it, -999 is a number like any other, as for xgboost.
     plain = compile_booster(booster, tmp_path, "--tree-output=margin")
     assert np.array_equal(run(plain, x)[:, 0], booster.inplace_predict(

@@ -57,6 +57,20 @@ FailureOr<std::string> emitBase(Emitter &e, const KernelCall &call, Type acc,
   return base;
 }
 
+/// `forest.has_missing_value` and `.missing_value` (XGBoost's `missing`),
+/// if the op has one.
+void setMissingValue(Emitter &e, const KernelCall &call,
+                     const std::string &forest) {
+  auto missing = dyn_cast_or_null<FloatAttr>(call.op.getParam("missing_value"));
+  if (!missing)
+    return;
+  e.c.line(forest + ".has_missing_value = 1;");
+  e.c.line(forest + ".missing_value = " +
+           exactLiteral(missing.getValueAsDouble(),
+                        Float64Type::get(call.op.getContext())) +
+           ";");
+}
+
 /// Whether the forest averages its trees (random forests).
 bool isAverage(const KernelCall &call) {
   auto aggregate = dyn_cast_or_null<StringAttr>(call.op.getParam("aggregate"));
@@ -101,6 +115,7 @@ LogicalResult emitPerfectForest(Emitter &e, const KernelCall &call,
   }
   set("acc_f64", acc.isF64() ? "1" : "0");
   set("values", leaves.dims.size() == 3 ? leaves.dims[2] : "1");
+  setMissingValue(e, call, forest);
   set("comparison", std::to_string(comparison));
   set("post_transform", transformOf(call));
   e.c.line("cuvil_perfect_forest_predict(pool, CUVIL_PERFECT_WALK, &" +
@@ -123,7 +138,6 @@ LogicalResult emitTreeEnsemble(Emitter &e, const KernelCall &call) {
                &thresholds = *call.ins[2], &trees = *call.ins[3],
                &leaves = *call.ins[4];
   Type acc = leaves.type.getElementType();
-  auto missing = dyn_cast_or_null<FloatAttr>(call.op.getParam("missing_value"));
   bool average = isAverage(call);
   e.c.open();
   FailureOr<std::string> base = emitBase(e, call, acc);
@@ -160,11 +174,7 @@ LogicalResult emitTreeEnsemble(Emitter &e, const KernelCall &call) {
   set("post_transform", transformOf(call));
   if (call.ins.size() > 5)
     set("categories", "(const int32_t *)" + call.ins[5]->name);
-  if (missing) {
-    set("has_missing_value", "1");
-    set("missing_value", exactLiteral(missing.getValueAsDouble(),
-                                      Float64Type::get(call.op.getContext())));
-  }
+  setMissingValue(e, call, forest);
   e.c.line("cuvil_forest_predict(pool, CUVIL_FOREST_WALK, &" + forest + ", " +
            input.dims[0] + ", " + input.name + ", " + call.out->name + ");");
   e.c.close();

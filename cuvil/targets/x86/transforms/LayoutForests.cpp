@@ -1,8 +1,8 @@
 //===- LayoutForests.cpp - tree ensembles as perfect trees ----------------===//
 //
 // A `tree_ensemble` call whose forest the vector walks take (one
-// comparison, `<` or `<=`; float32 features; one value per leaf; NaN the
-// only missing value; at most kMaxTargets targets) and whose deepest tree
+// comparison, `<` or `<=`; float32 features; at most kMaxTargets targets;
+// missing values NaN or one value, no zero-as-missing) and whose deepest tree
 // has at most kMaxDepth levels gets its tables rewritten, at compile time,
 // as perfect trees of that depth (runtime/trees/trees.h): node words
 // (feature, missing direction in bit 31) and float32 thresholds by level
@@ -200,7 +200,6 @@ struct LayoutForests
     auto target = cuvil::l1::TargetAttr::lookupOrDefault(getOperation());
     if (!input.getElementType().isF32() ||
         ((f64Leaves || values != 1) && !target.hasFeature("avx512f")) ||
-        call.getParam("missing_value") ||
         cast<MemRefType>(call.getOutputs()[0].getType()).getDimSize(1) >
             kMaxTargets)
       return;

@@ -402,7 +402,9 @@ void layOutPerfect(const std::vector<Tree> &trees, const Spec &spec,
               p.nodes.data(), p.thresholds.data(), p.leaves.data(),
               p.targets.data(), p.base.data(), comparison,
               CUVIL_FOREST_NONE, /*acc_f64=*/0, /*average=*/0,
-              /*offset=*/nullptr, /*values=*/spec.values};
+              /*offset=*/nullptr, /*values=*/spec.values,
+              /*has_missing_value=*/!std::isnan(spec.missingValue),
+              /*missing_value=*/spec.missingValue};
 }
 
 /// The same forest with float64 leaves (the trees' own values) summed in
@@ -501,6 +503,31 @@ TEST(Trees, PerfectWalksGiveTheTableWalksBits) {
           expectPerfectWalksExact(trees, spec, base, p, dense, rows);
         }
       }
+}
+
+TEST(Trees, PerfectWalksTakeAMissingValueAsNaN) {
+  std::mt19937 rng(23);
+  // 10 features: a row in one register; 28: the transposed blocks; 200:
+  // the rows themselves.
+  for (int depth : {2, 5, 8})
+    for (int features : {10, 28, 200}) {
+      Spec spec;
+      spec.features = features;
+      spec.comparisons = 1;
+      spec.missingValue = 0.25; // on the rows' grid: often there
+      std::vector<Tree> trees = randomForest(rng, spec, 19, depth);
+      std::vector<double> base{0.5};
+      PerfectTables p;
+      layOutPerfect(trees, spec, base, CUVIL_TREE_LT, p);
+      SCOPED_TRACE("depth=" + std::to_string(depth) +
+                   " features=" + std::to_string(features));
+      for (int rows : {1, 7, 130, 300}) {
+        expectPerfectWalksExact(trees, spec, base, p,
+                                randomRows(rng, rows, features, 0), rows);
+        expectPerfectWalksExact(trees, spec, base, p,
+                                randomRows(rng, rows, features), rows);
+      }
+    }
 }
 
 TEST(Trees, PerfectWalksSumFloat64LeavesAndAverage) {

@@ -12,13 +12,14 @@
 
 #include "cuvil/targets/x86/runtime/trees/trees.h"
 
+#include <math.h>
 #include <string.h>
 
 enum { CUVIL_PERFECT_FEATURE = 0x7fffffff };
 
 static int perfect_goes_left(const cuvil_perfect_forest *f, int32_t word,
                              float threshold, float v) {
-  if (v != v)
+  if (v != v || (f->has_missing_value && (double)v == f->missing_value))
     return word < 0;
   return f->comparison == CUVIL_TREE_LE ? v <= threshold : v < threshold;
 }
@@ -49,6 +50,25 @@ static void *perfect_start_row(const cuvil_perfect_forest *f, void *out,
   return o;
 }
 
+/* The missing value as the float32 rows hold it, or NaN if none (or if no
+ * float32 equals it). */
+static float perfect_missing_f32(const cuvil_perfect_forest *f) {
+  float m = (float)f->missing_value;
+  return f->has_missing_value && (double)m == f->missing_value ? m : NAN;
+}
+
+/* `row` with the missing value as NaN, in `copy` ([features]), or `row`
+ * itself when there is no missing value to replace. */
+static const float *perfect_clean_row(const cuvil_perfect_forest *f,
+                                      const float *row, float *copy) {
+  float m = perfect_missing_f32(f);
+  if (m != m)
+    return row;
+  for (int64_t c = 0; c < f->features; ++c)
+    copy[c] = row[c] == m ? NAN : row[c];
+  return copy;
+}
+
 /* Adds tree t's leaf `leaf` to row `o`. */
 static void perfect_add_leaf(const cuvil_perfect_forest *f, void *o,
                              int64_t t, int64_t leaf) {
@@ -75,8 +95,9 @@ static void perfect_add_leaves(const cuvil_perfect_forest *f, void *o,
 
 void cuvil_perfect_walk_reference(const cuvil_perfect_forest *f, int64_t rows,
                                   const float *x, void *out) {
+  float copy[f->features];
   for (int64_t r = 0; r < rows; ++r) {
-    const float *row = x + r * f->features;
+    const float *row = perfect_clean_row(f, x + r * f->features, copy);
     void *o = perfect_start_row(f, out, r);
     for (int64_t t = 0; t < f->trees; ++t)
       perfect_add_leaf(f, o, t, perfect_leaf(f, t, row));
@@ -171,8 +192,9 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
                                           11, 12, 13, 14, 15);
   const __m512i feature_bits = _mm512_set1_epi32(CUVIL_PERFECT_FEATURE);
   int32_t leaves[K * W];
+  float copy[f->features];
   for (int64_t r = 0; r < rows; ++r) {
-    const float *row = x + r * f->features;
+    const float *row = perfect_clean_row(f, x + r * f->features, copy);
     void *o = perfect_start_row(f, out, r);
     /* A row of up to 32 features in two registers: its values by permutes
      * rather than gathers. */
@@ -448,10 +470,11 @@ perfect_transpose16(__m512 r[16]) {
 }
 
 /* Copies `rows` (up to a block) rows of `x` feature-major into `xt`, zeros
- * after them, and says whether any value is missing (NaN). */
+ * after them, the value `m` (unless NaN) as NaN, and says whether any
+ * value is missing. */
 __attribute__((target("avx512f"))) static int
 perfect_transpose_block(const float *x, int64_t rows, int64_t features,
-                        float *xt) {
+                        float m, float *xt) {
   enum { W = 16, B = CUVIL_PERFECT_TBLOCK };
   __mmask16 missing = 0;
   for (int64_t r0 = 0; r0 < B; r0 += W)
@@ -463,6 +486,10 @@ perfect_transpose_block(const float *x, int64_t rows, int64_t features,
         r[i] = r0 + i < rows ? _mm512_maskz_loadu_ps(
                                    columns, x + (r0 + i) * features + c0)
                              : _mm512_setzero_ps();
+        if (m == m)
+          r[i] = _mm512_mask_mov_ps(
+              r[i], _mm512_cmp_ps_mask(r[i], _mm512_set1_ps(m), _CMP_EQ_OQ),
+              _mm512_set1_ps(NAN));
         missing |= _mm512_cmp_ps_mask(r[i], r[i], _CMP_UNORD_Q);
       }
       perfect_transpose16(r);
@@ -492,7 +519,8 @@ perfect_transposed_avx512(const cuvil_perfect_forest *f, int64_t rows,
     /* The registers that hold rows of this block. */
     const int live = (int)((block_rows + W - 1) / W);
     int missing = perfect_transpose_block(x + r0 * f->features, block_rows,
-                                          f->features, xt);
+                                          f->features, perfect_missing_f32(f),
+                                          xt);
     for (int64_t t = 0; t < f->targets; ++t)
       for (int64_t r = 0; r < B; ++r)
         memcpy((char *)acc + (t * B + r) * size, (const char *)f->base + t * size,
@@ -540,7 +568,7 @@ cuvil_perfect_walk_avx512(const cuvil_perfect_forest *f, int64_t rows,
     perfect_transposed_avx512(f, rows, x, out_sums);
     return;
   }
-  if (f->acc_f64 || f->values != 1) {
+  if (f->acc_f64 || f->values != 1 || f->has_missing_value) {
     cuvil_perfect_walk_reference(f, rows, x, out_sums);
     return;
   }
@@ -651,8 +679,9 @@ perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i feature_bits = _mm256_set1_epi32(CUVIL_PERFECT_FEATURE);
   int32_t leaves[K * W];
+  float copy[f->features];
   for (int64_t r = 0; r < rows; ++r) {
-    const float *row = x + r * f->features;
+    const float *row = perfect_clean_row(f, x + r * f->features, copy);
     void *o = perfect_start_row(f, out, r);
     for (int64_t t0 = 0; t0 < f->trees; t0 += K * W) {
       __m256i tree[K], idx[K], m[K];
@@ -858,7 +887,7 @@ perfect_transpose8(__m256 r[8]) {
 /* perfect_transpose_block for a block of 64 rows, 8 x 8 at a time. */
 __attribute__((target("avx2"))) static int
 perfect_transpose_block8(const float *x, int64_t rows, int64_t features,
-                         float *xt) {
+                         float m, float *xt) {
   enum { W = 8, B = CUVIL_PERFECT_TBLOCK8 };
   __m256 missing = _mm256_setzero_ps();
   for (int64_t r0 = 0; r0 < B; r0 += W)
@@ -872,6 +901,10 @@ perfect_transpose_block8(const float *x, int64_t rows, int64_t features,
         r[i] = r0 + i < rows
                    ? _mm256_maskload_ps(x + (r0 + i) * features + c0, columns)
                    : _mm256_setzero_ps();
+        if (m == m)
+          r[i] = _mm256_blendv_ps(
+              r[i], _mm256_set1_ps(NAN),
+              _mm256_cmp_ps(r[i], _mm256_set1_ps(m), _CMP_EQ_OQ));
         missing = _mm256_or_ps(missing, _mm256_cmp_ps(r[i], r[i], _CMP_UNORD_Q));
       }
       perfect_transpose8(r);
@@ -895,7 +928,8 @@ perfect_transposed_avx2(const cuvil_perfect_forest *f, int64_t rows,
     int64_t block_rows = rows - r0 < B ? rows - r0 : B;
     const int live = (int)((block_rows + W - 1) / W);
     int missing = perfect_transpose_block8(x + r0 * f->features, block_rows,
-                                           f->features, xt);
+                                           f->features, perfect_missing_f32(f),
+                                           xt);
     for (int64_t t = 0; t < f->targets; ++t)
       for (int64_t r = 0; r < B; ++r)
         acc[t * B + r] = base[t];
@@ -932,6 +966,10 @@ cuvil_perfect_walk_avx2(const cuvil_perfect_forest *f, int64_t rows,
   float *out = (float *)out_sums;
   if (f->features <= CUVIL_PERFECT_TFEATURES) {
     perfect_transposed_avx2(f, rows, x, out);
+    return;
+  }
+  if (f->has_missing_value) {
+    cuvil_perfect_walk_reference(f, rows, x, out_sums);
     return;
   }
   const float *base = (const float *)f->base;

@@ -112,8 +112,8 @@ void cuvil_forest_finish(int acc_f64, int average, int64_t trees,
                          int64_t rows, int64_t targets);
 
 /* A forest laid out as perfect trees of one depth (cuvil-x86-layout-forests,
- * for forests of one comparison on float32 features and thresholds and
- * NaN as the only missing value): node i of a level
+ * for forests of one comparison on float32 features and thresholds, a
+ * missing value goes its node's way): node i of a level
  * sits at (1 << level) - 1 + i, its children at 2i and 2i + 1 of the next
  * level, so a walk needs no child table, no leaf test and the same number
  * of steps for every row. A leaf above the last level was replaced by a
@@ -143,6 +143,10 @@ typedef struct cuvil_perfect_forest {
    * classifier's class probabilities). The AVX-512 walks take more than
    * one; the others walk such a forest one row at a time. */
   int64_t values;
+  /* A value that is missing besides NaN (XGBoost's `missing`): the walks
+   * read it as NaN (rows copied for the vector walks). */
+  int has_missing_value;
+  double missing_value;
 } cuvil_perfect_forest;
 
 /* Sums `rows` (< 2^31 / features) rows of `x` into `out` [rows][targets]
