@@ -47,6 +47,8 @@ def test_bench_smoke(tmp_path):
     if wheel:
         forests = data["trees"]["sklearn"]
         assert {c["model"] for c in forests} == {
-            "RandomForestRegressor", "HistGradientBoostingRegressor"}
+            "RandomForestRegressor", "GradientBoostingRegressor",
+            "HistGradientBoostingRegressor",
+            "HistGradientBoostingRegressor, float32 features"}
         assert all(c["cuvil_1"] > 0 and c["sklearn"] > 0 for c in forests)
         assert "scikit-learn (1.2) `predict`" in text

@@ -164,6 +164,11 @@ static absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>>
 loadModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
           const CompileOptions &options, const std::string &source) {
   const std::string &path = options.inputPath;
+  if (options.treeFloat32Features && !endsWith(path, ".txt") &&
+      !endsWith(path, ".json") && !endsWith(path, ".ubj"))
+    return absl::InvalidArgumentError(
+        "--tree-features applies to LightGBM (and XGBoost) models; an ONNX "
+        "or .mlir model states its input types itself");
   if (endsWith(path, ".onnx")) {
     OnnxImportOptions onnxOptions;
     onnxOptions.modelPath = path;
@@ -207,6 +212,7 @@ loadModel(mlir::MLIRContext &context, StatusDiagnosticHandler &diagnostics,
     LightgbmImportOptions lightgbmOptions;
     lightgbmOptions.modelPath = path;
     lightgbmOptions.output = options.treeOutput;
+    lightgbmOptions.float32Features = options.treeFloat32Features;
     absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module =
         importLightgbmModel(context, source, lightgbmOptions);
     if (!module.ok() && diagnostics.hadError())

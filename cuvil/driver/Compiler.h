@@ -99,6 +99,9 @@ struct CompileOptions {
   /// A value a tree ensemble's features treat as missing besides NaN
   /// (XGBoost's `missing`; cuvilc --tree-missing).
   std::optional<double> treeMissing;
+  /// A LightGBM model's features as float32 (cuvilc
+  /// --tree-features=float32; XGBoost's are float32 already).
+  bool treeFloat32Features = false;
   /// Receives one human-readable line per compilation stage, if set.
   std::function<void(absl::string_view)> progress;
 };

@@ -44,7 +44,7 @@ def _is_torch_model(model):
         or callable(model))
 
 
-def _source(model, specs, output_margin=False):
+def _source(model, specs, output_margin=False, float32_features=False):
     """(bytes, name) of the model in a format the C++ compiler reads."""
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
@@ -67,7 +67,8 @@ def _source(model, specs, output_margin=False):
         return text.encode(), "lightgbm.txt"
     from cuvil import onnx_ml
     if onnx_ml.is_sklearn_ensemble(model):
-        converted = onnx_ml.from_sklearn(model, output_margin=output_margin)
+        converted = onnx_ml.from_sklearn(model, output_margin=output_margin,
+                                         float32_features=float32_features)
         return converted.SerializeToString(), f"{type(model).__name__}.onnx"
     if _is_onnx_model_proto(model):
         return model.SerializeToString(), f"{model.graph.name or 'model'}.onnx"
@@ -107,7 +108,7 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             reuse_factor=None, strategy=None, clock_period=None,
             max_utilization=None, calibration=None, project=None,
             test_vectors=None, output_margin=False, missing=None,
-            pred_leaf=False):
+            pred_leaf=False, float32_features=False):
     """Compiles `model` to a native CompiledModule (or, with target="fpga",
     to a cuvil.FpgaDesign: an HLS project).
 
@@ -140,6 +141,10 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         (XGBoost's output_margin=True, LightGBM's raw_score=True,
         scikit-learn's decision_function)
         rather than its predictions.
+    float32_features: for a LightGBM model or a HistGradientBoosting
+        estimator (which predict on float64 rows), take float32 features:
+        exact for float32 data (they convert it to float64 exactly), and
+        such forests take the vector walks (cuvilc --tree-features=float32).
     pred_leaf: for an XGBoost or LightGBM model, return each tree's leaf
         (pred_leaf=True: [batch, trees], XGBoost's node ids as float32,
         LightGBM's leaf indices as float64) rather than its predictions.
@@ -224,6 +229,9 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     if (output_margin or missing is not None) and not trees:
         raise ValueError("output_margin and missing apply to tree ensembles "
                          "(XGBoost, LightGBM and scikit-learn models)")
+    if float32_features and not trees:
+        raise ValueError("float32_features applies to tree ensembles "
+                         "(LightGBM and HistGradientBoosting models)")
     if pred_leaf and not (xgboost or lightgbm):
         raise ValueError("pred_leaf applies to XGBoost and LightGBM models")
     if pred_leaf and output_margin:
@@ -245,7 +253,7 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     if trees and max_batch is None:
         # A forest needs no workspace: any batch up to 2^20 rows by default.
         max_batch = 1 << 20
-    contents, name = _source(model, specs, output_margin)
+    contents, name = _source(model, specs, output_margin, float32_features)
     input_shapes = {spec.name: [-1 if d is None else d for d in spec.shape]
                     for spec in specs or ()}
     progress = (lambda line: print(f"cuvil: {line}", file=sys.stderr)) \
@@ -283,6 +291,7 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             settings=settings, tree_margins=output_margin,
             tree_leaves=bool(pred_leaf),
             tree_missing=tree_missing,
+            tree_float32_features=bool(float32_features) and lightgbm,
             **quantization_options)
         # Raises CompileError (built by the compiler, with its fields),
         # FileNotFoundError or PermissionError.

@@ -231,11 +231,13 @@ _CONVERTERS = {
 }
 
 
-def from_sklearn(model, output_margin=False):
+def from_sklearn(model, output_margin=False, float32_features=False):
     """The ONNX-ML model of a fitted scikit-learn tree ensemble.
 
     Its input "features" is [batch, n_features_in_] float32 (float64 for
-    HistGradientBoosting*, which predicts on float64 rows); its output,
+    HistGradientBoosting*, which predicts on float64 rows, unless
+    float32_features: exact for float32 data, which it converts exactly,
+    and such forests take Cuvil's vector walks); its output,
     float64, is "probabilities" (classifiers: predict_proba), "margin"
     (GradientBoosting* and HistGradientBoosting* classifiers with
     output_margin=True: decision_function, one column for two classes) or
@@ -261,6 +263,8 @@ def from_sklearn(model, output_margin=False):
                          "ensembles; a forest's output is its prediction")
     trees, targets, aggregate, transform, binary, dtype = convert(
         model, output_margin)
+    if float32_features:
+        dtype = np.float32
     # ONNX-ML TreeEnsembleRegressor has no EXP: the exp is its own node.
     exp = transform == "EXP"
     name = "margin" if output_margin else \

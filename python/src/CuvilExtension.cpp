@@ -55,6 +55,8 @@ struct PyCompileOptions {
   bool treeMargins = false, treeLeaves = false;
   /// A value the features treat as missing besides NaN.
   std::optional<double> treeMissing;
+  /// A LightGBM model's features as float32.
+  bool treeFloat32Features = false;
 };
 
 /// Raises the Python exception for a failed compile: FileNotFoundError or
@@ -122,6 +124,7 @@ py::dict compileModel(py::bytes model, const PyCompileOptions &py) {
                        : py.treeMargins ? cuvil::trees::ForestOutput::kMargin
                                         : cuvil::trees::ForestOutput::kPrediction;
   options.treeMissing = py.treeMissing;
+  options.treeFloat32Features = py.treeFloat32Features;
   std::optional<py::error_already_set> progressError;
   if (!py.progress.is_none()) {
     options.progress = [&](absl::string_view line) {
@@ -184,7 +187,8 @@ PYBIND11_MODULE(_C, m) {
                        bool integerIo,
                        std::map<std::string, std::string> settings,
                        bool treeMargins, bool treeLeaves,
-                       std::optional<double> treeMissing) {
+                       std::optional<double> treeMissing,
+                       bool treeFloat32Features) {
              return PyCompileOptions{
                  std::move(name),        std::move(inputShapes),
                  maxBatch,               std::move(target),
@@ -195,7 +199,7 @@ PYBIND11_MODULE(_C, m) {
                  std::move(keepFp32),    bf16,
                  integerIo,              std::move(settings),
                  treeMargins,            treeLeaves,
-                 treeMissing};
+                 treeMissing,            treeFloat32Features};
            }),
            py::kw_only(), py::arg("name"),
            py::arg("input_shapes") =
@@ -210,7 +214,8 @@ PYBIND11_MODULE(_C, m) {
            py::arg("bf16") = false, py::arg("integer_io") = false,
            py::arg("settings") = std::map<std::string, std::string>(),
            py::arg("tree_margins") = false, py::arg("tree_leaves") = false,
-           py::arg("tree_missing") = py::none())
+           py::arg("tree_missing") = py::none(),
+           py::arg("tree_float32_features") = false)
       .def_readonly("name", &PyCompileOptions::name)
       .def_readonly("target", &PyCompileOptions::target)
       .def_readonly("emit", &PyCompileOptions::emit);

@@ -111,6 +111,25 @@ def test_hist_gradient_boosting_routes_missing_values(classes):
     assert_close(probabilities(x), model.predict_proba(x))
 
 
+@pytest.mark.parametrize("classes", [2, 3])
+def test_hist_gradient_boosting_on_float32_features(classes):
+    """float32_features: exact for float32 rows (HistGradientBoosting reads
+    them as float64, exactly), NaNs routed as before."""
+    x, y = classification(classes, seed=4, n=600)
+    x = float32_rows(x)
+    x[np.random.default_rng(1).random(x.shape) < 0.1] = np.nan
+    model = ensemble.HistGradientBoostingClassifier(
+        max_iter=25, max_depth=6, random_state=0).fit(x, y)
+    margins = cuvil.compile(model, output_margin=True, float32_features=True)
+    assert margins.inputs[0]["dtype"] == "float32"
+    assert_exact(margins(x), model.decision_function(x))
+    assert_exact(margins(x[:3]), model.decision_function(x[:3]))
+    regressor = ensemble.HistGradientBoostingRegressor(
+        max_iter=25, random_state=0).fit(x, y.astype(float))
+    assert_exact(cuvil.compile(regressor, float32_features=True)(x),
+                 regressor.predict(x))
+
+
 def test_poisson_predictions_go_through_exp():
     x, y = regression(3)
     model = ensemble.HistGradientBoostingRegressor(

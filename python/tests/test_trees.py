@@ -80,6 +80,8 @@ def test_errors():
         cuvil.compile("model.onnx", output_margin=True)
     with pytest.raises(ValueError, match="missing must be a finite number"):
         cuvil.compile(booster, missing=float("inf"))
+    with pytest.raises(ValueError, match="float32_features applies to tree"):
+        cuvil.compile("model.onnx", float32_features=True)
     with pytest.raises(ValueError, match="pred_leaf applies to XGBoost and"):
         cuvil.compile("model.onnx", pred_leaf=True)
     with pytest.raises(ValueError, match="different outputs"):

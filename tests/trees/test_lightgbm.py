@@ -230,6 +230,33 @@ def test_regression_is_exact(tmp_path, missing_types):
     assert np.array_equal(one, got[:1])
 
 
+def test_float32_features(tmp_path):
+    """--tree-features=float32: float32 rows, exact (LightGBM reads them in
+    double, exactly); the None and NaN missing types take the vector walks,
+    the Zero type the tables."""
+    rng = np.random.default_rng(19)
+    for missing_types in [(0, 2), (0, 1, 2)]:
+        trees = forest(rng, 40, 6, missing_types)
+        path = tmp_path / f"f32_{len(missing_types)}.txt"
+        write_model(path, trees, 6)
+        model = compile_text(path, tmp_path, "--tree-features=float32")
+        assert model.metadata["inputs"][0]["dtype"] == "float32"
+        x = rows(rng, 700, 6).astype(np.float32)
+        want = reference(trees, x.astype(np.float64))
+        (got,) = model(x, batch=len(x))
+        assert np.array_equal(got, want)
+        (few,) = model(x[:5], batch=5)
+        assert np.array_equal(few, want[:5])
+    result = compile_text(path, tmp_path, "--tree-features=float16",
+                          check=False)
+    assert result.returncode == 2
+    assert "--tree-features must be float32 or float64" in result.stderr
+    result = compile_text(ROOT / "examples" / "classifier.mlir", tmp_path,
+                          "--tree-features=float32", check=False)
+    assert result.returncode != 0
+    assert "--tree-features applies to LightGBM" in result.stderr
+
+
 def test_pred_leaf_gives_each_trees_leaf_index(tmp_path):
     """--tree-output=leaf: [rows, trees] of leaf indices (float64), every
     missing type and categorical splits routed as for the sums."""

@@ -101,6 +101,11 @@ ABSL_FLAG(std::string, tree_output, "prediction",
           "raw_score=True) or leaf (each tree's leaf, in tree order, as "
           "pred_leaf=True returns it: XGBoost's node ids, LightGBM's leaf "
           "indices; to feed embeddings in a model of your own).");
+ABSL_FLAG(std::string, tree_features, "",
+          "For a LightGBM .txt model: float32 to take float32 features "
+          "rather than float64 (exact for float32 data, which LightGBM reads "
+          "in double exactly; such forests take the vector walks). XGBoost's "
+          "features are float32 already.");
 ABSL_FLAG(std::string, tree_missing, "nan",
           "For a tree ensemble: a feature value that counts as missing "
           "besides NaN (XGBoost's `missing` parameter, e.g. -999; the model "
@@ -459,6 +464,14 @@ int cuvil::cuvilcMain(int argc, char **argv) {
                        : treeOutput == "margin"
                            ? cuvil::trees::ForestOutput::kMargin
                            : cuvil::trees::ForestOutput::kPrediction;
+  std::string treeFeatures = absl::GetFlag(FLAGS_tree_features);
+  if (!treeFeatures.empty() && treeFeatures != "float32" &&
+      treeFeatures != "float64") {
+    std::cerr << "cuvilc: --tree-features must be float32 or float64, not '"
+              << cuvil::printableText(treeFeatures) << "'\n";
+    return 2;
+  }
+  options.treeFloat32Features = treeFeatures == "float32";
   std::string treeMissing = absl::GetFlag(FLAGS_tree_missing);
   if (treeMissing != "nan") {
     double missing = 0;

@@ -318,9 +318,11 @@ absl::StatusOr<OwningOpRef<ModuleOp>> Importer::run(MLIRContext &context,
     semantics.baseValues.assign(index, 0.0);
     semantics.aggregate = "sum";
   }
+  Type features = options.float32Features ? Type(Float32Type::get(&context))
+                                           : semantics.leafType;
   OwningOpRef<ModuleOp> module = forest->buildModule(
       context, FileLineColLoc::get(&context, options.modelPath, 0, 0),
-      semantics.leafType, semantics, "lightgbm", options.output);
+      features, semantics, "lightgbm", options.output);
   if (!module)
     return error("the imported forest does not verify");
   return module;

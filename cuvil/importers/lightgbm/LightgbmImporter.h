@@ -31,6 +31,10 @@ struct LightgbmImportOptions {
   /// The objective's prediction, the raw sums (raw_score=True) or each
   /// tree's leaf index as float64 (pred_leaf=True).
   trees::ForestOutput output = trees::ForestOutput::kPrediction;
+  /// Take float32 features rather than float64: exact for float32 data
+  /// (LightGBM reads it in double, exactly), and the vector walks take
+  /// such forests (their float64 thresholds narrowed exactly).
+  bool float32Features = false;
 };
 
 /// Imports a text model. Fails, with nothing built, on text that is not a
