@@ -75,14 +75,16 @@ def CuvilX86LayoutForests : Pass<"cuvil-x86-layout-forests", "::mlir::ModuleOp">
   let summary = "Lay tree ensembles out as perfect trees at compile time";
   let description = [{
     Level2. A `cuvil_l2.ukernel_call` "tree_ensemble" whose forest makes
-    one comparison (`<` or `<=`) on float32 features, thresholds and
-    leaves of one value, with NaN as its only missing value and at most 10
-    levels, reads new globals instead of its tables: per tree, node words
-    (the feature, bit 31 set when a missing value goes left) and
-    thresholds level by level, and 2^depth leaves (a shallow leaf copied
-    into every leaf under it), and each tree's target. The call is marked
+    one comparison (`<` or `<=`) on float32 features, with at most 10
+    levels and 64 targets and no zero-as-missing node, reads new globals
+    instead of its tables: per tree, node words (the feature, bit 31 set
+    when a missing value goes left) and float32 thresholds level by level
+    (float64 ones narrowed exactly: the largest float32 at or below for
+    `<=`, the smallest at or above for `<`), 2^depth leaves (a shallow
+    leaf copied into every leaf under it; float64 leaves and leaves of
+    several values only for an AVX-512 target), and each tree's target. The call is marked
     `cuvil.forest_depth` (the deepest tree's depth) and
-    `cuvil.forest_comparison`; runtime/trees/perfect.c walks it with no
+    `cuvil.forest_comparison`; runtime/trees/perfect*.c walk it with no
     child table, no leaf test and permutes for the first levels' nodes.
   }];
   let statistics = [
