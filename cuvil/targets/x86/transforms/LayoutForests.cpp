@@ -49,7 +49,8 @@ constexpr int64_t kMaxDepth = 10;
 /// its output, one column per tree) keep their tables.
 constexpr int64_t kMaxTargets = 64;
 // cuvil.tree_ensemble's flags (CuvilOps.td) and the perfect node word.
-constexpr int32_t kComparison = 7, kMissingLeft = 8, kZeroIsMissing = 16;
+constexpr int32_t kLessThan = 1, kLessEqual = 2, kComparison = 7,
+                  kMissingLeft = 8, kZeroIsMissing = 16;
 constexpr uint32_t kWordMissingLeft = 0x80000000u;
 
 /// The contents of a constant buffer (a memref.get_global) as `T`s.
@@ -83,9 +84,9 @@ struct Forest {
 /// thresholds) walks in float32.
 float narrowThreshold(double t, int32_t comparison) {
   float narrow = static_cast<float>(t);
-  if (comparison == 2 && static_cast<double>(narrow) > t)
+  if (comparison == kLessEqual && static_cast<double>(narrow) > t)
     return std::nextafter(narrow, -std::numeric_limits<float>::infinity());
-  if (comparison == 1 && static_cast<double>(narrow) < t)
+  if (comparison == kLessThan && static_cast<double>(narrow) < t)
     return std::nextafter(narrow, std::numeric_limits<float>::infinity());
   return narrow;
 }
@@ -158,7 +159,7 @@ struct LayoutForests
         return 0;
       uniform = c;
     }
-    return uniform == 1 || uniform == 2 ? uniform : 0;
+    return uniform == kLessThan || uniform == kLessEqual ? uniform : 0;
   }
 
   Value addGlobal(OpBuilder &builder, SymbolTable &symbols, Location loc,

@@ -120,8 +120,8 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
 
 /* The first levels read the rows' features from the block's columns by
  * loads and a tree of blends on the index's bits (2^level - 1 blends)
- * rather than by a gather: a 16-lane gather costs as much as a few dozen
- * blends on the CPUs measured (benchmarks/RESULTS.md). */
+ * rather than by a gather: a 16-lane gather takes about 22 cycles on a
+ * Zen 4, as long as a few dozen blends (docs/trees.md). */
 enum { CUVIL_PERFECT_LOADED_LEVELS = 5 };
 
 /* `table[i]` for each lane, for a table of 2^log2_width entries (at most

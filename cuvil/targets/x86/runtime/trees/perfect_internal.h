@@ -28,8 +28,8 @@ enum {
 };
 
 /* Row `r` of `out` (the leaves' type), set to the base values. */
-static inline void *perfect_start_row(const cuvil_perfect_forest *f, void *out,
-                               int64_t r) {
+static inline void *perfect_start_row(const cuvil_perfect_forest *f,
+                                      void *out, int64_t r) {
   size_t size = f->acc_f64 ? sizeof(double) : sizeof(float);
   void *o = (char *)out + r * f->targets * size;
   memcpy(o, f->base, (size_t)f->targets * size);
@@ -46,7 +46,7 @@ static inline float perfect_missing_f32(const cuvil_perfect_forest *f) {
 /* `row` with the missing value as NaN, in `copy` ([features]), or `row`
  * itself when there is no missing value to replace. */
 static inline const float *perfect_clean_row(const cuvil_perfect_forest *f,
-                                      const float *row, float *copy) {
+                                             const float *row, float *copy) {
   float m = perfect_missing_f32(f);
   if (m != m)
     return row;
@@ -57,7 +57,7 @@ static inline const float *perfect_clean_row(const cuvil_perfect_forest *f,
 
 /* Adds tree t's leaf `leaf` to row `o`. */
 static inline void perfect_add_leaf(const cuvil_perfect_forest *f, void *o,
-                             int64_t t, int64_t leaf) {
+                                    int64_t t, int64_t leaf) {
   const int64_t values = f->values;
   if (f->acc_f64) {
     double *target = (double *)o + f->targets_of[t];
@@ -73,8 +73,9 @@ static inline void perfect_add_leaf(const cuvil_perfect_forest *f, void *o,
 }
 
 /* Adds trees [t0, t0 + n)'s leaves to row `o`, in order. */
-static inline void perfect_add_leaves(const cuvil_perfect_forest *f, void *o,
-                               int64_t t0, int64_t n, const int32_t *leaf) {
+static inline void perfect_add_leaves(const cuvil_perfect_forest *f,
+                                      void *o, int64_t t0, int64_t n,
+                                      const int32_t *leaf) {
   for (int64_t j = 0; j < n; ++j)
     perfect_add_leaf(f, o, t0 + j, leaf[j]);
 }
