@@ -251,10 +251,13 @@ def run_sklearn(cuvilc, work, cuvil, smoke, x_all):
             model.fit(train, y)
         if hasattr(model, "n_jobs"):
             model.set_params(n_jobs=1)
-        path = work / f"model{len(cells)}.onnx"
+        # Named after the model: dlopen hands back a library already loaded
+        # from the same path (bench.py's other parts share `work`).
+        stem = name.replace(", ", "_").replace(" ", "_")
+        path = work / f"{stem}.onnx"
         onnx.save(cuvil.onnx_ml.from_sklearn(
             model, float32_features=float32_features), str(path))
-        so = work / f"model{len(cells)}.so"
+        so = work / f"{stem}.so"
         compile_forest(cuvilc, path, so, len(x_all))
         compiled = Artifact(so, 1)
         hist = name.startswith("Hist") and not float32_features
