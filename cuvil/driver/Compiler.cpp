@@ -501,6 +501,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
   progress.stage("optimizing level1");
   Level1Options level1;
   level1.integerIo = options.integerIo;
+  level1.sampleParallel = options.sampleParallel;
   RETURN_IF_ERROR(runPipeline(
       [&](mlir::OpPassManager &pm) { buildLevel1Pipeline(pm, level1); }));
   collectStatistics();

@@ -92,6 +92,9 @@ struct CompileOptions {
   /// calibrated here (`quantization`), or a QDQ model that quantizes its
   /// inputs and dequantizes its outputs.
   bool integerIo = false;
+  /// Whether a batch may run as one chunk of samples per thread (cuvilc
+  /// --sample-parallel; cuvil-mark-sample-parallel's mode): auto, on, off.
+  std::string sampleParallel = "auto";
   /// A tree ensemble's output: the objective's predictions, its margins
   /// (XGBoost's output_margin) or each tree's leaf (pred_leaf) (cuvilc
   /// --tree-output).

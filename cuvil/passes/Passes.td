@@ -185,6 +185,35 @@ def CuvilRaiseLayerNorm : Pass<"cuvil-raise-layer-norm", "::mlir::func::FuncOp">
   let dependentDialects = ["::cuvil::l1::CuvilDialect"];
 }
 
+def CuvilMarkSampleParallel
+    : Pass<"cuvil-mark-sample-parallel", "::mlir::func::FuncOp"> {
+  let summary = "Mark functions whose batch may run as chunks of samples";
+  let description = [{
+    A function of a module with a dynamic batch (`cuvil.max_batch` of 2 or
+    more) gets the unit attribute `cuvil.sample_parallel` when every op
+    computes each sample of the batch (dimension 0) from that sample alone
+    and from batch-independent values (SampleSeparability.h: convolutions,
+    pooling and norms of their input, row-wise products by weights,
+    elementwise ops, reshapes, reductions and concatenations along other
+    axes, ...), and, in mode `auto`, when one sample does at least
+    `min-reuse` multiply-adds per byte of the weights it reads: a target
+    may then give each thread a chunk of the batch and its own workspace,
+    every chunk reading all the weights. Mode `on` marks every separable
+    function and makes any other an error naming the op that mixes samples;
+    `off` marks none.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
+           "auto (when the weight reuse pays), on, off">,
+    Option<"minReuse", "min-reuse", "double", /*default=*/"64.0",
+           "Multiply-adds per weight byte of one sample that make auto mark">,
+  ];
+  let statistics = [
+    Statistic<"numMarked", "marked", "Functions marked sample-parallel">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
+}
+
 def CuvilBatchParallelConvs : Pass<"cuvil-batch-parallel-convs", "::mlir::func::FuncOp"> {
   let summary = "Merge convolutions that read the same tensor when it pays";
   let description = [{

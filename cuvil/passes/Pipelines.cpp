@@ -28,6 +28,11 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm,
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilPrepackWeights());
   // Drops the constants folding and prepacking replaced.
   pm.addPass(mlir::createCanonicalizerPass());
+  // Before fusion, while every op is one the separability analysis knows.
+  CuvilMarkSampleParallelOptions sampleParallel;
+  sampleParallel.mode = options.sampleParallel;
+  pm.addNestedPass<mlir::func::FuncOp>(
+      createCuvilMarkSampleParallel(sampleParallel));
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilRaiseLayerNorm());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilBatchParallelConvs());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseEpilogues());
@@ -49,6 +54,10 @@ struct Level1PipelineOptions
                          llvm::cl::desc("Take and return quantized tensors "
                                         "(cuvil-quantize-io)"),
                          llvm::cl::init(false)};
+  Option<std::string> sampleParallel{
+      *this, "sample-parallel",
+      llvm::cl::desc("cuvil-mark-sample-parallel's mode: auto, on, off"),
+      llvm::cl::init("auto")};
 };
 
 struct Level2PipelineOptions
@@ -71,6 +80,7 @@ void registerCuvilPipelines(const TargetRegistry &targets) {
       [](mlir::OpPassManager &pm, const Level1PipelineOptions &options) {
         Level1Options level1;
         level1.integerIo = options.integerIo;
+        level1.sampleParallel = options.sampleParallel;
         buildLevel1Pipeline(pm, level1);
       });
   mlir::PassPipelineRegistration<Level2PipelineOptions>(

@@ -14,6 +14,8 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <string>
+
 namespace cuvil {
 
 /// level1 -> verified, simplified level1 (folding, canonicalization, CSE).
@@ -21,6 +23,8 @@ namespace cuvil {
 struct Level1Options {
   /// Take and return quantized tensors (cuvil-quantize-io).
   bool integerIo = false;
+  /// cuvil-mark-sample-parallel's mode: auto, on or off.
+  std::string sampleParallel = "auto";
 };
 
 void buildLevel1Pipeline(mlir::OpPassManager &pm,

@@ -6,6 +6,12 @@ and run on the same input as PyTorch. The tolerance is the one the
 importers issue sets: max |cuvil - torch| <= 1e-4 * max |torch| (fp32).
 
     /usr/bin/python3 tests/e2e/cuvil_e2e.py CUVILC MODEL [--batch N] [--max-batch M]
+        [--sample-parallel]
+
+With --sample-parallel the model is compiled with --sample-parallel=on: a
+context of T threads runs the batch as T chunks of samples, each on its own
+workspace. Then 2 and 3 threads must give the bits of 1, and each sample the
+bits it gets alone (batch 1).
 """
 
 import argparse
@@ -74,7 +80,8 @@ def compile_model(cuvilc, onnx_path, so_path, *flags):
     return CompiledModel(so_path)
 
 
-def check(cuvilc, name, batch=1, max_batch=None, workdir=None, cpu=None):
+def check(cuvilc, name, batch=1, max_batch=None, workdir=None, cpu=None,
+          sample_parallel=False):
     workdir = pathlib.Path(workdir or tempfile.mkdtemp())
     onnx_path = workdir / f"{name}.onnx"
     model, example = export_models.export(name, str(onnx_path), opset=14,
@@ -82,7 +89,12 @@ def check(cuvilc, name, batch=1, max_batch=None, workdir=None, cpu=None):
     flags = [f"--max-batch={max_batch}"] if max_batch else []
     if cpu:
         flags.append(f"--cpu={cpu}")
+    if sample_parallel:
+        flags.append("--sample-parallel=on")
     compiled = compile_model(cuvilc, onnx_path, workdir / f"{name}.so", *flags)
+    if sample_parallel and not compiled.metadata["sample_parallel"]:
+        print(f"{name}: the metadata says it is not sample-parallel")
+        return False
     torch.manual_seed(1)
     x = torch.randn(batch, *example.shape[1:])
     with torch.no_grad():
@@ -97,8 +109,26 @@ def check(cuvilc, name, batch=1, max_batch=None, workdir=None, cpu=None):
         print(f"{name}: 2 threads differ from 1 (max |diff| "
               f"{float(np.abs(threaded - result).max()):.3g})")
         ok = False
+    if sample_parallel:
+        ok &= same_bits_in_chunks(name, compiled, x.numpy(), result)
     print(f"{name} batch={batch} cpu={cpu or 'native'}: max|err| = {error:.3g}, max|ref| = {scale:.3g}, "
           f"ratio = {error / scale:.3g} ({'ok' if ok else 'FAIL'})")
+    return ok
+
+
+def same_bits_in_chunks(name, compiled, x, result):
+    """3 threads (chunks of one sample, the rest with the pool) and each
+    sample alone give the whole batch's bits."""
+    ok = True
+    (three,) = compiled(x, batch=len(x), threads=3)
+    if not np.array_equal(three, result):
+        print(f"{name}: 3 threads differ from 1")
+        ok = False
+    for i in range(len(x)):
+        (alone,) = compiled(x[i:i + 1], batch=1, threads=2)
+        if not np.array_equal(alone[0], result[i]):
+            print(f"{name}: sample {i} alone differs from its row of the batch")
+            ok = False
     return ok
 
 
@@ -109,10 +139,13 @@ def main():
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--max-batch", type=int)
     parser.add_argument("--cpu", help="cuvilc --cpu (default: native)")
+    parser.add_argument("--sample-parallel", action="store_true",
+                        help="cuvilc --sample-parallel=on, and its checks")
     args = parser.parse_args()
     torch.set_num_threads(1)
     workdir = os.environ.get("TEST_TMPDIR")
-    ok = check(args.cuvilc, args.model, args.batch, args.max_batch, workdir, args.cpu)
+    ok = check(args.cuvilc, args.model, args.batch, args.max_batch, workdir,
+               args.cpu, args.sample_parallel)
     return 0 if ok else 1
 
 

@@ -80,6 +80,14 @@ ABSL_FLAG(std::vector<std::string>, input_shape, {},
 ABSL_FLAG(int64_t, max_batch, 0,
           "Make dimension 0 of every input a dynamic batch of 1 to N "
           "(0: the batch is what the model says).");
+ABSL_FLAG(std::string, sample_parallel, "auto",
+          "With a dynamic batch (--max-batch): a context of several threads "
+          "runs a batch as one chunk of samples per thread, each with its own "
+          "workspace, instead of splitting every layer across the threads. "
+          "auto: when the model's ops keep samples apart and each sample "
+          "reuses the weights enough (convolutional networks); on: whenever "
+          "the ops keep samples apart (an error names the op that does "
+          "not); off: never. Results are the same bits either way.");
 ABSL_FLAG(std::string, quantize, "",
           "Reduced precision: int8 (post-training static quantization: "
           "linear layers and convolutions run on int8 kernels, calibrated on "
@@ -452,6 +460,13 @@ int cuvil::cuvilcMain(int argc, char **argv) {
   }
   if (int64_t maxBatch = absl::GetFlag(FLAGS_max_batch); maxBatch != 0)
     options.maxBatch = maxBatch;
+  options.sampleParallel = absl::GetFlag(FLAGS_sample_parallel);
+  if (options.sampleParallel != "auto" && options.sampleParallel != "on" &&
+      options.sampleParallel != "off") {
+    std::cerr << "cuvilc: --sample-parallel must be auto, on or off, not '"
+              << cuvil::printableText(options.sampleParallel) << "'\n";
+    return 2;
+  }
   std::string treeOutput = absl::GetFlag(FLAGS_tree_output);
   if (treeOutput != "prediction" && treeOutput != "margin" &&
       treeOutput != "leaf") {

@@ -30,8 +30,10 @@ func.func @classifier(%x: tensor<?x10xf32>) -> tensor<?x10xf32> {
 // C: static CUVIL_NOINLINE int cuvil_run_part0(
 // C: cuvil_matmul_f32(pool, NULL, 1, batch, 10, 10,
 // C: cuvil_softmax_f32(0, batch, 10, 1,
-// C: CUVIL_INTERNAL int cuvil_internal_run(
+// C: static int cuvil_run_batch(
 // C: if ((status = cuvil_run_part0(batch, inputs, outputs, arena, pool)) != CUVIL_OK)
+// C: CUVIL_INTERNAL int cuvil_internal_run(
+// C: return cuvil_run_batch(batch, inputs, outputs, arena, pool);
 // C: ok &= (r7[1] >> 5) & 1; /* avx2 */
 // C: CUVIL_EXPORT int cuvil_model_run(
 

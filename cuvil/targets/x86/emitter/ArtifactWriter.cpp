@@ -154,6 +154,9 @@ std::string metadataJson(func::FuncOp func, ModelFacts &facts,
       {"outputs", std::move(facts.outputs)},
       {"max_batch", facts.maxBatch},
       {"workspace_bytes", emitter.arenaBytes},
+      // A context of T threads runs a batch as up to T chunks of samples,
+      // each on its own workspace of workspace_bytes.
+      {"sample_parallel", emitter.sampleParallel()},
       {"weights",
        llvm::json::Object{
            {"storage", options.externalWeights ? "external" : "embedded"},
@@ -229,7 +232,9 @@ std::string abiText(const std::string &metadata,
       "#define CUVIL_EXTERNAL_WEIGHTS " +
       (options.externalWeights ? "1" : "0") +
       "\n#define CUVIL_WEIGHTS_BYTES ((size_t)" +
-      std::to_string(emitter.weightsBlob.size()) + ")\n";
+      std::to_string(emitter.weightsBlob.size()) + ")\n" +
+      "#define CUVIL_MODEL_SAMPLE_PARALLEL " +
+      (emitter.sampleParallel() ? "1" : "0") + "\n";
   std::string entry = runtimeFile("abi/entry.c").str();
   if (entry.find(kAbiInclude) == std::string::npos)
     llvm::report_fatal_error("runtime/abi/entry.c does not include abi.h");

@@ -8,6 +8,7 @@
 
 #include "cuvil/targets/x86/emitter/Emitter.h"
 
+#include "cuvil/passes/SampleSeparability.h"
 #include "cuvil/support/Diagnostics.h"
 #include "cuvil/support/SourceEscape.h"
 #include "cuvil/targets/x86/RuntimeContract.h"
@@ -423,6 +424,10 @@ std::vector<size_t> identifiersIn(StringRef code,
 
 } // namespace
 
+bool Emitter::sampleParallel() const {
+  return func->hasAttr(kSampleParallelAttr);
+}
+
 std::string Emitter::runFunctions() const {
   // Parts of at most this many ops or bytes of C: large enough that a call
   // per part costs nothing, small enough that clang's time stays linear in
@@ -454,8 +459,54 @@ std::string Emitter::runFunctions() const {
              "    return status;\n";
     begin = end;
   }
-  return parts + "CUVIL_INTERNAL int cuvil_internal_run" + params +
-         " {\n  int status = CUVIL_OK;\n" + calls + "  return status;\n}\n";
+  const char *entryParams = "(int64_t batch, const void *const *inputs,\n"
+                            "    void *const *outputs, unsigned char *arena,\n"
+                            "    int arenas, cuvil_pool *pool)";
+  std::string batchFunction = "static int cuvil_run_batch" +
+                              std::string(params) +
+                              " {\n  int status = CUVIL_OK;\n" + calls +
+                              "  return status;\n}\n\n";
+  std::string entry = "CUVIL_INTERNAL int cuvil_internal_run" +
+                      std::string(entryParams) + " {\n";
+  if (!sampleParallel())
+    return parts + batchFunction + entry +
+           "  (void)arenas;\n"
+           "  return cuvil_run_batch(batch, inputs, outputs, arena, pool);\n"
+           "}\n";
+  // Chunks of the batch, one per thread (runtime/threads/samples.h).
+  func::FuncOp function = func; // Op handles have non-const accessors.
+  auto sampleBytes = [&](int64_t first, int64_t count) {
+    std::vector<std::string> bytes;
+    for (int64_t i = 0; i < count; ++i) {
+      auto type = cast<MemRefType>(
+          function.getArgument(1 + first + i).getType());
+      int64_t sample = 0;
+      if (type.getRank() > 0 && type.isDynamicDim(0)) {
+        sample = elementBytes(type.getElementType());
+        for (int64_t d : type.getShape().drop_front())
+          sample *= d;
+      }
+      bytes.push_back(std::to_string(sample));
+    }
+    return "{" + absl::StrJoin(bytes, ", ") + (bytes.empty() ? "0" : "") +
+           "}";
+  };
+  int64_t numInputs =
+      function->getAttrOfType<IntegerAttr>("cuvil.num_inputs").getInt();
+  int64_t numOutputs =
+      function->getAttrOfType<IntegerAttr>("cuvil.num_outputs").getInt();
+  return parts + batchFunction +
+         "static const size_t cuvil_input_sample_bytes[] = " +
+         sampleBytes(0, numInputs) +
+         ";\nstatic const size_t cuvil_output_sample_bytes[] = " +
+         sampleBytes(numInputs, numOutputs) + ";\n\n" + entry +
+         "  static const cuvil_sample_model model = {\n"
+         "      cuvil_run_batch, " + std::to_string(numInputs) + ", " +
+         std::to_string(numOutputs) +
+         ", cuvil_input_sample_bytes, cuvil_output_sample_bytes,\n"
+         "      (CUVIL_MODEL_WORKSPACE_SIZE + 63) / 64 * 64};\n"
+         "  return cuvil_run_samples(&model, batch, inputs, outputs, arena, "
+         "arenas, pool);\n}\n";
 }
 
 } // namespace cuvil::x86::emitter

@@ -118,6 +118,9 @@ public:
   /// (clang's time on one function grows faster than its length), called
   /// in order by cuvil_internal_run.
   std::string runFunctions() const;
+  /// Whether the function runs as chunks of its batch, one per thread
+  /// (cuvil.sample_parallel; runtime/threads/samples.h).
+  bool sampleParallel() const;
 
   /// Inline weights (--emit=c): C arrays; otherwise the blob's bytes.
   std::string weightsDecls;

@@ -26,5 +26,9 @@
 #define CUVIL_EXTERNAL_WEIGHTS 0
 #endif
 #define CUVIL_WEIGHTS_BYTES ((size_t)64)
+/* And the sample-parallel form (1). */
+#ifndef CUVIL_MODEL_SAMPLE_PARALLEL
+#define CUVIL_MODEL_SAMPLE_PARALLEL 0
+#endif
 
 #endif /* CUVIL_ABI_CHECK_MODEL_H */

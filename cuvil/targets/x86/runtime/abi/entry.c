@@ -10,6 +10,9 @@
  *                             built for
  *   CUVIL_EXTERNAL_WEIGHTS    1: map <name>.weights.bin beside the .so
  *   CUVIL_WEIGHTS_BYTES       that file's size
+ *   CUVIL_MODEL_SAMPLE_PARALLEL
+ *                             1: a context runs a batch as chunks of samples,
+ *                             one per thread, each on its own workspace
  * and the artifact's model.h stands for the include of abi.h below (the
  * build compiles this file with check_model.h in their place).
  *
@@ -38,9 +41,11 @@
 
 /* The model's side (its TU, and runtime/threads). */
 struct cuvil_pool;
+/* `arena` holds `arenas` workspaces of CUVIL_MODEL_WORKSPACE_SIZE bytes
+ * (rounded up to 64), one per chunk of a sample-parallel model's batch. */
 CUVIL_INTERNAL int cuvil_internal_run(int64_t batch, const void *const *inputs,
                                       void *const *outputs, unsigned char *arena,
-                                      struct cuvil_pool *pool);
+                                      int arenas, struct cuvil_pool *pool);
 struct cuvil_pool *cuvil_pool_create(int num_threads);
 void cuvil_pool_destroy(struct cuvil_pool *pool);
 
@@ -213,7 +218,7 @@ CUVIL_EXPORT int cuvil_model_run(int64_t batch, const void *const *inputs,
   if (workspace_size < CUVIL_MODEL_WORKSPACE_SIZE)
     return CUVIL_ERROR_WORKSPACE_TOO_SMALL;
   return cuvil_internal_run(batch, inputs, outputs, (unsigned char *)workspace,
-                            NULL);
+                            1, NULL);
 }
 
 /* Set while a context is alive; cleared (and, with free, overwritten) when
@@ -223,7 +228,8 @@ CUVIL_EXPORT int cuvil_model_run(int64_t batch, const void *const *inputs,
 struct cuvil_context {
   unsigned long long alive;
   int busy; /* one call at a time (atomic) */
-  void *workspace;
+  void *workspace; /* `arenas` workspaces of cuvil_arena_stride() bytes */
+  int arenas;
   struct cuvil_pool *pool; /* NULL: run on the calling thread */
   int num_threads;
   char error[256];
@@ -232,6 +238,18 @@ struct cuvil_context {
 static int cuvil_context_valid(const cuvil_context *context) {
   return context &&
          __atomic_load_n(&context->alive, __ATOMIC_ACQUIRE) == CUVIL_CONTEXT_ALIVE;
+}
+
+static size_t cuvil_arena_stride(void) {
+  return ((size_t)CUVIL_MODEL_WORKSPACE_SIZE + 63) / 64 * 64;
+}
+
+/* One workspace per thread that may run a chunk of the batch at once. */
+static int cuvil_context_arenas(int num_threads) {
+  int arenas = CUVIL_MODEL_SAMPLE_PARALLEL ? num_threads : 1;
+  if (CUVIL_MODEL_MAX_BATCH > 0 && arenas > CUVIL_MODEL_MAX_BATCH)
+    arenas = (int)CUVIL_MODEL_MAX_BATCH;
+  return arenas < 1 ? 1 : arenas;
 }
 
 CUVIL_EXPORT int cuvil_context_max_threads(void) {
@@ -265,8 +283,10 @@ CUVIL_EXPORT int cuvil_context_create(int num_threads, cuvil_context **context) 
       return CUVIL_ERROR_OUT_OF_MEMORY;
     }
   }
+  ctx->arenas = cuvil_context_arenas(ctx->num_threads);
   if (CUVIL_MODEL_WORKSPACE_SIZE > 0) {
-    if (posix_memalign(&ctx->workspace, 64, (size_t)CUVIL_MODEL_WORKSPACE_SIZE) != 0) {
+    if (posix_memalign(&ctx->workspace, 64,
+                       cuvil_arena_stride() * (size_t)ctx->arenas) != 0) {
       cuvil_pool_destroy(ctx->pool);
       free(ctx);
       return CUVIL_ERROR_OUT_OF_MEMORY;
@@ -290,7 +310,8 @@ CUVIL_EXPORT int cuvil_context_run(cuvil_context *context, int64_t batch,
   status = cuvil_check(batch, inputs, outputs, context->error, sizeof(context->error));
   if (status == CUVIL_OK) {
     status = cuvil_internal_run(batch, inputs, outputs,
-                                (unsigned char *)context->workspace, context->pool);
+                                (unsigned char *)context->workspace,
+                                context->arenas, context->pool);
     if (status != CUVIL_OK)
       snprintf(context->error, sizeof(context->error), "%s", cuvil_status_message(status));
   }

@@ -15,28 +15,32 @@
 
 struct cuvil_pool;
 
-static int runs;
+static int runs, last_arenas;
 static cuvil_context *reentered;
 static int reentered_status = -1;
 
 
 __attribute__((visibility("hidden"))) int
 cuvil_internal_run(int64_t batch, const void *const *inputs,
-                   void *const *outputs, unsigned char *arena,
+                   void *const *outputs, unsigned char *arena, int arenas,
                    struct cuvil_pool *pool) {
   (void)inputs;
   (void)pool;
   ++runs;
-  memset(arena, 0x5a, CUVIL_MODEL_WORKSPACE_SIZE);
+  last_arenas = arenas;
+  /* Every workspace the caller says it has (the stride is a multiple of
+   * 64); a short allocation corrupts the heap here. */
+  memset(arena, 0x5a, (size_t)arenas * CUVIL_MODEL_WORKSPACE_SIZE);
   *(int64_t *)outputs[0] = batch;
   if (reentered)
     reentered_status = cuvil_context_run(reentered, batch, inputs, outputs);
   return CUVIL_OK;
 }
 
+/* A pool the stand-in never uses, for contexts of several threads. */
+static int stand_in_pool;
 struct cuvil_pool *cuvil_pool_create(int num_threads) {
-  (void)num_threads;
-  return NULL;
+  return num_threads > 1 ? (struct cuvil_pool *)&stand_in_pool : NULL;
 }
 void cuvil_pool_destroy(struct cuvil_pool *pool) { (void)pool; }
 
@@ -72,7 +76,7 @@ int main(void) {
   EXPECT(runs == 0);
   EXPECT(cuvil_model_run(3, inputs, outputs, workspace, sizeof workspace) ==
          CUVIL_OK);
-  EXPECT(runs == 1 && out == 3);
+  EXPECT(runs == 1 && out == 3 && last_arenas == 1);
 
   /* Contexts. */
   EXPECT(cuvil_context_create(-1, &context) == CUVIL_ERROR_INVALID_ARGUMENT);
@@ -87,7 +91,21 @@ int main(void) {
   EXPECT(cuvil_context_run(context, 2, inputs, outputs) == CUVIL_OK);
   EXPECT(reentered_status == CUVIL_ERROR_BUSY && out == 2);
   EXPECT(strcmp(cuvil_context_error(context), "") == 0);
+  EXPECT(last_arenas == 1);
   reentered = NULL;
+  cuvil_context_destroy(context);
+
+  /* A sample-parallel model's context holds a workspace per thread, at
+   * most one per sample of the largest batch. */
+  EXPECT(cuvil_context_create(3, &context) == CUVIL_OK && context);
+  EXPECT(cuvil_context_run(context, 4, inputs, outputs) == CUVIL_OK);
+  EXPECT(last_arenas == (CUVIL_MODEL_SAMPLE_PARALLEL ? 3 : 1));
+  cuvil_context_destroy(context);
+  EXPECT(cuvil_context_create(cuvil_context_max_threads(), &context) ==
+             CUVIL_OK &&
+         context);
+  EXPECT(cuvil_context_run(context, 4, inputs, outputs) == CUVIL_OK);
+  EXPECT(last_arenas == (CUVIL_MODEL_SAMPLE_PARALLEL ? 4 : 1));
   cuvil_context_destroy(context);
   EXPECT(strcmp(cuvil_context_error(NULL), "the context is NULL") == 0);
 

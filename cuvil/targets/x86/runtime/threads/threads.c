@@ -206,6 +206,10 @@ void cuvil_pool_destroy(cuvil_pool *pool) {
   free(pool);
 }
 
+int cuvil_pool_threads(const cuvil_pool *pool) {
+  return pool ? pool->num_threads : 1;
+}
+
 void cuvil_parallel_for(cuvil_pool *pool, int64_t count, cuvil_task_fn fn,
                         void *arg) {
   int cpu;

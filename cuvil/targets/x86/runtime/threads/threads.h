@@ -27,6 +27,8 @@ typedef void (*cuvil_task_fn)(void *arg, int64_t begin, int64_t end);
  * the others (sched_setaffinity on itself, never on the caller). */
 cuvil_pool *cuvil_pool_create(int num_threads);
 void cuvil_pool_destroy(cuvil_pool *pool);
+/* Threads of `pool`, the caller included (1 for NULL). */
+int cuvil_pool_threads(const cuvil_pool *pool);
 /* Runs fn(arg, begin, end) over [0, count), split across the pool. */
 void cuvil_parallel_for(cuvil_pool *pool, int64_t count, cuvil_task_fn fn,
                         void *arg);
