@@ -5,6 +5,7 @@
 #include "cuvil/ir/CuvilOps.h"
 
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -95,11 +96,13 @@ public:
 
   bool inputs(func::FuncOp func) {
     bool any = false;
-    for (Type type : func.getArgumentTypes()) {
-      Batch batch = batchOf(type);
+    for (BlockArgument arg : func.getArguments()) {
+      Batch batch = batchOf(arg.getType());
       if (batch == Batch::Elsewhere)
         return fail(nullptr, "an input has a dynamic dimension other than "
                              "the batch (dimension 0)");
+      if (batch == Batch::Leading)
+        rows[arg] = 1;
       any |= batch == Batch::Leading;
     }
     if (!any)
@@ -107,11 +110,16 @@ public:
     return true;
   }
 
+  /// Each output must be one row per sample: the artifact advances its
+  /// pointer by one row's bytes per sample.
   bool outputs(func::FuncOp func) {
-    for (Type type : func.getResultTypes())
-      if (batchOf(type) != Batch::Leading)
+    for (Value value : func.getBody().back().getTerminator()->getOperands()) {
+      if (batchOf(value.getType()) != Batch::Leading)
         return fail(nullptr, "an output does not have the batch as its "
                              "dimension 0");
+      if (rows.lookup(value) != 1)
+        return fail(nullptr, "an output has several rows per sample");
+    }
     return true;
   }
 
@@ -137,10 +145,38 @@ public:
     }
     if (!anyIn && !isa<l1::ExpandOp>(op))
       return true; // Computed from batch-independent values only.
-    return visitBatched(op);
+    return visitBatched(op) && assignRows(op);
   }
 
 private:
+  /// Rows per sample of each batched result: dimension 0 is batch * rows,
+  /// the same for every operand that carries the batch; a reshape regroups
+  /// one sample's elements, which must fill whole rows.
+  bool assignRows(Operation *op) {
+    int64_t k = 0;
+    for (Value operand : op->getOperands()) {
+      if (!batched(operand))
+        continue;
+      int64_t r = rows.lookup(operand);
+      if (k != 0 && r != k)
+        return fail(op, "its operands hold different numbers of rows per "
+                        "sample");
+      k = r;
+    }
+    if (isa<l1::ReshapeOp, l1::FlattenOp>(op)) {
+      double perSample = static_cast<double>(k) * sampleElements(op->getOperand(0));
+      double perRow = sampleElements(op->getResult(0));
+      double quotient = perRow > 0 ? perSample / perRow : 0;
+      if (quotient < 1 || quotient != static_cast<double>(static_cast<int64_t>(quotient)))
+        return fail(op, "it puts several samples' elements in one row");
+      k = static_cast<int64_t>(quotient);
+    }
+    for (Value r : op->getResults())
+      if (batched(r))
+        rows[r] = k;
+    return true;
+  }
+
   bool fail(Operation *op, const char *why) {
     result.culprit = op;
     result.reason = why;
@@ -170,8 +206,9 @@ private:
                  : true;
     }
     if (isa<l1::ReshapeOp, l1::FlattenOp>(op))
-      return true; // Dimension 0 stays the batch (checked above): each
-                   // sample's elements stay one contiguous run.
+      return true; // Dimension 0 stays the batch (checked above); each
+                   // sample's elements stay one contiguous run, in whole
+                   // rows (assignRows).
     if (auto t = dyn_cast<l1::TransposeOp>(op))
       return t.getPerm()[0] == 0 ? true
                                  : fail(op, "it moves the batch dimension");
@@ -286,16 +323,18 @@ private:
     return fail(op, "it gathers across the batch");
   }
 
-  /// A batch-independent tensor expanded to the batch gives every sample
-  /// the same values, so a chunk computes its part alone.
+  /// A batched tensor expanded along other dimensions. A batch-independent
+  /// one expanded to the batch would give it rows per sample the analysis
+  /// cannot know, so it is refused.
   bool expand(l1::ExpandOp op) {
     Value input = op.getInput();
     if (!batched(op.getResult()))
       return batched(input) ? fail(op, "it drops the batch") : true;
-    if (rankOf(input) == rankOf(op.getResult()) && !batched(input) &&
-        cast<RankedTensorType>(input.getType()).getDimSize(0) != 1)
-      return fail(op, "it expands a dimension 0 other than 1 to the batch");
-    return true;
+    if (!batched(input))
+      return fail(op, "it expands a batch-independent tensor to the batch");
+    return rankOf(input) == rankOf(op.getResult())
+               ? true
+               : fail(op, "it moves the batch to another dimension");
   }
 
   bool axisNotZero(Operation *op, int64_t axis, int64_t rank) {
@@ -305,6 +344,7 @@ private:
   }
 
   SampleSeparability &result;
+  llvm::DenseMap<Value, int64_t> rows;
 };
 
 } // namespace

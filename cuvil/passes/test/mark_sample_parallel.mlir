@@ -71,3 +71,17 @@ func.func @attention(%q: tensor<?x4x16xf32>, %k: tensor<?x16x4xf32>) -> tensor<?
 }
 }
 
+
+// -----
+
+// Heads as rows: each sample's 4 x 8 becomes 2 rows of 16 and back.
+// ON-LABEL: func.func @heads
+// ON-SAME: attributes {cuvil.sample_parallel}
+module attributes {cuvil.max_batch = 8 : i64} {
+func.func @heads(%x: tensor<?x4x8xf32>) -> tensor<?x32xf32> {
+  %h = cuvil.reshape %x, shape = [-1, 16] : tensor<?x4x8xf32>
+  %s = cuvil.softmax %h, axis = 1 : tensor<?x16xf32>
+  %y = cuvil.reshape %s, shape = [-1, 32] : tensor<?x16xf32>
+  return %y : tensor<?x32xf32>
+}
+}

@@ -70,3 +70,28 @@ func.func @one(%x: tensor<?x16xf32>) -> tensor<?x16xf32> {
   return %r : tensor<?x16xf32>
 }
 }
+
+// -----
+
+// Two samples' elements in one row: a chunk of one sample would be half a
+// row.
+module attributes {cuvil.max_batch = 8 : i64} {
+func.func @regroup(%x: tensor<?x2xf32>) -> tensor<?x4xf32> {
+  // expected-error@+1 {{'cuvil.reshape' op cannot run the batch's samples apart: it puts several samples' elements in one row}}
+  %r = cuvil.reshape %x, shape = [-1, 4] : tensor<?x2xf32>
+  return %r : tensor<?x4xf32>
+}
+}
+
+// -----
+
+// Rows within a sample are fine inside; an output must be one row per
+// sample, since the artifact moves its pointer one row per sample.
+module attributes {cuvil.max_batch = 8 : i64} {
+// expected-error@+1 {{cannot run the batch's samples apart: an output has several rows per sample}}
+func.func @two_rows(%x: tensor<?x4xf32>) -> tensor<?x2xf32> {
+  %r = cuvil.reshape %x, shape = [-1, 2] : tensor<?x4xf32>
+  %s = cuvil.relu %r : tensor<?x2xf32>
+  return %s : tensor<?x2xf32>
+}
+}

@@ -473,13 +473,17 @@ std::string Emitter::runFunctions() const {
            "  (void)arenas;\n"
            "  return cuvil_run_batch(batch, inputs, outputs, arena, pool);\n"
            "}\n";
-  // Chunks of the batch, one per thread (runtime/threads/samples.h).
+  return parts + batchFunction + sampleParallelEntry(entry);
+}
+
+std::string Emitter::sampleParallelEntry(const std::string &entry) const {
   func::FuncOp function = func; // Op handles have non-const accessors.
+  // Bytes of one sample of each argument: 0 for a batch-independent one.
   auto sampleBytes = [&](int64_t first, int64_t count) {
     std::vector<std::string> bytes;
     for (int64_t i = 0; i < count; ++i) {
-      auto type = cast<MemRefType>(
-          function.getArgument(1 + first + i).getType());
+      auto type =
+          cast<MemRefType>(function.getArgument(1 + first + i).getType());
       int64_t sample = 0;
       if (type.getRank() > 0 && type.isDynamicDim(0)) {
         sample = elementBytes(type.getElementType());
@@ -495,8 +499,7 @@ std::string Emitter::runFunctions() const {
       function->getAttrOfType<IntegerAttr>("cuvil.num_inputs").getInt();
   int64_t numOutputs =
       function->getAttrOfType<IntegerAttr>("cuvil.num_outputs").getInt();
-  return parts + batchFunction +
-         "static const size_t cuvil_input_sample_bytes[] = " +
+  return "static const size_t cuvil_input_sample_bytes[] = " +
          sampleBytes(0, numInputs) +
          ";\nstatic const size_t cuvil_output_sample_bytes[] = " +
          sampleBytes(numInputs, numOutputs) + ";\n\n" + entry +

@@ -167,6 +167,9 @@ private:
   /// A weight (Weights.cpp): a C array or a slice of the blob.
   mlir::LogicalResult emitWeight(mlir::memref::GetGlobalOp getGlobal);
   mlir::LogicalResult declareArguments();
+  /// cuvil_internal_run (opened by `entry`) handing the batch to
+  /// cuvil_run_samples with each tensor's bytes per sample.
+  std::string sampleParallelEntry(const std::string &entry) const;
   mlir::FailureOr<std::string> indexExpr(mlir::Value value);
   mlir::FailureOr<Buffer> defineBuffer(mlir::Value value, std::string pointer);
   /// Declares buffer pointer `name` (a C local of every part that uses it).
