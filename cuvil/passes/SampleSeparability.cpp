@@ -264,15 +264,17 @@ private:
   bool firstOperandOnly(Operation *op) {
     if (!batched(op->getOperand(0)))
       return fail(op, "its batch comes from an operand other than its input");
-    for (Value operand : op->getOperands().drop_front())
+    // Every chunk reads these again: a tree ensemble's tables are weights
+    // with no multiply-adds to amortize them.
+    for (Value operand : op->getOperands().drop_front()) {
       if (batched(operand))
         return fail(op, "its weights or parameters depend on the batch");
+      result.weightBytes += tensorBytes(operand);
+    }
     if (isa<l1::Conv2dOp, l1::QuantizedConv2dOp>(op)) {
       // Each output element sums C/G * KH * KW products.
-      Value weight = op->getOperand(1);
-      double taps = sampleElements(weight);
+      double taps = sampleElements(op->getOperand(1));
       result.macsPerSample += sampleElements(op->getResult(0)) * taps;
-      result.weightBytes += tensorBytes(weight);
     }
     if (auto norm = dyn_cast<l1::LayerNormOp>(op))
       return axisNotZero(op, norm.getAxis(), rankOf(norm.getInput()));

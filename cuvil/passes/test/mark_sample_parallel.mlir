@@ -85,3 +85,23 @@ func.func @heads(%x: tensor<?x4x8xf32>) -> tensor<?x32xf32> {
   return %y : tensor<?x32xf32>
 }
 }
+
+// -----
+
+// A tree ensemble's tables are weights every chunk reads again, with no
+// multiply-adds to amortize them (its walk splits rows over the threads
+// anyway): auto leaves it, on marks it.
+// CHECK-LABEL: func.func @stump
+// CHECK-NOT: cuvil.sample_parallel
+// ON-LABEL: func.func @stump
+// ON-SAME: attributes {cuvil.sample_parallel}
+module attributes {cuvil.max_batch = 1048576 : i64} {
+func.func @stump(%x: tensor<?x2xf32>) -> tensor<?x1xf32> {
+  %nodes = cuvil.constant dense<[[0, 1, 9], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
+  %thresholds = cuvil.constant dense<[0.5, 0.0, 0.0]> : tensor<3xf32>
+  %trees = cuvil.constant dense<[[0, 0]]> : tensor<1x2xi32>
+  %leaves = cuvil.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
+  %0 = cuvil.tree_ensemble %x, %nodes, %thresholds, %trees, %leaves {base_values = array<f64: 0.5>, post_transform = "logistic"} : tensor<?x2xf32>, tensor<3x3xi32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2x1xf32>
+  return %0 : tensor<?x1xf32>
+}
+}
