@@ -48,8 +48,9 @@ struct MarkSampleParallel
       return signalPassFailure();
     }
     auto module = func->getParentOfType<ModuleOp>();
-    auto maxBatch =
-        module ? module->getAttrOfType<IntegerAttr>("cuvil.max_batch") : nullptr;
+    IntegerAttr maxBatch;
+    if (module)
+      maxBatch = module->getAttrOfType<IntegerAttr>("cuvil.max_batch");
     bool on = mode == "on";
     if (!maxBatch || maxBatch.getInt() < 2) {
       if (on)

@@ -8,6 +8,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 namespace l1 = cuvil::l1;
 
@@ -44,7 +46,8 @@ int64_t rankOf(Value value) {
 /// Elements of one sample of a batched value (its dimensions after 0).
 double sampleElements(Value value) {
   double elements = 1;
-  for (int64_t d : cast<RankedTensorType>(value.getType()).getShape().drop_front())
+  auto type = cast<RankedTensorType>(value.getType());
+  for (int64_t d : type.getShape().drop_front())
     elements *= static_cast<double>(d);
   return elements;
 }
@@ -164,10 +167,11 @@ private:
       k = r;
     }
     if (isa<l1::ReshapeOp, l1::FlattenOp>(op)) {
-      double perSample = static_cast<double>(k) * sampleElements(op->getOperand(0));
+      double perSample =
+          static_cast<double>(k) * sampleElements(op->getOperand(0));
       double perRow = sampleElements(op->getResult(0));
       double quotient = perRow > 0 ? perSample / perRow : 0;
-      if (quotient < 1 || quotient != static_cast<double>(static_cast<int64_t>(quotient)))
+      if (quotient < 1 || quotient != std::floor(quotient))
         return fail(op, "it puts several samples' elements in one row");
       k = static_cast<int64_t>(quotient);
     }
@@ -306,8 +310,9 @@ private:
       return fail(op, "its batch is not the rows of its left operand");
     if (batched(op.getB()))
       return fail(op, "its weights depend on the batch");
-    if (Value c = op.getC(); c && !batched(c) && rankOf(c) == 2 &&
-                             cast<RankedTensorType>(c.getType()).getDimSize(0) != 1)
+    Value c = op.getC();
+    if (c && !batched(c) && rankOf(c) == 2 &&
+        cast<RankedTensorType>(c.getType()).getDimSize(0) != 1)
       return fail(op, "its bias has rows other than the batch's");
     double k = static_cast<double>(
         cast<RankedTensorType>(op.getA().getType()).getDimSize(1));
