@@ -108,7 +108,7 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             reuse_factor=None, strategy=None, clock_period=None,
             max_utilization=None, calibration=None, project=None,
             test_vectors=None, output_margin=False, missing=None,
-            pred_leaf=False, float32_features=False):
+            pred_leaf=False, float32_features=False, sample_parallel="auto"):
     """Compiles `model` to a native CompiledModule (or, with target="fpga",
     to a cuvil.FpgaDesign: an HLS project).
 
@@ -130,6 +130,13 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         name (cuvilc --cpu).
     threads: threads a call uses (cuvilc --threads-default).
     max_batch: the largest batch of a dynamic batch (cuvilc --max-batch).
+    sample_parallel: with a dynamic batch and threads > 1, run a batch as
+        one chunk of samples per thread, each on its own workspace, rather
+        than every layer split across the threads (the same bits): "auto"
+        where the samples are independent and each reuses the weights
+        enough (convolutional networks), "on" wherever they are
+        independent (CompileError naming the op that mixes them), "off"
+        (cuvilc --sample-parallel).
     external_weights: keep weights in <name>.weights.bin beside the .so.
     quantize: a cuvil.quantization.Int8 (post-training int8 quantization,
         calibrated on its data; cuvilc --quantize=int8; the result's
@@ -195,6 +202,9 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     if max_batch is not None and (not isinstance(max_batch, int)
                                   or max_batch < 1):
         raise ValueError(f"max_batch must be an int >= 1, got {max_batch!r}")
+    if sample_parallel not in ("auto", "on", "off"):
+        raise ValueError("sample_parallel must be 'auto', 'on' or 'off', got "
+                         f"{sample_parallel!r}")
     for spec in specs or ():
         for dim in spec.dynamic_dims:
             if dim != 0:
@@ -292,7 +302,7 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             tree_leaves=bool(pred_leaf),
             tree_missing=tree_missing,
             tree_float32_features=bool(float32_features) and lightgbm,
-            **quantization_options)
+            sample_parallel=sample_parallel, **quantization_options)
         # Raises CompileError (built by the compiler, with its fields),
         # FileNotFoundError or PermissionError.
         artifact = _C.compile(contents, options)

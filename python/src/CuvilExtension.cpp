@@ -57,6 +57,8 @@ struct PyCompileOptions {
   std::optional<double> treeMissing;
   /// A LightGBM model's features as float32.
   bool treeFloat32Features = false;
+  /// cuvilc --sample-parallel: auto, on or off.
+  std::string sampleParallel = "auto";
 };
 
 /// Raises the Python exception for a failed compile: FileNotFoundError or
@@ -120,6 +122,7 @@ py::dict compileModel(py::bytes model, const PyCompileOptions &py) {
   if (py.bf16)
     options.bf16 = cuvil::CompileOptions::Bf16{py.keepFp32};
   options.integerIo = py.integerIo;
+  options.sampleParallel = py.sampleParallel;
   options.treeOutput = py.treeLeaves    ? cuvil::trees::ForestOutput::kLeaf
                        : py.treeMargins ? cuvil::trees::ForestOutput::kMargin
                                         : cuvil::trees::ForestOutput::kPrediction;
@@ -188,7 +191,7 @@ PYBIND11_MODULE(_C, m) {
                        std::map<std::string, std::string> settings,
                        bool treeMargins, bool treeLeaves,
                        std::optional<double> treeMissing,
-                       bool treeFloat32Features) {
+                       bool treeFloat32Features, std::string sampleParallel) {
              return PyCompileOptions{
                  std::move(name),        std::move(inputShapes),
                  maxBatch,               std::move(target),
@@ -199,7 +202,8 @@ PYBIND11_MODULE(_C, m) {
                  std::move(keepFp32),    bf16,
                  integerIo,              std::move(settings),
                  treeMargins,            treeLeaves,
-                 treeMissing,            treeFloat32Features};
+                 treeMissing,            treeFloat32Features,
+                 std::move(sampleParallel)};
            }),
            py::kw_only(), py::arg("name"),
            py::arg("input_shapes") =
@@ -215,7 +219,8 @@ PYBIND11_MODULE(_C, m) {
            py::arg("settings") = std::map<std::string, std::string>(),
            py::arg("tree_margins") = false, py::arg("tree_leaves") = false,
            py::arg("tree_missing") = py::none(),
-           py::arg("tree_float32_features") = false)
+           py::arg("tree_float32_features") = false,
+           py::arg("sample_parallel") = "auto")
       .def_readonly("name", &PyCompileOptions::name)
       .def_readonly("target", &PyCompileOptions::target)
       .def_readonly("emit", &PyCompileOptions::emit);

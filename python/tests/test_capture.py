@@ -143,6 +143,36 @@ def test_dynamic_batch_from_python(none_or_minus_one):
         check(compiled, net, torch.randn(batch, 3, 8, 8))
 
 
+def test_sample_parallel_batches_give_the_same_bits():
+    # Chunks of samples on two threads (sample_parallel="on") against the
+    # whole batch on one thread and each sample alone, bit for bit.
+    net = make_net().eval()
+    signature = [("x", torch.float32, (None, 3, 8, 8))]
+    chunked = cuvil.compile(net, signature, max_batch=8, threads=2,
+                            sample_parallel="on")
+    whole = cuvil.compile(net, signature, max_batch=8, sample_parallel="off")
+    assert chunked.metadata["sample_parallel"]
+    assert not whole.metadata["sample_parallel"]
+    x = torch.randn(5, 3, 8, 8)
+    result = chunked(x)
+    assert torch.equal(result, whole(x))
+    for i in range(5):
+        assert torch.equal(chunked(x[i:i + 1])[0], result[i])
+    check(chunked, net, x)
+
+
+def test_sample_parallel_errors():
+    with pytest.raises(ValueError, match="sample_parallel must be"):
+        cuvil.compile(make_net().eval(), SIGNATURE, sample_parallel=True)
+    # A softmax over the batch mixes the samples: "on" names the op.
+    with pytest.raises(cuvil.CompileError, match="cannot run the batch's "
+                       "samples apart") as error:
+        cuvil.compile(lambda x: torch.softmax(x, 0),
+                      [("x", torch.float32, (None, 4))], max_batch=4,
+                      sample_parallel="on")
+    assert "softmax" in (error.value.op or "").lower()
+
+
 def test_options_reach_the_compiler(tmp_path):
     net = make_net().eval()
     compiled = cuvil.compile(net, SIGNATURE, cpu="x86-64-v2", threads=2,
