@@ -116,7 +116,8 @@ public:
   mlir::LogicalResult run();
   /// The run function: the ops' code in static functions of bounded size
   /// (clang's time on one function grows faster than its length), called
-  /// in order by cuvil_internal_run.
+  /// in order by cuvil_run_batch, which cuvil_internal_run calls on the
+  /// whole batch or, for a sample-parallel function, per chunk of samples.
   std::string runFunctions() const;
   /// Whether the function runs as chunks of its batch, one per thread
   /// (cuvil.sample_parallel; runtime/threads/samples.h).
