@@ -223,10 +223,11 @@ def test_int8_cnn_accuracy_within_one_point():
     assert compiled.quantization_report["float32"] == []
 
 
-def resnet18_study(quantize):
+def resnet18_study(quantize, threads=1):
     """torchvision's ResNet-18 with random weights (fixed seed) compiled
-    with quantize(shape) (batch norms folded first): (compiled, cosine
-    similarity and max relative error of its logits against PyTorch's)."""
+    with quantize(shape) (batch norms folded first) for `threads`:
+    (compiled, cosine similarity and max relative error of its logits
+    against PyTorch's)."""
     import pathlib
     import sys
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests"
@@ -237,7 +238,8 @@ def resnet18_study(quantize):
     model.eval()
     shape = tuple(example.shape[1:])
     compiled = cuvil.compile(model, [("x", torch.float32, (None,) + shape)],
-                             max_batch=4, quantize=quantize(shape))
+                             max_batch=4, quantize=quantize(shape),
+                             threads=threads)
     x = torch.randn(2, *shape)
     with torch.no_grad():
         expected = model(x)
@@ -250,12 +252,22 @@ def resnet18_study(quantize):
 
 def test_resnet18_cosine():
     """Every convolution and the classifier in int8, calibrated on random
-    inputs."""
+    inputs. On two threads the batch runs as one chunk of samples per
+    thread (sample_parallel's auto: int8 convolutions reuse their weights
+    enough), each sample's bits what it gets alone."""
     compiled, cosine, relative = resnet18_study(
-        lambda shape: Int8([torch.randn(4, *shape) for _ in range(2)]))
+        lambda shape: Int8([torch.randn(4, *shape) for _ in range(2)]),
+        threads=2)
     assert len(quantized_layers(compiled)) == 21  # 20 convolutions + fc
     print(f"resnet18 int8: cosine {cosine:.5f}, max relative error {relative:.4f}")
     assert cosine >= 0.99
+    assert compiled.metadata["sample_parallel"]
+    shape = tuple(compiled.inputs[0]["shape"][1:])
+    x = np.random.default_rng(0).standard_normal((3,) + shape,
+                                                 dtype=np.float32)
+    batch = np.asarray(compiled(x))
+    for i in range(3):
+        assert np.array_equal(np.asarray(compiled(x[i:i + 1]))[0], batch[i])
 
 
 def test_resnet18_bf16_cosine():
