@@ -3,6 +3,7 @@
 #include "cuvil/passes/SampleSeparability.h"
 
 #include "cuvil/ir/CuvilOps.h"
+#include "cuvil/ir/Quantization.h"
 
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "llvm/ADT/DenseMap.h"
@@ -54,12 +55,8 @@ double sampleElements(Value value) {
 
 double tensorBytes(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
-  Type element = type.getElementType();
-  int64_t bits = 0;
-  if (auto q = dyn_cast<quant::QuantizedType>(element))
-    bits = q.getStorageTypeIntegralWidth();
-  else if (element.isIntOrFloat())
-    bits = element.getIntOrFloatBitWidth();
+  Type element = l1::storageElementType(type.getElementType());
+  int64_t bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 0;
   return static_cast<double>(type.getNumElements()) *
          static_cast<double>((bits + 7) / 8);
 }

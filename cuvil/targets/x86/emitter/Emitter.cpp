@@ -155,10 +155,8 @@ FailureOr<Buffer> Emitter::defineBuffer(Value value, std::string pointer) {
 }
 
 LogicalResult Emitter::declareArguments() {
-  int64_t numInputs =
-      func->getAttrOfType<IntegerAttr>("cuvil.num_inputs").getInt();
-  int64_t numOutputs =
-      func->getAttrOfType<IntegerAttr>("cuvil.num_outputs").getInt();
+  numInputs = func->getAttrOfType<IntegerAttr>("cuvil.num_inputs").getInt();
+  numOutputs = func->getAttrOfType<IntegerAttr>("cuvil.num_outputs").getInt();
   for (int64_t i = 0; i < numInputs + numOutputs; ++i) {
     bool isInput = i < numInputs;
     std::string index = std::to_string(isInput ? i : i - numInputs);
@@ -495,10 +493,6 @@ std::string Emitter::sampleParallelEntry(const std::string &entry) const {
     return "{" + absl::StrJoin(bytes, ", ") + (bytes.empty() ? "0" : "") +
            "}";
   };
-  int64_t numInputs =
-      function->getAttrOfType<IntegerAttr>("cuvil.num_inputs").getInt();
-  int64_t numOutputs =
-      function->getAttrOfType<IntegerAttr>("cuvil.num_outputs").getInt();
   return "static const size_t cuvil_input_sample_bytes[] = " +
          sampleBytes(0, numInputs) +
          ";\nstatic const size_t cuvil_output_sample_bytes[] = " +

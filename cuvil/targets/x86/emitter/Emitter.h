@@ -178,6 +178,8 @@ private:
 
   mlir::func::FuncOp func;
   const EmitOptions &options;
+  /// The function's tensor counts (declareArguments).
+  int64_t numInputs = 0, numOutputs = 0;
   /// The code of each op that emits any, in order.
   std::vector<std::string> opCode;
   /// Buffer pointer declarations, by first definition, and each one's index
