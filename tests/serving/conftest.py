@@ -45,10 +45,36 @@ def models(tmp_path_factory):
     return serving_models.build_all(CUVILC, out)
 
 
+_handed_out = set()
+
+
+def _ephemeral_range():
+    try:
+        low, high = pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free loopback port below the kernel's ephemeral range: a port the
+    kernel handed out for bind(0) can be handed out again as the local port
+    of any outgoing connection before the server binds it (CI saw exactly
+    that), while ports below the range are only ever taken by explicit binds."""
+    import random
+    low, _ = _ephemeral_range()
+    for _ in range(200):
+        port = random.randrange(max(1024, low - 12000), low)
+        if port in _handed_out:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise RuntimeError("no free loopback port below the ephemeral range")
 
 
 class Server:
@@ -60,12 +86,27 @@ class Server:
         self.host = host
         self.ssl_context = ssl_context
         self.grpc_credentials = grpc_credentials
+        for attempt in range(3):
+            self._launch(repository, flags)
+            try:
+                self._wait_up(wait_ready)
+                return
+            except AssertionError:
+                # A port taken between free_port() and the server's bind is
+                # the test's race, not the server's fault: take new ports.
+                if attempt == 2 or "in use?" not in self.output():
+                    raise
+                self.stop()
+
+    def _launch(self, repository, flags):
         self.http_port, self.grpc_port = free_port(), free_port()
         self.log = open(self.repository.parent / f"serve-{self.http_port}.log", "w+")
         self.proc = subprocess.Popen(
             [SERVE, f"--model-repository={repository}",
              f"--http-port={self.http_port}", f"--grpc-port={self.grpc_port}", *flags],
             stdout=self.log, stderr=subprocess.STDOUT)
+
+    def _wait_up(self, wait_ready):
         deadline = time.time() + 60
         while True:
             assert self.proc.poll() is None, "cuvil-serve exited:\n" + self.output()
