@@ -18,12 +18,14 @@
 #include "cuvil/targets/fpga/emit/HlsProject.h"
 #include "cuvil/targets/fpga/model/Network.h"
 #include "cuvil/targets/fpga/plan/Plan.h"
+#include "cuvil/targets/fpga/rtl/VerilogProject.h"
 
 #include "absl/strings/str_cat.h"
 #include "mlir/IR/Builders.h"
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <random>
 
 namespace cuvil::fpga {
@@ -84,6 +86,29 @@ readCalibration(const std::string &path, const Network &network) {
   return samples;
 }
 
+/// The project names the Verilog top module: not a keyword, not a layer's.
+absl::Status checkVerilogName(const std::string &name) {
+  static const char *const kKeywords[] = {
+      "always", "and", "assign", "begin", "buf", "case", "casex", "casez",
+      "cmos", "deassign", "default", "defparam", "disable", "edge", "else",
+      "end", "endcase", "endfunction", "endgenerate", "endmodule",
+      "endprimitive", "endspecify", "endtable", "endtask", "event", "for",
+      "force", "forever", "fork", "function", "generate", "genvar", "if",
+      "initial", "inout", "input", "integer", "join", "localparam", "module",
+      "nand", "negedge", "nor", "not", "or", "output", "parameter",
+      "posedge", "reg", "release", "repeat", "signed", "specify", "task",
+      "time", "tri", "wait", "wand", "while", "wire", "wor", "xnor", "xor"};
+  bool keyword = std::find(std::begin(kKeywords), std::end(kKeywords), name) !=
+                 std::end(kKeywords);
+  bool layer = name.rfind("layer", 0) == 0;
+  if (keyword || layer)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--project=", name, " cannot name the Verilog top module: ",
+        keyword ? "it is a Verilog keyword" : "layerN names the layers' modules",
+        "; choose another name"));
+  return absl::OkStatus();
+}
+
 class FpgaTarget : public TargetBackend {
 public:
   llvm::StringRef getName() const override { return "fpga"; }
@@ -107,7 +132,17 @@ public:
                      /*stages=*/2,
                      /*binary=*/true};
     hls.directory = true;
-    return {hls};
+    EmitKindInfo verilog{"verilog",
+                         "Verilog RTL (-o DIR): a module per layer and the "
+                         "top on AXI4-Stream, weight ROMs, a self-checking "
+                         "testbench and vectors, a Makefile for Icarus "
+                         "Verilog, Verilator and Yosys, README.md, "
+                         "report.json and report.txt",
+                         {"/"},
+                         /*stages=*/2,
+                         /*binary=*/true};
+    verilog.directory = true;
+    return {hls, verilog};
   }
 
   absl::Status checkOptions(const TargetOptions &options,
@@ -166,7 +201,13 @@ public:
                      planDesign(network, device, settings.plan));
     for (const std::string &decision : design.decisions)
       info.note(decision);
-    info.stage("writing the HLS project");
+    bool verilog = emit == "verilog";
+    std::optional<RtlDesign> rtl;
+    if (verilog) {
+      RETURN_IF_ERROR(checkVerilogName(settings.project));
+      ASSIGN_OR_RETURN(rtl, planRtl(design));
+    }
+    info.stage(verilog ? "writing the Verilog" : "writing the HLS project");
     ProjectOptions project;
     project.project = settings.project;
     project.modelHash = info.modelHash;
@@ -182,7 +223,8 @@ public:
     else
       project.samples =
           testVectors(design, network.inputSize, settings.testVectors);
-    return writeHlsProject(design, project);
+    return verilog ? writeVerilogProject(*rtl, project)
+                   : writeHlsProject(design, project);
   }
 };
 

@@ -20,6 +20,8 @@
 #include "cuvil/targets/Target.h"
 #include "cuvil/targets/fpga/plan/Plan.h"
 
+#include "llvm/Support/JSON.h"
+
 #include <string>
 #include <vector>
 
@@ -42,6 +44,13 @@ std::vector<ArtifactFile> writeHlsProject(const DesignPlan &design,
 
 /// The report as JSON (hls4ml / FINN key names) and as text.
 std::string reportJson(const DesignPlan &design, const ProjectOptions &options);
+/// The report's JSON object, for a folder that adds to it (the Verilog's),
+/// a layer's or a total's resources in it, and the object as report.json.
+llvm::json::Object reportObject(const DesignPlan &design,
+                                const ProjectOptions &options);
+void putResources(llvm::json::Object &object, const Resources &r,
+                  const Device &device);
+std::string formatReport(llvm::json::Object root);
 std::string reportText(const DesignPlan &design);
 
 } // namespace cuvil::fpga

@@ -53,18 +53,6 @@ llvm::json::Object precision(const FixedType &type, mlir::MLIRContext *context) 
   return object;
 }
 
-void putResources(llvm::json::Object &object, const Resources &r,
-                  const Device &device) {
-  object["LUT"] = r.lut;
-  object["FF"] = r.ff;
-  object["DSP"] = r.dsp;
-  object[device.memoryBlockName()] = r.bram18k;
-  if (device.isIntel())
-    object["ALM"] = (r.lut + 1) / 2;
-  else
-    object["URAM"] = r.uram;
-}
-
 /// llvm::json writes doubles with 17 digits (0.80000000000000004); a
 /// person reads the report: each such value of one of our keys (a line
 /// `"Key": number` of the pretty-printed text; model text is never a key
@@ -88,7 +76,8 @@ std::string shortestNumbers(const std::string &json) {
 
 } // namespace
 
-std::string reportJson(const DesignPlan &design, const ProjectOptions &options) {
+llvm::json::Object reportObject(const DesignPlan &design,
+                                const ProjectOptions &options) {
   const Device &device = design.device;
   llvm::json::Array layers;
   for (const LayerPlan &plan : design.layers) {
@@ -181,10 +170,30 @@ std::string reportJson(const DesignPlan &design, const ProjectOptions &options) 
       {"estimates",
        "Cuvil's estimates, by the formulas in docs/fpga.md; no vendor tool "
        "ran. Vitis HLS's csynth report and Vivado's are the measurements."}};
+  return root;
+}
+
+void putResources(llvm::json::Object &object, const Resources &r,
+                  const Device &device) {
+  object["LUT"] = r.lut;
+  object["FF"] = r.ff;
+  object["DSP"] = r.dsp;
+  object[device.memoryBlockName()] = r.bram18k;
+  if (device.isIntel())
+    object["ALM"] = (r.lut + 1) / 2;
+  else
+    object["URAM"] = r.uram;
+}
+
+std::string formatReport(llvm::json::Object root) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
   return shortestNumbers(text);
+}
+
+std::string reportJson(const DesignPlan &design, const ProjectOptions &options) {
+  return formatReport(reportObject(design, options));
 }
 
 std::string reportText(const DesignPlan &design) {

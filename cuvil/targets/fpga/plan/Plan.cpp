@@ -211,45 +211,20 @@ int addAdderTree(Graph &g, std::vector<int> terms, double delayNs) {
   return terms.front();
 }
 
-/// One output's datapath in one iteration of the layer's loop: its
-/// products, their adder tree and the accumulation (loop-carried across
-/// the R iterations).
-Graph denseGraph(const LayerPlan &plan, const Device &device) {
-  const Layer &layer = *plan.layer;
-  int64_t perOutput = std::max<int64_t>(1, plan.multipliers / layer.productsOut());
-  Graph g;
-  g.resources.push_back({"multiplier", static_cast<int>(perOutput)});
-  double adderNs = device.logicLevelNs + device.carryNsPerBit * plan.accum.width;
-  std::vector<int> level;
-  for (int64_t k = 0; k < perOutput; ++k) {
-    Operation mul;
-    mul.name = absl::StrCat("mul", k);
-    mul.resource = 0;
-    if (plan.lutMultipliers) {
-      int narrow = std::min(plan.input.width, plan.weight.width);
-      mul.latency = 1;
-      mul.delayNs = device.logicLevelNs * (ceilLog2(narrow) + 1) +
-                    device.carryNsPerBit *
-                        (plan.input.width + plan.weight.width);
-    } else {
-      mul.latency = device.multiplierLatency;
-    }
-    level.push_back(g.operations.size());
-    g.operations.push_back(mul);
-  }
-  int sum = addAdderTree(g, level, adderNs);
-  // The accumulator is a register: its sum is there the next cycle, when
-  // the next iteration adds to it (a recurrence of one cycle).
-  int acc = addAdder(g, "accumulate", {sum}, adderNs);
-  g.operations[acc].latency = 1;
-  if (plan.reuse > 1)
-    g.dependences.push_back({acc, acc, 1});
-  return g;
-}
-
 absl::Status scheduleDense(LayerPlan &plan, const Device &device,
                            double clockNs) {
-  Graph g = denseGraph(plan, device);
+  DenseMultiplier mul;
+  if (plan.lutMultipliers) {
+    int narrow = std::min(plan.input.width, plan.weight.width);
+    mul.latency = 1;
+    mul.delayNs = device.logicLevelNs * (ceilLog2(narrow) + 1) +
+                  device.carryNsPerBit * (plan.input.width + plan.weight.width);
+  } else {
+    mul.latency = device.multiplierLatency;
+  }
+  Graph g = denseDatapath(
+      plan, device,
+      std::max<int64_t>(1, plan.multipliers / plan.layer->productsOut()), mul);
   absl::StatusOr<Schedule> s =
       plan.reuse == 1 ? listSchedule(g, clockNs)
                       : moduloSchedule(g, clockNs, /*maxIi=*/16);
@@ -343,6 +318,32 @@ double maxAbs(const std::vector<double> &values) {
 }
 
 } // namespace
+
+Graph denseDatapath(const LayerPlan &plan, const Device &device,
+                    int64_t products, const DenseMultiplier &multiplier) {
+  Graph g;
+  g.resources.push_back({"multiplier", static_cast<int>(products)});
+  double adderNs = device.logicLevelNs + device.carryNsPerBit * plan.accum.width;
+  std::vector<int> level;
+  for (int64_t k = 0; k < products; ++k) {
+    Operation mul;
+    mul.name = absl::StrCat("mul", k);
+    mul.resource = 0;
+    mul.latency = multiplier.latency;
+    mul.delayNs = multiplier.delayNs;
+    level.push_back(g.operations.size());
+    g.operations.push_back(mul);
+  }
+  int sum = addAdderTree(g, level, adderNs);
+  // The accumulator is a register: its sum is there the next cycle, when
+  // the next iteration adds to it (a recurrence of one cycle).
+  int acc = addAdder(g, "accumulate", {sum}, adderNs);
+  g.operations[acc].latency = 1;
+  if (plan.reuse > 1)
+    g.dependences.push_back({acc, acc, 1});
+  return g;
+}
+
 
 std::vector<double> evaluateWindow(const Layer &layer,
                                    const std::vector<double> &x) {

@@ -16,6 +16,7 @@
 #include "cuvil/targets/fpga/device/Device.h"
 #include "cuvil/targets/fpga/model/FixedType.h"
 #include "cuvil/targets/fpga/model/Network.h"
+#include "cuvil/targets/fpga/schedule/Schedule.h"
 
 #include "absl/status/statusor.h"
 
@@ -126,6 +127,21 @@ std::vector<double> observeRanges(const Network &network,
 /// A convolution's or max pooling's output in float arithmetic.
 std::vector<double> evaluateWindow(const Layer &layer,
                                    const std::vector<double> &x);
+
+/// How a dense layer's products are built: cycles to the product's
+/// register, and the logic in front of its first one.
+struct DenseMultiplier {
+  int latency = 1;
+  double delayNs = 0;
+};
+
+/// One output's datapath in one iteration of a dense layer's loop:
+/// `products` multiplications, their adder tree (chained under the clock
+/// by the scheduler) and the accumulator register, loop-carried across the
+/// iterations of a folded layer (reuse factor > 1). The HLS estimate and
+/// the Verilog emitter schedule the same graph.
+Graph denseDatapath(const LayerPlan &plan, const Device &device,
+                    int64_t products, const DenseMultiplier &multiplier);
 
 /// "/fc1/Gemm (layer2)": how messages name a layer.
 std::string describeLayer(const LayerPlan &layer);

@@ -1,0 +1,39 @@
+//===- VerilogModules.h - one Verilog module per layer ----------*- C++ -*-===//
+//
+// Verilog-2005 for one planned layer: AXI4-Stream ports (one sample per
+// transfer: s_tdata in, m_tdata out, tvalid / tready / tlast), a pipeline
+// that advances while its output is empty or taken (a stalled output
+// freezes the layer, so nothing is lost under back-pressure), and the
+// datapath as the layer's schedule places it (RtlPlan.h). Fixed-point
+// results are rounded and fitted by the result type's modes, written out
+// as integer arithmetic (FixedType's semantics, bit for bit).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_TARGETS_FPGA_RTL_VERILOGMODULES_H
+#define CUVIL_TARGETS_FPGA_RTL_VERILOGMODULES_H
+
+#include "cuvil/targets/fpga/rtl/RtlPlan.h"
+
+#include <string>
+
+namespace cuvil::fpga {
+
+/// A Verilog integer literal of `value` in a signed context of `width` bits
+/// ("-8'sd5"; parenthesized when negative).
+std::string signedLiteral(int64_t value, int width);
+
+/// The module `layer.plan->id`; `romFile` is the path its weight ROM is
+/// read from (a folded dense layer), as the simulators and synthesis see it.
+std::string layerModule(const RtlLayer &layer, const std::string &romFile);
+
+/// The ROM's contents (one word of hex per line, iteration k on line k) of
+/// a folded dense layer.
+std::string weightRomHex(const RtlLayer &layer);
+
+/// Bits of one sample's value on a stream of `type`.
+inline int streamWidth(const FixedType &type) { return type.width; }
+
+} // namespace cuvil::fpga
+
+#endif // CUVIL_TARGETS_FPGA_RTL_VERILOGMODULES_H
