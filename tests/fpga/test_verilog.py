@@ -6,7 +6,8 @@ exact reference (hls_reference.py), Verilator's lint clean, and Yosys's
 resource counts against the report's estimates.
 
 Models: hls4ml's jet tagger (16-64-32-32-5, ReLU, softmax) at
-ap_fixed<16,6> and at 8 bits, fully parallel and folded, and a small MLP.
+ap_fixed<16,6> and at 8 bits, at the reuse factors the plan chose and
+folded 16 times, and a small MLP.
 """
 
 import json
@@ -20,7 +21,8 @@ import torch
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
 import hls_reference  # noqa: E402
-from test_hls_project import cuvilc, export, jet_tagger, linears  # noqa: E402
+from test_hls_project import (cuvilc, export, jet_tagger, linears,  # noqa: E402
+                               small_cnn)
 
 
 def small_mlp():
@@ -110,13 +112,15 @@ def check_design(project, model, simulators=("iverilog", "verilator")):
     ("fixed<8,3,RND,SAT>", None),
     ("fixed<16,6>", "16"),
 ])
-def test_jet_tagger_dense_layers_in_both_simulators(tmp_path, precision, reuse):
-    model = torch.nn.Sequential(*list(jet_tagger())[:-1])  # no softmax yet
+def test_jet_tagger_in_both_simulators(tmp_path, precision, reuse):
+    model = jet_tagger()
     flags = ["--device=xczu9eg", f"--precision={precision}", "--test-vectors=8"]
     if reuse:
         flags += [f"--reuse-factor={reuse}", "--strategy=resource"]
     project = build(tmp_path, model, 16, *flags)
     report = check_design(project, model)
+    assert [l["class_name"] for l in report["layers"]] == ["Dense"] * 4 + ["Softmax"]
+    assert (project / "rtl" / "layer5_exp.hex").read_text().count("\n") == 1024
     dense = [l for l in report["layers"] if l["class_name"] == "Dense"]
     if reuse:
         assert {l["ReuseFactor"] for l in dense} == {16}
@@ -183,8 +187,9 @@ def compile_error(tmp_path, model, n_in, *flags):
 
 
 def test_layers_the_verilog_cannot_build_yet_are_named(tmp_path):
-    message = compile_error(tmp_path, jet_tagger(), 16, "--device=xczu9eg")
-    assert "/7/Softmax (layer5) is a Softmax layer" in message
+    message = compile_error(tmp_path, small_cnn(), (1, 1, 28, 28),
+                            "--device=xczu9eg")
+    assert "/0/Conv (layer1) is a Conv2D layer" in message
     assert "--emit=hls" in message
 
 

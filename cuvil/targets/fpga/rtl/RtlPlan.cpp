@@ -20,10 +20,37 @@ int signedBits(int64_t value) {
   return bits;
 }
 
+int softmaxWidth(const RtlLayer &layer, SoftmaxNode node) {
+  const LayerPlan &plan = *layer.plan;
+  const SoftmaxTables &t = *plan.softmax;
+  int xw = plan.input.width + (plan.input.isSigned ? 0 : 1);
+  int ew = t.expType.width + 1, iw = t.invType.width + 1;
+  int n = static_cast<int>(plan.layer->nIn);
+  int sumBits = 0;
+  while ((1 << sumBits) < n)
+    ++sumBits;
+  switch (node) {
+  case SoftmaxNode::Input:
+  case SoftmaxNode::Max:
+    return xw;
+  case SoftmaxNode::Subtract:
+    return xw + 1;
+  case SoftmaxNode::Exp:
+    return ew;
+  case SoftmaxNode::Add:
+    return ew + sumBits;
+  case SoftmaxNode::Inverse:
+    return iw;
+  case SoftmaxNode::Multiply:
+    return ew + iw;
+  case SoftmaxNode::Output:
+    return plan.result.width;
+  }
+  return 0;
+}
+
 namespace {
 
-/// Products of at most this many operand bits are built from LUTs (the
-/// HLS plan's rule, so both builds agree on which products are narrow).
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -181,6 +208,112 @@ absl::Status planDense(RtlLayer &rtl, const Device &device, double clockNs) {
   return absl::OkStatus();
 }
 
+/// A tree of two-input operations of `kind` over `terms`; returns its root.
+int addTree(Graph &g, std::vector<SoftmaxNode> &nodes, SoftmaxNode kind,
+            std::vector<int> terms, double delayNs) {
+  for (int round = 0; terms.size() > 1; ++round) {
+    std::vector<int> next;
+    for (size_t i = 0; i + 1 < terms.size(); i += 2) {
+      Operation op;
+      op.name = absl::StrCat(kind == SoftmaxNode::Max ? "max" : "add", round,
+                             "_", i / 2);
+      op.delayNs = delayNs;
+      int index = g.operations.size();
+      g.operations.push_back(op);
+      nodes.push_back(kind);
+      g.dependences.push_back({terms[i], index, 0});
+      g.dependences.push_back({terms[i + 1], index, 0});
+      next.push_back(index);
+    }
+    if (terms.size() % 2)
+      next.push_back(terms.back());
+    terms = std::move(next);
+  }
+  return terms.front();
+}
+
+int addNode(Graph &g, std::vector<SoftmaxNode> &nodes, SoftmaxNode kind,
+            const std::string &name, std::vector<int> from, int latency,
+            double delayNs, int resource = -1) {
+  Operation op;
+  op.name = name;
+  op.latency = latency;
+  op.delayNs = delayNs;
+  op.resource = resource;
+  int index = g.operations.size();
+  g.operations.push_back(op);
+  nodes.push_back(kind);
+  for (int f : from)
+    g.dependences.push_back({f, index, 0});
+  return index;
+}
+
+/// The softmax's datapath, list-scheduled; its estimate counts the
+/// registers the schedule puts between operations.
+absl::Status planSoftmax(RtlLayer &rtl, const Device &device, double clockNs) {
+  const LayerPlan &plan = *rtl.plan;
+  int64_t n = plan.layer->nIn;
+  rtl.expCopies = (n + 1) / 2;
+  Graph &g = rtl.datapath;
+  std::vector<SoftmaxNode> &nodes = rtl.nodes;
+  g.resources = {{"multiplier", static_cast<int>(n)},
+                 {"exp table port", static_cast<int>(2 * rtl.expCopies)}};
+  double lut = device.logicLevelNs, carry = device.carryNsPerBit;
+  int xw = softmaxWidth(rtl, SoftmaxNode::Input);
+  int sw = softmaxWidth(rtl, SoftmaxNode::Add);
+  std::vector<int> in, exp;
+  for (int64_t i = 0; i < n; ++i)
+    in.push_back(addNode(g, nodes, SoftmaxNode::Input,
+                         absl::StrCat("x", i), {}, 0, 0));
+  int max = addTree(g, nodes, SoftmaxNode::Max, in, 2 * lut + carry * xw);
+  for (int64_t i = 0; i < n; ++i) {
+    int sub = addNode(g, nodes, SoftmaxNode::Subtract, absl::StrCat("d", i),
+                      {max, in[i]}, 0, lut + carry * (xw + 1));
+    exp.push_back(addNode(g, nodes, SoftmaxNode::Exp, absl::StrCat("e", i),
+                          {sub}, 1, lut, 1));
+  }
+  int sum = addTree(g, nodes, SoftmaxNode::Add, exp, lut + carry * sw);
+  int inv = addNode(g, nodes, SoftmaxNode::Inverse, "inv", {sum}, 1, lut);
+  for (int64_t i = 0; i < n; ++i) {
+    int mul = addNode(g, nodes, SoftmaxNode::Multiply, absl::StrCat("p", i),
+                      {exp[i], inv}, device.multiplierLatency, 0, 0);
+    addNode(g, nodes, SoftmaxNode::Output, absl::StrCat("y", i), {mul}, 1,
+            2 * lut + carry * softmaxWidth(rtl, SoftmaxNode::Multiply));
+  }
+  absl::StatusOr<Schedule> s = listSchedule(g, clockNs);
+  if (!s.ok())
+    return absl::Status(s.status().code(),
+                        absl::StrCat("Verilog: scheduling layer ",
+                                     describeLayer(plan), ": ",
+                                     s.status().message()));
+  rtl.schedule = *s;
+  rtl.latency = s->length;
+  rtl.ii = 1;
+  Resources r;
+  for (size_t op = 0; op < g.operations.size(); ++op) {
+    int width = softmaxWidth(rtl, nodes[op]);
+    r.ff += static_cast<int64_t>(width) * g.operations[op].latency;
+    if (nodes[op] == SoftmaxNode::Max)
+      r.lut += 2 * width; // a comparator and a multiplexer
+    if (nodes[op] == SoftmaxNode::Subtract || nodes[op] == SoftmaxNode::Add ||
+        nodes[op] == SoftmaxNode::Output)
+      r.lut += width;
+  }
+  for (const Dependence &d : g.dependences)
+    r.ff += static_cast<int64_t>(softmaxWidth(rtl, nodes[d.from])) *
+            (s->start[d.to] - s->start[d.from] - g.operations[d.from].latency);
+  const SoftmaxTables &t = *plan.softmax;
+  int ew = softmaxWidth(rtl, SoftmaxNode::Exp);
+  int iw = softmaxWidth(rtl, SoftmaxNode::Inverse);
+  r.dsp = n * dspBlocks(device, ew, iw);
+  int64_t depth = device.bramBits / device.bramMaxWidth;
+  r.bram18k = (rtl.expCopies + 1) *
+              ceilDiv(t.expType.width, device.bramMaxWidth) *
+              ceilDiv(t.entries, depth);
+  rtl.estimate = r;
+  return absl::OkStatus();
+}
+
 struct Cap {
   const char *name;
   int64_t Resources::*field;
@@ -199,6 +332,9 @@ absl::StatusOr<RtlDesign> planRtl(const DesignPlan &design) {
     case LayerKind::Dense:
       RETURN_IF_ERROR(planDense(layer, design.device, design.clockNs));
       break;
+    case LayerKind::Softmax:
+      RETURN_IF_ERROR(planSoftmax(layer, design.device, design.clockNs));
+      break;
     case LayerKind::Relu:
       layer.latency = 1;
       layer.ii = 1;
@@ -209,7 +345,8 @@ absl::StatusOr<RtlDesign> planRtl(const DesignPlan &design) {
       return absl::UnimplementedError(absl::StrCat(
           "Verilog: layer ", describeLayer(plan), " is a ",
           layerKindName(plan.layer->kind),
-          " layer; the Verilog emitter builds Dense and ReLU layers so far "
+          " layer; the Verilog emitter builds Dense, ReLU and Softmax layers "
+          "so far "
           "(issue #22): emit the HLS project (--emit=hls) for this model"));
     }
     rtl.latency += layer.latency;

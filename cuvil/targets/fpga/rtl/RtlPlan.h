@@ -32,6 +32,12 @@ namespace cuvil::fpga {
 /// How one product by a constant weight is built.
 enum class ProductKind { Zero, Shift, Lut, Dsp };
 
+/// What an operation of a softmax's datapath computes (docs/fpga.md gives
+/// the arithmetic): the inputs, a tree of max, m - x_i, the exp table's
+/// registered read, a tree of adders summing the e_i, the reciprocal
+/// table's read, e_i * inv in a DSP, the quantized output register.
+enum class SoftmaxNode { Input, Max, Subtract, Exp, Add, Inverse, Multiply, Output };
+
 struct RtlLayer {
   const LayerPlan *plan = nullptr;
   /// Dense: products per output per iteration (nIn / reuse), the
@@ -45,6 +51,10 @@ struct RtlLayer {
   /// into output j; the weights' stored integers, in the layer's order.
   std::vector<ProductKind> kinds;
   std::vector<int64_t> weights, bias;
+  /// Softmax: the kind of each operation of `datapath`, and the exp
+  /// table's copies (each read by two ports).
+  std::vector<SoftmaxNode> nodes;
+  int64_t expCopies = 0;
   /// Cycles from a sample's handshake on the layer's input to its result
   /// on the output, and between accepted samples.
   int latency = 1, ii = 1;
@@ -63,6 +73,9 @@ struct RtlDesign {
 /// layer and what to do), ResourceExhausted when the RTL's estimate does
 /// not fit the device's caps.
 absl::StatusOr<RtlDesign> planRtl(const DesignPlan &design);
+
+/// The signed width of a softmax operation's value.
+int softmaxWidth(const RtlLayer &layer, SoftmaxNode node);
 
 /// Bits of the two's complement of `value` without redundant sign bits.
 int signedBits(int64_t value);

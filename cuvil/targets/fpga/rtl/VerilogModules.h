@@ -19,10 +19,6 @@
 
 namespace cuvil::fpga {
 
-/// A Verilog integer literal of `value` in a signed context of `width` bits
-/// ("-8'sd5"; parenthesized when negative).
-std::string signedLiteral(int64_t value, int width);
-
 /// The module `layer.plan->id`; `romFile` is the path its weight ROM is
 /// read from (a folded dense layer), as the simulators and synthesis see it.
 std::string layerModule(const RtlLayer &layer, const std::string &romFile);
@@ -33,6 +29,15 @@ std::string weightRomHex(const RtlLayer &layer);
 
 /// Bits of one sample's value on a stream of `type`.
 inline int streamWidth(const FixedType &type) { return type.width; }
+
+namespace rtl {
+/// The modules of each kind of layer (layerModule picks one).
+std::string denseModule(const RtlLayer &layer, const std::string &romFile);
+std::string reluModule(const RtlLayer &layer);
+std::string softmaxModule(const RtlLayer &layer);
+/// Where a softmax's exp (`exp`) or reciprocal table is read from.
+std::string softmaxTableFile(const RtlLayer &layer, bool exp);
+} // namespace rtl
 
 } // namespace cuvil::fpga
 

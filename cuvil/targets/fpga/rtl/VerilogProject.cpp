@@ -5,6 +5,7 @@
 #include "cuvil/support/SourceEscape.h"
 #include "cuvil/targets/fpga/plan/Interpreter.h"
 #include "cuvil/targets/fpga/rtl/VerilogModules.h"
+#include "cuvil/targets/fpga/rtl/VerilogText.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -32,6 +33,14 @@ std::string packHex(const std::vector<int64_t> &raws, const FixedType &type) {
     out += "0123456789abcdef"[nibble];
   }
   return out + "\n";
+}
+
+/// One stored integer of `width` bits a line.
+std::string tableHex(const std::vector<int64_t> &values, int width) {
+  std::string out;
+  for (int64_t v : values)
+    out += packHex({v}, FixedType{width, width, false});
+  return out;
 }
 
 int64_t inWidth(const RtlDesign &rtl) {
@@ -370,6 +379,12 @@ std::vector<ArtifactFile> writeVerilogProject(const RtlDesign &rtl,
     sources.push_back(absl::StrCat("rtl/", id, ".v"));
     if (layer.plan->layer->kind == LayerKind::Dense && layer.plan->reuse > 1)
       files.push_back({rom, weightRomHex(layer)});
+    if (const std::optional<SoftmaxTables> &t = layer.plan->softmax) {
+      files.push_back({rtl::softmaxTableFile(layer, true),
+                       tableHex(t->exp, t->expType.width)});
+      files.push_back({rtl::softmaxTableFile(layer, false),
+                       tableHex(t->inv, t->invType.width)});
+    }
   }
   files.push_back({absl::StrCat("rtl/", options.project, ".v"),
                    topModule(rtl, options)});
