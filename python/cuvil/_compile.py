@@ -108,9 +108,10 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             reuse_factor=None, strategy=None, clock_period=None,
             max_utilization=None, calibration=None, project=None,
             test_vectors=None, output_margin=False, missing=None,
-            pred_leaf=False, float32_features=False, sample_parallel="auto"):
+            pred_leaf=False, float32_features=False, sample_parallel="auto",
+            emit=None):
     """Compiles `model` to a native CompiledModule (or, with target="fpga",
-    to a cuvil.FpgaDesign: an HLS project).
+    to a cuvil.FpgaDesign: an HLS project, or a cuvil.VerilogDesign).
 
     model: a torch.jit.script function or module, a torch.jit.trace'd
         module, an nn.Module (exported in eval mode, weights frozen), a
@@ -173,6 +174,8 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     calibration: representative inputs (an array, samples along dimension
         0), for auto precision and the testbench's vectors.
     project: the top function's name (myproject). test_vectors: how many.
+    emit: "hls" (the default: a cuvil.FpgaDesign) or "verilog" (a
+        cuvil.VerilogDesign: RTL with its testbench; cuvilc --emit=verilog).
 
     Raises CompileError (unsupported op or construct, shape or dtype
     mismatch: with the op and the source line), ValueError (bad arguments)
@@ -193,6 +196,8 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     if fpga and device is None:
         raise ValueError("target='fpga' needs device=NAME (cuvilc "
                          "--list-devices lists them)")
+    if emit is not None and (not fpga or emit not in ("hls", "verilog")):
+        raise ValueError("emit= is 'hls' or 'verilog', with target='fpga'")
     if fpga and quantize is not None:
         raise ValueError("an FPGA design's numbers are its precision=, not "
                          "quantize=")
@@ -297,7 +302,7 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             name=name, input_shapes=input_shapes, max_batch=max_batch,
             target=target, cpu=cpu, threads_default=threads,
             external_weights=external_weights,
-            emit="hls" if fpga else "so", progress=progress,
+            emit=(emit or "hls") if fpga else "so", progress=progress,
             settings=settings, tree_margins=output_margin,
             tree_leaves=bool(pred_leaf),
             tree_missing=tree_missing,
@@ -316,8 +321,8 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     files = artifact["files"]  # {".so": bytes, ".h": bytes, ...}
     if fpga:
         shutil.rmtree(directory, ignore_errors=True)
-        from cuvil._fpga import FpgaDesign
-        return FpgaDesign(files)
+        from cuvil._fpga import FpgaDesign, VerilogDesign
+        return VerilogDesign(files) if emit == "verilog" else FpgaDesign(files)
     for suffix, data in files.items():
         with open(os.path.join(directory, "model" + suffix), "wb") as f:
             f.write(data)

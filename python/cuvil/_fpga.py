@@ -1,4 +1,5 @@
-"""What cuvil.compile(..., target="fpga") returns: an HLS project in memory.
+"""What cuvil.compile(..., target="fpga") returns: an HLS project in memory
+(FpgaDesign), or with emit="verilog" the Verilog RTL (VerilogDesign).
 
     design = cuvil.compile(model, input_signature=[("x", torch.float32, (1, 16))],
                            target="fpga", device="xczu9eg",
@@ -6,6 +7,10 @@
     design.report["CSynthesisReport"]["DSP"]   # report.json, as a dict
     y = design.csim(x)                          # the generated C++, run by g++
     design.save("jet_tagger")                   # the project folder
+
+    rtl = cuvil.compile(..., target="fpga", device="xczu9eg", emit="verilog")
+    rtl.simulate("verilator")   # the testbench's verdict: {"pass": True, ...}
+    rtl.synthesize("xilinx")    # Yosys's resources beside the estimates
 """
 
 import json
@@ -43,9 +48,9 @@ def settings_for(device, precision, reuse_factor, strategy, clock_period,
     return settings
 
 
-class FpgaDesign:
-    """An HLS project: `files` ({relative path: bytes}), `report` (the
-    report.json dict), `report_text`, csim() and save()."""
+class _Folder:
+    """A generated folder in memory: `files` ({relative path: bytes}),
+    `report` (report.json as a dict), `report_text`, save()."""
 
     def __init__(self, files):
         self.files = dict(files)
@@ -56,7 +61,7 @@ class FpgaDesign:
 
     def __repr__(self):
         total = self.report["CSynthesisReport"]
-        return (f"<FpgaDesign {self.project} for {self.report['device']['name']}: "
+        return (f"<{type(self).__name__} {self.project} for {self.report['device']['name']}: "
                 f"latency {total['BestLatency']} cycles, II "
                 f"{total['IntervalMax']}, DSP {total['DSP']}, LUT {total['LUT']}>")
 
@@ -99,6 +104,21 @@ class FpgaDesign:
             shutil.rmtree(fresh, ignore_errors=True)
             raise
 
+    def _scratch(self):
+        """The folder written once to a temporary directory (for its tools)."""
+        if self._build_dir is None:
+            self._build_dir = tempfile.mkdtemp(prefix="cuvil-fpga-")
+            self._write(self._build_dir)
+        return self._build_dir
+
+    def __del__(self):
+        if getattr(self, "_build_dir", None):
+            shutil.rmtree(self._build_dir, ignore_errors=True)
+
+
+class FpgaDesign(_Folder):
+    """An HLS project: `files`, `report`, `report_text`, csim() and save()."""
+
     def csim(self, inputs):
         """Runs the generated HLS C++ (compiled once with the host's g++,
         through the project's Makefile) on `inputs` (samples along the first
@@ -110,9 +130,7 @@ class FpgaDesign:
             raise ValueError(f"csim takes samples of {n_in} values; got an "
                              f"array of shape {x.shape}")
         x = x.reshape(-1, n_in)
-        if self._build_dir is None:
-            self._build_dir = tempfile.mkdtemp(prefix="cuvil-csim-")
-            self._write(self._build_dir)
+        if not os.path.exists(os.path.join(self._scratch(), "csim_bin")):
             build = subprocess.run(["make", "-s", "csim_bin"],
                                    cwd=self._build_dir, capture_output=True,
                                    text=True)
@@ -133,6 +151,38 @@ class FpgaDesign:
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
 
-    def __del__(self):
-        if getattr(self, "_build_dir", None):
-            shutil.rmtree(self._build_dir, ignore_errors=True)
+
+class VerilogDesign(_Folder):
+    """Verilog RTL: `files`, `report`, `report_text`, save(), simulate()
+    (the self-checking testbench) and synthesize() (Yosys)."""
+
+    def simulate(self, simulator="iverilog", seed=1, bubble=30, stall=30):
+        """Runs the testbench under "iverilog" or "verilator" with the
+        given random bubbles and back-pressure (percent); returns its
+        verdict, a dict: pass, latency_cycles, ii, mismatches, ..."""
+        if simulator not in ("iverilog", "verilator"):
+            raise ValueError("simulator is 'iverilog' or 'verilator'")
+        result = subprocess.run(
+            ["make", "-s", f"sim-{simulator}", f"SEED={int(seed)}",
+             f"BUBBLE={int(bubble)}", f"STALL={int(stall)}"],
+            cwd=self._scratch(), capture_output=True, text=True)
+        lines = [l for l in result.stdout.splitlines() if l.startswith("{")]
+        if result.returncode != 0 or not lines:
+            raise RuntimeError(f"{simulator} did not run the testbench:\n"
+                               + result.stdout + result.stderr)
+        return json.loads(lines[-1])
+
+    def synthesize(self, family="xilinx"):
+        """Yosys out of context ("xilinx": synth_xilinx -family xcup;
+        "intel": synth_intel_alm); returns Yosys's cell counts by type
+        (stat -json's num_cells_by_type)."""
+        if family not in ("xilinx", "intel"):
+            raise ValueError("family is 'xilinx' or 'intel'")
+        result = subprocess.run(["make", "-s", f"synth-{family}"],
+                                cwd=self._scratch(), capture_output=True,
+                                text=True)
+        if result.returncode != 0:
+            raise RuntimeError("Yosys failed:\n" + result.stdout + result.stderr)
+        stat = os.path.join(self._build_dir, "build", f"yosys_{family}_stat.json")
+        with open(stat) as f:
+            return json.load(f)["design"]["num_cells_by_type"]

@@ -84,3 +84,27 @@ def test_bad_fpga_arguments():
                            device="xczu9eg")
     with pytest.raises(ValueError, match="samples of 16 values"):
         design.csim(np.zeros(10))
+
+
+def small_mlp():
+    torch.manual_seed(5)
+    return torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU(),
+                               torch.nn.Linear(8, 4), torch.nn.Softmax(dim=1)).eval()
+
+
+def test_verilog_design_simulates_and_saves(tmp_path):
+    rtl = cuvil.compile(small_mlp(), SIGNATURE, target="fpga", device="xczu9eg",
+                        precision="fixed<12,4,RND,SAT>", emit="verilog",
+                        reuse_factor={"/2/Gemm": 2}, test_vectors=4)
+    assert isinstance(rtl, cuvil.VerilogDesign)
+    assert "rtl/myproject.v" in rtl.files and "rtl/layer2_weights.hex" in rtl.files
+    verdict = rtl.simulate("iverilog", seed=3, bubble=60, stall=60)
+    assert verdict["pass"] and verdict["mismatches"] == 0 and verdict["seed"] == 3
+    assert verdict["latency_cycles"] == rtl.report["rtl"]["latency_cycles"]
+    assert verdict["ii"] == rtl.report["rtl"]["ii"] == 2
+    rtl.save(tmp_path / "rtl")
+    assert (tmp_path / "rtl" / "tb" / "myproject_tb.v").exists()
+    with pytest.raises(ValueError, match="'iverilog' or 'verilator'"):
+        rtl.simulate("modelsim")
+    with pytest.raises(ValueError, match="emit= is 'hls' or 'verilog'"):
+        cuvil.compile(small_mlp(), SIGNATURE, emit="verilog")

@@ -3,6 +3,7 @@
 #include "cuvil/targets/fpga/rtl/RtlPlan.h"
 
 #include "cuvil/support/StatusMacros.h"
+#include "cuvil/targets/fpga/rtl/VerilogModules.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -53,13 +54,6 @@ namespace {
 
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/// Signed widths of a layer's operands: an unsigned type gains a zero sign
-/// bit, as every datapath value is signed.
-int signedWidth(const FixedType &type) {
-  return type.width + (type.isSigned ? 0 : 1);
-}
 
 ProductKind productKind(int64_t weight, bool lut) {
   if (weight == 0)
@@ -67,95 +61,6 @@ ProductKind productKind(int64_t weight, bool lut) {
   if (isPowerOfTwo(std::llabs(weight)))
     return ProductKind::Shift;
   return lut ? ProductKind::Lut : ProductKind::Dsp;
-}
-
-/// Nonzero digits of the canonical signed-digit form of |value|: the terms
-/// of a shift-and-add multiplier.
-int csdDigits(int64_t value) {
-  int digits = 0;
-  for (uint64_t v = std::llabs(value); v;) {
-    if (v & 1) {
-      ++digits;
-      v = (v & 2) ? v + 1 : v - 1;
-    }
-    v >>= 1;
-  }
-  return digits;
-}
-
-int64_t dspBlocks(const Device &device, int a, int b) {
-  int wide = std::max(device.multiplierABits, device.multiplierBBits);
-  int narrow = std::min(device.multiplierABits, device.multiplierBBits);
-  return ceilDiv(std::max(a, b), wide) * ceilDiv(std::min(a, b), narrow);
-}
-
-/// Registers the schedule puts between each operation and its readers, in
-/// cycles, summed over the datapath's operands.
-int64_t operandDelays(const RtlLayer &rtl) {
-  int64_t cycles = 0;
-  for (const Dependence &d : rtl.datapath.dependences) {
-    if (d.distance)
-      continue;
-    const Operation &from = rtl.datapath.operations[d.from];
-    cycles += rtl.schedule.start[d.to] -
-              (rtl.schedule.start[d.from] + from.latency);
-  }
-  return cycles;
-}
-
-/// The RTL's resources (docs/fpga.md, "RTL estimates"): what the emitted
-/// Verilog declares, less what synthesis removes (constant-zero products).
-void estimateDense(RtlLayer &rtl, const Device &device) {
-  const LayerPlan &plan = *rtl.plan;
-  const Layer &layer = *plan.layer;
-  int xw = signedWidth(plan.input), ww = signedWidth(plan.weight);
-  int aw = plan.accum.width;
-  Resources r;
-  int64_t nOut = layer.productsOut();
-  if (plan.reuse == 1) {
-    int64_t terms = 0;
-    std::vector<bool> used(layer.productsIn(), false);
-    for (int64_t i = 0; i < layer.productsIn(); ++i)
-      for (int64_t j = 0; j < nOut; ++j) {
-        int64_t w = rtl.weights[i * nOut + j];
-        ProductKind kind = rtl.kinds[i * nOut + j];
-        if (kind == ProductKind::Zero)
-          continue;
-        used[i] = true;
-        ++terms;
-        int pw = xw + signedBits(w);
-        if (kind == ProductKind::Dsp)
-          r.dsp += dspBlocks(device, xw, signedBits(w));
-        if (kind == ProductKind::Lut)
-          r.lut += (csdDigits(w) - 1) * pw;
-        r.ff += pw * std::max(1, rtl.mulLatency - 1);
-      }
-    if (rtl.mulLatency >= 2)
-      r.ff += xw * std::count(used.begin(), used.end(), true);
-    // Adders: one per term into its output's sum (the bias is the first).
-    r.lut += terms * aw;
-  } else {
-    int64_t m = rtl.products * nOut;
-    r.dsp = m * dspBlocks(device, xw, ww);
-    // The input's remaining chunks, the A and B registers, the products'
-    // pipeline, the accumulators.
-    r.ff += layer.productsIn() * xw + rtl.products * xw + m * ww +
-            m * (xw + ww) * (rtl.mulLatency - 1) + nOut * aw;
-    r.lut += m * aw + rtl.products * xw; // adders; the input's shift mux
-    int64_t width = m * ww;
-    if (plan.memory == "bram")
-      r.bram18k = ceilDiv(width, device.bramMaxWidth) *
-                  ceilDiv(plan.reuse, device.bramBits / device.bramMaxWidth);
-    else
-      r.lut += width * ceilDiv(plan.reuse, 64);
-  }
-  r.ff += operandDelays(rtl) * nOut * aw;
-  // The result: quantized (a comparison and a multiplexer per bit when it
-  // saturates), registered at reuse factor 1.
-  r.lut += nOut * plan.result.width;
-  if (plan.reuse == 1)
-    r.ff += nOut * plan.result.width;
-  rtl.estimate = r;
 }
 
 absl::Status planDense(RtlLayer &rtl, const Device &device, double clockNs) {
@@ -204,7 +109,6 @@ absl::Status planDense(RtlLayer &rtl, const Device &device, double clockNs) {
   rtl.schedule = *s;
   rtl.latency = static_cast<int>(plan.reuse - 1) + s->length;
   rtl.ii = static_cast<int>(plan.reuse);
-  estimateDense(rtl, device);
   return absl::OkStatus();
 }
 
@@ -248,8 +152,7 @@ int addNode(Graph &g, std::vector<SoftmaxNode> &nodes, SoftmaxNode kind,
   return index;
 }
 
-/// The softmax's datapath, list-scheduled; its estimate counts the
-/// registers the schedule puts between operations.
+/// The softmax's datapath, list-scheduled.
 absl::Status planSoftmax(RtlLayer &rtl, const Device &device, double clockNs) {
   const LayerPlan &plan = *rtl.plan;
   int64_t n = plan.layer->nIn;
@@ -289,28 +192,6 @@ absl::Status planSoftmax(RtlLayer &rtl, const Device &device, double clockNs) {
   rtl.schedule = *s;
   rtl.latency = s->length;
   rtl.ii = 1;
-  Resources r;
-  for (size_t op = 0; op < g.operations.size(); ++op) {
-    int width = softmaxWidth(rtl, nodes[op]);
-    r.ff += static_cast<int64_t>(width) * g.operations[op].latency;
-    if (nodes[op] == SoftmaxNode::Max)
-      r.lut += 2 * width; // a comparator and a multiplexer
-    if (nodes[op] == SoftmaxNode::Subtract || nodes[op] == SoftmaxNode::Add ||
-        nodes[op] == SoftmaxNode::Output)
-      r.lut += width;
-  }
-  for (const Dependence &d : g.dependences)
-    r.ff += static_cast<int64_t>(softmaxWidth(rtl, nodes[d.from])) *
-            (s->start[d.to] - s->start[d.from] - g.operations[d.from].latency);
-  const SoftmaxTables &t = *plan.softmax;
-  int ew = softmaxWidth(rtl, SoftmaxNode::Exp);
-  int iw = softmaxWidth(rtl, SoftmaxNode::Inverse);
-  r.dsp = n * dspBlocks(device, ew, iw);
-  int64_t depth = device.bramBits / device.bramMaxWidth;
-  r.bram18k = (rtl.expCopies + 1) *
-              ceilDiv(t.expType.width, device.bramMaxWidth) *
-              ceilDiv(t.entries, depth);
-  rtl.estimate = r;
   return absl::OkStatus();
 }
 
@@ -328,6 +209,7 @@ absl::StatusOr<RtlDesign> planRtl(const DesignPlan &design) {
   for (const LayerPlan &plan : design.layers) {
     RtlLayer layer;
     layer.plan = &plan;
+    layer.device = &design.device;
     switch (plan.layer->kind) {
     case LayerKind::Dense:
       RETURN_IF_ERROR(planDense(layer, design.device, design.clockNs));
@@ -338,8 +220,6 @@ absl::StatusOr<RtlDesign> planRtl(const DesignPlan &design) {
     case LayerKind::Relu:
       layer.latency = 1;
       layer.ii = 1;
-      layer.estimate.ff = plan.layer->nOut * plan.result.width;
-      layer.estimate.lut = plan.layer->nOut * plan.result.width;
       break;
     default:
       return absl::UnimplementedError(absl::StrCat(
@@ -349,6 +229,9 @@ absl::StatusOr<RtlDesign> planRtl(const DesignPlan &design) {
           "so far "
           "(issue #22): emit the HLS project (--emit=hls) for this model"));
     }
+    // The estimate counts what the module declares, as Yosys maps it.
+    layer.verilog =
+        layerModule(layer, weightRomFile(layer), layer.estimate);
     rtl.latency += layer.latency;
     rtl.ii = std::max(rtl.ii, layer.ii);
     rtl.total += layer.estimate;

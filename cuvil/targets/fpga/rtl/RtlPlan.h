@@ -40,6 +40,7 @@ enum class SoftmaxNode { Input, Max, Subtract, Exp, Add, Inverse, Multiply, Outp
 
 struct RtlLayer {
   const LayerPlan *plan = nullptr;
+  const Device *device = nullptr;
   /// Dense: products per output per iteration (nIn / reuse), the
   /// multiplier pipeline's stages, the datapath and its schedule.
   int64_t products = 0;
@@ -58,6 +59,9 @@ struct RtlLayer {
   /// Cycles from a sample's handshake on the layer's input to its result
   /// on the output, and between accepted samples.
   int latency = 1, ii = 1;
+  /// The layer's module, and its resources: what the module declares, as
+  /// Yosys maps it (docs/fpga.md, "RTL estimates").
+  std::string verilog;
   Resources estimate;
 };
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace cuvil::fpga::rtl {
 
@@ -17,42 +18,69 @@ namespace {
 
 int bitsFor(int64_t n) { return std::max(1, log2Ceil(n + 1)); }
 
-/// Output j's adder tree as the schedule places it (the products are set):
-/// an adder with a zero operand is a wire; the tree's value as the
-/// accumulator reads it, or nullopt when every product is zero.
-std::optional<std::string> adderTree(ScheduledValues &values,
-                                     const RtlLayer &rtl, int64_t j,
-                                     std::string *decls) {
+/// A value's significant bits, what an adder of it costs: synthesis drops
+/// the bits that only copy the sign, except of a DSP block's product
+/// (opaque to it: `significant` records those as the accumulator's width).
+/// Its own record, else its declared width.
+int bitsOf(const std::map<int64_t, int> &significant,
+           const ScheduledValues &values, int64_t key) {
+  auto it = significant.find(key);
+  return it != significant.end() ? it->second : values.width(key);
+}
+
+/// Output j's adder tree as the schedule places it (its products set under
+/// keys j * ops + op): an adder with a zero operand is a wire. Returns
+/// the tree's value as the accumulator reads it and its width, or nullopt
+/// when every product is zero.
+std::optional<std::pair<std::string, int>>
+adderTree(ScheduledValues &values, const RtlLayer &rtl, int64_t j,
+          std::string *decls, std::map<int64_t, int> &significant,
+          Resources &tally) {
   int aw = rtl.plan->accum.width;
-  int accOp = static_cast<int>(rtl.datapath.operations.size()) - 1;
+  int ops = static_cast<int>(rtl.datapath.operations.size());
+  int accOp = ops - 1;
+  auto key = [&](int op) { return j * ops + op; };
   for (int op = static_cast<int>(rtl.products); op < accOp; ++op) {
-    std::vector<int> live;
+    std::vector<int64_t> live;
     for (int in : values.operands(op))
-      if (!values.isZero(in))
-        live.push_back(in);
+      if (!values.isZero(key(in)))
+        live.push_back(key(in));
     if (live.empty()) {
-      values.setZero(op);
+      values.setZero(key(op));
     } else if (live.size() == 1) {
       int ready = values.ready(live[0]);
-      values.set(op, values.at(live[0], ready), aw, ready);
+      values.set(key(op), values.at(live[0], ready), values.width(live[0]),
+                 ready);
+      significant[key(op)] = bitsOf(significant, values, live[0]);
     } else {
       // Kept: a tree of two-input adders, each on its carry chain, as
       // scheduled (merged, Yosys would build one multi-operand adder of
-      // LUTs, larger and unlike what the schedule timed).
+      // LUTs, larger and unlike what the schedule timed). Each is as wide
+      // as the accumulator: synthesis drops the bits that only repeat the
+      // sign, and Yosys 0.23 maps adders declared at their own widths
+      // (sign-extended between them) to twice the LUTs.
       int start = values.start(op);
+      int width = aw;
       std::string name = absl::StrCat("s", j, "_", op);
-      std::string left = values.at(live[0], start);
-      std::string right = values.at(live[1], start);
-      absl::StrAppend(decls, "  (* keep *) wire signed [", aw - 1, ":0] ",
-                      name, ";\n  assign ", name, " = ", left, " + ", right,
-                      ";\n");
-      values.set(op, name, aw, start);
+      absl::StrAppend(
+          decls, "  (* keep *) wire signed [", width - 1, ":0] ", name,
+          ";\n  assign ", name, " = ",
+          signExtend(values.at(live[0], start), values.width(live[0]), width),
+          " + ",
+          signExtend(values.at(live[1], start), values.width(live[1]), width),
+          ";\n");
+      values.set(key(op), name, width, start);
+      significant[key(op)] =
+          std::min(aw, std::max(bitsOf(significant, values, live[0]),
+                                bitsOf(significant, values, live[1])) + 1);
+      tally.lut += significant[key(op)];
     }
   }
-  int root = values.operands(accOp).front();
+  int64_t root = key(values.operands(accOp).front());
   if (values.isZero(root))
     return std::nullopt;
-  return values.at(root, values.start(accOp));
+  return std::make_pair(values.at(root, values.start(accOp)),
+                        values.width(root));
 }
 
 /// The product of `x` (a signed value already `width` bits wide) and the
@@ -86,7 +114,42 @@ std::string constantProduct(const std::string &x, int64_t w, ProductKind kind,
 
 } // namespace
 
-std::string denseModule(const RtlLayer &rtl, const std::string &romFile) {
+/// The registers of the products built from logic, as synthesis merges
+/// them: bit b of x * w depends only on x and w modulo 2^(b+1), so the
+/// products of one input whose weights agree modulo 2^(b+1) share bit b's
+/// register (their logic is the same), and bits below w's trailing zeros
+/// are constant.
+int64_t lutProductRegisters(
+    const std::map<std::pair<int64_t, int64_t>, std::pair<std::string, int>>
+        &shared,
+    int sxw, bool lutMultipliers) {
+  std::map<int64_t, std::vector<int64_t>> byInput;
+  for (const auto &[key, value] : shared) {
+    uint64_t magnitude = std::llabs(key.second);
+    bool shift = (magnitude & (magnitude - 1)) == 0;
+    if (shift || lutMultipliers)
+      byInput[key.first].push_back(key.second);
+  }
+  int64_t bits = 0;
+  for (const auto &[q, weights] : byInput) {
+    int top = 0;
+    for (int64_t w : weights)
+      top = std::max(top, sxw + signedBits(w));
+    for (int b = 0; b < top; ++b) {
+      std::set<uint64_t> residues;
+      uint64_t mask = b >= 63 ? ~uint64_t{0} : (uint64_t{2} << b) - 1;
+      for (int64_t w : weights)
+        if (b < sxw + signedBits(w) &&
+            b >= __builtin_ctzll(static_cast<uint64_t>(w)))
+          residues.insert(static_cast<uint64_t>(w) & mask);
+      bits += static_cast<int64_t>(residues.size());
+    }
+  }
+  return bits;
+}
+
+std::string denseModule(const RtlLayer &rtl, const std::string &romFile,
+                        Resources &tally) {
   const LayerPlan &plan = *rtl.plan;
   const Layer &layer = *plan.layer;
   int64_t nIn = layer.nIn, nOut = layer.nOut, r = plan.reuse;
@@ -153,19 +216,27 @@ std::string denseModule(const RtlLayer &rtl, const std::string &romFile) {
         "  wire first = start;\n",
         "  wire last = busy && left == ", cw, "'d1;\n",
         "  reg held_last;  // the sample's tlast, until its last iteration\n",
-        "  reg [", (nIn - p) * xw - 1, ":0] rest;  // its next chunks\n",
-        "  wire [", p * xw - 1, ":0] chunk = busy ? rest[", p * xw - 1,
-        ":0] : s_tdata[", p * xw - 1, ":0];\n");
+        "  reg [", (nIn - p) * xw - 1,
+        ":0] held;  // the sample's chunks after the first\n",
+        "  reg [", p * xw - 1, ":0] chunk;  // iteration k's inputs\n");
+    // A multiplexer of the held chunks by k (shifting them instead, Yosys
+    // 0.23 builds several times the logic).
+    std::string select = absl::StrCat("  always @(*)\n    case (k)\n",
+                                      "      ", kb, "'d0: chunk = s_tdata[",
+                                      p * xw - 1, ":0];\n");
+    for (int64_t c = 1; c < r; ++c)
+      absl::StrAppend(&select, "      ", kb, "'d", c, ": chunk = held[",
+                      (c - 1) * p * xw, " +: ", p * xw, "];\n");
+    if ((int64_t{1} << kb) > r)
+      absl::StrAppend(&select, "      default: chunk = ", p * xw, "'d0;\n");
+    absl::StrAppend(&select, "    endcase\n");
     absl::StrAppend(&regs, "  always @(posedge clk)\n    if (rst) left <= 0;\n",
                     "    else if (en) left <= start ? ", cw, "'d", r - 1,
                     " : busy ? left - ", cw, "'d1 : left;\n");
-    std::string restNext =
-        nIn - p > p ? absl::StrCat("{", p * xw, "'d0, rest[", (nIn - p) * xw - 1,
-                                   ":", p * xw, "]}")
-                    : absl::StrCat((nIn - p) * xw, "'d0");
+    absl::StrAppend(&regs, select);
     absl::StrAppend(&regs, clocked(absl::StrCat(
-                               "    rest <= start ? s_tdata[", nIn * xw - 1,
-                               ":", p * xw, "] : ", restNext, ";\n",
+                               "    if (start) held <= s_tdata[", nIn * xw - 1,
+                               ":", p * xw, "];\n",
                                "    if (start) held_last <= s_tlast;\n",
                                "    next_k <= start ? ", kb, "'d1 : next_k + ",
                                kb, "'d1;\n")));
@@ -189,6 +260,34 @@ std::string denseModule(const RtlLayer &rtl, const std::string &romFile) {
                     "  reg [", p * nOut * ww - 1,
                     ":0] wq;  // the ROM's registered read: the B operands\n");
     absl::StrAppend(&regs, "  always @(posedge clk) if (en) wq <= rom[k];\n");
+    int64_t romWidth = p * nOut * ww;
+    if (plan.memory == "bram") {
+      tally.bram18k += romBlocks(*rtl.device, romWidth, r); // wq inside
+    } else {
+      // A bit equal in every word is a constant (no LUT, no register);
+      // Yosys keeps a LUT for every other bit (it maps the ROM's logic
+      // first) but one register for bits equal in every word.
+      std::set<std::vector<bool>> columns;
+      int64_t varying = 0;
+      for (int64_t bit = 0; bit < romWidth; ++bit) {
+        int64_t slot = bit / ww, q = slot / nOut, j = slot % nOut;
+        std::vector<bool> column;
+        for (int64_t k = 0; k < r; ++k)
+          column.push_back(
+              (static_cast<uint64_t>(rtl.weights[(k * p + q) * nOut + j]) >>
+               (bit % ww)) & 1);
+        if (std::count(column.begin(), column.end(), column[0]) != r) {
+          columns.insert(column);
+          ++varying;
+        }
+      }
+      tally.lut += varying * ((r + 63) / 64);
+      tally.ff += static_cast<int64_t>(columns.size());
+    }
+    // The held chunks, their multiplexer (a LUT6 selects among four), the
+    // iteration counters.
+    tally.ff += (nIn - p) * xw + 2 * cw;
+    tally.lut += p * xw * ((r + 3) / 4) + 2 * cw;
   }
 
   // Products: operand registers (stage 1, shared by every output), the
@@ -208,6 +307,7 @@ std::string denseModule(const RtlLayer &rtl, const std::string &romFile) {
     a[q] = absl::StrCat("a", q);
     absl::StrAppend(&decls, "  reg signed [", sxw - 1, ":0] a", q, ";\n");
     absl::StrAppend(&stage1, "    a", q, " <= ", operand[q], ";\n");
+    tally.ff += sxw;
   }
   if (!stage1.empty())
     regs += clocked(stage1);
@@ -232,79 +332,136 @@ std::string denseModule(const RtlLayer &rtl, const std::string &romFile) {
   };
 
   std::string pipe, accRegs, outData;
+  ScheduledValues values(rtl.datapath, rtl.schedule, &decls, &pipe);
+  int ops = static_cast<int>(rtl.datapath.operations.size());
+  int stages = aRegs ? mulLat - 1 : mulLat;
+  // A product's register pipeline; its value as the adders read it (in the
+  // accumulator's units) and that value's width.
+  // `zeros`: low bits known zero (a constant's trailing zeros), which
+  // synthesis keeps no register for; -1: counted by lutProductRegisters.
+  auto product = [&](const std::string &name, const std::string &expr,
+                     int pw, int zeros) {
+    for (int s = 1; s <= stages; ++s) {
+      std::string reg = absl::StrCat(name, "_", s);
+      absl::StrAppend(&decls, "  reg signed [", pw - 1, ":0] ", reg, ";\n");
+      absl::StrAppend(&pipe, "    ", reg, " <= ",
+                      s == 1 ? expr : absl::StrCat(name, "_", s - 1), ";\n");
+    }
+    if (zeros >= 0)
+      tally.ff += static_cast<int64_t>(pw - zeros) * stages;
+    std::string last = absl::StrCat(name, "_", stages);
+    if (!align)
+      return std::make_pair(last, pw);
+    std::string term = absl::StrCat(name, "_t");
+    absl::StrAppend(&decls, "  wire signed [", pw + align - 1, ":0] ", term,
+                    " = ", signExtend(last, pw, pw + align), " <<< ", align,
+                    ";\n");
+    return std::make_pair(term, pw + align);
+  };
+  // Reuse factor 1: one product per input and distinct weight, shared by
+  // the outputs whose weights are equal.
+  std::map<std::pair<int64_t, int64_t>, std::pair<std::string, int>> shared;
+  std::map<int64_t, int> significant;
   for (int64_t j = 0; j < nOut; ++j) {
-    std::string dDecls, dRegs;
-    ScheduledValues values(rtl.datapath, rtl.schedule, &dDecls, &dRegs);
     for (int64_t q = 0; q < rtl.products; ++q) {
-      std::string expr;
-      int pw = sxw + sww;
+      int64_t key = j * ops + q;
+      int ready = values.finish(static_cast<int>(q));
       if (r == 1) {
         int64_t w = rtl.weights[q * nOut + j];
         ProductKind kind = rtl.kinds[q * nOut + j];
         if (kind == ProductKind::Zero) {
-          values.setZero(static_cast<int>(q));
+          values.setZero(key);
           continue;
         }
-        pw = sxw + signedBits(w) + (kind == ProductKind::Shift ? 1 : 0);
-        expr = constantProduct(wideOperand(q, pw), w, kind, pw);
+        auto [it, fresh] = shared.try_emplace({q, w});
+        if (fresh) {
+          int pw = kind == ProductKind::Shift
+                       ? sxw + log2Ceil(std::llabs(w)) + 1 // +-(x << k)
+                       : sxw + signedBits(w);
+          it->second = product(
+              absl::StrCat("p", q, "_", shared.size()),
+              constantProduct(wideOperand(q, pw), w, kind, pw), pw,
+              kind == ProductKind::Dsp
+                  ? __builtin_ctzll(static_cast<uint64_t>(w))
+                  : -1);
+          if (kind == ProductKind::Dsp)
+            tally.dsp += dspBlocks(*rtl.device, sxw, signedBits(w));
+          else if (kind == ProductKind::Lut)
+            tally.lut += static_cast<int64_t>(csdDigits(w) - 1) * pw;
+          else if (w < 0)
+            tally.lut += pw; // the negation
+        }
+        values.set(key, it->second.first, it->second.second, ready);
+        if (kind == ProductKind::Dsp)
+          significant[key] = aw;
       } else {
+        int pw = sxw + sww;
         std::string wname = absl::StrCat("w", j, "_", q);
-        absl::StrAppend(&dDecls, "  wire signed [", sww - 1, ":0] ", wname,
+        absl::StrAppend(&decls, "  wire signed [", sww - 1, ":0] ", wname,
                         " = ",
                         asSigned(absl::StrCat("wq[", (q * nOut + j) * ww,
                                               " +: ", ww, "]"),
                                  plan.weight),
                         ";\n");
-        expr = absl::StrCat(wideOperand(q, pw), " * ",
-                            signExtend(wname, sww, pw));
+        auto [term, width] =
+            product(absl::StrCat("p", j, "_", q),
+                    absl::StrCat(wideOperand(q, pw), " * ",
+                                 signExtend(wname, sww, pw)),
+                    pw, 0);
+        tally.dsp += dspBlocks(*rtl.device, sxw, sww);
+        values.set(key, term, width, ready);
+        significant[key] = aw;
       }
-      std::string name = absl::StrCat("p", j, "_", q);
-      int stages = aRegs ? mulLat - 1 : mulLat;
-      for (int s = 1; s <= stages; ++s) {
-        std::string reg = absl::StrCat(name, "_", s);
-        absl::StrAppend(&dDecls, "  reg signed [", pw - 1, ":0] ", reg, ";\n");
-        absl::StrAppend(&dRegs, "    ", reg, " <= ",
-                        s == 1 ? expr : absl::StrCat(name, "_", s - 1), ";\n");
-      }
-      // The product in the accumulator's units, as the adders read it.
-      std::string term = absl::StrCat("t", j, "_", q);
-      std::string product = signExtend(absl::StrCat(name, "_", stages), pw, aw);
-      absl::StrAppend(&dDecls, "  wire signed [", aw - 1, ":0] ", term, " = ",
-                      align ? absl::StrCat(product, " <<< ", align) : product,
-                      ";\n");
-      values.set(static_cast<int>(q), term, aw);
     }
-    std::optional<std::string> sum = adderTree(values, rtl, j, &dDecls);
+    std::optional<std::pair<std::string, int>> sum =
+        adderTree(values, rtl, j, &decls, significant, tally);
     int64_t bias = static_cast<int64_t>(rtl.bias[j]) << (fa - fb);
     std::string biasLit = signedLiteral(bias, aw);
+    std::string sumAw = sum ? signExtend(sum->first, sum->second, aw) : "";
     std::string acc = absl::StrCat("acc", j);
-    if (r > 1)
-      absl::StrAppend(&dDecls, "  reg signed [", aw - 1, ":0] ", acc, ";\n");
-    std::string total = sum ? absl::StrCat(biasLit, " + ", *sum) : biasLit;
+    tally.lut += quantizeLuts(aw, fa, plan.result, layer.relu);
     if (r == 1) {
       // The accumulator register is the output register: the quantized sum.
-      absl::StrAppend(&dDecls, "  reg [", yw - 1, ":0] y", j, ";\n");
+      std::string total = !sum ? biasLit
+                          : bias ? absl::StrCat(biasLit, " + ", sumAw)
+                                 : sumAw;
+      if (sum && bias)
+        tally.lut += std::min(aw, std::max(sum->second, signedBits(bias)) + 1);
+      absl::StrAppend(&decls, "  reg [", yw - 1, ":0] y", j, ";\n");
       absl::StrAppend(&accRegs, "    y", j, " <= quantize(", total, ");\n");
       absl::StrAppend(&outData, "  assign m_tdata[", j * yw, " +: ", yw,
                       "] = y", j, ";\n");
+      tally.ff += yw;
     } else {
       std::string firstAt = accStart ? absl::StrCat("first_d[", accStart, "]")
                                      : "first";
       std::string validAt = accStart ? absl::StrCat("valid_d[", accStart, "]")
                                      : "issue";
-      absl::StrAppend(&accRegs, "    if (", validAt, ") ", acc, " <= (",
-                      firstAt, " ? ", biasLit, " : ", acc, ")",
-                      sum ? absl::StrCat(" + ", *sum) : "", ";\n");
+      absl::StrAppend(&decls, "  reg signed [", aw - 1, ":0] ", acc, ";\n");
+      // The first iteration's sum starts from the bias, the others add to
+      // the accumulator: two adders and a multiplexer after them (a
+      // multiplexer in front of one adder, Yosys 0.23 builds several times
+      // the logic).
+      std::string fresh = !sum ? biasLit
+                          : bias ? absl::StrCat(biasLit, " + ", sumAw)
+                                 : sumAw;
+      absl::StrAppend(&accRegs, "    if (", validAt, ") ", acc, " <= ",
+                      firstAt, " ? ", fresh, " : ",
+                      sum ? absl::StrCat(acc, " + ", sumAw) : acc, ";\n");
+      if (sum && bias)
+        tally.lut += aw;
       absl::StrAppend(&outData, "  assign m_tdata[", j * yw, " +: ", yw,
                       "] = quantize(", acc, ");\n");
+      tally.ff += aw;
+      tally.lut += aw;
     }
-    decls += dDecls;
-    if (!dRegs.empty())
-      pipe += dRegs;
   }
+  values.countRegisters(tally);
+  tally.ff += lutProductRegisters(shared, sxw, rtl.lutMultipliers) * stages;
   if (!pipe.empty())
     regs += clocked(pipe);
 
+  tally.ff += 2 + (r > 1 ? 4 : 2) * accStart; // out_valid, out_last, flags
   // The iteration's flags, carried to the accumulator's cycle.
   flags += flagPipe("valid", issue, accStart, /*reset=*/true);
   flags += flagPipe("tlast", tlastIn, accStart, false);
@@ -328,7 +485,7 @@ std::string denseModule(const RtlLayer &rtl, const std::string &romFile) {
   return out;
 }
 
-std::string reluModule(const RtlLayer &rtl) {
+std::string reluModule(const RtlLayer &rtl, Resources &tally) {
   const LayerPlan &plan = *rtl.plan;
   const Layer &layer = *plan.layer;
   int xw = streamWidth(plan.input), yw = streamWidth(plan.result);
@@ -347,6 +504,10 @@ std::string reluModule(const RtlLayer &rtl) {
                   "  always @(posedge clk)\n    if (rst) out_valid <= 0;\n",
                   "    else if (en) out_valid <= s_tvalid;\n");
   std::string body = "    out_last <= s_tlast;\n";
+  tally.ff += layer.nOut * yw + 2;
+  tally.lut += layer.nOut * quantizeLuts(signedWidth(plan.input),
+                                         plan.input.fraction(), plan.result,
+                                         true);
   for (int64_t i = 0; i < layer.nIn; ++i)
     absl::StrAppend(&body, "    y[", i * yw, " +: ", yw, "] <= quantize(",
                     asSigned(absl::StrCat("s_tdata[", i * xw, " +: ", xw, "]"),

@@ -6,15 +6,20 @@
 
 namespace cuvil::fpga {
 
-std::string layerModule(const RtlLayer &layer, const std::string &romFile) {
+std::string layerModule(const RtlLayer &layer, const std::string &romFile,
+                        Resources &tally) {
   switch (layer.plan->layer->kind) {
   case LayerKind::Dense:
-    return rtl::denseModule(layer, romFile);
+    return rtl::denseModule(layer, romFile, tally);
   case LayerKind::Softmax:
-    return rtl::softmaxModule(layer);
+    return rtl::softmaxModule(layer, tally);
   default:
-    return rtl::reluModule(layer);
+    return rtl::reluModule(layer, tally);
   }
+}
+
+std::string weightRomFile(const RtlLayer &layer) {
+  return "rtl/" + layer.plan->id + "_weights.hex";
 }
 
 std::string weightRomHex(const RtlLayer &rtl) {

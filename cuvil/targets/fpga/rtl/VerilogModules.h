@@ -21,7 +21,11 @@ namespace cuvil::fpga {
 
 /// The module `layer.plan->id`; `romFile` is the path its weight ROM is
 /// read from (a folded dense layer), as the simulators and synthesis see it.
-std::string layerModule(const RtlLayer &layer, const std::string &romFile);
+/// Adds what it declares, as Yosys maps it, to `tally`.
+std::string layerModule(const RtlLayer &layer, const std::string &romFile,
+                        Resources &tally);
+/// "rtl/layerN_weights.hex": where a folded dense layer's ROM is read from.
+std::string weightRomFile(const RtlLayer &layer);
 
 /// The ROM's contents (one word of hex per line, iteration k on line k) of
 /// a folded dense layer.
@@ -32,9 +36,10 @@ inline int streamWidth(const FixedType &type) { return type.width; }
 
 namespace rtl {
 /// The modules of each kind of layer (layerModule picks one).
-std::string denseModule(const RtlLayer &layer, const std::string &romFile);
-std::string reluModule(const RtlLayer &layer);
-std::string softmaxModule(const RtlLayer &layer);
+std::string denseModule(const RtlLayer &layer, const std::string &romFile,
+                        Resources &tally);
+std::string reluModule(const RtlLayer &layer, Resources &tally);
+std::string softmaxModule(const RtlLayer &layer, Resources &tally);
 /// Where a softmax's exp (`exp`) or reciprocal table is read from.
 std::string softmaxTableFile(const RtlLayer &layer, bool exp);
 } // namespace rtl

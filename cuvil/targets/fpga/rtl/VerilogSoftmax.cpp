@@ -47,7 +47,7 @@ std::string softmaxTableFile(const RtlLayer &layer, bool exp) {
   return absl::StrCat("rtl/", layer.plan->id, exp ? "_exp.hex" : "_inv.hex");
 }
 
-std::string softmaxModule(const RtlLayer &rtl) {
+std::string softmaxModule(const RtlLayer &rtl, Resources &tally) {
   const LayerPlan &plan = *rtl.plan;
   const SoftmaxTables &t = *plan.softmax;
   int64_t n = plan.layer->nIn;
@@ -92,6 +92,9 @@ std::string softmaxModule(const RtlLayer &rtl) {
                     t.expType.width - 1, ":0] exp_rom", c, " [0:",
                     t.entries - 1, "];\n  initial $readmemh(\"",
                     softmaxTableFile(rtl, true), "\", exp_rom", c, ");\n");
+  tally.bram18k +=
+      rtl.expCopies * romBlocks(*rtl.device, t.expType.width, t.entries) +
+      romBlocks(*rtl.device, t.invType.width, 1 << ib);
   absl::StrAppend(&decls, "  (* rom_style = \"block\" *)\n  reg [",
                   t.invType.width - 1, ":0] inv_rom [0:", (1 << ib) - 1,
                   "];\n  initial $readmemh(\"", softmaxTableFile(rtl, false),
@@ -129,6 +132,7 @@ std::string softmaxModule(const RtlLayer &rtl) {
       absl::StrAppend(&decls, "  wire signed [", sxw - 1, ":0] ", name, " = ",
                       a, " > ", b, " ? ", a, " : ", b, ";\n");
       values.set(op, name, sxw, start);
+      tally.lut += sxw + sxw / 2; // the comparison, the multiplexer
       break;
     }
     case SoftmaxNode::Subtract: {
@@ -136,6 +140,7 @@ std::string softmaxModule(const RtlLayer &rtl) {
       absl::StrAppend(&decls, "  wire signed [", dw - 1, ":0] ", name, " = ",
                       operand(0, dw), " - ", operand(1, dw), ";\n");
       values.set(op, name, dw, start);
+      tally.lut += dw;
       break;
     }
     case SoftmaxNode::Exp: {
@@ -144,7 +149,8 @@ std::string softmaxModule(const RtlLayer &rtl) {
       absl::StrAppend(&regs, "    ", name, " <= $signed({1'b0, exp_rom",
                       exp / 2, "[exp_index(", values.at(in[0], start),
                       ")]});\n");
-      values.set(op, name, ew);
+      values.set(op, name, ew, values.finish(op));
+      tally.lut += dw / 2; // the index's clamp (the read register is the RAM's)
       ++exp;
       break;
     }
@@ -154,13 +160,15 @@ std::string softmaxModule(const RtlLayer &rtl) {
                       name, ";\n  assign ", name, " = ", operand(0, sw), " + ",
                       operand(1, sw), ";\n");
       values.set(op, name, sw, start);
+      tally.lut += sw;
       break;
     }
     case SoftmaxNode::Inverse: {
       absl::StrAppend(&decls, "  reg signed [", iw - 1, ":0] inv;\n");
       absl::StrAppend(&regs, "    inv <= $signed({1'b0, inv_rom[inv_index(",
                       operand(0, sw), ")]});\n");
-      values.set(op, "inv", iw);
+      values.set(op, "inv", iw, values.finish(op));
+      tally.lut += sw / 2;
       break;
     }
     case SoftmaxNode::Multiply: {
@@ -175,7 +183,16 @@ std::string softmaxModule(const RtlLayer &rtl) {
                                : absl::StrCat(name, "_", s - 1),
                         ";\n");
       }
-      values.set(op, absl::StrCat(name, "_", stages), pw);
+      values.set(op, absl::StrCat(name, "_", stages), pw, values.finish(op));
+      tally.dsp += dspBlocks(*rtl.device, ew, iw);
+      // Only the bits the quantizer reads live on (rounding reads one below
+      // the result's last); a chain of three or more is a shift register.
+      int shift = fe + t.invType.fraction() - plan.result.fraction();
+      int64_t live = pw - std::max(0, shift - 1);
+      if (stages >= 3)
+        tally.lut += live * ((stages + 31) / 32);
+      else
+        tally.ff += live * stages;
       ++mul;
       break;
     }
@@ -186,11 +203,16 @@ std::string softmaxModule(const RtlLayer &rtl) {
                       values.at(in[0], outStart), ");\n");
       absl::StrAppend(&outData, "  assign m_tdata[", output * yw, " +: ", yw,
                       "] = ", name, ";\n");
+      tally.ff += yw;
+      tally.lut += quantizeLuts(pw, fe + t.invType.fraction(), plan.result,
+                                false);
       ++output;
       break;
     }
     }
   }
+  values.countRegisters(tally);
+  tally.ff += 2 + 2 * outStart;
   std::string flags = flagPipe("valid", "issue", outStart, /*reset=*/true) +
                       flagPipe("tlast", "s_tlast", outStart, false);
   absl::StrAppend(

@@ -35,6 +35,53 @@ std::string asSigned(const std::string &raw, const FixedType &type) {
                        : absl::StrCat("$signed({1'b0, ", raw, "})");
 }
 
+int64_t dspBlocks(const Device &device, int a, int b) {
+  int64_t wide = std::max(device.multiplierABits, device.multiplierBBits);
+  int64_t narrow = std::min(device.multiplierABits, device.multiplierBBits);
+  return ((std::max(a, b) + wide - 1) / wide) *
+         ((std::min(a, b) + narrow - 1) / narrow);
+}
+
+int csdDigits(int64_t value) {
+  int digits = 0;
+  for (uint64_t v = value < 0 ? 0 - static_cast<uint64_t>(value) : value;
+       v;) {
+    if (v & 1) {
+      ++digits;
+      v = (v & 2) ? v + 1 : v - 1;
+    }
+    v >>= 1;
+  }
+  return digits;
+}
+
+int64_t romBlocks(const Device &device, int64_t width, int64_t depth) {
+  int64_t best = -1;
+  for (int64_t w = device.bramMaxWidth; w >= 1; w /= 2) {
+    int64_t d = 1;
+    while (2 * d * w <= device.bramBits)
+      d *= 2;
+    int64_t blocks = ((width + w - 1) / w) * ((depth + d - 1) / d);
+    if (best < 0 || blocks < best)
+      best = blocks;
+  }
+  return best;
+}
+
+int64_t quantizeLuts(int inWidth, int inFrac, const FixedType &result,
+                     bool relu) {
+  int shift = inFrac - result.fraction();
+  int64_t luts = 0;
+  int kept = inWidth - std::max(0, shift); // bits above the rounding point
+  if (shift > 0 && result.rounding != Rounding::TRN)
+    luts += kept;
+  if (result.overflow != Overflow::WRAP)
+    luts += result.width + std::max(0, kept - result.width) / 2;
+  if (relu)
+    luts += result.width / 2;
+  return luts;
+}
+
 std::string hexDigits(const std::vector<bool> &bits) {
   std::string out;
   int64_t n = static_cast<int64_t>(bits.size());
@@ -195,16 +242,10 @@ std::string streamParams(const LayerPlan &plan) {
       plan.input.str(), plan.result.str());
 }
 
-void ScheduledValues::set(int op, const std::string &name, int width) {
-  set(op, name, width, schedule_.start[op] + graph_.operations[op].latency);
-}
-
-void ScheduledValues::set(int op, const std::string &name, int width,
+void ScheduledValues::set(int64_t key, const std::string &name, int width,
                           int ready) {
-  values_[op] = Value{name, width, ready};
+  values_[key] = Value{name, width, ready};
 }
-
-int ScheduledValues::ready(int op) const { return values_.at(op).ready; }
 
 std::vector<int> ScheduledValues::operands(int op) const {
   std::vector<int> in;
@@ -214,8 +255,8 @@ std::vector<int> ScheduledValues::operands(int op) const {
   return in;
 }
 
-std::string ScheduledValues::at(int op, int cycle) {
-  const Value &v = values_.at(op);
+std::string ScheduledValues::at(int64_t key, int cycle) {
+  const Value &v = values_.at(key);
   std::string name = v.name;
   for (int c = v.ready; c < cycle; ++c) {
     std::string next = absl::StrCat(v.name, "_c", c + 1);
@@ -227,7 +268,20 @@ std::string ScheduledValues::at(int op, int cycle) {
     }
     name = next;
   }
+  std::pair<int, int> &chain = chains_[v.name];
+  chain.first = v.width;
+  chain.second = std::max(chain.second, cycle - v.ready);
   return name;
+}
+
+void ScheduledValues::countRegisters(Resources &tally) const {
+  for (const auto &[name, chain] : chains_) {
+    auto [width, depth] = chain;
+    if (depth >= 3)
+      tally.lut += static_cast<int64_t>(width) * ((depth + 31) / 32);
+    else
+      tally.ff += static_cast<int64_t>(width) * depth;
+  }
 }
 
 } // namespace cuvil::fpga::rtl

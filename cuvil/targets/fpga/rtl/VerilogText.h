@@ -31,6 +31,20 @@ int log2Ceil(int64_t v);
 std::string asSigned(const std::string &raw, const FixedType &type);
 /// `name`, a signed value of `from` bits, sign-extended to `to` bits.
 std::string signExtend(const std::string &name, int from, int to);
+/// Multiplier blocks of `device` for an a x b-bit signed product (the
+/// wider operand on the wider port).
+int64_t dspBlocks(const Device &device, int a, int b);
+/// Nonzero digits of the canonical signed-digit form of |value|: the terms
+/// of its shift-and-add multiplier.
+int csdDigits(int64_t value);
+/// Block RAMs of `device` holding a ROM of `depth` words of `width` bits,
+/// at the block's best aspect ratio (18 Kb as 16K x 1 ... 512 x 36).
+int64_t romBlocks(const Device &device, int64_t width, int64_t depth);
+/// LUTs of quantizeFunction's logic: the rounding adder, the saturation's
+/// comparison and multiplexer, the ReLU's.
+int64_t quantizeLuts(int inWidth, int inFrac, const FixedType &result,
+                     bool relu);
+
 /// `bits` bits (bit i = bits[i]) as hex digits, most significant first.
 std::string hexDigits(const std::vector<bool> &bits);
 
@@ -56,31 +70,37 @@ std::string flagPipe(const std::string &name, const std::string &in, int depth,
 /// The flag as seen in `cycle`: `in` in cycle 0, `name_d[cycle]` after.
 std::string flagAt(const std::string &name, const std::string &in, int cycle);
 
-/// The values of a scheduled graph as signals. Each value is ready in a
-/// cycle (by default its operation's start plus latency); at(op, c) is the
+/// The values of a scheduled graph as signals, by key (an operation's
+/// index, or one per output and operation when a module writes the graph
+/// once per output). Each value is ready in some cycle; at(key, c) is the
 /// value as an operation starting in cycle c reads it, through one
-/// register (advancing with `en`) per cycle in between, each declared once.
+/// register (advancing with `en`) per cycle in between, each declared once
+/// by name (values of the same name share their registers).
 class ScheduledValues {
 public:
   ScheduledValues(const Graph &graph, const Schedule &schedule,
                   std::string *decls, std::string *regs)
       : graph_(graph), schedule_(schedule), decls_(decls), regs_(regs) {}
 
-  /// `op`'s value is the signed signal `name` of `width` bits, ready where
-  /// the schedule puts the operation's result (or in `ready`).
-  void set(int op, const std::string &name, int width);
-  void set(int op, const std::string &name, int width, int ready);
-  /// `op`'s value is the constant 0 (a product by a zero weight).
-  void setZero(int op) { zero_[op] = true; }
-  bool isZero(int op) const { return zero_.count(op) != 0; }
+  void set(int64_t key, const std::string &name, int width, int ready);
+  /// The constant 0 (a product by a zero weight).
+  void setZero(int64_t key) { zero_[key] = true; }
+  bool isZero(int64_t key) const { return zero_.count(key) != 0; }
+  int ready(int64_t key) const { return values_.at(key).ready; }
+  int width(int64_t key) const { return values_.at(key).width; }
+  std::string at(int64_t key, int cycle);
 
+  /// The graph's operation `op`: its start, the cycle its result is ready,
+  /// its same-iteration operands in the graph's order.
   int start(int op) const { return schedule_.start[op]; }
-  int ready(int op) const;
-  int width(int op) const { return values_.at(op).width; }
-  /// The same-iteration operands of `op`, in the graph's order.
+  int finish(int op) const {
+    return schedule_.start[op] + graph_.operations[op].latency;
+  }
   std::vector<int> operands(int op) const;
-  /// `op`'s value as read in `cycle`.
-  std::string at(int op, int cycle);
+
+  /// Adds the registers the reads needed to `tally`, as Yosys maps them: a
+  /// chain of three or more becomes shift-register LUTs (32 deep each).
+  void countRegisters(Resources &tally) const;
 
 private:
   struct Value {
@@ -90,8 +110,10 @@ private:
   const Graph &graph_;
   const Schedule &schedule_;
   std::string *decls_, *regs_;
-  std::map<int, Value> values_;
-  std::map<int, bool> zero_;
+  std::map<int64_t, Value> values_;
+  std::map<int64_t, bool> zero_;
+  /// Per delayed value's name: its width and the longest delay read.
+  std::map<std::string, std::pair<int, int>> chains_;
   std::map<std::string, bool> declared_;
 };
 
