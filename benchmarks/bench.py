@@ -714,6 +714,8 @@ def main():
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--no-trees", action="store_true",
                         help="skip the tree ensembles (benchmarks/trees_bench.py)")
+    parser.add_argument("--no-fpga", action="store_true",
+                        help="skip the FPGA Verilog (benchmarks/fpga_bench.py)")
     parser.add_argument("--render", metavar="RESULTS_JSON",
                         help="only write --results from a results.json")
     args = parser.parse_args()
@@ -864,6 +866,9 @@ def main():
         import trees_bench
         results["trees"] = trees_bench.run(args.cuvilc, work, args.smoke,
                                            args.wheel)
+    if not args.no_fpga:
+        import fpga_bench
+        results["fpga"] = fpga_bench.run(args.cuvilc, work, args.smoke)
     (out_dir / "results.json").write_text(json.dumps(results, indent=1))
     if not args.smoke:
         write_chart(results, out_dir / "results.png")
@@ -1098,6 +1103,9 @@ def write_markdown(results, args, path, cores):
         import trees_bench
         lines += [""] + trees_bench.markdown(results["trees"],
                                              trees_bench.isa_note())
+    if results.get("fpga"):
+        import fpga_bench
+        lines += [""] + fpga_bench.markdown(results["fpga"])
     lines.append("")
     path.write_text("\n".join(lines))
 

@@ -113,9 +113,10 @@ class FpgaTarget : public TargetBackend {
 public:
   llvm::StringRef getName() const override { return "fpga"; }
   llvm::StringRef getDescription() const override {
-    return "FPGAs through HLS: a Vitis HLS (Xilinx) or oneAPI (Intel) "
-           "project (C++ with pragmas, testbench, build scripts, report) in "
-           "fixed point, scheduled under the --device's resource budget";
+    return "FPGAs: a Vitis HLS (Xilinx) or oneAPI (Intel) project (C++ "
+           "with pragmas, testbench, build scripts, report), or Verilog RTL "
+           "with its testbench, in fixed point, scheduled under the "
+           "--device's resource budget";
   }
   std::vector<std::string> getTriples() const override { return {}; }
   std::string describeDevices() const override {

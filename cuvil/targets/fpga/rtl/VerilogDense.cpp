@@ -112,8 +112,6 @@ std::string constantProduct(const std::string &x, int64_t w, ProductKind kind,
   return out;
 }
 
-} // namespace
-
 /// The registers of the products built from logic, as synthesis merges
 /// them: bit b of x * w depends only on x and w modulo 2^(b+1), so the
 /// products of one input whose weights agree modulo 2^(b+1) share bit b's
@@ -147,6 +145,8 @@ int64_t lutProductRegisters(
   }
   return bits;
 }
+
+} // namespace
 
 std::string denseModule(const RtlLayer &rtl, const std::string &romFile,
                         Resources &tally) {
