@@ -205,3 +205,15 @@ def test_a_top_name_verilog_cannot_take_is_refused(tmp_path, name, why):
     message = compile_error(tmp_path, small_mlp(), 12, "--device=xczu9eg",
                             f"--project={name}")
     assert why in message
+
+
+def test_a_design_over_the_caps_is_refused_naming_the_layers(tmp_path):
+    # At 8 bits the HLS plan builds products from LUTs and folds layers to
+    # fit 1% of the part; the RTL multiplies folded layers in DSP blocks,
+    # more than 1% of ZU9EG's 2,520.
+    message = compile_error(tmp_path, small_mlp(), 12, "--device=xczu9eg",
+                            "--precision=fixed<8,3,RND,SAT>",
+                            "--max-utilization=0.01")
+    assert "Verilog: the design needs" in message
+    assert "DSP (/0/Gemm (layer1)" in message
+    assert "over the 25 (1% of xczu9eg) allowed" in message

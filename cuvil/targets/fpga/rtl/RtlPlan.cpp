@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -244,14 +245,20 @@ absl::StatusOr<RtlDesign> planRtl(const DesignPlan &design) {
                          Cap{"BRAM_18K", &Resources::bram18k,
                              device.memoryBlocks()}}) {
     int64_t allowed = static_cast<int64_t>(cap.available * design.maxUtilization);
-    if (rtl.total.*cap.field > allowed)
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "Verilog: the design needs %d %s, over the %d (%.0f%% of %s) "
-          "allowed; raise the reuse factors (--reuse-factor, "
-          "--layer-reuse-factor) or --max-utilization, or narrow the "
-          "precision",
-          rtl.total.*cap.field, cap.name, allowed,
-          100 * design.maxUtilization, device.name));
+    if (rtl.total.*cap.field <= allowed)
+      continue;
+    std::vector<std::string> users;
+    for (const RtlLayer &layer : rtl.layers)
+      if (layer.estimate.*cap.field > 0)
+        users.push_back(absl::StrCat(describeLayer(*layer.plan), " ",
+                                     layer.estimate.*cap.field));
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "Verilog: the design needs %d %s (%s), over the %d (%.0f%% of %s) "
+        "allowed; raise the reuse factors (--reuse-factor, "
+        "--layer-reuse-factor) or --max-utilization, or narrow the "
+        "precision (a folded layer multiplies in DSP blocks)",
+        rtl.total.*cap.field, cap.name, absl::StrJoin(users, ", "), allowed,
+        100 * design.maxUtilization, device.name));
   }
   return rtl;
 }
