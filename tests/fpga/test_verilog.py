@@ -50,39 +50,34 @@ def simulate(project, simulator, *args):
     return verdict, result
 
 
-def rtl_outputs(project, report):
-    """Phase 0's outputs (build/outputs.hex) as floats."""
-    result = report["layers"][-1]["Precision"]["result"]
-    width, frac = result["width"], result["width"] - result["integer"]
-    n = report["layers"][-1]["n_out"]
+def unpack_hex(path, precision, n):
+    """Samples of a stream's words (one hex word a line, element i in bits
+    [i*W +: W]) as floats of `precision` (a report's Precision entry)."""
+    width, frac = precision["width"], precision["width"] - precision["integer"]
     samples = []
-    for line in (project / "build" / "outputs.hex").read_text().split():
+    for line in path.read_text().split():
         word = int(line, 16)
         values = []
         for i in range(n):
             raw = (word >> (i * width)) & ((1 << width) - 1)
-            if result["signed"] and raw >> (width - 1):
+            if precision["signed"] and raw >> (width - 1):
                 raw -= 1 << width
             values.append(raw * 2.0 ** -frac)
         samples.append(values)
     return samples
+
+
+def rtl_outputs(project, report):
+    """Phase 0's outputs (build/outputs.hex)."""
+    last = report["layers"][-1]
+    return unpack_hex(project / "build" / "outputs.hex",
+                      last["Precision"]["result"], last["n_out"])
 
 
 def input_samples(project, report):
-    t = report["layers"][0]["Precision"]["input"]
-    width, frac = t["width"], t["width"] - t["integer"]
-    n = report["layers"][0]["n_in"]
-    samples = []
-    for line in (project / "tb_data" / "input.hex").read_text().split():
-        word = int(line, 16)
-        values = []
-        for i in range(n):
-            raw = (word >> (i * width)) & ((1 << width) - 1)
-            if t["signed"] and raw >> (width - 1):
-                raw -= 1 << width
-            values.append(raw * 2.0 ** -frac)
-        samples.append(values)
-    return samples
+    first = report["layers"][0]
+    return unpack_hex(project / "tb_data" / "input.hex",
+                      first["Precision"]["input"], first["n_in"])
 
 
 def check_design(project, model, simulators=("iverilog", "verilator")):

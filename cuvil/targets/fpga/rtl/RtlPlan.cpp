@@ -64,6 +64,21 @@ ProductKind productKind(int64_t weight, bool lut) {
   return lut ? ProductKind::Lut : ProductKind::Dsp;
 }
 
+/// Schedules the layer's datapath: a list schedule, or (`pipelined`, a
+/// folded layer's loop) a modulo schedule at II 1; errors name the layer.
+absl::Status schedule(RtlLayer &rtl, double clockNs, bool pipelined) {
+  absl::StatusOr<Schedule> s =
+      pipelined ? moduloSchedule(rtl.datapath, clockNs, /*maxIi=*/1)
+                : listSchedule(rtl.datapath, clockNs);
+  if (!s.ok())
+    return absl::Status(s.status().code(),
+                        absl::StrCat("Verilog: scheduling layer ",
+                                     describeLayer(*rtl.plan), ": ",
+                                     s.status().message()));
+  rtl.schedule = *s;
+  return absl::OkStatus();
+}
+
 absl::Status planDense(RtlLayer &rtl, const Device &device, double clockNs) {
   const LayerPlan &plan = *rtl.plan;
   const Layer &layer = *plan.layer;
@@ -99,16 +114,8 @@ absl::Status planDense(RtlLayer &rtl, const Device &device, double clockNs) {
     mul.delayNs = device.logicLevelNs * 4 +
                   device.carryNsPerBit * (plan.input.width + plan.weight.width);
   rtl.datapath = denseDatapath(plan, device, rtl.products, mul);
-  absl::StatusOr<Schedule> s =
-      plan.reuse == 1 ? listSchedule(rtl.datapath, clockNs)
-                      : moduloSchedule(rtl.datapath, clockNs, /*maxIi=*/1);
-  if (!s.ok())
-    return absl::Status(s.status().code(),
-                        absl::StrCat("Verilog: scheduling layer ",
-                                     describeLayer(plan), ": ",
-                                     s.status().message()));
-  rtl.schedule = *s;
-  rtl.latency = static_cast<int>(plan.reuse - 1) + s->length;
+  RETURN_IF_ERROR(schedule(rtl, clockNs, /*pipelined=*/plan.reuse > 1));
+  rtl.latency = static_cast<int>(plan.reuse - 1) + rtl.schedule.length;
   rtl.ii = static_cast<int>(plan.reuse);
   return absl::OkStatus();
 }
@@ -184,14 +191,8 @@ absl::Status planSoftmax(RtlLayer &rtl, const Device &device, double clockNs) {
     addNode(g, nodes, SoftmaxNode::Output, absl::StrCat("y", i), {mul}, 1,
             2 * lut + carry * softmaxWidth(rtl, SoftmaxNode::Multiply));
   }
-  absl::StatusOr<Schedule> s = listSchedule(g, clockNs);
-  if (!s.ok())
-    return absl::Status(s.status().code(),
-                        absl::StrCat("Verilog: scheduling layer ",
-                                     describeLayer(plan), ": ",
-                                     s.status().message()));
-  rtl.schedule = *s;
-  rtl.latency = s->length;
+  RETURN_IF_ERROR(schedule(rtl, clockNs, /*pipelined=*/false));
+  rtl.latency = rtl.schedule.length;
   rtl.ii = 1;
   return absl::OkStatus();
 }

@@ -20,19 +20,11 @@ namespace {
 /// in hex.
 std::string packHex(const std::vector<int64_t> &raws, const FixedType &type) {
   int w = type.width;
-  int64_t bits = static_cast<int64_t>(raws.size()) * w;
-  std::string out;
-  for (int64_t d = (bits + 3) / 4 - 1; d >= 0; --d) {
-    int nibble = 0;
-    for (int b = 0; b < 4; ++b) {
-      int64_t bit = d * 4 + b;
-      if (bit < bits &&
-          ((static_cast<uint64_t>(raws[bit / w]) >> (bit % w)) & 1))
-        nibble |= 1 << b;
-    }
-    out += "0123456789abcdef"[nibble];
-  }
-  return out + "\n";
+  std::vector<bool> bits;
+  for (int64_t raw : raws)
+    for (int b = 0; b < w; ++b)
+      bits.push_back((static_cast<uint64_t>(raw) >> b) & 1);
+  return rtl::hexDigits(bits) + "\n";
 }
 
 /// One stored integer of `width` bits a line.
