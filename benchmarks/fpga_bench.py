@@ -33,15 +33,15 @@ HLS4ML = [
 ]
 
 DESIGNS = [
-    # name, device, flags, synthesize (the xcu250 fully parallel design is
-    # the hls4ml comparison; ZU9EG's are what its budget allows).
-    ("zu9eg-16", "xczu9eg", ["--precision=fixed<16,6>"], True),
-    ("zu9eg-8", "xczu9eg", ["--precision=fixed<8,3,RND,SAT>"], True),
+    # name, device, flags (the xcu250 fully parallel design is the hls4ml
+    # comparison; ZU9EG's are what its budget allows).
+    ("zu9eg-16", "xczu9eg", ["--precision=fixed<16,6>"]),
+    ("zu9eg-8", "xczu9eg", ["--precision=fixed<8,3,RND,SAT>"]),
     ("zu9eg-16-r16", "xczu9eg",
-     ["--precision=fixed<16,6>", "--reuse-factor=16", "--strategy=resource"], True),
-    ("u250-16-r1", "xcu250", ["--precision=fixed<16,6>", "--strategy=latency"], True),
+     ["--precision=fixed<16,6>", "--reuse-factor=16", "--strategy=resource"]),
+    ("u250-16-r1", "xcu250", ["--precision=fixed<16,6>", "--strategy=latency"]),
     ("u250-16-r2", "xcu250",
-     ["--precision=fixed<16,6>", "--strategy=latency", "--reuse-factor=2"], True),
+     ["--precision=fixed<16,6>", "--strategy=latency", "--reuse-factor=2"]),
 ]
 
 
@@ -53,7 +53,9 @@ def export_jet_tagger(path):
                       opset_version=13)
 
 
-def run(cuvilc, work, smoke=False):
+def run(cuvilc, work, smoke=False, max_synth_luts=None):
+    """`max_synth_luts`: designs estimated larger are not synthesized (Yosys
+    takes about ten minutes per 100k LUTs here)."""
     from yosys_stats import xilinx_resources
 
     work = pathlib.Path(work)
@@ -61,7 +63,7 @@ def run(cuvilc, work, smoke=False):
     export_jet_tagger(onnx)
     designs = DESIGNS[:1] if smoke else DESIGNS
     rows = []
-    for name, device, flags, synth in designs:
+    for name, device, flags in designs:
         project = work / name
         vectors = 16 if smoke else 256
         subprocess.run([cuvilc, "--quiet", str(onnx), "--target=fpga",
@@ -82,7 +84,8 @@ def run(cuvilc, work, smoke=False):
                "sim": verdict,
                "estimate": {k: report["CSynthesisReport"][k]
                             for k in ("LUT", "FF", "DSP", "BRAM_18K")}}
-        if synth and not smoke:
+        small = max_synth_luts is None or row["estimate"]["LUT"] <= max_synth_luts
+        if small and not smoke:
             start = time.time()
             result = subprocess.run(["make", "-s", "synth-xilinx"], cwd=project,
                                     capture_output=True, text=True)
@@ -106,7 +109,9 @@ def markdown(results):
              "Cuvil's estimate / Yosys 0.23 `synth_xilinx -family xcup -abc9` "
              "out of context (UltraScale+ as the proxy for the part; Yosys "
              "keeps the DSP48E2's pipeline registers in the fabric, Vivado "
-             "would not). Throughput = one inference per II at the clock.", "",
+             "would not; its ABC9 flow times `xcup` as `xc7`). Throughput = "
+             "one inference per II at the clock; `-` = not synthesized in "
+             "this run.", "",
              "| design | part | precision | reuse | latency (cycles / ns) | II "
              "| inferences/s | sim | LUT est / Yosys | FF est / Yosys "
              "| DSP est / Yosys | BRAM_18K est / Yosys |",
@@ -156,9 +161,11 @@ def main():
     parser.add_argument("--cuvilc", required=True)
     parser.add_argument("--update", help="RESULTS.md whose section to replace")
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--max-synth-luts", type=int,
+                        help="synthesize only designs estimated at most this large")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="cuvil-fpga-") as work:
-        results = run(args.cuvilc, work, args.smoke)
+        results = run(args.cuvilc, work, args.smoke, args.max_synth_luts)
     lines = markdown(results)
     print("\n".join(lines))
     if args.update:

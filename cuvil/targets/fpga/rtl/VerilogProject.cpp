@@ -253,7 +253,8 @@ std::string yosysScript(const ProjectOptions &options,
       intel ? ""
             : "# -abc9: Yosys 0.23's default ABC maps parts of wide adders "
               "outside their\n# carry chains (about 1.4x the LUTs); ABC9 "
-              "does not.\n",
+              "does not. (It warns that it times\n# xcup as xc7: the cells "
+              "it maps to are the same.)\n",
       read, synth, "\ntee -q -o build/yosys_", intel ? "intel" : "xilinx",
       "_stat.json stat -json\n");
 }
