@@ -81,6 +81,7 @@ def run(cuvilc, work, smoke=False, max_synth_luts=None):
                "reuse": sorted({l.get("ReuseFactor", 1) for l in report["layers"]}),
                "precision": report["layers"][0]["Precision"]["input"]["type"],
                "latency": report["rtl"]["latency_cycles"], "ii": report["rtl"]["ii"],
+               "fmax_mhz": report["rtl"]["fmax_mhz"],
                "sim": verdict,
                "estimate": {k: report["CSynthesisReport"][k]
                             for k in ("LUT", "FF", "DSP", "BRAM_18K")}}
@@ -109,14 +110,16 @@ def markdown(results):
              "Cuvil's estimate / Yosys 0.23 `synth_xilinx -family xcup -abc9` "
              "out of context (UltraScale+ as the proxy for the part; Yosys "
              "keeps the DSP48E2's pipeline registers in the fabric, Vivado "
-             "would not; its ABC9 flow times `xcup` as `xc7`). Throughput = "
+             "would not; its ABC9 flow times `xcup` as `xc7`). Est. Fmax: the "
+             "clock the schedules leave slack under (Cuvil's timing model, "
+             "not a timing report). Throughput = "
              "one inference per II at the clock; `-` = not synthesized in "
              "this run.", "",
              "| design | part | precision | reuse | latency (cycles / ns) | II "
-             "| inferences/s | sim | LUT est / Yosys | FF est / Yosys "
-             "| DSP est / Yosys | BRAM_18K est / Yosys |",
+             "| inferences/s | est. Fmax (MHz) | sim | LUT est / Yosys "
+             "| FF est / Yosys | DSP est / Yosys | BRAM_18K est / Yosys |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
-             "| --- | --- |"]
+             "| --- | --- | --- |"]
     for row in results["designs"]:
         est, got = row["estimate"], row.get("yosys", {})
 
@@ -129,7 +132,7 @@ def markdown(results):
         lines.append(
             f"| {row['name']} | {row['device']} | {row['precision']} "
             f"| {','.join(map(str, row['reuse']))} | {row['latency']} / {ns:g} "
-            f"| {row['ii']} | {rate:,.0f} "
+            f"| {row['ii']} | {rate:,.0f} | {row['fmax_mhz']:.0f} "
             f"| {'PASS' if row['sim']['pass'] else 'FAIL'} | {pair('LUT')} "
             f"| {pair('FF')} | {pair('DSP')} | {pair('BRAM_18K')} |")
     lines += ["", "hls4ml (Vitis HLS 2024.1 C synthesis, xcu250, 5 ns, "

@@ -159,6 +159,9 @@ def test_the_report_and_sources_say_what_was_built(tmp_path):
     assert [l["ReuseFactor"] for l in report["layers"]] == [1, 2, 1]
     assert report["rtl"]["latency_cycles"] == \
         sum(l["Latency"] for l in report["layers"])
+    # The schedules leave slack under the device's 5 ns clock.
+    assert 0 < report["clock"]["Slack"] < report["clock"]["TargetClockPeriod"]
+    assert report["rtl"]["fmax_mhz"] > 1000 / report["clock"]["TargetClockPeriod"]
     top = (project / "rtl" / "jets.v").read_text()
     for port in ("s_axis_tdata", "s_axis_tvalid", "s_axis_tready",
                  "s_axis_tlast", "m_axis_tdata", "m_axis_tvalid",

@@ -12,6 +12,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
+
 namespace cuvil::fpga {
 
 namespace {
@@ -291,6 +293,15 @@ std::string reportJson(const RtlDesign &rtl, const ProjectOptions &options) {
                                               {"dsp", counts[3]}};
     }
   }
+  // The clock the RTL's schedules leave slack under (layers without a
+  // scheduled datapath, a ReLU's register, have a LUT level and more).
+  double slack = design.clockNs - design.device.logicLevelNs;
+  for (const RtlLayer &layer : rtl.layers)
+    if (!layer.datapath.operations.empty())
+      slack = std::min(slack, layer.schedule.slackNs);
+  llvm::json::Object &clock = *root.getObject("clock");
+  clock["EstimatedClockPeriod"] = design.clockNs - slack;
+  clock["Slack"] = slack;
   llvm::json::Object &synthesis = *root.getObject("CSynthesisReport");
   synthesis["BestLatency"] = rtl.latency;
   synthesis["WorstLatency"] = rtl.latency;
@@ -300,6 +311,7 @@ std::string reportJson(const RtlDesign &rtl, const ProjectOptions &options) {
   putResources(synthesis, rtl.total, device);
   root["top"] = options.project;
   root["rtl"] = llvm::json::Object{
+      {"fmax_mhz", 1000 / (design.clockNs - slack)},
       {"latency_cycles", rtl.latency},
       {"ii", rtl.ii},
       {"latency_ns", rtl.latency * design.clockNs},
