@@ -78,7 +78,8 @@ def run(cuvilc, work, smoke=False, max_synth_luts=None):
                               if l.startswith("{")][-1])
         row = {"name": name, "device": report["device"]["name"],
                "clock_ns": report["clock"]["TargetClockPeriod"],
-               "reuse": sorted({l.get("ReuseFactor", 1) for l in report["layers"]}),
+               "reuse": sorted({l["ReuseFactor"] for l in report["layers"]
+                                if "ReuseFactor" in l}),
                "precision": report["layers"][0]["Precision"]["input"]["type"],
                "latency": report["rtl"]["latency_cycles"], "ii": report["rtl"]["ii"],
                "fmax_mhz": report["rtl"]["fmax_mhz"],
