@@ -55,7 +55,6 @@ namespace {
 
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-
 ProductKind productKind(int64_t weight, bool lut) {
   if (weight == 0)
     return ProductKind::Zero;
@@ -94,18 +93,16 @@ absl::Status planDense(RtlLayer &rtl, const Device &device, double clockNs) {
         ", or raise --max-utilization)"));
   rtl.products = layer.productsIn() / plan.reuse;
   DenseMultiplier mul;
+  for (double w : layer.weights)
+    rtl.weights.push_back(plan.weight.fromDouble(w));
   if (plan.reuse == 1) {
     rtl.lutMultipliers = plan.lutMultipliers;
     rtl.mulLatency = rtl.lutMultipliers ? 1 : device.multiplierLatency;
-    for (double w : layer.weights)
-      rtl.weights.push_back(plan.weight.fromDouble(w));
     for (int64_t w : rtl.weights)
       rtl.kinds.push_back(productKind(w, rtl.lutMultipliers));
   } else {
     // The ROM's registered read is the multiplier's B register.
     rtl.mulLatency = std::max(2, device.multiplierLatency);
-    for (double w : layer.weights)
-      rtl.weights.push_back(plan.weight.fromDouble(w));
   }
   for (double b : layer.bias)
     rtl.bias.push_back(plan.bias.fromDouble(b));
