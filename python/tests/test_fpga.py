@@ -106,5 +106,7 @@ def test_verilog_design_simulates_and_saves(tmp_path):
     assert (tmp_path / "rtl" / "tb" / "myproject_tb.v").exists()
     with pytest.raises(ValueError, match="'iverilog' or 'verilator'"):
         rtl.simulate("modelsim")
+    with pytest.raises(ValueError, match="'xilinx' or 'intel'"):
+        rtl.synthesize("lattice")
     with pytest.raises(ValueError, match="emit= is 'hls' or 'verilog'"):
         cuvil.compile(small_mlp(), SIGNATURE, emit="verilog")
