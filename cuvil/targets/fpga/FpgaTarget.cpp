@@ -100,7 +100,8 @@ absl::Status checkVerilogName(const std::string &name) {
       "time", "tri", "wait", "wand", "while", "wire", "wor", "xnor", "xor"};
   bool keyword = std::find(std::begin(kKeywords), std::end(kKeywords), name) !=
                  std::end(kKeywords);
-  bool layer = name.rfind("layer", 0) == 0;
+  bool layer = name.size() > 5 && name.rfind("layer", 0) == 0 &&
+               name.find_first_not_of("0123456789", 5) == std::string::npos;
   if (keyword || layer)
     return absl::InvalidArgumentError(absl::StrCat(
         "--project=", name, " cannot name the Verilog top module: ",
