@@ -4,6 +4,7 @@
 
 #include "cuvil/support/StatusMacros.h"
 #include "cuvil/targets/fpga/rtl/VerilogModules.h"
+#include "cuvil/targets/fpga/rtl/VerilogText.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -27,10 +28,7 @@ int softmaxWidth(const RtlLayer &layer, SoftmaxNode node) {
   const SoftmaxTables &t = *plan.softmax;
   int xw = plan.input.width + (plan.input.isSigned ? 0 : 1);
   int ew = t.expType.width + 1, iw = t.invType.width + 1;
-  int n = static_cast<int>(plan.layer->nIn);
-  int sumBits = 0;
-  while ((1 << sumBits) < n)
-    ++sumBits;
+  int sumBits = rtl::log2Ceil(plan.layer->nIn); // a sum of n exps
   switch (node) {
   case SoftmaxNode::Input:
   case SoftmaxNode::Max:
