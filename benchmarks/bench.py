@@ -1081,7 +1081,7 @@ def write_markdown(results, args, path, cores):
                              f"{stat['throughput']:.0f} | {1e3 * stat['p50']:.0f} | "
                              f"{1e3 * stat['p99']:.0f} |")
     if results.get("kernels"):
-        lines += ["", "## Kernels (one thread, `//cuvil/targets/x86:kernel_benchmark`)",
+        lines += ["", "## Kernels (one thread, `//cuvil/targets/cpu:kernel_benchmark`)",
                   "", "| benchmark | GFLOP/s | % of 1-core peak |", "| --- | --- | --- |"]
         for name, gflops in results["kernels"].items():
             lines.append(f"| {name} | {gflops:.1f} | {100 * gflops / peak['core']:.0f}% |")

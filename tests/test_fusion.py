@@ -42,7 +42,7 @@ def test_resnet18_has_no_standalone_epilogue_kernels(tmp_path):
     for op in ("batch_norm", "relu", "add", "clip"):
         assert op not in counts, counts
     assert counts["conv2d"] == 20, counts
-    # cuvil-x86-assign-layouts: every convolution writes NCHW16c (the stem reads
+    # cuvil-cpu-assign-layouts: every convolution writes NCHW16c (the stem reads
     # the plain input, the pooling keeps blocks, global pooling writes the
     # plain [N, C]), with not one reorder.
     blocked = '#cuvil_l2.layout<"NCHW" to "NCHW16c">'
@@ -58,7 +58,7 @@ def test_resnet18_has_no_standalone_epilogue_kernels(tmp_path):
     assert re.search(r'"global_avg_pool" ins\(%\w+ : memref<1x512x7x7xf32, ' + re.escape(blocked) +
                      r'>\) outs\(%\w+ : memref<1x512x1x1xf32>\)', level2)
     # 13 direct convolutions get packed weights (the other 7 are Winograd's).
-    assert "cuvil-x86-assign-layouts: 13 packed" in stats, stats
+    assert "cuvil-cpu-assign-layouts: 13 packed" in stats, stats
     assert "reorders" not in stats, stats
 
 

@@ -98,7 +98,7 @@ absl::Status checkIdent(const Image &image) {
   return absl::OkStatus();
 }
 
-absl::Status checkHeader(const Image &image, const Elf64_Ehdr &header) {
+absl::Status checkHeader(const Image &image, const Elf64_Ehdr &header, uint16_t machine) {
   switch (header.e_type) {
   case ET_DYN:
     break;
@@ -112,10 +112,13 @@ absl::Status checkHeader(const Image &image, const Elf64_Ehdr &header) {
   default:
     return image.error(absl::StrCat("is not a shared library (ELF type ", header.e_type, ")"));
   }
-  if (header.e_machine != hostMachine())
+  if (header.e_machine != machine && machine == hostMachine())
     return image.error(absl::StrCat("was built for ", machineName(header.e_machine),
                                     ", this machine is ", machineName(hostMachine()),
                                     ": compile the model with cuvilc for this machine"));
+  if (header.e_machine != machine)
+    return image.error(absl::StrCat("was built for ", machineName(header.e_machine), ", not ",
+                                    machineName(machine)));
   if (header.e_version != EV_CURRENT)
     return image.error(absl::StrCat("is corrupt: its ELF version is ", header.e_version));
   if (header.e_phentsize != sizeof(Elf64_Phdr))
@@ -381,6 +384,13 @@ uint16_t hostMachine() {
 #endif
 }
 
+uint16_t machineNamed(absl::string_view name) {
+  for (uint16_t machine : {EM_X86_64, EM_AARCH64})
+    if (name == machineName(machine))
+      return machine;
+  return 0;
+}
+
 std::string machineName(uint16_t machine) {
   switch (machine) {
   case EM_X86_64: return "x86-64";
@@ -396,12 +406,13 @@ std::string machineName(uint16_t machine) {
   }
 }
 
-absl::StatusOr<ArtifactInfo> checkArtifact(absl::string_view bytes, absl::string_view displayName) {
+absl::StatusOr<ArtifactInfo> checkArtifact(absl::string_view bytes, absl::string_view displayName,
+                                           uint16_t machine) {
   Image image(bytes, displayName);
   if (absl::Status status = checkIdent(image); !status.ok())
     return status;
   auto header = image.read<Elf64_Ehdr>(0);
-  if (absl::Status status = checkHeader(image, header); !status.ok())
+  if (absl::Status status = checkHeader(image, header, machine); !status.ok())
     return status;
   if (absl::Status status = checkSegments(image, header); !status.ok())
     return status;

@@ -67,10 +67,15 @@ uint16_t hostMachine();
 /// "x86-64", "aarch64", ..., or "ELF machine 1234".
 std::string machineName(uint16_t machine);
 
-/// Checks `bytes` (a whole file) as a Cuvil model for this machine whose
-/// C ABI version is kCAbiVersion. Errors are InvalidArgument, start with
+/// The e_machine of a name machineName() gives ("x86-64", "aarch64"), or 0.
+uint16_t machineNamed(absl::string_view name);
+
+/// Checks `bytes` (a whole file) as a Cuvil model for `machine` (this one,
+/// unless a cross-compiled model is checked before it is deployed) whose C
+/// ABI version is kCAbiVersion. Errors are InvalidArgument, start with
 /// `displayName` and say what is wrong and what to do.
-absl::StatusOr<ArtifactInfo> checkArtifact(absl::string_view bytes, absl::string_view displayName);
+absl::StatusOr<ArtifactInfo> checkArtifact(absl::string_view bytes, absl::string_view displayName,
+                                           uint16_t machine = hostMachine());
 
 /// Reads a regular file whole with read(2) (never mmap: a file truncated
 /// while mapped faults its reader). Fails if it changes while being read.

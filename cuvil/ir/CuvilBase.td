@@ -68,6 +68,11 @@ def Cuvil_InferTypeOpAdaptor : TraitList<[
             ::mlir::OperationName(getOperationName(), context), merged);
       }
       $cppClass::Adaptor adaptor(operands, attributes, merged, regions);
+      // A required attribute missing (or of the wrong kind) is an error
+      // here, before inference reads it: the parser infers first.
+      if (::mlir::failed(adaptor.verify(
+              location ? *location : ::mlir::UnknownLoc::get(context))))
+        return ::mlir::failure();
       return $cppClass::inferReturnTypes(context, location, adaptor,
                                          inferredReturnTypes);
     }

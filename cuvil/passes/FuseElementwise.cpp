@@ -71,7 +71,7 @@ bool isScalarConstant(Value value, double c) {
 
 /// Builds the scalar computation of one element of `op` from its operands'
 /// elements `x`. The formulas are those of the x86 kernels for the same ops
-/// (cuvil/targets/x86/emitter/Elementwise.cpp), so fusing changes no result.
+/// (cuvil/targets/cpu/emitter/Elementwise.cpp), so fusing changes no result.
 Value scalarize(OpBuilder &b, Location loc, Operation *op, ValueRange x) {
   Type t = x[0].getType();
   auto c = [&](double v) -> Value {

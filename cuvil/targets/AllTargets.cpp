@@ -6,6 +6,7 @@
 
 #include "cuvil/targets/AllTargets.h"
 
+#include "cuvil/targets/aarch64/Aarch64Target.h"
 #include "cuvil/targets/fpga/FpgaTarget.h"
 #include "cuvil/targets/x86/X86Target.h"
 
@@ -15,6 +16,7 @@ const TargetRegistry &getAllTargets() {
   static const TargetRegistry *registry = [] {
     auto *targets = new TargetRegistry();
     x86::registerX86Target(*targets);
+    aarch64::registerAarch64Target(*targets);
     fpga::registerFpgaTarget(*targets);
     return targets;
   }();

@@ -3,6 +3,7 @@
 import json
 import math
 import os
+import platform
 import shutil
 import sys
 import tempfile
@@ -10,7 +11,10 @@ import warnings
 
 from cuvil import _signature
 from cuvil._errors import CompileError
-from cuvil._runtime import CompiledModule
+from cuvil._runtime import ELF_MACHINES, CompiledModule, CrossCompiledModule
+
+# The artifact checker's name of this machine (cuvil/abi).
+_HOST_MACHINE = {"x86_64": "x86-64", "aarch64": "aarch64"}.get(platform.machine())
 
 def _is_onnx_model_proto(model):
     return type(model).__name__ == "ModelProto" and hasattr(
@@ -110,8 +114,10 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             test_vectors=None, output_margin=False, missing=None,
             pred_leaf=False, float32_features=False, sample_parallel="auto",
             emit=None):
-    """Compiles `model` to a native CompiledModule (or, with target="fpga",
-    to a cuvil.FpgaDesign: an HLS project, or a cuvil.VerilogDesign).
+    """Compiles `model` to a native CompiledModule (with target=
+    "aarch64-linux-gnu" on another machine, to a cuvil.CrossCompiledModule
+    to save and deploy; with target="fpga", to a cuvil.FpgaDesign: an HLS
+    project, or a cuvil.VerilogDesign).
 
     model: a torch.jit.script function or module, a torch.jit.trace'd
         module, an nn.Module (exported in eval mode, weights frozen), a
@@ -126,9 +132,12 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         marks a dynamic dimension (dimension 0, the batch). Required for
         torch models; for ONNX it overrides the model's input shapes.
     target: a registered target, by name or triple (x86 or
-        x86_64-linux-gnu; `cuvilc --help` lists them).
+        x86_64-linux-gnu, aarch64 or aarch64-linux-gnu, fpga; `cuvilc
+        --help` lists them).
     cpu: native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU
-        name (cuvilc --cpu).
+        name (cuvilc --cpu); for aarch64, generic (native when
+        cross-compiling) or an LLVM CPU name such as cortex-a72, cortex-a76
+        or neoverse-n1 (docs/edge.md).
     threads: threads a call uses (cuvilc --threads-default).
     max_batch: the largest batch of a dynamic batch (cuvilc --max-batch).
     sample_parallel: with a dynamic batch and threads > 1, run a batch as
@@ -323,6 +332,11 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         shutil.rmtree(directory, ignore_errors=True)
         from cuvil._fpga import FpgaDesign, VerilogDesign
         return VerilogDesign(files) if emit == "verilog" else FpgaDesign(files)
+    machine = ELF_MACHINES.get(int.from_bytes(files[".so"][18:20], "little"))
+    if machine != _HOST_MACHINE:
+        # Cross-compiled (target="aarch64-linux-gnu" on x86-64).
+        shutil.rmtree(directory, ignore_errors=True)
+        return CrossCompiledModule(files, machine or "", name=name)
     for suffix, data in files.items():
         with open(os.path.join(directory, "model" + suffix), "wb") as f:
             f.write(data)

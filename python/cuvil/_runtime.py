@@ -141,6 +141,48 @@ def _parse_metadata(text, name):
     return metadata
 
 
+def _describe(tensor):
+    """A metadata tensor as CompiledModule.inputs / outputs describe it."""
+    described = {"name": tensor["name"], "dtype": tensor["dtype"],
+                 "shape": tuple(None if d == -1 else d for d in tensor["shape"])}
+    if "quantization" in tensor:  # integer I/O
+        described["quantization"] = dict(tensor["quantization"])
+    return described
+
+
+def _repr(kind, inputs, outputs):
+    def fmt(t):
+        dims = "x".join("?" if d is None else str(d) for d in t["shape"])
+        return f"{t['name']}: {t['dtype']}[{dims}]"
+    return (f"{kind}({', '.join(map(fmt, inputs))} -> "
+            f"{', '.join(map(fmt, outputs))})")
+
+
+def _save_files(files, path):
+    """Writes `files` (suffix -> bytes, or the path of a file to copy): the
+    .so to `path`, the others beside it, each atomically."""
+    path = os.fspath(path)
+    stem = path[:-3] if path.endswith(".so") else path
+    for suffix, source in files.items():
+        target = path if suffix == ".so" else stem + suffix
+        # Atomic: a failed save leaves no partial file behind.
+        directory = os.path.dirname(os.path.abspath(target))
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=".cuvil-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                if isinstance(source, bytes):
+                    f.write(source)
+                else:
+                    with open(source, "rb") as original:
+                        shutil.copyfileobj(original, f)
+            os.chmod(temporary, 0o755 if suffix == ".so" else 0o644)
+            os.replace(temporary, target)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    return path
+
+
 class CompiledModule:
     """A compiled model: call it like the original, save it as a .so.
 
@@ -207,19 +249,10 @@ class CompiledModule:
 
     @staticmethod
     def _describe(tensor):
-        described = {"name": tensor["name"], "dtype": tensor["dtype"],
-                     "shape": tuple(None if d == -1 else d
-                                    for d in tensor["shape"])}
-        if "quantization" in tensor:  # integer I/O
-            described["quantization"] = dict(tensor["quantization"])
-        return described
+        return _describe(tensor)
 
     def __repr__(self):
-        def fmt(t):
-            dims = "x".join("?" if d is None else str(d) for d in t["shape"])
-            return f"{t['name']}: {t['dtype']}[{dims}]"
-        return (f"CompiledModule({', '.join(map(fmt, self.inputs))} -> "
-                f"{', '.join(map(fmt, self.outputs))})")
+        return _repr("CompiledModule", self.inputs, self.outputs)
 
     def _thread_state(self):
         """This thread's context and pointer arrays (created on first use)."""
@@ -364,26 +397,49 @@ class CompiledModule:
     def save(self, path):
         """Writes the .so to `path`, with its header (and external weights)
         beside it: `model.so`, `model.h`, `model.weights.bin`."""
-        path = os.fspath(path)
-        stem = path[:-3] if path.endswith(".so") else path
-        for suffix, source in self._files.items():
-            target = path if suffix == ".so" else stem + suffix
-            # Atomic: a failed save leaves no partial file behind.
-            directory = os.path.dirname(os.path.abspath(target))
-            fd, temporary = tempfile.mkstemp(dir=directory, prefix=".cuvil-")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    if isinstance(source, bytes):
-                        f.write(source)
-                    else:
-                        with open(source, "rb") as original:
-                            shutil.copyfileobj(original, f)
-                os.chmod(temporary, 0o755 if suffix == ".so" else 0o644)
-                os.replace(temporary, target)
-            except BaseException:
-                os.unlink(temporary)
-                raise
-        return path
+        return _save_files(self._files, path)
+
+
+# ELF e_machine values of the machines Cuvil builds for, by the names the
+# artifact checker gives them (cuvil/abi).
+ELF_MACHINES = {62: "x86-64", 183: "aarch64"}
+
+
+class CrossCompiledModule:
+    """A model compiled for another machine (cuvil.compile(target=
+    "aarch64-linux-gnu") here on x86-64): the same .so, header and C ABI,
+    checked from its bytes as a model for that machine. It cannot run here:
+    save() it, and run it there (docs/edge.md: a board, or qemu-aarch64).
+
+    `inputs`, `outputs` and `metadata` are as for a CompiledModule; `target`
+    is the metadata's {"triple", "cpu", "features"}.
+    """
+
+    def __init__(self, files, machine, name="the compiled model"):
+        self._files = dict(files)
+        try:
+            _, metadata_json = _artifact.check(self._files[".so"], name, machine)
+        except ValueError as error:
+            raise LoadError(str(error), name) from None
+        self.metadata = _parse_metadata(metadata_json, name)
+        self.inputs = [_describe(t) for t in self.metadata["inputs"]]
+        self.outputs = [_describe(t) for t in self.metadata["outputs"]]
+        self.target = dict(self.metadata.get("target", {}))
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            f"this model is built for {self.target.get('triple')} "
+            f"({self.target.get('cpu')}) and cannot run on this machine: "
+            "save() it and run it there, or under qemu-aarch64 (docs/edge.md)")
+
+    def save(self, path):
+        """Writes the .so to `path`, with its header (and external weights)
+        beside it: `model.so`, `model.h`, `model.weights.bin`."""
+        return _save_files(self._files, path)
+
+    def __repr__(self):
+        return _repr(f"CrossCompiledModule[{self.target.get('triple')}]",
+                     self.inputs, self.outputs)
 
 
 def load(path):

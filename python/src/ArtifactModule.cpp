@@ -16,17 +16,24 @@
 
 namespace {
 
-/// check(data: bytes, name: str) -> (abi_version, metadata_json); raises
-/// ValueError with the checker's message.
+/// check(data: bytes, name: str, machine: str = "") -> (abi_version,
+/// metadata_json), for this machine or the one named ("aarch64", for a
+/// cross-compiled model); raises ValueError with the checker's message.
 PyObject *check(PyObject *, PyObject *args) {
-  const char *data = nullptr, *name = nullptr;
+  const char *data = nullptr, *name = nullptr, *machineName = "";
   Py_ssize_t size = 0;
-  if (!PyArg_ParseTuple(args, "y#s", &data, &size, &name))
+  if (!PyArg_ParseTuple(args, "y#s|s", &data, &size, &name, &machineName))
     return nullptr;
+  uint16_t machine = *machineName ? cuvil::abi::machineNamed(machineName)
+                                  : cuvil::abi::hostMachine();
+  if (machine == 0) {
+    PyErr_Format(PyExc_ValueError, "unknown machine '%s'", machineName);
+    return nullptr;
+  }
   absl::StatusOr<cuvil::abi::ArtifactInfo> info;
   Py_BEGIN_ALLOW_THREADS
   info = cuvil::abi::checkArtifact(
-      absl::string_view(data, static_cast<size_t>(size)), name);
+      absl::string_view(data, static_cast<size_t>(size)), name, machine);
   Py_END_ALLOW_THREADS
   if (!info.ok()) {
     std::string message(info.status().message());
@@ -39,8 +46,9 @@ PyObject *check(PyObject *, PyObject *args) {
 
 PyMethodDef methods[] = {
     {"check", check, METH_VARARGS,
-     "check(data, name): (abi_version, metadata_json) of a Cuvil model's "
-     "bytes; ValueError saying what is wrong otherwise."},
+     "check(data, name, machine=''): (abi_version, metadata_json) of a "
+     "Cuvil model's bytes, for this machine or the one named (x86-64, "
+     "aarch64); ValueError saying what is wrong otherwise."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT,

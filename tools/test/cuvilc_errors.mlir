@@ -38,8 +38,8 @@ func.func @bad(%x: tensor<1x12xf32>) -> tensor<1x10xf32> {
 
 // RUN: not cuvilc --cpu=pentium9 %t.ok.mlir 2>&1 | FileCheck %s --check-prefix=CPU
 // CPU: cuvilc: error: unknown --cpu 'pentium9'; use native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name such as znver4 or skylake-avx512
-// RUN: not cuvilc --target=aarch64-linux-gnu %t.ok.mlir 2>&1 | FileCheck %s --check-prefix=TARGET
-// TARGET: cuvilc: unsupported --target 'aarch64-linux-gnu'; this build targets: x86 (x86_64-linux-gnu)
+// RUN: not cuvilc --target=riscv64-linux-gnu %t.ok.mlir 2>&1 | FileCheck %s --check-prefix=TARGET
+// TARGET: cuvilc: unsupported --target 'riscv64-linux-gnu'; this build targets: x86 (x86_64-linux-gnu), aarch64 (aarch64-linux-gnu), fpga
 
 // RUN: not cuvilc --no-such-flag %s 2>&1 | FileCheck %s --check-prefix=FLAG
 // FLAG: Unknown command line flag 'no_such_flag'

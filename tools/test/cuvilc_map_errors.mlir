@@ -3,7 +3,7 @@
 // RUN: not cuvilc --quiet %s -o %t.so 2>&1 | FileCheck %s
 // RUN: not test -e %t.so
 // RUN: not test -e %t.h
-// CHECK: cuvilc: error: 'Sin_1' (model.onnx): error: 'math.sin' op in a map is not supported by the x86 target (a map's region may hold float constants, add/sub/mul/div/neg, maximum/minimum, cmpf, select, and math exp/log/sqrt/tanh/erf/absf/powf)
+// CHECK: cuvilc: error: 'Sin_1' (model.onnx): error: 'math.sin' op in a map is not supported by the CPU targets (a map's region may hold float constants, add/sub/mul/div/neg, maximum/minimum, cmpf, select, and math exp/log/sqrt/tanh/erf/absf/powf)
 func.func @sine(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %y = cuvil.map_reduce ins(%x : tensor<4x4xf32>) -> tensor<4x4xf32> {
   ^bb0(%e: f32):

@@ -847,3 +847,22 @@ func.func @f(%x: tensor<1x12xf32>, %w: tensor<10x10xf32>) {
   %0 = cuvil.matmul %x, %w : tensor<1x12xf32>, tensor<10x10xf32> loc("MatMul_0"("model.py":3:8))
   return
 }
+
+// -----
+
+// A required attribute missing is an error, not a crash: the parser infers
+// the result type before the op is verified.
+func.func @f(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @below {{'cuvil.max_pool2d' op requires attribute 'kernel_shape'}}
+  %0 = cuvil.max_pool2d %x {strides = array<i64: 2, 2>} : tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+// The same in the generic form, whose verification infers too.
+func.func @f(%x: tensor<1x3xf32>) {
+  // expected-error @below {{'cuvil.softmax' op requires attribute 'axis'}}
+  %0 = "cuvil.softmax"(%x) : (tensor<1x3xf32>) -> tensor<1x3xf32>
+  return
+}

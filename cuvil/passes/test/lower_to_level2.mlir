@@ -176,7 +176,7 @@ func.func @map_reduce(%x: tensor<4x8xf32>) -> tensor<4xf32> {
 
 // No kernel choice is made here: convolutions and products get no scratch
 // and no algorithm (the target's passes add them; for x86,
-// cuvil/targets/x86/transforms/test/select_kernels.mlir).
+// cuvil/targets/cpu/transforms/test/select_kernels.mlir).
 // CHECK-LABEL: func.func @no_choices
 // CHECK-NOT: memref.alloc()
 // CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}} : memref<1x8x28x28xf32>) params {

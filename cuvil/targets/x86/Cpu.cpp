@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/X86TargetParser.h"
 
@@ -28,10 +29,58 @@ std::vector<std::string> checkedFeatures(llvm::ArrayRef<llvm::StringRef> all) {
   return result;
 }
 
+/// cpuid checks per feature name: the registers of a leaf (entry.c's r1:
+/// leaf 1, r7: leaf 7, r71: leaf 7 subleaf 1), register index (eax 0, ebx
+/// 1, ecx 2, edx 3), bit.
+struct FeatureBit {
+  const char *name;
+  const char *leaf;
+  unsigned reg, bit;
+};
+constexpr FeatureBit kFeatureBits[] = {
+    {"sse3", "r1", 2, 0},        {"ssse3", "r1", 2, 9},
+    {"fma", "r1", 2, 12},        {"sse4.1", "r1", 2, 19},
+    {"sse4.2", "r1", 2, 20},     {"popcnt", "r1", 2, 23},
+    {"avx", "r1", 2, 28},        {"f16c", "r1", 2, 29},
+    {"bmi", "r7", 1, 3},         {"avx2", "r7", 1, 5},
+    {"bmi2", "r7", 1, 8},        {"avx512f", "r7", 1, 16},
+    {"avx512dq", "r7", 1, 17},   {"avx512cd", "r7", 1, 28},
+    {"avx512bw", "r7", 1, 30},   {"avx512vl", "r7", 1, 31},
+    {"avx512vnni", "r7", 2, 11}, {"avxvnni", "r71", 0, 4},
+    {"avx512bf16", "r71", 0, 5},
+};
+
+/// CUVIL_CHECK_CPU_FEATURES for entry.c: one test per feature the code was
+/// built for, and that the OS saves the vector registers they need.
+std::string cpuChecksMacro(const std::vector<std::string> &features) {
+  std::vector<std::string> checks;
+  bool needsAvx = false, needsAvx512 = false;
+  for (const std::string &f : features) {
+    for (const FeatureBit &bit : kFeatureBits) {
+      if (f != bit.name)
+        continue;
+      checks.push_back(llvm::formatv("ok &= ({0}[{1}] >> {2}) & 1; /* {3} */",
+                                     bit.leaf, bit.reg, bit.bit, bit.name)
+                           .str());
+      needsAvx |= f.rfind("avx", 0) == 0 || f == "fma" || f == "f16c";
+      needsAvx512 |= f.rfind("avx512", 0) == 0;
+    }
+  }
+  if (needsAvx)
+    checks.push_back("ok &= (xcr0 & 0x6) == 0x6; /* the OS saves YMM state */");
+  if (needsAvx512)
+    checks.push_back("ok &= (xcr0 & 0xe6) == 0xe6; /* and ZMM state */");
+  std::string macro = "#define CUVIL_CHECK_CPU_FEATURES(ok, r1, r7, r71, xcr0) \\\n"
+                      "  do { \\\n";
+  for (const std::string &check : checks)
+    macro += "    " + check + " \\\n";
+  return macro + "  } while (0)\n";
+}
+
 } // namespace
 
-absl::StatusOr<CpuTarget> resolveCpu(const std::string &cpu) {
-  CpuTarget target;
+absl::StatusOr<ResolvedCpu> resolveCpu(const std::string &cpu) {
+  ResolvedCpu target;
   if (cpu == "native") {
     target.march = llvm::sys::getHostCPUName().str();
     std::vector<llvm::StringRef> names;
@@ -65,7 +114,7 @@ absl::StatusOr<CpuTarget> resolveCpu(const std::string &cpu) {
   return target;
 }
 
-l1::TargetAttr describeCpu(mlir::MLIRContext *context, const CpuTarget &cpu,
+l1::TargetAttr describeCpu(mlir::MLIRContext *context, const ResolvedCpu &cpu,
                            bool native) {
   auto has = [&](const char *feature) {
     return llvm::is_contained(cpu.features, feature);
@@ -101,11 +150,16 @@ l1::TargetAttr describeCpu(mlir::MLIRContext *context, const CpuTarget &cpu,
       mlir::DictionaryAttr());
 }
 
-CpuTarget cpuOf(l1::TargetAttr target) {
-  CpuTarget cpu;
-  cpu.march = target.getCpu().str();
+cpu::CpuTarget cpuTargetOf(l1::TargetAttr target) {
+  cpu::CpuTarget cpu;
+  cpu.name = "x86";
+  cpu.triple = "x86_64-linux-gnu";
+  cpu.cpu = target.getCpu().str();
   for (llvm::StringRef f : target.getFeatureNames())
     cpu.features.push_back(f.str());
+  cpu.modelFlags = {"-march=" + cpu.cpu};
+  cpu.entryFlags = {"-march=x86-64"};
+  cpu.cpuCheckMacro = cpuChecksMacro(cpu.features);
   return cpu;
 }
 

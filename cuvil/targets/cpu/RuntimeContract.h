@@ -1,0 +1,51 @@
+//===- RuntimeContract.h - the kernels' contract, for cuvilc -*- C++ -*-===//
+//
+// What the x86 passes must agree on with the kernels, from the runtime's
+// own definitions (runtime/contract/): its C header and sizing functions
+// (linked into cuvilc), and the level2 kernels that have a channel-blocked
+// form.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_TARGETS_CPU_RUNTIMECONTRACT_H
+#define CUVIL_TARGETS_CPU_RUNTIMECONTRACT_H
+
+#include "cuvil/targets/cpu/runtime/contract/contract.h"
+
+#include "llvm/ADT/StringRef.h"
+
+namespace cuvil::cpu {
+
+/// How a level2 kernel's runtime kernels take NCHW<B>c buffers
+/// (runtime/contract/blocked_kernels.inc).
+enum class BlockedForm {
+  /// No blocked form: its buffers stay row-major.
+  None,
+  /// Writes blocks, reads either layout (a depthwise one: its output's).
+  Conv,
+  /// Input and output in one layout.
+  Same,
+  /// Reads blocks, writes the row-major [N, C].
+  ToPlain,
+};
+
+/// Whether a convolution runs the depthwise kernels (one filter per
+/// channel: groups = C = OC), which read their output's layout; any other
+/// grouped one is unfolded group by group.
+inline bool isDepthwiseConv(int64_t groups, int64_t inChannels,
+                            int64_t outChannels) {
+  return groups != 1 && inChannels == groups && outChannels == groups;
+}
+
+inline BlockedForm blockedForm(llvm::StringRef kernel) {
+#define CUVIL_BLOCKED_KERNEL(name, form)                                       \
+  if (kernel == name)                                                          \
+    return BlockedForm::form;
+#include "cuvil/targets/cpu/runtime/contract/blocked_kernels.inc"
+#undef CUVIL_BLOCKED_KERNEL
+  return BlockedForm::None;
+}
+
+} // namespace cuvil::cpu
+
+#endif // CUVIL_TARGETS_CPU_RUNTIMECONTRACT_H

@@ -1,0 +1,169 @@
+//===- Convolutions.cpp - conv2d by the algorithm the CPU passes chose ----===//
+//
+// cuvil-cpu-select-kernels and cuvil-cpu-assign-layouts record the
+// algorithm: direct_blocked (NCHW<B>c register tiles, or the blocked
+// depthwise kernel), winograd_f4x3, im2col (scratch as the second output)
+// or, without one, the runtime's direct NCHW kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/targets/cpu/emitter/Emitter.h"
+
+#include "absl/strings/str_join.h"
+
+namespace cuvil::cpu::emitter {
+
+using namespace mlir;
+
+namespace {
+
+/// A convolution's operands and attributes as C arguments.
+struct ConvArgs {
+  const Buffer &x, &w, &out;
+  SmallVector<int64_t> strides, padding, dilations;
+  int64_t groups;
+  /// The bias input, or "NULL".
+  std::string bias;
+  Epilogue epilogue;
+
+  explicit ConvArgs(const KernelCall &call)
+      : x(*call.ins[0]), w(*call.ins[1]), out(*call.out),
+        strides(call.op.getIntsParam("strides", {1, 1})),
+        padding(call.op.getIntsParam("padding", {0, 0, 0, 0})),
+        dilations(call.op.getIntsParam("dilations", {1, 1})),
+        groups(call.op.getIntParam("groups", 1)),
+        epilogue(getEpilogue(call)) {
+    bias = call.ins.size() - epilogue.inputs > 2 ? call.ins[2]->name : "NULL";
+  }
+
+  /// "sh, sw, ph, pw, dh, dw" (the top and left padding).
+  std::string window() const {
+    return absl::StrJoin({strides[0], strides[1], padding[0], padding[1],
+                          dilations[0], dilations[1]},
+                         ", ");
+  }
+  /// The input's dimensions, "n, c, h, w".
+  std::string input() const { return absl::StrJoin(x.dims, ", "); }
+  std::string outputSize() const { return out.dims[2] + ", " + out.dims[3]; }
+};
+
+/// Depthwise, weights packed [C/B][KH][KW][B] by cuvil-cpu-assign-layouts.
+LogicalResult emitBlockedDepthwise(Emitter &e, const KernelCall &call,
+                                   const ConvArgs &a) {
+  if ((a.out.block != 4 && a.out.block != 8 && a.out.block != 16) ||
+      a.x.block != a.out.block || a.w.dims.size() != 4)
+    return call.op.emitOpError("a blocked depthwise convolution needs input "
+                               "and output in one NCHW4c, NCHW8c or NCHW16c "
+                               "layout");
+  e.callWithEpilogue("(void)cuvil_dwconv_blocked_f32(pool, " + a.input() +
+                         ", " + a.x.name + ", " + a.w.dims[1] + ", " +
+                         a.w.dims[2] + ", " + a.w.name + ", " + a.bias + ", " +
+                         a.window() + ", " + a.outputSize() + ", " +
+                         a.out.name + ", " + std::to_string(a.out.block) +
+                         ", ",
+                     a.epilogue.initializerOrNone());
+  return success();
+}
+
+/// Weights packed [OC/B][C/ib][KH][KW][ib][B] by cuvil-cpu-assign-layouts.
+LogicalResult emitBlockedDirect(Emitter &e, const KernelCall &call,
+                                const ConvArgs &a) {
+  if (a.out.block == 1 || a.w.dims.size() != 6 ||
+      a.w.dims[4] != std::to_string(a.x.block))
+    return call.op.emitOpError("a blocked direct convolution needs a blocked "
+                               "output and weights packed for its input");
+  e.callWithEpilogue("cuvil_conv2d_blocked_f32(CUVIL_CONVB, pool, " +
+                         call.scratch + ", " + a.input() + ", " + a.x.name +
+                         ", " + std::to_string(a.x.block) + ", " +
+                         a.out.dims[1] + ", " + a.w.dims[2] + ", " +
+                         a.w.dims[3] + ", " + a.w.name + ", " + a.bias + ", " +
+                         a.window() + ", " + a.outputSize() + ", " +
+                         a.out.name + ", " + std::to_string(a.out.block) +
+                         ", ",
+                     a.epilogue.initializerOrNone());
+  return success();
+}
+
+/// Winograd F(4x4, 3x3): stride 1, weights transformed per call into the
+/// scratch; reads and writes either layout.
+void emitWinograd(Emitter &e, const KernelCall &call, const ConvArgs &a) {
+  e.callWithEpilogue("cuvil_conv2d_winograd_f32(pool, " + call.scratch + ", " +
+                         a.input() + ", " + a.x.name + ", " +
+                         std::to_string(a.x.block) + ", " + a.w.dims[0] +
+                         ", " + a.w.name + ", " + a.bias + ", " +
+                         std::to_string(a.padding[0]) + ", " +
+                         std::to_string(a.padding[1]) + ", " +
+                         a.outputSize() + ", " + a.out.name + ", " +
+                         std::to_string(a.out.block) + ", ",
+                     a.epilogue.initializerOrNone());
+}
+
+/// NCHW: im2col + GEMM with scratch, the direct kernel without.
+void emitPlain(Emitter &e, const KernelCall &call, const ConvArgs &a) {
+  e.callWithEpilogue("cuvil_conv2d_f32(pool, " + call.scratch + ", " +
+                         a.input() + ", " + a.x.name + ", " + a.w.dims[0] +
+                         ", " + a.w.dims[2] + ", " + a.w.dims[3] + ", " +
+                         a.w.name + ", " + a.bias + ", " +
+                         std::to_string(a.groups) + ", " + a.window() + ", " +
+                         a.outputSize() + ", " + a.out.name + ", ",
+                     a.epilogue.initializerOrNone());
+}
+
+/// bfloat16 operands summed in float32 (runtime/bconv/bconv.h), weights
+/// packed by cuvil-cpu-pack-quantized-weights for `cuvil.channel_block`:
+/// ins (x, packed, [bias], then a fused epilogue's), outs (y, scratch). x
+/// is float32 (the kernel rounds it, its cast fused) or bfloat16.
+LogicalResult emitBf16Conv(Emitter &e, const KernelCall &call,
+                           const ConvArgs &a) {
+  auto size = call.op->getAttrOfType<DenseI64ArrayAttr>("cuvil.kernel_size");
+  auto block = call.op->getAttrOfType<IntegerAttr>("cuvil.channel_block");
+  if (!call.op.getPackedB() || !size || size.size() != 2 || !block ||
+      call.op.getOutputs().size() != 2 || a.groups != 1)
+    return call.error() << "needs its bfloat16 weights packed at compile "
+                           "time (cuvil-cpu-pack-quantized-weights)";
+  Type element = a.x.type.getElementType();
+  if (!(element.isF32() || element.isBF16()) ||
+      !a.out.type.getElementType().isF32())
+    return call.error() << "on the CPU targets convolves float32 or bfloat16 into "
+                           "float32, not "
+                        << element << " into " << a.out.type.getElementType();
+  e.callWithEpilogue(
+      "cuvil_bconv2d_blocked(CUVIL_BCONVB, pool, (uint8_t *)" + call.scratch +
+          ", " + a.input() + ", " + a.x.name + ", " +
+          (element.isBF16() ? "1" : "0") + ", " + std::to_string(a.x.block) +
+          ", " + a.out.dims[1] + ", " + std::to_string(size[0]) + ", " +
+          std::to_string(size[1]) + ", (const uint16_t *)" + a.w.name + ", " +
+          a.bias + ", " + a.window() + ", " + a.outputSize() + ", " +
+          a.out.name + ", " + std::to_string(block.getInt()) + ", " +
+          std::to_string(a.out.block) + ", ",
+      a.epilogue.initializerOrNone());
+  return success();
+}
+
+LogicalResult emitConv2d(Emitter &e, const KernelCall &call) {
+  ConvArgs a(call);
+  if (call.op.getParam("acc_type"))
+    return emitBf16Conv(e, call, a);
+  using cuvil::l2::Algorithm;
+  std::optional<Algorithm> algorithm = call.op.getAlgorithm();
+  if (algorithm == Algorithm::direct_blocked)
+    return a.groups > 1 ? emitBlockedDepthwise(e, call, a)
+                        : emitBlockedDirect(e, call, a);
+  if (algorithm == Algorithm::winograd_f4x3) {
+    emitWinograd(e, call, a);
+    return success();
+  }
+  if (a.x.block > 1 || a.out.block > 1)
+    return call.op.emitOpError("only direct_blocked and Winograd "
+                               "convolutions read or write blocked layouts");
+  emitPlain(e, call, a);
+  return success();
+}
+
+} // namespace
+
+void addConvolutionKernels(KernelTable &table) {
+  table["conv2d"] = {emitConv2d, /*f32Only=*/true};
+}
+
+} // namespace cuvil::cpu::emitter

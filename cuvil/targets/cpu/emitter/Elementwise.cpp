@@ -1,0 +1,265 @@
+//===- Elementwise.cpp - unary, binary and select kernels as loops --------===//
+//
+// Each kernel is an expression of its operands' elements, written as one
+// loop over the output (numpy broadcasting) that clang vectorizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/targets/cpu/emitter/Emitter.h"
+
+namespace cuvil::cpu::emitter {
+
+using namespace mlir;
+
+namespace {
+
+using Args = ArrayRef<std::string>;
+using Expr = std::function<std::string(Args)>;
+/// The expression of a unary kernel for a call, or a failure (reported).
+using UnaryBuilder = FailureOr<Expr> (*)(const KernelCall &);
+
+/// `(c ? a : b)`.
+std::string select(const std::string &c, const std::string &a,
+                   const std::string &b) {
+  return "(" + c + " ? " + a + " : " + b + ")";
+}
+
+/// `x` clamped to [lo, hi].
+std::string clamp(const std::string &x, const std::string &lo,
+                  const std::string &hi) {
+  return "(" + x + " < " + lo + " ? " + lo + " : " + x + " > " + hi + " ? " +
+         hi + " : " + x + ")";
+}
+
+/// f32 exponentials and erf go through the runtime's cuvil_expf and
+/// cuvil_erff, which vectorize (libm's are a call per element).
+std::string expName(const KernelCall &call) {
+  return call.f == "f" ? "cuvil_expf" : "exp";
+}
+std::string erfName(const KernelCall &call) {
+  return call.f == "f" ? "cuvil_erff" : "erf";
+}
+
+FailureOr<Expr> relu(const KernelCall &call) {
+  std::string zero = call.lit(0);
+  return Expr([=](Args e) { return select(e[0] + " > " + zero, e[0], zero); });
+}
+
+FailureOr<Expr> clip(const KernelCall &call) {
+  auto minA = dyn_cast_or_null<FloatAttr>(call.op.getParam("min"));
+  auto maxA = dyn_cast_or_null<FloatAttr>(call.op.getParam("max"));
+  std::string lo = minA ? call.lit(minA.getValueAsDouble()) : "";
+  std::string hi = maxA ? call.lit(maxA.getValueAsDouble()) : "";
+  return Expr([=](Args e) {
+    std::string x = e[0];
+    if (!lo.empty())
+      x = select(x + " < " + lo, lo, x);
+    if (!hi.empty())
+      x = select(x + " > " + hi, hi, x);
+    return x;
+  });
+}
+
+FailureOr<Expr> neg(const KernelCall &) {
+  return Expr([](Args e) { return "(-" + e[0] + ")"; });
+}
+
+FailureOr<Expr> absolute(const KernelCall &call) {
+  if (call.isFloat)
+    return Expr([f = call.f](Args e) { return "fabs" + f + "(" + e[0] + ")"; });
+  return Expr([](Args e) { return select(e[0] + " < 0", "-" + e[0], e[0]); });
+}
+
+FailureOr<Expr> convert(const KernelCall &call) {
+  if (call.element.isInteger(1))
+    return Expr([](Args e) { return "(uint8_t)(" + e[0] + " != 0)"; });
+  return Expr([T = call.T](Args e) { return "(" + T + ")(" + e[0] + ")"; });
+}
+
+FailureOr<Expr> identity(const KernelCall &) {
+  return Expr([](Args e) { return e[0]; });
+}
+
+// Float-only functions (checked by floatOnly in `floatUnary`).
+
+Expr sigmoid(const KernelCall &call) {
+  std::string one = call.lit(1), exp = expName(call);
+  return [=](Args e) {
+    return "(" + one + " / (" + one + " + " + exp + "(-" + e[0] + ")))";
+  };
+}
+
+Expr hyperbolicTangent(const KernelCall &call) {
+  return [element = call.element](Args e) { return tanhExpr(e[0], element); };
+}
+
+Expr gelu(const KernelCall &call) {
+  bool approx = false;
+  if (auto mode = dyn_cast_or_null<StringAttr>(call.op.getParam("approximate")))
+    approx = mode.getValue() == "tanh";
+  std::string one = call.lit(1), half = call.lit(0.5), f = call.f,
+              erf = erfName(call);
+  std::string c1 = call.lit(0.7978845608028654), c2 = call.lit(0.044715),
+              r2 = call.lit(0.7071067811865476);
+  return [=](Args e) {
+    const std::string &x = e[0];
+    return approx ? "(" + half + " * " + x + " * (" + one + " + tanh" + f +
+                        "(" + c1 + " * (" + x + " + " + c2 + " * " + x +
+                        " * " + x + " * " + x + "))))"
+                  : "(" + half + " * " + x + " * (" + one + " + " + erf + "(" +
+                        x + " * " + r2 + ")))";
+  };
+}
+
+Expr silu(const KernelCall &call) {
+  std::string one = call.lit(1), exp = expName(call);
+  return [=](Args e) {
+    return "(" + e[0] + " / (" + one + " + " + exp + "(-" + e[0] + ")))";
+  };
+}
+
+Expr hardswish(const KernelCall &call) {
+  std::string three = call.lit(3), six = call.lit(6), zero = call.lit(0);
+  return [=](Args e) {
+    return "(" + e[0] + " * " + clamp("(" + e[0] + " + " + three + ")", zero,
+                                      six) +
+           " / " + six + ")";
+  };
+}
+
+Expr hardsigmoid(const KernelCall &call) {
+  std::string a = call.lit(call.op.getFloatParam("alpha", 1.0 / 6.0)),
+              b = call.lit(call.op.getFloatParam("beta", 0.5)),
+              zero = call.lit(0), one = call.lit(1);
+  return [=](Args e) {
+    return clamp("(" + a + " * " + e[0] + " + " + b + ")", zero, one);
+  };
+}
+
+Expr rsqrt(const KernelCall &call) {
+  std::string one = call.lit(1), f = call.f;
+  return [=](Args e) { return "(" + one + " / sqrt" + f + "(" + e[0] + "))"; };
+}
+
+Expr reciprocal(const KernelCall &call) {
+  std::string one = call.lit(1);
+  return [=](Args e) { return "(" + one + " / " + e[0] + ")"; };
+}
+
+/// A function of <math.h> or the runtime: `name(x)`.
+Expr function(std::string name) {
+  return [=](Args e) { return name + "(" + e[0] + ")"; };
+}
+
+FailureOr<Expr> floatUnary(const KernelCall &call) {
+  if (failed(call.floatOnly()))
+    return failure();
+  StringRef k = call.name;
+  if (k == "sigmoid")
+    return sigmoid(call);
+  if (k == "tanh")
+    return hyperbolicTangent(call);
+  if (k == "gelu")
+    return gelu(call);
+  if (k == "silu")
+    return silu(call);
+  if (k == "hardswish")
+    return hardswish(call);
+  if (k == "hardsigmoid")
+    return hardsigmoid(call);
+  if (k == "rsqrt")
+    return rsqrt(call);
+  if (k == "reciprocal")
+    return reciprocal(call);
+  if (k == "exp")
+    return function(expName(call));
+  if (k == "erf")
+    return function(erfName(call));
+  return function(k.str() + call.f); // log, sqrt
+}
+
+const llvm::StringMap<UnaryBuilder> &unaryKernels() {
+  static const llvm::StringMap<UnaryBuilder> table = {
+      {"relu", relu},           {"clip", clip},
+      {"neg", neg},             {"abs", absolute},
+      {"cast", convert},           {"expand", identity},
+      {"sigmoid", floatUnary},  {"tanh", floatUnary},
+      {"gelu", floatUnary},     {"silu", floatUnary},
+      {"hardswish", floatUnary}, {"hardsigmoid", floatUnary},
+      {"exp", floatUnary},      {"log", floatUnary},
+      {"sqrt", floatUnary},     {"rsqrt", floatUnary},
+      {"reciprocal", floatUnary}, {"erf", floatUnary},
+  };
+  return table;
+}
+
+LogicalResult emitUnary(Emitter &e, const KernelCall &call) {
+  FailureOr<Expr> expr = unaryKernels().lookup(call.name)(call);
+  if (failed(expr))
+    return failure();
+  e.emitElementwise(*call.out, {call.ins[0]}, *expr);
+  return success();
+}
+
+/// C's operator of each binary kernel.
+const llvm::StringMap<const char *> &binaryOperators() {
+  static const llvm::StringMap<const char *> table = {
+      {"add", "+"},         {"sub", "-"},     {"mul", "*"},
+      {"div", "/"},         {"equal", "=="},  {"less", "<"},
+      {"less_equal", "<="}, {"greater", ">"}, {"greater_equal", ">="}};
+  return table;
+}
+
+LogicalResult emitBinary(Emitter &e, const KernelCall &call) {
+  std::string op = binaryOperators().lookup(call.name);
+  e.emitElementwise(*call.out, {call.ins[0], call.ins[1]}, [=](Args x) {
+    return "(" + x[0] + " " + op + " " + x[1] + ")";
+  });
+  return success();
+}
+
+LogicalResult emitExtremum(Emitter &e, const KernelCall &call) {
+  std::string cmp = call.name == "max" ? ">" : "<";
+  e.emitElementwise(*call.out, {call.ins[0], call.ins[1]},
+                    [=](Args x) { return extremumExpr(cmp, x[0], x[1]); });
+  return success();
+}
+
+LogicalResult emitPow(Emitter &e, const KernelCall &call) {
+  if (!call.isFloat) {
+    // Integer power by squaring; negative exponents truncate to 0 (or stay
+    // exact for bases 1 and -1), as numpy does for integers.
+    e.emitElementwise(*call.out, {call.ins[0], call.ins[1]},
+                      [T = call.T](Args x) {
+                        return "(" + T + ")cuvil_ipow((int64_t)" + x[0] +
+                               ", (int64_t)" + x[1] + ")";
+                      });
+    return success();
+  }
+  e.emitElementwise(*call.out, {call.ins[0], call.ins[1]},
+                    [f = call.f](Args x) {
+                      return "pow" + f + "(" + x[0] + ", " + x[1] + ")";
+                    });
+  return success();
+}
+
+LogicalResult emitWhere(Emitter &e, const KernelCall &call) {
+  e.emitElementwise(*call.out, {call.ins[0], call.ins[1], call.ins[2]},
+                    [](Args x) { return select(x[0], x[1], x[2]); });
+  return success();
+}
+
+} // namespace
+
+void addElementwiseKernels(KernelTable &table) {
+  for (const auto &entry : unaryKernels())
+    table[entry.getKey()] = {emitUnary};
+  for (const auto &entry : binaryOperators())
+    table[entry.getKey()] = {emitBinary};
+  table["max"] = {emitExtremum};
+  table["min"] = {emitExtremum};
+  table["pow"] = {emitPow};
+  table["where"] = {emitWhere};
+}
+
+} // namespace cuvil::cpu::emitter

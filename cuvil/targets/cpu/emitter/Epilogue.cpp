@@ -1,0 +1,55 @@
+//===- Epilogue.cpp - a call's fused epilogue as a cuvil_epilogue ---------===//
+
+#include "cuvil/targets/cpu/emitter/Emitter.h"
+
+namespace cuvil::cpu::emitter {
+
+Epilogue getEpilogue(const KernelCall &call) {
+  using cuvil::l2::EpilogueStep;
+  Epilogue epilogue;
+  cuvil::l2::EpilogueAttr steps = call.op.getEpilogueAttr();
+  if (!steps)
+    return epilogue;
+  // The verifier checked the order and the inputs: the steps' inputs are
+  // the last ones, col_bias first.
+  epilogue.present = true;
+  epilogue.inputs = steps.getNumExtraInputs();
+  size_t next = call.ins.size() - epilogue.inputs;
+  for (EpilogueStep step : steps.getSteps()) {
+    switch (step) {
+    case EpilogueStep::col_bias:
+      epilogue.colBias = call.ins[next++];
+      break;
+    case EpilogueStep::add:
+      epilogue.residual = call.ins[next++];
+      break;
+    case EpilogueStep::relu:
+      epilogue.activation = "CUVIL_ACT_RELU";
+      break;
+    case EpilogueStep::clip:
+      epilogue.activation = "CUVIL_ACT_CLIP";
+      if (mlir::FloatAttr lo = steps.getClipMin())
+        epilogue.lo = lo.getValueAsDouble();
+      if (mlir::FloatAttr hi = steps.getClipMax())
+        epilogue.hi = hi.getValueAsDouble();
+      break;
+    case EpilogueStep::quantize:
+      epilogue.quantize = true;
+      break;
+    }
+  }
+  return epilogue;
+}
+
+std::string Epilogue::initializer(const std::string &rowBias,
+                                  const std::string &colBiasName) const {
+  std::string col = !colBiasName.empty() ? colBiasName
+                    : colBias            ? colBias->name
+                                         : std::string("NULL");
+  return "{" + rowBias + ", " +
+         (residual ? residual->name : std::string("NULL")) + ", " +
+         activation + ", " + floatLiteral(lo) + ", " + floatLiteral(hi) +
+         ", " + col + "}";
+}
+
+} // namespace cuvil::cpu::emitter

@@ -1,0 +1,297 @@
+/*===- convb.c - the blocked direct convolution and its register tiles ---===*
+ *
+ * Each output row of 1 or 2 channel blocks in register tiles (convb.inc),
+ * on a zero-padded copy of the image so that no tile tests bounds.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "cuvil/targets/cpu/runtime/conv_blocked/conv_blocked.h"
+
+#include "cuvil/targets/cpu/runtime/contract/contract.h"
+#include "cuvil/targets/cpu/runtime/neon/neon.h"
+
+#include <string.h>
+
+/* One output row of cuvil_conv2d_blocked_f32 as its tiles see it. */
+struct cuvil_convb_row {
+  const float *in;       /* the padded image at the row's first input row */
+  const float *weight;   /* the first of the row's channel blocks' weights */
+  const float *bias;     /* the first block's bias, or NULL */
+  const float *residual; /* the row in the first block's residual, or NULL */
+  float *out;            /* the row in the first block of the output */
+  int64_t in_blocks, in_block, block;
+  int64_t row_stride;    /* floats from one padded input row to the next */
+  int64_t plane_stride;  /* floats from one input block to the next */
+  int64_t kh, kw, stride_w, dil_h, dil_w;
+  int64_t weight_stride; /* floats from one channel block's weights to the next */
+  int64_t out_stride;    /* floats from one output channel block to the next */
+  int activation;
+  float lo, hi;
+};
+
+/* bias, residual and activation for lane `l` of block `b`, column `x`. */
+static inline float cuvil_convb_finish(const struct cuvil_convb_row *r,
+                                       int64_t b, int64_t x, int64_t l,
+                                       float v) {
+  return cuvil_finish_value(
+      v, r->bias ? r->bias + b * r->block + l : 0,
+      r->residual ? r->residual + b * r->out_stride + x * r->block + l : 0,
+      r->activation, r->lo, r->hi);
+}
+
+int cuvil_convb_reference(const struct cuvil_convb_row *r, int64_t nb,
+                          int64_t x0, int64_t u) {
+  int64_t b, x, c, ky, kx, i, l, B = r->block, ib = r->in_block;
+  float acc[64];
+  for (b = 0; b < nb; ++b)
+    for (x = x0; x < x0 + u; ++x) {
+      const float *wt = r->weight + b * r->weight_stride;
+      const float *in = r->in + x * r->stride_w * ib;
+      for (l = 0; l < B; ++l)
+        acc[l] = 0.0f;
+      for (c = 0; c < r->in_blocks; ++c)
+        for (ky = 0; ky < r->kh; ++ky)
+          for (kx = 0; kx < r->kw; ++kx) {
+            const float *ip = in + c * r->plane_stride +
+                              ky * r->dil_h * r->row_stride + kx * r->dil_w * ib;
+            for (i = 0; i < ib; ++i, wt += B)
+              for (l = 0; l < B; ++l)
+                acc[l] += ip[i] * wt[l];
+          }
+      for (l = 0; l < B; ++l)
+        r->out[b * r->out_stride + x * B + l] =
+            cuvil_convb_finish(r, b, x, l, acc[l]);
+    }
+  return 1;
+}
+
+#if defined(CUVIL_ENABLE_SIMD_KERNELS) && !defined(CUVIL_OMIT_CONVB_TILES)
+/* NB x U accumulators of LANES outputs; fully unrolled, so that they live in
+ * registers (U <= the variant's UMAX keeps them from spilling). */
+#define CUVIL_CONVB_TILE(name, isa, vec, LANES, NB, U, set1, loadu, storeu,    \
+                         fmadd, add, maxv, minv, zero)                          \
+  __attribute__((target(isa), noinline)) static void                           \
+      cuvil_convb_##name##_##NB##_##U(const struct cuvil_convb_row *r,         \
+                                      int64_t x0) {                            \
+    vec acc[NB][U];                                                            \
+    const int64_t ib = r->in_block, step = r->stride_w * ib;                   \
+    const float *in = r->in + x0 * step;                                       \
+    int64_t c, ky, kx, i;                                                      \
+    int b, j;                                                                  \
+    CUVIL_UNROLL for (b = 0; b < NB; ++b)                \
+        CUVIL_UNROLL for (j = 0; j < U; ++j)             \
+            acc[b][j] = zero();                                                \
+    const float *wt = r->weight;                                               \
+    for (c = 0; c < r->in_blocks; ++c)                                         \
+      for (ky = 0; ky < r->kh; ++ky)                                           \
+        for (kx = 0; kx < r->kw; ++kx) {                                       \
+          const float *ip = in + c * r->plane_stride +                         \
+                            ky * r->dil_h * r->row_stride + kx * r->dil_w * ib; \
+          for (i = 0; i < ib; ++i, wt += LANES) {                              \
+            vec wv[NB];                                                        \
+            CUVIL_UNROLL for (b = 0; b < NB; ++b)        \
+                wv[b] = loadu(wt + b * r->weight_stride);                      \
+            CUVIL_UNROLL for (j = 0; j < U; ++j) {       \
+              vec xv = set1(ip[j * step + i]);                                 \
+              CUVIL_UNROLL for (b = 0; b < NB; ++b)      \
+                  acc[b][j] = fmadd(xv, wv[b], acc[b][j]);                     \
+            }                                                                  \
+          }                                                                    \
+        }                                                                      \
+    CUVIL_TILE_FINISH_F32(r, acc, x0, vec, LANES, NB, U, zero, loadu, storeu,  \
+                          add, maxv, minv, set1)                               \
+  }
+
+/* A variant's entry (tiles.h): the row in tiles of at most UMAX. */
+#define CUVIL_CONVB_CASE(name, NB, U) CUVIL_TILE_CASE(cuvil_convb, name, NB, U)
+#define CUVIL_CONVB_ENTRY(name, isa, LANES, UMAX, NARROWER, CASES)             \
+  CUVIL_TILE_ENTRY(cuvil_convb, cuvil_convb_row, name, isa, LANES, UMAX,       \
+                   NARROWER, 0, 1, CASES, )
+
+/* Widths 1..6, 1..12 and 1..14 of one block count (NB). */
+#define CUVIL_CONVB_W6(X, NB) X(NB, 1) X(NB, 2) X(NB, 3) X(NB, 4) X(NB, 5) X(NB, 6)
+#define CUVIL_CONVB_W12(X, NB)                                                 \
+  CUVIL_CONVB_W6(X, NB) X(NB, 7) X(NB, 8) X(NB, 9) X(NB, 10) X(NB, 11) X(NB, 12)
+#define CUVIL_CONVB_W14(X, NB) CUVIL_CONVB_W12(X, NB) X(NB, 13) X(NB, 14)
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define CUVIL_CONVB_AVX512(NB, U)                                              \
+  CUVIL_CONVB_TILE(avx512, "avx512f", __m512, 16, NB, U, _mm512_set1_ps,       \
+                   _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps,         \
+                   _mm512_add_ps, _mm512_max_ps, _mm512_min_ps,                \
+                   _mm512_setzero_ps)
+#define CUVIL_CONVB_AVX2(NB, U)                                                \
+  CUVIL_CONVB_TILE(avx2, "avx2,fma", __m256, 8, NB, U, _mm256_set1_ps,         \
+                   _mm256_loadu_ps, _mm256_storeu_ps, _mm256_fmadd_ps,         \
+                   _mm256_add_ps, _mm256_max_ps, _mm256_min_ps,                \
+                   _mm256_setzero_ps)
+#define CUVIL_CONVB_CASE_AVX512(NB, U) CUVIL_CONVB_CASE(avx512, NB, U)
+#define CUVIL_CONVB_CASE_AVX2(NB, U) CUVIL_CONVB_CASE(avx2, NB, U)
+
+/* AVX-512: 32 registers, 2 x 14 accumulators; AVX2: 16, 2 x 6. */
+CUVIL_CONVB_W14(CUVIL_CONVB_AVX512, 1)
+CUVIL_CONVB_W14(CUVIL_CONVB_AVX512, 2)
+/* NCHW8c on an AVX-512 target (channel counts that are multiples of 8, not
+ * 16) runs the AVX2 tiles, which that CPU has. */
+CUVIL_CONVB_ENTRY(avx512, "avx512f", 16, 14,
+                  cuvil_convb_avx2(r, nb, x0, u),
+                  CUVIL_CONVB_W14(CUVIL_CONVB_CASE_AVX512, 1)
+                      CUVIL_CONVB_W14(CUVIL_CONVB_CASE_AVX512, 2))
+CUVIL_CONVB_W6(CUVIL_CONVB_AVX2, 1)
+CUVIL_CONVB_W6(CUVIL_CONVB_AVX2, 2)
+CUVIL_CONVB_ENTRY(avx2, "avx2,fma", 8, 6, 0,
+                  CUVIL_CONVB_W6(CUVIL_CONVB_CASE_AVX2, 1)
+                      CUVIL_CONVB_W6(CUVIL_CONVB_CASE_AVX2, 2))
+#undef CUVIL_CONVB_AVX512
+#undef CUVIL_CONVB_AVX2
+#undef CUVIL_CONVB_CASE_AVX512
+#undef CUVIL_CONVB_CASE_AVX2
+#elif defined(__aarch64__)
+/* NEON: 32 registers, 2 x 12 accumulators of NCHW4c blocks. */
+#define CUVIL_CONVB_NEON(NB, U)                                                \
+  CUVIL_CONVB_TILE(neon, "+neon", float32x4_t, 4, NB, U, vdupq_n_f32,          \
+                   vld1q_f32, vst1q_f32, cuvil_neon_fmadd, vaddq_f32,          \
+                   vmaxq_f32, vminq_f32, cuvil_neon_zero)
+#define CUVIL_CONVB_CASE_NEON(NB, U) CUVIL_CONVB_CASE(neon, NB, U)
+CUVIL_CONVB_W12(CUVIL_CONVB_NEON, 1)
+CUVIL_CONVB_W12(CUVIL_CONVB_NEON, 2)
+CUVIL_CONVB_ENTRY(neon, "+neon", 4, 12, 0,
+                  CUVIL_CONVB_W12(CUVIL_CONVB_CASE_NEON, 1)
+                      CUVIL_CONVB_W12(CUVIL_CONVB_CASE_NEON, 2))
+#undef CUVIL_CONVB_NEON
+#undef CUVIL_CONVB_CASE_NEON
+#endif
+#undef CUVIL_CONVB_W6
+#undef CUVIL_CONVB_W12
+#undef CUVIL_CONVB_W14
+#undef CUVIL_CONVB_ENTRY
+#undef CUVIL_CONVB_CASE
+#undef CUVIL_CONVB_TILE
+#endif
+
+/* The padded image (rows and columns the tiles read) and where the input's
+ * first element sits in it. */
+struct cuvil_convb_args {
+  cuvil_convb_fn tile;
+  struct cuvil_convb_row base;
+  const float *input, *image, *weight, *bias, *residual;
+  float *padded, *output;
+  int64_t h, w, hp, wp, pad_top, pad_left, planes;
+  int64_t oh, ow, stride_h, nb, groups;
+};
+
+/* Input block planes [begin, end) into the zero-padded image. */
+static void cuvil_convb_pad(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_convb_args *a = (const struct cuvil_convb_args *)p;
+  int64_t ib = a->base.in_block, q, y, x;
+  for (q = begin; q < end; ++q) {
+    const float *src = a->input + q * a->h * a->w * ib;
+    float *dst = a->padded + q * a->hp * a->wp * ib;
+    for (y = 0; y < a->hp; ++y) {
+      int64_t iy = y - a->pad_top;
+      float *row = dst + y * a->wp * ib;
+      if (iy < 0 || iy >= a->h) {
+        memset(row, 0, (size_t)(a->wp * ib) * sizeof(float));
+        continue;
+      }
+      /* Columns [x0, x1) of the padded row are the input row's [0, x1 - x0)
+       * (fewer when the window ends before the input does). */
+      x = a->pad_left < a->wp ? a->pad_left : a->wp;
+      {
+        int64_t x1 = a->pad_left + a->w < a->wp ? a->pad_left + a->w : a->wp;
+        memset(row, 0, (size_t)(x * ib) * sizeof(float));
+        if (x1 > x)
+          memcpy(row + x * ib, src + iy * a->w * ib,
+                 (size_t)((x1 - x) * ib) * sizeof(float));
+        else
+          x1 = x;
+        memset(row + x1 * ib, 0, (size_t)((a->wp - x1) * ib) * sizeof(float));
+      }
+    }
+  }
+}
+
+/* Output rows [begin, end) of (channel block group, row) pairs: a group's
+ * weights stay in cache across its rows. */
+static void cuvil_convb_rows(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_convb_args *a = (const struct cuvil_convb_args *)p;
+  int64_t t, B = a->base.block;
+  for (t = begin; t < end; ++t) {
+    int64_t g = t / a->oh, y = t % a->oh, first = g * a->nb;
+    struct cuvil_convb_row r = a->base;
+    r.in = a->image + y * a->stride_h * r.row_stride;
+    r.weight = a->weight + first * r.weight_stride;
+    r.bias = a->bias ? a->bias + first * B : 0;
+    r.out = a->output + first * r.out_stride + y * a->ow * B;
+    r.residual =
+        a->residual ? a->residual + first * r.out_stride + y * a->ow * B : 0;
+    if (!a->tile || !a->tile(&r, a->nb, 0, a->ow))
+      cuvil_convb_reference(&r, a->nb, 0, a->ow);
+  }
+}
+
+void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
+                              float *scratch, int64_t n, int64_t c, int64_t h,
+                              int64_t w, const float *input, int64_t in_block,
+                              int64_t oc, int64_t kh, int64_t kw,
+                              const float *weight, const float *bias,
+                              int64_t stride_h, int64_t stride_w,
+                              int64_t pad_top, int64_t pad_left, int64_t dil_h,
+                              int64_t dil_w, int64_t oh, int64_t ow,
+                              float *output, int64_t block,
+                              const cuvil_epilogue *epilogue) {
+  struct cuvil_convb_args a;
+  int64_t blocks = oc / block, b;
+  int64_t in_planes = (c + in_block - 1) / in_block;
+  int padded = cuvil_conv2d_blocked_scratch_floats(
+                   in_planes * in_block, h, w, kh, kw, stride_h, stride_w,
+                   pad_top, pad_left, dil_h, dil_w, oh, ow) != 0;
+  memset(&a, 0, sizeof(a));
+  a.tile = tile;
+  a.h = h;
+  a.w = w;
+  a.pad_top = pad_top;
+  a.pad_left = pad_left;
+  a.hp = padded ? cuvil_conv_extent(oh, kh, stride_h, dil_h) : h;
+  a.wp = padded ? cuvil_conv_extent(ow, kw, stride_w, dil_w) : w;
+  a.planes = in_planes;
+  a.oh = oh;
+  a.ow = ow;
+  a.stride_h = stride_h;
+  a.nb = blocks % 2 == 0 ? 2 : 1;
+  a.groups = blocks / a.nb;
+  a.weight = weight;
+  a.bias = bias;
+  a.padded = scratch;
+  a.base.in_blocks = in_planes;
+  a.base.in_block = in_block;
+  a.base.block = block;
+  a.base.row_stride = a.wp * in_block;
+  a.base.plane_stride = a.hp * a.wp * in_block;
+  a.base.kh = kh;
+  a.base.kw = kw;
+  a.base.stride_w = stride_w;
+  a.base.dil_h = dil_h;
+  a.base.dil_w = dil_w;
+  a.base.weight_stride = in_planes * kh * kw * in_block * block;
+  a.base.out_stride = oh * ow * block;
+  a.base.activation = epilogue ? epilogue->activation : CUVIL_ACT_NONE;
+  a.base.lo = epilogue ? epilogue->lo : 0.0f;
+  a.base.hi = epilogue ? epilogue->hi : 0.0f;
+  for (b = 0; b < n; ++b) {
+    a.input = input + b * in_planes * in_block * h * w;
+    a.output = output + b * oc * oh * ow;
+    a.residual = epilogue && epilogue->residual
+                     ? epilogue->residual + b * oc * oh * ow
+                     : 0;
+    if (padded) {
+      cuvil_parallel_for(pool, in_planes, cuvil_convb_pad, &a);
+      a.image = scratch;
+    } else {
+      a.image = a.input;
+    }
+    cuvil_parallel_for(pool, a.groups * oh, cuvil_convb_rows, &a);
+  }
+}

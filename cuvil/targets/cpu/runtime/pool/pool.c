@@ -1,0 +1,199 @@
+/*===- pool.c - pooling ---------------------------------------------------===*
+ *
+ * One window at a time, each sum or maximum over (ky, kx) in order; float
+ * pooling splits its output rows across the context's threads.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "cuvil/targets/cpu/runtime/pool/pool.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The window of one pooling call, and its image and output. */
+struct cuvil_pool2d_args {
+  int kind, count_include_pad;
+  int64_t h, w, kh, kw, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w;
+  int64_t oh, ow, block;
+  const float *input;
+  float *output;
+};
+
+/* One output position's `BLOCK` lanes: each window step on all lanes at
+ * once (a constant BLOCK keeps them in vector registers: one vmaxps or
+ * vaddps per tap; v > acc ? v : acc is vmaxps's own rule, so a NaN in the
+ * window is skipped); outside the image it counts padding, up to the
+ * padded input's edge (count_include_pad's divisor). */
+#define CUVIL_POOL_F32_POSITION(BLOCK)                                        \
+  do {                                                                        \
+    float acc_[64];                                                           \
+    int64_t count_ = 0, padded_ = 0, l_, ky_, kx_;                            \
+    for (l_ = 0; l_ < (BLOCK); ++l_)                                          \
+      acc_[l_] = a->kind == 0 ? -INFINITY : 0.0f;                             \
+    for (ky_ = 0; ky_ < a->kh; ++ky_) {                                       \
+      int64_t iy_ = y * a->stride_h - a->pad_top + ky_ * a->dil_h;            \
+      for (kx_ = 0; kx_ < a->kw; ++kx_) {                                     \
+        int64_t ix_ = x * a->stride_w - a->pad_left + kx_ * a->dil_w;         \
+        const float *v_;                                                      \
+        if (iy_ < 0 || iy_ >= a->h || ix_ < 0 || ix_ >= a->w) {               \
+          if (iy_ < a->h + a->pad_top && ix_ < a->w + a->pad_left)            \
+            ++padded_;                                                        \
+          continue;                                                           \
+        }                                                                     \
+        v_ = in + (iy_ * a->w + ix_) * (BLOCK);                               \
+        if (a->kind == 0)                                                     \
+          for (l_ = 0; l_ < (BLOCK); ++l_)                                    \
+            acc_[l_] = v_[l_] > acc_[l_] ? v_[l_] : acc_[l_];                 \
+        else                                                                  \
+          for (l_ = 0; l_ < (BLOCK); ++l_)                                    \
+            acc_[l_] += v_[l_];                                               \
+        ++count_;                                                             \
+      }                                                                       \
+    }                                                                         \
+    if (a->kind != 0) {                                                       \
+      int64_t divisor_ = a->count_include_pad ? count_ + padded_ : count_;    \
+      for (l_ = 0; l_ < (BLOCK); ++l_)                                        \
+        acc_[l_] = divisor_ ? acc_[l_] / (float)divisor_ : 0.0f;              \
+    }                                                                         \
+    memcpy(out + x * (BLOCK), acc_, (size_t)(BLOCK) * sizeof(float));        \
+  } while (0)
+
+/* Output rows [begin, end) of (plane, y) pairs. */
+static void cuvil_pool2d_rows(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_pool2d_args *a = (const struct cuvil_pool2d_args *)p;
+  int64_t r, x, B = a->block;
+  for (r = begin; r < end; ++r) {
+    int64_t plane = r / a->oh, y = r % a->oh;
+    const float *in = a->input + plane * a->h * a->w * B;
+    float *out = a->output + (plane * a->oh + y) * a->ow * B;
+    for (x = 0; x < a->ow; ++x) {
+      if (B == 16)
+        CUVIL_POOL_F32_POSITION(16);
+      else if (B == 8)
+        CUVIL_POOL_F32_POSITION(8);
+      else if (B == 4)
+        CUVIL_POOL_F32_POSITION(4);
+      else if (B == 1)
+        CUVIL_POOL_F32_POSITION(1);
+      else
+        CUVIL_POOL_F32_POSITION(B);
+    }
+  }
+}
+
+void cuvil_pool2d_blocked_f32(cuvil_pool *pool, int kind, int64_t n,
+                              int64_t c, int64_t h, int64_t w,
+                              const float *input, int64_t kh, int64_t kw,
+                              int64_t stride_h, int64_t stride_w,
+                              int64_t pad_top, int64_t pad_left, int64_t dil_h,
+                              int64_t dil_w, int count_include_pad, int64_t oh,
+                              int64_t ow, float *output, int64_t block) {
+  struct cuvil_pool2d_args a = {
+      kind, count_include_pad, h, w, kh, kw, stride_h, stride_w, pad_top,
+      pad_left, dil_h, dil_w, oh, ow, block, input, output};
+  int64_t planes = n * ((c + block - 1) / block);
+  cuvil_parallel_for(pool, planes * oh, cuvil_pool2d_rows, &a);
+}
+
+void cuvil_pool2d_f32(cuvil_pool *pool, int kind, int64_t n, int64_t c,
+                      int64_t h, int64_t w, const float *input, int64_t kh,
+                      int64_t kw, int64_t stride_h, int64_t stride_w,
+                      int64_t pad_top, int64_t pad_left, int64_t dil_h,
+                      int64_t dil_w, int count_include_pad, int64_t oh,
+                      int64_t ow, float *output) {
+  /* NCHW is NCHW1c. */
+  cuvil_pool2d_blocked_f32(pool, kind, n, c, h, w, input, kh, kw, stride_h,
+                           stride_w, pad_top, pad_left, dil_h, dil_w,
+                           count_include_pad, oh, ow, output, 1);
+}
+
+/* One output position's `block` lanes: the max over the window's taps
+ * inside the image. A constant `block` lets the compiler keep the lanes in
+ * vector registers (one vpmaxub/vpmaxsb per tap). */
+#define CUVIL_MAXPOOL_Q8_POSITION(T, LOWEST, BLOCK)                           \
+  do {                                                                        \
+    T acc_[64];                                                               \
+    int64_t l_, ky_, kx_;                                                     \
+    for (l_ = 0; l_ < (BLOCK); ++l_)                                          \
+      acc_[l_] = (LOWEST);                                                    \
+    for (ky_ = 0; ky_ < kh; ++ky_) {                                          \
+      int64_t iy_ = y * stride_h - pad_top + ky_ * dil_h;                     \
+      if (iy_ < 0 || iy_ >= h)                                                \
+        continue;                                                             \
+      for (kx_ = 0; kx_ < kw; ++kx_) {                                        \
+        int64_t ix_ = x * stride_w - pad_left + kx_ * dil_w;                  \
+        const T *v_;                                                          \
+        if (ix_ < 0 || ix_ >= w)                                              \
+          continue;                                                           \
+        v_ = in + (iy_ * w + ix_) * (BLOCK);                                  \
+        for (l_ = 0; l_ < (BLOCK); ++l_)                                      \
+          acc_[l_] = v_[l_] > acc_[l_] ? v_[l_] : acc_[l_];                   \
+      }                                                                       \
+    }                                                                         \
+    memcpy(out + (y * ow + x) * (BLOCK), acc_, (size_t)(BLOCK) * sizeof(T));  \
+  } while (0)
+
+/* The pooling of one storage type; `block` picks a specialized body. */
+#define CUVIL_DEFINE_MAXPOOL_Q8(NAME, T, LOWEST)                              \
+  static void NAME(int64_t planes, int64_t h, int64_t w, const T *input,      \
+                   int64_t kh, int64_t kw, int64_t stride_h,                  \
+                   int64_t stride_w, int64_t pad_top, int64_t pad_left,       \
+                   int64_t dil_h, int64_t dil_w, int64_t oh, int64_t ow,      \
+                   T *output, int64_t block) {                                \
+    int64_t p, y, x;                                                          \
+    for (p = 0; p < planes; ++p) {                                            \
+      const T *in = input + p * h * w * block;                                \
+      T *out = output + p * oh * ow * block;                                  \
+      for (y = 0; y < oh; ++y)                                                \
+        for (x = 0; x < ow; ++x) {                                            \
+          if (block == 64)                                                    \
+            CUVIL_MAXPOOL_Q8_POSITION(T, LOWEST, 64);                         \
+          else if (block == 32)                                               \
+            CUVIL_MAXPOOL_Q8_POSITION(T, LOWEST, 32);                         \
+          else if (block == 16)                                               \
+            CUVIL_MAXPOOL_Q8_POSITION(T, LOWEST, 16);                         \
+          else if (block == 8)                                                \
+            CUVIL_MAXPOOL_Q8_POSITION(T, LOWEST, 8);                          \
+          else                                                                \
+            CUVIL_MAXPOOL_Q8_POSITION(T, LOWEST, block);                      \
+        }                                                                     \
+    }                                                                         \
+  }
+
+CUVIL_DEFINE_MAXPOOL_Q8(max_pool_u8, uint8_t, 0)
+CUVIL_DEFINE_MAXPOOL_Q8(max_pool_s8, int8_t, -128)
+
+void cuvil_max_pool2d_q8(int is_signed, int64_t n, int64_t c, int64_t h,
+                         int64_t w, const void *input, int64_t kh, int64_t kw,
+                         int64_t stride_h, int64_t stride_w, int64_t pad_top,
+                         int64_t pad_left, int64_t dil_h, int64_t dil_w,
+                         int64_t oh, int64_t ow, void *output, int64_t block) {
+  int64_t planes = n * ((c + block - 1) / block);
+  if (is_signed)
+    max_pool_s8(planes, h, w, (const int8_t *)input, kh, kw, stride_h,
+                stride_w, pad_top, pad_left, dil_h, dil_w, oh, ow,
+                (int8_t *)output, block);
+  else
+    max_pool_u8(planes, h, w, (const uint8_t *)input, kh, kw, stride_h,
+                stride_w, pad_top, pad_left, dil_h, dil_w, oh, ow,
+                (uint8_t *)output, block);
+}
+
+void cuvil_adaptive_avg_pool2d_f32(int64_t n, int64_t c, int64_t h, int64_t w,
+                                   const float *input, int64_t oh, int64_t ow,
+                                   float *output) {
+  for (int64_t p = 0; p < n * c; ++p) {
+    const float *in = input + p * h * w;
+    for (int64_t y = 0; y < oh; ++y) {
+      int64_t y0 = (y * h) / oh, y1 = ((y + 1) * h + oh - 1) / oh;
+      for (int64_t x = 0; x < ow; ++x) {
+        int64_t x0 = (x * w) / ow, x1 = ((x + 1) * w + ow - 1) / ow;
+        float acc = 0.0f;
+        for (int64_t iy = y0; iy < y1; ++iy)
+          for (int64_t ix = x0; ix < x1; ++ix)
+            acc += in[iy * w + ix];
+        output[(p * oh + y) * ow + x] = acc / (float)((y1 - y0) * (x1 - x0));
+      }
+    }
+  }
+}

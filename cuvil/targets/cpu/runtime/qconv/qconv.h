@@ -1,0 +1,172 @@
+/*===- qconv.h - int8 convolutions: blocked direct, depthwise, im2col ----===*
+ *
+ * The integer convolutions of quantized models (cuvil.quantized_conv2d).
+ * The input is 8-bit per tensor (uint8 with a zero point; int8 is read as
+ * uint8 + 128), the weights symmetric int8 per output channel, and each
+ * output's sum over (input - zero point) x weight is exact in int32. Its
+ * value is then, in float32 and in this order (the unfused ops' order):
+ *
+ *   v = (float)sum * scale[o]       (the input scale times the channel's)
+ *   v = v + bias[o]                 (if any)
+ *   v = v + residual                (a fused epilogue's, if any)
+ *   v = relu(v) or clip(v, lo, hi)  (a fused epilogue's, if any)
+ *
+ * stored as float32, or requantized (cuvil_qout, a fused cuvil.quantize):
+ * q = saturate(nearbyint(v / out_scale) + out_zero), NaN to out_zero.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef CUVIL_RUNTIME_QCONV_H
+#define CUVIL_RUNTIME_QCONV_H
+
+#include "cuvil/targets/cpu/runtime/epilogue/epilogue.h"
+#include "cuvil/targets/cpu/runtime/qgemm/qgemm.h"
+#include "cuvil/targets/cpu/runtime/threads/threads.h"
+#include "cuvil/targets/cpu/runtime/tiles/tiles.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An output's value from its exact sum (the header's steps but the
+ * store); `residual` points at its residual or is NULL. */
+static inline float cuvil_qconv_value(int32_t sum, float scale,
+                                      const float *bias, const float *residual,
+                                      const cuvil_epilogue *e) {
+  return cuvil_finish_value((float)sum * scale, bias, residual,
+                            e ? e->activation : CUVIL_ACT_NONE,
+                            e ? e->lo : 0.0f, e ? e->hi : 0.0f);
+}
+
+/*===- Blocked direct convolutions (qconvb.c) ----------------------------===*
+ *
+ * Output NCHW<block>c (block 8 or 16), float32 or 8-bit; input 8-bit
+ * NCHW<in_block>c (8 or 16) or NCHW (in_block 1). The tiles read 4 input
+ * channels per step (one 32-bit broadcast): from an input block of 8 or 16
+ * directly, or from a copy of the image (cuvil_qconvb_scratch_bytes) blocked
+ * by cuvil_qconvb_input_block(in_block) (4 for a plain input), padded with
+ * the zero point, and flipped to uint8 for int8 input. Weights are packed
+ * at compile time by cuvil_qconvb_pack (the narrow tiles take them when
+ * cuvil_int8_pairs_are_narrow). Rows of (channel block pair, output
+ * row) are split over `pool`; every output is computed the same way
+ * whatever the split. */
+
+/* Input channels per block of the image the tiles read. */
+int64_t cuvil_qconvb_input_block(int64_t in_block);
+
+/* Packed weights: [OC / block][ceil(C / ib)][KH][KW][ib / 4][block][4]
+ * bytes, ib = cuvil_qconvb_input_block(in_block), channels past C zero. */
+size_t cuvil_qconvb_packed_bytes(int64_t oc, int64_t c, int64_t kh, int64_t kw,
+                                 int64_t in_block, int64_t block);
+
+/* Packs OIHW int8 weights and writes each output channel's weight sum (the
+ * zero point's correction). OC is a multiple of `block`. */
+void cuvil_qconvb_pack(int64_t oc, int64_t c, int64_t kh, int64_t kw,
+                       const int8_t *oihw, int64_t in_block, int64_t block,
+                       int8_t *packed, int32_t *sums);
+
+/* Scratch bytes: the converted image, or 0 when the tiles read the input
+ * in place (uint8 blocked by 8 or 16 and no padding needed). */
+int64_t cuvil_qconvb_scratch_bytes(int64_t c, int64_t in_block, int x_signed,
+                                   int64_t h, int64_t w, int64_t kh,
+                                   int64_t kw, int64_t stride_h,
+                                   int64_t stride_w, int64_t pad_top,
+                                   int64_t pad_left, int64_t dil_h,
+                                   int64_t dil_w, int64_t oh, int64_t ow);
+
+/* The register tiles (qconvb.inc): one call computes columns [x0, x0 + u)
+ * of one output row for nb (1 or 2) channel blocks, or returns 0 when it
+ * cannot (another block size); the driver then runs the reference. */
+struct cuvil_qconvb_row;
+typedef int (*cuvil_qconvb_fn)(const struct cuvil_qconvb_row *r, int64_t nb,
+                               int64_t x0, int64_t u);
+#define CUVIL_QCONVB_DECLARE(name)                                             \
+  int cuvil_qconvb_##name(const struct cuvil_qconvb_row *r, int64_t nb,        \
+                          int64_t x0, int64_t u);
+CUVIL_QCONVB_DECLARE(reference)
+#if defined(CUVIL_ENABLE_SIMD_KERNELS) && defined(__x86_64__)
+CUVIL_QCONVB_DECLARE(avx2)
+CUVIL_QCONVB_DECLARE(avx2_narrow)
+CUVIL_QCONVB_DECLARE(avx512bw)
+CUVIL_QCONVB_DECLARE(avx512bw_narrow)
+CUVIL_QCONVB_DECLARE(avxvnni)
+CUVIL_QCONVB_DECLARE(avx512vnni)
+#endif
+/* The variants a model calls (RuntimeSelection.cpp defines them): for any
+ * weights, and for narrow ones. */
+#ifndef CUVIL_QCONVB
+#define CUVIL_QCONVB cuvil_qconvb_reference
+#endif
+#ifndef CUVIL_QCONVB_NARROW
+#define CUVIL_QCONVB_NARROW CUVIL_QCONVB
+#endif
+
+/* The convolution: `x_zero` is the input's zero point as stored (int8:
+ * -128..127), `sums` and `scale` one per output channel, `bias` NULL or
+ * one per output channel, `qout` NULL for float32 output. The epilogue's
+ * residual (float32) is blocked like the output; its row_bias is unused. */
+void cuvil_qconv2d_blocked(cuvil_qconvb_fn tile, cuvil_pool *pool,
+                           uint8_t *scratch, int64_t n, int64_t c, int64_t h,
+                           int64_t w, const void *x, int64_t in_block,
+                           int x_signed, int32_t x_zero, int64_t oc,
+                           int64_t kh, int64_t kw, const int8_t *packed,
+                           const int32_t *sums, const float *scale,
+                           const float *bias, int64_t stride_h,
+                           int64_t stride_w, int64_t pad_top, int64_t pad_left,
+                           int64_t dil_h, int64_t dil_w, int64_t oh,
+                           int64_t ow, void *y, int64_t block,
+                           const cuvil_qout *qout,
+                           const cuvil_epilogue *epilogue);
+
+/*===- Depthwise convolutions (qdwconv.c) --------------------------------===*
+ *
+ * One filter per channel (groups == C == OC), on NCHW<block>c input and
+ * output (block 8 or 16) or NCHW (block 1). Weights are the int8 values as
+ * floats, packed [C / block][KH][KW][block] by cuvil_qdwconv_pack: every
+ * product (x - zero) * w is a whole number below 2^15 in magnitude, so a
+ * float32 sum of up to CUVIL_QDWCONV_MAX_TAPS of them is exact, which lets
+ * the blocked kernel sum with vector FMAs and give the integer result. */
+#define CUVIL_QDWCONV_MAX_TAPS 512
+void cuvil_qdwconv_pack(int64_t c, int64_t kh, int64_t kw,
+                        const int8_t *weights, int64_t block, float *packed);
+void cuvil_qdwconv(cuvil_pool *pool, int64_t n, int64_t c, int64_t h,
+                   int64_t w, const void *x, int x_signed, int32_t x_zero,
+                   int64_t kh, int64_t kw, const float *packed,
+                   const float *scale, const float *bias, int64_t stride_h,
+                   int64_t stride_w, int64_t pad_top, int64_t pad_left,
+                   int64_t dil_h, int64_t dil_w, int64_t oh, int64_t ow,
+                   void *y, int64_t block, const cuvil_qout *qout,
+                   const cuvil_epilogue *epilogue);
+
+/*===- NCHW convolutions on the GEMM (qconv_im2col.c) --------------------===*
+ *
+ * Any convolution, grouped or not: each group's OIHW int8 weights packed
+ * as B [C/G * KH * KW][O/G] by cuvil_qgemm_pack_b (row (c * KH + i) * KW +
+ * j, column o), the groups' one after another (cuvil_qconv2d_packed_bytes
+ * in all; the column sums and scales likewise per output channel); for
+ * each image and group, the group's channels unfolded (im2col: [OH * OW]
+ * [C/G * KH * KW] bytes, padded with the zero point) into the scratch,
+ * then multiplied with its rows split over `pool`. Output NCHW. */
+size_t cuvil_qconv2d_packed_bytes(int64_t o, int64_t c, int64_t kh, int64_t kw,
+                                  int64_t groups);
+size_t cuvil_qconv2d_scratch_bytes(int64_t c, int64_t kh, int64_t kw,
+                                   int64_t oh, int64_t ow, int64_t groups);
+void cuvil_qconv2d(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t n,
+                   int64_t c, int64_t h, int64_t w, const void *x,
+                   int x_signed, int32_t x_zero, int64_t o, int64_t kh,
+                   int64_t kw, int64_t groups, const int8_t *packed_w,
+                   const int32_t *col_sums, const float *col_scale,
+                   const float *bias, int64_t sh, int64_t sw, int64_t ph,
+                   int64_t pw, int64_t dh, int64_t dw, int64_t oh, int64_t ow,
+                   void *y, uint8_t *scratch, const cuvil_qout *qout,
+                   const cuvil_epilogue *epilogue);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUVIL_RUNTIME_QCONV_H */

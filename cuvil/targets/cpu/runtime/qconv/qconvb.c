@@ -1,0 +1,635 @@
+/*===- qconvb.c - int8 blocked direct convolutions and their tiles -------===*
+ *
+ * Each output row of 1 or 2 channel blocks in register tiles (qconvb.inc)
+ * of exact int32 sums, finished (qconv.h's steps) while in registers. The
+ * tiles read 4 input channels per 32-bit broadcast from an image blocked by
+ * 8 or 16, padded with the zero point when the window needs it, so that no
+ * tile tests bounds and padding adds (zero - zero) x w = 0.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "cuvil/targets/cpu/runtime/qconv/qconv.h"
+
+#include "cuvil/targets/cpu/runtime/contract/contract.h"
+
+#include <string.h>
+
+int64_t cuvil_qconvb_input_block(int64_t in_block) {
+  return in_block >= 8 ? in_block : 4;
+}
+
+size_t cuvil_qconvb_packed_bytes(int64_t oc, int64_t c, int64_t kh, int64_t kw,
+                                 int64_t in_block, int64_t block) {
+  int64_t ib = cuvil_qconvb_input_block(in_block);
+  return (size_t)(oc / block * ((c + ib - 1) / ib) * kh * kw * ib * block);
+}
+
+void cuvil_qconvb_pack(int64_t oc, int64_t c, int64_t kh, int64_t kw,
+                       const int8_t *oihw, int64_t in_block, int64_t block,
+                       int8_t *packed, int32_t *sums) {
+  int64_t ib = cuvil_qconvb_input_block(in_block), planes = (c + ib - 1) / ib;
+  int64_t taps = kh * kw, o, i, t;
+  memset(packed, 0,
+         cuvil_qconvb_packed_bytes(oc, c, kh, kw, in_block, block));
+  for (o = 0; o < oc; ++o) {
+    int32_t sum = 0;
+    for (i = 0; i < c; ++i)
+      for (t = 0; t < taps; ++t) {
+        int8_t v = oihw[(o * c + i) * taps + t];
+        int64_t lane = i % ib;
+        /* [o / B][i / ib][t][lane / 4][o % B][lane % 4] */
+        packed[((((o / block) * planes + i / ib) * taps + t) * (ib / 4) +
+                lane / 4) *
+                   block * 4 +
+               (o % block) * 4 + lane % 4] = v;
+        sum += v;
+      }
+    sums[o] = sum;
+  }
+  (void)planes;
+}
+
+/* Whether the tiles need a converted copy of the image, and its extents. */
+static int cuvil_qconvb_converts(int64_t in_block, int x_signed, int64_t h,
+                                 int64_t w, int64_t hp, int64_t wp,
+                                 int64_t pad_top, int64_t pad_left) {
+  return in_block < 8 || x_signed || pad_top != 0 || pad_left != 0 ||
+         hp > h || wp > w;
+}
+
+int64_t cuvil_qconvb_scratch_bytes(int64_t c, int64_t in_block, int x_signed,
+                                   int64_t h, int64_t w, int64_t kh,
+                                   int64_t kw, int64_t stride_h,
+                                   int64_t stride_w, int64_t pad_top,
+                                   int64_t pad_left, int64_t dil_h,
+                                   int64_t dil_w, int64_t oh, int64_t ow) {
+  int64_t ib = cuvil_qconvb_input_block(in_block);
+  int64_t hp = cuvil_conv_extent(oh, kh, stride_h, dil_h);
+  int64_t wp = cuvil_conv_extent(ow, kw, stride_w, dil_w);
+  if (!cuvil_qconvb_converts(in_block, x_signed, h, w, hp, wp, pad_top,
+                             pad_left))
+    return 0;
+  return (c + ib - 1) / ib * hp * wp * ib;
+}
+
+/* One output row of cuvil_qconv2d_blocked as its tiles see it. */
+struct cuvil_qconvb_row {
+  const uint8_t *in;     /* the image at the row's first input row */
+  const int8_t *weight;  /* the first of the row's channel blocks' weights */
+  const int32_t *sums;   /* the first block's weight sums */
+  const float *scale;    /* the first block's output scales */
+  const float *bias;     /* the first block's bias, or NULL */
+  const float *residual; /* the row in the first block's residual, or NULL */
+  void *out;             /* the row in the first block of the output */
+  int32_t zero;          /* the image's zero point (as uint8) */
+  int64_t in_blocks, in_block, block;
+  int64_t row_stride;    /* bytes from one image row to the next */
+  int64_t plane_stride;  /* bytes from one input block to the next */
+  int64_t kh, kw, stride_w, dil_h, dil_w;
+  int64_t weight_stride; /* bytes from one channel block's weights to the next */
+  int64_t out_stride;    /* elements from one output block to the next */
+  const cuvil_epilogue *epilogue;
+  const cuvil_qout *qout;
+};
+
+int cuvil_qconvb_reference(const struct cuvil_qconvb_row *r, int64_t nb,
+                           int64_t x0, int64_t u) {
+  int64_t b, x, c, ky, kx, t, l, s, B = r->block, ib = r->in_block;
+  int32_t acc[64];
+  for (b = 0; b < nb; ++b)
+    for (x = x0; x < x0 + u; ++x) {
+      const int8_t *wt = r->weight + b * r->weight_stride;
+      const uint8_t *in = r->in + x * r->stride_w * ib;
+      for (l = 0; l < B; ++l)
+        acc[l] = 0;
+      for (c = 0; c < r->in_blocks; ++c)
+        for (ky = 0; ky < r->kh; ++ky)
+          for (kx = 0; kx < r->kw; ++kx) {
+            const uint8_t *ip = in + c * r->plane_stride +
+                                ky * r->dil_h * r->row_stride +
+                                kx * r->dil_w * ib;
+            for (t = 0; t < ib / 4; ++t, wt += 4 * B)
+              for (l = 0; l < B; ++l)
+                for (s = 0; s < 4; ++s)
+                  acc[l] += (int32_t)ip[4 * t + s] * wt[4 * l + s];
+          }
+      for (l = 0; l < B; ++l) {
+        int64_t o = b * B + l, at = b * r->out_stride + x * B + l;
+        float v = cuvil_qconv_value(acc[l] - r->zero * r->sums[o],
+                                    r->scale[o], r->bias ? r->bias + o : 0,
+                                    r->residual ? r->residual + at : 0,
+                                    r->epilogue);
+        cuvil_qout_store(r->qout, r->out, at, v);
+      }
+    }
+  return 1;
+}
+
+#if defined(CUVIL_ENABLE_SIMD_KERNELS) && defined(__x86_64__)
+#include <immintrin.h>
+
+/* Four bytes of the image, read as one int32 wherever they are. */
+typedef int32_t cuvil_qconvb_i32 __attribute__((aligned(1), may_alias));
+
+/* The activation of the epilogue on a vector of values. */
+#define CUVIL_QCONVB_ACTIVATE(v, e, maxv, minv, set1, zero)                    \
+  do {                                                                         \
+    if ((e) && (e)->activation == CUVIL_ACT_RELU)                              \
+      v = maxv(v, zero());                                                     \
+    else if ((e) && (e)->activation == CUVIL_ACT_CLIP)                         \
+      v = minv(maxv(v, set1((e)->lo)), set1((e)->hi));                         \
+  } while (0)
+
+/* Eight outputs of block b at column x, from their sums less the zero
+ * point's correction `corr`: scaled, biased, residual and activation,
+ * stored as float32 or requantized. */
+__attribute__((target("avx2"))) static inline void
+cuvil_qconvb_finish8(const struct cuvil_qconvb_row *r, int b, int64_t x,
+                     __m256i acc, __m256i corr) {
+  int64_t at = b * r->out_stride + x * 8;
+  __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(acc, corr)),
+                           _mm256_loadu_ps(r->scale + b * 8));
+  if (r->bias)
+    v = _mm256_add_ps(v, _mm256_loadu_ps(r->bias + b * 8));
+  if (r->residual)
+    v = _mm256_add_ps(v, _mm256_loadu_ps(r->residual + at));
+  CUVIL_QCONVB_ACTIVATE(v, r->epilogue, _mm256_max_ps, _mm256_min_ps,
+                        _mm256_set1_ps, _mm256_setzero_ps);
+  if (!r->qout) {
+    _mm256_storeu_ps((float *)r->out + at, v);
+  } else {
+    const cuvil_qout *q = r->qout;
+    __m256 zero = _mm256_set1_ps(q->zero);
+    __m256 rq = _mm256_add_ps(
+        _mm256_round_ps(_mm256_div_ps(v, _mm256_set1_ps(q->scale)),
+                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+        zero);
+    __m256 nan = _mm256_cmp_ps(rq, rq, _CMP_UNORD_Q);
+    __m128i i16;
+    rq = _mm256_min_ps(_mm256_max_ps(rq, _mm256_set1_ps(q->is_signed ? -128.0f
+                                                                      : 0.0f)),
+                       _mm256_set1_ps(q->is_signed ? 127.0f : 255.0f));
+    rq = _mm256_blendv_ps(rq, zero, nan);
+    {
+      __m256i i32 = _mm256_cvtps_epi32(rq);
+      i16 = _mm_packs_epi32(_mm256_castsi256_si128(i32),
+                            _mm256_extracti128_si256(i32, 1));
+    }
+    _mm_storel_epi64((__m128i *)((uint8_t *)r->out + at),
+                     q->is_signed ? _mm_packs_epi16(i16, i16)
+                                  : _mm_packus_epi16(i16, i16));
+  }
+}
+
+__attribute__((target("avx512f,avx512bw"))) static inline void
+cuvil_qconvb_finish16(const struct cuvil_qconvb_row *r, int b, int64_t x,
+                      __m512i acc, __m512i corr) {
+  int64_t at = b * r->out_stride + x * 16;
+  __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, corr)),
+                           _mm512_loadu_ps(r->scale + b * 16));
+  if (r->bias)
+    v = _mm512_add_ps(v, _mm512_loadu_ps(r->bias + b * 16));
+  if (r->residual)
+    v = _mm512_add_ps(v, _mm512_loadu_ps(r->residual + at));
+  CUVIL_QCONVB_ACTIVATE(v, r->epilogue, _mm512_max_ps, _mm512_min_ps,
+                        _mm512_set1_ps, _mm512_setzero_ps);
+  if (!r->qout) {
+    _mm512_storeu_ps((float *)r->out + at, v);
+  } else {
+    const cuvil_qout *q = r->qout;
+    __m512 zero = _mm512_set1_ps(q->zero);
+    __m512 rq = _mm512_add_ps(
+        _mm512_roundscale_ps(_mm512_div_ps(v, _mm512_set1_ps(q->scale)),
+                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+        zero);
+    __mmask16 nan = _mm512_cmp_ps_mask(rq, rq, _CMP_UNORD_Q);
+    rq = _mm512_min_ps(_mm512_max_ps(rq, _mm512_set1_ps(q->is_signed ? -128.0f
+                                                                      : 0.0f)),
+                       _mm512_set1_ps(q->is_signed ? 127.0f : 255.0f));
+    rq = _mm512_mask_blend_ps(nan, rq, zero);
+    /* In range already: vpmovdb's truncation keeps each value's byte. */
+    _mm_storeu_si128((__m128i *)((uint8_t *)r->out + at),
+                     _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(rq)));
+  }
+}
+
+/* The dot products of four bytes of input (broadcast to every lane) with
+ * four weights per lane, added to int32 sums. `a` and `w` are a variant's
+ * prepared operands (CUVIL_QCONVB_<variant>_A / _W). */
+
+/* avx2: the bytes widened in place, even and odd ones apart, so that two
+ * vpmaddwd sum 2 x 2 exact products (255 x 128 fits int16's products). */
+typedef struct {
+  __m256i even, odd;
+} cuvil_qconvb_pair;
+__attribute__((target("avx2"))) static inline cuvil_qconvb_pair
+cuvil_qconvb_avx2_a(const uint8_t *p) {
+  __m256i a = _mm256_set1_epi32(*(const cuvil_qconvb_i32 *)p);
+  cuvil_qconvb_pair s = {_mm256_and_si256(a, _mm256_set1_epi16(0xff)),
+                         _mm256_srli_epi16(a, 8)};
+  return s;
+}
+__attribute__((target("avx2"))) static inline cuvil_qconvb_pair
+cuvil_qconvb_avx2_w(const int8_t *p) {
+  __m256i w = _mm256_loadu_si256((const __m256i *)p);
+  cuvil_qconvb_pair s = {_mm256_srai_epi16(_mm256_slli_epi16(w, 8), 8),
+                         _mm256_srai_epi16(w, 8)};
+  return s;
+}
+#define CUVIL_QCONVB_AVX2_A cuvil_qconvb_avx2_a
+#define CUVIL_QCONVB_AVX2_W cuvil_qconvb_avx2_w
+#define CUVIL_QCONVB_AVX2_DOT(acc, a, w)                                       \
+  _mm256_add_epi32(acc,                                                        \
+                   _mm256_add_epi32(_mm256_madd_epi16(a.even, w.even),         \
+                                    _mm256_madd_epi16(a.odd, w.odd)))
+#define CUVIL_QCONVB_AVX2_ATYPE cuvil_qconvb_pair
+#define CUVIL_QCONVB_AVX2_WTYPE cuvil_qconvb_pair
+
+/* avx2_narrow: vpmaddubsw's saturating pair sums, exact for narrow
+ * weights, widened by vpmaddwd with ones. */
+#define CUVIL_QCONVB_NARROW_A(p)                                               \
+  _mm256_set1_epi32(*(const cuvil_qconvb_i32 *)(p))
+#define CUVIL_QCONVB_NARROW_W(p) _mm256_loadu_si256((const __m256i *)(p))
+#define CUVIL_QCONVB_NARROW_DOT(acc, a, w)                                     \
+  _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(a, w),          \
+                                          _mm256_set1_epi16(1)))
+#define CUVIL_QCONVB_NARROW_ATYPE __m256i
+#define CUVIL_QCONVB_NARROW_WTYPE __m256i
+
+/* avx512bw, avx512bw_narrow: the two AVX2 schemes on zmm. */
+typedef struct {
+  __m512i even, odd;
+} cuvil_qconvb_pair512;
+__attribute__((target("avx512f,avx512bw"))) static inline cuvil_qconvb_pair512
+cuvil_qconvb_avx512bw_a(const uint8_t *p) {
+  __m512i a = _mm512_set1_epi32(*(const cuvil_qconvb_i32 *)p);
+  cuvil_qconvb_pair512 s = {_mm512_and_si512(a, _mm512_set1_epi16(0xff)),
+                            _mm512_srli_epi16(a, 8)};
+  return s;
+}
+__attribute__((target("avx512f,avx512bw"))) static inline cuvil_qconvb_pair512
+cuvil_qconvb_avx512bw_w(const int8_t *p) {
+  __m512i w = _mm512_loadu_si512((const void *)p);
+  cuvil_qconvb_pair512 s = {_mm512_srai_epi16(_mm512_slli_epi16(w, 8), 8),
+                            _mm512_srai_epi16(w, 8)};
+  return s;
+}
+#define CUVIL_QCONVB_BW512_A cuvil_qconvb_avx512bw_a
+#define CUVIL_QCONVB_BW512_W cuvil_qconvb_avx512bw_w
+#define CUVIL_QCONVB_BW512_DOT(acc, a, w)                                      \
+  _mm512_add_epi32(acc,                                                        \
+                   _mm512_add_epi32(_mm512_madd_epi16(a.even, w.even),         \
+                                    _mm512_madd_epi16(a.odd, w.odd)))
+#define CUVIL_QCONVB_BW512_ATYPE cuvil_qconvb_pair512
+#define CUVIL_QCONVB_BW512_WTYPE cuvil_qconvb_pair512
+#define CUVIL_QCONVB_NARROW512_A(p)                                            \
+  _mm512_set1_epi32(*(const cuvil_qconvb_i32 *)(p))
+#define CUVIL_QCONVB_NARROW512_W(p) _mm512_loadu_si512((const void *)(p))
+#define CUVIL_QCONVB_NARROW512_DOT(acc, a, w)                                  \
+  _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(a, w),          \
+                                          _mm512_set1_epi16(1)))
+#define CUVIL_QCONVB_NARROW512_ATYPE __m512i
+#define CUVIL_QCONVB_NARROW512_WTYPE __m512i
+
+#define CUVIL_QCONVB_VNNI_A CUVIL_QCONVB_NARROW_A
+#define CUVIL_QCONVB_VNNI_W CUVIL_QCONVB_NARROW_W
+#define CUVIL_QCONVB_VNNI_DOT(acc, a, w) _mm256_dpbusd_avx_epi32(acc, a, w)
+#define CUVIL_QCONVB_VNNI_ATYPE __m256i
+#define CUVIL_QCONVB_VNNI_WTYPE __m256i
+
+#define CUVIL_QCONVB_VNNI512_A(p)                                              \
+  _mm512_set1_epi32(*(const cuvil_qconvb_i32 *)(p))
+#define CUVIL_QCONVB_VNNI512_W(p) _mm512_loadu_si512((const void *)(p))
+#define CUVIL_QCONVB_VNNI512_DOT(acc, a, w) _mm512_dpbusd_epi32(acc, a, w)
+#define CUVIL_QCONVB_VNNI512_ATYPE __m512i
+#define CUVIL_QCONVB_VNNI512_WTYPE __m512i
+
+/* NB x U accumulators of LANES sums; fully unrolled, so that they live in
+ * registers (U <= the variant's UMAX keeps them from spilling). IB, if not
+ * 0, is the input block and SW the stride of a convolution known at
+ * compile time: the U columns are then constant offsets from one pointer
+ * (not U pointers, which outnumber the general registers and spill). */
+#define CUVIL_QCONVB_TILE(name, isa, V, vec, LANES, NB, U, vzero, loadi, set1i, \
+                          mullo, finish, IB, SW)                                \
+  __attribute__((target(isa), noinline)) static void                           \
+      cuvil_qconvb_##name##_##NB##_##U(const struct cuvil_qconvb_row *r,        \
+                                       int64_t x0) {                            \
+    vec acc[NB][U];                                                            \
+    const int64_t ib = (IB) ? (IB) : r->in_block;                              \
+    const int64_t step = (IB) ? (IB) * (SW) : r->stride_w * ib;                \
+    const uint8_t *in = r->in + x0 * step;                                     \
+    const int8_t *wt = r->weight;                                              \
+    int64_t c, ky, kx, g;                                                      \
+    int b, j;                                                                  \
+    CUVIL_UNROLL for (b = 0; b < NB; ++b) CUVIL_UNROLL for (j = 0; j < U; ++j) \
+        acc[b][j] = vzero();                                                   \
+    for (c = 0; c < r->in_blocks; ++c)                                         \
+      for (ky = 0; ky < r->kh; ++ky)                                           \
+        for (kx = 0; kx < r->kw; ++kx) {                                       \
+          const uint8_t *ip = in + c * r->plane_stride +                       \
+                              ky * r->dil_h * r->row_stride +                  \
+                              kx * r->dil_w * ib;                              \
+          for (g = 0; g < ib; g += 4, wt += 4 * LANES) {                       \
+            CUVIL_QCONVB_##V##_WTYPE wv[NB];                                   \
+            CUVIL_UNROLL for (b = 0; b < NB; ++b) wv[b] =                      \
+                CUVIL_QCONVB_##V##_W(wt + b * r->weight_stride);               \
+            CUVIL_UNROLL for (j = 0; j < U; ++j) {                             \
+              CUVIL_QCONVB_##V##_ATYPE av = CUVIL_QCONVB_##V##_A(ip + j * step + g); \
+              CUVIL_UNROLL for (b = 0; b < NB; ++b) acc[b][j] =                \
+                  CUVIL_QCONVB_##V##_DOT(acc[b][j], av, wv[b]);                \
+            }                                                                  \
+          }                                                                    \
+        }                                                                      \
+    CUVIL_UNROLL for (b = 0; b < NB; ++b) {                                    \
+      vec corr = mullo(set1i(r->zero), loadi(r->sums + b * LANES));            \
+      CUVIL_UNROLL for (j = 0; j < U; ++j)                                     \
+          finish(r, b, x0 + j, acc[b][j], corr);                               \
+    }                                                                          \
+  }
+
+/* A variant's entry (tiles.h): the row in tiles of at most UMAX;
+ * CUVIL_QCONVB_ENTRY_IB's IB_CASES for stride SW on input blocks of IB. */
+#define CUVIL_QCONVB_CASE(name, NB, U) CUVIL_TILE_CASE(cuvil_qconvb, name, NB, U)
+#define CUVIL_QCONVB_ENTRY(name, isa, LANES, UMAX, NARROWER, CASES)            \
+  CUVIL_QCONVB_ENTRY_IB(name, isa, LANES, UMAX, NARROWER, 0, 1, CASES, )
+#define CUVIL_QCONVB_ENTRY_IB(name, isa, LANES, UMAX, NARROWER, IB, SW, CASES, \
+                              IB_CASES)                                        \
+  CUVIL_TILE_ENTRY(cuvil_qconvb, cuvil_qconvb_row, name, isa, LANES, UMAX,     \
+                   NARROWER, IB, SW, CASES, IB_CASES)
+
+#define CUVIL_QCONVB_YMM(name, isa, V, NB, U)                                  \
+  CUVIL_QCONVB_TILE(name, isa, V, __m256i, 8, NB, U, _mm256_setzero_si256,     \
+                    CUVIL_QCONVB_LOADU256, _mm256_set1_epi32,                  \
+                    _mm256_mullo_epi32, cuvil_qconvb_finish8, 0, 1)
+#define CUVIL_QCONVB_LOADU256(p) _mm256_loadu_si256((const __m256i *)(p))
+#define CUVIL_QCONVB_LOADU512(p) _mm512_loadu_si512((const void *)(p))
+#define CUVIL_QCONVB_T_AVX2(NB, U) CUVIL_QCONVB_YMM(avx2, "avx2", AVX2, NB, U)
+#define CUVIL_QCONVB_T_NARROW(NB, U)                                           \
+  CUVIL_QCONVB_YMM(avx2_narrow, "avx2", NARROW, NB, U)
+#define CUVIL_QCONVB_T_VNNI(NB, U)                                             \
+  CUVIL_QCONVB_YMM(avxvnni, "avx2,avxvnni", VNNI, NB, U)
+#define CUVIL_QCONVB_ZMM(name, isa, V, NB, U, IB, SW)                          \
+  CUVIL_QCONVB_TILE(name, isa, V, __m512i, 16, NB, U, _mm512_setzero_si512,    \
+                    CUVIL_QCONVB_LOADU512, _mm512_set1_epi32,                  \
+                    _mm512_mullo_epi32, cuvil_qconvb_finish16, IB, SW)
+#define CUVIL_QCONVB_ISA_VNNI512 "avx512f,avx512bw,avx512vnni"
+#define CUVIL_QCONVB_T_VNNI512(NB, U)                                          \
+  CUVIL_QCONVB_ZMM(avx512vnni, CUVIL_QCONVB_ISA_VNNI512, VNNI512, NB, U, 0, 1)
+#define CUVIL_QCONVB_T_VNNI512_IB16(NB, U)                                     \
+  CUVIL_QCONVB_ZMM(avx512vnni_ib16, CUVIL_QCONVB_ISA_VNNI512, VNNI512, NB, U,  \
+                   16, 1)
+/* A stem's: 3 or 4 channels (blocks of 4) at stride 2. */
+#define CUVIL_QCONVB_T_VNNI512_IB4S2(NB, U)                                    \
+  CUVIL_QCONVB_ZMM(avx512vnni_ib4s2, CUVIL_QCONVB_ISA_VNNI512, VNNI512, NB, U, \
+                   4, 2)
+#define CUVIL_QCONVB_T_BW512(NB, U)                                            \
+  CUVIL_QCONVB_ZMM(avx512bw, "avx512f,avx512bw", BW512, NB, U, 0, 1)
+#define CUVIL_QCONVB_T_NARROW512(NB, U)                                        \
+  CUVIL_QCONVB_ZMM(avx512bw_narrow, "avx512f,avx512bw", NARROW512, NB, U, 0, 1)
+#define CUVIL_QCONVB_C_AVX2(NB, U) CUVIL_QCONVB_CASE(avx2, NB, U)
+#define CUVIL_QCONVB_C_NARROW(NB, U) CUVIL_QCONVB_CASE(avx2_narrow, NB, U)
+#define CUVIL_QCONVB_C_VNNI(NB, U) CUVIL_QCONVB_CASE(avxvnni, NB, U)
+#define CUVIL_QCONVB_C_VNNI512(NB, U) CUVIL_QCONVB_CASE(avx512vnni, NB, U)
+#define CUVIL_QCONVB_C_VNNI512_IB16(NB, U)                                     \
+  CUVIL_QCONVB_CASE(avx512vnni_ib16, NB, U)
+#define CUVIL_QCONVB_C_VNNI512_IB4S2(NB, U)                                    \
+  CUVIL_QCONVB_CASE(avx512vnni_ib4s2, NB, U)
+#define CUVIL_QCONVB_C_BW512(NB, U) CUVIL_QCONVB_CASE(avx512bw, NB, U)
+#define CUVIL_QCONVB_C_NARROW512(NB, U) CUVIL_QCONVB_CASE(avx512bw_narrow, NB, U)
+/* Widths 1..N of one block count (NB). */
+#define CUVIL_QCONVB_W4(X, NB) X(NB, 1) X(NB, 2) X(NB, 3) X(NB, 4)
+#define CUVIL_QCONVB_W5(X, NB) CUVIL_QCONVB_W4(X, NB) X(NB, 5)
+#define CUVIL_QCONVB_W6(X, NB) CUVIL_QCONVB_W5(X, NB) X(NB, 6)
+#define CUVIL_QCONVB_W12(X, NB)                                                \
+  CUVIL_QCONVB_W6(X, NB) X(NB, 7) X(NB, 8) X(NB, 9) X(NB, 10) X(NB, 11)        \
+      X(NB, 12)
+#define CUVIL_QCONVB_W14(X, NB) CUVIL_QCONVB_W12(X, NB) X(NB, 13) X(NB, 14)
+#define CUVIL_QCONVB_BOTH(W, X) W(X, 1) W(X, 2)
+
+/* 16 ymm registers: the exact avx2 tiles hold two registers per operand
+ * (2 x 4 sums), vpmaddubsw's one (2 x 5), vpdpbusd's need no temporary
+ * (2 x 6); AVX-512's 32 zmm hold 2 x 14 with vpdpbusd, 2 x 12 for the
+ * AVX-512BW ones (their operands and temporaries). A model compiles only the
+ * variants it calls (CUVIL_QCONVB_ONLY, then CUVIL_QCONVB_KEEP_<name> for
+ * each: ~30 tile functions a variant); tests and benchmarks all. */
+#if !defined(CUVIL_QCONVB_ONLY) || defined(CUVIL_QCONVB_KEEP_avx2)
+CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W4, CUVIL_QCONVB_T_AVX2)
+CUVIL_QCONVB_ENTRY(avx2, "avx2", 8, 4, 0,
+                   CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W4, CUVIL_QCONVB_C_AVX2))
+#endif
+#if !defined(CUVIL_QCONVB_ONLY) || defined(CUVIL_QCONVB_KEEP_avx2_narrow)
+CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5, CUVIL_QCONVB_T_NARROW)
+CUVIL_QCONVB_ENTRY(avx2_narrow, "avx2", 8, 5, 0,
+                   CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5, CUVIL_QCONVB_C_NARROW))
+#endif
+#if !defined(CUVIL_QCONVB_ONLY) || defined(CUVIL_QCONVB_KEEP_avxvnni)
+CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W6, CUVIL_QCONVB_T_VNNI)
+CUVIL_QCONVB_ENTRY(avxvnni, "avx2,avxvnni", 8, 6, 0,
+                   CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W6, CUVIL_QCONVB_C_VNNI))
+#endif
+/* AVX-512 without VNNI; blocks of 8 run the AVX2 tiles of the same
+ * weights (kept with these). */
+#if !defined(CUVIL_QCONVB_ONLY) || defined(CUVIL_QCONVB_KEEP_avx512bw)
+CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W12, CUVIL_QCONVB_T_BW512)
+CUVIL_QCONVB_ENTRY(avx512bw, "avx512f,avx512bw", 16, 12,
+                   cuvil_qconvb_avx2(r, nb, x0, u),
+                   CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W12, CUVIL_QCONVB_C_BW512))
+#endif
+#if !defined(CUVIL_QCONVB_ONLY) || defined(CUVIL_QCONVB_KEEP_avx512bw_narrow)
+CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W12, CUVIL_QCONVB_T_NARROW512)
+CUVIL_QCONVB_ENTRY(avx512bw_narrow, "avx512f,avx512bw", 16, 12,
+                   cuvil_qconvb_avx2_narrow(r, nb, x0, u),
+                   CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W12, CUVIL_QCONVB_C_NARROW512))
+#endif
+#if !defined(CUVIL_QCONVB_ONLY) || defined(CUVIL_QCONVB_KEEP_avx512vnni)
+CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_T_VNNI512)
+CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_T_VNNI512_IB16)
+CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_T_VNNI512_IB4S2)
+/* Blocks of 8 (channel counts that are multiples of 8, not 16) run the
+ * exact AVX2 tiles, which every AVX-512 CPU runs (kept with this one).
+ * Stride-1 layers on blocks of 16 and stems (3 or 4 channels, stride 2)
+ * take tiles whose columns are constant offsets; the stem's at 2.5x the
+ * general tiles' speed. */
+int cuvil_qconvb_avx512vnni_any(const struct cuvil_qconvb_row *r, int64_t nb,
+                                int64_t x0, int64_t u);
+int cuvil_qconvb_avx512vnni_stem(const struct cuvil_qconvb_row *r,
+                                 int64_t nb, int64_t x0, int64_t u);
+CUVIL_QCONVB_ENTRY_IB(
+    avx512vnni_any, CUVIL_QCONVB_ISA_VNNI512, 16, 14,
+    cuvil_qconvb_avx2(r, nb, x0, u), 16, 1,
+    CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_C_VNNI512),
+    CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_C_VNNI512_IB16))
+CUVIL_QCONVB_ENTRY_IB(
+    avx512vnni_stem, CUVIL_QCONVB_ISA_VNNI512, 16, 14,
+    cuvil_qconvb_avx2(r, nb, x0, u), 4, 2,
+    CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_C_VNNI512),
+    CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_C_VNNI512_IB4S2))
+__attribute__((target(CUVIL_QCONVB_ISA_VNNI512))) int
+cuvil_qconvb_avx512vnni(const struct cuvil_qconvb_row *r, int64_t nb,
+                        int64_t x0, int64_t u) {
+  return r->in_block == 4 && r->stride_w == 2
+             ? cuvil_qconvb_avx512vnni_stem(r, nb, x0, u)
+             : cuvil_qconvb_avx512vnni_any(r, nb, x0, u);
+}
+#endif
+#endif
+
+/* The image the tiles read, the rows they compute. */
+struct cuvil_qconvb_args {
+  cuvil_qconvb_fn tile;
+  struct cuvil_qconvb_row base;
+  const uint8_t *input, *image;
+  const int8_t *weight;
+  const int32_t *sums;
+  const float *scale, *bias, *residual;
+  uint8_t *converted, *output;
+  int64_t c, h, w, hp, wp, pad_top, pad_left, src_block, out_bytes;
+  uint8_t flip, pad;
+  int64_t oh, ow, stride_h, nb, groups;
+};
+
+/* Image blocks [begin, end) into the converted image: blocked by the
+ * tiles' input block, padded with the zero point, int8 flipped to uint8. */
+static void cuvil_qconvb_convert(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_qconvb_args *a = (const struct cuvil_qconvb_args *)p;
+  int64_t ib = a->base.in_block, sb = a->src_block, q, y, x, s;
+  for (q = begin; q < end; ++q) {
+    uint8_t *dst = a->converted + q * a->hp * a->wp * ib;
+    for (y = 0; y < a->hp; ++y) {
+      int64_t iy = y - a->pad_top;
+      uint8_t *row = dst + y * a->wp * ib;
+      if (iy < 0 || iy >= a->h) {
+        memset(row, a->pad, (size_t)(a->wp * ib));
+        continue;
+      }
+      if (sb == ib) {
+        /* Blocks as they are: the row's pixels, each ib bytes, between
+         * padding (int8 flipped to uint8 on the way). */
+        int64_t x0 = a->pad_left < a->wp ? a->pad_left : a->wp;
+        int64_t x1 = a->pad_left + a->w < a->wp ? a->pad_left + a->w : a->wp;
+        const uint8_t *src = a->input + ((q * a->h + iy) * a->w) * ib;
+        memset(row, a->pad, (size_t)(x0 * ib));
+        if (x1 > x0) {
+          if (a->flip)
+            for (x = 0; x < (x1 - x0) * ib; ++x)
+              row[x0 * ib + x] = (uint8_t)(src[x] ^ a->flip);
+          else
+            memcpy(row + x0 * ib, src, (size_t)((x1 - x0) * ib));
+        } else {
+          x1 = x0;
+        }
+        memset(row + x1 * ib, a->pad, (size_t)((a->wp - x1) * ib));
+        continue;
+      }
+      for (x = 0; x < a->wp; ++x) {
+        int64_t ix = x - a->pad_left;
+        for (s = 0; s < ib; ++s) {
+          int64_t ch = q * ib + s;
+          row[x * ib + s] =
+              ix < 0 || ix >= a->w || ch >= a->c
+                  ? a->pad
+                  : (uint8_t)(a->input[(((ch / sb) * a->h + iy) * a->w + ix) *
+                                           sb +
+                                       ch % sb] ^
+                              a->flip);
+        }
+      }
+    }
+  }
+}
+
+/* Output rows [begin, end) of (channel block group, row) pairs: a group's
+ * weights stay in cache across its rows. */
+static void cuvil_qconvb_rows(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_qconvb_args *a = (const struct cuvil_qconvb_args *)p;
+  int64_t t, B = a->base.block;
+  for (t = begin; t < end; ++t) {
+    int64_t g = t / a->oh, y = t % a->oh, first = g * a->nb;
+    int64_t at = first * a->base.out_stride + y * a->ow * B;
+    struct cuvil_qconvb_row r = a->base;
+    r.in = a->image + y * a->stride_h * r.row_stride;
+    r.weight = a->weight + first * r.weight_stride;
+    r.sums = a->sums + first * B;
+    r.scale = a->scale + first * B;
+    r.bias = a->bias ? a->bias + first * B : 0;
+    r.out = a->output + at * a->out_bytes;
+    r.residual = a->residual ? a->residual + at : 0;
+    if (!a->tile || !a->tile(&r, a->nb, 0, a->ow))
+      cuvil_qconvb_reference(&r, a->nb, 0, a->ow);
+  }
+}
+
+void cuvil_qconv2d_blocked(cuvil_qconvb_fn tile, cuvil_pool *pool,
+                           uint8_t *scratch, int64_t n, int64_t c, int64_t h,
+                           int64_t w, const void *x, int64_t in_block,
+                           int x_signed, int32_t x_zero, int64_t oc,
+                           int64_t kh, int64_t kw, const int8_t *packed,
+                           const int32_t *sums, const float *scale,
+                           const float *bias, int64_t stride_h,
+                           int64_t stride_w, int64_t pad_top, int64_t pad_left,
+                           int64_t dil_h, int64_t dil_w, int64_t oh,
+                           int64_t ow, void *y, int64_t block,
+                           const cuvil_qout *qout,
+                           const cuvil_epilogue *epilogue) {
+  struct cuvil_qconvb_args a;
+  int64_t ib = cuvil_qconvb_input_block(in_block), planes = (c + ib - 1) / ib;
+  int64_t blocks = oc / block, b, hp, wp;
+  int converts;
+  memset(&a, 0, sizeof(a));
+  hp = cuvil_conv_extent(oh, kh, stride_h, dil_h);
+  wp = cuvil_conv_extent(ow, kw, stride_w, dil_w);
+  converts = cuvil_qconvb_converts(in_block, x_signed, h, w, hp, wp, pad_top,
+                                   pad_left);
+  a.tile = tile;
+  a.c = c;
+  a.h = h;
+  a.w = w;
+  a.hp = converts ? hp : h;
+  a.wp = converts ? wp : w;
+  a.pad_top = pad_top;
+  a.pad_left = pad_left;
+  a.src_block = in_block;
+  a.flip = x_signed ? 0x80 : 0;
+  /* The zero point's stored byte, as uint8. */
+  a.pad = (uint8_t)((uint8_t)x_zero ^ a.flip);
+  a.out_bytes = qout ? 1 : (int64_t)sizeof(float);
+  a.oh = oh;
+  a.ow = ow;
+  a.stride_h = stride_h;
+  a.nb = blocks % 2 == 0 ? 2 : 1;
+  a.groups = blocks / a.nb;
+  a.weight = packed;
+  a.sums = sums;
+  a.scale = scale;
+  a.bias = bias;
+  a.converted = scratch;
+  a.base.zero = x_signed ? x_zero + 128 : x_zero;
+  a.base.in_blocks = planes;
+  a.base.in_block = ib;
+  a.base.block = block;
+  a.base.row_stride = a.wp * ib;
+  a.base.plane_stride = a.hp * a.wp * ib;
+  a.base.kh = kh;
+  a.base.kw = kw;
+  a.base.stride_w = stride_w;
+  a.base.dil_h = dil_h;
+  a.base.dil_w = dil_w;
+  a.base.weight_stride = planes * kh * kw * ib * block;
+  a.base.out_stride = oh * ow * block;
+  a.base.epilogue = epilogue;
+  a.base.qout = qout;
+  for (b = 0; b < n; ++b) {
+    a.input = (const uint8_t *)x + b * c * h * w;
+    a.output = (uint8_t *)y + b * oc * oh * ow * a.out_bytes;
+    a.residual = epilogue && epilogue->residual
+                     ? epilogue->residual + b * oc * oh * ow
+                     : 0;
+    if (converts) {
+      cuvil_parallel_for(pool, planes, cuvil_qconvb_convert, &a);
+      a.image = scratch;
+    } else {
+      a.image = a.input;
+    }
+    cuvil_parallel_for(pool, a.groups * oh, cuvil_qconvb_rows, &a);
+  }
+}

@@ -1,0 +1,402 @@
+/*===- qdwconv.c - int8 depthwise convolutions -----------------------------===*
+ *
+ * Each output sums (x - zero) * w over its window's taps inside the image
+ * (a padded tap would add (zero - zero) * w = 0). Every product is a whole
+ * number of magnitude at most 255 * 128 and every partial sum below 2^24
+ * (CUVIL_QDWCONV_MAX_TAPS), so float32 sums are the exact integer sums in
+ * any order: the blocked kernel converts a block of 8 or 16 input bytes to
+ * floats and runs one vector FMA per tap, 8 columns of independent sums at
+ * a time, like cuvil_dwconv_blocked_f32.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "cuvil/targets/cpu/runtime/qconv/qconv.h"
+
+#include <string.h>
+
+void cuvil_qdwconv_pack(int64_t c, int64_t kh, int64_t kw,
+                        const int8_t *weights, int64_t block, float *packed) {
+  int64_t ch, t, taps = kh * kw;
+  for (ch = 0; ch < c; ++ch)
+    for (t = 0; t < taps; ++t)
+      packed[((ch / block) * taps + t) * block + ch % block] =
+          (float)weights[ch * taps + t];
+}
+
+/* Pointers the finishing loops write through alias nothing else (C99's
+ * restrict; GNU spelling in C++ and older modes). */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L
+#define CUVIL_RESTRICT restrict
+#else
+#define CUVIL_RESTRICT __restrict__
+#endif
+
+struct cuvil_qdw_args {
+  const uint8_t *input;
+  const float *weight, *scale, *bias, *residual;
+  uint8_t *output;
+  int64_t blocks, h, w, kh, kw, stride_h, stride_w, pad_top, pad_left, dil_h,
+      dil_w, oh, ow, block, out_bytes;
+  int x_signed;
+  float zero;
+  const cuvil_epilogue *epilogue;
+  const cuvil_qout *qout;
+};
+
+/* The taps [*k0, *k1) of a window starting at `start` that fall inside
+ * [0, size). */
+static void cuvil_qdw_taps(int64_t start, int64_t k, int64_t dil, int64_t size,
+                           int64_t *k0, int64_t *k1) {
+  *k0 = 0;
+  *k1 = k;
+  while (*k0 < k && start + *k0 * dil < 0)
+    ++*k0;
+  while (*k1 > *k0 && start + (*k1 - 1) * dil >= size)
+    --*k1;
+}
+
+/* B lanes as one vector (GCC/Clang vector extensions); unaligned, allowed
+ * to alias what they are loaded from. */
+typedef float cuvil_qdw_f8 __attribute__((vector_size(32), aligned(4), may_alias));
+typedef float cuvil_qdw_f16 __attribute__((vector_size(64), aligned(4), may_alias));
+typedef uint8_t cuvil_qdw_u8 __attribute__((vector_size(8), aligned(1), may_alias));
+typedef uint8_t cuvil_qdw_u16 __attribute__((vector_size(16), aligned(1), may_alias));
+typedef int8_t cuvil_qdw_i8 __attribute__((vector_size(8), aligned(1), may_alias));
+typedef int8_t cuvil_qdw_i16 __attribute__((vector_size(16), aligned(1), may_alias));
+
+/* qconv.h's steps on the sums of `cols` columns of one output row of
+ * channel block `block_index` (B channels per column), stored from output
+ * element `at` on. Loops with a constant lane count, so each step is a
+ * few vector instructions per column. */
+#define CUVIL_QDW_FINISH(B)                                                    \
+  static void cuvil_qdw_finish_##B(const struct cuvil_qdw_args *a,            \
+                                   float *sums_, int64_t block_index,         \
+                                   int64_t at, int64_t cols) {                \
+    float *CUVIL_RESTRICT sums = sums_;                                        \
+    const float *CUVIL_RESTRICT scale = a->scale + block_index * B;            \
+    const float *CUVIL_RESTRICT bias = a->bias ? a->bias + block_index * B : 0; \
+    const float *CUVIL_RESTRICT res = a->residual ? a->residual + at : 0;      \
+    const cuvil_epilogue *e = a->epilogue;                                     \
+    const int act = e ? e->activation : CUVIL_ACT_NONE;                        \
+    const float lo = e ? e->lo : 0.0f, hi = e ? e->hi : 0.0f;                 \
+    const int64_t n = cols * B;                                                \
+    int64_t j, l;                                                              \
+    for (j = 0; j < cols; ++j)                                                 \
+      for (l = 0; l < B; ++l) {                                                \
+        float v = sums[j * B + l] * scale[l];                                  \
+        if (bias)                                                              \
+          v = v + bias[l];                                                     \
+        sums[j * B + l] = v;                                                   \
+      }                                                                        \
+    if (res)                                                                   \
+      for (j = 0; j < n; ++j)                                                  \
+        sums[j] = sums[j] + res[j];                                            \
+    if (act == CUVIL_ACT_RELU)                                                 \
+      for (j = 0; j < n; ++j)                                                  \
+        sums[j] = sums[j] > 0.0f ? sums[j] : 0.0f;                             \
+    else if (act == CUVIL_ACT_CLIP)                                            \
+      for (j = 0; j < n; ++j)                                                  \
+        sums[j] = sums[j] < lo ? lo : sums[j] > hi ? hi : sums[j];             \
+    if (!a->qout) {                                                            \
+      float *CUVIL_RESTRICT out = (float *)a->output + at;                     \
+      for (j = 0; j < n; ++j)                                                  \
+        out[j] = sums[j];                                                      \
+    } else {                                                                   \
+      const float qs = a->qout->scale, qz = a->qout->zero;                     \
+      const float qlo = a->qout->is_signed ? -128.0f : 0.0f;                   \
+      const float qhi = a->qout->is_signed ? 127.0f : 255.0f;                  \
+      for (j = 0; j < n; ++j) {                                                \
+        float r = nearbyintf(sums[j] / qs) + qz;                               \
+        sums[j] = r != r ? qz : r < qlo ? qlo : r > qhi ? qhi : r;             \
+      }                                                                        \
+      if (a->qout->is_signed) {                                                \
+        int8_t *CUVIL_RESTRICT out = (int8_t *)a->output + at;                 \
+        for (j = 0; j < n; ++j)                                                \
+          out[j] = (int8_t)(int32_t)sums[j];                                   \
+      } else {                                                                 \
+        uint8_t *CUVIL_RESTRICT out = a->output + at;                          \
+        for (j = 0; j < n; ++j)                                                \
+          out[j] = (uint8_t)(int32_t)sums[j];                                  \
+      }                                                                        \
+    }                                                                          \
+  }
+CUVIL_QDW_FINISH(1)
+#undef CUVIL_QDW_FINISH
+
+/* The blocked kernels finish a vector of B outputs in registers: masks
+ * select lanes (vector comparisons give 0 or -1 per lane), whole numbers
+ * round half to even (clang's elementwise builtin; lane by lane
+ * otherwise). */
+typedef int32_t cuvil_qdw_m8 __attribute__((vector_size(32)));
+typedef int32_t cuvil_qdw_m16 __attribute__((vector_size(64)));
+typedef uint8_t cuvil_qdw_b8 __attribute__((vector_size(8)));
+typedef uint8_t cuvil_qdw_b16 __attribute__((vector_size(16)));
+typedef int8_t cuvil_qdw_s8 __attribute__((vector_size(8)));
+typedef int8_t cuvil_qdw_s16 __attribute__((vector_size(16)));
+#define CUVIL_QDW_SELECT(B, m, x, y)                                           \
+  ((cuvil_qdw_f##B)(((cuvil_qdw_m##B)(x) & (m)) | ((cuvil_qdw_m##B)(y) & ~(m))))
+#if defined(__clang__)
+#define CUVIL_QDW_ROUND(B, v) __builtin_elementwise_roundeven(v)
+#else
+#define CUVIL_QDW_ROUND(B, v) cuvil_qdw_round_##B(v)
+/* (Through memory: GCC warns of vector arguments' ABI otherwise.) */
+#define CUVIL_QDW_ROUND_LANES(B)                                               \
+  static inline void cuvil_qdw_round_lanes_##B(float *v) {                     \
+    int l;                                                                     \
+    for (l = 0; l < B; ++l)                                                    \
+      v[l] = nearbyintf(v[l]);                                                 \
+  }
+#define cuvil_qdw_round_8(v)                                                   \
+  (cuvil_qdw_round_lanes_8((float *)&(v)), (v))
+#define cuvil_qdw_round_16(v)                                                  \
+  (cuvil_qdw_round_lanes_16((float *)&(v)), (v))
+CUVIL_QDW_ROUND_LANES(8)
+CUVIL_QDW_ROUND_LANES(16)
+#undef CUVIL_QDW_ROUND_LANES
+#endif
+/* What finishing a block's outputs needs, loaded once per row. */
+#define CUVIL_QDW_PUT(B)                                                       \
+  struct cuvil_qdw_k##B {                                                      \
+    cuvil_qdw_f##B zero, scale, bias, lo, hi, qs, qz, qlo, qhi;                \
+    int has_bias, act;                                                         \
+  };                                                                           \
+  static void cuvil_qdw_k##B##_init(const struct cuvil_qdw_args *a,            \
+                                    int64_t block, struct cuvil_qdw_k##B *k) { \
+    const cuvil_qdw_f##B zero = {0};                                           \
+    const cuvil_epilogue *e = a->epilogue;                                     \
+    k->zero = zero;                                                            \
+    k->scale = *(const cuvil_qdw_f##B *)(a->scale + block * B);                \
+    k->has_bias = a->bias != 0;                                                \
+    k->bias = a->bias ? *(const cuvil_qdw_f##B *)(a->bias + block * B) : zero; \
+    k->act = e ? e->activation : CUVIL_ACT_NONE;                               \
+    k->lo = zero + (e ? e->lo : 0.0f);                                         \
+    k->hi = zero + (e ? e->hi : 0.0f);                                         \
+    k->qs = zero + (a->qout ? a->qout->scale : 1.0f);                          \
+    k->qz = zero + (a->qout ? a->qout->zero : 0.0f);                           \
+    k->qlo = zero + (a->qout && a->qout->is_signed ? -128.0f : 0.0f);          \
+    k->qhi = zero + (a->qout && a->qout->is_signed ? 127.0f : 255.0f);         \
+  }                                                                            \
+  /* qconv.h's steps on one vector of sums, stored at output element at. */    \
+  static inline void cuvil_qdw_put_##B(const struct cuvil_qdw_args *a,         \
+                                       const struct cuvil_qdw_k##B *k,         \
+                                       const cuvil_qdw_f##B *sum, int64_t at) {\
+    cuvil_qdw_m##B m;                                                          \
+    cuvil_qdw_f##B v = *sum;                                                   \
+    v = v * k->scale;                                                          \
+    if (k->has_bias)                                                           \
+      v = v + k->bias;                                                         \
+    if (a->residual)                                                           \
+      v = v + *(const cuvil_qdw_f##B *)(a->residual + at);                     \
+    if (k->act == CUVIL_ACT_RELU) {                                            \
+      m = v > k->zero;                                                         \
+      v = (cuvil_qdw_f##B)((cuvil_qdw_m##B)v & m);                             \
+    } else if (k->act == CUVIL_ACT_CLIP) {                                     \
+      v = CUVIL_QDW_SELECT(B, v < k->lo, k->lo,                                \
+                           CUVIL_QDW_SELECT(B, v > k->hi, k->hi, v));          \
+    }                                                                          \
+    if (!a->qout) {                                                            \
+      *(cuvil_qdw_f##B *)((float *)a->output + at) = v;                        \
+      return;                                                                  \
+    }                                                                          \
+    v = v / k->qs;                                                             \
+    v = CUVIL_QDW_ROUND(B, v) + k->qz;                                         \
+    m = v != v;                                                                \
+    v = CUVIL_QDW_SELECT(B, v < k->qlo, k->qlo,                                \
+                         CUVIL_QDW_SELECT(B, v > k->qhi, k->qhi, v));          \
+    v = CUVIL_QDW_SELECT(B, m, k->qz, v);                                      \
+    if (a->qout->is_signed) {                                                  \
+      cuvil_qdw_s##B q = __builtin_convertvector(                              \
+          __builtin_convertvector(v, cuvil_qdw_m##B), cuvil_qdw_s##B);         \
+      memcpy(a->output + at, &q, B);                                           \
+    } else {                                                                   \
+      cuvil_qdw_b##B q = __builtin_convertvector(                              \
+          __builtin_convertvector(v, cuvil_qdw_m##B), cuvil_qdw_b##B);         \
+      memcpy(a->output + at, &q, B);                                           \
+    }                                                                          \
+  }
+CUVIL_QDW_PUT(8)
+CUVIL_QDW_PUT(16)
+#undef CUVIL_QDW_PUT
+
+#define CUVIL_QDW_COLS 8
+/* Input pixels an 8-column group converts once per window row (stride and
+ * dilation permitting), instead of once per tap. */
+#define CUVIL_QDW_SPAN 32
+/* B input bytes at p as floats. */
+#define CUVIL_QDW_LOAD(B, p)                                                   \
+  (a->x_signed ? __builtin_convertvector(*(const cuvil_qdw_i##B *)(p),         \
+                                         cuvil_qdw_f##B)                       \
+               : __builtin_convertvector(*(const cuvil_qdw_u##B *)(p),         \
+                                         cuvil_qdw_f##B))
+/* An interior group sums x * w over whole window rows [ky0, ky1) and takes
+ * the zero point's part, zero * (the sum of those weights), off once: both
+ * are whole numbers below 2^24 (CUVIL_QDWCONV_MAX_TAPS), so it is exact.
+ * Edge columns sum (x - zero) * w over their taps inside the image. */
+#define CUVIL_QDW_ROW(B)                                                       \
+  static void cuvil_qdw_row_##B(const struct cuvil_qdw_args *a, int64_t t) {   \
+    const int64_t y = t % a->oh, q = t / a->oh, block = q % a->blocks;         \
+    int64_t x = 0, ky, kx, j, s, ky0, ky1, xa = 0, xb = a->ow, k0, k1;         \
+    const int64_t kh = a->kh, kw = a->kw, dil_w = a->dil_w, stride = a->stride_w; \
+    const uint8_t *in = a->input + q * a->h * a->w * B;                        \
+    const float *wt = a->weight + block * kh * kw * B;                         \
+    const cuvil_qdw_f##B zero = {0}, fzero = zero + a->zero;                   \
+    const int64_t at = (q * a->oh + y) * a->ow * B;                            \
+    const int64_t iy0 = y * a->stride_h - a->pad_top, sw = stride * B;         \
+    const int64_t span = (CUVIL_QDW_COLS - 1) * stride + (kw - 1) * dil_w + 1; \
+    cuvil_qdw_f##B acc[CUVIL_QDW_COLS], xs[CUVIL_QDW_SPAN], corr = zero;       \
+    struct cuvil_qdw_k##B k;                                                   \
+    cuvil_qdw_k##B##_init(a, block, &k);                                       \
+    cuvil_qdw_taps(iy0, kh, a->dil_h, a->h, &ky0, &ky1);                       \
+    for (ky = ky0; ky < ky1; ++ky)                                             \
+      for (kx = 0; kx < kw; ++kx)                                              \
+        corr += *(const cuvil_qdw_f##B *)(wt + (ky * kw + kx) * B);            \
+    corr *= fzero;                                                             \
+    while (xa < a->ow) {                                                       \
+      cuvil_qdw_taps(xa * stride - a->pad_left, kw, dil_w, a->w, &k0, &k1);    \
+      if (k0 == 0 && k1 == kw)                                                 \
+        break;                                                                 \
+      ++xa;                                                                    \
+    }                                                                          \
+    while (xb > xa) {                                                          \
+      cuvil_qdw_taps((xb - 1) * stride - a->pad_left, kw, dil_w, a->w, &k0,    \
+                     &k1);                                                     \
+      if (k0 == 0 && k1 == kw)                                                 \
+        break;                                                                 \
+      --xb;                                                                    \
+    }                                                                          \
+    while (x < a->ow) {                                                        \
+      /* Interior columns in groups of 8, the last group of the interior      \
+       * shorter (a loop, not unrolled); edge columns one at a time. */        \
+      int64_t cols = x >= xa && x < xb ? xb - x : 1;                           \
+      cols = cols > CUVIL_QDW_COLS ? CUVIL_QDW_COLS : cols;                    \
+      if (x >= xa && x < xb && cols < CUVIL_QDW_COLS) {                        \
+        for (j = 0; j < cols; ++j)                                             \
+          acc[j] = zero;                                                       \
+        for (ky = ky0; ky < ky1; ++ky) {                                       \
+          const uint8_t *row = in + (iy0 + ky * a->dil_h) * a->w * B +         \
+                               (x * stride - a->pad_left) * B;                 \
+          const float *wr = wt + ky * kw * B;                                  \
+          for (kx = 0; kx < kw; ++kx) {                                        \
+            const uint8_t *p = row + kx * dil_w * B;                           \
+            const cuvil_qdw_f##B wk = *(const cuvil_qdw_f##B *)(wr + kx * B);  \
+            for (j = 0; j < cols; ++j)                                         \
+              acc[j] += CUVIL_QDW_LOAD(B, p + j * sw) * wk;                    \
+          }                                                                    \
+        }                                                                      \
+        for (j = 0; j < cols; ++j)                                             \
+          acc[j] -= corr;                                                      \
+      } else if (cols == CUVIL_QDW_COLS) {                                     \
+        CUVIL_UNROLL for (j = 0; j < CUVIL_QDW_COLS; ++j) acc[j] = zero;       \
+        for (ky = ky0; ky < ky1; ++ky) {                                       \
+          const uint8_t *row = in + (iy0 + ky * a->dil_h) * a->w * B +         \
+                               (x * stride - a->pad_left) * B;                 \
+          const float *wr = wt + ky * kw * B;                                  \
+          if (span <= CUVIL_QDW_SPAN) {                                        \
+            for (s = 0; s < span; ++s)                                         \
+              xs[s] = CUVIL_QDW_LOAD(B, row + s * B);                          \
+            for (kx = 0; kx < kw; ++kx) {                                      \
+              const cuvil_qdw_f##B wk = *(const cuvil_qdw_f##B *)(wr + kx * B); \
+              CUVIL_UNROLL for (j = 0; j < CUVIL_QDW_COLS; ++j) acc[j] +=      \
+                  xs[j * stride + kx * dil_w] * wk;                            \
+            }                                                                  \
+          } else {                                                             \
+            for (kx = 0; kx < kw; ++kx) {                                      \
+              const uint8_t *p = row + kx * dil_w * B;                         \
+              const cuvil_qdw_f##B wk = *(const cuvil_qdw_f##B *)(wr + kx * B); \
+              CUVIL_UNROLL for (j = 0; j < CUVIL_QDW_COLS; ++j) acc[j] +=      \
+                  CUVIL_QDW_LOAD(B, p + j * sw) * wk;                          \
+            }                                                                  \
+          }                                                                    \
+        }                                                                      \
+        CUVIL_UNROLL for (j = 0; j < CUVIL_QDW_COLS; ++j) acc[j] -= corr;      \
+      } else {                                                                 \
+        int64_t ix0 = x * stride - a->pad_left;                                \
+        cuvil_qdw_taps(ix0, kw, dil_w, a->w, &k0, &k1);                        \
+        acc[0] = zero;                                                         \
+        for (ky = ky0; ky < ky1; ++ky) {                                       \
+          const uint8_t *row = in + (iy0 + ky * a->dil_h) * a->w * B;          \
+          for (kx = k0; kx < k1; ++kx)                                         \
+            acc[0] += (CUVIL_QDW_LOAD(B, row + (ix0 + kx * dil_w) * B) - fzero) * \
+                      *(const cuvil_qdw_f##B *)(wt + (ky * kw + kx) * B);      \
+        }                                                                      \
+      }                                                                        \
+      for (j = 0; j < cols; ++j)                                               \
+        cuvil_qdw_put_##B(a, &k, &acc[j], at + (x + j) * B);                   \
+      x += cols;                                                               \
+    }                                                                          \
+  }
+CUVIL_QDW_ROW(8)
+CUVIL_QDW_ROW(16)
+#undef CUVIL_QDW_ROW
+#undef CUVIL_QDW_LOAD
+
+/* NCHW (one channel per block): one output at a time over its valid taps. */
+static void cuvil_qdw_row_1(const struct cuvil_qdw_args *a, int64_t t) {
+  int64_t y = t % a->oh, q = t / a->oh, ch = q % a->blocks, x, ky, kx;
+  int64_t ky0, ky1, k0, k1, iy0 = y * a->stride_h - a->pad_top;
+  const uint8_t *in = a->input + q * a->h * a->w;
+  const float *wt = a->weight + ch * a->kh * a->kw;
+  cuvil_qdw_taps(iy0, a->kh, a->dil_h, a->h, &ky0, &ky1);
+  for (x = 0; x < a->ow; ++x) {
+    int64_t ix0 = x * a->stride_w - a->pad_left;
+    float sum = 0.0f;
+    cuvil_qdw_taps(ix0, a->kw, a->dil_w, a->w, &k0, &k1);
+    for (ky = ky0; ky < ky1; ++ky)
+      for (kx = k0; kx < k1; ++kx) {
+        const uint8_t *p = in + (iy0 + ky * a->dil_h) * a->w + ix0 + kx * a->dil_w;
+        float v = a->x_signed ? (float)(int8_t)*p : (float)*p;
+        sum += (v - a->zero) * wt[ky * a->kw + kx];
+      }
+    cuvil_qdw_finish_1(a, &sum, ch, (q * a->oh + y) * a->ow + x, 1);
+  }
+}
+
+static void cuvil_qdw_rows(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_qdw_args *a = (const struct cuvil_qdw_args *)p;
+  int64_t t;
+  for (t = begin; t < end; ++t) {
+    if (a->block == 16)
+      cuvil_qdw_row_16(a, t);
+    else if (a->block == 8)
+      cuvil_qdw_row_8(a, t);
+    else
+      cuvil_qdw_row_1(a, t);
+  }
+}
+
+void cuvil_qdwconv(cuvil_pool *pool, int64_t n, int64_t c, int64_t h,
+                   int64_t w, const void *x, int x_signed, int32_t x_zero,
+                   int64_t kh, int64_t kw, const float *packed,
+                   const float *scale, const float *bias, int64_t stride_h,
+                   int64_t stride_w, int64_t pad_top, int64_t pad_left,
+                   int64_t dil_h, int64_t dil_w, int64_t oh, int64_t ow,
+                   void *y, int64_t block, const cuvil_qout *qout,
+                   const cuvil_epilogue *epilogue) {
+  struct cuvil_qdw_args a;
+  a.input = (const uint8_t *)x;
+  a.weight = packed;
+  a.scale = scale;
+  a.bias = bias;
+  a.residual = epilogue ? epilogue->residual : 0;
+  a.output = (uint8_t *)y;
+  a.blocks = c / block;
+  a.h = h;
+  a.w = w;
+  a.kh = kh;
+  a.kw = kw;
+  a.stride_h = stride_h;
+  a.stride_w = stride_w;
+  a.pad_top = pad_top;
+  a.pad_left = pad_left;
+  a.dil_h = dil_h;
+  a.dil_w = dil_w;
+  a.oh = oh;
+  a.ow = ow;
+  a.block = block;
+  a.out_bytes = qout ? 1 : (int64_t)sizeof(float);
+  a.x_signed = x_signed;
+  a.zero = (float)x_zero;
+  a.epilogue = epilogue;
+  a.qout = qout;
+  cuvil_parallel_for(pool, n * a.blocks * oh, cuvil_qdw_rows, &a);
+}

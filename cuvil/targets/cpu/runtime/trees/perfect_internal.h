@@ -1,0 +1,83 @@
+/*===- perfect_internal.h - what the perfect walks share ----------------===*
+ *
+ * The perfect walks (perfect.c, perfect_avx512.c, perfect_avx2.c) over one
+ * cuvil_perfect_forest (trees.h): a node word's feature bits, the block
+ * sizes, and the scalar steps every walk ends with (a row's start from
+ * the base values, its copy with the missing value as NaN, the leaves
+ * added in tree order). Private to the trees family.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef CUVIL_RUNTIME_TREES_PERFECT_INTERNAL_H
+#define CUVIL_RUNTIME_TREES_PERFECT_INTERNAL_H
+
+#include "cuvil/targets/cpu/runtime/trees/trees.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+enum { CUVIL_PERFECT_FEATURE = 0x7fffffff };
+
+/* Rows per block of the transposed walk, and the widest rows it takes (the
+ * block, feature-major, is 64 KiB on the stack). */
+enum {
+  CUVIL_PERFECT_TBLOCK_LOG2 = 7,
+  CUVIL_PERFECT_TBLOCK = 1 << CUVIL_PERFECT_TBLOCK_LOG2,
+  CUVIL_PERFECT_TFEATURES = 128
+};
+
+/* Row `r` of `out` (the leaves' type), set to the base values. */
+static inline void *perfect_start_row(const cuvil_perfect_forest *f,
+                                      void *out, int64_t r) {
+  size_t size = f->acc_f64 ? sizeof(double) : sizeof(float);
+  void *o = (char *)out + r * f->targets * size;
+  memcpy(o, f->base, (size_t)f->targets * size);
+  return o;
+}
+
+/* The missing value as the float32 rows hold it, or NaN if none (or if no
+ * float32 equals it). */
+static inline float perfect_missing_f32(const cuvil_perfect_forest *f) {
+  float m = (float)f->missing_value;
+  return f->has_missing_value && (double)m == f->missing_value ? m : NAN;
+}
+
+/* `row` with the missing value as NaN, in `copy` ([features]), or `row`
+ * itself when there is no missing value to replace. */
+static inline const float *perfect_clean_row(const cuvil_perfect_forest *f,
+                                             const float *row, float *copy) {
+  float m = perfect_missing_f32(f);
+  if (m != m)
+    return row;
+  for (int64_t c = 0; c < f->features; ++c)
+    copy[c] = row[c] == m ? NAN : row[c];
+  return copy;
+}
+
+/* Adds tree t's leaf `leaf` to row `o`. */
+static inline void perfect_add_leaf(const cuvil_perfect_forest *f, void *o,
+                                    int64_t t, int64_t leaf) {
+  const int64_t values = f->values;
+  if (f->acc_f64) {
+    double *target = (double *)o + f->targets_of[t];
+    const double *value = (const double *)f->leaves + leaf * values;
+    for (int64_t v = 0; v < values; ++v)
+      target[v] += value[v];
+  } else {
+    float *target = (float *)o + f->targets_of[t];
+    const float *value = (const float *)f->leaves + leaf * values;
+    for (int64_t v = 0; v < values; ++v)
+      target[v] += value[v];
+  }
+}
+
+/* Adds trees [t0, t0 + n)'s leaves to row `o`, in order. */
+static inline void perfect_add_leaves(const cuvil_perfect_forest *f,
+                                      void *o, int64_t t0, int64_t n,
+                                      const int32_t *leaf) {
+  for (int64_t j = 0; j < n; ++j)
+    perfect_add_leaf(f, o, t0 + j, leaf[j]);
+}
+
+#endif /* CUVIL_RUNTIME_TREES_PERFECT_INTERNAL_H */

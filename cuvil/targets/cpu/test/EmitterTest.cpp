@@ -1,0 +1,251 @@
+//===- EmitterTest.cpp - the CPU emitter on hand-written level2 -----------===//
+//
+// The emitter's own contract, without the importer or the passes: planned
+// level2 written by hand goes through cpu::emitModel, and the C it writes is
+// compiled (gcc, strict C99) and run against values computed here. Also the
+// errors it gives for level2 it cannot write.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/Registration.h"
+#include "cuvil/support/FileUtil.h"
+#include "cuvil/targets/cpu/CEmitter.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace cuvil::cpu {
+namespace {
+
+using ::testing::HasSubstr;
+
+// relu(x @ W + 1) for x [batch, 3], batch up to 4: a micro-kernel call into
+// the arena, a map (the scalar region as a loop nest) into the output.
+constexpr char kPlanned[] = R"mlir(
+#id = affine_map<(d0, d1) -> (d0, d1)>
+module attributes {cuvil.max_batch = 4 : i64} {
+  memref.global "private" constant @w : memref<3x2xf32> =
+      dense<[[1.0, -2.0], [3.0, 4.0], [-5.0, 6.0]]> {alignment = 64 : i64}
+  func.func @model(%batch: index {cuvil.name = "batch"},
+                   %x: memref<?x3xf32> {cuvil.name = "x"},
+                   %y: memref<?x2xf32> {cuvil.name = "y"},
+                   %arena: memref<64xi8> {cuvil_l2.arena})
+      attributes {cuvil.arena_bytes = 64 : i64, cuvil.num_inputs = 1 : i64,
+                  cuvil.num_outputs = 1 : i64} {
+    %w = memref.get_global @w : memref<3x2xf32>
+    %h = cuvil_l2.view %arena[0] (%batch) bounds [4]
+        : memref<64xi8> to memref<?x2xf32>
+    cuvil_l2.ukernel_call "matmul" ins(%x, %w : memref<?x3xf32>, memref<3x2xf32>)
+        outs(%h : memref<?x2xf32>)
+    cuvil_l2.kernel "map" ins(%h : memref<?x2xf32>) outs(%y : memref<?x2xf32>) {
+    ^bb0(%a: memref<?x2xf32>, %b: memref<?x2xf32>):
+      %one = arith.constant 1.0 : f32
+      %zero = arith.constant 0.0 : f32
+      linalg.generic {indexing_maps = [#id, #id],
+                      iterator_types = ["parallel", "parallel"]}
+          ins(%a : memref<?x2xf32>) outs(%b : memref<?x2xf32>) {
+      ^bb0(%e: f32, %o: f32):
+        %s = arith.addf %e, %one : f32
+        %r = arith.maximumf %s, %zero : f32
+        linalg.yield %r : f32
+      }
+    }
+    return
+  }
+}
+)mlir";
+
+class EmitterTest : public ::testing::Test {
+protected:
+  EmitterTest() {
+    mlir::DialectRegistry registry;
+    registerCuvilDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  absl::StatusOr<EmittedModel> emit(const char *source) {
+    module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+    if (!module)
+      return absl::InvalidArgumentError("the test's level2 does not parse");
+    EmitOptions options;
+    options.compilerVersion = "emitter test";
+    options.modelHash = "sha256:test";
+    return emitModel(*module, options);
+  }
+
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+/// Runs `command`; returns its standard output.
+std::string run(const std::string &command, int *status) {
+  std::string output;
+  FILE *pipe = ::popen(command.c_str(), "r");
+  char buffer[4096];
+  size_t n;
+  while (pipe && (n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0)
+    output.append(buffer, n);
+  *status = pipe ? ::pclose(pipe) : -1;
+  return output;
+}
+
+TEST_F(EmitterTest, HandWrittenLevel2CompilesAndComputes) {
+  absl::StatusOr<EmittedModel> emitted = emit(kPlanned);
+  ASSERT_TRUE(emitted.ok()) << emitted.status();
+  EXPECT_THAT(emitted->header, HasSubstr("#define CUVIL_MODEL_MAX_BATCH 4"));
+  EXPECT_THAT(emitted->header, HasSubstr("/* input 0 'x': float32 [batch, 3] */"));
+  EXPECT_THAT(emitted->metadata, HasSubstr("\"workspace_bytes\":64"));
+
+  // The model, and a main that runs it on batch 3 and prints the outputs.
+  std::string program = emitted->singleSource() + R"c(
+#include <stdio.h>
+int main(void) {
+  static const float x[3][3] = {{1, 0, 0}, {0, 1, 0}, {1, 1, 1}};
+  float y[3][2];
+  unsigned char workspace[64] __attribute__((aligned(64)));
+  const void *inputs[1] = {x};
+  void *outputs[1] = {y};
+  int i, status = cuvil_model_run(3, inputs, outputs, workspace, sizeof workspace);
+  if (status != CUVIL_OK)
+    return status;
+  for (i = 0; i < 6; ++i)
+    printf("%g\n", (double)y[i / 2][i % 2]);
+  return 0;
+}
+)c";
+  const char *tmp = std::getenv("TEST_TMPDIR");
+  std::string dir = std::string(tmp ? tmp : "/tmp");
+  ASSERT_TRUE(writeFileAtomically(dir + "/model.c", program).ok());
+  int status = 0;
+  std::string log = run("gcc -std=c99 -pedantic -Wall -Werror -O1 " + dir +
+                            "/model.c -o " + dir + "/model -lm -lpthread 2>&1",
+                        &status);
+  ASSERT_EQ(status, 0) << log;
+  std::string printed = run(dir + "/model", &status);
+  ASSERT_EQ(status, 0) << printed;
+  // relu(x @ W + 1), computed by hand: rows [1,-2]+1, [3,4]+1, [-1,8]+1.
+  EXPECT_EQ(printed, "2\n0\n4\n5\n0\n9\n");
+}
+
+TEST_F(EmitterTest, LevelTwoItCannotWriteIsAnErrorNamingTheOp) {
+  absl::StatusOr<EmittedModel> unknown = emit(R"mlir(
+module {
+  func.func @model(%batch: index, %x: memref<4xf32>, %y: memref<4xf32>,
+                   %arena: memref<64xi8> {cuvil_l2.arena})
+      attributes {cuvil.num_inputs = 1 : i64, cuvil.num_outputs = 1 : i64} {
+    cuvil_l2.ukernel_call "fft" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)
+    return
+  }
+}
+)mlir");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.status().message(),
+              HasSubstr("'cuvil_l2.ukernel_call' op 'fft' is not supported by "
+                        "the CPU targets yet"));
+
+  absl::StatusOr<EmittedModel> transfer = emit(R"mlir(
+module {
+  func.func @model(%batch: index, %x: memref<4xf32>,
+                   %y: memref<4xf32, #cuvil_l2.space<nram>>,
+                   %arena: memref<64xi8> {cuvil_l2.arena})
+      attributes {cuvil.num_inputs = 1 : i64, cuvil.num_outputs = 1 : i64} {
+    cuvil_l2.copy %x, %y : memref<4xf32>, memref<4xf32, #cuvil_l2.space<nram>>
+    return
+  }
+}
+)mlir");
+  ASSERT_FALSE(transfer.ok());
+  EXPECT_THAT(transfer.status().message(),
+              HasSubstr("the CPU targets have no #cuvil_l2.space<nram> memory"));
+
+  absl::StatusOr<EmittedModel> fixed = emit(R"mlir(
+module {
+  func.func @model(%batch: index, %x: memref<4x!cuvil_l2.fixed<16, 8>>,
+                   %y: memref<4xf32>, %arena: memref<64xi8> {cuvil_l2.arena})
+      attributes {cuvil.num_inputs = 1 : i64, cuvil.num_outputs = 1 : i64} {
+    return
+  }
+}
+)mlir");
+  ASSERT_FALSE(fixed.ok());
+  EXPECT_THAT(fixed.status().message(),
+              HasSubstr("do not support '!cuvil_l2.fixed<16, 8>' tensors"));
+
+  // Blocked buffers reach only kernels with a blocked form.
+  absl::StatusOr<EmittedModel> blocked = emit(R"mlir(
+module {
+  func.func @model(%batch: index, %x: memref<1x8x2x2xf32>,
+                   %y: memref<1x8x2x2xf32>,
+                   %arena: memref<128xi8> {cuvil_l2.arena})
+      attributes {cuvil.num_inputs = 1 : i64, cuvil.num_outputs = 1 : i64} {
+    %b = cuvil_l2.view %arena[0] : memref<128xi8>
+        to memref<1x8x2x2xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>
+    cuvil_l2.ukernel_call "relu" ins(%x : memref<1x8x2x2xf32>)
+        outs(%b : memref<1x8x2x2xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>)
+    return
+  }
+}
+)mlir");
+  ASSERT_FALSE(blocked.ok());
+  EXPECT_THAT(blocked.status().message(),
+              HasSubstr("'relu' has no kernel for blocked layouts on the CPU "
+                        "targets"));
+
+  // The runtime's micro-kernels are float32.
+  absl::StatusOr<EmittedModel> half = emit(R"mlir(
+module {
+  func.func @model(%batch: index, %a: memref<2x2xf16>, %b: memref<2x2xf16>,
+                   %y: memref<2x2xf16>, %arena: memref<64xi8> {cuvil_l2.arena})
+      attributes {cuvil.num_inputs = 2 : i64, cuvil.num_outputs = 1 : i64} {
+    cuvil_l2.ukernel_call "matmul" ins(%a, %b : memref<2x2xf16>, memref<2x2xf16>)
+        outs(%y : memref<2x2xf16>)
+    return
+  }
+}
+)mlir");
+  ASSERT_FALSE(half.ok());
+  EXPECT_THAT(half.status().message(),
+              HasSubstr("'matmul' on 'f16' is not supported by the CPU targets "
+                        "yet"));
+
+  // Only the int8 convolutions requantize in their epilogue.
+  absl::StatusOr<EmittedModel> requantized = emit(R"mlir(
+module {
+  func.func @model(%batch: index, %x: memref<4xf32>, %y: memref<4xf32>,
+                   %arena: memref<64xi8> {cuvil_l2.arena})
+      attributes {cuvil.num_inputs = 1 : i64, cuvil.num_outputs = 1 : i64} {
+    %q = cuvil_l2.view %arena[0] : memref<64xi8>
+        to memref<4x!quant.uniform<u8:f32, 0.5>>
+    cuvil_l2.ukernel_call "relu" ins(%x : memref<4xf32>)
+        outs(%q : memref<4x!quant.uniform<u8:f32, 0.5>>)
+        epilogue #cuvil_l2.epilogue<steps = [quantize]>
+    return
+  }
+}
+)mlir");
+  ASSERT_FALSE(requantized.ok());
+  EXPECT_THAT(requantized.status().message(),
+              HasSubstr("'relu' cannot requantize its results on the CPU "
+                        "targets (int8 convolutions and linear layers can)"));
+
+  absl::StatusOr<EmittedModel> unplanned = emit(R"mlir(
+module {
+  func.func @model(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
+)mlir");
+  ASSERT_FALSE(unplanned.ok());
+  EXPECT_THAT(unplanned.status().message(),
+              HasSubstr("no planned level2 function to emit"));
+}
+
+} // namespace
+} // namespace cuvil::cpu

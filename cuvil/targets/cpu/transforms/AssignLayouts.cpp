@@ -1,0 +1,493 @@
+//===- AssignLayouts.cpp - blocked channel layouts for convolution nets ---===//
+//
+// The CPU targets' direct convolutions run at the FMA peak when activations
+// are channel-blocked, NCHW<B>c with B the target's vector lanes (16 for
+// AVX-512, 8 for AVX2, 4 for NEON): a vector of B output channels per
+// register, one
+// broadcast input per FMA (depthwise: one vector FMA per tap). This pass
+// chooses, on level2 buffers, which activations take that layout:
+//
+//  - Buffers that must share a layout form a class: a convolution's output
+//    and its fused residual, a depthwise convolution's input and output, a
+//    pooling's input and output, the operands of a map without broadcasts.
+//  - A class is blocked when a blockable convolution produces one of its
+//    members and every member can be: a [N, C, H, W] f32 intermediate with C
+//    a multiple of the block, every access a kernel with a blocked form. The
+//    block is B, or B/2 (down to the target's smallest block worth its
+//    kernels: 8 on x86, 4 on aarch64; #cuvil.target's config
+//    min_channel_block) for channels that are multiples of that only
+//    (MobileNet's 24 and 144). An ungrouped convolution reads either layout
+//    (a plain input as blocks of one channel), global pooling writes its
+//    plain [N, C] from blocked input directly, and a returned value is
+//    reordered into the output buffer. So a network of convolutions, pools
+//    and fused epilogues needs no reorder at all, and a class that would
+//    need one inside the graph stays plain: every reorder left is a model
+//    output.
+//  - Direct convolutions get their weights packed at compile time in the
+//    kernels' layout and (ungrouped) the zero-padded image as scratch
+//    instead of im2col's; Winograd keeps its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/CuvilAttrs.h"
+#include "cuvil/ir/CuvilL2Ops.h"
+#include "cuvil/passes/PassStatistics.h"
+#include "cuvil/targets/cpu/RuntimeContract.h"
+#include "cuvil/targets/cpu/transforms/Passes.h"
+#include "cuvil/support/ElementsBytes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+
+#include <cstring>
+#include <map>
+#include <tuple>
+
+namespace cuvil::cpu {
+#define GEN_PASS_DEF_CUVILCPUASSIGNLAYOUTS
+#include "cuvil/targets/cpu/transforms/Passes.h.inc"
+} // namespace cuvil::cpu
+
+using namespace mlir;
+using cuvil::l2::UKernelCallOp;
+using cuvil::cpu::BlockedForm;
+
+namespace {
+
+/// The residual a convolution's fused epilogue adds (its last input), or null.
+Value residualOf(UKernelCallOp call) {
+  cuvil::l2::EpilogueAttr epilogue = call.getEpilogueAttr();
+  if (!epilogue || !epilogue.has(cuvil::l2::EpilogueStep::add))
+    return {};
+  return call.getInputs().back();
+}
+
+bool isWinograd(UKernelCallOp call) {
+  return call.getAlgorithm() == cuvil::l2::Algorithm::winograd_f4x3;
+}
+
+/// The constant global a buffer reads, or null.
+memref::GlobalOp constantGlobal(Value value, SymbolTable &symbols) {
+  auto get = value.getDefiningOp<memref::GetGlobalOp>();
+  if (!get)
+    return {};
+  auto global = symbols.lookup<memref::GlobalOp>(get.getName());
+  if (!global || !global.getConstant() || !global.getInitialValue())
+    return {};
+  return global;
+}
+
+struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts> {
+  using CuvilCpuAssignLayoutsBase::CuvilCpuAssignLayoutsBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    cuvil::l1::TargetAttr target = cuvil::l1::TargetAttr::lookupOrDefault(module);
+    int64_t lanes = block;
+    if (lanes == 0)
+      lanes = target.getVectorBits() / 32;
+    // Below 8 lanes (SSE) a block buys too little to pay for x86's kernels;
+    // NEON's 4-lane tiles pay (the target says so).
+    minBlock = 8;
+    if (mlir::DictionaryAttr config = target.getConfig())
+      if (auto min = config.getAs<IntegerAttr>("min_channel_block"))
+        minBlock = std::max<int64_t>(min.getInt(), 1);
+    if (lanes < minBlock)
+      return;
+    this->lanes = lanes;
+    SymbolTable symbols(module);
+    packed.clear();
+    for (auto func : module.getOps<func::FuncOp>())
+      assign(func, lanes, symbols);
+  }
+
+  /// The smallest channel block the target has kernels worth using for, and
+  /// the target's block (its 32-bit lanes, or the pass option).
+  int64_t minBlock = 8, lanes = 16;
+
+  /// Packed weights by (original global, input block, output block): a
+  /// weight shared by convolutions is packed once.
+  std::map<std::tuple<Operation *, int64_t, int64_t>, memref::GlobalOp> packed;
+
+  /// An element type the blocked kernels read and write: float32, or 8 bits
+  /// quantized per tensor (the int8 convolutions and (de)quantize loops).
+  static bool blockableElement(Type type) {
+    if (type.isF32())
+      return true;
+    auto q = dyn_cast<quant::UniformQuantizedType>(type);
+    return q && q.getStorageTypeIntegralWidth() == 8;
+  }
+
+  /// C of a [N, C, H, W] intermediate (a memref.alloc) of a blockable
+  /// element type with a static image, or 0 for any other buffer.
+  static int64_t channels(Value value) {
+    auto type = dyn_cast<MemRefType>(value.getType());
+    if (!type || !value.getDefiningOp<memref::AllocOp>() ||
+        type.getRank() != 4 || !blockableElement(type.getElementType()) ||
+        !type.getLayout().isIdentity() ||
+        llvm::any_of(type.getShape().drop_front(), ShapedType::isDynamic))
+      return 0;
+    return type.getDimSize(1);
+  }
+
+  static bool isDepthwise(UKernelCallOp call) {
+    auto in = cast<MemRefType>(call.getInputs()[0].getType());
+    auto out = cast<MemRefType>(call.getOutputs()[0].getType());
+    return in.getRank() == 4 && out.getRank() == 4 &&
+           cuvil::cpu::isDepthwiseConv(call.getIntParam("groups", 1),
+                                       in.getDimSize(1), out.getDimSize(1));
+  }
+
+  /// A convolution the blocked kernels compute: f32 with a static image,
+  /// ungrouped or depthwise (one filter per channel), and (for the direct
+  /// kernels) constant weights to pack.
+  bool blockableConv(UKernelCallOp call, SymbolTable &symbols) const {
+    bool quantized = isQuantized(call);
+    if ((call.getKernel() != "conv2d" && !quantized) ||
+        call.getInputs().size() < 2)
+      return false;
+    // The int8 and bfloat16 tiles take blocks of 8 or 16 channels.
+    if ((quantized || isBf16(call)) && lanes < 8)
+      return false;
+    if (call.getIntParam("groups", 1) != 1 && !isDepthwise(call))
+      return false;
+    auto in = cast<MemRefType>(call.getInputs()[0].getType());
+    if (!(quantized ? blockableElement(in.getElementType())
+                    : in.getElementType().isF32()) ||
+        in.getRank() != 4 ||
+        llvm::any_of(in.getShape().drop_front(), ShapedType::isDynamic))
+      return false;
+    // An int8 convolution's weights are constant (level1 folds only those);
+    // cuvil-cpu-pack-quantized-weights packs them for the algorithm, and a
+    // bfloat16 one's (which reads float32 once its cast is fused).
+    return quantized || isWinograd(call) ||
+           constantGlobal(call.getInputs()[1], symbols);
+  }
+
+  static bool isQuantized(UKernelCallOp call) {
+    return call.getKernel() == "quantized_conv2d";
+  }
+
+  /// A bfloat16 convolution (acc_type): like an int8 one, its weights are
+  /// packed for its layouts by cuvil-cpu-pack-quantized-weights.
+  static bool isBf16(UKernelCallOp call) {
+    return call.getKernel() == "conv2d" && call.getParam("acc_type");
+  }
+
+  /// The quantization loops are elementwise on per-tensor types only (a
+  /// per-axis one indexes its scales by coordinate).
+  static bool perTensorQuantization(UKernelCallOp call) {
+    StringRef k = call.getKernel();
+    if (k != "quantize" && k != "dequantize" && k != "requantize")
+      return true;
+    return llvm::all_of(call->getOperands(), [](Value v) {
+      auto type = dyn_cast<MemRefType>(v.getType());
+      return type && !isa<quant::UniformQuantizedPerAxisType>(type.getElementType());
+    });
+  }
+
+  /// Channels per block of a buffer's layout (1: row-major).
+  static int64_t blockOf(Value value) {
+    auto type = cast<MemRefType>(value.getType());
+    if (auto layout = dyn_cast<cuvil::l2::LayoutAttr>(type.getLayout()))
+      return layout.getBlockSize(1);
+    return 1;
+  }
+
+  /// A blockable convolution that writes a model output (float32) in place
+  /// writes a new intermediate instead, copied into the output after it:
+  /// its class may then be blocked, the copy a reorder. Returns the
+  /// (intermediate, copy) pairs; restoreOutputs undoes the plain ones.
+  SmallVector<std::pair<Value, cuvil::l2::CopyOp>>
+  redirectOutputs(func::FuncOp func, SymbolTable &symbols) {
+    SmallVector<std::pair<Value, cuvil::l2::CopyOp>> redirected;
+    Block &body = func.getBody().front();
+    for (auto call : llvm::to_vector(func.getOps<UKernelCallOp>())) {
+      Value out = call.getOutputs()[0];
+      auto arg = dyn_cast<BlockArgument>(out);
+      auto type = cast<MemRefType>(out.getType());
+      if (!arg || arg.getOwner() != &body || !type.getElementType().isF32() ||
+          cuvil::cpu::blockedForm(call.getKernel()) != BlockedForm::Conv ||
+          !blockableConv(call, symbols) || type.getRank() != 4)
+        continue;
+      // N as the input's: its alloc's size, or the batch (argument 0).
+      SmallVector<Value> sizes;
+      if (type.isDynamicDim(0)) {
+        auto input = call.getInputs()[0].getDefiningOp<memref::AllocOp>();
+        if (input && input.getDynamicSizes().size() == 1)
+          sizes.push_back(input.getDynamicSizes()[0]);
+        else
+          sizes.push_back(body.getArgument(0));
+      }
+      if (llvm::any_of(type.getShape().drop_front(), ShapedType::isDynamic))
+        continue;
+      OpBuilder builder(call);
+      auto alloc = memref::AllocOp::create(builder, call.getLoc(), type, sizes,
+                                           builder.getI64IntegerAttr(64));
+      call.getOutputsMutable()[0].assign(alloc);
+      builder.setInsertionPointAfter(call);
+      auto copy = cuvil::l2::CopyOp::create(builder, call.getLoc(), alloc, out);
+      redirected.push_back({alloc, copy});
+    }
+    return redirected;
+  }
+
+  /// Writes the outputs of the redirected convolutions that stayed plain in
+  /// place again.
+  static void restoreOutputs(
+      ArrayRef<std::pair<Value, cuvil::l2::CopyOp>> redirected,
+      const llvm::DenseMap<Value, int64_t> &blocked) {
+    for (auto [temporary, copy] : redirected) {
+      if (blocked.contains(temporary))
+        continue;
+      Value out = copy.getTarget();
+      copy.erase();
+      temporary.replaceAllUsesWith(out);
+      temporary.getDefiningOp()->erase();
+    }
+  }
+
+  void assign(func::FuncOp func, int64_t lanes, SymbolTable &symbols) {
+    SmallVector<std::pair<Value, cuvil::l2::CopyOp>> redirected =
+        redirectOutputs(func, symbols);
+    llvm::EquivalenceClasses<Value> classes;
+    llvm::DenseSet<Value> plainOnly, convOutputs;
+    auto member = [&](Value v) {
+      if (isa<MemRefType>(v.getType()))
+        classes.insert(v);
+    };
+    auto join = [&](Value a, Value b) {
+      member(a);
+      member(b);
+      classes.unionSets(a, b);
+    };
+    auto needPlain = [&](Value v) {
+      if (isa<MemRefType>(v.getType()))
+        plainOnly.insert(v);
+    };
+
+    for (Operation &op : func.getBody().front()) {
+      if (auto call = dyn_cast<UKernelCallOp>(op)) {
+        BlockedForm form = cuvil::cpu::blockedForm(call.getKernel());
+        Value out = call.getOutputs()[0];
+        if (form == BlockedForm::Conv && blockableConv(call, symbols)) {
+          // The input may be either layout (a depthwise one: the output's);
+          // weights and bias are not activations; later outputs are
+          // scratch.
+          member(call.getInputs()[0]);
+          member(out);
+          if (isDepthwise(call))
+            join(call.getInputs()[0], out);
+          convOutputs.insert(out);
+          if (Value residual = residualOf(call))
+            join(out, residual);
+          continue;
+        }
+        if (form == BlockedForm::Same && call.getInputs().size() == 1 &&
+            perTensorQuantization(call)) {
+          join(call.getInputs()[0], out);
+          continue;
+        }
+        if (form == BlockedForm::ToPlain && call.getInputs().size() == 1) {
+          // Reads blocks, writes plain [N, C] (the same bytes as NC11).
+          member(call.getInputs()[0]);
+          needPlain(out);
+          continue;
+        }
+        for (Value v : op.getOperands())
+          needPlain(v);
+        continue;
+      }
+      if (auto kernel = dyn_cast<cuvil::l2::KernelOp>(op)) {
+        // A map over operands of one shape is the same loop on any layout
+        // they share.
+        Type type = kernel->getOperand(0).getType();
+        bool uniform = kernel.getName() == "map" &&
+                       llvm::all_of(kernel->getOperands(), [&](Value v) {
+                         return v.getType() == type;
+                       });
+        for (Value v : kernel->getOperands())
+          uniform ? join(kernel->getOperand(0), v) : needPlain(v);
+        continue;
+      }
+      if (auto copy = dyn_cast<cuvil::l2::CopyOp>(op)) {
+        // Into a model output: becomes a reorder if the source is blocked
+        // (float32 reorders only).
+        auto source = cast<MemRefType>(copy.getSource().getType());
+        source.getElementType().isF32() ? member(copy.getSource())
+                                        : needPlain(copy.getSource());
+        continue;
+      }
+      for (Value v : op.getOperands())
+        needPlain(v);
+    }
+
+    // Decide per class: the target's lanes per block, or half as many
+    // (AVX-512 running 8-channel blocks with AVX2 tiles) when some member's
+    // channels are only a multiple of that. A convolution whose output stays
+    // plain cannot read blocks (the plain kernels read NCHW; a bfloat16 one,
+    // whose tiles write blocks it may unblock, can), so its input's class
+    // stays plain too, which can leave another output plain: repeat until
+    // nothing moves.
+    llvm::DenseMap<Value, int64_t> blocked;
+    for (bool changed = true; changed;) {
+      blocked.clear();
+      for (const auto *leader : classes) {
+        if (!leader->isLeader())
+          continue;
+        SmallVector<Value> members(classes.members(*leader));
+        bool produced = false;
+        int64_t block = lanes;
+        for (Value v : members) {
+          produced |= convOutputs.contains(v);
+          int64_t c = plainOnly.contains(v) ? 0 : channels(v);
+          while (block >= minBlock && (c == 0 || c % block != 0))
+            block /= 2;
+        }
+        if (produced && block >= minBlock)
+          for (Value v : members)
+            blocked[v] = block;
+      }
+      changed = false;
+      for (auto call : func.getOps<UKernelCallOp>()) {
+        Value in = call.getInputs().empty() ? Value() : call.getInputs()[0];
+        if (cuvil::cpu::blockedForm(call.getKernel()) == BlockedForm::Conv &&
+            !isBf16(call) && blocked.contains(in) &&
+            !blocked.contains(call.getOutputs()[0]))
+          changed |= plainOnly.insert(in).second;
+      }
+    }
+    restoreOutputs(redirected, blocked);
+    if (blocked.empty())
+      return;
+
+    MLIRContext *context = func.getContext();
+    for (auto [v, block] : blocked) {
+      auto type = cast<MemRefType>(v.getType());
+      auto layout = cuvil::l2::LayoutAttr::get(
+          context, "NCHW", ("NCHW" + Twine(block) + "c").str());
+      v.setType(MemRefType::get(type.getShape(), type.getElementType(), layout,
+                                type.getMemorySpace()));
+      cuvil::addStatistic(func, *this, numBlocked, "blocked");
+    }
+    // Kernel bodies see their operands' types.
+    func.walk([&](cuvil::l2::KernelOp kernel) {
+      Block &body = kernel.getBody().front();
+      for (auto [arg, operand] :
+           llvm::zip(body.getArguments(), kernel->getOperands()))
+        arg.setType(operand.getType());
+    });
+    for (auto call : llvm::to_vector(func.getOps<UKernelCallOp>())) {
+      if (!blocked.contains(call.getOutputs()[0]))
+        continue;
+      if (isQuantized(call) || isBf16(call))
+        call.setAlgorithm(cuvil::l2::Algorithm::direct_blocked);
+      else if (call.getKernel() == "conv2d" && !isWinograd(call))
+        prepareDirect(call, symbols);
+    }
+    func.walk([&](cuvil::l2::CopyOp copy) {
+      if (copy.isReorder())
+        cuvil::addStatistic(func, *this, numReorders, "reorders");
+    });
+  }
+
+  /// Packs the weights of a blocked direct convolution and trades im2col's
+  /// scratch for the padded image's.
+  void prepareDirect(UKernelCallOp call, SymbolTable &symbols) {
+    Value x = call.getInputs()[0], w = call.getInputs()[1];
+    auto in = cast<MemRefType>(x.getType());
+    auto wType = cast<MemRefType>(w.getType());
+    auto out = cast<MemRefType>(call.getOutputs()[0].getType());
+    bool depthwise = isDepthwise(call);
+    // A depthwise filter reads one channel: its packing has no input block.
+    int64_t ib = depthwise ? 1 : blockOf(x), lanes = blockOf(call.getOutputs()[0]);
+    int64_t oc = wType.getDimSize(0), c = wType.getDimSize(1),
+            kh = wType.getDimSize(2), kw = wType.getDimSize(3);
+    // Ungrouped: [OC/B][C/ib][KH][KW][ib][B]; depthwise: [C/B][KH][KW][B].
+    SmallVector<int64_t> shape =
+        depthwise ? SmallVector<int64_t>{oc / lanes, kh, kw, lanes}
+                  : SmallVector<int64_t>{oc / lanes, c / ib, kh, kw, ib, lanes};
+    auto packedType = MemRefType::get(shape, wType.getElementType());
+
+    memref::GlobalOp global = constantGlobal(w, symbols);
+    memref::GlobalOp &target = packed[{global, ib, lanes}];
+    if (!target) {
+      absl::StatusOr<std::string> bytes =
+          cuvil::getElementsBytes(*global.getInitialValue());
+      if (!bytes.ok() ||
+          bytes->size() != static_cast<size_t>(oc * c * kh * kw) * sizeof(float)) {
+        call.emitOpError("cannot read the weights to pack: ")
+            << (bytes.ok() ? "unexpected size" : bytes.status().message());
+        return signalPassFailure();
+      }
+      std::string data(bytes->size(), '\0');
+      const float *src = reinterpret_cast<const float *>(bytes->data());
+      float *dst = reinterpret_cast<float *>(data.data());
+      int64_t taps = kh * kw;
+      for (int64_t o = 0; o < oc; ++o)
+        for (int64_t i = 0; i < c; ++i)
+          for (int64_t t = 0; t < taps; ++t)
+            dst[((((o / lanes) * (c / ib) + i / ib) * taps + t) * ib + i % ib) *
+                    lanes +
+                o % lanes] = src[(o * c + i) * taps + t];
+      AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+          ArrayRef<char>(data.data(), data.size()), 64);
+      std::string name = (global.getSymName() + "_blocked" + Twine(lanes) +
+                          (ib == 1 && !depthwise ? "_plain" : ""))
+                             .str();
+      auto value = DenseResourceElementsAttr::get(
+          RankedTensorType::get(shape, wType.getElementType()), name,
+          std::move(blob));
+      OpBuilder builder(global);
+      target = memref::GlobalOp::create(
+          builder, global.getLoc(), name, builder.getStringAttr("private"),
+          packedType, value, /*constant=*/true, builder.getI64IntegerAttr(64));
+      symbols.insert(target); // Renames on a clash.
+      cuvil::addStatistic(call, *this, numPacked, "packed");
+    }
+
+    OpBuilder builder(call);
+    SmallVector<Value> inputs(call.getInputs());
+    inputs[1] = memref::GetGlobalOp::create(builder, w.getLoc(), packedType,
+                                            target.getSymName());
+    // The padded image, per image, as the kernel sizes it (none when the
+    // input needs no padding; the depthwise kernel tests bounds itself).
+    SmallVector<int64_t> st = call.getIntsParam("strides", {1, 1});
+    SmallVector<int64_t> pd = call.getIntsParam("padding", {0, 0, 0, 0});
+    SmallVector<int64_t> dl = call.getIntsParam("dilations", {1, 1});
+    int64_t padded =
+        depthwise ? 0
+                  : cuvil_conv2d_blocked_scratch_floats(
+                        c, in.getDimSize(2), in.getDimSize(3), kh, kw, st[0],
+                        st[1], pd[0], pd[1], dl[0], dl[1], out.getDimSize(2),
+                        out.getDimSize(3));
+    SmallVector<Value> outputs = {call.getOutputs()[0]};
+    if (padded > 0)
+      outputs.push_back(memref::AllocOp::create(
+          builder, call.getLoc(),
+          MemRefType::get({padded}, wType.getElementType()), ValueRange(),
+          builder.getI64IntegerAttr(64)));
+    call.cloneWith(builder, inputs, outputs)
+        .setAlgorithm(cuvil::l2::Algorithm::direct_blocked);
+    SmallVector<Value> dropped(call.getOutputs().drop_front());
+    call.erase();
+    for (Value v : dropped)
+      if (Operation *alloc = v.getDefiningOp(); alloc && alloc->use_empty())
+        alloc->erase();
+    if (Operation *get = w.getDefiningOp(); get && get->use_empty())
+      get->erase();
+    if (SymbolTable::symbolKnownUseEmpty(global, symbols.getOp())) {
+      // Forget it before its address can be reused.
+      for (auto it = packed.begin(); it != packed.end();)
+        it = std::get<0>(it->first) == global ? packed.erase(it) : std::next(it);
+      symbols.erase(global);
+    }
+  }
+};
+
+} // namespace
