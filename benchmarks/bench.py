@@ -716,6 +716,8 @@ def main():
                         help="skip the tree ensembles (benchmarks/trees_bench.py)")
     parser.add_argument("--no-fpga", action="store_true",
                         help="skip the FPGA Verilog (benchmarks/fpga_bench.py)")
+    parser.add_argument("--no-edge", action="store_true",
+                        help="skip the aarch64 footprint (benchmarks/edge_bench.py)")
     parser.add_argument("--render", metavar="RESULTS_JSON",
                         help="only write --results from a results.json")
     args = parser.parse_args()
@@ -869,6 +871,9 @@ def main():
     if not args.no_fpga:
         import fpga_bench
         results["fpga"] = fpga_bench.run(args.cuvilc, work, args.smoke)
+    if not args.no_edge:
+        import edge_bench
+        results["edge"] = edge_bench.run(args.cuvilc, work, MODELS, args.smoke)
     (out_dir / "results.json").write_text(json.dumps(results, indent=1))
     if not args.smoke:
         write_chart(results, out_dir / "results.png")
@@ -1106,6 +1111,9 @@ def write_markdown(results, args, path, cores):
     if results.get("fpga"):
         import fpga_bench
         lines += [""] + fpga_bench.markdown(results["fpga"])
+    if results.get("edge"):
+        import edge_bench
+        lines += [""] + edge_bench.markdown(results["edge"])
     lines.append("")
     path.write_text("\n".join(lines))
 

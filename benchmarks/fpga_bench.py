@@ -20,6 +20,8 @@ import sys
 import tempfile
 import time
 
+import results_md
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 HEADING = "## FPGA Verilog (issue #22)"
 sys.path.insert(0, str(ROOT / "tests" / "fpga"))
@@ -147,18 +149,6 @@ def markdown(results):
     return lines
 
 
-def update_section(path, lines):
-    text = pathlib.Path(path).read_text()
-    start = text.find(HEADING)
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
-    else:
-        end = text.find("\n## ", start + len(HEADING))
-        rest = text[end:] if end >= 0 else "\n"
-        text = text[:start] + "\n".join(lines) + rest
-    pathlib.Path(path).write_text(text)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -173,7 +163,7 @@ def main():
     lines = markdown(results)
     print("\n".join(lines))
     if args.update:
-        update_section(args.update, lines)
+        results_md.update_section(args.update, HEADING, lines)
 
 
 if __name__ == "__main__":

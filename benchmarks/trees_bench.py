@@ -25,6 +25,8 @@ import time
 
 import numpy as np
 
+import results_md
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CLANG = "/usr/lib/llvm-22/bin/clang"
 FEATURES = 28
@@ -343,19 +345,6 @@ def markdown(results, isa):
     return lines
 
 
-def update_section(path, lines):
-    """Replaces (or appends) this section of RESULTS.md."""
-    path = pathlib.Path(path)
-    text = path.read_text() if path.exists() else ""
-    start = text.find(HEADING)
-    if start >= 0:
-        end = text.find("\n## ", start + len(HEADING))
-        text = text[:start] + "\n".join(lines) + (text[end + 1:] if end >= 0 else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + "\n".join(lines)
-    path.write_text(text)
-
-
 def isa_note():
     flags = open("/proc/cpuinfo").read()
     isa = "avx512" if " avx512f " in flags else "avx2"
@@ -376,7 +365,7 @@ def main():
     lines = markdown(results, isa_note())
     print("\n".join(lines))
     if args.update:
-        update_section(args.update, lines)
+        results_md.update_section(args.update, HEADING, lines)
 
 
 if __name__ == "__main__":

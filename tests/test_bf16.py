@@ -243,5 +243,5 @@ def test_bf16_flag_errors(tmp_path):
     assert "--calibration applies with --quantize=int8; bf16 needs no calibration" in result.stderr
     result = cuvilc(path, "--quantize=fp8", "-o", tmp_path / "b.so")
     assert result.returncode != 0
-    assert "unknown --quantize value 'fp8'; expected int8 or bf16" in result.stderr
+    assert "unknown --quantize value 'fp8'; expected int8, bf16 or fp16" in result.stderr
     assert not (tmp_path / "a.so").exists() and not (tmp_path / "b.so").exists()

@@ -351,15 +351,18 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
   ASSIGN_OR_RETURN(l1::TargetAttr target,
                    backend->resolveTarget(&context, options.targetOptions));
 
-  if (options.quantization && options.bf16)
+  if (options.quantization.has_value() + options.bf16.has_value() +
+          options.fp16.has_value() > 1)
     return absl::InvalidArgumentError(
-        "int8 quantization and bfloat16 are exclusive: choose one");
-  if (options.integerIo && options.bf16)
-    return absl::InvalidArgumentError(
-        "integer I/O passes 8-bit quantized tensors; a bfloat16 model has "
-        "none: drop --integer-io or quantize to int8");
+        "int8 quantization, bfloat16 and float16 are exclusive: choose one");
+  if (options.integerIo && (options.bf16 || options.fp16))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "integer I/O passes 8-bit quantized tensors; a ",
+        options.bf16 ? "bfloat16" : "float16",
+        " model has none: drop --integer-io or quantize to int8"));
   ProgressReporter progress(options, 2 + options.quantization.has_value() +
                                          options.bf16.has_value() +
+                                         options.fp16.has_value() +
                                          toLevel2 +
                                          (emitKind ? emitKind->stages : 0));
   progress.stage(absl::StrCat("reading ", path));
@@ -494,6 +497,19 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
                            options.bf16->keepFp32.end());
       pm.addNestedPass<mlir::func::FuncOp>(
           createCuvilConvertProductsToBf16(bf16));
+    }));
+    collectStatistics();
+  }
+
+  if (options.fp16) {
+    progress.stage("converting linear layers to float16");
+    RETURN_IF_ERROR(runPipeline([&](mlir::OpPassManager &pm) {
+      addReducedPrecisionPrelude(pm);
+      CuvilConvertProductsToF16Options fp16;
+      fp16.keepFp32.assign(options.fp16->keepFp32.begin(),
+                           options.fp16->keepFp32.end());
+      pm.addNestedPass<mlir::func::FuncOp>(
+          createCuvilConvertProductsToF16(fp16));
     }));
     collectStatistics();
   }

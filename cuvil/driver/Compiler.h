@@ -86,6 +86,13 @@ struct CompileOptions {
     std::vector<std::string> keepFp32;
   };
   std::optional<Bf16> bf16;
+  /// float16 linear layers and convolutions summed in float16, on targets
+  /// with float16 arithmetic (cuvilc --quantize=fp16;
+  /// cuvil-convert-products-to-f16), except those `keepFp32` names.
+  struct Fp16 {
+    std::vector<std::string> keepFp32;
+  };
+  std::optional<Fp16> fp16;
   /// Integer I/O (cuvilc --integer-io): float32 inputs and outputs are
   /// taken and returned as 8-bit quantized tensors, their scales and zero
   /// points in the metadata (cuvil-quantize-io). Needs an int8 model: one

@@ -17,11 +17,10 @@
 
 #include "cuvil/ir/CuvilOps.h"
 #include "cuvil/passes/ConstantUtil.h"
+#include "cuvil/passes/HalfPrecision.h"
 #include "cuvil/passes/LinearLayers.h"
 #include "cuvil/passes/PassStatistics.h"
 #include "cuvil/passes/Passes.h"
-#include "cuvil/support/Diagnostics.h"
-#include "cuvil/support/ElementsBytes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -36,46 +35,25 @@ namespace l1 = cuvil::l1;
 
 namespace {
 
-/// `values` as bfloat16 bytes, each rounded to nearest even.
-std::string toBf16Bytes(const std::vector<float> &values, FloatType bf16) {
-  std::string bytes(2 * values.size(), '\0');
-  for (size_t i = 0; i < values.size(); ++i) {
-    uint16_t bits = cuvil::toHalfBits(values[i], bf16);
-    bytes[2 * i] = static_cast<char>(bits & 0xff);
-    bytes[2 * i + 1] = static_cast<char>(bits >> 8);
-  }
-  return bytes;
-}
-
 struct ConvertProductsToBf16
     : cuvil::impl::CuvilConvertProductsToBf16Base<ConvertProductsToBf16> {
   using CuvilConvertProductsToBf16Base::CuvilConvertProductsToBf16Base;
 
   void runOnOperation() override {
-    SmallVector<Operation *> products;
-    getOperation().walk([&](Operation *op) {
-      if (cuvil::isQuantizableKind(op))
-        products.push_back(op);
-    });
-    for (Operation *op : products) {
-      std::string node = cuvil::describeLocation(op->getLoc()).node;
-      if (std::optional<std::string> entry =
-              cuvil::keptInFp32(op, node, keepFp32)) {
-        op->emitWarning("kept in float32, as asked (keep-fp32 '")
-            << *entry << "')";
-        continue;
-      }
+    auto whyNot = [](Operation *op) {
       auto conv = dyn_cast<l1::Conv2dOp>(op);
-      std::optional<std::string> why =
-          conv ? whyNotBf16Conv(conv) : cuvil::whyNotConstantLinear(op);
-      if (why) {
-        op->emitWarning("stays float32: ") << *why;
-        continue;
-      }
+      return conv ? whyNotBf16Conv(conv) : cuvil::whyNotConstantLinear(op);
+    };
+    auto convertOne = [&](Operation *op) {
+      auto conv = dyn_cast<l1::Conv2dOp>(op);
       if (failed(conv ? convertConv(conv) : convert(op)))
-        return signalPassFailure();
+        return failure();
       cuvil::addStatistic(getOperation(), *this, numConverted, "converted");
-    }
+      return success();
+    };
+    if (failed(cuvil::convertProducts(getOperation(), keepFp32, whyNot,
+                                      convertOne)))
+      signalPassFailure();
   }
 
   /// Why `conv` has no bfloat16 form here, or nullopt if it has.
@@ -110,7 +88,7 @@ struct ConvertProductsToBf16
     Value w = cuvil::createResourceConstant(builder, loc,
                                             weightType.clone(bf16),
                                             "bf16_weights",
-                                            toBf16Bytes(*weights, bf16));
+                                            cuvil::toHalfBytes(*weights, bf16));
     auto converted = l1::Conv2dOp::create(
         builder, loc, x, w, conv.getBias(), conv.getStridesAttr(),
         conv.getPaddingAttr(), conv.getDilationsAttr(), conv.getGroupsAttr(),
@@ -133,7 +111,7 @@ struct ConvertProductsToBf16
                                  layer.activation);
     Value weights = cuvil::createResourceConstant(
         builder, loc, RankedTensorType::get({layer.k, layer.n}, bf16),
-        "bf16_weights", toBf16Bytes(layer.weights, bf16));
+        "bf16_weights", cuvil::toHalfBytes(layer.weights, bf16));
     Value y = l1::MatmulOp::create(builder, loc, x, weights,
                                    TypeAttr::get(builder.getF32Type()));
     if (layer.bias)

@@ -128,6 +128,34 @@ def CuvilConvertProductsToBf16
   let dependentDialects = ["::cuvil::l1::CuvilDialect"];
 }
 
+def CuvilConvertProductsToF16
+    : Pass<"cuvil-convert-products-to-f16", "::mlir::func::FuncOp"> {
+  let summary = "Compute linear layers and convolutions in float16 "
+                "arithmetic";
+  let description = [{
+    On a target with float16 arithmetic (`#cuvil.target` feature
+    `fullfp16`: aarch64 CPUs with +fp16), each linear layer (a
+    `cuvil.matmul` or `cuvil.gemm` of a float32 activation by constant
+    float32 weights) becomes a float16 `cuvil.matmul` (no `acc_type`: its
+    sums are float16 too, a chain of fused multiply-adds) of the activation
+    cast to float16 by the weights stored in float16 ([K, N], rounded to
+    nearest even, a gemm's alpha folded in), cast back to float32, then its
+    bias added in float32. An ungrouped `cuvil.conv2d` by constant weights
+    becomes a float16 one without bias, cast back, its bias added after. What
+    stays float32 gets a warning saying why: what the user keeps
+    (`keep-fp32`), grouped and depthwise convolutions, run-time weights;
+    everything, with one warning, on a target without float16 arithmetic.
+  }];
+  let options = [
+    ListOption<"keepFp32", "keep-fp32", "std::string",
+               "Node names, module paths or op kinds to keep in float32">,
+  ];
+  let statistics = [
+    Statistic<"numConverted", "converted", "Products converted to float16">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
+}
+
 def CuvilFoldQuantizedProducts
     : Pass<"cuvil-fold-quantized-products", "::mlir::func::FuncOp"> {
   let summary = "Multiply quantized operands in integers";

@@ -152,7 +152,9 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         calibrated on its data; cuvilc --quantize=int8; the result's
         `quantization_report` then says what each layer became) or a
         cuvil.quantization.BF16 (linear layers on bfloat16 activations and
-        weights, summed in float32; cuvilc --quantize=bf16).
+        weights, summed in float32; cuvilc --quantize=bf16) or a
+        cuvil.quantization.FP16 (linear layers and convolutions in float16
+        arithmetic on CPUs with it, aarch64 +fp16; cuvilc --quantize=fp16).
     verbose: print the compiler's progress lines to stderr.
     output_margin: for a boosted tree ensemble, return its margins
         (XGBoost's output_margin=True, LightGBM's raw_score=True,
@@ -237,9 +239,9 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
 
     from cuvil import quantization
     if quantize is not None and not isinstance(
-            quantize, (quantization.Int8, quantization.BF16)):
-        raise TypeError("quantize must be a cuvil.quantization.Int8 or BF16, "
-                        f"got {type(quantize).__name__}")
+            quantize, (quantization.Int8, quantization.BF16, quantization.FP16)):
+        raise TypeError("quantize must be a cuvil.quantization.Int8, BF16 or "
+                        f"FP16, got {type(quantize).__name__}")
 
     from cuvil import onnx_ml
     xgboost = _xgboost_booster(model) is not None or (
@@ -290,6 +292,8 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         quantization_options = {}
         if isinstance(quantize, quantization.BF16):
             quantization_options = dict(bf16=True, keep_fp32=quantize.keep_fp32)
+        elif isinstance(quantize, quantization.FP16):
+            quantization_options = dict(fp16=True, keep_fp32=quantize.keep_fp32)
         elif quantize is not None:
             quantization_options = dict(
                 calibration=quantize._write_calibration(

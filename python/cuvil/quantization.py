@@ -1,11 +1,13 @@
 """Reduced-precision options for cuvil.compile: int8 post-training static
-quantization, and bfloat16.
+quantization, bfloat16 and float16.
 
     q = cuvil.quantization.Int8(calibration=[x0, x1, ...])
     compiled = cuvil.compile(model, input_signature=..., quantize=q)
     compiled.quantization_report   # each layer's range, scale, zero point
 
     compiled = cuvil.compile(model, ..., quantize=cuvil.quantization.BF16())
+    compiled = cuvil.compile(model, ..., target="aarch64-linux-gnu",
+                             cpu="cortex-a76", quantize=cuvil.quantization.FP16())
 
 Calibration runs the float32 model on the batches given (a few hundred
 representative samples), observes every quantized layer's activation, and
@@ -20,6 +22,13 @@ weights rounded to bfloat16 (to nearest even; the weights stored so, half
 their float32 bytes) and sum the products in float32, on AVX-512 BF16's
 vdpbf16ps where the CPU has it and by widening to float32 otherwise, with
 the same results either way.
+
+FP16 needs no calibration either: linear layers and ungrouped convolutions
+compute in float16 arithmetic, sums included (fused multiply-adds in
+float16: twice float32's lanes), on CPUs that have it (aarch64 with +fp16:
+Cortex-A55, A76, Neoverse N1 and later; docs/edge.md); their biases and
+everything else stay float32. On a CPU without float16 arithmetic the model
+stays float32, with a note.
 """
 
 import os
@@ -129,6 +138,21 @@ class BF16:
 
     def __repr__(self):
         return f"BF16(keep_fp32={self.keep_fp32!r})"
+
+
+class FP16:
+    """float16 linear layers and convolutions, summed in float16.
+
+    keep_fp32: ops to keep in float32, named as for Int8.
+    """
+
+    def __init__(self, *, keep_fp32=()):
+        if isinstance(keep_fp32, str):
+            keep_fp32 = [keep_fp32]
+        self.keep_fp32 = [str(name) for name in keep_fp32]
+
+    def __repr__(self):
+        return f"FP16(keep_fp32={self.keep_fp32!r})"
 
 
 def _to_numpy(value):

@@ -42,9 +42,11 @@ struct PyCompileOptions {
   std::optional<std::string> calibration;
   std::string observer = "minmax";
   double percentile = 99.99;
-  /// Also bfloat16's (cuvil.quantization.BF16, when `bf16`).
+  /// Also bfloat16's and float16's (cuvil.quantization.BF16, FP16, when
+  /// `bf16`, `fp16`).
   std::vector<std::string> keepFp32;
   bool bf16 = false;
+  bool fp16 = false;
   /// 8-bit quantized inputs and outputs (Int8(integer_io=True)).
   bool integerIo = false;
   /// A target's own settings (TargetOptions::settings: an FPGA's
@@ -121,6 +123,8 @@ py::dict compileModel(py::bytes model, const PyCompileOptions &py) {
   }
   if (py.bf16)
     options.bf16 = cuvil::CompileOptions::Bf16{py.keepFp32};
+  if (py.fp16)
+    options.fp16 = cuvil::CompileOptions::Fp16{py.keepFp32};
   options.integerIo = py.integerIo;
   options.sampleParallel = py.sampleParallel;
   options.treeOutput = py.treeLeaves    ? cuvil::trees::ForestOutput::kLeaf
@@ -187,7 +191,7 @@ PYBIND11_MODULE(_C, m) {
                        std::optional<std::string> calibration,
                        std::string observer, double percentile,
                        std::vector<std::string> keepFp32, bool bf16,
-                       bool integerIo,
+                       bool fp16, bool integerIo,
                        std::map<std::string, std::string> settings,
                        bool treeMargins, bool treeLeaves,
                        std::optional<double> treeMissing,
@@ -200,7 +204,8 @@ PYBIND11_MODULE(_C, m) {
                  std::move(progress),    std::move(calibration),
                  std::move(observer),    percentile,
                  std::move(keepFp32),    bf16,
-                 integerIo,              std::move(settings),
+                 fp16,                   integerIo,
+                 std::move(settings),
                  treeMargins,            treeLeaves,
                  treeMissing,            treeFloat32Features,
                  std::move(sampleParallel)};
@@ -215,7 +220,8 @@ PYBIND11_MODULE(_C, m) {
            py::arg("calibration") = py::none(),
            py::arg("observer") = "minmax", py::arg("percentile") = 99.99,
            py::arg("keep_fp32") = std::vector<std::string>(),
-           py::arg("bf16") = false, py::arg("integer_io") = false,
+           py::arg("bf16") = false, py::arg("fp16") = false,
+           py::arg("integer_io") = false,
            py::arg("settings") = std::map<std::string, std::string>(),
            py::arg("tree_margins") = false, py::arg("tree_leaves") = false,
            py::arg("tree_missing") = py::none(),

@@ -368,7 +368,7 @@ def test_calibration_errors():
     with pytest.raises(ValueError, match="observer must be one of"):
         Int8([np.zeros((1, 8))], observer="kl")
     with pytest.raises(TypeError, match="quantize must be a "
-                       "cuvil.quantization.Int8 or BF16"):
+                       "cuvil.quantization.Int8, BF16 or FP16"):
         cuvil.compile(model, signature, max_batch=4, quantize="int8")
     with pytest.raises(cuvil.CompileError, match=r"calibration array 'x' has "
                        r"shape \[2, 7\]"):

@@ -1,11 +1,13 @@
 /* Runs a compiled model through the C ABI of its header alone (model.h),
- * for the aarch64 tests under qemu-aarch64:
+ * for the aarch64 tests and benchmarks under qemu-aarch64:
  *
- *   run_model THREADS BATCH IN.bin... -- OUT.bin:BYTES...
+ *   run_model [--repeat N] THREADS BATCH IN.bin... -- OUT.bin:BYTES...
  *
  * Reads each input's bytes from its file, runs the batch in a context of
- * THREADS threads, writes each output's BYTES to its file. Exits 0, or
- * with the model's status code after printing its message. */
+ * THREADS threads (N times: the benchmark counts the instructions of N = 2
+ * and N = 1, whose difference is one inference), writes each output's
+ * BYTES to its file. Exits 0, or with the model's status code after
+ * printing its message. */
 #include "model.h"
 
 #include <stdio.h>
@@ -35,12 +37,17 @@ int main(int argc, char **argv) {
   void *outputs[CUVIL_MODEL_NUM_OUTPUTS + 1];
   size_t bytes[CUVIL_MODEL_NUM_OUTPUTS + 1];
   const char *paths[CUVIL_MODEL_NUM_OUTPUTS + 1];
-  int threads, i, at = 3, status;
+  int threads, i, at = 3, status, repeat = 1, run;
   long long batch;
   cuvil_context *context = NULL;
-  if (argc != 4 + CUVIL_MODEL_NUM_INPUTS + CUVIL_MODEL_NUM_OUTPUTS) {
-    fprintf(stderr, "usage: run_model THREADS BATCH IN.bin x %d -- OUT.bin:BYTES x %d\n",
-            CUVIL_MODEL_NUM_INPUTS, CUVIL_MODEL_NUM_OUTPUTS);
+  if (argc > 2 && strcmp(argv[1], "--repeat") == 0) {
+    repeat = atoi(argv[2]);
+    argv += 2;
+    argc -= 2;
+  }
+  if (argc != 4 + CUVIL_MODEL_NUM_INPUTS + CUVIL_MODEL_NUM_OUTPUTS || repeat < 1) {
+    fprintf(stderr, "usage: run_model [--repeat N] THREADS BATCH IN.bin x %d -- "
+            "OUT.bin:BYTES x %d\n", CUVIL_MODEL_NUM_INPUTS, CUVIL_MODEL_NUM_OUTPUTS);
     return 100;
   }
   threads = atoi(argv[1]);
@@ -63,7 +70,7 @@ int main(int argc, char **argv) {
     outputs[i] = calloc(bytes[i] ? bytes[i] : 1, 1);
   }
   status = cuvil_context_create(threads, &context);
-  if (status == CUVIL_OK)
+  for (run = 0; status == CUVIL_OK && run < repeat; ++run)
     status = cuvil_context_run(context, batch, inputs, outputs);
   if (status != CUVIL_OK) {
     fprintf(stderr, "run_model: status %d: %s\n", status,

@@ -204,3 +204,178 @@ def test_errors_name_what_to_use(tmp_path):
     # native, when cross-compiling, is generic.
     model = cross_compile(tmp_path / "c.onnx", tmp_path / "native", cpu="native")
     assert model.metadata["target"]["cpu"] == "generic"
+
+
+def test_float16_tensors_round_as_numpy_does(tmp_path):
+    # Half conversions are fcvt on aarch64 (runtime/math/scalar.h): a cast
+    # to float16 (ties, subnormals, overflow to inf) and a float16 sum give
+    # numpy's bits.
+    from onnx import TensorProto, helper, numpy_helper, save_model
+    rng = np.random.default_rng(3)
+    x = np.concatenate([
+        rng.normal(0, 100, 960).astype(np.float32),
+        np.float32([1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11, 65504, 65520, 1e6, -1e6,
+                    2.0 ** -24, 2.0 ** -25, 3 * 2.0 ** -25, 2.0 ** -14, 0.0, -0.0]),
+        rng.normal(0, 1e-5, 28).astype(np.float32)]).reshape(1, 1000)
+    c = rng.normal(0, 10, (1, 1000)).astype(np.float16)
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
+         helper.make_node("Identity", ["h"], ["y"]),
+         helper.make_node("Add", ["h", "c"], ["z"])],
+        "halves",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1000])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [1, 1000]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT16, [1, 1000])],
+        [numpy_helper.from_array(c, "c")])
+    save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]),
+               str(tmp_path / "halves.onnx"))
+    model = cross_compile(tmp_path / "halves.onnx", tmp_path / "build")
+    y, z = model.run(x, cpu="cortex-a53")
+    with np.errstate(over="ignore"):
+        expected = x.astype(np.float16)
+    np.testing.assert_array_equal(y.view(np.uint16), expected.view(np.uint16))
+    np.testing.assert_array_equal(z.view(np.uint16), (expected + c).view(np.uint16))
+
+
+def test_bf16_runs_on_the_reference_kernels(tmp_path):
+    # No Arm bf16 kernels yet: bfloat16 products take the portable reference
+    # (docs/edge.md), with the x86 results' accuracy.
+    example, expected = export("mlp", tmp_path / "mlp.onnx")
+    model = cross_compile(tmp_path / "mlp.onnx", tmp_path / "build", "--quantize=bf16")
+    assert model.metadata["kernels"]["bgemm8"] == "reference"
+    (got,) = model.run(example.numpy(), cpu="cortex-a72")
+    cosine = float((got * expected).sum() / np.linalg.norm(got) / np.linalg.norm(expected))
+    assert cosine > 0.9999
+
+
+def fused_f16_products(a, b):
+    """a [M, K] @ b [K, N] in float16 arithmetic as the fp16 kernels define
+    it (runtime/hgemm): per output, fused float16 multiply-adds over k in
+    order from 0, each rounded once (numpy rounds float64 to float16
+    directly)."""
+    a64, b64 = a.astype(np.float16).astype(np.float64), b.astype(np.float16).astype(np.float64)
+    acc = np.zeros((a.shape[0], b.shape[1]), np.float16)
+    for l in range(a.shape[1]):
+        acc = (acc.astype(np.float64) + a64[:, l:l + 1] * b64[l:l + 1, :]).astype(np.float16)
+    return acc
+
+
+def patches(x, k, stride, pad):
+    """im2col of NCHW x: [N, C * k * k, OH * OW], rows in (c, ky, kx) order."""
+    n, c, h, w = x.shape
+    xp = np.zeros((n, c, h + 2 * pad, w + 2 * pad), x.dtype)
+    xp[:, :, pad:pad + h, pad:pad + w] = x
+    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    cols = [xp[:, :, ky:ky + stride * oh:stride, kx:kx + stride * ow:stride]
+            for ky in range(k) for kx in range(k)]
+    # [N, C, k*k, OH, OW] -> rows (c, ky, kx)
+    stacked = np.stack(cols, axis=2).reshape(n, c * k * k, oh * ow)
+    return stacked, oh, ow
+
+
+def test_fp16_layers_are_float16_arithmetic_bit_for_bit(tmp_path):
+    # A conv 3x3 + ReLU, a strided pointwise conv, and a linear layer, each
+    # in float16 arithmetic (--quantize=fp16 on a Cortex-A76: neon_fp16),
+    # against numpy's fused float16 steps; the portable C (the reference
+    # kernel) gives the same bits.
+    torch.manual_seed(3)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Conv2d(3, 12, 3, padding=1)
+            self.b = torch.nn.Conv2d(12, 8, 1, stride=2)
+            self.fc = torch.nn.Linear(8 * 5 * 5, 10)
+
+        def forward(self, x):
+            y = self.b(torch.relu(self.a(x)))
+            return self.fc(y.flatten(1))
+
+    net = Net().eval()
+    x = torch.randn(2, 3, 10, 10)
+    torch.onnx.export(net, x, str(tmp_path / "net.onnx"), input_names=["input"],
+                      output_names=["output"], opset_version=14)
+    model = cross_compile(tmp_path / "net.onnx", tmp_path / "neon", "--quantize=fp16",
+                          cpu="cortex-a76")
+    assert model.metadata["kernels"]["hgemm4"] == "neon_fp16"
+    (got,) = model.run(x.numpy(), cpu="cortex-a76")
+
+    def conv(v, layer, stride, pad):
+        w = layer.weight.detach().numpy()
+        cols, oh, ow = patches(v.astype(np.float16), w.shape[2], stride, pad)
+        out = np.stack([fused_f16_products(w.reshape(w.shape[0], -1), c) for c in cols])
+        y = out.astype(np.float32) + layer.bias.detach().numpy()[:, None]
+        return y.reshape(v.shape[0], w.shape[0], oh, ow)
+
+    h = np.maximum(conv(x.numpy(), net.a, 1, 1), 0)
+    h = conv(h, net.b, 2, 0).reshape(2, -1)
+    expected = (fused_f16_products(h, net.fc.weight.detach().numpy().T).astype(np.float32)
+                + net.fc.bias.detach().numpy())
+    np.testing.assert_array_equal(got, expected)
+    with torch.no_grad():
+        reference = net(x).numpy()
+    # float16 carries 11 bits: within 1% of the float32 model's scale.
+    assert np.abs(got - reference).max() <= 1e-2 * np.abs(reference).max()
+
+    # The portable C: the reference micro-kernel, the same bits.
+    source = tmp_path / "net.c"
+    subprocess.run([str(CUVILC), "--quiet", str(tmp_path / "net.onnx"),
+                    "--target=aarch64-linux-gnu", "--cpu=cortex-a76",
+                    "--quantize=fp16", "--emit=c", "-o", str(source)], check=True)
+    so = tmp_path / "portable" / "model.so"
+    so.parent.mkdir()
+    subprocess.run([str(LLVM / "clang"), "--target=aarch64-linux-gnu", "-std=c99",
+                    "-O2", "-fPIC", "-shared", "-fuse-ld=lld", str(source), "-lm",
+                    "-o", str(so)], check=True)
+    (so.parent / "model.h").write_bytes((tmp_path / "neon" / "model.h").read_bytes())
+    portable = Aarch64Model(so)
+    assert portable.metadata["kernels"]["hgemm4"] == "reference"
+    (same,) = portable.run(x.numpy(), cpu="cortex-a76")
+    np.testing.assert_array_equal(same, got)
+
+
+def test_fp16_mobilenet_keeps_float32_accuracy(tmp_path):
+    example, expected = export("mobilenet_v2", tmp_path / "m.onnx")
+    model = cross_compile(tmp_path / "m.onnx", tmp_path / "build", "--quantize=fp16",
+                          cpu="cortex-a76")
+    (got,) = model.run(example.numpy(), cpu="cortex-a76")
+    cosine = float((got * expected).sum() / np.linalg.norm(got) / np.linalg.norm(expected))
+    assert cosine > 0.9995, cosine
+
+
+def test_fp16_needs_float16_arithmetic(tmp_path):
+    export("mlp", tmp_path / "mlp.onnx")
+    result = subprocess.run(
+        [str(CUVILC), str(tmp_path / "mlp.onnx"), "--target=aarch64-linux-gnu",
+         "--cpu=cortex-a72", "--quantize=fp16", "-o", str(tmp_path / "model.so")],
+        capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert ("stays float32: the target (aarch64 cortex-a72) has no float16 "
+            "arithmetic") in result.stderr
+    model = Aarch64Model(tmp_path / "model.so")
+    assert model.metadata["kernels"]["hgemm4"] == "none"
+
+
+def test_fp16_flag_errors(tmp_path):
+    export("classifier", tmp_path / "c.onnx")
+    for flags, message in [
+        (["--calibration=x.npz"],
+         "--calibration applies with --quantize=int8; fp16 needs no calibration"),
+        (["--integer-io"],
+         "--integer-io passes 8-bit quantized tensors; use it with "
+         "--quantize=int8 (or an ONNX QDQ model), not fp16"),
+    ]:
+        result = subprocess.run(
+            [str(CUVILC), str(tmp_path / "c.onnx"), "--target=aarch64-linux-gnu",
+             "--cpu=cortex-a76", "--quantize=fp16", *flags,
+             "-o", str(tmp_path / "c.so")], capture_output=True, text=True)
+        assert result.returncode != 0 and message in result.stderr, result.stderr
+        assert not (tmp_path / "c.so").exists()
+    # x86 has no float16 arithmetic kernels: the model stays float32, noted.
+    result = subprocess.run(
+        [str(CUVILC), str(tmp_path / "c.onnx"), "--quantize=fp16",
+         "--cpu=x86-64-v3", "-o", str(tmp_path / "x86.so")],
+        capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "stays float32: the target (x86 x86-64-v3) has no float16 arithmetic" \
+        in result.stderr

@@ -52,8 +52,11 @@ ABSL_FLAG(std::string, target, "x86_64-linux-gnu",
           "The target, by name or triple (listed below).");
 ABSL_FLAG(std::string, cpu, "native",
           "CPU to build for: native (this machine), x86-64, x86-64-v2, "
-          "x86-64-v3, x86-64-v4, or an LLVM CPU name such as znver4. The "
-          "artifact refuses to run on a CPU without the features it uses.");
+          "x86-64-v3, x86-64-v4, or an LLVM CPU name such as znver4; for "
+          "--target=aarch64-linux-gnu, generic (native when cross-compiling) "
+          "or an LLVM CPU name such as cortex-a72, cortex-a76 or neoverse-n1. "
+          "The artifact refuses to run on a CPU without the features it "
+          "uses.");
 ABSL_FLAG(bool, external_weights, false,
           "Write the weights to <output>.weights.bin beside the .so, which "
           "maps them when loaded, instead of embedding them (large models).");
@@ -91,8 +94,10 @@ ABSL_FLAG(std::string, sample_parallel, "auto",
 ABSL_FLAG(std::string, quantize, "",
           "Reduced precision: int8 (post-training static quantization: "
           "linear layers and convolutions run on int8 kernels, calibrated on "
-          "--calibration) or bf16 (linear layers read bfloat16 activations "
-          "and weights, summed in float32; no calibration). Inputs and "
+          "--calibration), bf16 (linear layers read bfloat16 activations "
+          "and weights, summed in float32; no calibration) or fp16 (linear "
+          "layers and convolutions in float16 arithmetic, on aarch64 CPUs "
+          "with +fp16 such as cortex-a76; no calibration). Inputs and "
           "outputs keep their float types (see --integer-io).");
 ABSL_FLAG(bool, integer_io, false,
           "With an int8 model (--quantize=int8, or an ONNX QDQ model that "
@@ -132,7 +137,7 @@ ABSL_FLAG(double, percentile, 99.99,
           "The percentile observer's p: the range is [(100-p)th, p-th] "
           "percentile.");
 ABSL_FLAG(std::vector<std::string>, keep_fp32, {},
-          "With --quantize (int8 or bf16): ops to keep in float32, "
+          "With --quantize (int8, bf16 or fp16): ops to keep in float32, "
           "comma-separated: node "
           "names (/fc1/Gemm), module paths (fc1) or op kinds (Gemm, MatMul).");
 ABSL_FLAG(std::string, quantization_report, "",
@@ -206,6 +211,8 @@ Examples:
   cuvilc examples/classifier.mlir --emit=mlir-level2
   cuvilc fraud.json --max-batch 65536 -o fraud.so  # XGBoost trees
   cuvilc model.txt --tree-output=margin -o raw.so   # LightGBM raw scores
+  cuvilc resnet18.onnx --target=aarch64-linux-gnu --cpu=cortex-a72 \
+      -o resnet18.so                               # a Raspberry Pi 4's .so
   cuvilc jet_tagger.onnx --target=fpga --device=xczu9eg \
       --precision='fixed<16,6>' -o jet_tagger/   # an HLS project folder
 
@@ -345,9 +352,17 @@ absl::Status parseQuantizationFlags(cuvil::CompileOptions &options) {
     options.bf16 = cuvil::CompileOptions::Bf16{absl::GetFlag(FLAGS_keep_fp32)};
     return absl::OkStatus();
   }
+  if (scheme == "fp16") {
+    if (const char *stray = givenCalibrationFlag())
+      return absl::InvalidArgumentError(absl::StrCat(
+          stray, " applies with --quantize=int8; fp16 needs no calibration"));
+    options.fp16 = cuvil::CompileOptions::Fp16{absl::GetFlag(FLAGS_keep_fp32)};
+    return absl::OkStatus();
+  }
   if (scheme != "int8")
     return absl::InvalidArgumentError(absl::StrCat(
-        "unknown --quantize value '", scheme, "'; expected int8 or bf16"));
+        "unknown --quantize value '", scheme,
+        "'; expected int8, bf16 or fp16"));
   if (data.empty())
     return absl::InvalidArgumentError(
         "--quantize=int8 needs --calibration=FILE.npz: representative inputs "
@@ -374,10 +389,11 @@ absl::Status parseQuantizationFlags(cuvil::CompileOptions &options) {
 /// --integer-io, after --quantize.
 absl::Status parseIntegerIoFlag(cuvil::CompileOptions &options) {
   options.integerIo = absl::GetFlag(FLAGS_integer_io);
-  if (options.integerIo && options.bf16)
-    return absl::InvalidArgumentError(
+  if (options.integerIo && (options.bf16 || options.fp16))
+    return absl::InvalidArgumentError(absl::StrCat(
         "--integer-io passes 8-bit quantized tensors; use it with "
-        "--quantize=int8 (or an ONNX QDQ model), not bf16");
+        "--quantize=int8 (or an ONNX QDQ model), not ",
+        options.bf16 ? "bf16" : "fp16"));
   return absl::OkStatus();
 }
 

@@ -181,12 +181,18 @@ std::string assembleRuntime(const RuntimeSelection &selection) {
                  ? "#define CUVIL_BGEMM8 cuvil_bgemm8_" + selection.bgemm8 + "\n"
                  : std::string()) +
             qconvbMacros(selection) + bconvbMacros(selection) +
+            (selection.hgemm4 != "none"
+                 ? "#define CUVIL_HGEMM4 cuvil_hgemm4_" + selection.hgemm4 + "\n"
+                 : std::string()) +
             (selection.forestWalk != "none"
                  ? "#define CUVIL_FOREST_WALK cuvil_forest_walk_" +
                        selection.forestWalk +
                        "\n#define CUVIL_PERFECT_WALK cuvil_perfect_walk_" +
                        selection.forestWalk + "\n"
                  : std::string());
+  // Every artifact's scalar helpers (half conversions) come first: the
+  // families may use them.
+  appendWithoutOwnIncludes(runtimeFile("math/scalar.h"), text);
   std::vector<const Family *> closure;
   for (const std::string &name : runtimeClosure(selection.families))
     closure.push_back(&*llvm::find_if(

@@ -51,6 +51,8 @@ struct RuntimeSelection {
   std::string bconvb = "none";
   /// The forest walk (trees/trees.inc); "none" when no tree ensemble runs.
   std::string forestWalk = "none";
+  /// The float16 product's (hgemm/hgemm.inc); "none" when nothing calls it.
+  std::string hgemm4 = "none";
 };
 
 /// The runtime families by name, in dependency order.
@@ -80,7 +82,8 @@ RuntimeSelection selectRuntime(mlir::func::FuncOp func, const std::string &cpu,
 /// ("abi/entry.c"); a missing file is an internal error.
 llvm::StringRef runtimeFile(llvm::StringRef path);
 
-/// The C text of the selection: the variant macros, then the headers, then
+/// The C text of the selection: the variant macros, every model's scalar
+/// helpers (math/scalar.h), then the headers, then
 /// the sources of its families' closure. The model's code follows it.
 std::string assembleRuntime(const RuntimeSelection &selection);
 

@@ -1,15 +1,16 @@
 //===- RuntimeContract.h - the kernels' contract, for cuvilc -*- C++ -*-===//
 //
-// What the x86 passes must agree on with the kernels, from the runtime's
+// What the CPU passes must agree on with the kernels, from the runtime's
 // own definitions (runtime/contract/): its C header and sizing functions
-// (linked into cuvilc), and the level2 kernels that have a channel-blocked
-// form.
+// (linked into cuvilc), the level2 kernels that have a channel-blocked
+// form, and which products the float16 kernels compute.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CUVIL_TARGETS_CPU_RUNTIMECONTRACT_H
 #define CUVIL_TARGETS_CPU_RUNTIMECONTRACT_H
 
+#include "cuvil/ir/CuvilL2Ops.h"
 #include "cuvil/targets/cpu/runtime/contract/contract.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -44,6 +45,17 @@ inline BlockedForm blockedForm(llvm::StringRef kernel) {
 #include "cuvil/targets/cpu/runtime/contract/blocked_kernels.inc"
 #undef CUVIL_BLOCKED_KERNEL
   return BlockedForm::None;
+}
+
+/// Whether `call` is a product of float16 operands summed in float16 (a
+/// matmul or conv2d of cuvil-convert-products-to-f16, no acc_type): the
+/// hgemm family's (runtime/hgemm).
+inline bool isF16Product(cuvil::l2::UKernelCallOp call) {
+  if ((call.getKernel() != "matmul" && call.getKernel() != "conv2d") ||
+      call.getParam("acc_type") || call.getInputs().empty())
+    return false;
+  auto type = llvm::dyn_cast<mlir::MemRefType>(call.getInputs()[0].getType());
+  return type && type.getElementType().isF16();
 }
 
 } // namespace cuvil::cpu

@@ -28,6 +28,9 @@ using namespace mlir;
 /// ("" for the ones it writes as loops).
 std::string familyOf(cuvil::l2::UKernelCallOp call) {
   StringRef kernel = call.getKernel();
+  // A float16 product or convolution (cuvil-convert-products-to-f16).
+  if (isF16Product(call))
+    return "hgemm";
   // A bfloat16 convolution (cuvil-convert-products-to-bf16).
   if (kernel == "conv2d" && call.getParam("acc_type"))
     return "bconv";
@@ -106,7 +109,7 @@ RuntimeSelection selectRuntime(func::FuncOp func, const std::string &cpu,
   selection.families.insert("threads");
   bool convbTiles = false, qgemm = false, bgemm = false, qconvbTiles = false,
        qconvbNarrow = false, qgemmNarrow = false, bconv = false,
-       trees = false;
+       trees = false, hgemm = false;
   func.walk([&](Operation *op) {
     if (auto call = dyn_cast<cuvil::l2::UKernelCallOp>(op)) {
       std::string family = familyOf(call);
@@ -125,6 +128,7 @@ RuntimeSelection selectRuntime(func::FuncOp func, const std::string &cpu,
       bgemm |= family == "bgemm";
       bconv |= family == "bconv";
       trees |= family == "trees";
+      hgemm |= family == "hgemm";
     } else if (isa<cuvil::l2::KernelOp>(op)) {
       selection.families.insert("math");
     } else if (auto copy = dyn_cast<cuvil::l2::CopyOp>(op)) {
@@ -139,11 +143,12 @@ RuntimeSelection selectRuntime(func::FuncOp func, const std::string &cpu,
   selection.bgemm8 = bgemm ? "reference" : "none";
   selection.bconvb = bconv ? "reference" : "none";
   selection.forestWalk = trees ? "reference" : "none";
+  selection.hgemm4 = hgemm ? "reference" : "none";
   selection.qconvb = qconvbTiles ? "reference" : "none";
   selection.qconvbNarrow = qconvbNarrow ? "reference" : "none";
   if (simd) {
     std::vector<std::pair<std::string, std::string>> sgemm4, dwconv, convb,
-        qgemm4, qgemm4Narrow, bgemm8, bconvb, forestWalk;
+        qgemm4, qgemm4Narrow, bgemm8, bconvb, forestWalk, hgemm4;
 #define CUVIL_SGEMM4_VARIANT(name, target, features)                           \
   sgemm4.emplace_back(#name, features);
 #include "cuvil/targets/cpu/runtime/gemm/sgemm4.inc"
@@ -174,6 +179,10 @@ RuntimeSelection selectRuntime(func::FuncOp func, const std::string &cpu,
   forestWalk.emplace_back(#name, features);
 #include "cuvil/targets/cpu/runtime/trees/trees.inc"
 #undef CUVIL_FOREST_WALK_VARIANT
+#define CUVIL_HGEMM4_VARIANT(name, target, features)                           \
+  hgemm4.emplace_back(#name, features);
+#include "cuvil/targets/cpu/runtime/hgemm/hgemm.inc"
+#undef CUVIL_HGEMM4_VARIANT
     if (qgemm)
       selection.qgemm4 = chooseVariant(qgemm4, cpuFeatures);
     if (qgemmNarrow)
@@ -185,6 +194,8 @@ RuntimeSelection selectRuntime(func::FuncOp func, const std::string &cpu,
       selection.bconvb = chooseVariant(bconvb, cpuFeatures);
     if (trees)
       selection.forestWalk = chooseVariant(forestWalk, cpuFeatures);
+    if (hgemm)
+      selection.hgemm4 = chooseVariant(hgemm4, cpuFeatures);
     selection.sgemm4 = chooseVariant(sgemm4, cpuFeatures);
     selection.dwconv = chooseVariant(dwconv, cpuFeatures);
     selection.convb = chooseVariant(convb, cpuFeatures);

@@ -207,6 +207,9 @@ TEST(RuntimeTest, EveryFileIsEmbeddedAndIncludesOnlyItsClosure) {
         if (!line.consume_front(prefix))
           continue;
         std::string included = line.take_until([](char ch) { return ch == '"'; }).str();
+        // The scalar helpers precede every family in a model's text.
+        if (included == "math/scalar.h")
+          continue;
         ASSERT_TRUE(owner.count(included)) << path << " includes " << included;
         EXPECT_TRUE(llvm::is_contained(closure, owner[included]))
             << path << " (" << family << ") includes " << included << " of "

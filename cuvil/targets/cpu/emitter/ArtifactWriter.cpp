@@ -127,6 +127,7 @@ std::string metadataJson(func::FuncOp func, ModelFacts &facts,
                                      {"qconvb_narrow", runtime.qconvbNarrow},
                                      {"bgemm8", runtime.bgemm8},
                                      {"bconvb", runtime.bconvb},
+                                     {"hgemm4", runtime.hgemm4},
                                      {"forest_walk", runtime.forestWalk}}},
       {"compiler", jsonText(options.compilerVersion)},
       {"model_hash", jsonText(options.modelHash)},
@@ -275,9 +276,10 @@ absl::StatusOr<EmittedModel> emitModel(ModuleOp module,
   result.header = headerText(func, facts, emitter, options);
   result.metadata = metadataJson(func, facts, emitter, runtime, options);
   result.abiSource = abiText(result.metadata, emitter, options);
+  // The runtime's text starts with the scalar helpers every model's loops
+  // call (runtime/math/scalar.h).
   result.modelSource = modelPrelude(options) + assembleRuntime(runtime) +
-                       "\n" + runtimeFile("math/scalar.h").str() +
-                       weightsAccess(emitter, options, result) + "\n" +
+                       "\n" + weightsAccess(emitter, options, result) + "\n" +
                        emitter.runFunctions();
   return result;
 }

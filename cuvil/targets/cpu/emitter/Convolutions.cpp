@@ -9,6 +9,8 @@
 
 #include "cuvil/targets/cpu/emitter/Emitter.h"
 
+#include "cuvil/targets/cpu/RuntimeContract.h"
+
 #include "absl/strings/str_join.h"
 
 namespace cuvil::cpu::emitter {
@@ -140,10 +142,35 @@ LogicalResult emitBf16Conv(Emitter &e, const KernelCall &call,
   return success();
 }
 
+/// float16 operands summed in float16 (runtime/hgemm/hgemm.h): an
+/// ungrouped NCHW convolution without bias, im2col into the scratch
+/// (cuvil-cpu-select-kernels sizes it), then the float16 product.
+LogicalResult emitF16Conv(Emitter &e, const KernelCall &call,
+                          const ConvArgs &a) {
+  if (a.groups != 1 || call.ins.size() != 2 || call.op.getEpilogueAttr() ||
+      call.scratch.empty())
+    return call.error() << "on float16 needs an ungrouped convolution without "
+                           "bias or epilogue, with its patch scratch "
+                           "(cuvil-convert-products-to-f16, "
+                           "cuvil-cpu-select-kernels)";
+  if (!a.w.type.getElementType().isF16() ||
+      !a.out.type.getElementType().isF16() || a.x.block > 1 || a.out.block > 1)
+    return call.error() << "on the CPU targets convolves plain float16 into "
+                           "float16";
+  e.c.line("cuvil_conv2d_f16(pool, CUVIL_HGEMM4, (uint16_t *)" + call.scratch +
+           ", " + a.input() + ", (const uint16_t *)" + a.x.name + ", " +
+           a.w.dims[0] + ", " + a.w.dims[2] + ", " + a.w.dims[3] +
+           ", (const uint16_t *)" + a.w.name + ", " + a.window() + ", " +
+           a.outputSize() + ", (uint16_t *)" + a.out.name + ");");
+  return success();
+}
+
 LogicalResult emitConv2d(Emitter &e, const KernelCall &call) {
   ConvArgs a(call);
   if (call.op.getParam("acc_type"))
     return emitBf16Conv(e, call, a);
+  if (isF16Product(call.op))
+    return emitF16Conv(e, call, a);
   using cuvil::l2::Algorithm;
   std::optional<Algorithm> algorithm = call.op.getAlgorithm();
   if (algorithm == Algorithm::direct_blocked)

@@ -285,8 +285,10 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp op) {
   auto it = kernelTable().find(call.name);
   if (it == kernelTable().end())
     return call.error() << "is not supported by the CPU targets yet";
-  // A reduced-precision product (acc_type) checks its own element types.
-  if (it->second.f32Only && !call.op.getParam("acc_type")) {
+  // A reduced-precision product (acc_type, or float16 operands) checks its
+  // own element types.
+  if (it->second.f32Only && !call.op.getParam("acc_type") &&
+      !isF16Product(call.op)) {
     // Integer inputs are indices; everything else is float32.
     SmallVector<const Buffer *> checked(llvm::make_filter_range(
         call.ins, [](const Buffer *b) {

@@ -3,11 +3,14 @@
 // Matrix products call the runtime's cuvil_matmul_f32 (B read through
 // strides, packed per call into the scratch when it has one) or, for B
 // packed at compile time (cuvil-cpu-pack-product-weights),
-// cuvil_matmul_packed_f32; a fused epilogue rides along.
+// cuvil_matmul_packed_f32; a fused epilogue rides along. bfloat16 ones call
+// cuvil_bgemm_f32, float16 ones cuvil_hgemm_f16.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/targets/cpu/emitter/Emitter.h"
+
+#include "cuvil/targets/cpu/RuntimeContract.h"
 
 #include <algorithm>
 
@@ -117,9 +120,32 @@ LogicalResult emitBf16Matmul(Emitter &e, const KernelCall &call) {
   return success();
 }
 
+/// A float16 product summed in float16 (hgemm.h) on weights packed at
+/// compile time (cuvil-cpu-pack-quantized-weights): ins (a, packed), outs
+/// (y); no epilogue (its bias and activation follow in float32).
+LogicalResult emitF16Matmul(Emitter &e, const KernelCall &call) {
+  const Buffer &a = *call.ins[0], &out = *call.out;
+  if (!call.op.getPackedB() || call.ins.size() != 2 || call.op.getEpilogueAttr())
+    return call.error() << "needs its float16 weights packed at compile time "
+                           "(cuvil-cpu-pack-quantized-weights), and no epilogue";
+  if (!out.type.getElementType().isF16())
+    return call.error() << "on the CPU targets multiplies float16 into float16, "
+                           "not into "
+                        << out.type.getElementType();
+  std::vector<std::string> rows(a.dims.begin(), a.dims.end() - 1);
+  const std::string &k = a.dims.back(), &n = out.dims.back();
+  e.c.line("cuvil_hgemm_f16(pool, CUVIL_HGEMM4, " + joinProduct(rows) + ", " +
+           n + ", " + k + ", (const uint16_t *)" + a.name + ", " + k +
+           ", (const uint16_t *)" + call.ins[1]->name + ", (uint16_t *)" +
+           out.name + ", " + n + ");");
+  return success();
+}
+
 LogicalResult emitMatmul(Emitter &e, const KernelCall &call) {
   if (call.op.getParam("acc_type"))
     return emitBf16Matmul(e, call);
+  if (isF16Product(call.op))
+    return emitF16Matmul(e, call);
   const Buffer &a = *call.ins[0], &b = *call.ins[1], &out = *call.out;
   MatmulShape s(a, b);
   Epilogue epilogue = getEpilogue(call);

@@ -1,8 +1,9 @@
 """The runtime's kernel families: C libraries, and the list the assembler reads.
 
 A family is a dict: name (its folder), deps (the families it calls, listed
-before it), hdrs (its API), srcs, textual_hdrs (its X-macro variant lists)
-and linkopts. The same list gives each family its Bazel libraries and
+before it), cc_deps (what it includes of every artifact's own files,
+math/scalar.h's :scalar, which the assembled text puts first), hdrs (its
+API), srcs, textual_hdrs (its X-macro variant lists) and linkopts. The same list gives each family its Bazel libraries and
 generates families.inc, from which cuvil::cpu::assembleRuntime pastes a
 model's families in dependency order: one declaration of the graph.
 """
@@ -32,7 +33,8 @@ def cuvil_runtime_family(family):
             copts = std + ["-Wall", "-Wextra", "-Werror"],
             defines = defines,
             linkopts = family.get("linkopts", []),
-            deps = [":arch"] + [":" + d + suffix for d in family.get("deps", [])],
+            deps = [":arch"] + family.get("cc_deps", []) +
+                   [":" + d + suffix for d in family.get("deps", [])],
         )
 
 def cuvil_runtime_families_inc(name, families):

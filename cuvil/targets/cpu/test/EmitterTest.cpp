@@ -198,7 +198,8 @@ module {
               HasSubstr("'relu' has no kernel for blocked layouts on the CPU "
                         "targets"));
 
-  // The runtime's micro-kernels are float32.
+  // The runtime's micro-kernels are float32, or float16 on weights packed
+  // at compile time.
   absl::StatusOr<EmittedModel> half = emit(R"mlir(
 module {
   func.func @model(%batch: index, %a: memref<2x2xf16>, %b: memref<2x2xf16>,
@@ -212,7 +213,23 @@ module {
 )mlir");
   ASSERT_FALSE(half.ok());
   EXPECT_THAT(half.status().message(),
-              HasSubstr("'matmul' on 'f16' is not supported by the CPU targets "
+              HasSubstr("'matmul' needs its float16 weights packed at compile "
+                        "time (cuvil-cpu-pack-quantized-weights), and no "
+                        "epilogue"));
+  absl::StatusOr<EmittedModel> wide = emit(R"mlir(
+module {
+  func.func @model(%batch: index, %a: memref<2x2xf64>, %b: memref<2x2xf64>,
+                   %y: memref<2x2xf64>, %arena: memref<64xi8> {cuvil_l2.arena})
+      attributes {cuvil.num_inputs = 2 : i64, cuvil.num_outputs = 1 : i64} {
+    cuvil_l2.ukernel_call "matmul" ins(%a, %b : memref<2x2xf64>, memref<2x2xf64>)
+        outs(%y : memref<2x2xf64>)
+    return
+  }
+}
+)mlir");
+  ASSERT_FALSE(wide.ok());
+  EXPECT_THAT(wide.status().message(),
+              HasSubstr("'matmul' on 'f64' is not supported by the CPU targets "
                         "yet"));
 
   // Only the int8 convolutions requantize in their epilogue.

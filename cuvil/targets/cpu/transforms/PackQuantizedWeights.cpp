@@ -22,6 +22,10 @@
 // any fused epilogue's inputs), writes (y[, scratch]) and is marked
 // packed_b; a convolution records its kernel size (`cuvil.kernel_size`).
 //
+// A float16 "matmul" (cuvil-convert-products-to-f16: float16 operands
+// summed in float16) reads a constant f16 [K, N] global, packed in strips
+// by cuvil_hgemm_pack_b; the call then reads (a, packed) and writes (y).
+//
 // A bfloat16 "matmul" (acc_type f32, cuvil-convert-products-to-bf16) reads
 // a constant bf16 [K, N] global, packed by cuvil_bgemm_pack_b; the call
 // then reads (a, packed, then any fused epilogue's inputs) and writes (y,
@@ -45,6 +49,7 @@
 extern "C" {
 #include "cuvil/targets/cpu/runtime/bconv/bconv.h"
 #include "cuvil/targets/cpu/runtime/bgemm/bgemm.h"
+#include "cuvil/targets/cpu/runtime/hgemm/hgemm.h"
 #include "cuvil/targets/cpu/runtime/qconv/qconv.h"
 #include "cuvil/targets/cpu/runtime/qgemm/qgemm.h"
 }
@@ -111,15 +116,17 @@ struct PackQuantizedWeights
     SmallVector<cuvil::l2::UKernelCallOp> calls;
     module.walk([&](cuvil::l2::UKernelCallOp call) {
       if ((call.getKernel() == "quantized_matmul" ||
-           call.getKernel() == "quantized_conv2d" || isBf16Product(call)) &&
+           call.getKernel() == "quantized_conv2d" || isBf16Product(call) ||
+           (cuvil::cpu::isF16Product(call) && call.getKernel() == "matmul")) &&
           !call.getPackedB())
         calls.push_back(call);
     });
     for (cuvil::l2::UKernelCallOp call : calls) {
       bool conv = call.getKernel() == "conv2d";
-      if (failed(!isBf16Product(call) ? pack(call, symbols)
-                 : conv               ? packBf16Conv(call, symbols)
-                                      : packBf16(call, symbols)))
+      if (failed(cuvil::cpu::isF16Product(call) ? packF16(call, symbols)
+                 : !isBf16Product(call) ? pack(call, symbols)
+                 : conv                 ? packBf16Conv(call, symbols)
+                                        : packBf16(call, symbols)))
         return signalPassFailure();
     }
   }
@@ -129,21 +136,22 @@ struct PackQuantizedWeights
            call.getParam("acc_type");
   }
 
-  /// The global holding the constant bfloat16 weights `w` reads (directly)
-  /// and its bytes, `count` elements; an error on `call` otherwise.
+  /// The global holding the constant half-precision (`precision`:
+  /// bfloat16, float16) weights `w` reads (directly) and its bytes, `count`
+  /// elements; an error on `call` otherwise.
   FailureOr<std::pair<memref::GlobalOp, std::string>>
-  readBf16Weights(cuvil::l2::UKernelCallOp call, Value w, SymbolTable &symbols,
-                  int64_t count) {
+  readHalfWeights(cuvil::l2::UKernelCallOp call, Value w, SymbolTable &symbols,
+                  int64_t count, StringRef precision) {
     cuvil::l2::UKernelCallOp storageCast;
     memref::GlobalOp global = constantSource(w, symbols, storageCast);
     if (!global || storageCast)
-      return call.emitOpError("multiplies bfloat16 only against constant "
-                              "weights on the CPU targets");
+      return call.emitOpError("multiplies ")
+             << precision << " only against constant weights on the CPU targets";
     absl::StatusOr<std::string> bytes =
         cuvil::getElementsBytes(*global.getInitialValue());
     if (!bytes.ok() || bytes->size() != static_cast<size_t>(2 * count))
-      return call.emitOpError("has bfloat16 weights the CPU targets cannot "
-                              "read");
+      return call.emitOpError("has ")
+             << precision << " weights the CPU targets cannot read";
     return std::make_pair(global, std::move(*bytes));
   }
 
@@ -180,7 +188,7 @@ struct PackQuantizedWeights
     int64_t oc = wType.getDimSize(0), c = wType.getDimSize(1),
             kh = wType.getDimSize(2), kw = wType.getDimSize(3);
     FailureOr<std::pair<memref::GlobalOp, std::string>> weights =
-        readBf16Weights(call, w, symbols, oc * c * kh * kw);
+        readHalfWeights(call, w, symbols, oc * c * kh * kw, "bfloat16");
     if (failed(weights))
       return failure();
     int64_t inBlock = blockOf(x), outBlock = blockOf(call.getOutputs()[0]);
@@ -260,7 +268,7 @@ struct PackQuantizedWeights
                               "target");
     int64_t k = wType.getDimSize(0), n = wType.getDimSize(1);
     FailureOr<std::pair<memref::GlobalOp, std::string>> weights =
-        readBf16Weights(call, w, symbols, k * n);
+        readHalfWeights(call, w, symbols, k * n, "bfloat16");
     if (failed(weights))
       return failure();
     memref::GlobalOp global = weights->first;
@@ -280,6 +288,43 @@ struct PackQuantizedWeights
     OpBuilder builder(call);
     auto packedCall = call.cloneWith(builder, inputs,
                                      ValueRange{call.getOutputs()[0], scratch});
+    packedCall.setPackedB(true);
+    call.erase();
+    eraseIfUnused(w, global, symbols);
+    cuvil::addStatistic(getOperation(), *this, numPacked, "packed");
+    return success();
+  }
+
+  /// A float16 "matmul" (cuvil-convert-products-to-f16): its constant
+  /// [K, N] weights packed in strips by cuvil_hgemm_pack_b; no scratch.
+  LogicalResult packF16(cuvil::l2::UKernelCallOp call, SymbolTable &symbols) {
+    Value a = call.getInputs()[0], w = call.getInputs()[1];
+    auto aType = cast<MemRefType>(a.getType());
+    auto wType = cast<MemRefType>(w.getType());
+    if (!wType.getElementType().isF16() || wType.getRank() != 2 ||
+        !wType.hasStaticShape() || aType.getRank() < 2 ||
+        call.getInputs().size() != 2)
+      return call.emitOpError("multiplies float16 [..., M, K] activations by "
+                              "static float16 [K, N] weights on the CPU "
+                              "targets");
+    int64_t k = wType.getDimSize(0), n = wType.getDimSize(1);
+    FailureOr<std::pair<memref::GlobalOp, std::string>> weights =
+        readHalfWeights(call, w, symbols, k * n, "float16");
+    if (failed(weights))
+      return failure();
+    memref::GlobalOp global = weights->first;
+    std::vector<uint16_t> b(k * n), packed(cuvil_hgemm_packed_halves(k, n));
+    std::memcpy(b.data(), weights->second.data(), weights->second.size());
+    cuvil_hgemm_pack_b(k, n, b.data(), n, packed.data());
+    Value packedB = addGlobal(
+        call, symbols, global.getSymName() + "_hpacked",
+        MemRefType::get({static_cast<int64_t>(packed.size())},
+                        IntegerType::get(call.getContext(), 16)),
+        ArrayRef<char>(reinterpret_cast<const char *>(packed.data()),
+                       2 * packed.size()));
+    OpBuilder builder(call);
+    auto packedCall =
+        call.cloneWith(builder, ValueRange{a, packedB}, call.getOutputs());
     packedCall.setPackedB(true);
     call.erase();
     eraseIfUnused(w, global, symbols);

@@ -64,6 +64,16 @@ ConvChoice chooseConv(UKernelCallOp call) {
   int64_t oh = outType.getDimSize(2), ow = outType.getDimSize(3);
   int64_t c = inType.getDimSize(1), k = wType.getDimSize(0);
   Type element = inType.getElementType();
+  // A float16 convolution (ungrouped, cuvil-convert-products-to-f16) always
+  // multiplies im2col patches, packed as the float16 product's B
+  // (cuvil_hconv_scratch_halves: [C * KH * KW, positions in strips of 32]).
+  if (element.isF16()) {
+    if (groups != 1 || !staticDims)
+      return {};
+    int64_t patch = c * wType.getDimSize(2) * wType.getDimSize(3);
+    return {cuvil::l2::Algorithm::im2col,
+            MemRefType::get({patch, cuvil_strip_columns(oh * ow)}, element)};
+  }
   // What the Winograd kernel computes...
   bool winogradForm = staticDims && groups == 1 && wType.getDimSize(2) == 3 &&
                       wType.getDimSize(3) == 3 && strides[0] == 1 &&

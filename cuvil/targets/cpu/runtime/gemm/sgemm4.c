@@ -207,17 +207,18 @@ cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
 #endif
 
 #if defined(CUVIL_ENABLE_SIMD_KERNELS) && defined(__aarch64__)
-/* NEON: 4 rows x 16 columns in sixteen Q accumulators over the whole k
- * (32 registers hold them, four B vectors and the A values). With unit
- * column stride A's rows give 4 k at a time as one vector each, and each k
- * takes its lane (fmla by element), so no value is broadcast; each element
- * still sums its k in order. */
+/* NEON: ROWS rows x 16 columns in up to sixteen Q accumulators over the
+ * whole k (32 registers hold them, four B vectors and the A values). With
+ * unit column stride A's rows give 4 k at a time as one vector each, and
+ * each k takes its lane (fmla by element), so no value is broadcast; each
+ * element still sums its k in order. ROWS is a constant (one copy per row
+ * count): a matrix-vector product (a batch of 1) does no wasted rows. */
 #define CUVIL_SGEMM4_NEON_STEP(l, A, LANE)                                     \
   do {                                                                         \
     const float *brow_ = b + (l) * b_row + j;                                  \
     float32x4_t b0_ = vld1q_f32(brow_), b1_ = vld1q_f32(brow_ + 4),            \
                 b2_ = vld1q_f32(brow_ + 8), b3_ = vld1q_f32(brow_ + 12);       \
-    for (q = 0; q < 4; ++q) {                                                  \
+    for (q = 0; q < ROWS; ++q) {                                               \
       acc[q][0] = vfmaq_laneq_f32(acc[q][0], b0_, A[q], LANE);                 \
       acc[q][1] = vfmaq_laneq_f32(acc[q][1], b1_, A[q], LANE);                 \
       acc[q][2] = vfmaq_laneq_f32(acc[q][2], b2_, A[q], LANE);                 \
@@ -225,59 +226,73 @@ cuvil_sgemm4_avx512(int64_t rows, int64_t n, int64_t k, const float *a,
     }                                                                          \
   } while (0)
 
-void cuvil_sgemm4_neon(int64_t rows, int64_t n, int64_t k, const float *a,
+static inline __attribute__((always_inline)) void
+cuvil_sgemm4_neon_rows(const int ROWS, int64_t n, int64_t k, const float *a,
                        int64_t a_row, int64_t a_col, const float *b,
                        int64_t b_row, float *const *c, int accumulate) {
-  /* Rows past `rows` repeat the last row (computed, never stored). */
-  const float *arow[4];
   int64_t j = 0, l, q, v;
-  for (q = 0; q < 4; ++q)
-    arow[q] = a + (q < rows ? q : rows - 1) * a_row;
   for (; j + 16 <= n; j += 16) {
     float32x4_t acc[4][4], av[4];
-    for (q = 0; q < 4; ++q)
+    for (q = 0; q < ROWS; ++q)
       for (v = 0; v < 4; ++v)
-        acc[q][v] = accumulate && q < rows ? vld1q_f32(c[q] + j + 4 * v)
-                                           : cuvil_neon_zero();
+        acc[q][v] = accumulate ? vld1q_f32(c[q] + j + 4 * v) : cuvil_neon_zero();
     l = 0;
     if (a_col == 1)
       for (; l + 4 <= k; l += 4) {
-        for (q = 0; q < 4; ++q)
-          av[q] = vld1q_f32(arow[q] + l);
+        for (q = 0; q < ROWS; ++q)
+          av[q] = vld1q_f32(a + q * a_row + l);
         CUVIL_SGEMM4_NEON_STEP(l, av, 0);
         CUVIL_SGEMM4_NEON_STEP(l + 1, av, 1);
         CUVIL_SGEMM4_NEON_STEP(l + 2, av, 2);
         CUVIL_SGEMM4_NEON_STEP(l + 3, av, 3);
       }
     for (; l < k; ++l) {
-      for (q = 0; q < 4; ++q)
-        av[q] = vdupq_n_f32(arow[q][l * a_col]);
+      for (q = 0; q < ROWS; ++q)
+        av[q] = vdupq_n_f32(a[q * a_row + l * a_col]);
       CUVIL_SGEMM4_NEON_STEP(l, av, 0);
     }
-    for (q = 0; q < rows; ++q)
+    for (q = 0; q < ROWS; ++q)
       for (v = 0; v < 4; ++v)
         vst1q_f32(c[q] + j + 4 * v, acc[q][v]);
   }
   for (; j + 4 <= n; j += 4) {
     float32x4_t acc4[4];
-    for (q = 0; q < 4; ++q)
-      acc4[q] = accumulate && q < rows ? vld1q_f32(c[q] + j) : cuvil_neon_zero();
+    for (q = 0; q < ROWS; ++q)
+      acc4[q] = accumulate ? vld1q_f32(c[q] + j) : cuvil_neon_zero();
     for (l = 0; l < k; ++l) {
       float32x4_t bv = vld1q_f32(b + l * b_row + j);
-      for (q = 0; q < 4; ++q)
-        acc4[q] = vfmaq_n_f32(acc4[q], bv, arow[q][l * a_col]);
+      for (q = 0; q < ROWS; ++q)
+        acc4[q] = vfmaq_n_f32(acc4[q], bv, a[q * a_row + l * a_col]);
     }
-    for (q = 0; q < rows; ++q)
+    for (q = 0; q < ROWS; ++q)
       vst1q_f32(c[q] + j, acc4[q]);
   }
   if (j < n) {
     /* The remaining columns, in the same summation order. */
     float *tail[4];
-    for (q = 0; q < rows; ++q)
+    for (q = 0; q < ROWS; ++q)
       tail[q] = c[q] + j;
-    cuvil_sgemm4_reference(rows, n - j, k, a, a_row, a_col, b + j, b_row, tail,
+    cuvil_sgemm4_reference(ROWS, n - j, k, a, a_row, a_col, b + j, b_row, tail,
                            accumulate);
   }
 }
 #undef CUVIL_SGEMM4_NEON_STEP
+
+void cuvil_sgemm4_neon(int64_t rows, int64_t n, int64_t k, const float *a,
+                       int64_t a_row, int64_t a_col, const float *b,
+                       int64_t b_row, float *const *c, int accumulate) {
+  switch (rows) {
+  case 1:
+    cuvil_sgemm4_neon_rows(1, n, k, a, a_row, a_col, b, b_row, c, accumulate);
+    break;
+  case 2:
+    cuvil_sgemm4_neon_rows(2, n, k, a, a_row, a_col, b, b_row, c, accumulate);
+    break;
+  case 3:
+    cuvil_sgemm4_neon_rows(3, n, k, a, a_row, a_col, b, b_row, c, accumulate);
+    break;
+  default:
+    cuvil_sgemm4_neon_rows(4, n, k, a, a_row, a_col, b, b_row, c, accumulate);
+  }
+}
 #endif

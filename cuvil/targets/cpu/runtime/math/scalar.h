@@ -11,6 +11,23 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__aarch64__)
+/* armv8-a converts between half and single precision in one instruction
+ * (fcvt, round to nearest even like the bit arithmetic below; a NaN keeps
+ * its payload's top bits, quieted). */
+static inline float cuvil_h2f(uint16_t h) {
+  __fp16 v;
+  memcpy(&v, &h, 2);
+  return (float)v;
+}
+
+static inline uint16_t cuvil_f2h(float value) {
+  __fp16 v = (__fp16)value;
+  uint16_t h;
+  memcpy(&h, &v, 2);
+  return h;
+}
+#else
 static inline float cuvil_h2f(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu,
            mant = h & 0x3ffu, x;
@@ -65,6 +82,7 @@ static inline uint16_t cuvil_f2h(float value) {
     ++half;
   return (uint16_t)half;
 }
+#endif
 
 static inline float cuvil_bf2f(uint16_t b) {
   uint32_t x = (uint32_t)b << 16;

@@ -104,6 +104,28 @@ func.func @bf16_computed(%x: tensor<4x3xbf16>, %w: tensor<3x2xbf16>) -> tensor<4
 
 // -----
 
+// A float16 product (cuvil-convert-products-to-f16) gets its [K, N] weights
+// packed in strips of 32 columns, [K][32] zero padded (1.0 = 0x3C00, -2.0 =
+// 0xC000, 3.0 = 0x4200, ...), and no scratch.
+// CHECK-LABEL: func.func @f16_linear
+// CHECK: cuvil_l2.ukernel_call "matmul" ins(%{{.+}}, %{{.+}} : memref<4x3xf16>, memref<96xi16>) outs(%{{.+}} : memref<4x2xf16>) packed_b
+// CHECK: f16_linear_constant_0_hpacked: "0x40000000003C00C0{{0+}}00420044{{0+}}00C50046{{0+}}"
+func.func @f16_linear(%x: tensor<4x3xf16>) -> tensor<4x2xf16> {
+  %w = cuvil.constant dense<[[1.0, -2.0], [3.0, 4.0], [-5.0, 6.0]]> : tensor<3x2xf16>
+  %y = cuvil.matmul %x, %w : tensor<4x3xf16>, tensor<3x2xf16>
+  return %y : tensor<4x2xf16>
+}
+
+// -----
+
+func.func @f16_computed(%x: tensor<4x3xf16>, %w: tensor<3x2xf16>) -> tensor<4x2xf16> {
+  // expected-error @+1 {{'cuvil_l2.ukernel_call' op multiplies float16 only against constant weights on the CPU targets}}
+  %y = cuvil.matmul %x, %w : tensor<4x3xf16>, tensor<3x2xf16>
+  return %y : tensor<4x2xf16>
+}
+
+// -----
+
 // An int8 convolution with a blocked output (its float32 model output is
 // written through a blocked intermediate and a reorder): its weights are
 // packed for the qconvb tiles, [OC/8][C/ib][KH][KW][ib/4][8][4] with ib 4

@@ -64,3 +64,18 @@ func.func @bf16_conv(%x: tensor<1x8x4x4xbf16>) -> tensor<1x8x4x4xf32> {
   %y = cuvil.conv2d %x, %w {acc_type = f32, padding = array<i64: 1, 1, 1, 1>} : tensor<1x8x4x4xbf16>, tensor<8x8x3x3xbf16>
   return %y : tensor<1x8x4x4xf32>
 }
+
+// -----
+
+// A float16 convolution always multiplies im2col patches, pointwise too:
+// [C * KH * KW, positions in strips of 32] float16 scratch.
+// CHECK-LABEL: func.func @f16_conv
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%{{.+}}, %{{.+}} : memref<1x4x6x6xf16>, memref<8x4x3x3xf16>) outs(%{{.+}}, %{{.+}} : memref<1x8x6x6xf16>, memref<36x64xf16>) params {{.*}} algorithm <im2col>
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%{{.+}}, %{{.+}} : memref<1x8x6x6xf16>, memref<2x8x1x1xf16>) outs(%{{.+}}, %{{.+}} : memref<1x2x6x6xf16>, memref<8x64xf16>) params {{.*}} algorithm <im2col>
+func.func @f16_conv(%x: tensor<1x4x6x6xf16>) -> tensor<1x2x6x6xf16> {
+  %w = cuvil.constant dense<0.5> : tensor<8x4x3x3xf16>
+  %c = cuvil.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x6x6xf16>, tensor<8x4x3x3xf16>
+  %w2 = cuvil.constant dense<0.5> : tensor<2x8x1x1xf16>
+  %p = cuvil.conv2d %c, %w2 : tensor<1x8x6x6xf16>, tensor<2x8x1x1xf16>
+  return %p : tensor<1x2x6x6xf16>
+}
