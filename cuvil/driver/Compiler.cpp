@@ -488,31 +488,35 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
     artifact.quantizationReport->float32 = std::move(kept);
   }
 
-  if (options.bf16) {
-    progress.stage("converting linear layers to bfloat16");
+  // bfloat16 or float16: the layers converted after the same prelude as
+  // int8's, `makePass` given the layers to keep in float32.
+  auto convertToHalf = [&](const char *precision,
+                           const std::vector<std::string> &keepFp32,
+                           auto makePass) -> absl::Status {
+    progress.stage(absl::StrCat("converting linear layers to ", precision));
     RETURN_IF_ERROR(runPipeline([&](mlir::OpPassManager &pm) {
       addReducedPrecisionPrelude(pm);
-      CuvilConvertProductsToBf16Options bf16;
-      bf16.keepFp32.assign(options.bf16->keepFp32.begin(),
-                           options.bf16->keepFp32.end());
-      pm.addNestedPass<mlir::func::FuncOp>(
-          createCuvilConvertProductsToBf16(bf16));
+      pm.addNestedPass<mlir::func::FuncOp>(makePass(keepFp32));
     }));
     collectStatistics();
-  }
-
-  if (options.fp16) {
-    progress.stage("converting linear layers to float16");
-    RETURN_IF_ERROR(runPipeline([&](mlir::OpPassManager &pm) {
-      addReducedPrecisionPrelude(pm);
-      CuvilConvertProductsToF16Options fp16;
-      fp16.keepFp32.assign(options.fp16->keepFp32.begin(),
-                           options.fp16->keepFp32.end());
-      pm.addNestedPass<mlir::func::FuncOp>(
-          createCuvilConvertProductsToF16(fp16));
-    }));
-    collectStatistics();
-  }
+    return absl::OkStatus();
+  };
+  if (options.bf16)
+    RETURN_IF_ERROR(convertToHalf(
+        "bfloat16", options.bf16->keepFp32,
+        [](const std::vector<std::string> &keep) {
+          CuvilConvertProductsToBf16Options bf16;
+          bf16.keepFp32.assign(keep.begin(), keep.end());
+          return createCuvilConvertProductsToBf16(bf16);
+        }));
+  if (options.fp16)
+    RETURN_IF_ERROR(convertToHalf(
+        "float16", options.fp16->keepFp32,
+        [](const std::vector<std::string> &keep) {
+          CuvilConvertProductsToF16Options fp16;
+          fp16.keepFp32.assign(keep.begin(), keep.end());
+          return createCuvilConvertProductsToF16(fp16);
+        }));
 
   progress.stage("optimizing level1");
   Level1Options level1;

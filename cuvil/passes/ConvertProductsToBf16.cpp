@@ -42,7 +42,10 @@ struct ConvertProductsToBf16
   void runOnOperation() override {
     auto whyNot = [](Operation *op) {
       auto conv = dyn_cast<l1::Conv2dOp>(op);
-      return conv ? whyNotBf16Conv(conv) : cuvil::whyNotConstantLinear(op);
+      return conv ? cuvil::whyNotHalfConv(
+                        conv, Builder(op->getContext()).getBF16Type(),
+                        /*staticImage=*/false)
+                  : cuvil::whyNotConstantLinear(op);
     };
     auto convertOne = [&](Operation *op) {
       auto conv = dyn_cast<l1::Conv2dOp>(op);
@@ -56,23 +59,6 @@ struct ConvertProductsToBf16
       signalPassFailure();
   }
 
-  /// Why `conv` has no bfloat16 form here, or nullopt if it has.
-  static std::optional<std::string> whyNotBf16Conv(l1::Conv2dOp conv) {
-    if (conv.getGroups() != 1)
-      return std::string("it is grouped (the bfloat16 kernels compute "
-                         "ungrouped convolutions)");
-    if (conv.getAccType())
-      return std::string("it is already a reduced-precision convolution");
-    if (!conv.getWeight().getDefiningOp<l1::ConstantOp>())
-      return std::string("its weights are computed at run time");
-    auto weights = cast<RankedTensorType>(conv.getWeight().getType());
-    auto input = cast<RankedTensorType>(conv.getInput().getType());
-    if (!weights.getElementType().isF32() || !weights.hasStaticShape() ||
-        !input.getElementType().isF32())
-      return std::string("its input or weights are not static float32");
-    return std::nullopt;
-  }
-
   LogicalResult convertConv(l1::Conv2dOp conv) {
     OpBuilder builder(conv);
     Location loc = conv.getLoc();
@@ -81,16 +67,11 @@ struct ConvertProductsToBf16
         cuvil::getF32Constant(conv.getWeight());
     if (failed(weights))
       return conv.emitOpError("has weights that cannot be read");
-    auto input = cast<RankedTensorType>(conv.getInput().getType());
     auto weightType = cast<RankedTensorType>(conv.getWeight().getType());
-    Value x = l1::CastOp::create(builder, loc, input.clone(bf16),
-                                 conv.getInput());
-    Value w = cuvil::createResourceConstant(builder, loc,
-                                            weightType.clone(bf16),
-                                            "bf16_weights",
-                                            cuvil::toHalfBytes(*weights, bf16));
+    cuvil::HalfOperands half = cuvil::castToHalf(
+        builder, loc, conv.getInput(), *weights, weightType.getShape(), bf16);
     auto converted = l1::Conv2dOp::create(
-        builder, loc, x, w, conv.getBias(), conv.getStridesAttr(),
+        builder, loc, half.activation, half.weights, conv.getBias(), conv.getStridesAttr(),
         conv.getPaddingAttr(), conv.getDilationsAttr(), conv.getGroupsAttr(),
         TypeAttr::get(builder.getF32Type()));
     if (converted.getType() != conv.getType())
@@ -106,13 +87,9 @@ struct ConvertProductsToBf16
     OpBuilder builder(op);
     Location loc = op->getLoc();
     FloatType bf16 = builder.getBF16Type();
-    auto activation = cast<RankedTensorType>(layer.activation.getType());
-    Value x = l1::CastOp::create(builder, loc, activation.clone(bf16),
-                                 layer.activation);
-    Value weights = cuvil::createResourceConstant(
-        builder, loc, RankedTensorType::get({layer.k, layer.n}, bf16),
-        "bf16_weights", cuvil::toHalfBytes(layer.weights, bf16));
-    Value y = l1::MatmulOp::create(builder, loc, x, weights,
+    cuvil::HalfOperands half = cuvil::castToHalf(
+        builder, loc, layer.activation, layer.weights, {layer.k, layer.n}, bf16);
+    Value y = l1::MatmulOp::create(builder, loc, half.activation, half.weights,
                                    TypeAttr::get(builder.getF32Type()));
     if (layer.bias)
       y = l1::AddOp::create(builder, loc, y, layer.bias);

@@ -55,7 +55,10 @@ struct ConvertProductsToF16
     }
     auto whyNot = [](Operation *op) {
       auto conv = dyn_cast<l1::Conv2dOp>(op);
-      return conv ? whyNotF16Conv(conv) : cuvil::whyNotConstantLinear(op);
+      return conv ? cuvil::whyNotHalfConv(
+                        conv, Builder(op->getContext()).getF16Type(),
+                        /*staticImage=*/true)
+                  : cuvil::whyNotConstantLinear(op);
     };
     auto convertOne = [&](Operation *op) {
       auto conv = dyn_cast<l1::Conv2dOp>(op);
@@ -66,24 +69,6 @@ struct ConvertProductsToF16
     };
     if (failed(cuvil::convertProducts(func, keepFp32, whyNot, convertOne)))
       signalPassFailure();
-  }
-
-  /// Why `conv` has no float16 form here, or nullopt if it has.
-  static std::optional<std::string> whyNotF16Conv(l1::Conv2dOp conv) {
-    if (conv.getGroups() != 1)
-      return std::string("it is grouped (the float16 kernels compute "
-                         "ungrouped convolutions)");
-    if (conv.getAccType())
-      return std::string("it is already a reduced-precision convolution");
-    if (!conv.getWeight().getDefiningOp<l1::ConstantOp>())
-      return std::string("its weights are computed at run time");
-    auto weights = cast<RankedTensorType>(conv.getWeight().getType());
-    auto input = cast<RankedTensorType>(conv.getInput().getType());
-    if (!weights.getElementType().isF32() || !weights.hasStaticShape() ||
-        !input.getElementType().isF32() ||
-        llvm::any_of(input.getShape().drop_front(), ShapedType::isDynamic))
-      return std::string("its input or weights are not static float32");
-    return std::nullopt;
   }
 
   /// `value` (float16) back in float32, plus `bias` (or none) broadcast
@@ -112,15 +97,11 @@ struct ConvertProductsToF16
         cuvil::getF32Constant(conv.getWeight());
     if (failed(weights))
       return conv.emitOpError("has weights that cannot be read");
-    auto input = cast<RankedTensorType>(conv.getInput().getType());
     auto weightType = cast<RankedTensorType>(conv.getWeight().getType());
-    Value x = l1::CastOp::create(builder, loc, input.clone(f16),
-                                 conv.getInput());
-    Value w = cuvil::createResourceConstant(builder, loc, weightType.clone(f16),
-                                            "f16_weights",
-                                            cuvil::toHalfBytes(*weights, f16));
+    cuvil::HalfOperands half = cuvil::castToHalf(
+        builder, loc, conv.getInput(), *weights, weightType.getShape(), f16);
     auto converted = l1::Conv2dOp::create(
-        builder, loc, x, w, /*bias=*/Value(), conv.getStridesAttr(),
+        builder, loc, half.activation, half.weights, /*bias=*/Value(), conv.getStridesAttr(),
         conv.getPaddingAttr(), conv.getDilationsAttr(), conv.getGroupsAttr(),
         /*acc_type=*/TypeAttr());
     Value y = backToF32(builder, loc, converted.getResult(), conv.getBias(),
@@ -138,14 +119,10 @@ struct ConvertProductsToF16
     OpBuilder builder(op);
     Location loc = op->getLoc();
     FloatType f16 = builder.getF16Type();
-    auto activation = cast<RankedTensorType>(layer.activation.getType());
-    Value x = l1::CastOp::create(builder, loc, activation.clone(f16),
-                                 layer.activation);
-    Value weights = cuvil::createResourceConstant(
-        builder, loc, RankedTensorType::get({layer.k, layer.n}, f16),
-        "f16_weights", cuvil::toHalfBytes(layer.weights, f16));
-    Value product = l1::MatmulOp::create(builder, loc, x, weights,
-                                         /*acc_type=*/TypeAttr());
+    cuvil::HalfOperands half = cuvil::castToHalf(
+        builder, loc, layer.activation, layer.weights, {layer.k, layer.n}, f16);
+    Value product = l1::MatmulOp::create(builder, loc, half.activation,
+                                         half.weights, /*acc_type=*/TypeAttr());
     Value y = backToF32(builder, loc, product, layer.bias, /*channels=*/false);
     if (y.getType() != op->getResult(0).getType())
       return op->emitOpError("in float16 gives ")

@@ -10,7 +10,11 @@
 #ifndef CUVIL_PASSES_HALFPRECISION_H
 #define CUVIL_PASSES_HALFPRECISION_H
 
+#include "cuvil/ir/CuvilOps.h"
+#include "cuvil/passes/LinearLayers.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <functional>
@@ -22,6 +26,22 @@ namespace cuvil {
 
 /// `values` as `half` (bf16 or f16) bytes, each rounded to nearest even.
 std::string toHalfBytes(const std::vector<float> &values, mlir::FloatType half);
+
+/// Why `conv` has no `half` form (the kernels compute ungrouped
+/// convolutions by constant static float32 weights; `staticImage`: and a
+/// static image), or nullopt if it has.
+std::optional<std::string> whyNotHalfConv(l1::Conv2dOp conv,
+                                          mlir::FloatType half,
+                                          bool staticImage);
+
+/// A product's operands in `half`: `activation` cast to it, and `weights`
+/// ([shape] float32) stored in it as a new constant.
+struct HalfOperands {
+  mlir::Value activation, weights;
+};
+HalfOperands castToHalf(mlir::OpBuilder &builder, mlir::Location loc,
+                        mlir::Value activation, const std::vector<float> &weights,
+                        llvm::ArrayRef<int64_t> shape, mlir::FloatType half);
 
 /// Calls `convert` on each product of `func` (matmul, gemm, conv2d) that
 /// `keepFp32` does not name and `whyNot` finds no reason against (nullopt);

@@ -125,34 +125,30 @@ class Int8:
         return path
 
 
-class BF16:
+class _HalfPrecision:
+    """What BF16 and FP16 take: the ops to keep in float32."""
+
+    def __init__(self, *, keep_fp32=()):
+        if isinstance(keep_fp32, str):
+            keep_fp32 = [keep_fp32]
+        self.keep_fp32 = [str(name) for name in keep_fp32]
+
+    def __repr__(self):
+        return f"{type(self).__name__}(keep_fp32={self.keep_fp32!r})"
+
+
+class BF16(_HalfPrecision):
     """bfloat16 linear layers, summed in float32.
 
     keep_fp32: ops to keep in float32, named as for Int8.
     """
 
-    def __init__(self, *, keep_fp32=()):
-        if isinstance(keep_fp32, str):
-            keep_fp32 = [keep_fp32]
-        self.keep_fp32 = [str(name) for name in keep_fp32]
 
-    def __repr__(self):
-        return f"BF16(keep_fp32={self.keep_fp32!r})"
-
-
-class FP16:
+class FP16(_HalfPrecision):
     """float16 linear layers and convolutions, summed in float16.
 
     keep_fp32: ops to keep in float32, named as for Int8.
     """
-
-    def __init__(self, *, keep_fp32=()):
-        if isinstance(keep_fp32, str):
-            keep_fp32 = [keep_fp32]
-        self.keep_fp32 = [str(name) for name in keep_fp32]
-
-    def __repr__(self):
-        return f"FP16(keep_fp32={self.keep_fp32!r})"
 
 
 def _to_numpy(value):
