@@ -149,7 +149,7 @@ def run(cuvilc, work, models, smoke=False):
                         f"--cpu={CPU}", "--quantize=fp16", "-o", str(half)],
                        check=True)
         fp16 = per_inference(plugin, build_driver(half, folder), inputs, outputs)
-        got = np.fromfile(folder / "out0.bin", np.float32)
+        got = np.fromfile(folder / "out0.bin", np.float32).astype(np.float64)
         want = out.ravel().astype(np.float64)
         cosine = float(got @ want / (np.linalg.norm(got) * np.linalg.norm(want)))
         weights = metadata["weights"]["bytes"]
