@@ -54,6 +54,9 @@ struct TargetOptions {
   int threadsDefault = 1;
   /// Keep weights in a file beside the artifact instead of inside it.
   bool externalWeights = false;
+  /// A name for the artifact's C ABI (PREFIX_model_run, ...), so that
+  /// several models link into one program; "" keeps cuvil_model_run.
+  std::string symbolPrefix;
   /// What only one target reads, by name (an FPGA's "precision",
   /// "reuse_factor:NODE", ...; cuvil/targets/fpga/FpgaSettings.h). A target
   /// refuses names it does not know in checkOptions.

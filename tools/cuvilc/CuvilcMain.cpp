@@ -60,6 +60,11 @@ ABSL_FLAG(std::string, cpu, "native",
 ABSL_FLAG(bool, external_weights, false,
           "Write the weights to <output>.weights.bin beside the .so, which "
           "maps them when loaded, instead of embedding them (large models).");
+ABSL_FLAG(std::string, symbol_prefix, "",
+          "Name the model's C ABI NAME_model_run, NAME_context_create, ... "
+          "(and its header's macros NAME_MODEL_*) instead of cuvil_*, so that "
+          "several models link into one program (--emit=static, so or "
+          "header). NAME is a C identifier.");
 ABSL_FLAG(int32_t, threads_default, 1,
           "Threads a context of the compiled model uses when created with "
           "num_threads = 0 (results do not depend on the count).");
@@ -208,6 +213,8 @@ Examples:
   cuvilc resnet18.onnx -o resnet18.so          # also writes resnet18.h
   cuvilc resnet18.onnx --max-batch 16 --cpu=x86-64-v3 -o resnet18.so
   cuvilc resnet18.onnx --input-shape input=1x3x224x224 --emit=c -o resnet18.c
+  cuvilc resnet18.onnx --emit=static --symbol-prefix=resnet \
+      -o libresnet.a                               # resnet_model_run, ...
   cuvilc examples/classifier.mlir --emit=mlir-level2
   cuvilc fraud.json --max-batch 65536 -o fraud.so  # XGBoost trees
   cuvilc model.txt --tree-output=margin -o raw.so   # LightGBM raw scores
@@ -466,6 +473,7 @@ int cuvil::cuvilcMain(int argc, char **argv) {
   options.targetOptions.cpu = absl::GetFlag(FLAGS_cpu);
   options.targetOptions.threadsDefault = absl::GetFlag(FLAGS_threads_default);
   options.targetOptions.externalWeights = absl::GetFlag(FLAGS_external_weights);
+  options.targetOptions.symbolPrefix = absl::GetFlag(FLAGS_symbol_prefix);
   for (const std::string &shape : absl::GetFlag(FLAGS_input_shape)) {
     if (absl::Status status =
             cuvil::parseInputShape(shape, options.inputShapes);

@@ -30,7 +30,14 @@ func.func @bad(%x: tensor<1x12xf32>) -> tensor<1x10xf32> {
 // FORMAT: cuvilc: error: cannot read 'model.pb': Cuvil reads ONNX (.onnx), XGBoost (.json, .ubj), LightGBM (.txt) and level1 MLIR (.mlir) models
 
 // RUN: not cuvilc --emit=elf %s 2>&1 | FileCheck %s --check-prefix=EMIT
-// EMIT: cuvilc: unknown --emit value 'elf'; expected one of: so, c, header, mlir-level1, mlir-level2
+// EMIT: cuvilc: unknown --emit value 'elf'; expected one of: so, static, c, header, mlir-level1, mlir-level2
+
+// --symbol-prefix names a C ABI: a C identifier, for the built outputs.
+// RUN: not cuvilc --emit=static --symbol-prefix=9lives %t.ok.mlir -o %t.prefix.a 2>&1 | FileCheck %s --check-prefix=PREFIX
+// RUN: not test -e %t.prefix.a
+// PREFIX: cuvilc: error: --symbol-prefix must be a C identifier of at most 64 characters that starts with a letter and does not end in '_' (the ABI functions become PREFIX_model_run, ...), not '9lives'
+// RUN: not cuvilc --emit=c --symbol-prefix=net %t.ok.mlir 2>&1 | FileCheck %s --check-prefix=PREFIXC
+// PREFIXC: cuvilc: error: --symbol-prefix applies to --emit=so, static and header (the symbols of built objects are renamed); --emit=c writes the unprefixed C ABI
 
 // RUN: not cuvilc 2>&1 | FileCheck %s --check-prefix=NOINPUT
 // NOINPUT: cuvilc: expected exactly one input model, got 0

@@ -4,6 +4,7 @@
 
 #include "cuvil/support/StatusMacros.h"
 #include "cuvil/targets/cpu/CEmitter.h"
+#include "cuvil/targets/cpu/SymbolPrefix.h"
 #include "cuvil/targets/cpu/Toolchain.h"
 #include "cuvil/targets/cpu/transforms/Passes.h"
 
@@ -18,6 +19,13 @@ std::vector<EmitKindInfo> CpuBackend::getEmitKinds() const {
            "a shared object needing only libc and libm, with its C header "
            "(and --external-weights beside it)",
            {".so", ".h", ".weights.bin"},
+           /*stages=*/2,
+           /*binary=*/true},
+          {"static",
+           "a static library (an ar archive) and its C header, to link into "
+           "a program (link with -lm); with --symbol-prefix, several models "
+           "into one",
+           {".a", ".h"},
            /*stages=*/2,
            /*binary=*/true},
           {"c", "one C99 file: kernels, weights, run function and C ABI",
@@ -41,6 +49,12 @@ absl::Status CpuBackend::checkOptions(const TargetOptions &options,
         getName().str(),
         " target computes in float32, or int8 / bf16 with --quantize"));
   }
+  if (!options.symbolPrefix.empty() && emit == "c")
+    return absl::InvalidArgumentError(
+        "--symbol-prefix applies to --emit=so, static and header (the "
+        "symbols of built objects are renamed); --emit=c writes the "
+        "unprefixed C ABI");
+  RETURN_IF_ERROR(checkSymbolPrefix(options.symbolPrefix));
   if (options.threadsDefault < 1)
     return absl::InvalidArgumentError("--threads-default must be at least 1");
   return absl::OkStatus();
@@ -72,15 +86,27 @@ CpuBackend::serialize(mlir::ModuleOp module, llvm::StringRef emit,
   ASSIGN_OR_RETURN(EmittedModel emitted, emitModel(module, emitOptions));
   if (emit == "c")
     return std::vector<ArtifactFile>{{".c", emitted.singleSource()}};
+  std::string header = prefixHeader(emitted.header, options.symbolPrefix);
   if (emit == "header")
-    return std::vector<ArtifactFile>{{".h", emitted.header}};
-  info.stage(absl::StrCat("building the shared object with clang (",
+    return std::vector<ArtifactFile>{{".h", std::move(header)}};
+  bool isStatic = emit == "static";
+  info.stage(absl::StrCat("building the ",
+                          isStatic ? "static library" : "shared object",
+                          " with clang (",
                           absl::StrJoin(emitOptions.target.modelFlags, " "),
                           ")"));
+  if (isStatic) {
+    ASSIGN_OR_RETURN(std::string archive,
+                     buildStaticLibrary(emitted, emitOptions.target,
+                                        options.symbolPrefix));
+    return std::vector<ArtifactFile>{{".a", std::move(archive)},
+                                     {".h", std::move(header)}};
+  }
   ASSIGN_OR_RETURN(std::string so,
-                   buildSharedObject(emitted, emitOptions.target));
+                   buildSharedObject(emitted, emitOptions.target,
+                                     options.symbolPrefix));
   std::vector<ArtifactFile> files = {{".so", std::move(so)},
-                                     {".h", emitted.header}};
+                                     {".h", std::move(header)}};
   if (options.externalWeights)
     files.push_back({".weights.bin", std::move(emitted.weightsBlob)});
   return files;

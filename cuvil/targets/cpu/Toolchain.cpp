@@ -3,6 +3,7 @@
 #include "cuvil/support/FileUtil.h"
 #include "cuvil/support/Interrupt.h"
 #include "cuvil/support/StatusMacros.h"
+#include "cuvil/targets/cpu/SymbolPrefix.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <functional>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -113,22 +115,25 @@ absl::Status run(const std::vector<std::string> &argv, const std::string &dir,
       "command by hand."));
 }
 
-/// Writes the sources into `dir` and builds model.so there.
-absl::Status buildIn(const std::string &dir, const EmittedModel &model,
-                     const CpuTarget &cpu) {
+/// An LLVM tool beside the C compiler (so $CUVIL_CLANG brings its own), or
+/// LLVM 22's.
+std::string llvmToolPath(const std::string &name) {
+  std::string clang = getClangPath();
+  std::string beside = clang.substr(0, clang.rfind('/') + 1) + name;
+  if (::access(beside.c_str(), X_OK) == 0)
+    return beside;
+  return "/usr/lib/llvm-22/bin/" + name;
+}
+
+/// Writes the sources into `dir` and compiles model.o, abi.o and weights.o
+/// there.
+absl::Status compileObjects(const std::string &dir, const EmittedModel &model,
+                            const CpuTarget &cpu) {
   RETURN_IF_ERROR(writeFileAtomically(dir + "/model.h", model.header));
   RETURN_IF_ERROR(writeFileAtomically(dir + "/model.c", model.modelSource));
   RETURN_IF_ERROR(writeFileAtomically(dir + "/abi.c", model.abiSource));
   RETURN_IF_ERROR(writeFileAtomically(dir + "/weights.bin", model.weightsBlob));
   RETURN_IF_ERROR(writeFileAtomically(dir + "/weights.S", model.weightsAsm));
-  RETURN_IF_ERROR(writeFileAtomically(
-      dir + "/exports.map",
-      "{\n  global:\n    cuvil_status_message; cuvil_model_metadata;\n"
-      "    cuvil_model_num_inputs; cuvil_model_num_outputs;\n"
-      "    cuvil_model_workspace_size; cuvil_model_run;\n"
-      "    cuvil_context_max_threads; cuvil_context_create;\n"
-      "    cuvil_context_run; cuvil_context_error; cuvil_context_destroy;\n"
-      "  local: *;\n};\n"));
 
   std::string clang = getClangPath();
   if (::access(clang.c_str(), X_OK) != 0)
@@ -158,31 +163,71 @@ absl::Status buildIn(const std::string &dir, const EmittedModel &model,
   RETURN_IF_ERROR(
       run(withArgs(cpu.entryFlags, {"-O2", "-std=gnu99", "abi.c", "-o", "abi.o"}),
           dir, "compiling the entry points"));
-  RETURN_IF_ERROR(run({clang, "--target=" + cpu.triple, "-c", "weights.S",
-                       "-o", "weights.o"},
-                      dir, "assembling the weights"));
-  RETURN_IF_ERROR(
-      run({clang, "--target=" + cpu.triple, "-shared", "-fuse-ld=lld", "-o",
-           "model.so", "model.o", "abi.o", "weights.o",
-           "-Wl,--version-script=exports.map", "-Wl,-z,noexecstack",
-           "-Wl,-z,relro", "-Wl,-z,now", "-Wl,--as-needed", "-Wl,--build-id",
-           "-lm"},
-          dir, "linking"));
-  return absl::OkStatus();
+  return run({clang, "--target=" + cpu.triple, "-c", "weights.S", "-o",
+              "weights.o"},
+             dir, "assembling the weights");
 }
 
-} // namespace
-
-std::string getClangPath() {
-  if (const char *env = std::getenv("CUVIL_CLANG"); env && *env)
-    return env;
-  return "/usr/lib/llvm-22/bin/clang";
+/// llvm-objcopy's arguments renaming the ABI functions to `prefix`'s names.
+std::vector<std::string> renameArguments(llvm::StringRef prefix) {
+  std::vector<std::string> args;
+  if (prefix.empty())
+    return args;
+  for (const char *function : kAbiFunctionNames)
+    args.push_back(absl::StrCat("--redefine-sym=", function, "=",
+                                prefixedSymbol(function, prefix)));
+  return args;
 }
 
-absl::StatusOr<std::string> buildSharedObject(const EmittedModel &model,
-                                              const CpuTarget &cpu) {
-  // The build folder and the compiler processes are cleaned up however the
-  // build ends: a failure, or a signal (after which cuvilc ends).
+/// Links model.so in `dir` from the objects compileObjects left there.
+absl::Status linkSharedObject(const std::string &dir, const CpuTarget &cpu,
+                              llvm::StringRef prefix) {
+  std::string exports = "{\n  global:\n";
+  for (const char *function : kAbiFunctionNames)
+    absl::StrAppend(&exports, "    ", prefixedSymbol(function, prefix), ";\n");
+  absl::StrAppend(&exports, "  local: *;\n};\n");
+  RETURN_IF_ERROR(writeFileAtomically(dir + "/exports.map", exports));
+  std::vector<std::string> renames = renameArguments(prefix);
+  if (!renames.empty())
+    for (const char *object : {"model.o", "abi.o", "weights.o"}) {
+      std::vector<std::string> argv = {llvmToolPath("llvm-objcopy")};
+      argv.insert(argv.end(), renames.begin(), renames.end());
+      argv.push_back(object);
+      RETURN_IF_ERROR(run(argv, dir, "renaming the ABI's symbols"));
+    }
+  return run({getClangPath(), "--target=" + cpu.triple, "-shared",
+              "-fuse-ld=lld", "-o", "model.so", "model.o", "abi.o",
+              "weights.o", "-Wl,--version-script=exports.map",
+              "-Wl,-z,noexecstack", "-Wl,-z,relro", "-Wl,-z,now",
+              "-Wl,--as-needed", "-Wl,--build-id", "-lm"},
+             dir, "linking");
+}
+
+/// Archives the objects in `dir` as model.a: one relocatable object whose
+/// only global symbols are the ABI's (every hidden symbol made local, so
+/// two models' kernels and weights cannot clash in one program).
+absl::Status archiveStaticLibrary(const std::string &dir,
+                                  llvm::StringRef prefix) {
+  RETURN_IF_ERROR(run({llvmToolPath("ld.lld"), "-r", "-o", "combined.o",
+                       "model.o", "abi.o", "weights.o"},
+                      dir, "combining the objects"));
+  std::vector<std::string> objcopy = {llvmToolPath("llvm-objcopy"),
+                                      "--localize-hidden"};
+  std::vector<std::string> renames = renameArguments(prefix);
+  objcopy.insert(objcopy.end(), renames.begin(), renames.end());
+  objcopy.push_back("combined.o");
+  RETURN_IF_ERROR(run(objcopy, dir, "hiding the model's internal symbols"));
+  return run({llvmToolPath("llvm-ar"), "rcsD", "model.a", "combined.o"}, dir,
+             "archiving");
+}
+
+/// Runs `build` in a fresh temporary folder and returns the bytes of the
+/// file it leaves there as `result`. The folder and the compiler processes
+/// are cleaned up however the build ends: a failure, or a signal (after
+/// which cuvilc ends).
+absl::StatusOr<std::string>
+buildInTemporaryFolder(const std::string &result,
+                       const std::function<absl::Status(const std::string &)> &build) {
   CleanupScope scope;
   const char *tmp = std::getenv("TMPDIR");
   std::string tmpl =
@@ -199,13 +244,38 @@ absl::StatusOr<std::string> buildSharedObject(const EmittedModel &model,
         removeDir(dir);
     }
   } cleanup{dir};
-  absl::Status status = buildIn(dir, model, cpu);
+  absl::Status status = build(dir);
   const char *keep = std::getenv("CUVIL_KEEP_BUILD_DIR");
   cleanup.keep = !status.ok() && keep && *keep && !pendingInterrupt();
   if (!status.ok())
     return status;
-  return readFile(dir + "/model.so");
+  return readFile(dir + "/" + result);
 }
 
+} // namespace
+
+std::string getClangPath() {
+  if (const char *env = std::getenv("CUVIL_CLANG"); env && *env)
+    return env;
+  return "/usr/lib/llvm-22/bin/clang";
+}
+
+absl::StatusOr<std::string> buildSharedObject(const EmittedModel &model,
+                                              const CpuTarget &cpu,
+                                              llvm::StringRef symbolPrefix) {
+  return buildInTemporaryFolder("model.so", [&](const std::string &dir) {
+    RETURN_IF_ERROR(compileObjects(dir, model, cpu));
+    return linkSharedObject(dir, cpu, symbolPrefix);
+  });
+}
+
+absl::StatusOr<std::string> buildStaticLibrary(const EmittedModel &model,
+                                               const CpuTarget &cpu,
+                                               llvm::StringRef symbolPrefix) {
+  return buildInTemporaryFolder("model.a", [&](const std::string &dir) {
+    RETURN_IF_ERROR(compileObjects(dir, model, cpu));
+    return archiveStaticLibrary(dir, symbolPrefix);
+  });
+}
 
 } // namespace cuvil::cpu

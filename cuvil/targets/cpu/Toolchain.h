@@ -15,6 +15,7 @@
 #include "cuvil/targets/cpu/CpuTarget.h"
 
 #include "absl/status/statusor.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <string>
 #include <vector>
@@ -26,9 +27,19 @@ std::string getClangPath();
 
 /// Compiles and links `model` into a shared object for `cpu` (its triple,
 /// so a cross build needs only clang, lld and that triple's C library);
-/// returns its bytes.
+/// returns its bytes. With a `symbolPrefix` (SymbolPrefix.h) it exports
+/// the ABI under those names.
 absl::StatusOr<std::string> buildSharedObject(const EmittedModel &model,
-                                              const CpuTarget &cpu);
+                                              const CpuTarget &cpu,
+                                              llvm::StringRef symbolPrefix = "");
+
+/// Compiles `model` into a static library (an ar archive of one object)
+/// for `cpu`, to link into a program: only the ABI's functions are global
+/// in it, under `symbolPrefix`'s names if one is given; returns its bytes.
+/// The program links it with -lm (and -lpthread before glibc 2.34).
+absl::StatusOr<std::string> buildStaticLibrary(const EmittedModel &model,
+                                               const CpuTarget &cpu,
+                                               llvm::StringRef symbolPrefix = "");
 
 } // namespace cuvil::cpu
 

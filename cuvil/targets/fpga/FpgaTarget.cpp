@@ -157,6 +157,10 @@ public:
       return absl::InvalidArgumentError(
           "--external-weights applies to --target=x86; an FPGA design keeps "
           "its weights on chip");
+    if (!options.symbolPrefix.empty())
+      return absl::InvalidArgumentError(
+          "--symbol-prefix applies to the CPU targets' C ABI; name an FPGA "
+          "design's top function with --project");
     RETURN_IF_ERROR(lookupDevice(options.cpu).status());
     return parseFpgaSettings(options.settings).status();
   }

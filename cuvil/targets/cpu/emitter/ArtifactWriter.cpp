@@ -146,7 +146,7 @@ std::string headerText(func::FuncOp func, const ModelFacts &facts,
          "'. Do not edit.\n *\n"
          " * The C ABI of a Cuvil model (docs/abi.md): reentrant, no global "
          "state,\n * every call returns a cuvil_status. Link with the "
-         "model's .so, or dlopen it.\n */\n"
+         "model's library (.so or .a), or dlopen its .so.\n */\n"
          "#ifndef CUVIL_MODEL_H\n#define CUVIL_MODEL_H\n\n"
          "#define CUVIL_ABI_VERSION " + std::to_string(kAbiVersion) + "\n"
          "#define CUVIL_MODEL_NUM_INPUTS " + std::to_string(facts.numInputs) +

@@ -15,6 +15,10 @@
 extern "C" {
 #endif
 
+/* Shared by every model's header (two models linked into one program with
+ * --symbol-prefix include two), hence its own guard. */
+#ifndef CUVIL_STATUS_DEFINED
+#define CUVIL_STATUS_DEFINED
 typedef enum cuvil_status {
   CUVIL_OK = 0,
   CUVIL_ERROR_INVALID_ARGUMENT = 1,   /* a null pointer, or bad data */
@@ -26,6 +30,7 @@ typedef enum cuvil_status {
   CUVIL_ERROR_BUSY = 7,               /* the context is running another call */
   CUVIL_ERROR_TOO_MANY_THREADS = 8    /* above cuvil_context_max_threads() */
 } cuvil_status;
+#endif /* CUVIL_STATUS_DEFINED */
 
 /* A human-readable description of a status code. */
 const char *cuvil_status_message(int status);
