@@ -15,6 +15,10 @@ def cc_grpc_library(name, proto_src, cc_proto_dep, deps = [], **kwargs):
     """
     base = proto_src[:-len(".proto")]
     outs = [base + ".grpc.pb.h", base + ".grpc.pb.cc"]
+    # Paths in Cuvil's tree: the execution root here, external/<name> in a
+    # workspace that uses Cuvil.
+    repository = native.repository_name().lstrip("@")
+    root = "external/" + repository if repository else "."
     native.genrule(
         name = name + "_codegen",
         srcs = [proto_src],
@@ -23,9 +27,9 @@ def cc_grpc_library(name, proto_src, cc_proto_dep, deps = [], **kwargs):
             "@com_google_protobuf//:protoc",
             "@com_github_grpc_grpc//:grpc_cpp_plugin",
         ],
-        cmd = ("$(location @com_google_protobuf//:protoc) -I. " +
+        cmd = ("$(location @com_google_protobuf//:protoc) -I%s " % root +
                "--plugin=protoc-gen-grpc=$(location @com_github_grpc_grpc//:grpc_cpp_plugin) " +
-               "--grpc_out=$(GENDIR) $(location %s)" % proto_src),
+               "--grpc_out=$(GENDIR)/%s $(location %s)" % (root, proto_src)),
     )
     native.cc_library(
         name = name,

@@ -15,6 +15,11 @@ def gentbl(name, td_file, outs, td_srcs = [], deps = [], **kwargs):
       **kwargs: passed to the cc_library.
     """
     srcs = [td_file] + td_srcs + ["@llvm//:mlir_td_files"]
+
+    # .td files include ours by their path in Cuvil's tree, which is the
+    # execution root here and external/<name> in a workspace that uses Cuvil.
+    repository = native.repository_name().lstrip("@")
+    root = "external/" + repository if repository else "."
     for flags, out in outs:
         native.genrule(
             name = "%s_%s_genrule" % (name, out.replace("/", "_").replace(".", "_")),
@@ -22,7 +27,7 @@ def gentbl(name, td_file, outs, td_srcs = [], deps = [], **kwargs):
             outs = [out],
             tools = ["@llvm//:bin/mlir-tblgen"],
             cmd = ("$(location @llvm//:bin/mlir-tblgen) %s " % flags) +
-                  "-I external/llvm/include -I . -I $(GENDIR) " +
+                  "-I external/llvm/include -I %s -I $(GENDIR)/%s " % (root, root) +
                   "$(location %s) -o $@" % td_file,
         )
     native.cc_library(

@@ -9,46 +9,66 @@ load("//third_party:pkg_config.bzl", "pkg_config_repository")
 
 LLVM_PREFIX = "/usr/lib/llvm-22"
 
+def _shim_repository_impl(ctx):
+    # The shim's folder in Cuvil's tree, wherever Cuvil is: this workspace,
+    # or a user's local_repository / git_repository of it.
+    folder = ctx.path(ctx.attr.workspace_file).dirname
+    for entry in folder.readdir():
+        ctx.symlink(entry, entry.basename)
+
+_shim_repository = repository_rule(
+    implementation = _shim_repository_impl,
+    doc = "A repository over one of Cuvil's third_party/ shims.",
+    attrs = {"workspace_file": attr.label(allow_single_file = True)},
+    local = True,
+)
+
 def cuvil_dependencies():
     """Declares every external repository the workspace uses."""
 
     # Debian's bazel-bootstrap 4.2.3 resolves these names while loading
     # @bazel_tools; Debian's rules_cc is too new for it, so a shim re-exports
     # the native rules instead.
-    native.local_repository(name = "rules_cc", path = "third_party/rules_cc")
+    _shim_repository(
+        name = "rules_cc",
+        workspace_file = Label("//third_party/rules_cc:WORKSPACE"),
+    )
     native.local_repository(name = "rules_java", path = "/usr/share/bazel/rules/java")
     native.local_repository(name = "platforms", path = "/usr/share/bazel/tools/platforms")
 
     # Bazel 4.2.3 would download @remote_coverage_tools for every test rule;
     # this shim satisfies the implicit dependency offline.
-    native.local_repository(
+    _shim_repository(
         name = "remote_coverage_tools",
-        path = "third_party/remote_coverage_tools",
+        workspace_file = Label("//third_party/remote_coverage_tools:WORKSPACE"),
     )
 
     # System protoc + libprotobuf, shaped like upstream's repository so that the
     # native proto_library / cc_proto_library find :protoc and :cc_toolchain.
-    native.local_repository(name = "com_google_protobuf", path = "third_party/protobuf")
+    _shim_repository(
+        name = "com_google_protobuf",
+        workspace_file = Label("//third_party/protobuf:WORKSPACE"),
+    )
 
     # LLVM/MLIR 22 (headers, shared libLLVM/libMLIR, tools).
     native.new_local_repository(
         name = "llvm",
         path = LLVM_PREFIX,
-        build_file = "//third_party/llvm:llvm.BUILD",
+        build_file = str(Label("//third_party/llvm:llvm.BUILD")),
     )
 
     # onnx.proto as shipped by python3-onnx; referenced in place, never copied.
     native.new_local_repository(
         name = "onnx_proto",
         path = "/usr/lib/python3/dist-packages",
-        build_file = "//third_party:onnx_proto.BUILD",
+        build_file = str(Label("//third_party:onnx_proto.BUILD")),
     )
 
     # Python 3.11 headers for Debian's /usr/bin/python3 (python3-dev).
     native.new_local_repository(
         name = "python3",
         path = "/usr/include/python3.11",
-        build_file = "//third_party:python3.BUILD",
+        build_file = str(Label("//third_party:python3.BUILD")),
     )
 
     # Libraries with a pkg-config file: link flags come from pkg-config so
