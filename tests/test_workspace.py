@@ -16,10 +16,11 @@ def test_no_network_repositories():
     assert BUILD_FILES, "no build files found"
     fetching = re.compile(r"\b(http_archive|http_file|git_repository|"
                           r"download_and_extract|ctx\.download)\b|https?://")
+    # Comments may show a user how to fetch Cuvil (docs/bazel.md).
     offenders = [f"{p.relative_to(ROOT)}: {line.strip()}"
                  for p in BUILD_FILES
                  for line in p.read_text().splitlines()
-                 if fetching.search(line)]
+                 if fetching.search(line.split("#")[0])]
     assert offenders == []
 
 

@@ -15,9 +15,12 @@ def cache_flags():
 
 
 class Workspace:
-    def __init__(self, root, output_base):
+    def __init__(self, root, output_base, flags=()):
+        """`flags`: build flags for every command of this workspace (one
+        set, so that no command rebuilds what another built)."""
         self.root = pathlib.Path(root)
         self.output_base = pathlib.Path(output_base)
+        self.flags = list(flags)
 
     def run(self, command, *args, check=True, flags=None, cached=True):
         """bazel COMMAND ARGS; `cached`: through the remote cache if there is
@@ -25,7 +28,8 @@ class Workspace:
         startup = ["bazel", f"--output_base={self.output_base}", "--max_idle_secs=300"]
         caches = cache_flags() if cached else ["--disk_cache=", "--noremote_accept_cached"]
         extra = ([] if flags is None else flags) if command == "info" else \
-            ["--symlink_prefix=/", "--color=no", "--curses=no"] + caches + (flags or [])
+            ["--symlink_prefix=/", "--color=no", "--curses=no"] + caches + self.flags + \
+            (flags or [])
         result = subprocess.run(startup + [command] + extra + list(args), cwd=self.root,
                                 capture_output=True, text=True)
         if check and result.returncode != 0:
