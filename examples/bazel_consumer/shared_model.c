@@ -10,13 +10,16 @@ int main(void) {
   void *outputs[1] = {probabilities};
   classifier_shared_context *context;
   int status = classifier_shared_context_create(1, &context);
-  if (status == CUVIL_OK)
-    status = classifier_shared_context_run(context, 1, inputs, outputs);
   if (status != CUVIL_OK) {
     fprintf(stderr, "%s\n", classifier_shared_status_message(status));
     return 1;
   }
+  status = classifier_shared_context_run(context, 1, inputs, outputs);
+  if (status != CUVIL_OK) /* the context says what went wrong */
+    fprintf(stderr, "%s\n", classifier_shared_context_error(context));
   classifier_shared_context_destroy(context);
+  if (status != CUVIL_OK)
+    return 1;
   printf("classifier_shared %.9g %.9g %.9g\n", probabilities[0],
          probabilities[1], probabilities[2]);
   return 0;
