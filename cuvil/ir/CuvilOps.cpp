@@ -72,198 +72,6 @@ LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 //===----------------------------------------------------------------------===//
-// Elementwise ops
-//===----------------------------------------------------------------------===//
-
-static LogicalResult inferBinary(StringRef opName, std::optional<Location> loc,
-                                 Value lhs, Value rhs, bool isComparison,
-                                 SmallVectorImpl<Type> &types) {
-  FailureOr<RankedTensorType> lhsType = getTensorType(lhs, loc, opName, "lhs");
-  FailureOr<RankedTensorType> rhsType = getTensorType(rhs, loc, opName, "rhs");
-  if (failed(lhsType) || failed(rhsType) ||
-      failed(checkSameElementType({*lhsType, *rhsType}, loc, opName)))
-    return failure();
-  FailureOr<SmallVector<int64_t>> shape =
-      broadcast(lhsType->getShape(), rhsType->getShape(), loc, opName);
-  if (failed(shape))
-    return failure();
-  Type elementType = isComparison ? IntegerType::get(lhs.getContext(), 1)
-                                  : lhsType->getElementType();
-  types.push_back(RankedTensorType::get(*shape, elementType));
-  return success();
-}
-
-#define CUVIL_BINARY_INFERENCE(OP, IS_COMPARISON)                              \
-  LogicalResult OP::inferReturnTypes(                                          \
-      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
-      SmallVectorImpl<Type> &types) {                                          \
-    return inferBinary(getOperationName(), loc, adaptor.getLhs(),              \
-                       adaptor.getRhs(), IS_COMPARISON, types);                \
-  }
-CUVIL_BINARY_INFERENCE(AddOp, false)
-CUVIL_BINARY_INFERENCE(SubOp, false)
-CUVIL_BINARY_INFERENCE(MulOp, false)
-CUVIL_BINARY_INFERENCE(DivOp, false)
-CUVIL_BINARY_INFERENCE(PowOp, false)
-CUVIL_BINARY_INFERENCE(MaxOp, false)
-CUVIL_BINARY_INFERENCE(MinOp, false)
-CUVIL_BINARY_INFERENCE(EqualOp, true)
-CUVIL_BINARY_INFERENCE(LessOp, true)
-CUVIL_BINARY_INFERENCE(LessEqualOp, true)
-CUVIL_BINARY_INFERENCE(GreaterOp, true)
-CUVIL_BINARY_INFERENCE(GreaterEqualOp, true)
-#undef CUVIL_BINARY_INFERENCE
-
-/// True if `attr` is a splat of `value` (integer or float).
-static bool isSplatOf(Attribute attr, double value) {
-  auto splat = dyn_cast_if_present<SplatElementsAttr>(attr);
-  if (!splat)
-    return false;
-  Type elementType = splat.getElementType();
-  if (isa<FloatType>(elementType))
-    return splat.getSplatValue<APFloat>().convertToDouble() == value;
-  if (elementType.isInteger(1))
-    return false;
-  if (isa<IntegerType>(elementType))
-    return splat.getSplatValue<APInt>().getSExtValue() ==
-           static_cast<int64_t>(value);
-  return false;
-}
-
-/// x op identity -> x, when that does not change the result type.
-static OpFoldResult foldIdentity(Value lhs, Value rhs, Attribute lhsAttr,
-                                 Attribute rhsAttr, Type resultType,
-                                 double identity) {
-  if (isSplatOf(rhsAttr, identity) && lhs.getType() == resultType)
-    return lhs;
-  if (isSplatOf(lhsAttr, identity) && rhs.getType() == resultType)
-    return rhs;
-  return {};
-}
-
-OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
-  return foldIdentity(getLhs(), getRhs(), adaptor.getLhs(), adaptor.getRhs(),
-                      getType(), 0.0);
-}
-
-OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
-  return foldIdentity(getLhs(), getRhs(), adaptor.getLhs(), adaptor.getRhs(),
-                      getType(), 1.0);
-}
-
-LogicalResult PowOp::canonicalize(PowOp op, PatternRewriter &rewriter) {
-  // A float x squared by a splat constant 2 that does not broadcast x:
-  // one multiply instead of a call to pow per element.
-  Attribute exponent;
-  if (!isa<FloatType>(getElementTypeOrSelf(op.getType())) ||
-      op.getLhs().getType() != op.getType() ||
-      !matchPattern(op.getRhs(), m_Constant(&exponent)) ||
-      !isSplatOf(exponent, 2.0))
-    return failure();
-  rewriter.replaceOpWithNewOp<MulOp>(op, op.getLhs(), op.getLhs());
-  return success();
-}
-
-LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
-                                        std::optional<Location> loc,
-                                        Adaptor adaptor,
-                                        SmallVectorImpl<Type> &types) {
-  StringRef name = getOperationName();
-  FailureOr<RankedTensorType> condType =
-      getTensorType(adaptor.getCondition(), loc, name, "condition");
-  FailureOr<RankedTensorType> trueType =
-      getTensorType(adaptor.getTrueValue(), loc, name, "true value");
-  FailureOr<RankedTensorType> falseType =
-      getTensorType(adaptor.getFalseValue(), loc, name, "false value");
-  if (failed(condType) || failed(trueType) || failed(falseType) ||
-      failed(checkSameElementType({*trueType, *falseType}, loc, name)))
-    return failure();
-  if (!condType->getElementType().isInteger(1))
-    return inferError(loc, name, "expects an i1 condition, got ",
-                      formatType(*condType));
-  FailureOr<SmallVector<int64_t>> shape =
-      broadcast(condType->getShape(), trueType->getShape(), loc, name);
-  if (failed(shape))
-    return failure();
-  shape = broadcast(*shape, falseType->getShape(), loc, name);
-  if (failed(shape))
-    return failure();
-  types.push_back(RankedTensorType::get(*shape, trueType->getElementType()));
-  return success();
-}
-
-static LogicalResult inferUnary(StringRef opName, std::optional<Location> loc,
-                                Value input, bool floatOnly,
-                                SmallVectorImpl<Type> &types) {
-  FailureOr<RankedTensorType> type = getTensorType(input, loc, opName, "input");
-  if (failed(type))
-    return failure();
-  if (floatOnly && !isa<FloatType>(type->getElementType()))
-    return inferError(loc, opName, "expects a floating-point tensor, got ",
-                      formatType(*type));
-  types.push_back(*type);
-  return success();
-}
-
-#define CUVIL_UNARY_INFERENCE(OP)                                              \
-  LogicalResult OP::inferReturnTypes(                                          \
-      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
-      SmallVectorImpl<Type> &types) {                                          \
-    return inferUnary(getOperationName(), loc, adaptor.getInput(), kFloatOnly, \
-                      types);                                                  \
-  }
-CUVIL_UNARY_INFERENCE(ReluOp)
-CUVIL_UNARY_INFERENCE(ClipOp)
-CUVIL_UNARY_INFERENCE(SigmoidOp)
-CUVIL_UNARY_INFERENCE(TanhOp)
-CUVIL_UNARY_INFERENCE(GeluOp)
-CUVIL_UNARY_INFERENCE(SiluOp)
-CUVIL_UNARY_INFERENCE(HardSwishOp)
-CUVIL_UNARY_INFERENCE(HardSigmoidOp)
-CUVIL_UNARY_INFERENCE(ExpOp)
-CUVIL_UNARY_INFERENCE(LogOp)
-CUVIL_UNARY_INFERENCE(SqrtOp)
-CUVIL_UNARY_INFERENCE(RsqrtOp)
-CUVIL_UNARY_INFERENCE(ReciprocalOp)
-CUVIL_UNARY_INFERENCE(ErfOp)
-CUVIL_UNARY_INFERENCE(NegOp)
-CUVIL_UNARY_INFERENCE(AbsOp)
-#undef CUVIL_UNARY_INFERENCE
-
-LogicalResult ClipOp::verify() {
-  FloatAttr min = getMinAttr(), max = getMaxAttr();
-  if (min && max && min.getValueAsDouble() > max.getValueAsDouble())
-    return emitOpError("expects min <= max, got min = ")
-           << min.getValueAsDouble() << " and max = " << max.getValueAsDouble();
-  return success();
-}
-
-LogicalResult GeluOp::verify() {
-  if (getApproximate() != "none" && getApproximate() != "tanh")
-    return emitOpError("expects approximate = \"none\" or \"tanh\", got \"")
-           << getApproximate() << "\"";
-  return success();
-}
-
-LogicalResult CastOp::verify() {
-  auto inType = cast<RankedTensorType>(getInput().getType());
-  auto outType = cast<RankedTensorType>(getType());
-  if (failed(verifyCompatibleShape(inType.getShape(), outType.getShape())) ||
-      inType.getRank() != outType.getRank())
-    return emitOpError("changes the shape from ")
-           << formatShape(inType.getShape()) << " to "
-           << formatShape(outType.getShape())
-           << "; a cast only converts elements";
-  return success();
-}
-
-OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
-  if (getInput().getType() == getType())
-    return getInput();
-  return {};
-}
-
-//===----------------------------------------------------------------------===//
 // Linear algebra and convolution
 //===----------------------------------------------------------------------===//
 
@@ -546,7 +354,30 @@ CUVIL_REDUCE_INFERENCE(ReduceSumOp, false)
 CUVIL_REDUCE_INFERENCE(ReduceMeanOp, true)
 CUVIL_REDUCE_INFERENCE(ReduceMaxOp, false)
 CUVIL_REDUCE_INFERENCE(ReduceMinOp, false)
+CUVIL_REDUCE_INFERENCE(ReduceProdOp, false)
 #undef CUVIL_REDUCE_INFERENCE
+
+/// arg_max, arg_min: a reduction over one axis to i64 indices.
+#define CUVIL_ARG_REDUCE_INFERENCE(OP)                                         \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,      \
+      SmallVectorImpl<Type> &types) {                                          \
+    int64_t axis = adaptor.getAxis();                                          \
+    SmallVector<Type> reduced;                                                 \
+    if (failed(inferReduce(getOperationName(), loc, adaptor.getInput(), axis,  \
+                           adaptor.getKeepdims(), false, reduced)))            \
+      return failure();                                                        \
+    auto in = cast<RankedTensorType>(adaptor.getInput().getType());            \
+    if (in.getDimSize(axis < 0 ? axis + in.getRank() : axis) == 0)             \
+      return inferError(loc, getOperationName(),                               \
+                        "has no index to give along an empty axis");           \
+    types.push_back(cast<RankedTensorType>(reduced[0]).clone(                  \
+        IntegerType::get(context, 64)));                                       \
+    return success();                                                          \
+  }
+CUVIL_ARG_REDUCE_INFERENCE(ArgMaxOp)
+CUVIL_ARG_REDUCE_INFERENCE(ArgMinOp)
+#undef CUVIL_ARG_REDUCE_INFERENCE
 
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,

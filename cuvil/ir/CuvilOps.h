@@ -14,6 +14,15 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace cuvil::l1 {
+/// Marks ops whose every output element is a function of the input
+/// elements at the same index under numpy broadcasting (ElementwiseOps.td):
+/// analyses treat them alike without listing them.
+template <typename ConcreteType>
+class BroadcastElementwise
+    : public mlir::OpTrait::TraitBase<ConcreteType, BroadcastElementwise> {};
+} // namespace cuvil::l1
+
 #define GET_OP_CLASSES
 #include "cuvil/ir/CuvilOps.h.inc"
 

@@ -49,158 +49,7 @@ def Cuvil_ConstantOp : Cuvil_Op<"constant",
   let hasFolder = 1;
 }
 
-//===----------------------------------------------------------------------===//
-// Elementwise binary ops (numpy broadcasting)
-//===----------------------------------------------------------------------===//
-
-class Cuvil_BinaryOp<string mnemonic, list<Trait> traits = []>
-    : Cuvil_Op<mnemonic, !listconcat(traits, [Pure, Cuvil_InferTypeOpAdaptor])> {
-  let arguments = (ins Cuvil_Tensor:$lhs, Cuvil_Tensor:$rhs);
-  let results = (outs Cuvil_Tensor:$result);
-  let assemblyFormat = [{
-    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)
-  }];
-  let description = [{
-    Elementwise with numpy broadcasting: shapes are aligned at the trailing
-    dimension and a dimension of size 1 stretches. Operands must have the same
-    element type.
-  }];
-}
-
-def Cuvil_AddOp : Cuvil_BinaryOp<"add", [Commutative]> {
-  let summary = "elementwise addition";
-  let hasFolder = 1;
-}
-def Cuvil_SubOp : Cuvil_BinaryOp<"sub"> {
-  let summary = "elementwise subtraction";
-}
-def Cuvil_MulOp : Cuvil_BinaryOp<"mul", [Commutative]> {
-  let summary = "elementwise multiplication";
-  let hasFolder = 1;
-}
-def Cuvil_DivOp : Cuvil_BinaryOp<"div"> {
-  let summary = "elementwise division (truncating for integers)";
-}
-def Cuvil_PowOp : Cuvil_BinaryOp<"pow"> {
-  let summary = "elementwise power";
-  // pow(x, 2) -> x * x (decomposed norms square a difference).
-  let hasCanonicalizeMethod = 1;
-}
-def Cuvil_MaxOp : Cuvil_BinaryOp<"max", [Commutative]> {
-  let summary = "elementwise maximum";
-}
-def Cuvil_MinOp : Cuvil_BinaryOp<"min", [Commutative]> {
-  let summary = "elementwise minimum";
-}
-
-class Cuvil_CompareOp<string mnemonic, list<Trait> traits = []>
-    : Cuvil_BinaryOp<mnemonic, traits> {
-  let results = (outs RankedTensorOf<[I1]>:$result);
-  let description = [{
-    Elementwise comparison with numpy broadcasting; the result is `i1`.
-  }];
-}
-
-def Cuvil_EqualOp : Cuvil_CompareOp<"equal", [Commutative]> {
-  let summary = "elementwise ==";
-}
-def Cuvil_LessOp : Cuvil_CompareOp<"less"> {
-  let summary = "elementwise <";
-}
-def Cuvil_LessEqualOp : Cuvil_CompareOp<"less_equal"> {
-  let summary = "elementwise <=";
-}
-def Cuvil_GreaterOp : Cuvil_CompareOp<"greater"> {
-  let summary = "elementwise >";
-}
-def Cuvil_GreaterEqualOp : Cuvil_CompareOp<"greater_equal"> {
-  let summary = "elementwise >=";
-}
-
-def Cuvil_WhereOp : Cuvil_Op<"where", [Pure, Cuvil_InferTypeOpAdaptor]> {
-  let summary = "elementwise select with three-way broadcasting";
-  let arguments = (ins RankedTensorOf<[I1]>:$condition, Cuvil_Tensor:$true_value,
-                       Cuvil_Tensor:$false_value);
-  let results = (outs Cuvil_Tensor:$result);
-  let assemblyFormat = [{
-    $condition `,` $true_value `,` $false_value attr-dict `:`
-    type($condition) `,` type($true_value) `,` type($false_value)
-  }];
-}
-
-//===----------------------------------------------------------------------===//
-// Elementwise unary ops
-//===----------------------------------------------------------------------===//
-
-class Cuvil_UnaryOp<string mnemonic, list<Trait> traits = [],
-                    dag extraArgs = (ins), string extraFormat = "">
-    : Cuvil_Op<mnemonic, !listconcat(traits, [Pure, Cuvil_InferTypeOpAdaptor])> {
-  let arguments = !con((ins Cuvil_Tensor:$input), extraArgs);
-  let results = (outs Cuvil_Tensor:$result);
-  let assemblyFormat = "$input " # extraFormat # " attr-dict `:` type($input)";
-  // Ops whose math is only defined on floats set this (checked in inference).
-  bit floatOnly = 1;
-  let extraClassDeclaration = [{
-    static constexpr bool kFloatOnly = }] # !if(floatOnly, "true", "false") # [{;
-  }];
-}
-
-def Cuvil_ReluOp : Cuvil_UnaryOp<"relu"> {
-  let summary = "max(x, 0)";
-  let floatOnly = 0;
-}
-def Cuvil_ClipOp : Cuvil_UnaryOp<"clip", [],
-    (ins OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max),
-    "(`min` `=` $min^)? (`max` `=` $max^)?"> {
-  let summary = "clamp to [min, max] (relu6 is clip min = 0, max = 6)";
-  let floatOnly = 0;
-  let hasVerifier = 1;
-}
-def Cuvil_SigmoidOp : Cuvil_UnaryOp<"sigmoid"> { let summary = "1 / (1 + exp(-x))"; }
-def Cuvil_TanhOp : Cuvil_UnaryOp<"tanh"> { let summary = "hyperbolic tangent"; }
-def Cuvil_GeluOp : Cuvil_UnaryOp<"gelu", [],
-    (ins DefaultValuedAttr<StrAttr, "\"none\"">:$approximate),
-    "(`approximate` `=` $approximate^)?"> {
-  let summary = "GELU, exact (erf) or tanh-approximated";
-  let hasVerifier = 1;
-}
-def Cuvil_SiluOp : Cuvil_UnaryOp<"silu"> { let summary = "x * sigmoid(x)"; }
-def Cuvil_HardSwishOp : Cuvil_UnaryOp<"hardswish"> {
-  let summary = "x * relu6(x + 3) / 6";
-}
-def Cuvil_HardSigmoidOp : Cuvil_UnaryOp<"hardsigmoid", [],
-    (ins DefaultValuedAttr<F64Attr, "1.0 / 6.0">:$alpha,
-         DefaultValuedAttr<F64Attr, "0.5">:$beta),
-    "(`alpha` `=` $alpha^)? (`beta` `=` $beta^)?"> {
-  let summary = "max(0, min(1, alpha * x + beta))";
-}
-def Cuvil_ExpOp : Cuvil_UnaryOp<"exp"> { let summary = "e^x"; }
-def Cuvil_LogOp : Cuvil_UnaryOp<"log"> { let summary = "natural logarithm"; }
-def Cuvil_SqrtOp : Cuvil_UnaryOp<"sqrt"> { let summary = "square root"; }
-def Cuvil_RsqrtOp : Cuvil_UnaryOp<"rsqrt"> { let summary = "1 / sqrt(x)"; }
-def Cuvil_ReciprocalOp : Cuvil_UnaryOp<"reciprocal"> { let summary = "1 / x"; }
-def Cuvil_ErfOp : Cuvil_UnaryOp<"erf"> { let summary = "Gauss error function"; }
-def Cuvil_NegOp : Cuvil_UnaryOp<"neg"> {
-  let summary = "-x";
-  let floatOnly = 0;
-}
-def Cuvil_AbsOp : Cuvil_UnaryOp<"abs"> {
-  let summary = "|x|";
-  let floatOnly = 0;
-}
-
-def Cuvil_CastOp : Cuvil_Op<"cast", [Pure]> {
-  let summary = "element type conversion (shape unchanged)";
-  let description = [{
-    Converts each element: float<->float rounds to nearest even, float->int
-    truncates toward zero, int->i1 is `!= 0`.
-  }];
-  let arguments = (ins Cuvil_Tensor:$input);
-  let results = (outs Cuvil_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
-  let hasVerifier = 1;
-  let hasFolder = 1;
-}
+include "cuvil/ir/ElementwiseOps.td"
 
 //===----------------------------------------------------------------------===//
 // Linear algebra and convolution
@@ -305,6 +154,29 @@ def Cuvil_ReduceSumOp : Cuvil_ReduceOp<"reduce_sum"> { let summary = "sum over a
 def Cuvil_ReduceMeanOp : Cuvil_ReduceOp<"reduce_mean"> { let summary = "mean over axes"; }
 def Cuvil_ReduceMaxOp : Cuvil_ReduceOp<"reduce_max"> { let summary = "maximum over axes"; }
 def Cuvil_ReduceMinOp : Cuvil_ReduceOp<"reduce_min"> { let summary = "minimum over axes"; }
+def Cuvil_ReduceProdOp : Cuvil_ReduceOp<"reduce_prod"> { let summary = "product over axes"; }
+
+class Cuvil_ArgReduceOp<string mnemonic> : Cuvil_Op<mnemonic,
+    [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let arguments = (ins Cuvil_Tensor:$input, I64Attr:$axis, UnitAttr:$keepdims,
+                       UnitAttr:$select_last_index);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = [{
+    $input `,` `axis` `=` $axis (`keepdims` $keepdims^)?
+    (`select_last_index` $select_last_index^)? attr-dict `:` type($input)
+  }];
+  let description = [{
+    The i64 index along `axis` of the first extreme element (the last with
+    `select_last_index`), as ONNX ArgMax / ArgMin; `keepdims` as in the
+    reductions.
+  }];
+}
+def Cuvil_ArgMaxOp : Cuvil_ArgReduceOp<"arg_max"> {
+  let summary = "index of the maximum along an axis";
+}
+def Cuvil_ArgMinOp : Cuvil_ArgReduceOp<"arg_min"> {
+  let summary = "index of the minimum along an axis";
+}
 
 def Cuvil_LayerNormOp : Cuvil_Op<"layer_norm",
     [Pure, Cuvil_InferTypeOpAdaptor, AttrSizedOperandSegments]> {

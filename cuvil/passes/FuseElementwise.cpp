@@ -45,7 +45,33 @@ bool isScalarizable(Operation *op) {
              l1::MinOp, l1::ReluOp, l1::ClipOp, l1::SigmoidOp, l1::TanhOp,
              l1::GeluOp, l1::SiluOp, l1::HardSwishOp, l1::HardSigmoidOp,
              l1::ExpOp, l1::LogOp, l1::SqrtOp, l1::RsqrtOp, l1::ReciprocalOp,
-             l1::ErfOp, l1::NegOp, l1::AbsOp>(op);
+             l1::ErfOp, l1::NegOp, l1::AbsOp, l1::SinOp, l1::CosOp, l1::TanOp,
+             l1::AsinOp, l1::AcosOp, l1::AtanOp, l1::SinhOp, l1::CoshOp,
+             l1::AsinhOp, l1::AcoshOp, l1::AtanhOp, l1::CeilOp, l1::FloorOp,
+             l1::RoundOp, l1::SoftplusOp, l1::SoftsignOp, l1::EluOp,
+             l1::CeluOp, l1::SeluOp, l1::LeakyReluOp, l1::ThresholdedReluOp,
+             l1::ShrinkOp, l1::SignOp, l1::PReluOp>(op);
+}
+
+/// The math dialect op computing one element of a level1 op that is a
+/// plain function of <math.h>, or null.
+Value mathFunction(OpBuilder &b, Location loc, Operation *op, Value x) {
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case([&](l1::SinOp) { return math::SinOp::create(b, loc, x); })
+      .Case([&](l1::CosOp) { return math::CosOp::create(b, loc, x); })
+      .Case([&](l1::TanOp) { return math::TanOp::create(b, loc, x); })
+      .Case([&](l1::AsinOp) { return math::AsinOp::create(b, loc, x); })
+      .Case([&](l1::AcosOp) { return math::AcosOp::create(b, loc, x); })
+      .Case([&](l1::AtanOp) { return math::AtanOp::create(b, loc, x); })
+      .Case([&](l1::SinhOp) { return math::SinhOp::create(b, loc, x); })
+      .Case([&](l1::CoshOp) { return math::CoshOp::create(b, loc, x); })
+      .Case([&](l1::AsinhOp) { return math::AsinhOp::create(b, loc, x); })
+      .Case([&](l1::AcoshOp) { return math::AcoshOp::create(b, loc, x); })
+      .Case([&](l1::AtanhOp) { return math::AtanhOp::create(b, loc, x); })
+      .Case([&](l1::CeilOp) { return math::CeilOp::create(b, loc, x); })
+      .Case([&](l1::FloorOp) { return math::FloorOp::create(b, loc, x); })
+      .Case([&](l1::RoundOp) { return math::RoundEvenOp::create(b, loc, x); })
+      .Default([](Operation *) { return Value(); });
 }
 
 /// A scalarizable op at function level whose operands and result are all f32
@@ -99,6 +125,14 @@ Value scalarize(OpBuilder &b, Location loc, Operation *op, ValueRange x) {
   };
   auto neg = [&](Value a) -> Value { return arith::NegFOp::create(b, loc, a); };
   auto exp = [&](Value a) -> Value { return math::ExpOp::create(b, loc, a); };
+  auto expm1 = [&](Value a) -> Value {
+    return math::ExpM1Op::create(b, loc, a);
+  };
+  auto abs = [&](Value a) -> Value { return math::AbsFOp::create(b, loc, a); };
+  using P = arith::CmpFPredicate;
+  auto param = [](FloatAttr attr) { return attr.getValueAsDouble(); };
+  if (Value f = mathFunction(b, loc, op, x[0]))
+    return f;
 
   return llvm::TypeSwitch<Operation *, Value>(op)
       .Case([&](l1::AddOp) { return add(x[0], x[1]); })
@@ -173,8 +207,50 @@ Value scalarize(OpBuilder &b, Location loc, Operation *op, ValueRange x) {
       .Case(
           [&](l1::ErfOp) -> Value { return math::ErfOp::create(b, loc, x[0]); })
       .Case([&](l1::NegOp) { return neg(x[0]); })
-      .Case([&](l1::AbsOp) -> Value {
-        return math::AbsFOp::create(b, loc, x[0]);
+      .Case([&](l1::AbsOp) { return abs(x[0]); })
+      // The formulas of the x86 kernels (Elementwise.cpp) for these too.
+      .Case([&](l1::SoftplusOp) {
+        Value tail = math::Log1pOp::create(b, loc, exp(neg(abs(x[0]))));
+        return add(select(cmp(P::OGT, x[0], c(0)), x[0], c(0)), tail);
+      })
+      .Case([&](l1::SoftsignOp) { return div(x[0], add(c(1), abs(x[0]))); })
+      .Case([&](l1::EluOp elu) {
+        return select(cmp(P::OGE, x[0], c(0)), x[0],
+                      mul(c(param(elu.getAlphaAttr())), expm1(x[0])));
+      })
+      .Case([&](l1::CeluOp celu) {
+        double alpha = param(celu.getAlphaAttr());
+        Value negative = mul(c(alpha), expm1(mul(x[0], c(1.0 / alpha))));
+        return add(select(cmp(P::OGT, x[0], c(0)), x[0], c(0)),
+                   select(cmp(P::OLT, negative, c(0)), negative, c(0)));
+      })
+      .Case([&](l1::SeluOp selu) {
+        Value inner = select(cmp(P::OGT, x[0], c(0)), x[0],
+                             mul(c(param(selu.getAlphaAttr())), expm1(x[0])));
+        return mul(c(param(selu.getGammaAttr())), inner);
+      })
+      .Case([&](l1::LeakyReluOp leaky) {
+        return select(cmp(P::OGE, x[0], c(0)), x[0],
+                      mul(c(param(leaky.getAlphaAttr())), x[0]));
+      })
+      .Case([&](l1::ThresholdedReluOp relu) {
+        return select(cmp(P::OGT, x[0], c(param(relu.getAlphaAttr()))), x[0],
+                      c(0));
+      })
+      .Case([&](l1::ShrinkOp shrink) {
+        double lambd = param(shrink.getLambdAttr());
+        Value bias = c(param(shrink.getBiasAttr()));
+        Value above =
+            select(cmp(P::OGT, x[0], c(lambd)),
+                   arith::SubFOp::create(b, loc, x[0], bias), c(0));
+        return select(cmp(P::OLT, x[0], c(-lambd)), add(x[0], bias), above);
+      })
+      .Case([&](l1::SignOp) {
+        return select(cmp(P::OGT, x[0], c(0)), c(1),
+                      select(cmp(P::OLT, x[0], c(0)), c(-1), c(0)));
+      })
+      .Case([&](l1::PReluOp) {
+        return select(cmp(P::OLT, x[0], c(0)), mul(x[0], x[1]), x[0]);
       })
       .Default([](Operation *) -> Value {
         llvm_unreachable("isScalarizable and scalarize disagree");

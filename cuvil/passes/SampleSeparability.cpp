@@ -71,14 +71,9 @@ bool touchesAxisZero(ArrayRef<int64_t> axes, int64_t rank) {
 }
 
 bool isElementwise(Operation *op) {
-  return isa<l1::AddOp, l1::SubOp, l1::MulOp, l1::DivOp, l1::PowOp, l1::MaxOp,
-             l1::MinOp, l1::EqualOp, l1::LessOp, l1::LessEqualOp,
-             l1::GreaterOp, l1::GreaterEqualOp, l1::WhereOp, l1::ReluOp,
-             l1::ClipOp, l1::SigmoidOp, l1::TanhOp, l1::GeluOp, l1::SiluOp,
-             l1::HardSwishOp, l1::HardSigmoidOp, l1::ExpOp, l1::LogOp,
-             l1::SqrtOp, l1::RsqrtOp, l1::ReciprocalOp, l1::ErfOp, l1::NegOp,
-             l1::AbsOp, l1::CastOp, l1::QuantizeOp, l1::DequantizeOp,
-             l1::RequantizeOp, l1::StorageCastOp>(op);
+  return op->hasTrait<l1::BroadcastElementwise>() ||
+         isa<l1::QuantizeOp, l1::DequantizeOp, l1::RequantizeOp,
+             l1::StorageCastOp>(op);
 }
 
 /// Ops whose first operand is an image or rows of samples and whose other

@@ -52,7 +52,7 @@ def _as_module(function):
     return Function()
 
 
-def _example_inputs(specs):
+def _example_inputs(specs, integer_fill=0):
     import torch
 
     generator = torch.Generator().manual_seed(0)
@@ -65,9 +65,26 @@ def _example_inputs(specs):
         if dtype.is_floating_point:
             tensors.append(torch.randn(shape, generator=generator).to(dtype))
         else:
-            # Zeros are valid indices and valid lengths.
-            tensors.append(torch.zeros(shape, dtype=dtype))
+            # Zeros are valid indices and valid lengths (ones when the
+            # model divides by an integer input: _eager_run).
+            tensors.append(torch.full(shape, integer_fill, dtype=dtype))
     return tuple(tensors)
+
+
+def _eager_run(model, specs):
+    """One run on example inputs: (the inputs, the result). Integer inputs
+    are zeros, or ones if zeros divide by zero."""
+    import torch
+
+    examples = _example_inputs(specs)
+    with torch.no_grad():
+        try:
+            return examples, _run_in_eval_mode(model, examples)
+        except RuntimeError as error:
+            if "ZeroDivisionError" not in str(error):
+                raise
+            examples = _example_inputs(specs, integer_fill=1)
+            return examples, _run_in_eval_mode(model, examples)
 
 
 @contextlib.contextmanager
@@ -191,7 +208,6 @@ def torch_to_onnx(model, specs):
                                 for i in spec.dynamic_dims}
                     for spec in specs if spec.dynamic_dims}
     buffer = io.BytesIO()
-    examples = _example_inputs(specs)
     # Grad stays enabled while exporting (nothing is differentiated):
     # without it torch.nn's attention layers take a "fast path" through
     # fused kernels that ONNX cannot express.
@@ -200,8 +216,7 @@ def torch_to_onnx(model, specs):
         try:
             # One eager run: the output count names the outputs, and a
             # signature that does not fit fails here with a Python stack.
-            with torch.no_grad():
-                result = _run_in_eval_mode(exported, examples)
+            examples, result = _eager_run(exported, specs)
             count = len(result) if isinstance(result, (tuple, list)) else 1
             output_names = ["output"] if count == 1 else [
                 f"output_{i}" for i in range(count)]

@@ -7,6 +7,8 @@
 
 #include "cuvil/importers/onnx/ImporterImpl.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 namespace cuvil::onnx_import {
 
 //===----------------------------------------------------------------------===//
@@ -42,36 +44,118 @@ LogicalResult Importer::convertIdentity(const onnx::NodeProto &node,
   return success();
 }
 
+const llvm::StringMap<Importer::UnaryMaker> &Importer::getUnaryMakers() {
+  using Node = const onnx::NodeProto &;
+  static const llvm::StringMap<UnaryMaker> makers = {
+      {"Relu", makeUnary<l1::ReluOp>},
+      {"Sigmoid", makeUnary<l1::SigmoidOp>},
+      {"Tanh", makeUnary<l1::TanhOp>},
+      {"Exp", makeUnary<l1::ExpOp>},
+      {"Log", makeUnary<l1::LogOp>},
+      {"Sqrt", makeUnary<l1::SqrtOp>},
+      {"Reciprocal", makeUnary<l1::ReciprocalOp>},
+      {"Neg", makeUnary<l1::NegOp>},
+      {"Abs", makeUnary<l1::AbsOp>},
+      {"Erf", makeUnary<l1::ErfOp>},
+      {"HardSwish", makeUnary<l1::HardSwishOp>},
+      {"Sin", makeUnary<l1::SinOp>},
+      {"Cos", makeUnary<l1::CosOp>},
+      {"Tan", makeUnary<l1::TanOp>},
+      {"Asin", makeUnary<l1::AsinOp>},
+      {"Acos", makeUnary<l1::AcosOp>},
+      {"Atan", makeUnary<l1::AtanOp>},
+      {"Sinh", makeUnary<l1::SinhOp>},
+      {"Cosh", makeUnary<l1::CoshOp>},
+      {"Asinh", makeUnary<l1::AsinhOp>},
+      {"Acosh", makeUnary<l1::AcoshOp>},
+      {"Atanh", makeUnary<l1::AtanhOp>},
+      {"Ceil", makeUnary<l1::CeilOp>},
+      {"Floor", makeUnary<l1::FloorOp>},
+      {"Round", makeUnary<l1::RoundOp>},
+      {"Softplus", makeUnary<l1::SoftplusOp>},
+      {"Softsign", makeUnary<l1::SoftsignOp>},
+      {"Sign", makeUnary<l1::SignOp>},
+      {"Not", makeUnary<l1::NotOp>},
+      {"IsNaN", makeUnary<l1::IsNanOp>},
+      {"IsInf",
+       [](Importer &im, Node node, Location loc, Value x) {
+         return im.create<l1::IsInfOp>(
+             loc, x,
+             im.builder.getBoolAttr(im.attrInt(node, "detect_negative", 1)),
+             im.builder.getBoolAttr(im.attrInt(node, "detect_positive", 1)));
+       }},
+      {"Elu",
+       [](Importer &im, Node node, Location loc, Value x) {
+         return im.create<l1::EluOp>(loc, x, im.f64Attr(node, "alpha", 1.0));
+       }},
+      {"Celu",
+       [](Importer &im, Node node, Location loc, Value x) {
+         return im.create<l1::CeluOp>(loc, x, im.f64Attr(node, "alpha", 1.0));
+       }},
+      {"Selu",
+       [](Importer &im, Node node, Location loc, Value x) {
+         return im.create<l1::SeluOp>(
+             loc, x, im.f64Attr(node, "alpha", 1.67326319217681884765625),
+             im.f64Attr(node, "gamma", 1.05070102214813232421875));
+       }},
+      {"LeakyRelu",
+       [](Importer &im, Node node, Location loc, Value x) {
+         return im.create<l1::LeakyReluOp>(loc, x,
+                                           im.f64Attr(node, "alpha", 0.01));
+       }},
+      {"ThresholdedRelu",
+       [](Importer &im, Node node, Location loc, Value x) {
+         return im.create<l1::ThresholdedReluOp>(
+             loc, x, im.f64Attr(node, "alpha", 1.0));
+       }},
+      {"Shrink",
+       [](Importer &im, Node node, Location loc, Value x) {
+         return im.create<l1::ShrinkOp>(loc, x, im.f64Attr(node, "lambd", 0.5),
+                                        im.f64Attr(node, "bias", 0.0));
+       }},
+      {"HardSigmoid",
+       [](Importer &im, Node node, Location loc, Value x) {
+         return im.create<l1::HardSigmoidOp>(loc, x,
+                                             im.f64Attr(node, "alpha", 0.2),
+                                             im.f64Attr(node, "beta", 0.5));
+       }},
+      {"Gelu",
+       [](Importer &im, Node node, Location loc, Value x) {
+         return im.create<l1::GeluOp>(
+             loc, x,
+             im.builder.getStringAttr(
+                 im.attrString(node, "approximate", "none")));
+       }},
+  };
+  return makers;
+}
+
+/// Shape arithmetic on host integer tensors: -x, |x|, sign(x); unknown
+/// entries (run-time dimensions) stay unknown.
+static std::optional<HostTensor> foldUnary(StringRef op, const HostTensor &x) {
+  if (x.isFloat() || (op != "Neg" && op != "Abs" && op != "Sign"))
+    return std::nullopt;
+  HostTensor result = x;
+  for (int64_t &v : result.ints) {
+    if (v == kUnknown)
+      continue;
+    v = op == "Neg" ? -v : op == "Abs" ? std::abs(v) : (v > 0) - (v < 0);
+  }
+  return result;
+}
+
 LogicalResult Importer::convertUnary(const onnx::NodeProto &node,
                                      Location loc) {
+  if (const HostTensor *host = getHost(node, 0))
+    if (std::optional<HostTensor> folded = foldUnary(node.op_type(), *host)) {
+      defineHost(node, 0, std::move(*folded));
+      return success();
+    }
   FailureOr<Value> x = getValue(node, 0);
   if (failed(x))
     return failure();
-  const std::string &op = node.op_type();
-  FailureOr<Value> r = failure();
-  if (op == "Relu")
-    r = create<l1::ReluOp>(loc, *x);
-  else if (op == "Sigmoid")
-    r = create<l1::SigmoidOp>(loc, *x);
-  else if (op == "Tanh")
-    r = create<l1::TanhOp>(loc, *x);
-  else if (op == "Exp")
-    r = create<l1::ExpOp>(loc, *x);
-  else if (op == "Log")
-    r = create<l1::LogOp>(loc, *x);
-  else if (op == "Sqrt")
-    r = create<l1::SqrtOp>(loc, *x);
-  else if (op == "Reciprocal")
-    r = create<l1::ReciprocalOp>(loc, *x);
-  else if (op == "Neg")
-    r = create<l1::NegOp>(loc, *x);
-  else if (op == "Abs")
-    r = create<l1::AbsOp>(loc, *x);
-  else if (op == "Erf")
-    r = create<l1::ErfOp>(loc, *x);
-  else if (op == "HardSwish")
-    r = create<l1::HardSwishOp>(loc, *x);
-  return defineResult(node, r);
+  UnaryMaker make = getUnaryMakers().lookup(node.op_type());
+  return defineResult(node, make(*this, node, loc, *x));
 }
 
 std::optional<HostTensor> Importer::foldBinary(StringRef op,
@@ -160,7 +244,29 @@ LogicalResult Importer::convertBinary(const onnx::NodeProto &node,
     r = create<l1::GreaterOp>(loc, *lhs, *rhs);
   else if (op == "GreaterOrEqual")
     r = create<l1::GreaterEqualOp>(loc, *lhs, *rhs);
+  else if (op == "And")
+    r = create<l1::AndOp>(loc, *lhs, *rhs);
+  else if (op == "Or")
+    r = create<l1::OrOp>(loc, *lhs, *rhs);
+  else if (op == "Xor")
+    r = create<l1::XorOp>(loc, *lhs, *rhs);
   return defineResult(node, r);
+}
+
+LogicalResult Importer::convertMod(const onnx::NodeProto &node, Location loc) {
+  FailureOr<Value> lhs = getValue(node, 0), rhs = getValue(node, 1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  UnitAttr fmod = attrInt(node, "fmod", 0) ? builder.getUnitAttr() : UnitAttr();
+  return defineResult(node, create<l1::ModOp>(loc, *lhs, *rhs, fmod));
+}
+
+LogicalResult Importer::convertPRelu(const onnx::NodeProto &node,
+                                     Location loc) {
+  FailureOr<Value> x = getValue(node, 0), slope = getValue(node, 1);
+  if (failed(x) || failed(slope))
+    return failure();
+  return defineResult(node, create<l1::PReluOp>(loc, *x, *slope));
 }
 
 LogicalResult Importer::convertVariadic(const onnx::NodeProto &node,
@@ -180,6 +286,20 @@ LogicalResult Importer::convertVariadic(const onnx::NodeProto &node,
       acc = create<l1::MinOp>(loc, *acc, *next);
     else
       acc = create<l1::AddOp>(loc, *acc, *next);
+    if (failed(acc))
+      return failure();
+  }
+  if (node.op_type() == "Mean" && node.input_size() > 1) {
+    Type element = getElementTypeOrSelf(acc->getType());
+    if (!isa<FloatType>(element))
+      return emitError(loc) << "Mean expects floating-point inputs, got "
+                            << element;
+    auto scalar = RankedTensorType::get({}, element);
+    Value count = l1::ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(
+            scalar, builder.getFloatAttr(element, node.input_size())));
+    acc = create<l1::DivOp>(loc, *acc, count);
     if (failed(acc))
       return failure();
   }
@@ -249,26 +369,6 @@ LogicalResult Importer::convertClip(const onnx::NodeProto &node, Location loc) {
     }
   }
   FailureOr<Value> r = create<l1::ClipOp>(loc, *x, minAttr, maxAttr);
-  return defineResult(node, r);
-}
-
-LogicalResult Importer::convertHardSigmoid(const onnx::NodeProto &node,
-                                           Location loc) {
-  FailureOr<Value> x = getValue(node, 0);
-  if (failed(x))
-    return failure();
-  FailureOr<Value> r = create<l1::HardSigmoidOp>(
-      loc, *x, builder.getF64FloatAttr(attrFloat(node, "alpha", 0.2)),
-      builder.getF64FloatAttr(attrFloat(node, "beta", 0.5)));
-  return defineResult(node, r);
-}
-
-LogicalResult Importer::convertGelu(const onnx::NodeProto &node, Location loc) {
-  FailureOr<Value> x = getValue(node, 0);
-  if (failed(x))
-    return failure();
-  FailureOr<Value> r = create<l1::GeluOp>(
-      loc, *x, builder.getStringAttr(attrString(node, "approximate", "none")));
   return defineResult(node, r);
 }
 

@@ -351,16 +351,70 @@ LogicalResult Importer::convertReduce(const onnx::NodeProto &node,
   auto axesAttr = builder.getDenseI64ArrayAttr(axes);
   UnitAttr keep =
       attrInt(node, "keepdims", 1) ? builder.getUnitAttr() : UnitAttr();
+  const std::string &op = node.op_type();
+  // The norms and logs of sums are a sum between elementwise ops.
+  auto sum = [&](FailureOr<Value> v, UnitAttr keepDims) -> FailureOr<Value> {
+    if (failed(v))
+      return failure();
+    return create<l1::ReduceSumOp>(loc, *v, axesAttr, keepDims);
+  };
+  auto square = [&](Value v) { return create<l1::MulOp>(loc, v, v); };
   FailureOr<Value> r = failure();
-  if (node.op_type() == "ReduceSum")
-    r = create<l1::ReduceSumOp>(loc, *x, axesAttr, keep);
-  else if (node.op_type() == "ReduceMean")
+  if (op == "ReduceSum")
+    r = sum(*x, keep);
+  else if (op == "ReduceMean")
     r = create<l1::ReduceMeanOp>(loc, *x, axesAttr, keep);
-  else if (node.op_type() == "ReduceMax")
+  else if (op == "ReduceMax")
     r = create<l1::ReduceMaxOp>(loc, *x, axesAttr, keep);
-  else
+  else if (op == "ReduceMin")
     r = create<l1::ReduceMinOp>(loc, *x, axesAttr, keep);
+  else if (op == "ReduceProd")
+    r = create<l1::ReduceProdOp>(loc, *x, axesAttr, keep);
+  else if (op == "ReduceL1")
+    r = sum(create<l1::AbsOp>(loc, *x), keep);
+  else if (op == "ReduceSumSquare")
+    r = sum(square(*x), keep);
+  else if (op == "ReduceL2") {
+    r = sum(square(*x), keep);
+    if (succeeded(r))
+      r = create<l1::SqrtOp>(loc, *r);
+  } else if (op == "ReduceLogSum") {
+    r = sum(*x, keep);
+    if (succeeded(r))
+      r = create<l1::LogOp>(loc, *r);
+  } else {
+    // ReduceLogSumExp: max + log(sum(exp(x - max))), which cannot overflow.
+    FailureOr<Value> peakKept = create<l1::ReduceMaxOp>(
+        loc, *x, axesAttr, builder.getUnitAttr());
+    FailureOr<Value> peak =
+        keep ? peakKept : create<l1::ReduceMaxOp>(loc, *x, axesAttr, keep);
+    if (failed(peakKept) || failed(peak))
+      return failure();
+    FailureOr<Value> shifted = create<l1::SubOp>(loc, *x, *peakKept);
+    if (succeeded(shifted))
+      r = sum(create<l1::ExpOp>(loc, *shifted), keep);
+    if (succeeded(r))
+      r = create<l1::LogOp>(loc, *r);
+    if (succeeded(r))
+      r = create<l1::AddOp>(loc, *r, *peak);
+  }
   return defineResult(node, r);
+}
+
+LogicalResult Importer::convertArgReduce(const onnx::NodeProto &node,
+                                         Location loc) {
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  IntegerAttr axis = builder.getI64IntegerAttr(attrInt(node, "axis", 0));
+  UnitAttr keep =
+      attrInt(node, "keepdims", 1) ? builder.getUnitAttr() : UnitAttr();
+  UnitAttr last = attrInt(node, "select_last_index", 0) ? builder.getUnitAttr()
+                                                        : UnitAttr();
+  if (node.op_type() == "ArgMax")
+    return defineResult(node,
+                        create<l1::ArgMaxOp>(loc, *x, axis, keep, last));
+  return defineResult(node, create<l1::ArgMinOp>(loc, *x, axis, keep, last));
 }
 
 LogicalResult Importer::convertLayerNorm(const onnx::NodeProto &node,

@@ -276,13 +276,29 @@ private:
 
   // Converters (one per ONNX op family).
   LogicalResult convertIdentity(const onnx::NodeProto &, Location);
+  /// Builds the level1 op of a one-input elementwise node from its input
+  /// and attributes; getUnaryMakers (ConvertElementwise.cpp) holds one per
+  /// ONNX op, and convertUnary converts every op it holds.
+  using UnaryMaker = FailureOr<Value> (*)(Importer &, const onnx::NodeProto &,
+                                          Location, Value);
+  static const llvm::StringMap<UnaryMaker> &getUnaryMakers();
+  template <typename OpTy>
+  static FailureOr<Value> makeUnary(Importer &importer,
+                                    const onnx::NodeProto &, Location loc,
+                                    Value x) {
+    return importer.create<OpTy>(loc, x);
+  }
+  /// The float attribute `name` of `node` (or `def`) as an f64 attribute.
+  FloatAttr f64Attr(const onnx::NodeProto &node, StringRef name, double def) {
+    return builder.getF64FloatAttr(attrFloat(node, name, def));
+  }
   LogicalResult convertUnary(const onnx::NodeProto &, Location);
   LogicalResult convertBinary(const onnx::NodeProto &, Location);
   LogicalResult convertVariadic(const onnx::NodeProto &, Location);
   LogicalResult convertWhere(const onnx::NodeProto &, Location);
   LogicalResult convertClip(const onnx::NodeProto &, Location);
-  LogicalResult convertHardSigmoid(const onnx::NodeProto &, Location);
-  LogicalResult convertGelu(const onnx::NodeProto &, Location);
+  LogicalResult convertMod(const onnx::NodeProto &, Location);
+  LogicalResult convertPRelu(const onnx::NodeProto &, Location);
   LogicalResult convertCast(const onnx::NodeProto &, Location);
   LogicalResult convertMatMul(const onnx::NodeProto &, Location);
   LogicalResult convertGemm(const onnx::NodeProto &, Location);
@@ -296,6 +312,14 @@ private:
   LogicalResult convertGlobalPool(const onnx::NodeProto &, Location);
   LogicalResult convertSoftmax(const onnx::NodeProto &, Location);
   LogicalResult convertReduce(const onnx::NodeProto &, Location);
+  LogicalResult convertArgReduce(const onnx::NodeProto &, Location);
+  // ConvertRearrange.cpp.
+  LogicalResult convertTile(const onnx::NodeProto &, Location);
+  LogicalResult convertDepthSpace(const onnx::NodeProto &, Location);
+  LogicalResult convertTrilu(const onnx::NodeProto &, Location);
+  LogicalResult convertSize(const onnx::NodeProto &, Location);
+  LogicalResult convertRange(const onnx::NodeProto &, Location);
+  LogicalResult convertEyeLike(const onnx::NodeProto &, Location);
   LogicalResult convertLayerNorm(const onnx::NodeProto &, Location);
   LogicalResult convertFlatten(const onnx::NodeProto &, Location);
   LogicalResult convertReshape(const onnx::NodeProto &, Location);

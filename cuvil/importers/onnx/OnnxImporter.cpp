@@ -28,18 +28,18 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     llvm::StringMap<Converter> map;
     for (const char *op : {"Identity", "Dropout"})
       map[op] = &Importer::convertIdentity;
-    for (const char *op : {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt",
-                           "Reciprocal", "Neg", "Abs", "Erf", "HardSwish"})
-      map[op] = &Importer::convertUnary;
-    for (const char *op : {"Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less",
-                           "LessOrEqual", "Greater", "GreaterOrEqual"})
+    for (const auto &unary : getUnaryMakers())
+      map[unary.getKey()] = &Importer::convertUnary;
+    for (const char *op :
+         {"Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less", "LessOrEqual",
+          "Greater", "GreaterOrEqual", "And", "Or", "Xor"})
       map[op] = &Importer::convertBinary;
-    for (const char *op : {"Max", "Min", "Sum"})
+    for (const char *op : {"Max", "Min", "Sum", "Mean"})
       map[op] = &Importer::convertVariadic;
+    map["Mod"] = &Importer::convertMod;
+    map["PRelu"] = &Importer::convertPRelu;
     map["Where"] = &Importer::convertWhere;
     map["Clip"] = &Importer::convertClip;
-    map["HardSigmoid"] = &Importer::convertHardSigmoid;
-    map["Gelu"] = &Importer::convertGelu;
     map["Cast"] = &Importer::convertCast;
     map["MatMul"] = &Importer::convertMatMul;
     map["Gemm"] = &Importer::convertGemm;
@@ -51,8 +51,20 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["GlobalMaxPool"] = &Importer::convertGlobalPool;
     map["Softmax"] = &Importer::convertSoftmax;
     map["LogSoftmax"] = &Importer::convertSoftmax;
-    for (const char *op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"})
+    for (const char *op :
+         {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+          "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+          "ReduceSumSquare"})
       map[op] = &Importer::convertReduce;
+    map["ArgMax"] = &Importer::convertArgReduce;
+    map["ArgMin"] = &Importer::convertArgReduce;
+    map["Tile"] = &Importer::convertTile;
+    map["DepthToSpace"] = &Importer::convertDepthSpace;
+    map["SpaceToDepth"] = &Importer::convertDepthSpace;
+    map["Trilu"] = &Importer::convertTrilu;
+    map["Size"] = &Importer::convertSize;
+    map["Range"] = &Importer::convertRange;
+    map["EyeLike"] = &Importer::convertEyeLike;
     map["LayerNormalization"] = &Importer::convertLayerNorm;
     map["Flatten"] = &Importer::convertFlatten;
     map["Reshape"] = &Importer::convertReshape;

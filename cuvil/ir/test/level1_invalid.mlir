@@ -866,3 +866,75 @@ func.func @f(%x: tensor<1x3xf32>) {
   %0 = "cuvil.softmax"(%x) : (tensor<1x3xf32>) -> tensor<1x3xf32>
   return
 }
+
+// -----
+
+// math functions are float only
+func.func @f(%a: tensor<2xi32>) {
+  // expected-error @+1 {{'cuvil.sin' op expects a floating-point tensor, got tensor<2xi32>}}
+  %0 = cuvil.sin %a : tensor<2xi32>
+  return
+}
+
+// -----
+
+// celu divides by alpha
+func.func @f(%a: tensor<2xf32>) {
+  // expected-error @+1 {{'cuvil.celu' op expects a non-zero alpha (it divides x)}}
+  %0 = cuvil.celu %a alpha = 0.0 : tensor<2xf32>
+  return
+}
+
+// -----
+
+// shrink's lambd
+func.func @f(%a: tensor<2xf32>) {
+  // expected-error @+1 {{'cuvil.shrink' op expects lambd >= 0, got -1}}
+  %0 = cuvil.shrink %a lambd = -1.0 : tensor<2xf32>
+  return
+}
+
+// -----
+
+// logic is on i1
+func.func @f(%a: tensor<2xf32>) {
+  // expected-error @+1 {{'cuvil.and' op operand #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = cuvil.and %a, %a : tensor<2xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+// classification reads floats
+func.func @f(%a: tensor<2xi8>) {
+  // expected-error @+1 {{'cuvil.is_nan' op expects a floating-point tensor, got tensor<2xi8>}}
+  %0 = cuvil.is_nan %a : tensor<2xi8>
+  return
+}
+
+// -----
+
+// a float remainder has the dividend's sign
+func.func @f(%a: tensor<2xf32>) {
+  // expected-error @+1 {{'cuvil.mod' op on floats needs fmod (the remainder with the dividend's sign), as ONNX Mod does}}
+  %0 = cuvil.mod %a, %a : tensor<2xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+// prelu's slope broadcasts to the input, not beyond
+func.func @f(%a: tensor<8xf32>, %s: tensor<2x8xf32>) {
+  // expected-error @+1 {{'cuvil.prelu' op expects a slope that broadcasts to the input's shape 8, got tensor<2x8xf32>}}
+  %0 = cuvil.prelu %a, %s : tensor<8xf32>, tensor<2x8xf32>
+  return
+}
+
+// -----
+
+// an index along an empty axis
+func.func @f(%a: tensor<2x0xf32>) {
+  // expected-error @+1 {{'cuvil.arg_max' op has no index to give along an empty axis}}
+  %0 = cuvil.arg_max %a, axis = 1 : tensor<2x0xf32>
+  return
+}

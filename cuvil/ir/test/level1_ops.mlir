@@ -92,6 +92,57 @@ func.func @unary(%x: tensor<2x8xf32>, %i: tensor<4xi32>) {
   return
 }
 
+// CHECK-LABEL: func.func @math_and_logic
+func.func @math_and_logic(%x: tensor<2x8xf32>, %h: tensor<3xf16>,
+                          %i: tensor<4xi32>, %s: tensor<8xf32>,
+                          %p: tensor<2x8xi1>, %q: tensor<8xi1>) {
+  // CHECK: cuvil.sin %{{.+}} : tensor<2x8xf32>
+  %0 = cuvil.sin %x : tensor<2x8xf32>
+  // CHECK: cuvil.acosh %{{.+}} : tensor<3xf16>
+  %1 = cuvil.acosh %h : tensor<3xf16>
+  // CHECK: cuvil.round
+  %2 = cuvil.round %0 : tensor<2x8xf32>
+  // CHECK: cuvil.softplus
+  %3 = cuvil.softplus %2 : tensor<2x8xf32>
+  // CHECK: cuvil.elu %{{.+}} alpha = 5.000000e-01 : tensor<2x8xf32>
+  %4 = cuvil.elu %3 alpha = 0.5 : tensor<2x8xf32>
+  // CHECK: cuvil.selu %{{.+}} : tensor<2x8xf32>
+  %5 = cuvil.selu %4 : tensor<2x8xf32>
+  // CHECK: cuvil.leaky_relu %{{.+}} alpha = 1.000000e-01 : tensor<2x8xf32>
+  %6 = cuvil.leaky_relu %5 alpha = 0.1 : tensor<2x8xf32>
+  // CHECK: cuvil.shrink %{{.+}} lambd = 1.000000e+00 bias = 2.000000e+00 : tensor<2x8xf32>
+  %7 = cuvil.shrink %6 lambd = 1.0 bias = 2.0 : tensor<2x8xf32>
+  // CHECK: cuvil.sign %{{.+}} : tensor<4xi32>
+  %8 = cuvil.sign %i : tensor<4xi32>
+  // The slope broadcasts to the input (per channel, or one for all).
+  // CHECK: cuvil.prelu %{{.+}}, %{{.+}} : tensor<2x8xf32>, tensor<8xf32>
+  %9 = cuvil.prelu %7, %s : tensor<2x8xf32>, tensor<8xf32>
+  // CHECK: cuvil.is_nan %{{.+}} : tensor<2x8xf32>
+  %10 = cuvil.is_nan %9 : tensor<2x8xf32>
+  // CHECK: cuvil.is_inf %{{.+}} detect_negative = false : tensor<2x8xf32>
+  %11 = cuvil.is_inf %9 detect_negative = false : tensor<2x8xf32>
+  // CHECK: cuvil.and %{{.+}}, %{{.+}} : tensor<2x8xi1>, tensor<8xi1>
+  %12 = cuvil.and %10, %q : tensor<2x8xi1>, tensor<8xi1>
+  %13 = cuvil.xor %12, %11 : tensor<2x8xi1>, tensor<2x8xi1>
+  // CHECK: cuvil.not %{{.+}} : tensor<2x8xi1>
+  %14 = cuvil.not %13 : tensor<2x8xi1>
+  %15 = cuvil.or %14, %p : tensor<2x8xi1>, tensor<2x8xi1>
+  %16 = cuvil.where %15, %9, %x : tensor<2x8xi1>, tensor<2x8xf32>, tensor<2x8xf32>
+  // CHECK: cuvil.mod %{{.+}}, %{{.+}} fmod : tensor<2x8xf32>, tensor<8xf32>
+  %17 = cuvil.mod %16, %s fmod : tensor<2x8xf32>, tensor<8xf32>
+  // CHECK: cuvil.mod %{{.+}}, %{{.+}} : tensor<4xi32>, tensor<4xi32>
+  %18 = cuvil.mod %8, %i : tensor<4xi32>, tensor<4xi32>
+  // CHECK: cuvil.reduce_prod %{{.+}}, axes = [1] : tensor<2x8xf32>
+  %19 = cuvil.reduce_prod %17, axes = [1] : tensor<2x8xf32>
+  // Indices are i64; keepdims keeps the axis with size 1.
+  // CHECK: cuvil.arg_max %{{.+}}, axis = 1 keepdims select_last_index : tensor<2x8xf32>
+  %20 = cuvil.arg_max %17, axis = 1 keepdims select_last_index : tensor<2x8xf32>
+  %21 = cuvil.add %20, %20 : tensor<2x1xi64>, tensor<2x1xi64>
+  %22 = cuvil.arg_min %i, axis = -1 : tensor<4xi32>
+  %23 = cuvil.add %22, %22 : tensor<i64>, tensor<i64>
+  return
+}
+
 // CHECK-LABEL: func.func @linear_algebra
 func.func @linear_algebra(%x: tensor<1x10xf32>, %w: tensor<10x10xf32>,
                           %bx: tensor<5x1x4x8xf32>, %by: tensor<3x8x2xf32>,

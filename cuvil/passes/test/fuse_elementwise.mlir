@@ -145,3 +145,26 @@ func.func @not_fused(%x: tensor<1x16x8x8xf32>, %se: tensor<1x16x1x1xf32>, %i: te
   }
   return %y, %a, %ha, %g : tensor<1x16x8x8xf32>, tensor<8xi32>, tensor<8xf16>, tensor<1x16x8x8xf32>
 }
+
+// -----
+
+// Math functions and parameterized activations fuse like the rest: a sine,
+// a leaky relu and a per-channel prelu are one map over memory.
+// CHECK-LABEL: func.func @math_chain
+// CHECK: cuvil.map_reduce ins(%{{.+}}, %{{.+}} : tensor<2x8xf32>, tensor<8xf32>)
+// CHECK-NEXT: ^bb0(%[[E:.+]]: f32, %[[S:.+]]: f32):
+// CHECK-NEXT: %[[SIN:.+]] = math.sin %[[E]] : f32
+// CHECK-DAG: %[[SCALED:.+]] = arith.mulf %{{.+}}, %[[SIN]] : f32
+// CHECK-DAG: %[[GE:.+]] = arith.cmpf oge, %[[SIN]]
+// CHECK: %[[LEAKY:.+]] = arith.select %[[GE]], %[[SIN]], %[[SCALED]] : f32
+// CHECK-DAG: %[[P:.+]] = arith.mulf %[[LEAKY]], %[[S]] : f32
+// CHECK-DAG: %[[LT:.+]] = arith.cmpf olt, %[[LEAKY]]
+// CHECK: %[[Y:.+]] = arith.select %[[LT]], %[[P]], %[[LEAKY]] : f32
+// CHECK-NEXT: cuvil.yield %[[Y]] : f32
+// CHECK-NOT: cuvil.sin
+func.func @math_chain(%x: tensor<2x8xf32>, %s: tensor<8xf32>) -> tensor<2x8xf32> {
+  %0 = cuvil.sin %x : tensor<2x8xf32>
+  %1 = cuvil.leaky_relu %0 alpha = 0.1 : tensor<2x8xf32>
+  %2 = cuvil.prelu %1, %s : tensor<2x8xf32>, tensor<8xf32>
+  return %2 : tensor<2x8xf32>
+}

@@ -277,7 +277,27 @@ def overflow_initializer():
     return m
 
 
+def integer_mean():
+    """Mean is defined on floats only."""
+    return model([helper.make_node("Mean", ["a", "b"], ["y"], name="mean")],
+                 [tensor("a", [4], TensorProto.INT32), tensor("b", [4], TensorProto.INT32)],
+                 [tensor("y", [4], TensorProto.INT32)])
+
+
+def float_mod():
+    """Mod of floats without fmod=1, which ONNX forbids."""
+    return model([helper.make_node("Mod", ["a", "b"], ["y"], name="mod")],
+                 [tensor("a", [4]), tensor("b", [4])], [tensor("y", [4])])
+
+
+def wide_slope():
+    """PRelu whose slope is wider than its input."""
+    return model([helper.make_node("PRelu", ["x", "s"], ["y"], name="prelu")],
+                 [tensor("x", [4]), tensor("s", [2, 4])], [tensor("y", [4])])
+
+
 CASES = {f.__name__: f for f in (
+    integer_mean, float_mod, wide_slope,
     duplicate_output, self_duplicate_output, duplicate_input, duplicate_initializer,
     string_attribute, float_attribute, typeless_attribute, overflow_input,
     overflow_result, overflow_initializer, zero_stride,

@@ -128,6 +128,18 @@
 // RUN: not cuvilc --quiet big.onnx 2>&1 | FileCheck %s --check-prefix=BIGW
 // BIGW: cuvilc: error: big.onnx: error: initializer 'W' has shape [4611686018427387904, 4] of 'f32' elements, which needs more than 2^63 bytes
 
+// Elementwise ops on types or shapes ONNX does not allow them.
+// RUN: %{gen} integer_mean mean.onnx
+// RUN: not cuvilc --quiet mean.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=MEAN
+// RUN: not test -e out.so
+// MEAN: cuvilc: error: 'mean' (mean.onnx): error: Mean expects floating-point inputs, got 'i32'
+// RUN: %{gen} float_mod mod.onnx
+// RUN: not cuvilc --quiet mod.onnx 2>&1 | FileCheck %s --check-prefix=FMOD
+// FMOD: cuvilc: error: 'mod' (mod.onnx): error: 'cuvil.mod' op on floats needs fmod (the remainder with the dividend's sign), as ONNX Mod does
+// RUN: %{gen} wide_slope prelu.onnx
+// RUN: not cuvilc --quiet prelu.onnx 2>&1 | FileCheck %s --check-prefix=SLOPE
+// SLOPE: cuvilc: error: 'prelu' (prelu.onnx): error: 'cuvil.prelu' op expects a slope that broadcasts to the input's shape 4, got tensor<2x4xf32>
+
 // RUN: %{gen} mlp mlp.onnx
 // RUN: not cuvilc --quiet --input-shape=y=1x10 mlp.onnx 2>&1 | FileCheck %s --check-prefix=NOINPUT
 // NOINPUT: cuvilc: error: mlp.onnx: error: --input-shape names 'y', which is not an input of the model (inputs: x)

@@ -7,6 +7,8 @@
 
 #include "cuvil/targets/cpu/emitter/Emitter.h"
 
+#include "absl/strings/str_join.h"
+
 namespace cuvil::cpu::emitter {
 
 using namespace mlir;
@@ -146,6 +148,91 @@ Expr reciprocal(const KernelCall &call) {
   return [=](Args e) { return "(" + one + " / " + e[0] + ")"; };
 }
 
+/// `x` if `cond` holds of it, else `other` (`cond` and `other` read `x`).
+Expr piecewise(std::function<std::string(const std::string &)> cond,
+               std::function<std::string(const std::string &)> other) {
+  return [=](Args e) { return select(cond(e[0]), e[0], other(e[0])); };
+}
+
+Expr softplus(const KernelCall &call) {
+  // max(x, 0) + log1p(exp(-|x|)): no overflow for large x, exact for small.
+  std::string zero = call.lit(0), f = call.f, exp = expName(call);
+  return [=](Args e) {
+    const std::string &x = e[0];
+    return "(" + select(x + " > " + zero, x, zero) + " + log1p" + f + "(" +
+           exp + "(-fabs" + f + "(" + x + "))))";
+  };
+}
+
+Expr softsign(const KernelCall &call) {
+  std::string one = call.lit(1), f = call.f;
+  return [=](Args e) {
+    return "(" + e[0] + " / (" + one + " + fabs" + f + "(" + e[0] + ")))";
+  };
+}
+
+Expr elu(const KernelCall &call) {
+  std::string zero = call.lit(0), f = call.f,
+              alpha = call.lit(call.op.getFloatParam("alpha", 1.0));
+  return piecewise([=](const std::string &x) { return x + " >= " + zero; },
+                   [=](const std::string &x) {
+                     return "(" + alpha + " * expm1" + f + "(" + x + "))";
+                   });
+}
+
+Expr celu(const KernelCall &call) {
+  double a = call.op.getFloatParam("alpha", 1.0);
+  std::string zero = call.lit(0), f = call.f, alpha = call.lit(a),
+              inverse = call.lit(1.0 / a);
+  return [=](Args e) {
+    const std::string &x = e[0];
+    std::string negative = "(" + alpha + " * expm1" + f + "(" + x + " * " +
+                           inverse + "))";
+    return "(" + select(x + " > " + zero, x, zero) + " + " +
+           select(negative + " < " + zero, negative, zero) + ")";
+  };
+}
+
+Expr selu(const KernelCall &call) {
+  std::string zero = call.lit(0), f = call.f,
+              alpha = call.lit(call.op.getFloatParam(
+                  "alpha", 1.67326319217681884765625)),
+              gamma = call.lit(call.op.getFloatParam(
+                  "gamma", 1.05070102214813232421875));
+  Expr inner = piecewise(
+      [=](const std::string &x) { return x + " > " + zero; },
+      [=](const std::string &x) {
+        return "(" + alpha + " * expm1" + f + "(" + x + "))";
+      });
+  return [=](Args e) { return "(" + gamma + " * " + inner(e) + ")"; };
+}
+
+Expr leakyRelu(const KernelCall &call) {
+  std::string zero = call.lit(0),
+              alpha = call.lit(call.op.getFloatParam("alpha", 0.01));
+  return piecewise([=](const std::string &x) { return x + " >= " + zero; },
+                   [=](const std::string &x) { return alpha + " * " + x; });
+}
+
+Expr thresholdedRelu(const KernelCall &call) {
+  std::string zero = call.lit(0),
+              alpha = call.lit(call.op.getFloatParam("alpha", 1.0));
+  return piecewise([=](const std::string &x) { return x + " > " + alpha; },
+                   [=](const std::string &) { return zero; });
+}
+
+Expr shrink(const KernelCall &call) {
+  double l = call.op.getFloatParam("lambd", 0.5);
+  std::string lambd = call.lit(l), negLambd = call.lit(-l), zero = call.lit(0),
+              bias = call.lit(call.op.getFloatParam("bias", 0.0));
+  return [=](Args e) {
+    const std::string &x = e[0];
+    return select(x + " < " + negLambd, "(" + x + " + " + bias + ")",
+                  select(x + " > " + lambd, "(" + x + " - " + bias + ")",
+                         zero));
+  };
+}
+
 /// A function of <math.h> or the runtime: `name(x)`.
 Expr function(std::string name) {
   return [=](Args e) { return name + "(" + e[0] + ")"; };
@@ -175,7 +262,60 @@ FailureOr<Expr> floatUnary(const KernelCall &call) {
     return function(expName(call));
   if (k == "erf")
     return function(erfName(call));
-  return function(k.str() + call.f); // log, sqrt
+  if (k == "round") // halves to even: rint in the default rounding mode
+    return function("rint" + call.f);
+  if (k == "softplus")
+    return softplus(call);
+  if (k == "softsign")
+    return softsign(call);
+  if (k == "elu")
+    return elu(call);
+  if (k == "celu")
+    return celu(call);
+  if (k == "selu")
+    return selu(call);
+  if (k == "leaky_relu")
+    return leakyRelu(call);
+  if (k == "thresholded_relu")
+    return thresholdedRelu(call);
+  if (k == "shrink")
+    return shrink(call);
+  // log, sqrt, the trigonometric and hyperbolic functions, ceil, floor.
+  return function(k.str() + call.f);
+}
+
+FailureOr<Expr> sign(const KernelCall &call) {
+  std::string zero = call.lit(0), one = call.lit(1), minusOne = call.lit(-1);
+  return Expr([=](Args e) {
+    return select(e[0] + " > " + zero, one,
+                  select(e[0] + " < " + zero, minusOne, zero));
+  });
+}
+
+FailureOr<Expr> logicalNot(const KernelCall &) {
+  return Expr([](Args e) { return "(!" + e[0] + ")"; });
+}
+
+/// is_nan and is_inf read floats and write i1.
+FailureOr<Expr> classify(const KernelCall &call) {
+  if (!isa<FloatType>(call.ins[0]->type.getElementType()))
+    return call.error() << "expects a float input";
+  if (call.name == "is_nan")
+    return Expr([](Args e) { return "(" + e[0] + " != " + e[0] + ")"; });
+  auto flag = [&](StringRef name) {
+    auto value = dyn_cast_or_null<BoolAttr>(call.op.getParam(name));
+    return !value || value.getValue();
+  };
+  bool negative = flag("detect_negative"), positive = flag("detect_positive");
+  return Expr([=](Args e) {
+    std::vector<std::string> tests;
+    if (negative)
+      tests.push_back(e[0] + " == -INFINITY");
+    if (positive)
+      tests.push_back(e[0] + " == INFINITY");
+    return tests.empty() ? std::string("0")
+                         : "(" + absl::StrJoin(tests, " || ") + ")";
+  });
 }
 
 const llvm::StringMap<UnaryBuilder> &unaryKernels() {
@@ -189,7 +329,19 @@ const llvm::StringMap<UnaryBuilder> &unaryKernels() {
       {"exp", floatUnary},      {"log", floatUnary},
       {"sqrt", floatUnary},     {"rsqrt", floatUnary},
       {"reciprocal", floatUnary}, {"erf", floatUnary},
+      {"sign", sign},           {"not", logicalNot},
+      {"is_nan", classify},     {"is_inf", classify},
   };
+  static const llvm::StringMap<UnaryBuilder> all = [] {
+    llvm::StringMap<UnaryBuilder> t = table;
+    for (const char *name :
+         {"sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+          "acosh", "atanh", "ceil", "floor", "round", "softplus", "softsign",
+          "elu", "celu", "selu", "leaky_relu", "thresholded_relu", "shrink"})
+      t[name] = floatUnary;
+    return t;
+  }();
+  return all;
   return table;
 }
 
@@ -206,11 +358,30 @@ const llvm::StringMap<const char *> &binaryOperators() {
   static const llvm::StringMap<const char *> table = {
       {"add", "+"},         {"sub", "-"},     {"mul", "*"},
       {"div", "/"},         {"equal", "=="},  {"less", "<"},
-      {"less_equal", "<="}, {"greater", ">"}, {"greater_equal", ">="}};
+      {"less_equal", "<="}, {"greater", ">"}, {"greater_equal", ">="},
+      {"and", "&"},         {"or", "|"},      {"xor", "^"}};
   return table;
 }
 
+/// The integer `a / b` or `a % b` that cannot trap: x86 faults on a zero
+/// divisor and on INT_MIN / -1, and a divisor can come from a caller's
+/// input. Division by 0 gives 0 (ONNX leaves it undefined); by -1 it
+/// negates with wraparound, and the remainder is 0.
+std::string safeIntegerDivision(const std::string &a, const std::string &b,
+                                 bool remainder) {
+  std::string special =
+      remainder ? std::string("0") : "(0 - (uint64_t)" + a + ")";
+  return "(" + b + " == 0 ? 0 : " + b + " == -1 ? " + special + " : " + a +
+         (remainder ? " % " : " / ") + b + ")";
+}
+
 LogicalResult emitBinary(Emitter &e, const KernelCall &call) {
+  if (call.name == "div" && !call.isFloat) {
+    e.emitElementwise(*call.out, {call.ins[0], call.ins[1]}, [](Args x) {
+      return safeIntegerDivision(x[0], x[1], /*remainder=*/false);
+    });
+    return success();
+  }
   std::string op = binaryOperators().lookup(call.name);
   e.emitElementwise(*call.out, {call.ins[0], call.ins[1]}, [=](Args x) {
     return "(" + x[0] + " " + op + " " + x[1] + ")";
@@ -243,6 +414,35 @@ LogicalResult emitPow(Emitter &e, const KernelCall &call) {
   return success();
 }
 
+LogicalResult emitMod(Emitter &e, const KernelCall &call) {
+  Expr expr;
+  if (call.isFloat) {
+    expr = [f = call.f](Args x) {
+      return "fmod" + f + "(" + x[0] + ", " + x[1] + ")";
+    };
+  } else if (call.op.getParam("fmod")) {
+    expr = [](Args x) { return safeIntegerDivision(x[0], x[1], true); };
+  } else {
+    // The divisor's sign: a truncated remainder of the other sign moves
+    // by one divisor.
+    expr = [](Args x) {
+      std::string r = safeIntegerDivision(x[0], x[1], true);
+      return "(" + r + " != 0 && (" + r + " < 0) != (" + x[1] + " < 0) ? " +
+             r + " + " + x[1] + " : " + r + ")";
+    };
+  }
+  e.emitElementwise(*call.out, {call.ins[0], call.ins[1]}, expr);
+  return success();
+}
+
+LogicalResult emitPRelu(Emitter &e, const KernelCall &call) {
+  std::string zero = call.lit(0);
+  e.emitElementwise(*call.out, {call.ins[0], call.ins[1]}, [=](Args x) {
+    return select(x[0] + " < " + zero, "(" + x[0] + " * " + x[1] + ")", x[0]);
+  });
+  return success();
+}
+
 LogicalResult emitWhere(Emitter &e, const KernelCall &call) {
   e.emitElementwise(*call.out, {call.ins[0], call.ins[1], call.ins[2]},
                     [](Args x) { return select(x[0], x[1], x[2]); });
@@ -260,6 +460,8 @@ void addElementwiseKernels(KernelTable &table) {
   table["min"] = {emitExtremum};
   table["pow"] = {emitPow};
   table["where"] = {emitWhere};
+  table["mod"] = {emitMod};
+  table["prelu"] = {emitPRelu};
 }
 
 } // namespace cuvil::cpu::emitter

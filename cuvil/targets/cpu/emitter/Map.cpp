@@ -41,6 +41,19 @@ FailureOr<std::string> comparison(arith::CmpFOp cmp) {
   }
 }
 
+/// The <math.h> function (without its float suffix) computing a math
+/// dialect op of one operand, or "" if there is none.
+llvm::StringRef mathLibraryName(Operation &op) {
+  if (isa<math::RoundEvenOp>(op))
+    return "rint"; // halves to even in the default rounding mode
+  if (!isa<math::SinOp, math::CosOp, math::TanOp, math::AsinOp, math::AcosOp,
+           math::AtanOp, math::SinhOp, math::CoshOp, math::AsinhOp,
+           math::AcoshOp, math::AtanhOp, math::CeilOp, math::FloorOp,
+           math::ExpM1Op, math::Log1pOp>(op))
+    return "";
+  return op.getName().stripDialect();
+}
+
 /// The C expression of one scalar op of a map's region.
 FailureOr<std::string>
 scalarExpr(Operation &op, const llvm::DenseMap<Value, std::string> &values) {
@@ -55,6 +68,8 @@ scalarExpr(Operation &op, const llvm::DenseMap<Value, std::string> &values) {
   if (!isa<FloatType>(t) && !isa<arith::CmpFOp>(op))
     return op.emitOpError("on ")
            << t << " in a map is not supported by the CPU targets";
+  if (llvm::StringRef name = mathLibraryName(op); !name.empty())
+    return call(name.str() + f);
   return llvm::TypeSwitch<Operation *, Result>(&op)
       .Case([&](arith::ConstantOp c) -> Result {
         auto value = dyn_cast<FloatAttr>(c.getValue());
@@ -91,7 +106,8 @@ scalarExpr(Operation &op, const llvm::DenseMap<Value, std::string> &values) {
         return other->emitOpError(
             "in a map is not supported by the CPU targets (a map's region "
             "may hold float constants, add/sub/mul/div/neg, maximum/minimum, "
-            "cmpf, select, and math exp/log/sqrt/tanh/erf/absf/powf)");
+            "cmpf, select, and math exp/log/sqrt/tanh/erf/absf/powf and "
+            "the functions of <math.h>)");
       });
 }
 

@@ -95,18 +95,40 @@ LogicalResult emitSoftmax(Emitter &e, const KernelCall &call) {
   return success();
 }
 
-/// cuvil_reduce_f32's kinds.
-enum ReduceKind { kSum = 0, kMean = 1, kMax = 2, kMin = 3 };
+/// cuvil_reduce_f32's kinds, and products (a loop nest only).
+enum ReduceKind { kSum = 0, kMean = 1, kMax = 2, kMin = 3, kProd = 4 };
 
-/// A reduction over axes that are not contiguous: the output initialized,
+/// The identity of max (`forMax`) or min on `type`: an infinity, or the
+/// integer type's limit.
+std::string lowest(Type type, bool forMax) {
+  if (isa<FloatType>(type))
+    return forMax ? "-INFINITY" : "INFINITY";
+  auto integer = cast<IntegerType>(type);
+  unsigned width = integer.getWidth();
+  APInt limit = integer.isUnsigned() || width == 1
+                    ? (forMax ? APInt::getMinValue(width)
+                              : APInt::getMaxValue(width))
+                    : (forMax ? APInt::getSignedMinValue(width)
+                              : APInt::getSignedMaxValue(width));
+  if (integer.isUnsigned() || width == 1)
+    return std::to_string(limit.getZExtValue()) + "u";
+  // INT64_MIN has no literal: write it as an expression.
+  if (forMax && width == 64)
+    return "(-9223372036854775807LL - 1)";
+  return std::to_string(limit.getSExtValue()) + "LL";
+}
+
+/// A reduction over axes that are not contiguous (or of another type than
+/// float32, or a product): the output initialized,
 /// then one loop nest over the input accumulating into it.
 void emitScatteredReduce(Emitter &e, const KernelCall &call,
                          ArrayRef<int64_t> axes, ReduceKind kind) {
   const Buffer &x = *call.ins[0], &out = *call.out;
   size_t rank = x.dims.size();
-  std::string init = kind == kMax   ? "-INFINITY"
-                     : kind == kMin ? "INFINITY"
-                                    : call.lit(0);
+  std::string init = kind == kMax    ? lowest(call.element, true)
+                     : kind == kMin  ? lowest(call.element, false)
+                     : kind == kProd ? call.lit(1)
+                                     : call.lit(0);
   std::string i = e.tmp();
   e.c.line("for (int64_t " + i + " = 0; " + i + " < " + numel(out) + "; ++" +
            i + ") " + out.name + "[" + i + "] = " + init + ";");
@@ -127,6 +149,8 @@ void emitScatteredReduce(Emitter &e, const KernelCall &call,
       e.c.line("if (" + v + " > " + o + ") " + o + " = " + v + ";");
     else if (kind == kMin)
       e.c.line("if (" + v + " < " + o + ") " + o + " = " + v + ";");
+    else if (kind == kProd)
+      e.c.line(o + " *= " + v + ";");
     else
       e.c.line(o + " += " + v + ";");
   });
@@ -137,7 +161,7 @@ void emitScatteredReduce(Emitter &e, const KernelCall &call,
   for (int64_t a : axes)
     reduced.push_back(x.dims[a]);
   e.c.line("for (int64_t " + j + " = 0; " + j + " < " + numel(out) + "; ++" +
-           j + ") " + out.name + "[" + j + "] /= (float)" +
+           j + ") " + out.name + "[" + j + "] /= (" + call.T + ")" +
            joinProduct(reduced) + ";");
 }
 
@@ -154,8 +178,13 @@ LogicalResult emitReduce(Emitter &e, const KernelCall &call) {
   ReduceKind kind = call.name == "reduce_sum"    ? kSum
                     : call.name == "reduce_mean" ? kMean
                     : call.name == "reduce_max"  ? kMax
-                                                 : kMin;
-  if (!contiguous) {
+                    : call.name == "reduce_min"  ? kMin
+                                                 : kProd;
+  Type element = x.type.getElementType();
+  if (element.isF16() || element.isBF16())
+    return call.error() << "on " << element
+                        << " is not supported by the CPU targets yet";
+  if (!contiguous || kind == kProd || !element.isF32()) {
     emitScatteredReduce(e, call, axes, kind);
     return success();
   }
@@ -164,6 +193,45 @@ LogicalResult emitReduce(Emitter &e, const KernelCall &call) {
            dimsRange(x, axes.front(), axes.back() + 1) + ", " +
            dimsRange(x, axes.back() + 1, rank) + ", " + x.name + ", " +
            call.out->name + ");");
+  return success();
+}
+
+/// arg_max / arg_min: for each (outer, inner) position, a scan along the
+/// axis keeping the first (or last) extreme's index.
+LogicalResult emitArgReduce(Emitter &e, const KernelCall &call) {
+  const Buffer &x = *call.ins[0];
+  size_t rank = x.dims.size();
+  int64_t axis = normalizeAxis(call.op.getIntParam("axis", 0), rank);
+  bool last = call.op.getParam("select_last_index") != nullptr;
+  std::string cmp = call.name == "arg_max" ? (last ? ">=" : ">")
+                                           : (last ? "<=" : "<");
+  std::string outer = dimsRange(x, 0, axis), n = x.dims[axis],
+              inner = dimsRange(x, axis + 1, rank);
+  std::string o = e.tmp(), i = e.tmp(), a = e.tmp(), best = e.tmp(),
+              index = e.tmp(), v = e.tmp();
+  std::string T = cType(x.type.getElementType().isF16() ||
+                                x.type.getElementType().isBF16()
+                            ? Float32Type::get(call.op.getContext())
+                            : x.type.getElementType());
+  auto at = [&](const std::string &k) {
+    return load(x, x.name + "[(" + o + " * " + n + " + " + k + ") * " + inner +
+                       " + " + i + "]");
+  };
+  e.c.open("for (int64_t " + o + " = 0; " + o + " < " + outer + "; ++" + o +
+           ")");
+  e.c.open("for (int64_t " + i + " = 0; " + i + " < " + inner + "; ++" + i +
+           ")");
+  e.c.line(T + " " + best + " = " + at("0") + ";");
+  e.c.line("int64_t " + index + " = 0;");
+  e.c.open("for (int64_t " + a + " = 1; " + a + " < " + n + "; ++" + a + ")");
+  e.c.line(T + " " + v + " = " + at(a) + ";");
+  e.c.line("if (" + v + " " + cmp + " " + best + ") { " + best + " = " + v +
+           "; " + index + " = " + a + "; }");
+  e.c.close();
+  e.c.line(call.out->name + "[" + o + " * " + inner + " + " + i +
+           "] = " + index + ";");
+  e.c.close();
+  e.c.close();
   return success();
 }
 
@@ -220,8 +288,11 @@ void addReductionKernels(KernelTable &table) {
   table["softmax"] = {emitSoftmax, true};
   table["log_softmax"] = {emitSoftmax, true};
   for (const char *name :
-       {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min"})
-    table[name] = {emitReduce, true};
+       {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min",
+        "reduce_prod"})
+    table[name] = {emitReduce}; // float32 in the runtime, others as loops
+  table["arg_max"] = {emitArgReduce};
+  table["arg_min"] = {emitArgReduce};
   table["layer_norm"] = {emitLayerNorm, true};
   table["batch_norm"] = {emitBatchNorm, true};
 }

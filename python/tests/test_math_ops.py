@@ -1,0 +1,165 @@
+"""Math functions, activations, logic, remainders, index and norm reductions
+from PyTorch, compiled by cuvil.compile and checked against PyTorch on
+inputs that reach every branch of each function (negative, zero, positive,
+around each activation's knee)."""
+
+import math
+
+import pytest
+import torch
+
+import cuvil
+
+
+def inputs(*shape, low=-4.0, high=4.0, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.rand(*shape, generator=generator) * (high - low) + low
+    x.view(-1)[:3] = torch.tensor([0.0, -0.5, 0.5])  # the knees
+    return x
+
+
+def check(model, *args, rtol=1e-5):
+    signature = [(f"x{i}", a.dtype, tuple(a.shape)) for i, a in enumerate(args)]
+    compiled = cuvil.compile(model, signature)
+    with torch.no_grad():
+        expected = model(*args)
+    got = compiled(*args)
+    if not isinstance(expected, tuple):
+        expected, got = (expected,), (got,)
+    for e, g in zip(expected, got):
+        assert g.dtype == e.dtype and g.shape == e.shape
+        if e.dtype.is_floating_point:
+            scale = max(float(e.abs().max()), 1.0)
+            assert float((g - e).abs().max()) <= rtol * scale, (e, g)
+        else:
+            assert torch.equal(g, e), (e, g)
+
+
+# (name, function, input range): each a unary function of a float tensor.
+# torch.onnx (1.13) exports no hyperbolic functions but tanh; the ONNX node
+# tests check Cuvil's against ONNX's reference outputs.
+UNARY = [
+    ("sin", torch.sin, (-6, 6)),
+    ("cos", torch.cos, (-6, 6)),
+    ("tan", torch.tan, (-1.4, 1.4)),
+    ("asin", torch.asin, (-1, 1)),
+    ("acos", torch.acos, (-1, 1)),
+    ("atan", torch.atan, (-8, 8)),
+    ("floor", torch.floor, (-4, 4)),
+    ("ceil", torch.ceil, (-4, 4)),
+    ("sign", torch.sign, (-4, 4)),
+    ("softplus", torch.nn.functional.softplus, (-30, 30)),
+    ("softsign", torch.nn.functional.softsign, (-4, 4)),
+    ("elu", lambda x: torch.nn.functional.elu(x, alpha=0.7), (-4, 4)),
+    ("selu", torch.nn.functional.selu, (-4, 4)),
+    ("celu", lambda x: torch.nn.functional.celu(x, alpha=1.5), (-4, 4)),
+    ("leaky_relu", lambda x: torch.nn.functional.leaky_relu(x, 0.1), (-4, 4)),
+    ("hardshrink", lambda x: torch.nn.functional.hardshrink(x, 0.5), (-2, 2)),
+    ("softshrink", lambda x: torch.nn.functional.softshrink(x, 0.5), (-2, 2)),
+]
+
+
+class Unary(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+@pytest.mark.parametrize("name,fn,bounds", UNARY, ids=[u[0] for u in UNARY])
+def test_unary_function_matches_pytorch(name, fn, bounds):
+    x = inputs(4, 33, low=bounds[0], high=bounds[1])
+    check(Unary(fn), x)
+
+
+def test_round_takes_halves_to_even():
+    x = torch.tensor([[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.49999997, 3.7]])
+    check(Unary(torch.round), x)
+
+
+class Activations(torch.nn.Module):
+    """A chain that fuses into one map, with a per-channel PReLU."""
+
+    def __init__(self):
+        super().__init__()
+        self.prelu = torch.nn.PReLU(8)
+        with torch.no_grad():
+            self.prelu.weight.copy_(torch.linspace(-0.5, 0.5, 8))
+
+    def forward(self, x):
+        y = torch.nn.functional.leaky_relu(torch.sin(x), 0.2)
+        return self.prelu(torch.nn.functional.elu(y) * 3.0 - 1.0)
+
+
+def test_chained_activations_and_prelu_match_pytorch():
+    check(Activations(), inputs(2, 8, 5, 5))
+
+
+class Logic(torch.nn.Module):
+    def forward(self, a, b):
+        p, q = a > 0, b < 0.5
+        keep = torch.logical_xor(torch.logical_and(p, q),
+                                 ~torch.logical_or(p, torch.isnan(a)))
+        return torch.where(keep, a, b), torch.isinf(a / b)
+
+
+def test_logic_and_classification_match_pytorch():
+    a, b = inputs(3, 17, seed=1), inputs(3, 17, seed=2)
+    b.view(-1)[5] = 0.0  # a / 0 is an infinity
+    check(Logic(), a, b)
+
+
+class Remainders(torch.nn.Module):
+    def forward(self, a, b, i, j):
+        return torch.fmod(a, b), torch.remainder(i, j), torch.fmod(i, j)
+
+
+def test_remainders_keep_the_sign_pytorch_gives_them():
+    a, b = inputs(2, 9, seed=3) * 5, inputs(2, 9, seed=4)
+    b[b.abs() < 0.1] = 0.75
+    i = torch.tensor([[7, -7, 7, -7, 0, 13, -13, 5, 100]] * 2, dtype=torch.int32)
+    j = torch.tensor([[3, 3, -3, -3, 4, 5, 5, -5, 7]] * 2, dtype=torch.int32)
+    check(Remainders(), a, b, i, j)
+
+
+class Indices(torch.nn.Module):
+    def forward(self, x):
+        return (torch.argmax(x, dim=1), torch.argmin(x, dim=-1, keepdim=True),
+                torch.argmax(x.flatten(1), dim=1))
+
+
+def test_argmax_and_argmin_match_pytorch():
+    check(Indices(), inputs(3, 11, 6, seed=5))
+
+
+class Norms(torch.nn.Module):
+    def forward(self, x):
+        return (torch.linalg.vector_norm(x, 2, dim=(1,)),
+                x.abs().sum(dim=2, keepdim=True),
+                torch.logsumexp(x * 10, dim=1),
+                x.prod(dim=2),
+                x.mean(dim=(0, 2)))
+
+
+def test_norm_and_product_reductions_match_pytorch():
+    check(Norms(), inputs(3, 7, 5, low=-2, high=2, seed=6), rtol=1e-5)
+
+
+def test_integer_division_by_zero_is_zero_not_a_crash(tmp_path):
+    """An integer divisor of 0 from a caller's input must not trap (x86
+    faults on it); ONNX leaves the result undefined, Cuvil gives 0."""
+
+    class Divide(torch.nn.Module):
+        def forward(self, i, j):
+            return torch.div(i, j, rounding_mode="trunc"), torch.fmod(i, j)
+
+    compiled = cuvil.compile(Divide(), [("i", torch.int32, (5,)),
+                                        ("j", torch.int32, (5,))])
+    i = torch.tensor([7, -7, -2**31, 9, 0], dtype=torch.int32)
+    j = torch.tensor([0, 2, -1, 0, 0], dtype=torch.int32)
+    quotient, remainder = compiled(i, j)
+    assert quotient.tolist() == [0, -3, -2**31, 0, 0]
+    assert remainder.tolist() == [0, -1, 0, 0, 0]
+    assert math.isfinite(float(quotient.sum()))
