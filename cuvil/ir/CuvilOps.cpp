@@ -357,6 +357,22 @@ CUVIL_REDUCE_INFERENCE(ReduceMinOp, false)
 CUVIL_REDUCE_INFERENCE(ReduceProdOp, false)
 #undef CUVIL_REDUCE_INFERENCE
 
+LogicalResult CumSumOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> type =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  if (failed(type) ||
+      failed(normalizeAxis(adaptor.getAxis(), type->getRank(), loc, name)))
+    return failure();
+  if (type->getElementType().isInteger(1))
+    return inferError(loc, name, "expects numbers, got ", formatType(*type));
+  types.push_back(*type);
+  return success();
+}
+
 /// arg_max, arg_min: a reduction over one axis to i64 indices.
 #define CUVIL_ARG_REDUCE_INFERENCE(OP)                                         \
   LogicalResult OP::inferReturnTypes(                                          \

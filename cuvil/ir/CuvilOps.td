@@ -156,6 +156,21 @@ def Cuvil_ReduceMaxOp : Cuvil_ReduceOp<"reduce_max"> { let summary = "maximum ov
 def Cuvil_ReduceMinOp : Cuvil_ReduceOp<"reduce_min"> { let summary = "minimum over axes"; }
 def Cuvil_ReduceProdOp : Cuvil_ReduceOp<"reduce_prod"> { let summary = "product over axes"; }
 
+def Cuvil_CumSumOp : Cuvil_Op<"cumsum", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "running sums along an axis (ONNX CumSum)";
+  let description = [{
+    Element i along `axis` is the sum of elements 0..i (0..i-1 with
+    `exclusive`; from the end with `reverse`).
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, I64Attr:$axis, UnitAttr:$exclusive,
+                       UnitAttr:$reverse);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` `axis` `=` $axis (`exclusive` $exclusive^)? (`reverse` $reverse^)?
+    attr-dict `:` type($input)
+  }];
+}
+
 class Cuvil_ArgReduceOp<string mnemonic> : Cuvil_Op<mnemonic,
     [Pure, Cuvil_InferTypeOpAdaptor]> {
   let arguments = (ins Cuvil_Tensor:$input, I64Attr:$axis, UnitAttr:$keepdims,

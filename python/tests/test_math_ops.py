@@ -163,3 +163,22 @@ def test_integer_division_by_zero_is_zero_not_a_crash(tmp_path):
     assert quotient.tolist() == [0, -3, -2**31, 0, 0]
     assert remainder.tolist() == [0, -1, 0, 0, 0]
     assert math.isfinite(float(quotient.sum()))
+
+
+class Scans(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = torch.nn.InstanceNorm2d(3, affine=True)
+        with torch.no_grad():
+            self.norm.weight.copy_(torch.tensor([0.5, 1.0, 2.0]))
+            self.norm.bias.copy_(torch.tensor([0.1, -0.2, 0.3]))
+
+    def forward(self, x, labels):
+        return (self.norm(x), torch.cumsum(x, dim=2),
+                torch.nn.functional.one_hot(labels, 5).to(torch.float32))
+
+
+def test_instance_norm_cumsum_and_one_hot_match_pytorch():
+    x = inputs(2, 3, 6, 7, seed=7)
+    labels = torch.tensor([[0, 4, 2], [1, 3, 4]], dtype=torch.int64)
+    check(Scans(), x, labels)

@@ -117,7 +117,9 @@ PARAMETER_INPUTS = {
     "Unsqueeze": [1], "Split": [1], "Pad": [1, 2, 3], "ReduceSum": [1],
     "ReduceMean": [1], "ReduceMax": [1], "ReduceMin": [1], "Clip": [1, 2],
     "ConstantOfShape": [0], "Dropout": [1, 2], "Tile": [1], "Trilu": [1],
-    "Range": [0, 1, 2], "ReduceProd": [1], "ReduceL1": [1], "ReduceL2": [1],
+    "Range": [0, 1, 2], "Resize": [1, 2, 3], "Upsample": [1], "CumSum": [1],
+    "OneHot": [1, 2], "HannWindow": [0], "HammingWindow": [0],
+    "BlackmanWindow": [0], "ReduceProd": [1], "ReduceL1": [1], "ReduceL2": [1],
     "ReduceLogSum": [1], "ReduceLogSumExp": [1], "ReduceSumSquare": [1],
     # Scales and zero points: a quantized model's constants.
     "QuantizeLinear": [1, 2], "DequantizeLinear": [1, 2],
@@ -126,16 +128,29 @@ PARAMETER_INPUTS = {
 }
 
 
-def freeze_parameters(case_dir, workdir):
-    """Returns (model path, indices of graph inputs still fed at run time)."""
-    model = onnx.load(os.path.join(case_dir, "model.onnx"), load_external_data=False)
+def frozen_positions(model):
+    """Positions among the fed graph inputs of the op parameters to freeze."""
     initializers = {t.name for t in model.graph.initializer}
     graph_inputs = [i.name for i in model.graph.input if i.name not in initializers]
     frozen = set()
     for node in model.graph.node:
         for index in PARAMETER_INPUTS.get(node.op_type, []):
             if index < len(node.input) and node.input[index] in graph_inputs:
-                frozen.add(node.input[index])
+                frozen.add(graph_inputs.index(node.input[index]))
+    return graph_inputs, frozen
+
+
+def freeze_parameters(case_dir, workdir):
+    """Returns (model path, indices of graph inputs still fed at run time).
+    A function's `_expanded` case freezes the inputs its op's case does: the
+    same graph inputs, now read by the function's body."""
+    model = onnx.load(os.path.join(case_dir, "model.onnx"), load_external_data=False)
+    graph_inputs, positions = frozen_positions(model)
+    base = case_dir.removesuffix("_expanded")
+    if base != case_dir and os.path.isdir(base):
+        positions |= frozen_positions(
+            onnx.load(os.path.join(base, "model.onnx"), load_external_data=False))[1]
+    frozen = {graph_inputs[i] for i in positions if i < len(graph_inputs)}
     if not frozen:
         return os.path.join(case_dir, "model.onnx"), list(range(len(graph_inputs)))
     data_set = sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))[0]

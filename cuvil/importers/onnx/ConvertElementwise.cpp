@@ -158,15 +158,61 @@ LogicalResult Importer::convertUnary(const onnx::NodeProto &node,
   return defineResult(node, make(*this, node, loc, *x));
 }
 
+/// `value` rounded to the float type `type` (to nearest, ties to even).
+static double roundTo(Type type, double value) {
+  APFloat f(value);
+  bool lost;
+  f.convert(cast<FloatType>(type).getFloatSemantics(),
+            APFloat::rmNearestTiesToEven, &lost);
+  return f.convertToDouble();
+}
+
+/// Float shape arithmetic (sizes scaled by a factor, as exporters write
+/// interpolation and window sizes): +, -, *, / of small float tensors of one
+/// type, each result rounded to that type as the run-time op would give it
+/// (double holds every float16 / bfloat16 / float32 product exactly enough
+/// for that).
+static std::optional<HostTensor> foldFloatBinary(StringRef op,
+                                                 const HostTensor &lhs,
+                                                 const HostTensor &rhs) {
+  bool lhsScalar = lhs.numElements() == 1, rhsScalar = rhs.numElements() == 1;
+  if (!lhs.elementType.isF64() && !lhs.elementType.isF32() &&
+      !lhs.elementType.isF16() && !lhs.elementType.isBF16())
+    return std::nullopt;
+  HostTensor result;
+  result.elementType = lhs.elementType;
+  result.shape = lhsScalar && !rhsScalar ? rhs.shape : lhs.shape;
+  int64_t n = std::max(lhs.numElements(), rhs.numElements());
+  for (int64_t i = 0; i < n; ++i) {
+    double a = lhs.floats[lhsScalar ? 0 : i], b = rhs.floats[rhsScalar ? 0 : i];
+    double r;
+    if (op == "Add")
+      r = a + b;
+    else if (op == "Sub")
+      r = a - b;
+    else if (op == "Mul")
+      r = a * b;
+    else if (op == "Div")
+      r = a / b;
+    else
+      return std::nullopt;
+    result.floats.push_back(roundTo(result.elementType, r));
+  }
+  return result;
+}
+
 std::optional<HostTensor> Importer::foldBinary(StringRef op,
                                                const HostTensor &lhs,
                                                const HostTensor &rhs) {
-  // Shape arithmetic only: integer tensors with equal shapes or a scalar.
-  if (lhs.isFloat() || rhs.isFloat() || lhs.elementType != rhs.elementType)
+  // Shape arithmetic only: tensors of one type with equal shapes or a
+  // scalar.
+  if (lhs.elementType != rhs.elementType)
     return std::nullopt;
   bool lhsScalar = lhs.numElements() == 1, rhsScalar = rhs.numElements() == 1;
   if (lhs.shape != rhs.shape && !lhsScalar && !rhsScalar)
     return std::nullopt;
+  if (lhs.isFloat())
+    return foldFloatBinary(op, lhs, rhs);
   HostTensor result;
   result.elementType =
       op == "Equal" ? Builder(&context).getI1Type() : lhs.elementType;
@@ -372,18 +418,57 @@ LogicalResult Importer::convertClip(const onnx::NodeProto &node, Location loc) {
   return defineResult(node, r);
 }
 
+/// Shape values cast at import time: between integer types (unknown
+/// dimensions stay unknown), and between small float and integer tensors
+/// (float to integer truncates; NaN and values out of int64 are left to the
+/// run-time cast).
+static std::optional<HostTensor> foldCast(const HostTensor &host,
+                                          Type element) {
+  HostTensor result;
+  result.elementType = element;
+  result.shape = host.shape;
+  bool toFloat = isa<FloatType>(element);
+  if (!host.isFloat() && !toFloat) {
+    result.ints = host.ints;
+    if (element.isInteger(1))
+      for (int64_t &v : result.ints)
+        if (v != kUnknown)
+          v = v != 0;
+    return result;
+  }
+  if (host.numElements() > 64 || host.hasUnknown() ||
+      (!toFloat && !isa<IntegerType>(element)))
+    return std::nullopt;
+  for (int64_t i = 0; i < host.numElements(); ++i) {
+    double v = host.at(i);
+    if (toFloat) {
+      result.floats.push_back(roundTo(element, v));
+      continue;
+    }
+    if (!(std::abs(v) < 9.2e18))
+      return std::nullopt;
+    result.ints.push_back(static_cast<int64_t>(v));
+  }
+  return result;
+}
+
 LogicalResult Importer::convertCast(const onnx::NodeProto &node, Location loc) {
-  int64_t to = attrInt(node, "to", 0);
-  Type element = toMlirType(&context, to);
-  if (!element)
-    return emitError(loc) << "Cast to " << onnxTypeName(to)
-                          << " is not supported";
+  Type element;
+  if (node.op_type() == "CastLike") {
+    FailureOr<RankedTensorType> like = getType(node, 1);
+    if (failed(like))
+      return failure();
+    element = like->getElementType();
+  } else {
+    int64_t to = attrInt(node, "to", 0);
+    element = toMlirType(&context, to);
+    if (!element)
+      return emitError(loc) << "Cast to " << onnxTypeName(to)
+                            << " is not supported";
+  }
   if (const HostTensor *host = getHost(node, 0)) {
-    // Shape values cast between integer types stay known.
-    if (!host->isFloat() && isa<IntegerType>(element)) {
-      HostTensor result = *host;
-      result.elementType = element;
-      defineHost(node, 0, std::move(result));
+    if (std::optional<HostTensor> folded = foldCast(*host, element)) {
+      defineHost(node, 0, std::move(*folded));
       return success();
     }
   }

@@ -1,4 +1,5 @@
-//===- ConvertLinalg.cpp - products, convolutions, norms, pooling ------------===//
+//===- ConvertLinalg.cpp - products, convolutions, norms, pooling
+//------------===//
 //
 // MatMul, Gemm, Conv, BatchNormalization, pooling, Softmax, reductions,
 // LayerNormalization.
@@ -193,10 +194,10 @@ FailureOr<Value> Importer::buildConv(const onnx::NodeProto &node, Location loc,
       return failure();
     w = *lifted;
   }
-  FailureOr<WindowAttrs> win = windowAttrs(
-      node, loc, cast<RankedTensorType>(in->x.getType()), in->kernel,
-      in->strides, in->pads, in->dilations,
-      attrString(node, "auto_pad", "NOTSET"));
+  FailureOr<WindowAttrs> win =
+      windowAttrs(node, loc, cast<RankedTensorType>(in->x.getType()),
+                  in->kernel, in->strides, in->pads, in->dilations,
+                  attrString(node, "auto_pad", "NOTSET"));
   if (failed(win))
     return failure();
   return windowResult(
@@ -238,10 +239,10 @@ LogicalResult Importer::convertPool(const onnx::NodeProto &node, Location loc) {
   FailureOr<WindowInputs> in = windowInputs(node, loc, *x, *kernel);
   if (failed(in))
     return failure();
-  FailureOr<WindowAttrs> win = windowAttrs(
-      node, loc, cast<RankedTensorType>(in->x.getType()), in->kernel,
-      in->strides, in->pads, in->dilations,
-      attrString(node, "auto_pad", "NOTSET"));
+  FailureOr<WindowAttrs> win =
+      windowAttrs(node, loc, cast<RankedTensorType>(in->x.getType()),
+                  in->kernel, in->strides, in->pads, in->dilations,
+                  attrString(node, "auto_pad", "NOTSET"));
   if (failed(win))
     return failure();
   UnitAttr ceil =
@@ -384,8 +385,8 @@ LogicalResult Importer::convertReduce(const onnx::NodeProto &node,
       r = create<l1::LogOp>(loc, *r);
   } else {
     // ReduceLogSumExp: max + log(sum(exp(x - max))), which cannot overflow.
-    FailureOr<Value> peakKept = create<l1::ReduceMaxOp>(
-        loc, *x, axesAttr, builder.getUnitAttr());
+    FailureOr<Value> peakKept =
+        create<l1::ReduceMaxOp>(loc, *x, axesAttr, builder.getUnitAttr());
     FailureOr<Value> peak =
         keep ? peakKept : create<l1::ReduceMaxOp>(loc, *x, axesAttr, keep);
     if (failed(peakKept) || failed(peak))
@@ -412,9 +413,83 @@ LogicalResult Importer::convertArgReduce(const onnx::NodeProto &node,
   UnitAttr last = attrInt(node, "select_last_index", 0) ? builder.getUnitAttr()
                                                         : UnitAttr();
   if (node.op_type() == "ArgMax")
-    return defineResult(node,
-                        create<l1::ArgMaxOp>(loc, *x, axis, keep, last));
+    return defineResult(node, create<l1::ArgMaxOp>(loc, *x, axis, keep, last));
   return defineResult(node, create<l1::ArgMinOp>(loc, *x, axis, keep, last));
+}
+
+LogicalResult Importer::convertStandardize(const onnx::NodeProto &node,
+                                           Location loc) {
+  // (x - mean) / sqrt(variance + eps) over the spatial axes, per channel
+  // scaled and shifted (InstanceNormalization); or (x - mean) /
+  // (sqrt(variance) + 1e-9) over `axes` (MeanVarianceNormalization).
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  int64_t rank = type.getRank();
+  bool instance = node.op_type() == "InstanceNormalization";
+  if (!isa<FloatType>(type.getElementType()) || rank < (instance ? 3 : 1))
+    return emitError(loc) << node.op_type() << " expects a float tensor"
+                          << (instance ? " of rank >= 3" : "") << ", got "
+                          << type;
+  SmallVector<int64_t> axes;
+  if (instance) {
+    for (int64_t d = 2; d < rank; ++d)
+      axes.push_back(d);
+  } else {
+    axes = attrInts(node, "axes").value_or(SmallVector<int64_t>{0, 2, 3});
+  }
+  Type element = type.getElementType();
+  auto scalarOf = [&](double v) -> Value {
+    return l1::ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(RankedTensorType::get({}, element),
+                               builder.getFloatAttr(element, v)));
+  };
+  auto axesAttr = builder.getDenseI64ArrayAttr(axes);
+  FailureOr<Value> mean =
+      create<l1::ReduceMeanOp>(loc, *x, axesAttr, builder.getUnitAttr());
+  if (failed(mean))
+    return failure();
+  FailureOr<Value> centered = create<l1::SubOp>(loc, *x, *mean);
+  FailureOr<Value> squared = failed(centered)
+                                 ? centered
+                                 : create<l1::MulOp>(loc, *centered, *centered);
+  FailureOr<Value> variance =
+      failed(squared) ? squared
+                      : create<l1::ReduceMeanOp>(loc, *squared, axesAttr,
+                                                 builder.getUnitAttr());
+  if (failed(variance))
+    return failure();
+  FailureOr<Value> y = failure();
+  if (instance) {
+    FailureOr<Value> spread = create<l1::AddOp>(
+        loc, *variance, scalarOf(attrFloat(node, "epsilon", 1e-5)));
+    FailureOr<Value> inverse =
+        failed(spread) ? spread : create<l1::RsqrtOp>(loc, *spread);
+    y = failed(inverse) ? inverse : create<l1::MulOp>(loc, *centered, *inverse);
+    // Per-channel scale and bias, as [C, 1, ..., 1].
+    SmallVector<int64_t> perChannel(rank - 1, 1);
+    perChannel[0] = type.getDimSize(1);
+    for (int input : {1, 2}) {
+      FailureOr<Value> p = getValue(node, input);
+      if (failed(y) || failed(p))
+        return failure();
+      FailureOr<Value> shaped = create<l1::ReshapeOp>(
+          loc, *p, builder.getDenseI64ArrayAttr(perChannel));
+      if (failed(shaped))
+        return failure();
+      y = input == 1 ? create<l1::MulOp>(loc, *y, *shaped)
+                     : create<l1::AddOp>(loc, *y, *shaped);
+    }
+  } else {
+    FailureOr<Value> deviation = create<l1::SqrtOp>(loc, *variance);
+    FailureOr<Value> guarded =
+        failed(deviation) ? deviation
+                          : create<l1::AddOp>(loc, *deviation, scalarOf(1e-9));
+    y = failed(guarded) ? guarded : create<l1::DivOp>(loc, *centered, *guarded);
+  }
+  return defineResult(node, y);
 }
 
 LogicalResult Importer::convertLayerNorm(const onnx::NodeProto &node,
@@ -477,6 +552,5 @@ LogicalResult Importer::convertLayerNorm(const onnx::NodeProto &node,
   define(node, 2, *invStd);
   return success();
 }
-
 
 } // namespace cuvil::onnx_import

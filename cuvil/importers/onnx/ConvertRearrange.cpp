@@ -11,6 +11,9 @@
 
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cmath>
+#include <numeric>
+
 namespace cuvil::onnx_import {
 
 namespace {
@@ -38,10 +41,20 @@ DenseElementsAttr scalar(Type element, double value) {
       type, IntegerAttr::get(element, static_cast<int64_t>(value)));
 }
 
+/// 0, 1, ..., n - 1 along `axis` of a rank-`rank` i64 tensor (size 1
+/// elsewhere), to compare indices against.
+DenseElementsAttr iotaAlong(Builder &b, int64_t rank, int64_t axis, int64_t n) {
+  SmallVector<int64_t> shape(rank, 1);
+  shape[axis] = n;
+  SmallVector<int64_t> values(n);
+  std::iota(values.begin(), values.end(), 0);
+  return DenseElementsAttr::get(RankedTensorType::get(shape, b.getI64Type()),
+                                ArrayRef<int64_t>(values));
+}
+
 } // namespace
 
-LogicalResult Importer::convertTile(const onnx::NodeProto &node,
-                                    Location loc) {
+LogicalResult Importer::convertTile(const onnx::NodeProto &node, Location loc) {
   FailureOr<Value> x = getValue(node, 0);
   FailureOr<SmallVector<int64_t>> repeats = requireInts(node, 1, "repeats");
   if (failed(x) || failed(repeats))
@@ -103,8 +116,8 @@ LogicalResult Importer::convertDepthSpace(const onnx::NodeProto &node,
     // (channel, row offset, column offset).
     std::string mode = attrString(node, "mode", "DCR");
     if (mode != "DCR" && mode != "CRD")
-      return emitError(loc) << "DepthToSpace mode must be DCR or CRD, got '"
-                            << mode << "'";
+      return emitError(loc)
+             << "DepthToSpace mode must be DCR or CRD, got '" << mode << "'";
     int64_t out = c / (b * b);
     split = mode == "DCR" ? SmallVector<int64_t>{n, b, b, out, h, w}
                           : SmallVector<int64_t>{n, out, b, b, h, w};
@@ -113,9 +126,9 @@ LogicalResult Importer::convertDepthSpace(const onnx::NodeProto &node,
     merged = {n, out, h * b, w * b};
   } else {
     if (h % b != 0 || w % b != 0)
-      return emitError(loc) << "SpaceToDepth expects height and width "
-                            << "divisible by blocksize " << b << ", got " << h
-                            << "x" << w;
+      return emitError(loc)
+             << "SpaceToDepth expects height and width "
+             << "divisible by blocksize " << b << ", got " << h << "x" << w;
     split = {n, c, h / b, b, w / b, b};
     perm = {0, 3, 5, 1, 2, 4};
     merged = {n, c * b * b, h / b, w / b};
@@ -161,13 +174,12 @@ LogicalResult Importer::convertTrilu(const onnx::NodeProto &node,
   auto maskType = RankedTensorType::get({rows, cols}, builder.getI1Type());
   Value keep = l1::ConstantOp::create(builder, loc,
                                       DenseElementsAttr::get(maskType, mask));
-  Value zero = l1::ConstantOp::create(builder, loc,
-                                      scalar(type.getElementType(), 0));
+  Value zero =
+      l1::ConstantOp::create(builder, loc, scalar(type.getElementType(), 0));
   return defineResult(node, create<l1::WhereOp>(loc, keep, *x, zero));
 }
 
-LogicalResult Importer::convertSize(const onnx::NodeProto &node,
-                                    Location loc) {
+LogicalResult Importer::convertSize(const onnx::NodeProto &node, Location loc) {
   FailureOr<RankedTensorType> type = getType(node, 0);
   if (failed(type))
     return failure();
@@ -233,14 +245,177 @@ LogicalResult Importer::convertEyeLike(const onnx::NodeProto &node,
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) {
       double one = j - i == k ? 1 : 0;
-      elements.push_back(
-          isa<FloatType>(element)
-              ? Attribute(FloatAttr::get(element, one))
-              : Attribute(IntegerAttr::get(element, static_cast<int64_t>(one))));
+      elements.push_back(isa<FloatType>(element)
+                             ? Attribute(FloatAttr::get(element, one))
+                             : Attribute(IntegerAttr::get(
+                                   element, static_cast<int64_t>(one))));
     }
   define(node, 0,
          l1::ConstantOp::create(builder, loc,
                                 DenseElementsAttr::get(resultType, elements)));
+  return success();
+}
+
+LogicalResult Importer::convertHardmax(const onnx::NodeProto &node,
+                                       Location loc) {
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  int64_t rank = type.getRank();
+  int64_t axis = attrInt(node, "axis", opset < 13 ? 1 : -1);
+  if (axis < -rank || axis >= rank)
+    return emitError(loc) << "Hardmax axis " << axis
+                          << " is out of range for rank " << rank;
+  axis = axis < 0 ? axis + rank : axis;
+  Value input = *x;
+  if (opset < 13) {
+    // Before opset 13 the input is a matrix of rows [0, axis) x [axis, rank).
+    if (!type.hasStaticShape())
+      return emitError(loc) << "Hardmax before opset 13 needs a static shape";
+    int64_t rows = 1, cols = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      (d < axis ? rows : cols) *= type.getDimSize(d);
+    FailureOr<Value> matrix = create<l1::ReshapeOp>(
+        loc, *x, builder.getDenseI64ArrayAttr({rows, cols}));
+    if (failed(matrix))
+      return failure();
+    input = *matrix;
+    axis = 1;
+  }
+  auto inType = cast<RankedTensorType>(input.getType());
+  int64_t n = inType.getDimSize(axis);
+  if (ShapedType::isDynamic(n))
+    return emitError(loc) << "Hardmax along a dynamic dimension is not "
+                             "supported";
+  FailureOr<Value> first =
+      create<l1::ArgMaxOp>(loc, input, builder.getI64IntegerAttr(axis),
+                           builder.getUnitAttr(), UnitAttr());
+  if (failed(first))
+    return failure();
+  Value iota = l1::ConstantOp::create(
+      builder, loc, iotaAlong(builder, inType.getRank(), axis, n));
+  FailureOr<Value> hot = create<l1::EqualOp>(loc, *first, iota);
+  if (failed(hot))
+    return failure();
+  Value y = l1::CastOp::create(
+      builder, loc,
+      cast<RankedTensorType>(hot->getType()).clone(inType.getElementType()),
+      *hot);
+  if (opset < 13) {
+    FailureOr<Value> back = create<l1::ReshapeOp>(
+        loc, y, builder.getDenseI64ArrayAttr(type.getShape()));
+    if (failed(back))
+      return failure();
+    y = *back;
+  }
+  define(node, 0, y);
+  return success();
+}
+
+LogicalResult Importer::convertOneHot(const onnx::NodeProto &node,
+                                      Location loc) {
+  FailureOr<Value> indices = getValue(node, 0);
+  FailureOr<HostTensor> depth = requireHost(node, 1, "depth"),
+                        values = requireHost(node, 2, "values");
+  if (failed(indices) || failed(depth) || failed(values))
+    return failure();
+  if (depth->numElements() != 1 || values->numElements() != 2)
+    return emitError(loc) << "OneHot expects a scalar depth and two values "
+                             "(off, on)";
+  auto depthValue = static_cast<int64_t>(depth->at(0));
+  if (depthValue < 1)
+    return emitError(loc) << "OneHot expects depth >= 1, got " << depthValue;
+  auto type = cast<RankedTensorType>((*indices).getType());
+  int64_t rank = type.getRank() + 1;
+  int64_t axis = attrInt(node, "axis", -1);
+  if (axis < -rank || axis >= rank)
+    return emitError(loc) << "OneHot axis " << axis
+                          << " is out of range for rank " << rank;
+  axis = axis < 0 ? axis + rank : axis;
+  // Indices as i64 (floats truncate), negative ones counted from depth.
+  auto i64 = builder.getI64Type();
+  Value idx = *indices;
+  if (type.getElementType() != i64)
+    idx = l1::CastOp::create(builder, loc, type.clone(i64), idx);
+  Value depthConst =
+      l1::ConstantOp::create(builder, loc, scalar(i64, depthValue));
+  Value zero = l1::ConstantOp::create(builder, loc, scalar(i64, 0));
+  FailureOr<Value> negative = create<l1::LessOp>(loc, idx, zero);
+  FailureOr<Value> wrapped = create<l1::AddOp>(loc, idx, depthConst);
+  if (failed(negative) || failed(wrapped))
+    return failure();
+  FailureOr<Value> fixed = create<l1::WhereOp>(loc, *negative, *wrapped, idx);
+  FailureOr<Value> spread =
+      failed(fixed) ? fixed
+                    : create<l1::UnsqueezeOp>(
+                          loc, *fixed, builder.getDenseI64ArrayAttr({axis}));
+  if (failed(spread))
+    return failure();
+  Value iota = l1::ConstantOp::create(
+      builder, loc, iotaAlong(builder, rank, axis, depthValue));
+  FailureOr<Value> hot = create<l1::EqualOp>(loc, *spread, iota);
+  if (failed(hot))
+    return failure();
+  Type element = values->elementType;
+  Value off =
+      l1::ConstantOp::create(builder, loc, scalar(element, values->at(0)));
+  Value on =
+      l1::ConstantOp::create(builder, loc, scalar(element, values->at(1)));
+  return defineResult(node, create<l1::WhereOp>(loc, *hot, on, off));
+}
+
+LogicalResult Importer::convertCumSum(const onnx::NodeProto &node,
+                                      Location loc) {
+  FailureOr<Value> x = getValue(node, 0);
+  FailureOr<SmallVector<int64_t>> axis = requireInts(node, 1, "axis");
+  if (failed(x) || failed(axis))
+    return failure();
+  if (axis->size() != 1)
+    return emitError(loc) << "CumSum expects a scalar axis";
+  auto flag = [&](StringRef name) {
+    return attrInt(node, name, 0) ? builder.getUnitAttr() : UnitAttr();
+  };
+  return defineResult(
+      node,
+      create<l1::CumSumOp>(loc, *x, builder.getI64IntegerAttr(axis->front()),
+                           flag("exclusive"), flag("reverse")));
+}
+
+LogicalResult Importer::convertWindow(const onnx::NodeProto &node,
+                                      Location loc) {
+  FailureOr<SmallVector<int64_t>> size = requireInts(node, 0, "size");
+  if (failed(size))
+    return failure();
+  const std::string &op = node.op_type();
+  if (size->size() != 1 || size->front() < 0 ||
+      size->front() > kMaxHostElements)
+    return emitError(loc) << op << " expects a size in [0, " << kMaxHostElements
+                          << "]";
+  Type element = toMlirType(
+      &context, attrInt(node, "output_datatype", onnx::TensorProto::FLOAT));
+  if (!element)
+    return emitError(loc) << op << " output_datatype is not supported";
+  int64_t n = size->front();
+  // Periodic windows are those of n + 1 points without the last.
+  double span = attrInt(node, "periodic", 1) ? n : n - 1;
+  HostTensor host;
+  host.elementType = element;
+  host.shape = {n};
+  for (int64_t i = 0; i < n; ++i) {
+    double phase = span > 0 ? 2 * M_PI * i / span : 0, w;
+    if (op == "HannWindow")
+      w = 0.5 - 0.5 * std::cos(phase);
+    else if (op == "HammingWindow")
+      w = 25.0 / 46 - 21.0 / 46 * std::cos(phase);
+    else
+      w = 0.42 - 0.5 * std::cos(phase) + 0.08 * std::cos(2 * phase);
+    if (host.isFloat())
+      host.floats.push_back(w);
+    else
+      host.ints.push_back(static_cast<int64_t>(w));
+  }
+  defineHost(node, 0, std::move(host));
   return success();
 }
 

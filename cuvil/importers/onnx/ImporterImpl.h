@@ -320,6 +320,14 @@ private:
   LogicalResult convertSize(const onnx::NodeProto &, Location);
   LogicalResult convertRange(const onnx::NodeProto &, Location);
   LogicalResult convertEyeLike(const onnx::NodeProto &, Location);
+  LogicalResult convertHardmax(const onnx::NodeProto &, Location);
+  LogicalResult convertOneHot(const onnx::NodeProto &, Location);
+  LogicalResult convertCumSum(const onnx::NodeProto &, Location);
+  LogicalResult convertWindow(const onnx::NodeProto &, Location);
+  /// InstanceNormalization, MeanVarianceNormalization (ConvertLinalg.cpp).
+  LogicalResult convertStandardize(const onnx::NodeProto &, Location);
+  /// Resize and Upsample (ConvertResize.cpp).
+  LogicalResult convertResize(const onnx::NodeProto &, Location);
   LogicalResult convertLayerNorm(const onnx::NodeProto &, Location);
   LogicalResult convertFlatten(const onnx::NodeProto &, Location);
   LogicalResult convertReshape(const onnx::NodeProto &, Location);

@@ -41,6 +41,7 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["Where"] = &Importer::convertWhere;
     map["Clip"] = &Importer::convertClip;
     map["Cast"] = &Importer::convertCast;
+    map["CastLike"] = &Importer::convertCast;
     map["MatMul"] = &Importer::convertMatMul;
     map["Gemm"] = &Importer::convertGemm;
     map["Conv"] = &Importer::convertConv;
@@ -65,6 +66,15 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["Size"] = &Importer::convertSize;
     map["Range"] = &Importer::convertRange;
     map["EyeLike"] = &Importer::convertEyeLike;
+    map["Resize"] = &Importer::convertResize;
+    map["Hardmax"] = &Importer::convertHardmax;
+    map["OneHot"] = &Importer::convertOneHot;
+    map["CumSum"] = &Importer::convertCumSum;
+    map["InstanceNormalization"] = &Importer::convertStandardize;
+    map["MeanVarianceNormalization"] = &Importer::convertStandardize;
+    for (const char *op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
+      map[op] = &Importer::convertWindow;
+    map["Upsample"] = &Importer::convertResize;
     map["LayerNormalization"] = &Importer::convertLayerNorm;
     map["Flatten"] = &Importer::convertFlatten;
     map["Reshape"] = &Importer::convertReshape;

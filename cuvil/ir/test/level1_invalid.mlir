@@ -938,3 +938,12 @@ func.func @f(%a: tensor<2x0xf32>) {
   %0 = cuvil.arg_max %a, axis = 1 : tensor<2x0xf32>
   return
 }
+
+// -----
+
+// cumsum's axis
+func.func @f(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'cuvil.cumsum' op axis 2 is out of range for rank 2 (expected in [-2, 2))}}
+  %0 = cuvil.cumsum %a, axis = 2 : tensor<2x3xf32>
+  return
+}

@@ -140,6 +140,8 @@ func.func @math_and_logic(%x: tensor<2x8xf32>, %h: tensor<3xf16>,
   %21 = cuvil.add %20, %20 : tensor<2x1xi64>, tensor<2x1xi64>
   %22 = cuvil.arg_min %i, axis = -1 : tensor<4xi32>
   %23 = cuvil.add %22, %22 : tensor<i64>, tensor<i64>
+  // CHECK: cuvil.cumsum %{{.+}}, axis = -1 exclusive reverse : tensor<4xi32>
+  %24 = cuvil.cumsum %i, axis = -1 exclusive reverse : tensor<4xi32>
   return
 }
 

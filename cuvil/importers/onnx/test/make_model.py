@@ -296,8 +296,23 @@ def wide_slope():
                  [tensor("x", [4]), tensor("s", [2, 4])], [tensor("y", [4])])
 
 
+def resize_area():
+    """Resize in a mode ONNX does not have."""
+    return model([helper.make_node("Resize", ["x", "", "scales"], ["y"], name="resize",
+                                   mode="area")],
+                 [tensor("x", [1, 1, 4, 4])], [tensor("y", [1, 1, 8, 8])],
+                 [const("scales", np.array([1, 1, 2, 2], np.float32))])
+
+
+def resize_short_scales():
+    """Resize with a scale for two of four dimensions."""
+    return model([helper.make_node("Resize", ["x", "", "scales"], ["y"], name="resize")],
+                 [tensor("x", [1, 1, 4, 4])], [tensor("y", [1, 1, 8, 8])],
+                 [const("scales", np.array([2, 2], np.float32))])
+
+
 CASES = {f.__name__: f for f in (
-    integer_mean, float_mod, wide_slope,
+    integer_mean, float_mod, wide_slope, resize_area, resize_short_scales,
     duplicate_output, self_duplicate_output, duplicate_input, duplicate_initializer,
     string_attribute, float_attribute, typeless_attribute, overflow_input,
     overflow_result, overflow_initializer, zero_stride,

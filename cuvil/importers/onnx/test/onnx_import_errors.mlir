@@ -140,6 +140,14 @@
 // RUN: not cuvilc --quiet prelu.onnx 2>&1 | FileCheck %s --check-prefix=SLOPE
 // SLOPE: cuvilc: error: 'prelu' (prelu.onnx): error: 'cuvil.prelu' op expects a slope that broadcasts to the input's shape 4, got tensor<2x4xf32>
 
+// RUN: %{gen} resize_area resize.onnx
+// RUN: not cuvilc --quiet resize.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=RESIZEMODE
+// RUN: not test -e out.so
+// RESIZEMODE: cuvilc: error: 'resize' (resize.onnx): error: Resize mode must be nearest, linear or cubic, got 'area'
+// RUN: %{gen} resize_short_scales resize.onnx
+// RUN: not cuvilc --quiet resize.onnx 2>&1 | FileCheck %s --check-prefix=RESIZESCALES
+// RESIZESCALES: cuvilc: error: 'resize' (resize.onnx): error: Resize expects one scale per dimension of its 4-D input, got 2
+
 // RUN: %{gen} mlp mlp.onnx
 // RUN: not cuvilc --quiet --input-shape=y=1x10 mlp.onnx 2>&1 | FileCheck %s --check-prefix=NOINPUT
 // NOINPUT: cuvilc: error: mlp.onnx: error: --input-shape names 'y', which is not an input of the model (inputs: x)

@@ -235,6 +235,41 @@ LogicalResult emitArgReduce(Emitter &e, const KernelCall &call) {
   return success();
 }
 
+/// cumsum: for each (outer, inner) position, one running sum along the
+/// axis, forwards or from the end.
+LogicalResult emitCumSum(Emitter &e, const KernelCall &call) {
+  const Buffer &x = *call.ins[0], &out = *call.out;
+  size_t rank = x.dims.size();
+  int64_t axis = normalizeAxis(call.op.getIntParam("axis", 0), rank);
+  bool exclusive = call.op.getParam("exclusive") != nullptr;
+  bool reverse = call.op.getParam("reverse") != nullptr;
+  std::string outer = dimsRange(x, 0, axis), n = x.dims[axis],
+              inner = dimsRange(x, axis + 1, rank);
+  std::string o = e.tmp(), i = e.tmp(), k = e.tmp(), a = e.tmp(),
+              sum = e.tmp(), at = e.tmp();
+  e.c.open("for (int64_t " + o + " = 0; " + o + " < " + outer + "; ++" + o +
+           ")");
+  e.c.open("for (int64_t " + i + " = 0; " + i + " < " + inner + "; ++" + i +
+           ")");
+  e.c.line(call.T + " " + sum + " = " + call.lit(0) + ";");
+  e.c.open("for (int64_t " + k + " = 0; " + k + " < " + n + "; ++" + k + ")");
+  e.c.line("int64_t " + a + " = " + (reverse ? n + " - 1 - " + k : k) + ";");
+  e.c.line("int64_t " + at + " = (" + o + " * " + n + " + " + a + ") * " +
+           inner + " + " + i + ";");
+  std::string value = load(x, x.name + "[" + at + "]");
+  if (exclusive) {
+    e.c.line(out.name + "[" + at + "] = " + store(out, sum) + ";");
+    e.c.line(sum + " += " + value + ";");
+  } else {
+    e.c.line(sum + " += " + value + ";");
+    e.c.line(out.name + "[" + at + "] = " + store(out, sum) + ";");
+  }
+  e.c.close();
+  e.c.close();
+  e.c.close();
+  return success();
+}
+
 /// An epsilon as a double literal (the runtime's parameter is double).
 std::string epsilon(const KernelCall &call) {
   return literal(call.op.getFloatParam("epsilon", 1e-5),
@@ -291,6 +326,7 @@ void addReductionKernels(KernelTable &table) {
        {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min",
         "reduce_prod"})
     table[name] = {emitReduce}; // float32 in the runtime, others as loops
+  table["cumsum"] = {emitCumSum};
   table["arg_max"] = {emitArgReduce};
   table["arg_min"] = {emitArgReduce};
   table["layer_norm"] = {emitLayerNorm, true};
