@@ -1,4 +1,4 @@
-//===- ConvertElementwise.cpp - elementwise ONNX ops -------------------------===//
+//===- ConvertElementwise.cpp - elementwise ONNX ops ----------------------===//
 //
 // Identity, unary and binary arithmetic (folded on host tensors for shape
 // math), Where, Clip, HardSigmoid, Gelu, Cast.
@@ -14,7 +14,6 @@ namespace cuvil::onnx_import {
 //===----------------------------------------------------------------------===//
 // Converters
 //===----------------------------------------------------------------------===//
-
 
 LogicalResult Importer::convertIdentity(const onnx::NodeProto &node,
                                         Location loc) {
@@ -121,10 +120,9 @@ const llvm::StringMap<Importer::UnaryMaker> &Importer::getUnaryMakers() {
        }},
       {"Gelu",
        [](Importer &im, Node node, Location loc, Value x) {
-         return im.create<l1::GeluOp>(
-             loc, x,
-             im.builder.getStringAttr(
-                 im.attrString(node, "approximate", "none")));
+         return im.create<l1::GeluOp>(loc, x,
+                                      im.builder.getStringAttr(im.attrString(
+                                          node, "approximate", "none")));
        }},
   };
   return makers;
@@ -172,9 +170,8 @@ static double roundTo(Type type, double value) {
 /// type, each result rounded to that type as the run-time op would give it
 /// (double holds every float16 / bfloat16 / float32 product exactly enough
 /// for that).
-static std::optional<HostTensor> foldFloatBinary(StringRef op,
-                                                 const HostTensor &lhs,
-                                                 const HostTensor &rhs) {
+static std::optional<HostTensor>
+foldFloatBinary(StringRef op, const HostTensor &lhs, const HostTensor &rhs) {
   bool lhsScalar = lhs.numElements() == 1, rhsScalar = rhs.numElements() == 1;
   if (!lhs.elementType.isF64() && !lhs.elementType.isF32() &&
       !lhs.elementType.isF16() && !lhs.elementType.isBF16())
@@ -338,14 +335,10 @@ LogicalResult Importer::convertVariadic(const onnx::NodeProto &node,
   if (node.op_type() == "Mean" && node.input_size() > 1) {
     Type element = getElementTypeOrSelf(acc->getType());
     if (!isa<FloatType>(element))
-      return emitError(loc) << "Mean expects floating-point inputs, got "
-                            << element;
-    auto scalar = RankedTensorType::get({}, element);
-    Value count = l1::ConstantOp::create(
-        builder, loc,
-        DenseElementsAttr::get(
-            scalar, builder.getFloatAttr(element, node.input_size())));
-    acc = create<l1::DivOp>(loc, *acc, count);
+      return emitError(loc)
+             << "Mean expects floating-point inputs, got " << element;
+    acc = create<l1::DivOp>(loc, *acc,
+                            scalarConstant(loc, element, node.input_size()));
     if (failed(acc))
       return failure();
   }
@@ -463,8 +456,8 @@ LogicalResult Importer::convertCast(const onnx::NodeProto &node, Location loc) {
     int64_t to = attrInt(node, "to", 0);
     element = toMlirType(&context, to);
     if (!element)
-      return emitError(loc) << "Cast to " << onnxTypeName(to)
-                            << " is not supported";
+      return emitError(loc)
+             << "Cast to " << onnxTypeName(to) << " is not supported";
   }
   if (const HostTensor *host = getHost(node, 0)) {
     if (std::optional<HostTensor> folded = foldCast(*host, element)) {
@@ -483,6 +476,5 @@ LogicalResult Importer::convertCast(const onnx::NodeProto &node, Location loc) {
                    .getResult());
   return success();
 }
-
 
 } // namespace cuvil::onnx_import

@@ -1,5 +1,4 @@
-//===- ConvertLinalg.cpp - products, convolutions, norms, pooling
-//------------===//
+//===- ConvertLinalg.cpp - products, convolutions, norms, pooling ---------===//
 //
 // MatMul, Gemm, Conv, BatchNormalization, pooling, Softmax, reductions,
 // LayerNormalization.
@@ -440,12 +439,6 @@ LogicalResult Importer::convertStandardize(const onnx::NodeProto &node,
     axes = attrInts(node, "axes").value_or(SmallVector<int64_t>{0, 2, 3});
   }
   Type element = type.getElementType();
-  auto scalarOf = [&](double v) -> Value {
-    return l1::ConstantOp::create(
-        builder, loc,
-        DenseElementsAttr::get(RankedTensorType::get({}, element),
-                               builder.getFloatAttr(element, v)));
-  };
   auto axesAttr = builder.getDenseI64ArrayAttr(axes);
   FailureOr<Value> mean =
       create<l1::ReduceMeanOp>(loc, *x, axesAttr, builder.getUnitAttr());
@@ -464,7 +457,8 @@ LogicalResult Importer::convertStandardize(const onnx::NodeProto &node,
   FailureOr<Value> y = failure();
   if (instance) {
     FailureOr<Value> spread = create<l1::AddOp>(
-        loc, *variance, scalarOf(attrFloat(node, "epsilon", 1e-5)));
+        loc, *variance,
+        scalarConstant(loc, element, attrFloat(node, "epsilon", 1e-5)));
     FailureOr<Value> inverse =
         failed(spread) ? spread : create<l1::RsqrtOp>(loc, *spread);
     y = failed(inverse) ? inverse : create<l1::MulOp>(loc, *centered, *inverse);
@@ -485,8 +479,10 @@ LogicalResult Importer::convertStandardize(const onnx::NodeProto &node,
   } else {
     FailureOr<Value> deviation = create<l1::SqrtOp>(loc, *variance);
     FailureOr<Value> guarded =
-        failed(deviation) ? deviation
-                          : create<l1::AddOp>(loc, *deviation, scalarOf(1e-9));
+        failed(deviation)
+            ? deviation
+            : create<l1::AddOp>(loc, *deviation,
+                                scalarConstant(loc, element, 1e-9));
     y = failed(guarded) ? guarded : create<l1::DivOp>(loc, *centered, *guarded);
   }
   return defineResult(node, y);

@@ -32,15 +32,6 @@ std::optional<SmallVector<int64_t>> shapeWithBatch(RankedTensorType type) {
   return shape;
 }
 
-/// A rank-0 constant `value` of `element` (an int or a float type).
-DenseElementsAttr scalar(Type element, double value) {
-  auto type = RankedTensorType::get({}, element);
-  if (isa<FloatType>(element))
-    return DenseElementsAttr::get(type, FloatAttr::get(element, value));
-  return DenseElementsAttr::get(
-      type, IntegerAttr::get(element, static_cast<int64_t>(value)));
-}
-
 /// 0, 1, ..., n - 1 along `axis` of a rank-`rank` i64 tensor (size 1
 /// elsewhere), to compare indices against.
 DenseElementsAttr iotaAlong(Builder &b, int64_t rank, int64_t axis, int64_t n) {
@@ -174,8 +165,7 @@ LogicalResult Importer::convertTrilu(const onnx::NodeProto &node,
   auto maskType = RankedTensorType::get({rows, cols}, builder.getI1Type());
   Value keep = l1::ConstantOp::create(builder, loc,
                                       DenseElementsAttr::get(maskType, mask));
-  Value zero =
-      l1::ConstantOp::create(builder, loc, scalar(type.getElementType(), 0));
+  Value zero = scalarConstant(loc, type.getElementType(), 0);
   return defineResult(node, create<l1::WhereOp>(loc, keep, *x, zero));
 }
 
@@ -338,9 +328,8 @@ LogicalResult Importer::convertOneHot(const onnx::NodeProto &node,
   Value idx = *indices;
   if (type.getElementType() != i64)
     idx = l1::CastOp::create(builder, loc, type.clone(i64), idx);
-  Value depthConst =
-      l1::ConstantOp::create(builder, loc, scalar(i64, depthValue));
-  Value zero = l1::ConstantOp::create(builder, loc, scalar(i64, 0));
+  Value depthConst = scalarConstant(loc, i64, depthValue);
+  Value zero = scalarConstant(loc, i64, 0);
   FailureOr<Value> negative = create<l1::LessOp>(loc, idx, zero);
   FailureOr<Value> wrapped = create<l1::AddOp>(loc, idx, depthConst);
   if (failed(negative) || failed(wrapped))
@@ -358,10 +347,8 @@ LogicalResult Importer::convertOneHot(const onnx::NodeProto &node,
   if (failed(hot))
     return failure();
   Type element = values->elementType;
-  Value off =
-      l1::ConstantOp::create(builder, loc, scalar(element, values->at(0)));
-  Value on =
-      l1::ConstantOp::create(builder, loc, scalar(element, values->at(1)));
+  Value off = scalarConstant(loc, element, values->at(0));
+  Value on = scalarConstant(loc, element, values->at(1));
   return defineResult(node, create<l1::WhereOp>(loc, *hot, on, off));
 }
 

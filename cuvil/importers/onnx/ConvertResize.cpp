@@ -1,5 +1,4 @@
-//===- ConvertResize.cpp - ONNX Resize and Upsample
-//-------------------------===//
+//===- ConvertResize.cpp - ONNX Resize and Upsample -----------------------===//
 //
 // Interpolation is separable: each resized axis is a sum over a few taps of
 // a gather along that axis (constant indices) times a constant weight per

@@ -288,6 +288,16 @@ private:
                                     Value x) {
     return importer.create<OpTy>(loc, x);
   }
+  /// A rank-0 cuvil.constant `value` of `element` (an int or float type).
+  Value scalarConstant(Location loc, Type element, double value) {
+    auto type = RankedTensorType::get({}, element);
+    Attribute v =
+        isa<FloatType>(element)
+            ? Attribute(FloatAttr::get(element, value))
+            : Attribute(IntegerAttr::get(element, static_cast<int64_t>(value)));
+    return l1::ConstantOp::create(builder, loc,
+                                  DenseElementsAttr::get(type, v));
+  }
   /// The float attribute `name` of `node` (or `def`) as an f64 attribute.
   FloatAttr f64Attr(const onnx::NodeProto &node, StringRef name, double def) {
     return builder.getF64FloatAttr(attrFloat(node, name, def));
