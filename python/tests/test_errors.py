@@ -97,6 +97,36 @@ def test_op_without_a_lowering_names_the_op_and_line():
     assert error.value.location == f"{HERE}:{line}"
 
 
+class Tagger(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.GRU(4, 8)
+
+    def forward(self, x):
+        return self.rnn(x)[0]  # marker: forward
+
+
+GRU_SIGNATURE = [("x", torch.float32, (5, 1, 4))]
+
+
+@pytest.mark.parametrize("kind", ["module", "callable", "library module"])
+def test_an_op_error_points_at_the_users_line_for_every_kind_of_capture(kind):
+    """The innermost frame outside torch and Cuvil's own package: the user's
+    forward, the user's function, or, for a torch module passed as it is,
+    the user's call of cuvil.compile (never Cuvil's _capture.py)."""
+    tagger = Tagger()
+    model = {"module": tagger,
+             "callable": lambda x: tagger.rnn(x)[0],  # marker: lambda
+             "library module": tagger.rnn}[kind]
+    with pytest.raises(cuvil.CompileError) as error:
+        cuvil.compile(model, GRU_SIGNATURE)  # marker: compile
+    text = {"module": "marker: forward", "callable": "marker: lambda",
+            "library module": "marker: compile"}[kind]
+    assert error.value.op == "GRU"
+    assert error.value.location == f"{HERE}:{line_of(text)}"
+    assert "_capture.py" not in str(error.value)
+
+
 def test_compiler_errors_carry_the_op_and_node_as_fields():
     # An ONNX model whose MatMul does not type-check: the fields come from
     # the compiler's diagnostic (cuvil._C builds the CompileError).

@@ -16,6 +16,8 @@
 
 #include "cuvil/importers/onnx/ImporterImpl.h"
 
+#include "llvm/Support/Path.h"
+
 namespace cuvil::onnx_import {
 
 
@@ -653,10 +655,17 @@ namespace cuvil {
 using namespace mlir;
 using onnx_import::Importer;
 
-/// True for a Python file inside the torch package, which the user did not
-/// write. (torchvision's model files are kept: they are the model's source.)
-static bool isTorchInternal(StringRef file) {
-  return file.contains("/torch/") || file.starts_with("torch/");
+/// True for a Python file the user did not write: inside the torch
+/// package, or one of Cuvil's own modules (cuvil/_*.py, cuvil/nn.py, which
+/// export and wrap the model). torchvision's model files are kept: they are
+/// the model's source.
+static bool isLibraryFrame(StringRef file) {
+  if (file.contains("/torch/") || file.starts_with("torch/"))
+    return true;
+  StringRef name = llvm::sys::path::filename(file);
+  StringRef dir = llvm::sys::path::filename(llvm::sys::path::parent_path(file));
+  return dir == "cuvil" && name.ends_with(".py") &&
+         (name.starts_with("_") || name == "nn.py");
 }
 
 std::optional<SourceFrame> parseTorchDocString(StringRef docString) {
@@ -699,7 +708,7 @@ std::optional<SourceFrame> parseTorchDocString(StringRef docString) {
       continue;
     if (!first)
       first = frame;
-    if (!isTorchInternal(frame.file)) {
+    if (!isLibraryFrame(frame.file)) {
       user = frame;
       break;
     }

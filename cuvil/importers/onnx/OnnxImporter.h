@@ -55,8 +55,9 @@ struct SourceFrame {
 
 /// Reads the source position torch.onnx.export (verbose) stores in a node's
 /// doc_string: a TorchScript source range or a traced Python stack. Picks
-/// the innermost frame outside the torch package (the user's code, or the
-/// model library's), else the innermost frame; nullopt if there is none.
+/// the innermost frame outside torch and Cuvil's own Python modules (the
+/// user's code, or the model library's), else the innermost frame; nullopt
+/// if there is none.
 std::optional<SourceFrame> parseTorchDocString(llvm::StringRef docString);
 
 /// The ONNX operator types the importer lowers (default domain).
