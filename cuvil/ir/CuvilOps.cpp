@@ -251,6 +251,71 @@ LogicalResult inference::inferConv2dType(
   return success();
 }
 
+LogicalResult ConvTranspose2dOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> in =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  FailureOr<RankedTensorType> w =
+      getTensorType(adaptor.getWeight(), loc, name, "weight");
+  if (failed(in) || failed(w) ||
+      failed(checkSameElementType({*in, *w}, loc, name)))
+    return failure();
+  if (in->getRank() != 4 || w->getRank() != 4 || !w->hasStaticShape())
+    return inferError(loc, name, "expects an NCHW input and a static 4-D "
+                      "weight, got ", formatType(*in), " and ",
+                      formatType(*w));
+  int64_t groups = adaptor.getGroups(), channels = in->getDimSize(1);
+  if (groups < 1 || ShapedType::isDynamic(channels) ||
+      channels != w->getDimSize(0) || channels % groups != 0)
+    return inferError(loc, name, "expects the input's ", channels,
+                      " channels to equal the weight's first dimension ",
+                      w->getDimSize(0), " and divide into ", groups,
+                      " groups");
+  SmallVector<int64_t> strides = withDefault(adaptor.getStrides(), 2, 1),
+                       dilations = withDefault(adaptor.getDilations(), 2, 1),
+                       padding = withDefault(adaptor.getPadding(), 4, 0),
+                       extra = withDefault(adaptor.getOutputPadding(), 2, 0);
+  if (strides.size() != 2 || dilations.size() != 2 || padding.size() != 4 ||
+      extra.size() != 2)
+    return inferError(loc, name, "expects 2 strides, 2 dilations, 4 pads and "
+                      "2 output paddings");
+  int64_t outChannels = w->getDimSize(1) * groups;
+  if (Value bias = adaptor.getBias()) {
+    auto b = dyn_cast<RankedTensorType>(bias.getType());
+    if (!b || b.getRank() != 1 || b.getDimSize(0) != outChannels ||
+        b.getElementType() != in->getElementType())
+      return inferError(loc, name, "expects a bias of ", outChannels, " ",
+                        formatType(in->getElementType()), " values, got ",
+                        formatType(bias.getType()));
+  }
+  SmallVector<int64_t> shape = {in->getDimSize(0), outChannels};
+  for (int i = 0; i < 2; ++i) {
+    int64_t size = in->getDimSize(2 + i), k = w->getDimSize(2 + i);
+    if (strides[i] < 1 || dilations[i] < 1 || padding[i] < 0 ||
+        padding[2 + i] < 0 || extra[i] < 0 ||
+        extra[i] >= std::max(strides[i], dilations[i]))
+      return inferError(loc, name, "expects strides and dilations >= 1, pads "
+                        ">= 0 and output padding below the stride or "
+                        "dilation, got ", formatList(strides), ", ",
+                        formatList(dilations), ", ", formatList(padding),
+                        " and ", formatList(extra));
+    if (ShapedType::isDynamic(size)) {
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
+    int64_t out = (size - 1) * strides[i] + (k - 1) * dilations[i] + 1 +
+                  extra[i] - padding[i] - padding[2 + i];
+    if (out < 1)
+      return inferError(loc, name, "would give an output of size ", out,
+                        " (padding exceeds the result)");
+    shape.push_back(out);
+  }
+  types.push_back(RankedTensorType::get(shape, in->getElementType()));
+  return success();
+}
+
 LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,

@@ -119,6 +119,29 @@ def Cuvil_Conv2dOp : Cuvil_Op<"conv2d", [Pure, Cuvil_InferTypeOpAdaptor]> {
   }];
 }
 
+def Cuvil_ConvTranspose2dOp : Cuvil_Op<"conv_transpose2d",
+    [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "2-D transposed convolution, NCHW input, [C_in, O/groups, KH, KW] weight";
+  let description = [{
+    The gradient of `cuvil.conv2d` with respect to its input, as ONNX
+    ConvTranspose: output size (in - 1) * stride + (kernel - 1) * dilation +
+    1 + output_padding - padding_begin - padding_end. `padding` is [top,
+    left, bottom, right]; unset attributes mean 1 (strides, dilations) or 0.
+  }];
+  let arguments = (ins Cuvil_FloatTensor:$input, Cuvil_FloatTensor:$weight,
+                       Optional<Cuvil_FloatTensor>:$bias,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$strides,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$padding,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$dilations,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$output_padding,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)
+    (`,` type($bias)^)?
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Normalization, softmax, reductions
 //===----------------------------------------------------------------------===//

@@ -173,6 +173,94 @@ LogicalResult Importer::convertConv(const onnx::NodeProto &node, Location loc) {
   return defineResult(node, buildConv(node, loc, *x, *w, bias));
 }
 
+LogicalResult Importer::convertConvTranspose(const onnx::NodeProto &node,
+                                             Location loc) {
+  FailureOr<Value> x = getValue(node, 0), w = getValue(node, 1);
+  if (failed(x) || failed(w))
+    return failure();
+  Value bias;
+  if (hasInput(node, 2)) {
+    FailureOr<Value> b = getValue(node, 2);
+    if (failed(b))
+      return failure();
+    bias = *b;
+  }
+  auto wType = cast<RankedTensorType>(w->getType());
+  if (wType.getRank() < 3 || wType.getRank() > 4)
+    return emitError(loc) << "ConvTranspose is supported in 1-D and 2-D only, "
+                          << "got a weight " << wType;
+  SmallVector<int64_t> kernel =
+      attrInts(node, "kernel_shape")
+          .value_or(SmallVector<int64_t>(wType.getShape().drop_front(2)));
+  FailureOr<WindowInputs> in = windowInputs(node, loc, *x, kernel);
+  if (failed(in))
+    return failure();
+  std::optional<SmallVector<int64_t>> extra = attrInts(node, "output_padding"),
+                                      shape = attrInts(node, "output_shape");
+  if (in->oneD) {
+    FailureOr<Value> lifted =
+        create<l1::UnsqueezeOp>(loc, *w, builder.getDenseI64ArrayAttr({2}));
+    if (failed(lifted))
+      return failure();
+    w = lifted;
+    if (extra && extra->size() == 1)
+      extra = SmallVector<int64_t>{0, extra->front()};
+    if (shape && shape->size() == 1)
+      shape = SmallVector<int64_t>{1, shape->front()};
+  }
+  auto xType = cast<RankedTensorType>(in->x.getType());
+  if (xType.getRank() != 4 || in->kernel.size() != 2)
+    return emitError(loc) << "ConvTranspose is supported in 1-D and 2-D only "
+                          << "(NCW or NCHW input), got " << xType;
+  SmallVector<int64_t> strides =
+                           in->strides.value_or(SmallVector<int64_t>{1, 1}),
+                       dilations =
+                           in->dilations.value_or(SmallVector<int64_t>{1, 1}),
+                       outPad = extra.value_or(SmallVector<int64_t>{0, 0}),
+                       pads =
+                           in->pads.value_or(SmallVector<int64_t>{0, 0, 0, 0});
+  if (strides.size() != 2 || dilations.size() != 2 || outPad.size() != 2 ||
+      pads.size() != 4)
+    return emitError(loc) << "ConvTranspose expects one stride, dilation and "
+                          << "output padding per spatial dimension";
+  // An output shape (given, or the input's times the stride for auto_pad
+  // SAME) fixes the padding: the total split between the ends.
+  std::string autoPadMode = attrString(node, "auto_pad", "NOTSET");
+  bool same = autoPadMode == "SAME_UPPER" || autoPadMode == "SAME_LOWER";
+  if (shape && shape->size() > 2)
+    shape = SmallVector<int64_t>(shape->end() - 2, shape->end());
+  if (shape || same) {
+    for (int i = 0; i < 2; ++i) {
+      int64_t size = xType.getDimSize(2 + i);
+      if (ShapedType::isDynamic(size))
+        return emitError(loc) << "ConvTranspose with an output shape needs "
+                              << "static spatial dimensions";
+      int64_t target = shape ? (*shape)[i] : size * strides[i];
+      int64_t total = strides[i] * (size - 1) + outPad[i] +
+                      (in->kernel[i] - 1) * dilations[i] + 1 - target;
+      if (total < 0) {
+        // Larger than the transposed convolution gives: zeros at the end,
+        // as output_padding adds them.
+        outPad[i] += -total;
+        total = 0;
+      }
+      bool upper = autoPadMode == "SAME_UPPER";
+      pads[i] = upper ? total / 2 : total - total / 2;
+      pads[2 + i] = total - pads[i];
+    }
+  } else if (autoPadMode != "NOTSET" && autoPadMode != "VALID") {
+    return emitError(loc) << "ConvTranspose has unknown auto_pad '"
+                          << autoPadMode << "'";
+  }
+  FailureOr<Value> r = create<l1::ConvTranspose2dOp>(
+      loc, in->x, *w, bias, builder.getDenseI64ArrayAttr(strides),
+      builder.getDenseI64ArrayAttr(pads),
+      builder.getDenseI64ArrayAttr(dilations),
+      builder.getDenseI64ArrayAttr(outPad),
+      builder.getI64IntegerAttr(attrInt(node, "group", 1)));
+  return defineResult(node, windowResult(loc, *in, r));
+}
+
 FailureOr<Value> Importer::buildConv(const onnx::NodeProto &node, Location loc,
                                      Value x, Value w, Value bias) {
   auto wType = cast<RankedTensorType>(w.getType());

@@ -313,6 +313,7 @@ private:
   LogicalResult convertMatMul(const onnx::NodeProto &, Location);
   LogicalResult convertGemm(const onnx::NodeProto &, Location);
   LogicalResult convertConv(const onnx::NodeProto &, Location);
+  LogicalResult convertConvTranspose(const onnx::NodeProto &, Location);
   /// A conv2d of `x` and `w` with `node`'s window attributes (Conv and the
   /// quantized convolutions).
   FailureOr<Value> buildConv(const onnx::NodeProto &node, Location loc, Value x,

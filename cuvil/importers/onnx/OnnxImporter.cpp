@@ -47,6 +47,7 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["MatMul"] = &Importer::convertMatMul;
     map["Gemm"] = &Importer::convertGemm;
     map["Conv"] = &Importer::convertConv;
+    map["ConvTranspose"] = &Importer::convertConvTranspose;
     map["BatchNormalization"] = &Importer::convertBatchNorm;
     map["MaxPool"] = &Importer::convertPool;
     map["AveragePool"] = &Importer::convertPool;

@@ -947,3 +947,21 @@ func.func @f(%a: tensor<2x3xf32>) {
   %0 = cuvil.cumsum %a, axis = 2 : tensor<2x3xf32>
   return
 }
+
+// -----
+
+// conv_transpose2d's weight takes the input's channels first
+func.func @f(%x: tensor<1x4x5x5xf32>, %w: tensor<3x4x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.conv_transpose2d' op expects the input's 4 channels to equal the weight's first dimension 3 and divide into 1 groups}}
+  %0 = cuvil.conv_transpose2d %x, %w : tensor<1x4x5x5xf32>, tensor<3x4x3x3xf32>
+  return
+}
+
+// -----
+
+// output padding below the stride
+func.func @f(%x: tensor<1x4x5x5xf32>, %w: tensor<4x4x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.conv_transpose2d' op expects strides and dilations >= 1, pads >= 0 and output padding below the stride or dilation, got [2, 2], [1, 1], [0, 0, 0, 0] and [2, 0]}}
+  %0 = cuvil.conv_transpose2d %x, %w {strides = array<i64: 2, 2>, output_padding = array<i64: 2, 0>} : tensor<1x4x5x5xf32>, tensor<4x4x3x3xf32>
+  return
+}

@@ -145,6 +145,16 @@ func.func @math_and_logic(%x: tensor<2x8xf32>, %h: tensor<3xf16>,
   return
 }
 
+// CHECK-LABEL: func.func @conv_transpose
+func.func @conv_transpose(%x: tensor<?x4x5x6xf32>, %w: tensor<4x3x3x2xf32>,
+                          %b: tensor<6xf32>) {
+  // (5 - 1) * 2 + 2 * 2 + 1 + 1 - 1 - 1 = 12; (6 - 1) * 3 + 1 + 1 = 17.
+  // CHECK: cuvil.conv_transpose2d %{{.+}}, %{{.+}}, %{{.+}} {dilations = array<i64: 2, 1>, groups = 2 : i64, output_padding = array<i64: 1, 0>, padding = array<i64: 1, 0, 1, 0>, strides = array<i64: 2, 3>} : tensor<?x4x5x6xf32>, tensor<4x3x3x2xf32>, tensor<6xf32>
+  %0 = cuvil.conv_transpose2d %x, %w, %b {strides = array<i64: 2, 3>, padding = array<i64: 1, 0, 1, 0>, dilations = array<i64: 2, 1>, output_padding = array<i64: 1, 0>, groups = 2 : i64} : tensor<?x4x5x6xf32>, tensor<4x3x3x2xf32>, tensor<6xf32>
+  %1 = cuvil.add %0, %0 : tensor<?x6x12x17xf32>, tensor<?x6x12x17xf32>
+  return
+}
+
 // CHECK-LABEL: func.func @linear_algebra
 func.func @linear_algebra(%x: tensor<1x10xf32>, %w: tensor<10x10xf32>,
                           %bx: tensor<5x1x4x8xf32>, %by: tensor<3x8x2xf32>,

@@ -187,10 +187,72 @@ LogicalResult emitConv2d(Emitter &e, const KernelCall &call) {
   return success();
 }
 
+/// conv_transpose2d as a direct scatter: the output starts as the bias,
+/// then each input element adds its products with the weights into the
+/// window it spreads over. (A reference-speed kernel: no blocking yet.)
+LogicalResult emitConvTranspose2d(Emitter &e, const KernelCall &call) {
+  const Buffer &x = *call.ins[0], &w = *call.ins[1], &out = *call.out;
+  if (call.storage != call.element || x.block > 1 || out.block > 1)
+    return call.error() << "on " << call.storage
+                        << " or a blocked layout is not supported by the CPU "
+                           "targets (float32 and float64, NCHW)";
+  SmallVector<int64_t> st = call.op.getIntsParam("strides", {1, 1}),
+                       pd = call.op.getIntsParam("padding", {0, 0, 0, 0}),
+                       dl = call.op.getIntsParam("dilations", {1, 1});
+  int64_t groups = call.op.getIntParam("groups", 1);
+  const std::string &N = x.dims[0], &C = x.dims[1], &H = x.dims[2],
+                    &W = x.dims[3], &O = out.dims[1], &OH = out.dims[2],
+                    &OW = out.dims[3], &KH = w.dims[2], &KW = w.dims[3];
+  std::string cg = "(" + C + " / " + std::to_string(groups) + ")",
+              og = "(" + O + " / " + std::to_string(groups) + ")";
+  std::string n = e.tmp(), c = e.tmp(), h = e.tmp(), x0 = e.tmp(), o = e.tmp(),
+              kh = e.tmp(), kw = e.tmp(), oy = e.tmp(), ox = e.tmp(),
+              v = e.tmp(), plane = e.tmp(), i = e.tmp();
+  auto loop = [&](const std::string &var, const std::string &bound) {
+    e.c.open("for (int64_t " + var + " = 0; " + var + " < " + bound + "; ++" +
+             var + ")");
+  };
+  // The bias (or 0) in every output element.
+  std::string bias = call.ins.size() > 2 ? call.ins[2]->name : "";
+  e.c.line("const int64_t " + plane + " = " + OH + " * " + OW + ";");
+  loop(i, N + " * " + O + " * " + plane);
+  e.c.line(out.name + "[" + i + "] = " +
+           (bias.empty() ? call.lit(0)
+                         : bias + "[(" + i + " / " + plane + ") % " + O + "]") +
+           ";");
+  e.c.close();
+  loop(n, N);
+  loop(c, C);
+  loop(h, H);
+  loop(x0, W);
+  e.c.line("const " + call.T + " " + v + " = " + x.name + "[((" + n + " * " +
+           C + " + " + c + ") * " + H + " + " + h + ") * " + W + " + " + x0 +
+           "];");
+  loop(o, og);
+  loop(kh, KH);
+  e.c.line("const int64_t " + oy + " = " + h + " * " + std::to_string(st[0]) +
+           " - " + std::to_string(pd[0]) + " + " + kh + " * " +
+           std::to_string(dl[0]) + ";");
+  e.c.line("if (" + oy + " < 0 || " + oy + " >= " + OH + ") continue;");
+  loop(kw, KW);
+  e.c.line("const int64_t " + ox + " = " + x0 + " * " + std::to_string(st[1]) +
+           " - " + std::to_string(pd[1]) + " + " + kw + " * " +
+           std::to_string(dl[1]) + ";");
+  e.c.line("if (" + ox + " < 0 || " + ox + " >= " + OW + ") continue;");
+  e.c.line(out.name + "[((" + n + " * " + O + " + " + c + " / " + cg + " * " +
+           og + " + " + o + ") * " + OH + " + " + oy + ") * " + OW + " + " +
+           ox + "] += " + v + " * " + w.name + "[((" + c + " * " + og + " + " +
+           o + ") * " + KH + " + " + kh + ") * " + KW + " + " + kw + "];");
+  for (int closeLoop = 0; closeLoop < 7; ++closeLoop)
+    e.c.close();
+  return success();
+}
+
 } // namespace
 
 void addConvolutionKernels(KernelTable &table) {
   table["conv2d"] = {emitConv2d, /*f32Only=*/true};
+  table["conv_transpose2d"] = {emitConvTranspose2d};
 }
 
 } // namespace cuvil::cpu::emitter
