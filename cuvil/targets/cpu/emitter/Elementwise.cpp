@@ -238,50 +238,40 @@ Expr function(std::string name) {
   return [=](Args e) { return name + "(" + e[0] + ")"; };
 }
 
+Expr exponential(const KernelCall &call) { return function(expName(call)); }
+Expr errorFunction(const KernelCall &call) { return function(erfName(call)); }
+Expr roundHalfEven(const KernelCall &call) {
+  return function("rint" + call.f); // in the default rounding mode
+}
+
 FailureOr<Expr> floatUnary(const KernelCall &call) {
   if (failed(call.floatOnly()))
     return failure();
-  StringRef k = call.name;
-  if (k == "sigmoid")
-    return sigmoid(call);
-  if (k == "tanh")
-    return hyperbolicTangent(call);
-  if (k == "gelu")
-    return gelu(call);
-  if (k == "silu")
-    return silu(call);
-  if (k == "hardswish")
-    return hardswish(call);
-  if (k == "hardsigmoid")
-    return hardsigmoid(call);
-  if (k == "rsqrt")
-    return rsqrt(call);
-  if (k == "reciprocal")
-    return reciprocal(call);
-  if (k == "exp")
-    return function(expName(call));
-  if (k == "erf")
-    return function(erfName(call));
-  if (k == "round") // halves to even: rint in the default rounding mode
-    return function("rint" + call.f);
-  if (k == "softplus")
-    return softplus(call);
-  if (k == "softsign")
-    return softsign(call);
-  if (k == "elu")
-    return elu(call);
-  if (k == "celu")
-    return celu(call);
-  if (k == "selu")
-    return selu(call);
-  if (k == "leaky_relu")
-    return leakyRelu(call);
-  if (k == "thresholded_relu")
-    return thresholdedRelu(call);
-  if (k == "shrink")
-    return shrink(call);
+  static const llvm::StringMap<Expr (*)(const KernelCall &)> formulas = {
+      {"sigmoid", sigmoid},
+      {"tanh", hyperbolicTangent},
+      {"gelu", gelu},
+      {"silu", silu},
+      {"hardswish", hardswish},
+      {"hardsigmoid", hardsigmoid},
+      {"rsqrt", rsqrt},
+      {"reciprocal", reciprocal},
+      {"exp", exponential},
+      {"erf", errorFunction},
+      {"round", roundHalfEven},
+      {"softplus", softplus},
+      {"softsign", softsign},
+      {"elu", elu},
+      {"celu", celu},
+      {"selu", selu},
+      {"leaky_relu", leakyRelu},
+      {"thresholded_relu", thresholdedRelu},
+      {"shrink", shrink},
+  };
+  if (auto formula = formulas.lookup(call.name))
+    return formula(call);
   // log, sqrt, the trigonometric and hyperbolic functions, ceil, floor.
-  return function(k.str() + call.f);
+  return function(call.name.str() + call.f);
 }
 
 FailureOr<Expr> sign(const KernelCall &call) {
