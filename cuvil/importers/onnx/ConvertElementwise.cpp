@@ -156,13 +156,9 @@ LogicalResult Importer::convertUnary(const onnx::NodeProto &node,
   return defineResult(node, make(*this, node, loc, *x));
 }
 
-/// `value` rounded to the float type `type` (to nearest, ties to even).
+/// `value` rounded to the float type `type`.
 static double roundTo(Type type, double value) {
-  APFloat f(value);
-  bool lost;
-  f.convert(cast<FloatType>(type).getFloatSemantics(),
-            APFloat::rmNearestTiesToEven, &lost);
-  return f.convertToDouble();
+  return toFloatElement(type, value).convertToDouble();
 }
 
 /// Float shape arithmetic (sizes scaled by a factor, as exporters write

@@ -211,16 +211,8 @@ LogicalResult Importer::convertResize(const onnx::NodeProto &node,
     along[axis] = out;
     auto alongType = RankedTensorType::get(along, element);
     auto constant = [&](ArrayRef<double> values) -> Value {
-      SmallVector<APFloat> elems;
-      for (double v : values) {
-        APFloat f(v);
-        bool lost;
-        f.convert(cast<FloatType>(element).getFloatSemantics(),
-                  APFloat::rmNearestTiesToEven, &lost);
-        elems.push_back(f);
-      }
       return l1::ConstantOp::create(builder, loc,
-                                    DenseElementsAttr::get(alongType, elems));
+                                    floatElements(alongType, values));
     };
     auto gather = [&](ArrayRef<int64_t> indices) -> FailureOr<Value> {
       Value idx = l1::ConstantOp::create(

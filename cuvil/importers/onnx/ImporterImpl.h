@@ -146,6 +146,25 @@ inline Type toMlirType(MLIRContext *context, int32_t dtype) {
   }
 }
 
+/// `value` as an element of the float type `type`, rounded to nearest, ties
+/// to even.
+inline APFloat toFloatElement(Type type, double value) {
+  APFloat f(value);
+  bool lost;
+  f.convert(cast<FloatType>(type).getFloatSemantics(),
+            APFloat::rmNearestTiesToEven, &lost);
+  return f;
+}
+
+/// `values` as the elements of the float tensor type `type`.
+inline DenseElementsAttr floatElements(RankedTensorType type,
+                                       ArrayRef<double> values) {
+  SmallVector<APFloat> elems;
+  for (double v : values)
+    elems.push_back(toFloatElement(type.getElementType(), v));
+  return DenseElementsAttr::get(type, elems);
+}
+
 inline std::string shapeString(ArrayRef<int64_t> shape) {
   std::vector<std::string> dims;
   for (int64_t d : shape)

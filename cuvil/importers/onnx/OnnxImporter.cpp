@@ -430,15 +430,7 @@ FailureOr<Value> Importer::materialize(const std::string &name,
     auto type = RankedTensorType::get(host.shape, host.elementType);
     DenseElementsAttr attr;
     if (host.isFloat()) {
-      SmallVector<APFloat> elems;
-      for (double v : host.floats) {
-        APFloat f(v);
-        bool lost;
-        f.convert(cast<FloatType>(host.elementType).getFloatSemantics(),
-                  APFloat::rmNearestTiesToEven, &lost);
-        elems.push_back(f);
-      }
-      attr = DenseElementsAttr::get(type, elems);
+      attr = floatElements(type, host.floats);
     } else {
       unsigned width = host.elementType.getIntOrFloatBitWidth();
       SmallVector<APInt> elems;
