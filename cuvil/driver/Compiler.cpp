@@ -522,6 +522,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
   Level1Options level1;
   level1.integerIo = options.integerIo;
   level1.sampleParallel = options.sampleParallel;
+  level1.fuseElementwise = backend->generatesFusedMaps();
   RETURN_IF_ERROR(runPipeline(
       [&](mlir::OpPassManager &pm) { buildLevel1Pipeline(pm, level1); }));
   collectStatistics();

@@ -36,7 +36,8 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm,
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilRaiseLayerNorm());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilBatchParallelConvs());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseEpilogues());
-  pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseElementwise());
+  if (options.fuseElementwise)
+    pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseElementwise());
 }
 
 void buildLevel2Pipeline(mlir::OpPassManager &pm, const TargetBackend &target) {

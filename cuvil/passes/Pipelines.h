@@ -25,6 +25,8 @@ struct Level1Options {
   bool integerIo = false;
   /// cuvil-mark-sample-parallel's mode: auto, on or off.
   std::string sampleParallel = "auto";
+  /// Run cuvil-fuse-elementwise (TargetBackend::generatesFusedMaps).
+  bool fuseElementwise = true;
 };
 
 void buildLevel1Pipeline(mlir::OpPassManager &pm,

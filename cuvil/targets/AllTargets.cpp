@@ -8,6 +8,7 @@
 
 #include "cuvil/targets/aarch64/Aarch64Target.h"
 #include "cuvil/targets/fpga/FpgaTarget.h"
+#include "cuvil/targets/mlu/MluTarget.h"
 #include "cuvil/targets/x86/X86Target.h"
 
 namespace cuvil {
@@ -18,6 +19,7 @@ const TargetRegistry &getAllTargets() {
     x86::registerX86Target(*targets);
     aarch64::registerAarch64Target(*targets);
     fpga::registerFpgaTarget(*targets);
+    mlu::registerMluTarget(*targets);
     return targets;
   }();
   return *registry;

@@ -115,6 +115,12 @@ public:
   /// Registers this target's passes (for cuvil-opt and pass flags).
   virtual void registerPasses() const = 0;
 
+  /// Whether the target generates fused elementwise maps (the level2
+  /// kernels cuvil-fuse-elementwise's cuvil.map_reduce and
+  /// cuvil.fused_group lower to); without, each elementwise op stays its
+  /// own micro-kernel call.
+  virtual bool generatesFusedMaps() const { return true; }
+
   /// Adds this target's level2 passes: they run on the neutral lowering's
   /// micro-kernel calls, before memory planning.
   virtual void buildLevel2Pipeline(mlir::OpPassManager &pm) const = 0;

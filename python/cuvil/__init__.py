@@ -14,10 +14,11 @@ from cuvil import onnx_ml, quantization
 from cuvil._compile import compile  # noqa: A001 - the API's name
 from cuvil._errors import CompileError, LoadError
 from cuvil._fpga import FpgaDesign, VerilogDesign
+from cuvil._mlu import MluProject
 from cuvil._runtime import CompiledModule, CrossCompiledModule, load
 from cuvil._version import __version__
 
 __all__ = ["CompileError", "CompiledModule", "CrossCompiledModule",
-           "FpgaDesign", "LoadError",
+           "FpgaDesign", "LoadError", "MluProject",
            "VerilogDesign", "compile", "load",
            "onnx_ml", "quantization", "__version__"]

@@ -117,7 +117,8 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     """Compiles `model` to a native CompiledModule (with target=
     "aarch64-linux-gnu" on another machine, to a cuvil.CrossCompiledModule
     to save and deploy; with target="fpga", to a cuvil.FpgaDesign: an HLS
-    project, or a cuvil.VerilogDesign).
+    project, or a cuvil.VerilogDesign; with target="mlu", to a
+    cuvil.MluProject: BANG C and CNRT sources for a Cambricon MLU).
 
     model: a torch.jit.script function or module, a torch.jit.trace'd
         module, an nn.Module (exported in eval mode, weights frozen), a
@@ -132,7 +133,7 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         marks a dynamic dimension (dimension 0, the batch). Required for
         torch models; for ONNX it overrides the model's input shapes.
     target: a registered target, by name or triple (x86 or
-        x86_64-linux-gnu, aarch64 or aarch64-linux-gnu, fpga; `cuvilc
+        x86_64-linux-gnu, aarch64 or aarch64-linux-gnu, fpga, mlu; `cuvilc
         --help` lists them).
     cpu: native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU
         name (cuvilc --cpu); for aarch64, generic (native when
@@ -188,30 +189,40 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     emit: "hls" (the default: a cuvil.FpgaDesign) or "verilog" (a
         cuvil.VerilogDesign: RTL with its testbench; cuvilc --emit=verilog).
 
+    With target="mlu" (docs/mlu.md):
+    device: the chip, "mlu270", "mlu290" or "mlu370".
+    precision: "fp32" (the default; fp16 and int8 are not built yet).
+
     Raises CompileError (unsupported op or construct, shape or dtype
     mismatch: with the op and the source line), ValueError (bad arguments)
     or FileNotFoundError.
     """
-    fpga = target == "fpga"
+    fpga, mlu = target == "fpga", target == "mlu"
     fpga_calibration = calibration  # the name is the .npz path's below
     fpga_options = dict(precision=precision, reuse_factor=reuse_factor,
                         strategy=strategy, clock_period=clock_period,
                         max_utilization=max_utilization, project=project,
                         test_vectors=test_vectors)
-    if not fpga and (device is not None or calibration is not None or any(
+    if mlu:
+        given = [k for k, v in dict(fpga_options, calibration=calibration,
+                                    precision=None).items() if v is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} apply to target='fpga'")
+    elif not fpga and (device is not None or calibration is not None or any(
             v is not None for v in fpga_options.values())):
         given = [k for k, v in dict(fpga_options, device=device,
                                     calibration=calibration).items()
                  if v is not None]
-        raise ValueError(f"{', '.join(given)} apply to target='fpga'")
-    if fpga and device is None:
-        raise ValueError("target='fpga' needs device=NAME (cuvilc "
-                         "--list-devices lists them)")
+        raise ValueError(f"{', '.join(given)} apply to target='fpga' (device "
+                         "and precision also to target='mlu')")
+    if (fpga or mlu) and device is None:
+        raise ValueError(f"target='{target}' needs device=NAME (cuvilc "
+                         f"--list-devices --target={target} lists them)")
     if emit is not None and (not fpga or emit not in ("hls", "verilog")):
         raise ValueError("emit= is 'hls' or 'verilog', with target='fpga'")
-    if fpga and quantize is not None:
-        raise ValueError("an FPGA design's numbers are its precision=, not "
-                         "quantize=")
+    if (fpga or mlu) and quantize is not None:
+        raise ValueError(f"a {target.upper()} project's numbers are its "
+                         "precision=, not quantize=")
     specs = _signature.parse(input_signature)
     if not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be an int >= 1, got {threads!r}")
@@ -311,11 +322,15 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
                         np.asarray(fpga_calibration, dtype=np.float32)})
                 settings["calibration"] = calibration
             cpu = device
+        elif mlu:
+            settings = {"precision": precision or "fp32"}
+            cpu = device
         options = _C.CompileOptions(
             name=name, input_shapes=input_shapes, max_batch=max_batch,
             target=target, cpu=cpu, threads_default=threads,
             external_weights=external_weights,
-            emit=(emit or "hls") if fpga else "so", progress=progress,
+            emit=(emit or "hls") if fpga else "mlu" if mlu else "so",
+            progress=progress,
             settings=settings, tree_margins=output_margin,
             tree_leaves=bool(pred_leaf),
             tree_missing=tree_missing,
@@ -332,6 +347,10 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
             os.remove(calibration)
 
     files = artifact["files"]  # {".so": bytes, ".h": bytes, ...}
+    if mlu:
+        shutil.rmtree(directory, ignore_errors=True)
+        from cuvil._mlu import MluProject
+        return MluProject(files)
     if fpga:
         shutil.rmtree(directory, ignore_errors=True)
         from cuvil._fpga import FpgaDesign, VerilogDesign

@@ -48,7 +48,7 @@ def settings_for(device, precision, reuse_factor, strategy, clock_period,
     return settings
 
 
-class _Folder:
+class GeneratedFolder:
     """A generated folder in memory: `files` ({relative path: bytes}),
     `report` (report.json as a dict), `report_text`, save()."""
 
@@ -56,14 +56,7 @@ class _Folder:
         self.files = dict(files)
         self.report = json.loads(self.files["report.json"])
         self.report_text = self.files["report.txt"].decode()
-        self.project = self.report["project"]
         self._build_dir = None
-
-    def __repr__(self):
-        total = self.report["CSynthesisReport"]
-        return (f"<{type(self).__name__} {self.project} for {self.report['device']['name']}: "
-                f"latency {total['BestLatency']} cycles, II "
-                f"{total['IntervalMax']}, DSP {total['DSP']}, LUT {total['LUT']}>")
 
     def _write(self, directory):
         for path, data in self.files.items():
@@ -107,13 +100,27 @@ class _Folder:
     def _scratch(self):
         """The folder written once to a temporary directory (for its tools)."""
         if self._build_dir is None:
-            self._build_dir = tempfile.mkdtemp(prefix="cuvil-fpga-")
+            self._build_dir = tempfile.mkdtemp(prefix="cuvil-build-")
             self._write(self._build_dir)
         return self._build_dir
 
     def __del__(self):
         if getattr(self, "_build_dir", None):
             shutil.rmtree(self._build_dir, ignore_errors=True)
+
+
+class _Folder(GeneratedFolder):
+    """An FPGA design's folder: its `project` (the top function) too."""
+
+    def __init__(self, files):
+        super().__init__(files)
+        self.project = self.report["project"]
+
+    def __repr__(self):
+        total = self.report["CSynthesisReport"]
+        return (f"<{type(self).__name__} {self.project} for {self.report['device']['name']}: "
+                f"latency {total['BestLatency']} cycles, II "
+                f"{total['IntervalMax']}, DSP {total['DSP']}, LUT {total['LUT']}>")
 
 
 class FpgaDesign(_Folder):

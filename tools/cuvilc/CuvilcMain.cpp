@@ -151,9 +151,11 @@ ABSL_FLAG(std::string, quantization_report, "",
           "if it ends in .json, a table otherwise).");
 ABSL_FLAG(std::string, device, "",
           "--target=fpga: the FPGA part to build for (cuvilc --list-devices "
-          "lists them), e.g. xczu9eg.");
+          "lists them), e.g. xczu9eg. --target=mlu: the Cambricon chip, "
+          "mlu270, mlu290 or mlu370.");
 ABSL_FLAG(std::string, precision, "",
-          "--target=fpga: the model's fixed-point type, as hls4ml and the "
+          "--target=mlu: fp32 (the default; fp16 and int8 are not built "
+          "yet). --target=fpga: the model's fixed-point type, as hls4ml and the "
           "vendors write it: fixed<W,I> or fixed<W,I,ROUNDING,OVERFLOW> "
           "(ap_fixed<16,6,AP_RND,AP_SAT> too); W bits, I of them integer "
           "bits with the sign. Default ap_fixed<16,6> (TRN, WRAP). auto (or "
@@ -222,6 +224,8 @@ Examples:
       -o resnet18.so                               # a Raspberry Pi 4's .so
   cuvilc jet_tagger.onnx --target=fpga --device=xczu9eg \
       --precision='fixed<16,6>' -o jet_tagger/   # an HLS project folder
+  cuvilc resnet18.onnx --target=mlu --device=mlu270 \
+      -o resnet18_mlu/                  # BANG C + CNRT for a Cambricon MLU
 
 Exit status: 0 on success, non-zero on any error (explained on stderr).)";
 

@@ -1,0 +1,331 @@
+//===- KernelsTest.cpp - the device library against naive references -----===//
+//
+// cuvil_mlu_kernels.h compiled against the emulator and run with tiles that
+// do not divide the shapes, streaming loops of several tiles and odd task
+// counts, each function checked against a plain loop in double.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/targets/mlu/emu/cuvil_bang_emu.h"
+
+#include "cuvil/targets/mlu/bang/cuvil_mlu_kernels.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace {
+
+constexpr cnrtDim3_t kThreeTasks = {3, 1, 1};
+
+/// Host values in a cnrtMalloc buffer, freed at scope exit.
+class Device {
+public:
+  explicit Device(const std::vector<float> &values) : n(values.size()) {
+    EXPECT_EQ(cnrtMalloc(reinterpret_cast<void **>(&ptr), n * 4), cnrtSuccess);
+    std::vector<float> copy = values;
+    EXPECT_EQ(cnrtMemcpy(ptr, copy.data(), n * 4, cnrtMemcpyHostToDev),
+              cnrtSuccess);
+  }
+  ~Device() { cnrtFree(ptr); }
+  std::vector<float> read() const {
+    std::vector<float> values(n);
+    EXPECT_EQ(cnrtMemcpy(values.data(), ptr, n * 4, cnrtMemcpyDevToHost),
+              cnrtSuccess);
+    return values;
+  }
+  float *ptr = nullptr;
+  size_t n;
+};
+
+std::vector<float> randoms(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  std::vector<float> values(n);
+  for (float &v : values)
+    v = uniform(rng);
+  return values;
+}
+
+void expectNear(const std::vector<float> &got, const std::vector<double> &want,
+                double tolerance) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tolerance) << "at " << i;
+}
+
+int up(int n) { return (n + 31) / 32 * 32; }
+
+TEST(KernelsTest, GemmWithBiasResidualAndClipOverUnevenTiles) {
+  cuvil_gemm_shape s{2, 5, 70, 37, 5 * 37, 37 * 70, 5 * 70, 2, 32, 16,
+                     CUVIL_ACT_CLIP};
+  std::vector<float> a = randoms(2 * 5 * 37, 1), b = randoms(2 * 37 * 70, 2),
+                     bias = randoms(70, 3), res = randoms(2 * 5 * 70, 4);
+  Device da(a), db(b), dbias(bias), dres(res), dc(std::vector<float>(700));
+  cuvil_emu::launch(
+      "gemm",
+      [&] {
+        CUVIL_NRAM(float, na, 2 * s.Mt * s.Kt);
+        CUVIL_NRAM(float, nb, 2 * s.Kt * s.Nt);
+        CUVIL_NRAM(float, acc, s.Mt * s.Nt);
+        CUVIL_NRAM(float, tmp, s.Nt);
+        CUVIL_NRAM(float, vec, s.Nt);
+        CUVIL_NRAM(float, nres, s.Mt * s.Nt);
+        cuvil_gemm<float>(s, dc.ptr, da.ptr, db.ptr, dbias.ptr, dres.ptr,
+                          -0.5f, 0.75f, na, nb, acc, tmp, vec, nres);
+      },
+      kThreeTasks, cnrtFuncTypeBlock, nullptr);
+  std::vector<double> want;
+  for (int bi = 0; bi < 2; ++bi)
+    for (int m = 0; m < 5; ++m)
+      for (int n = 0; n < 70; ++n) {
+        double sum = bias[n] + res[(bi * 5 + m) * 70 + n];
+        for (int k = 0; k < 37; ++k)
+          sum += double(a[(bi * 5 + m) * 37 + k]) * b[(bi * 37 + k) * 70 + n];
+        want.push_back(std::min(0.75, std::max(-0.5, sum)));
+      }
+  expectNear(dc.read(), want, 1e-5);
+}
+
+/// A grouped, strided, dilated, padded convolution, against a direct loop.
+TEST(KernelsTest, ConvolutionStreamsItsInputChannels) {
+  cuvil_window_shape s{};
+  s.N = 2, s.C = 6, s.H = 9, s.W = 7, s.OC = 4, s.G = 2, s.KH = 3, s.KW = 2;
+  s.SH = 2, s.SW = 1, s.PT = 1, s.PL = 0, s.DH = 1, s.DW = 2;
+  s.OH = (9 + 1 + 1 - 3) / 2 + 1, s.OW = (7 - 3) / 1 + 1; // padding 1,0,1,0
+  s.OCt = 1, s.Ht = 2, s.Ct = 2, s.act = CUVIL_ACT_RELU;
+  s.Pt = up(s.Ht * s.OW), s.RowsIn = (s.Ht - 1) * s.SH + (s.KH - 1) * s.DH + 1;
+  int cg = 3, taps = 6;
+  std::vector<float> x = randoms(2 * 6 * 9 * 7, 5), w = randoms(4 * cg * taps, 6),
+                     bias = randoms(4, 7);
+  size_t outputs = 2 * 4 * s.OH * s.OW;
+  Device dx(x), dw(w), dbias(bias), dy{std::vector<float>(outputs)};
+  cuvil_emu::launch(
+      "conv",
+      [&] {
+        CUVIL_NRAM(float, nx, 2 * s.Ct * s.RowsIn * s.W);
+        CUVIL_NRAM(float, nw, 2 * s.OCt * s.Ct * taps);
+        CUVIL_NRAM(float, p, s.Ct * taps * s.Pt);
+        CUVIL_NRAM(float, acc, s.OCt * s.Pt);
+        CUVIL_NRAM(float, tmp, s.Pt);
+        CUVIL_NRAM(float, vec, 32);
+        cuvil_conv2d<float>(s, dy.ptr, dx.ptr, dw.ptr, dbias.ptr, nullptr, 0,
+                            0, nx, nw, p, acc, tmp, vec, nullptr);
+      },
+      kThreeTasks, cnrtFuncTypeBlock, nullptr);
+  std::vector<double> want;
+  for (int n = 0; n < 2; ++n)
+    for (int oc = 0; oc < 4; ++oc)
+      for (int oh = 0; oh < s.OH; ++oh)
+        for (int ow = 0; ow < s.OW; ++ow) {
+          double sum = bias[oc];
+          int g = oc / 2;
+          for (int c = 0; c < cg; ++c)
+            for (int kh = 0; kh < 3; ++kh)
+              for (int kw = 0; kw < 2; ++kw) {
+                int ih = oh * 2 - 1 + kh, iw = ow + kw * 2;
+                if (ih < 0 || ih >= 9 || iw < 0 || iw >= 7)
+                  continue;
+                sum += double(x[((n * 6 + g * cg + c) * 9 + ih) * 7 + iw]) *
+                       w[((oc * cg + c) * 3 + kh) * 2 + kw];
+              }
+          want.push_back(std::max(0.0, sum));
+        }
+  expectNear(dy.read(), want, 1e-5);
+}
+
+TEST(KernelsTest, MaxAndAveragePoolingWithPadding) {
+  cuvil_window_shape s{};
+  s.N = 1, s.C = 3, s.H = 7, s.W = 5, s.OC = 3, s.G = 3, s.KH = 3, s.KW = 3;
+  s.SH = 2, s.SW = 2, s.PT = 1, s.PL = 1, s.DH = 1, s.DW = 1;
+  s.OH = 4, s.OW = 3, s.OCt = 1, s.Ct = 1, s.Ht = 3;
+  s.Pt = up(s.Ht * s.OW), s.RowsIn = (s.Ht - 1) * 2 + 3;
+  std::vector<float> x = randoms(3 * 7 * 5, 8), recip(12, 1.0f / 9);
+  Device dx(x), drecip(recip), dmax(std::vector<float>(36)),
+      davg(std::vector<float>(36));
+  for (bool isMax : {true, false})
+    cuvil_emu::launch(
+        "pool",
+        [&] {
+          CUVIL_NRAM(float, nx, s.RowsIn * s.W);
+          CUVIL_NRAM(float, p, 9 * s.Pt);
+          CUVIL_NRAM(float, acc, s.Pt);
+          CUVIL_NRAM(float, tmp, s.Pt);
+          cuvil_pool2d<float>(s, isMax ? dmax.ptr : davg.ptr, dx.ptr,
+                              drecip.ptr, isMax, nx, p, acc, tmp);
+        },
+        kThreeTasks, cnrtFuncTypeBlock, nullptr);
+  std::vector<double> wantMax, wantAvg; // average counting padding as 0
+  for (int c = 0; c < 3; ++c)
+    for (int oh = 0; oh < 4; ++oh)
+      for (int ow = 0; ow < 3; ++ow) {
+        double most = -INFINITY, sum = 0;
+        for (int kh = 0; kh < 3; ++kh)
+          for (int kw = 0; kw < 3; ++kw) {
+            int ih = oh * 2 - 1 + kh, iw = ow * 2 - 1 + kw;
+            if (ih < 0 || ih >= 7 || iw < 0 || iw >= 5)
+              continue;
+            most = std::max<double>(most, x[(c * 7 + ih) * 5 + iw]);
+            sum += x[(c * 7 + ih) * 5 + iw];
+          }
+        wantMax.push_back(most);
+        wantAvg.push_back(sum / 9);
+      }
+  expectNear(dmax.read(), wantMax, 0);
+  expectNear(davg.read(), wantAvg, 1e-6);
+}
+
+TEST(KernelsTest, RowsOfAnUnalignedLength) {
+  cuvil_rows_shape s{7, 45, 64, 2};
+  std::vector<float> x = randoms(7 * 45, 9), gamma = randoms(45, 10),
+                     beta = randoms(45, 11);
+  Device dx(x), dg(gamma), db(beta), dsoft(std::vector<float>(315)),
+      dlog(std::vector<float>(315)), dnorm(std::vector<float>(315)),
+      dmean(std::vector<float>(7));
+  cuvil_emu::launch(
+      "rows",
+      [&] {
+        CUVIL_NRAM(float, t, s.Rt * s.Lp);
+        CUVIL_NRAM(float, e, s.Lp);
+        CUVIL_NRAM(float, sq, s.Lp);
+        CUVIL_NRAM(float, g, s.Lp);
+        CUVIL_NRAM(float, b, s.Lp);
+        CUVIL_NRAM(float, mask, s.Lp);
+        CUVIL_NRAM(float, out, 32);
+        CUVIL_NRAM(float, lanes, 32);
+        cuvil_softmax<float>(s, dsoft.ptr, dx.ptr, false, t, e, lanes);
+        cuvil_softmax<float>(s, dlog.ptr, dx.ptr, true, t, e, lanes);
+        cuvil_layer_norm<float>(s, dnorm.ptr, dx.ptr, dg.ptr, db.ptr, 1e-5f, t,
+                                sq, g, b, mask, lanes);
+        cuvil_rows_reduce<float>(s, dmean.ptr, dx.ptr, CUVIL_REDUCE_MEAN, t, out,
+                                 lanes);
+      },
+      kThreeTasks, cnrtFuncTypeBlock, nullptr);
+  std::vector<double> soft, log, norm, mean;
+  for (int r = 0; r < 7; ++r) {
+    const float *row = &x[r * 45];
+    double most = *std::max_element(row, row + 45), sum = 0, m = 0, v = 0;
+    for (int i = 0; i < 45; ++i)
+      sum += std::exp(row[i] - most), m += row[i] / 45.0;
+    for (int i = 0; i < 45; ++i)
+      v += (row[i] - m) * (row[i] - m) / 45.0;
+    for (int i = 0; i < 45; ++i) {
+      soft.push_back(std::exp(row[i] - most) / sum);
+      log.push_back(row[i] - most - std::log(sum));
+      norm.push_back((row[i] - m) / std::sqrt(v + 1e-5) * gamma[i] + beta[i]);
+    }
+    mean.push_back(m);
+  }
+  expectNear(dsoft.read(), soft, 1e-6);
+  expectNear(dlog.read(), log, 1e-5);
+  expectNear(dnorm.read(), norm, 1e-5);
+  expectNear(dmean.read(), mean, 1e-6);
+}
+
+/// Per-row values (a squeeze-and-excitation scale), per-column values (a
+/// bias over the last axis) and the reversed forms of the non-commutative
+/// ops, against plain loops.
+TEST(KernelsTest, BroadcastsByRowAndByColumn) {
+  cuvil_rows_shape s{6, 40, 64, 4};
+  std::vector<float> a = randoms(240, 13), rows = randoms(3, 14),
+                     cols = randoms(40, 15);
+  for (float &v : cols)
+    v += 2; // no division by ~0
+  Device da(a), dr(rows), dc(cols), y1{std::vector<float>(240)},
+      y2{std::vector<float>(240)}, y3{std::vector<float>(240)},
+      y4{std::vector<float>(240)};
+  cuvil_emu::launch(
+      "broadcast",
+      [&] {
+        CUVIL_NRAM(float, t, s.Rt * s.Lp);
+        CUVIL_NRAM(float, bv, 64);
+        CUVIL_NRAM(float, tmp, s.Lp);
+        cuvil_broadcast<float>(s, y1.ptr, da.ptr, dr.ptr, 3, CUVIL_PER_ROW,
+                               CUVIL_MUL, false, t, bv, tmp);
+        cuvil_broadcast<float>(s, y2.ptr, da.ptr, dr.ptr, 3, CUVIL_PER_ROW,
+                               CUVIL_SUB, true, t, bv, tmp);
+        cuvil_broadcast<float>(s, y3.ptr, da.ptr, dc.ptr, 40,
+                               CUVIL_PER_COLUMN, CUVIL_DIV, false, t, bv, tmp);
+        cuvil_broadcast<float>(s, y4.ptr, da.ptr, dr.ptr, 3, CUVIL_PER_ROW,
+                               CUVIL_MAX, false, t, bv, tmp);
+      },
+      kThreeTasks, cnrtFuncTypeBlock, nullptr);
+  std::vector<double> w1, w2, w3, w4;
+  for (int r = 0; r < 6; ++r)
+    for (int l = 0; l < 40; ++l) {
+      double x = a[r * 40 + l];
+      w1.push_back(x * rows[r % 3]);
+      w2.push_back(rows[r % 3] - x);
+      w3.push_back(x / cols[l]);
+      w4.push_back(std::max<double>(x, rows[r % 3]));
+    }
+  expectNear(y1.read(), w1, 1e-6);
+  expectNear(y2.read(), w2, 1e-6);
+  expectNear(y3.read(), w3, 1e-6);
+  expectNear(y4.read(), w4, 0);
+}
+
+TEST(KernelsTest, BatchNormAndConcatenation) {
+  cuvil_rows_shape s{2 * 3, 10, 32, 4}; // N = 2, C = 3, H * W = 10
+  std::vector<float> x = randoms(60, 16), scale = randoms(3, 17),
+                     bias = randoms(3, 18), mean = randoms(3, 19),
+                     var = {0.5f, 1.5f, 2.0f};
+  Device dx(x), ds(scale), db(bias), dm(mean), dv(var),
+      dy{std::vector<float>(60)}, dcat{std::vector<float>(120)};
+  cuvil_emu::launch(
+      "bn",
+      [&] {
+        CUVIL_NRAM(float, t, s.Rt * s.Lp);
+        CUVIL_NRAM(float, sc, 32);
+        CUVIL_NRAM(float, sh, 32);
+        CUVIL_NRAM(float, tmp, 32);
+        cuvil_batch_norm<float>(s, dy.ptr, dx.ptr, ds.ptr, db.ptr, dm.ptr,
+                                dv.ptr, 1e-5f, 3, t, sc, sh, tmp);
+        // cat([x, x], axis=1) of [2, 30]: each row takes 30 values twice.
+        cuvil_copy_rows(dcat.ptr, dx.ptr, 2, 30 * 4, 60 * 4, 30 * 4);
+        cuvil_copy_rows(dcat.ptr + 30, dx.ptr, 2, 30 * 4, 60 * 4, 30 * 4);
+      },
+      kThreeTasks, cnrtFuncTypeBlock, nullptr);
+  std::vector<double> want, cat;
+  for (int r = 0; r < 6; ++r)
+    for (int l = 0; l < 10; ++l) {
+      int c = r % 3;
+      want.push_back((x[r * 10 + l] - mean[c]) / std::sqrt(var[c] + 1e-5) *
+                         scale[c] + bias[c]);
+    }
+  for (int n = 0; n < 2; ++n)
+    for (int k = 0; k < 2; ++k)
+      for (int i = 0; i < 30; ++i)
+        cat.push_back(x[n * 30 + i]);
+  expectNear(dy.read(), want, 1e-5);
+  expectNear(dcat.read(), cat, 0);
+}
+
+/// A transpose of the last two dimensions, then a slice with steps: exact.
+TEST(KernelsTest, GathersAreExact) {
+  std::vector<float> x = randoms(2 * 3 * 5, 12);
+  Device dx(x), dt(std::vector<float>(30)), ds(std::vector<float>(4));
+  cuvil_gather_shape transpose{3, {2, 5, 3}, {15, 1, 5}, 0};
+  cuvil_gather_shape slice{2, {2, 2}, {15, 2 * 5}, 1}; // x[:, 0:3:2, 1]
+  cuvil_emu::launch(
+      "gather",
+      [&] {
+        cuvil_gather<float>(transpose, dt.ptr, dx.ptr);
+        cuvil_gather<float>(slice, ds.ptr, dx.ptr);
+      },
+      kThreeTasks, cnrtFuncTypeBlock, nullptr);
+  std::vector<double> wantT, wantS;
+  for (int a = 0; a < 2; ++a)
+    for (int c = 0; c < 5; ++c)
+      for (int b = 0; b < 3; ++b)
+        wantT.push_back(x[(a * 3 + b) * 5 + c]);
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 3; b += 2)
+      wantS.push_back(x[(a * 3 + b) * 5 + 1]);
+  expectNear(dt.read(), wantT, 0);
+  expectNear(ds.read(), wantS, 0);
+}
+
+} // namespace

@@ -1,0 +1,707 @@
+// cuvil_mlu_kernels.h - the device library Cuvil's generated BANG C calls.
+//
+// Written by Cuvil into every MLU project folder beside kernels.mlu, which
+// instantiates these functions with each layer's shapes and the tiles
+// Cuvil's planner chose (cuvil/targets/mlu/plan). The kernels declare the
+// on-chip buffers themselves (so cncc, and the emulator, account for every
+// byte of NRAM / WRAM / SRAM) and pass them in.
+//
+// Everything here is the documented BANG C surface: __memcpy and
+// __memcpy_async with their directions, __sync, __sync_cluster, and the
+// __bang_* vector functions. Vector functions take NRAM pointers aligned to
+// CUVIL_ALIGN_BYTES and lengths whose bytes are a multiple of it; tiles
+// are planned padded so that every call here satisfies both.
+//
+// Work is split over tasks as "items": item i runs on task i % taskDim.
+
+#ifndef CUVIL_MLU_KERNELS_H
+#define CUVIL_MLU_KERNELS_H
+
+#define CUVIL_ALIGN_BYTES 128
+
+enum cuvil_activation { CUVIL_ACT_NONE = 0, CUVIL_ACT_RELU = 1, CUVIL_ACT_CLIP = 2 };
+enum cuvil_binary_op { CUVIL_ADD, CUVIL_SUB, CUVIL_MUL, CUVIL_DIV, CUVIL_MAX, CUVIL_MIN };
+
+// Copies `segments` rows of `bytes` each, the rows `dst_stride` and
+// `src_stride` bytes apart. One DMA descriptor: BANG's strided __memcpy
+// counts its segments from zero (segnum = segments - 1). NRAM2NRAM always
+// takes the strided form: unstrided, mtp_2xx wants 64-byte aligned
+// addresses and sizes of whole 128 bytes, strided any byte.
+__mlu_func__ void cuvil_copy2d(void *dst, const void *src, int bytes,
+                               mluMemcpyDirection_t dir, int dst_stride,
+                               int src_stride, int segments) {
+  if (segments <= 0 || bytes <= 0)
+    return;
+  if (segments == 1 && dir != NRAM2NRAM)
+    __memcpy(dst, (void *)src, bytes, dir);
+  else
+    __memcpy(dst, (void *)src, bytes, dir, dst_stride, src_stride,
+             segments - 1);
+}
+
+__mlu_func__ void cuvil_copy2d_async(void *dst, const void *src, int bytes,
+                                     mluMemcpyDirection_t dir, int dst_stride,
+                                     int src_stride, int segments) {
+  if (segments <= 0 || bytes <= 0)
+    return;
+  if (segments == 1)
+    __memcpy_async(dst, (void *)src, bytes, dir);
+  else
+    __memcpy_async(dst, (void *)src, bytes, dir, dst_stride, src_stride,
+                   segments - 1);
+}
+
+__mlu_func__ int cuvil_min(int a, int b) { return a < b ? a : b; }
+__mlu_func__ int cuvil_max(int a, int b) { return a > b ? a : b; }
+
+// bias, residual and activation on a tile of `rows` rows of `cols` (a
+// multiple of the alignment) values in NRAM.
+template <typename T>
+__mlu_func__ void cuvil_activate(T *acc, int count, int act, T lo, T hi,
+                                 T *tmp, int tmp_count) {
+  if (act == CUVIL_ACT_RELU) {
+    __bang_active_relu(acc, acc, count);
+  } else if (act == CUVIL_ACT_CLIP) {
+    for (int at = 0; at < count; at += tmp_count) {
+      int n = cuvil_min(tmp_count, count - at);
+      __bang_write_value(tmp, n, lo);
+      __bang_maxequal(acc + at, acc + at, tmp, n);
+      __bang_write_value(tmp, n, hi);
+      __bang_minequal(acc + at, acc + at, tmp, n);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products: C[b] = A[b] * B[b or shared] (+ bias[N]) (+ R[b]), act.
+//
+// Items are (batch, row tile, column tile). Each item sums its K tiles in
+// NRAM, the next tile of A and B loaded (ping-pong) while this one is
+// multiplied: a row of B scaled by one element of A, added to the row of
+// sums (the vector unit's fp32 product; MLU270's tensor unit takes fixed
+// point only).
+//===----------------------------------------------------------------------===//
+
+struct cuvil_gemm_shape {
+  int batch, M, N, K;
+  long a_batch, b_batch, c_batch; // element strides between batches (b: 0 shared)
+  int Mt, Nt, Kt;                 // tiles; Nt a multiple of the alignment
+  int act;
+};
+
+template <typename T>
+__mlu_func__ void cuvil_gemm_load(const cuvil_gemm_shape &s, const T *a,
+                                  const T *b, int bi, int m0, int ms, int n0,
+                                  int ns, int k0, T *na, T *nb, bool async) {
+  int ks = cuvil_min(s.Kt, s.K - k0);
+  const T *ap = a + bi * s.a_batch + (long)m0 * s.K + k0;
+  const T *bp = b + bi * s.b_batch + (long)k0 * s.N + n0;
+  if (async) {
+    cuvil_copy2d_async(na, ap, ks * sizeof(T), GDRAM2NRAM, s.Kt * sizeof(T),
+                       s.K * sizeof(T), ms);
+    cuvil_copy2d_async(nb, bp, ns * sizeof(T), GDRAM2NRAM, s.Nt * sizeof(T),
+                       s.N * sizeof(T), ks);
+  } else {
+    cuvil_copy2d(na, ap, ks * sizeof(T), GDRAM2NRAM, s.Kt * sizeof(T),
+                 s.K * sizeof(T), ms);
+    cuvil_copy2d(nb, bp, ns * sizeof(T), GDRAM2NRAM, s.Nt * sizeof(T),
+                 s.N * sizeof(T), ks);
+  }
+}
+
+// nram_a: 2 x Mt*Kt, nram_b: 2 x Kt*Nt, acc: Mt*Nt, tmp: Nt, vec: Nt,
+// res: Mt*Nt (only with a residual).
+template <typename T>
+__mlu_func__ void cuvil_gemm(const cuvil_gemm_shape &s, T *c, const T *a,
+                             const T *b, const T *bias, const T *res, T lo,
+                             T hi, T *nram_a, T *nram_b, T *acc, T *tmp,
+                             T *vec, T *nram_res) {
+  int mtiles = (s.M + s.Mt - 1) / s.Mt, ntiles = (s.N + s.Nt - 1) / s.Nt;
+  int ktiles = (s.K + s.Kt - 1) / s.Kt;
+  int items = s.batch * mtiles * ntiles;
+  for (int item = taskId; item < items; item += taskDim) {
+    int bi = item / (mtiles * ntiles);
+    int m0 = (item / ntiles) % mtiles * s.Mt, n0 = item % ntiles * s.Nt;
+    int ms = cuvil_min(s.Mt, s.M - m0), ns = cuvil_min(s.Nt, s.N - n0);
+    __bang_write_value(acc, s.Mt * s.Nt, (T)0);
+    cuvil_gemm_load(s, a, b, bi, m0, ms, n0, ns, 0, nram_a, nram_b, false);
+    for (int kt = 0; kt < ktiles; ++kt) {
+      int cur = kt % 2;
+      if (kt + 1 < ktiles)
+        cuvil_gemm_load(s, a, b, bi, m0, ms, n0, ns, (kt + 1) * s.Kt,
+                        nram_a + (1 - cur) * s.Mt * s.Kt,
+                        nram_b + (1 - cur) * s.Kt * s.Nt, true);
+      T *ta = nram_a + cur * s.Mt * s.Kt, *tb = nram_b + cur * s.Kt * s.Nt;
+      int ks = cuvil_min(s.Kt, s.K - kt * s.Kt);
+      for (int m = 0; m < ms; ++m)
+        for (int k = 0; k < ks; ++k) {
+          __bang_mul_scalar(tmp, tb + k * s.Nt, ta[m * s.Kt + k], s.Nt);
+          __bang_add(acc + m * s.Nt, acc + m * s.Nt, tmp, s.Nt);
+        }
+      __sync();
+    }
+    if (bias) {
+      __memcpy(vec, (void *)(bias + n0), ns * sizeof(T), GDRAM2NRAM);
+      for (int m = 0; m < ms; ++m)
+        __bang_add(acc + m * s.Nt, acc + m * s.Nt, vec, s.Nt);
+    }
+    T *cp = c + bi * s.c_batch + (long)m0 * s.N + n0;
+    if (res) {
+      cuvil_copy2d(nram_res, res + (cp - c), ns * sizeof(T), GDRAM2NRAM,
+                   s.Nt * sizeof(T), s.N * sizeof(T), ms);
+      __bang_add(acc, acc, nram_res, s.Mt * s.Nt);
+    }
+    cuvil_activate(acc, s.Mt * s.Nt, s.act, lo, hi, tmp, s.Nt);
+    cuvil_copy2d(cp, acc, ns * sizeof(T), NRAM2GDRAM, s.N * sizeof(T),
+                 s.Nt * sizeof(T), ms);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Sliding windows (convolution, pooling) on NCHW, by patches: for a tile
+// of output rows, each (channel, kh, kw) is a row of the patch matrix in
+// NRAM (padding stays the fill value), built by NRAM-to-NRAM copies.
+//===----------------------------------------------------------------------===//
+
+struct cuvil_window_shape {
+  int N, C, H, W, OC, OH, OW, KH, KW, SH, SW, PT, PL, DH, DW, G;
+  int OCt, Ht, Ct; // output channels, output rows, input channels per tile
+  int Pt;          // Ht * OW padded to the alignment
+  int RowsIn;      // input rows a tile of Ht output rows reads
+  int act;
+};
+
+// Loads input rows [ih0, ih0 + RowsIn) of channels [c, c + cs) of image n
+// into x (rows outside the image are left for the patch's fill).
+template <typename T>
+__mlu_func__ void cuvil_window_load_input(const cuvil_window_shape &s,
+                                          const T *x, int n, int c, int cs,
+                                          int ih0, T *nx, bool async) {
+  int lo = cuvil_max(ih0, 0), hi = cuvil_min(ih0 + s.RowsIn, s.H);
+  if (hi <= lo)
+    return;
+  const T *src = x + (((long)n * s.C + c) * s.H + lo) * s.W;
+  T *dst = nx + (lo - ih0) * s.W;
+  int bytes = (hi - lo) * s.W * sizeof(T);
+  if (async)
+    cuvil_copy2d_async(dst, src, bytes, GDRAM2NRAM, s.RowsIn * s.W * sizeof(T),
+                       s.H * s.W * sizeof(T), cs);
+  else
+    cuvil_copy2d(dst, src, bytes, GDRAM2NRAM, s.RowsIn * s.W * sizeof(T),
+                 s.H * s.W * sizeof(T), cs);
+}
+
+// Patch rows for channels [0, cs) of the loaded input nx, output rows
+// [oh0, oh0 + hs): p[(ci * KH + kh) * KW + kw][r * OW + ow].
+template <typename T>
+__mlu_func__ void cuvil_window_patches(const cuvil_window_shape &s, const T *nx,
+                                       int cs, int oh0, int hs, T fill, T *p) {
+  int ih0 = oh0 * s.SH - s.PT;
+  __bang_write_value(p, cs * s.KH * s.KW * s.Pt, fill);
+  for (int ci = 0; ci < cs; ++ci)
+    for (int kh = 0; kh < s.KH; ++kh)
+      for (int kw = 0; kw < s.KW; ++kw) {
+        T *row = p + ((ci * s.KH + kh) * s.KW + kw) * s.Pt;
+        int off = kw * s.DW - s.PL; // iw = ow * SW + off
+        int ow_lo = off >= 0 ? 0 : (-off + s.SW - 1) / s.SW;
+        int ow_hi = (s.W - 1 - off) < 0 ? -1 : cuvil_min(s.OW - 1, (s.W - 1 - off) / s.SW);
+        int count = ow_hi - ow_lo + 1;
+        if (count <= 0)
+          continue;
+        for (int r = 0; r < hs; ++r) {
+          int ih = (oh0 + r) * s.SH - s.PT + kh * s.DH;
+          if (ih < 0 || ih >= s.H)
+            continue;
+          const T *src =
+              nx + (ci * s.RowsIn + (ih - ih0)) * s.W + ow_lo * s.SW + off;
+          T *dst = row + r * s.OW + ow_lo;
+          if (s.SW == 1)
+            cuvil_copy2d(dst, src, count * sizeof(T), NRAM2NRAM,
+                         count * sizeof(T), count * sizeof(T), 1);
+          else
+            cuvil_copy2d(dst, src, sizeof(T), NRAM2NRAM, sizeof(T),
+                         s.SW * sizeof(T), count);
+        }
+      }
+}
+
+// Stores (or loads, for a residual) rows of Ht * OW outputs of channels
+// [oc, oc + ocs) of image n, at row oh0, between GDRAM and a [OCt][Pt] tile.
+template <typename T>
+__mlu_func__ void cuvil_window_rows(const cuvil_window_shape &s, T *gdram,
+                                    T *tile, int n, int oc, int ocs, int oh0,
+                                    int hs, bool store) {
+  T *g = gdram + (((long)n * s.OC + oc) * s.OH + oh0) * s.OW;
+  if (store)
+    cuvil_copy2d(g, tile, hs * s.OW * sizeof(T), NRAM2GDRAM,
+                 s.OH * s.OW * sizeof(T), s.Pt * sizeof(T), ocs);
+  else
+    cuvil_copy2d(tile, g, hs * s.OW * sizeof(T), GDRAM2NRAM, s.Pt * sizeof(T),
+                 s.OH * s.OW * sizeof(T), ocs);
+}
+
+// Convolution: weights [OC][C / G][KH][KW], bias [OC] or null, residual of
+// the output's shape or null. nx: 2 x Ct*RowsIn*W, nw: 2 x OCt*Ct*KH*KW,
+// p: Ct*KH*KW*Pt, acc: OCt*Pt, tmp: Pt, vec: OCt (padded), res: OCt*Pt.
+template <typename T>
+__mlu_func__ void cuvil_conv2d(const cuvil_window_shape &s, T *y, const T *x,
+                               const T *w, const T *bias, const T *res, T lo,
+                               T hi, T *nx, T *nw, T *p, T *acc, T *tmp,
+                               T *vec, T *nres) {
+  int cg = s.C / s.G, ocg = s.OC / s.G, taps = s.KH * s.KW;
+  int octiles = (ocg + s.OCt - 1) / s.OCt, htiles = (s.OH + s.Ht - 1) / s.Ht;
+  int ctiles = (cg + s.Ct - 1) / s.Ct;
+  int items = s.N * s.G * octiles * htiles;
+  for (int item = taskId; item < items; item += taskDim) {
+    int n = item / (s.G * octiles * htiles);
+    int g = item / (octiles * htiles) % s.G;
+    int oc0 = item / htiles % octiles * s.OCt, oh0 = item % htiles * s.Ht;
+    int ocs = cuvil_min(s.OCt, ocg - oc0), hs = cuvil_min(s.Ht, s.OH - oh0);
+    int oc = g * ocg + oc0, ih0 = oh0 * s.SH - s.PT;
+    const T *wp = w + (long)oc * cg * taps;
+    __bang_write_value(acc, s.OCt * s.Pt, (T)0);
+    cuvil_window_load_input(s, x, n, g * cg, cuvil_min(s.Ct, cg), ih0, nx,
+                            false);
+    cuvil_copy2d(nw, wp, cuvil_min(s.Ct, cg) * taps * sizeof(T), GDRAM2NRAM,
+                 s.Ct * taps * sizeof(T), cg * taps * sizeof(T), ocs);
+    for (int ct = 0; ct < ctiles; ++ct) {
+      int cur = ct % 2, c0 = ct * s.Ct, cs = cuvil_min(s.Ct, cg - c0);
+      T *cx = nx + cur * s.Ct * s.RowsIn * s.W, *cw = nw + cur * s.OCt * s.Ct * taps;
+      if (ct + 1 < ctiles) {
+        int c1 = c0 + s.Ct, cs1 = cuvil_min(s.Ct, cg - c1);
+        cuvil_window_load_input(s, x, n, g * cg + c1, cs1, ih0,
+                                nx + (1 - cur) * s.Ct * s.RowsIn * s.W, true);
+        cuvil_copy2d_async(nw + (1 - cur) * s.OCt * s.Ct * taps, wp + c1 * taps,
+                           cs1 * taps * sizeof(T), GDRAM2NRAM,
+                           s.Ct * taps * sizeof(T), cg * taps * sizeof(T), ocs);
+      }
+      cuvil_window_patches(s, cx, cs, oh0, hs, (T)0, p);
+      for (int o = 0; o < ocs; ++o)
+        for (int k = 0; k < cs * taps; ++k) {
+          __bang_mul_scalar(tmp, p + k * s.Pt, cw[o * s.Ct * taps + k], s.Pt);
+          __bang_add(acc + o * s.Pt, acc + o * s.Pt, tmp, s.Pt);
+        }
+      __sync();
+    }
+    if (bias) {
+      __memcpy(vec, (void *)(bias + oc), ocs * sizeof(T), GDRAM2NRAM);
+      for (int o = 0; o < ocs; ++o)
+        __bang_add_scalar(acc + o * s.Pt, acc + o * s.Pt, vec[o], s.Pt);
+    }
+    if (res) {
+      cuvil_window_rows(s, (T *)res, nres, n, oc, ocs, oh0, hs, false);
+      __bang_add(acc, acc, nres, s.OCt * s.Pt);
+    }
+    cuvil_activate(acc, s.OCt * s.Pt, s.act, lo, hi, tmp, s.Pt);
+    cuvil_window_rows(s, y, acc, n, oc, ocs, oh0, hs, true);
+  }
+}
+
+// Pooling (OC == C, G == C, OCt == Ct == 1): max, or the sum of the window
+// times a reciprocal count per output position (recip [OH * OW], average
+// pooling's divisors computed by the compiler). nx: 2 x RowsIn*W,
+// p: KH*KW*Pt, acc: Pt, tmp: Pt.
+template <typename T>
+__mlu_func__ void cuvil_pool2d(const cuvil_window_shape &s, T *y, const T *x,
+                               const T *recip, bool is_max, T *nx, T *p,
+                               T *acc, T *tmp) {
+  int taps = s.KH * s.KW, htiles = (s.OH + s.Ht - 1) / s.Ht;
+  int items = s.N * s.C * htiles;
+  T fill = is_max ? (T)(-__builtin_inff()) : (T)0;
+  for (int item = taskId; item < items; item += taskDim) {
+    int n = item / (s.C * htiles), c = item / htiles % s.C;
+    int oh0 = item % htiles * s.Ht, hs = cuvil_min(s.Ht, s.OH - oh0);
+    cuvil_window_load_input(s, x, n, c, 1, oh0 * s.SH - s.PT, nx, false);
+    cuvil_window_patches(s, nx, 1, oh0, hs, fill, p);
+    __memcpy(acc, p, s.Pt * sizeof(T), NRAM2NRAM);
+    for (int k = 1; k < taps; ++k) {
+      if (is_max)
+        __bang_maxequal(acc, acc, p + k * s.Pt, s.Pt);
+      else
+        __bang_add(acc, acc, p + k * s.Pt, s.Pt);
+    }
+    if (!is_max) {
+      __memcpy(tmp, (void *)(recip + oh0 * s.OW), hs * s.OW * sizeof(T),
+               GDRAM2NRAM);
+      __bang_mul(acc, acc, tmp, s.Pt);
+    }
+    cuvil_window_rows(s, y, acc, n, c, 1, oh0, hs, true);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Rows: softmax, layer normalization and means over the last axis, a tile
+// of Rt rows of L values, each padded to Lp in NRAM.
+//===----------------------------------------------------------------------===//
+
+struct cuvil_rows_shape {
+  int rows, L, Lp, Rt;
+};
+
+// Reduces row[0, Lp) (sum or max) to one value: the row's 128-byte
+// chunks folded into lanes by the vector unit, the lanes by the scalar one.
+template <typename T>
+__mlu_func__ T cuvil_reduce_row(const T *row, int Lp, bool is_max, T *lanes) {
+  const int A = CUVIL_ALIGN_BYTES / sizeof(T);
+  __memcpy(lanes, (void *)row, A * sizeof(T), NRAM2NRAM);
+  for (int j = A; j < Lp; j += A) {
+    if (is_max)
+      __bang_maxequal(lanes, lanes, (T *)row + j, A);
+    else
+      __bang_add(lanes, lanes, (T *)row + j, A);
+  }
+  T r = lanes[0];
+  for (int i = 1; i < A; ++i)
+    r = is_max ? (lanes[i] > r ? lanes[i] : r) : r + lanes[i];
+  return r;
+}
+
+template <typename T>
+__mlu_func__ void cuvil_rows_load(const cuvil_rows_shape &s, const T *x,
+                                  int r0, int rs, T fill, T *t) {
+  __bang_write_value(t, s.Rt * s.Lp, fill);
+  cuvil_copy2d(t, x + (long)r0 * s.L, s.L * sizeof(T), GDRAM2NRAM,
+               s.Lp * sizeof(T), s.L * sizeof(T), rs);
+}
+
+template <typename T>
+__mlu_func__ void cuvil_rows_store(const cuvil_rows_shape &s, T *y, int r0,
+                                   int rs, const T *t) {
+  cuvil_copy2d(y + (long)r0 * s.L, t, s.L * sizeof(T), NRAM2GDRAM,
+               s.L * sizeof(T), s.Lp * sizeof(T), rs);
+}
+
+// softmax or log_softmax of each row. t: Rt*Lp, e: Lp, lanes: one
+// alignment of values.
+template <typename T>
+__mlu_func__ void cuvil_softmax(const cuvil_rows_shape &s, T *y, const T *x,
+                                bool log, T *t, T *e, T *lanes) {
+  for (int r0 = taskId * s.Rt; r0 < s.rows; r0 += taskDim * s.Rt) {
+    int rs = cuvil_min(s.Rt, s.rows - r0);
+    cuvil_rows_load(s, x, r0, rs, (T)(-__builtin_inff()), t);
+    for (int r = 0; r < rs; ++r) {
+      T *row = t + r * s.Lp;
+      T max = cuvil_reduce_row(row, s.Lp, true, lanes);
+      __bang_add_scalar(row, row, -max, s.Lp); // padding stays -inf
+      __bang_active_exp(e, row, s.Lp);         // and becomes 0 here
+      T sum = cuvil_reduce_row(e, s.Lp, false, lanes);
+      if (log)
+        __bang_add_scalar(row, row, (T)-__builtin_logf((float)sum), s.Lp);
+      else
+        __bang_mul_scalar(row, e, (T)1 / sum, s.Lp);
+    }
+    cuvil_rows_store(s, y, r0, rs, t);
+  }
+}
+
+// y = (x - mean) / sqrt(var + eps) * gamma + beta over each row; gamma and
+// beta [L] (either may be null). t: Rt*Lp; sq, g, b, mask: Lp each (mask
+// is 1 on the row and 0 on its padding, so that padding adds nothing to
+// the variance).
+template <typename T>
+__mlu_func__ void cuvil_layer_norm(const cuvil_rows_shape &s, T *y, const T *x,
+                                   const T *gamma, const T *beta, float eps,
+                                   T *t, T *sq, T *g, T *b, T *mask, T *lanes) {
+  __bang_write_value(mask, s.Lp, (T)0);
+  for (int i = 0; i < s.L; ++i)
+    mask[i] = 1;
+  if (gamma)
+    __memcpy(g, (void *)gamma, s.L * sizeof(T), GDRAM2NRAM);
+  if (beta)
+    __memcpy(b, (void *)beta, s.L * sizeof(T), GDRAM2NRAM);
+  for (int r0 = taskId * s.Rt; r0 < s.rows; r0 += taskDim * s.Rt) {
+    int rs = cuvil_min(s.Rt, s.rows - r0);
+    cuvil_rows_load(s, x, r0, rs, (T)0, t);
+    for (int r = 0; r < rs; ++r) {
+      T *row = t + r * s.Lp;
+      float mean = (float)cuvil_reduce_row(row, s.Lp, false, lanes) / s.L;
+      __bang_add_scalar(row, row, (T)-mean, s.Lp);
+      __bang_mul(row, row, mask, s.Lp);
+      __bang_mul(sq, row, row, s.Lp);
+      float var = (float)cuvil_reduce_row(sq, s.Lp, false, lanes) / s.L;
+      __bang_mul_scalar(row, row, (T)(1.0f / __builtin_sqrtf(var + eps)),
+                        s.Lp);
+      if (gamma)
+        __bang_mul(row, row, g, s.Lp);
+      if (beta)
+        __bang_add(row, row, b, s.Lp);
+    }
+    cuvil_rows_store(s, y, r0, rs, t);
+  }
+}
+
+enum cuvil_reduce_op { CUVIL_REDUCE_SUM, CUVIL_REDUCE_MEAN, CUVIL_REDUCE_MAX };
+
+// y[r] = the sum, mean or max of row r (global pooling, reductions over
+// trailing axes). t: Rt*Lp, out: Rt padded, lanes.
+template <typename T>
+__mlu_func__ void cuvil_rows_reduce(const cuvil_rows_shape &s, T *y,
+                                    const T *x, int op, T *t, T *out,
+                                    T *lanes) {
+  bool is_max = op == CUVIL_REDUCE_MAX;
+  for (int r0 = taskId * s.Rt; r0 < s.rows; r0 += taskDim * s.Rt) {
+    int rs = cuvil_min(s.Rt, s.rows - r0);
+    cuvil_rows_load(s, x, r0, rs, is_max ? (T)(-__builtin_inff()) : (T)0, t);
+    for (int r = 0; r < rs; ++r) {
+      T v = cuvil_reduce_row(t + r * s.Lp, s.Lp, is_max, lanes);
+      out[r] = op == CUVIL_REDUCE_MEAN ? v / (T)s.L : v;
+    }
+    __memcpy(y + r0, out, rs * sizeof(T), NRAM2GDRAM);
+  }
+}
+
+// Applies `op` between each value of a row tile and one value v (the
+// row's): row = row op v, or v op row when reversed.
+template <typename T>
+__mlu_func__ void cuvil_row_scalar_op(T *row, int Lp, int op, bool reversed,
+                                      T v, T *tmp) {
+  if (reversed && (op == CUVIL_SUB || op == CUVIL_DIV)) {
+    if (op == CUVIL_SUB) { // v - row
+      __bang_mul_scalar(row, row, (T)-1, Lp);
+      __bang_add_scalar(row, row, v, Lp);
+    } else { // v / row
+      __bang_active_recip(row, row, Lp);
+      __bang_mul_scalar(row, row, v, Lp);
+    }
+    return;
+  }
+  switch (op) {
+  case CUVIL_ADD: __bang_add_scalar(row, row, v, Lp); break;
+  case CUVIL_SUB: __bang_add_scalar(row, row, -v, Lp); break;
+  case CUVIL_MUL: __bang_mul_scalar(row, row, v, Lp); break;
+  case CUVIL_DIV: __bang_mul_scalar(row, row, (T)1 / v, Lp); break;
+  case CUVIL_MAX:
+  case CUVIL_MIN:
+    __bang_write_value(tmp, Lp, v);
+    if (op == CUVIL_MAX)
+      __bang_maxequal(row, row, tmp, Lp);
+    else
+      __bang_minequal(row, row, tmp, Lp);
+    break;
+  }
+}
+
+// row = row op vec (or vec op row when reversed), both Lp values.
+template <typename T>
+__mlu_func__ void cuvil_row_vector_op(T *row, const T *vec, int Lp, int op,
+                                      bool reversed) {
+  T *v = (T *)vec;
+  switch (op) {
+  case CUVIL_ADD: __bang_add(row, row, v, Lp); break;
+  case CUVIL_SUB:
+    if (reversed)
+      __bang_sub(row, v, row, Lp);
+    else
+      __bang_sub(row, row, v, Lp);
+    break;
+  case CUVIL_MUL: __bang_mul(row, row, v, Lp); break;
+  case CUVIL_DIV:
+    if (reversed) {
+      __bang_active_recip(row, row, Lp);
+      __bang_mul(row, row, v, Lp);
+    } else {
+      // v was turned into its reciprocals when loaded
+      __bang_mul(row, row, v, Lp);
+    }
+    break;
+  case CUVIL_MAX: __bang_maxequal(row, row, v, Lp); break;
+  case CUVIL_MIN: __bang_minequal(row, row, v, Lp); break;
+  }
+}
+
+enum cuvil_broadcast_mode { CUVIL_PER_ROW = 0, CUVIL_PER_COLUMN = 1 };
+
+// y[r][l] = a[r][l] op b[r % M] (per row) or a[r][l] op b[l] (per column),
+// b op a when reversed. t: Rt*Lp, bv: all of b (padded), tmp: Lp.
+template <typename T>
+__mlu_func__ void cuvil_broadcast(const cuvil_rows_shape &s, T *y, const T *a,
+                                  const T *b, int M, int mode, int op,
+                                  bool reversed, T *t, T *bv, T *tmp) {
+  int count = mode == CUVIL_PER_ROW ? M : s.L;
+  __memcpy(bv, (void *)b, count * sizeof(T), GDRAM2NRAM);
+  if (mode == CUVIL_PER_COLUMN && op == CUVIL_DIV && !reversed)
+    for (int i = 0; i < count; ++i)
+      bv[i] = (T)1 / bv[i];
+  for (int r0 = taskId * s.Rt; r0 < s.rows; r0 += taskDim * s.Rt) {
+    int rs = cuvil_min(s.Rt, s.rows - r0);
+    cuvil_rows_load(s, a, r0, rs, (T)1, t);
+    for (int r = 0; r < rs; ++r) {
+      T *row = t + r * s.Lp;
+      if (mode == CUVIL_PER_ROW)
+        cuvil_row_scalar_op(row, s.Lp, op, reversed, bv[(r0 + r) % M], tmp);
+      else
+        cuvil_row_vector_op(row, bv, s.Lp, op, reversed);
+    }
+    cuvil_rows_store(s, y, r0, rs, t);
+  }
+}
+
+// Inference batch normalization: y = (x - mean[c]) / sqrt(var[c] + eps) *
+// scale[c] + bias[c], rows r of L values, channel c = r % M. t: Rt*Lp;
+// sc, sh: M padded (each channel's scale and shift, computed once).
+template <typename T>
+__mlu_func__ void cuvil_batch_norm(const cuvil_rows_shape &s, T *y, const T *x,
+                                   const T *scale, const T *bias,
+                                   const T *mean, const T *var, float eps,
+                                   int M, T *t, T *sc, T *sh, T *tmp) {
+  __memcpy(sc, (void *)var, M * sizeof(T), GDRAM2NRAM);
+  __memcpy(sh, (void *)scale, M * sizeof(T), GDRAM2NRAM);
+  for (int c = 0; c < M; ++c)
+    sc[c] = (T)((float)sh[c] / __builtin_sqrtf((float)sc[c] + eps));
+  __memcpy(sh, (void *)mean, M * sizeof(T), GDRAM2NRAM);
+  __memcpy(tmp, (void *)bias, M * sizeof(T), GDRAM2NRAM);
+  for (int c = 0; c < M; ++c)
+    sh[c] = tmp[c] - sh[c] * sc[c];
+  for (int r0 = taskId * s.Rt; r0 < s.rows; r0 += taskDim * s.Rt) {
+    int rs = cuvil_min(s.Rt, s.rows - r0);
+    cuvil_rows_load(s, x, r0, rs, (T)0, t);
+    for (int r = 0; r < rs; ++r) {
+      T *row = t + r * s.Lp;
+      __bang_mul_scalar(row, row, sc[(r0 + r) % M], s.Lp);
+      __bang_add_scalar(row, row, sh[(r0 + r) % M], s.Lp);
+    }
+    cuvil_rows_store(s, y, r0, rs, t);
+  }
+}
+
+// Copies `rows` rows of `bytes` between GDRAM tensors whose rows are
+// `dst_stride` and `src_stride` bytes apart (concatenation and split: one
+// operand's part of the other's rows), the rows split over the tasks.
+__mlu_func__ void cuvil_copy_rows(void *dst, const void *src, long rows,
+                                  int bytes, long dst_stride,
+                                  long src_stride) {
+  long per = (rows + taskDim - 1) / taskDim;
+  long r0 = taskId * per, rs = rows - r0 < per ? rows - r0 : per;
+  for (long done = 0; done < rs; done += 65536) { // segnum is below 2^16
+    long n = rs - done < 65536 ? rs - done : 65536;
+    cuvil_copy2d((char *)dst + (r0 + done) * dst_stride,
+                 (const char *)src + (r0 + done) * src_stride, bytes,
+                 GDRAM2GDRAM, (int)dst_stride, (int)src_stride, (int)n);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise: y = a op b, b of a's size or one value; tiles of Et values.
+//===----------------------------------------------------------------------===//
+
+// ta, tb: Et each.
+template <typename T>
+__mlu_func__ void cuvil_binary(T *y, const T *a, const T *b, long n,
+                               bool scalar_b, int op, int act, T lo, T hi,
+                               int Et, T *ta, T *tb) {
+  T value = 0;
+  if (scalar_b) {
+    __memcpy(tb, (void *)b, sizeof(T), GDRAM2NRAM);
+    value = tb[0];
+    __bang_write_value(tb, Et, value);
+  }
+  for (long e0 = (long)taskId * Et; e0 < n; e0 += (long)taskDim * Et) {
+    int es = (int)(n - e0 < Et ? n - e0 : Et);
+    int ep = (es + CUVIL_ALIGN_BYTES / sizeof(T) - 1) /
+             (CUVIL_ALIGN_BYTES / sizeof(T)) * (CUVIL_ALIGN_BYTES / sizeof(T));
+    __memcpy(ta, (void *)(a + e0), es * sizeof(T), GDRAM2NRAM);
+    if (!scalar_b)
+      __memcpy(tb, (void *)(b + e0), es * sizeof(T), GDRAM2NRAM);
+    switch (op) {
+    case CUVIL_ADD: __bang_add(ta, ta, tb, ep); break;
+    case CUVIL_SUB: __bang_sub(ta, ta, tb, ep); break;
+    case CUVIL_MUL: __bang_mul(ta, ta, tb, ep); break;
+    case CUVIL_MAX: __bang_maxequal(ta, ta, tb, ep); break;
+    case CUVIL_MIN: __bang_minequal(ta, ta, tb, ep); break;
+    case CUVIL_DIV:
+      if (scalar_b) {
+        __bang_mul_scalar(ta, ta, (T)1 / value, ep);
+      } else {
+        __bang_active_recip(tb, tb, ep);
+        __bang_mul(ta, ta, tb, ep);
+      }
+      break;
+    }
+    cuvil_activate(ta, ep, act, lo, hi, tb, ep);
+    if (act == CUVIL_ACT_CLIP && scalar_b)
+      __bang_write_value(tb, Et, value);
+    __memcpy(y + e0, ta, es * sizeof(T), NRAM2GDRAM);
+  }
+}
+
+enum cuvil_unary_op {
+  CUVIL_RELU, CUVIL_CLIP, CUVIL_SIGMOID, CUVIL_TANH, CUVIL_EXP, CUVIL_NEG,
+  CUVIL_SILU, CUVIL_HARDSIGMOID, CUVIL_HARDSWISH, CUVIL_ABS
+};
+
+// y = op(x); clip takes [a, b], the hard functions clip(a * x + b, 0, 1).
+// ta, tb, tc: Et each.
+template <typename T>
+__mlu_func__ void cuvil_unary(T *y, const T *x, long n, int op, T a, T b,
+                              int Et, T *ta, T *tb, T *tc) {
+  for (long e0 = (long)taskId * Et; e0 < n; e0 += (long)taskDim * Et) {
+    int es = (int)(n - e0 < Et ? n - e0 : Et);
+    int ep = (es + CUVIL_ALIGN_BYTES / sizeof(T) - 1) /
+             (CUVIL_ALIGN_BYTES / sizeof(T)) * (CUVIL_ALIGN_BYTES / sizeof(T));
+    __memcpy(ta, (void *)(x + e0), es * sizeof(T), GDRAM2NRAM);
+    switch (op) {
+    case CUVIL_RELU: __bang_active_relu(ta, ta, ep); break;
+    case CUVIL_CLIP: cuvil_activate(ta, ep, CUVIL_ACT_CLIP, a, b, tb, ep); break;
+    case CUVIL_SIGMOID: __bang_active_sigmoid(ta, ta, ep); break;
+    case CUVIL_TANH: __bang_active_tanh(ta, ta, ep); break;
+    case CUVIL_EXP: __bang_active_exp(ta, ta, ep); break;
+    case CUVIL_NEG: __bang_mul_scalar(ta, ta, (T)-1, ep); break;
+    case CUVIL_ABS: // max(x, -x)
+      __bang_mul_scalar(tb, ta, (T)-1, ep);
+      __bang_maxequal(ta, ta, tb, ep);
+      break;
+    case CUVIL_SILU:
+      __bang_active_sigmoid(tb, ta, ep);
+      __bang_mul(ta, ta, tb, ep);
+      break;
+    case CUVIL_HARDSIGMOID:
+    case CUVIL_HARDSWISH:
+      __bang_mul_scalar(tb, ta, a, ep);
+      __bang_add_scalar(tb, tb, b, ep);
+      cuvil_activate(tb, ep, CUVIL_ACT_CLIP, (T)0, (T)1, tc, ep);
+      if (op == CUVIL_HARDSWISH)
+        __bang_mul(ta, ta, tb, ep);
+      else
+        __memcpy(ta, tb, ep * sizeof(T), NRAM2NRAM);
+      break;
+    }
+    __memcpy(y + e0, ta, es * sizeof(T), NRAM2GDRAM);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement, GDRAM to GDRAM and exact: y[i0..i5] = x[sum i_d * stride_d
+// + offset] over an output of up to six dimensions (transpose, slice,
+// reshape). Rows of the last dimension are one DMA each, element-strided
+// when the source's last stride is not one.
+//===----------------------------------------------------------------------===//
+
+struct cuvil_gather_shape {
+  int rank;         // at most 6
+  long dims[6];     // output dimensions
+  long strides[6];  // source element strides per output dimension
+  long offset;      // source element offset
+};
+
+template <typename T>
+__mlu_func__ void cuvil_gather(const cuvil_gather_shape &s, T *y, const T *x) {
+  long rows = 1;
+  for (int d = 0; d + 1 < s.rank; ++d)
+    rows *= s.dims[d];
+  long last = s.rank ? s.dims[s.rank - 1] : 1;
+  long lstride = s.rank ? s.strides[s.rank - 1] : 1;
+  for (long row = taskId; row < rows; row += taskDim) {
+    long src = s.offset, rest = row;
+    for (int d = s.rank - 2; d >= 0; --d) {
+      src += rest % s.dims[d] * s.strides[d];
+      rest /= s.dims[d];
+    }
+    if (lstride == 1)
+      __memcpy(y + row * last, (void *)(x + src), last * sizeof(T), GDRAM2GDRAM);
+    else
+      cuvil_copy2d(y + row * last, x + src, sizeof(T), GDRAM2GDRAM, sizeof(T),
+                   lstride * sizeof(T), last);
+  }
+}
+
+#endif // CUVIL_MLU_KERNELS_H

@@ -1,0 +1,377 @@
+//===- KernelPlan.cpp - tiles, buffers and tasks for one layer ------------===//
+//
+// Tiles start at sizes that keep the vector unit busy (a few hundred
+// values per __bang_* call) and shrink, the dimension whose buffers weigh
+// most first, until the buffers fit the core's NRAM less its reserve. Then
+// work items are made small enough that every core of the chip gets one.
+// Streaming loops (a product's K tiles, a convolution's input channels)
+// load their next tile while the vector unit works on this one, so their
+// buffers are planned twice.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/targets/mlu/plan/KernelPlan.h"
+
+#include "cuvil/ir/CuvilL2Dialect.h"
+
+#include "absl/strings/str_cat.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <algorithm>
+
+namespace cuvil::mlu {
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+struct Planner {
+  const Problem &p;
+  const Chip &chip;
+  int64_t align; // elements per vector alignment
+
+  Planner(const Problem &p, const Chip &chip)
+      : p(p), chip(chip), align(kAlignBytes / p.elementBytes) {}
+
+  int64_t up(int64_t elements) const { return alignElements(elements, p.elementBytes); }
+  int64_t budget() const { return chip.nramBudget() / p.elementBytes; }
+  static int64_t total(const std::vector<OnChipBuffer> &buffers, int64_t align) {
+    int64_t sum = 0;
+    for (const OnChipBuffer &b : buffers) // each allocation 64-byte aligned
+      sum += (b.elements * b.copies + align - 1) / align * align;
+    return sum;
+  }
+  absl::Status tooBig(const std::vector<OnChipBuffer> &buffers,
+                      const std::string &what) const {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "its smallest tile (", what, ") needs ",
+        total(buffers, align) * p.elementBytes, " bytes of NRAM; ", chip.name,
+        " has ", chip.nramBudget(), " per core after the ",
+        chip.nramReserveBytes, "-byte reserve"));
+  }
+
+  absl::StatusOr<KernelPlan> gemm();
+  absl::StatusOr<KernelPlan> window();
+  absl::StatusOr<KernelPlan> rows();
+  absl::StatusOr<KernelPlan> binary();
+  KernelPlan gather();
+  KernelPlan parts();
+};
+
+OnChipBuffer nram(const char *name, int64_t elements, int64_t copies = 1) {
+  return {name, l2::MemorySpace::nram, elements, copies};
+}
+
+absl::StatusOr<KernelPlan> Planner::gemm() {
+  int64_t batch = p.dim("batch"), M = p.dim("M"), N = p.dim("N"),
+          K = p.dim("K");
+  bool residual = p.operands[4] >= 0;
+  int64_t Mt = std::min<int64_t>(M, 64), Nt = std::min<int64_t>(up(N), 512),
+          Kt = std::min<int64_t>(K, 256);
+  auto buffers = [&] {
+    std::vector<OnChipBuffer> b = {nram("a", Mt * Kt, 2), nram("b", Kt * Nt, 2),
+                                   nram("acc", Mt * Nt), nram("tmp", Nt),
+                                   nram("vec", Nt)};
+    if (residual)
+      b.push_back(nram("res", Mt * Nt));
+    return b;
+  };
+  while (total(buffers(), align) > budget()) {
+    if (Kt > 32)
+      Kt = ceilDiv(Kt, 2);
+    else if (Mt > 1)
+      Mt = ceilDiv(Mt, 2);
+    else if (Nt > align)
+      Nt = up(Nt / 2);
+    else
+      return tooBig(buffers(), "1 row, 32 of K, one vector of N");
+  }
+  // Every core gets an item: narrower column tiles first, then fewer rows.
+  auto items = [&] { return batch * ceilDiv(M, Mt) * ceilDiv(N, Nt); };
+  while (items() < chip.cores() && (Nt > align || Mt > 1)) {
+    if (Nt > align)
+      Nt = up(Nt / 2);
+    else
+      Mt = ceilDiv(Mt, 2);
+  }
+  KernelPlan plan;
+  plan.tile = {Mt, Kt, Nt};
+  plan.buffers = buffers();
+  plan.workItems = items();
+  plan.doubleBuffered = ceilDiv(K, Kt) > 1;
+  // A is read once per column tile, B once per row tile.
+  int64_t mtiles = ceilDiv(M, Mt), ntiles = ceilDiv(N, Nt);
+  plan.gdramBytes = p.elementBytes *
+                    (batch * M * K * ntiles + batch * mtiles * K * N +
+                     batch * M * N * (residual ? 2 : 1) +
+                     (p.operands[3] >= 0 ? batch * mtiles * N : 0));
+  return plan;
+}
+
+absl::StatusOr<KernelPlan> Planner::window() {
+  bool conv = p.kind == "conv2d";
+  int64_t C = p.dim("C"), W = p.dim("W"), OC = p.dim("OC"), OH = p.dim("OH"),
+          OW = p.dim("OW"), KH = p.dim("KH"), SH = p.dim("SH"),
+          DH = p.dim("DH"), G = p.dim("G"), taps = KH * p.dim("KW");
+  int64_t cg = C / G, ocg = OC / G;
+  bool residual = conv && p.operands[4] >= 0;
+  int64_t OCt = conv ? std::min<int64_t>(ocg, 64) : 1;
+  int64_t Ct = conv ? std::min<int64_t>(cg, 64) : 1;
+  int64_t Ht = std::clamp<int64_t>(ceilDiv(1024, OW), 1, OH);
+  auto rowsIn = [&] { return (Ht - 1) * SH + (KH - 1) * DH + 1; };
+  auto pt = [&] { return up(Ht * OW); };
+  auto buffers = [&] {
+    if (!conv)
+      return std::vector<OnChipBuffer>{
+          nram("x", rowsIn() * W), nram("p", taps * pt()), nram("acc", pt()),
+          nram("tmp", pt())};
+    std::vector<OnChipBuffer> b = {
+        nram("x", Ct * rowsIn() * W, 2), nram("w", OCt * Ct * taps, 2),
+        nram("p", Ct * taps * pt()),     nram("acc", OCt * pt()),
+        nram("tmp", pt()),               nram("vec", up(OCt))};
+    if (residual)
+      b.push_back(nram("res", OCt * pt()));
+    return b;
+  };
+  while (total(buffers(), align) > budget()) {
+    if (Ct > 8)
+      Ct = ceilDiv(Ct, 2);
+    else if (Ht > 1)
+      Ht = ceilDiv(Ht, 2);
+    else if (OCt > 1)
+      OCt = ceilDiv(OCt, 2);
+    else if (Ct > 1)
+      Ct = ceilDiv(Ct, 2);
+    else
+      return tooBig(buffers(), "one output row of one channel");
+  }
+  int64_t N = p.dim("N");
+  auto items = [&] {
+    return N * (conv ? G * ceilDiv(ocg, OCt) : C) * ceilDiv(OH, Ht);
+  };
+  // Fewer output rows per item while they still fill whole vectors, then
+  // fewer channels: rows shorter than a vector would waste its lanes.
+  while (items() < chip.cores() && (Ht > 1 || OCt > 1)) {
+    bool rowsFill = ceilDiv(Ht, 2) * OW >= align;
+    if (Ht > 1 && (rowsFill || OCt == 1))
+      Ht = ceilDiv(Ht, 2);
+    else
+      OCt = ceilDiv(OCt, 2);
+  }
+  KernelPlan plan;
+  plan.tile = {OCt, Ct, Ht};
+  plan.buffers = buffers();
+  plan.workItems = items();
+  plan.doubleBuffered = conv && ceilDiv(cg, Ct) > 1;
+  int64_t inputReads = N * C * rowsIn() * W * ceilDiv(OH, Ht) *
+                       (conv ? ceilDiv(ocg, OCt) : 1);
+  int64_t outputs = N * OC * OH * OW;
+  plan.gdramBytes = p.elementBytes *
+                    (inputReads + outputs * (residual ? 2 : 1) +
+                     (conv ? OC * cg * taps * N * ceilDiv(OH, Ht) : 0) +
+                     (p.isMax || conv ? 0 : OH * OW * N * C));
+  return plan;
+}
+
+absl::StatusOr<KernelPlan> Planner::rows() {
+  int64_t rows = p.dim("rows"), L = p.dim("L"), Lp = up(L), M = p.dim("M");
+  int64_t Rt = std::max<int64_t>(1, ceilDiv(rows, chip.cores()));
+  Rt = std::min<int64_t>(Rt, 64);
+  auto buffers = [&] {
+    std::vector<OnChipBuffer> b = {nram("t", Rt * Lp)};
+    if (p.kind == "softmax") {
+      b.push_back(nram("e", Lp));
+    } else if (p.kind == "layer_norm") {
+      for (const char *name : {"sq", "g", "b", "mask"})
+        b.push_back(nram(name, Lp));
+    } else if (p.kind == "rows_reduce") {
+      b.push_back(nram("out", up(Rt)));
+    } else if (p.kind == "batch_norm") {
+      b.push_back(nram("sc", up(M)));
+      b.push_back(nram("sh", up(M)));
+      b.push_back(nram("tmp", std::max(Lp, up(M))));
+      return b;
+    } else { // a broadcast binary: all of b, and a row of scratch
+      b.push_back(nram("bv", up(p.mode == "rows" ? M : L)));
+      b.push_back(nram("tmp", Lp));
+      return b;
+    }
+    b.push_back(nram("lanes", align));
+    return b;
+  };
+  while (total(buffers(), align) > budget()) {
+    if (Rt == 1)
+      return tooBig(buffers(), "one row");
+    Rt = ceilDiv(Rt, 2);
+  }
+  KernelPlan plan;
+  plan.tile = {Rt, Lp};
+  plan.buffers = buffers();
+  plan.workItems = ceilDiv(rows, Rt);
+  plan.gdramBytes =
+      p.elementBytes * (rows * L + (p.kind == "rows_reduce" ? rows : rows * L));
+  return plan;
+}
+
+absl::StatusOr<KernelPlan> Planner::binary() {
+  int64_t n = p.dim("n");
+  int64_t Et = std::min<int64_t>(up(ceilDiv(n, chip.cores())), 16384);
+  int64_t count = p.kind == "unary" ? 3 : 2;
+  while (count * Et > budget() && Et > align)
+    Et = up(Et / 2);
+  KernelPlan plan;
+  plan.tile = {Et};
+  plan.buffers = {nram("ta", Et), nram("tb", Et)};
+  if (p.kind == "unary")
+    plan.buffers.push_back(nram("tc", Et));
+  plan.workItems = ceilDiv(n, Et);
+  plan.gdramBytes =
+      p.elementBytes * n * (p.mode == "scalar" || p.kind == "unary" ? 2 : 3);
+  return plan;
+}
+
+KernelPlan Planner::gather() {
+  KernelPlan plan;
+  int64_t rows = 1, elements = 1;
+  for (size_t d = 0; d < p.gatherDims.size(); ++d) {
+    elements *= p.gatherDims[d];
+    if (d + 1 < p.gatherDims.size())
+      rows *= p.gatherDims[d];
+  }
+  plan.workItems = rows;
+  plan.gdramBytes = 2 * p.elementBytes * elements;
+  return plan;
+}
+
+KernelPlan Planner::parts() {
+  KernelPlan plan;
+  plan.workItems = p.dim("outer");
+  plan.gdramBytes = 2 * p.elementBytes * p.dim("outer") * p.dim("total");
+  return plan;
+}
+
+} // namespace
+
+int64_t alignElements(int64_t elements, int64_t elementBytes) {
+  int64_t align = kAlignBytes / elementBytes;
+  return std::max<int64_t>(align, (elements + align - 1) / align * align);
+}
+
+llvm::StringRef functionTypeName(FunctionType type) {
+  switch (type) {
+  case FunctionType::Block: return "block";
+  case FunctionType::Union1: return "union1";
+  case FunctionType::Union2: return "union2";
+  case FunctionType::Union4: return "union4";
+  }
+  return "block";
+}
+
+int64_t KernelPlan::bytesIn(l2::MemorySpace space, int64_t elementBytes) const {
+  int64_t bytes = 0;
+  for (const OnChipBuffer &b : buffers)
+    if (b.space == space)
+      bytes += (b.elements * b.copies * elementBytes + kAlignBytes - 1) / kAlignBytes * kAlignBytes;
+  return bytes;
+}
+
+absl::StatusOr<KernelPlan> planKernel(const Problem &problem, const Chip &chip) {
+  Planner planner(problem, chip);
+  absl::StatusOr<KernelPlan> plan = [&]() -> absl::StatusOr<KernelPlan> {
+    if (problem.kind == "gemm")
+      return planner.gemm();
+    if (problem.kind == "conv2d" || problem.kind == "pool2d")
+      return planner.window();
+    if (problem.kind == "softmax" || problem.kind == "layer_norm" ||
+        problem.kind == "rows_reduce" || problem.kind == "batch_norm" ||
+        (problem.kind == "binary" &&
+         (problem.mode == "rows" || problem.mode == "columns")))
+      return planner.rows();
+    if (problem.kind == "binary" || problem.kind == "unary")
+      return planner.binary();
+    if (problem.kind == "concat" || problem.kind == "split")
+      return planner.parts();
+    return planner.gather();
+  }();
+  if (!plan.ok())
+    return plan;
+  plan->tasks = std::max<int64_t>(1, std::min<int64_t>(plan->workItems, chip.cores()));
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// The plan as an attribute (mlu.plan), and back
+//===----------------------------------------------------------------------===//
+
+mlir::DictionaryAttr KernelPlan::toAttr(mlir::MLIRContext *context,
+                                        mlir::Type elementType) const {
+  mlir::Builder b(context);
+  llvm::SmallVector<mlir::NamedAttribute> buffersAttr;
+  for (const OnChipBuffer &buffer : buffers) {
+    llvm::SmallVector<int64_t> shape;
+    if (buffer.copies > 1)
+      shape.push_back(buffer.copies);
+    shape.push_back(buffer.elements);
+    auto type = mlir::MemRefType::get(
+        shape, elementType, mlir::MemRefLayoutAttrInterface(),
+        l2::MemorySpaceAttr::get(context, buffer.space));
+    buffersAttr.push_back(b.getNamedAttr(buffer.name, mlir::TypeAttr::get(type)));
+  }
+  int64_t align = kAlignBytes / ((elementType.getIntOrFloatBitWidth() + 7) / 8);
+  bool aligned = !tile.empty() && tile.back() % align == 0 && tile.back() > 0 &&
+                 tile.size() >= 2;
+  llvm::SmallVector<mlir::NamedAttribute> fields = {
+      b.getNamedAttr("function_type",
+                     b.getStringAttr(functionTypeName(functionType))),
+      b.getNamedAttr("task_split", l2::TaskSplitAttr::get(context, 0, tasks)),
+      b.getNamedAttr("work_items", b.getI64IntegerAttr(workItems)),
+      b.getNamedAttr("gdram_bytes", b.getI64IntegerAttr(gdramBytes)),
+      b.getNamedAttr("buffers", b.getDictionaryAttr(buffersAttr)),
+  };
+  if (!tile.empty())
+    fields.push_back(b.getNamedAttr(
+        "tile", l2::TileAttr::get(context, tile, aligned ? align : 0)));
+  if (doubleBuffered)
+    fields.push_back(b.getNamedAttr("double_buffered", b.getUnitAttr()));
+  return b.getDictionaryAttr(fields);
+}
+
+mlir::FailureOr<KernelPlan> KernelPlan::fromAttr(mlir::DictionaryAttr attr) {
+  if (!attr)
+    return mlir::failure();
+  KernelPlan plan;
+  auto split = attr.getAs<l2::TaskSplitAttr>("task_split");
+  auto items = attr.getAs<mlir::IntegerAttr>("work_items");
+  auto traffic = attr.getAs<mlir::IntegerAttr>("gdram_bytes");
+  auto buffers = attr.getAs<mlir::DictionaryAttr>("buffers");
+  auto type = attr.getAs<mlir::StringAttr>("function_type");
+  if (!split || !items || !traffic || !buffers || !type)
+    return mlir::failure();
+  plan.tasks = split.getParts();
+  plan.workItems = items.getInt();
+  plan.gdramBytes = traffic.getInt();
+  for (FunctionType t : {FunctionType::Block, FunctionType::Union1,
+                         FunctionType::Union2, FunctionType::Union4})
+    if (functionTypeName(t) == type.getValue())
+      plan.functionType = t;
+  if (auto tile = attr.getAs<l2::TileAttr>("tile"))
+    plan.tile.assign(tile.getSizes().begin(), tile.getSizes().end());
+  plan.doubleBuffered = static_cast<bool>(attr.get("double_buffered"));
+  for (mlir::NamedAttribute named : buffers) {
+    auto typeAttr = llvm::dyn_cast<mlir::TypeAttr>(named.getValue());
+    auto memref = typeAttr ? llvm::dyn_cast<mlir::MemRefType>(typeAttr.getValue())
+                           : mlir::MemRefType();
+    auto space = memref ? llvm::dyn_cast_or_null<l2::MemorySpaceAttr>(
+                              memref.getMemorySpace())
+                        : l2::MemorySpaceAttr();
+    if (!space)
+      return mlir::failure();
+    OnChipBuffer buffer{named.getName().str(), space.getValue(),
+                        memref.getShape().back(),
+                        memref.getRank() > 1 ? memref.getShape()[0] : 1};
+    plan.buffers.push_back(buffer);
+  }
+  return plan;
+}
+
+} // namespace cuvil::mlu

@@ -1,0 +1,109 @@
+//===- KernelPlan.h - how one layer runs on an MLU -------------*- C++ -*-===//
+//
+// A level2 micro-kernel call, read as the problem it computes (`Problem`:
+// a matrix product, a sliding window, rows, elementwise, a gather), and
+// planned onto a chip (`KernelPlan`): the tiles, so that each core's
+// working set fits its NRAM (double buffered where a loop streams tiles),
+// the on-chip buffers with their memory spaces and padded sizes, the work
+// split over tasks and the function type, and the GDRAM traffic and
+// operations the report's roofline reads.
+//
+// cuvil-mlu-plan-kernels records each plan on its call (`mlu.plan`); the
+// serializer reads it back from there, so the IR is the one truth.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_TARGETS_MLU_PLAN_KERNELPLAN_H
+#define CUVIL_TARGETS_MLU_PLAN_KERNELPLAN_H
+
+#include "cuvil/ir/CuvilL2Ops.h"
+#include "cuvil/targets/mlu/chips/Chip.h"
+
+#include "absl/status/statusor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cuvil::mlu {
+
+/// The vector unit's alignment: pointers and lengths of __bang_* calls.
+constexpr int64_t kAlignBytes = 128;
+
+enum class Activation { None = 0, Relu = 1, Clip = 2 };
+
+/// What a call computes, in the device library's terms
+/// (bang/cuvil_mlu_kernels.h). `operands` maps each kernel argument, in
+/// the library function's order, to the call's operand index (-1: none).
+struct Problem {
+  std::string kind; // gemm, conv2d, pool2d, softmax, layer_norm,
+                    // rows_reduce, batch_norm, binary, unary, concat,
+                    // split, gather
+  int64_t elementBytes = 4;
+  std::vector<int> operands;
+  /// The shape fields the kind uses, by the library struct's names
+  /// (cuvil_gemm_shape: batch, M, N, K, a_batch, ...).
+  std::vector<std::pair<std::string, int64_t>> dims;
+  Activation act = Activation::None;
+  /// The clip's bounds; a unary hardsigmoid's alpha and beta.
+  double clipMin = 0, clipMax = 0;
+  /// pool2d: max (else average, by `reciprocals`, one per output position);
+  /// softmax: log; binary: the op and a one-value second operand.
+  bool isMax = false, log = false;
+  /// binary: the op, how the second operand broadcasts (same, scalar,
+  /// rows: one value per row, columns: one per position of a row), and
+  /// whether it is the first operand (b op a). rows_reduce: sum, mean, max.
+  std::string op, mode;
+  bool reversed = false;
+  /// concat and split: each part's values per row of the whole.
+  std::vector<int64_t> parts;
+  double epsilon = 0;
+  std::vector<float> reciprocals;
+  /// gather: source strides and offset per output dimension.
+  std::vector<int64_t> gatherDims, gatherStrides;
+  int64_t gatherOffset = 0;
+  double ops = 0; // arithmetic operations (a multiply-add is two)
+
+  int64_t dim(llvm::StringRef name) const;
+};
+
+/// Reads `call` as a Problem, or an error saying what the MLU target does
+/// not support about it (reported at the call's location).
+mlir::FailureOr<Problem> describeCall(l2::UKernelCallOp call);
+
+enum class FunctionType { Block, Union1, Union2, Union4 };
+llvm::StringRef functionTypeName(FunctionType type);
+
+struct OnChipBuffer {
+  std::string name;
+  l2::MemorySpace space;
+  int64_t elements = 0; // per copy, padded to the alignment
+  int64_t copies = 1;   // 2: ping-pong
+};
+
+struct KernelPlan {
+  /// Tile sizes, the kind's: gemm [Mt, Kt, Nt]; conv2d and pool2d
+  /// [OCt, Ct, Ht]; rows [Rt, Lp]; binary and unary [Et]; gather [].
+  std::vector<int64_t> tile;
+  std::vector<OnChipBuffer> buffers;
+  int64_t workItems = 0, tasks = 1;
+  FunctionType functionType = FunctionType::Block;
+  bool doubleBuffered = false;
+  int64_t gdramBytes = 0;
+
+  int64_t bytesIn(l2::MemorySpace space, int64_t elementBytes) const;
+  mlir::DictionaryAttr toAttr(mlir::MLIRContext *context,
+                              mlir::Type elementType) const;
+  static mlir::FailureOr<KernelPlan> fromAttr(mlir::DictionaryAttr attr);
+};
+
+/// Plans `problem` on `chip`, or says why it cannot fit.
+absl::StatusOr<KernelPlan> planKernel(const Problem &problem, const Chip &chip);
+
+/// Rounds `elements` up to the vector alignment.
+int64_t alignElements(int64_t elements, int64_t elementBytes);
+
+} // namespace cuvil::mlu
+
+#endif // CUVIL_TARGETS_MLU_PLAN_KERNELPLAN_H

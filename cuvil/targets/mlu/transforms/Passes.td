@@ -1,0 +1,31 @@
+//===- Passes.td - the MLU target's level2 passes ----------*- tablegen -*-===//
+
+#ifndef CUVIL_TARGETS_MLU_TRANSFORMS_PASSES_TD
+#define CUVIL_TARGETS_MLU_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CuvilMluPlanKernels : Pass<"cuvil-mlu-plan-kernels", "::mlir::ModuleOp"> {
+  let summary = "Plan each micro-kernel on the MLU: tiles, on-chip buffers, tasks";
+  let description = [{
+    Level2, on the neutral lowering's `cuvil_l2.ukernel_call`s, for the chip
+    of the module's `#cuvil.target` (its `config`: nram, wram, sram bytes,
+    reserves, clusters and cores). Each call is read as a problem of the
+    device library (a product, a sliding window, rows, an elementwise
+    binary or a gather) and gets `mlu.plan`: its `#cuvil_l2.tile`, its
+    on-chip `buffers` as memrefs in `#cuvil_l2.space<nram>` (a leading
+    dimension of 2 for ping-pong buffers; each padded to the vector unit's
+    128 bytes), `double_buffered`, the `#cuvil_l2.task_split` over the
+    chip's cores, the `function_type`, its `work_items` and the GDRAM bytes
+    it moves. A call the target cannot run, or whose smallest tile does not
+    fit NRAM, is an error at its location.
+  }];
+  let statistics = [
+    Statistic<"numPlanned", "planned", "Micro-kernel calls planned">,
+    Statistic<"numDoubleBuffered", "double-buffered",
+              "Calls whose streaming loop is double buffered">,
+  ];
+  let dependentDialects = ["::cuvil::l2::CuvilL2Dialect"];
+}
+
+#endif // CUVIL_TARGETS_MLU_TRANSFORMS_PASSES_TD

@@ -1,0 +1,64 @@
+//===- PlanKernels.cpp - cuvil-mlu-plan-kernels ---------------------------===//
+//
+// Records each micro-kernel call's plan on the MLU chip the module targets
+// (plan/KernelPlan.h) as `mlu.plan`, so that --emit=mlir-level2 shows the
+// tiles, buffers in NRAM and the task split the serializer then generates.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/ir/CuvilAttrs.h"
+#include "cuvil/targets/mlu/plan/KernelPlan.h"
+#include "cuvil/targets/mlu/transforms/Passes.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace cuvil::mlu {
+#define GEN_PASS_DEF_CUVILMLUPLANKERNELS
+#include "cuvil/targets/mlu/transforms/Passes.h.inc"
+} // namespace cuvil::mlu
+
+namespace cuvil::mlu {
+namespace {
+
+struct PlanKernelsPass : impl::CuvilMluPlanKernelsBase<PlanKernelsPass> {
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    l1::TargetAttr target = l1::TargetAttr::lookup(module);
+    absl::StatusOr<Chip> chip =
+        lookupChip(target ? target.getCpu() : llvm::StringRef());
+    if (!target || !chip.ok()) {
+      module.emitError("cuvil-mlu-plan-kernels needs a #cuvil.target whose "
+                       "cpu is an MLU chip: ")
+          << (chip.ok() ? std::string("the module has none")
+                        : std::string(chip.status().message()));
+      return signalPassFailure();
+    }
+    bool failed = false;
+    module.walk([&](l2::UKernelCallOp call) {
+      mlir::FailureOr<Problem> problem = describeCall(call);
+      if (mlir::failed(problem)) {
+        failed = true;
+        return;
+      }
+      absl::StatusOr<KernelPlan> plan = planKernel(*problem, *chip);
+      if (!plan.ok()) {
+        call.emitOpError() << "'" << call.getKernel()
+                           << "' does not fit the MLU: "
+                           << std::string(plan.status().message());
+        failed = true;
+        return;
+      }
+      mlir::Type element =
+          llvm::cast<mlir::MemRefType>(call.getOutputs()[0].getType())
+              .getElementType();
+      call->setAttr("mlu.plan", plan->toAttr(&getContext(), element));
+      ++numPlanned;
+      numDoubleBuffered += plan->doubleBuffered;
+    });
+    if (failed)
+      signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace cuvil::mlu

@@ -1,0 +1,214 @@
+"""cuvil.compile(..., target="mlu"): Cambricon MLU projects, their generated
+BANG C and CNRT sources compiled on this host against Cuvil's emulator and
+run (MluProject.emulate), checked against PyTorch with mlu-ops' acceptance
+metrics and against the x86 artifact of the same model.
+
+DIFF1 = sum|e - b| / sum|b| and DIFF2 = sqrt(sum (e - b)^2 / sum b^2), e
+the emulated output and b the reference: at most 1e-5 in float32 for
+models with convolutions and products (mlu-ops' threshold); data movement
+(reshape, transpose, slice) is exact. Images are 64x64 here to keep the
+emulated runs short; the layers are those of the 224x224 models.
+Models: an MLP, the transformer encoder layer, ResNet-18, MobileNetV2 and
+V3, EfficientNet-B0, SqueezeNet, ShuffleNetV2, GoogLeNet and RegNetY, and
+layer mixes on each chip.
+"""
+
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import cuvil
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests"
+                       / "models"))
+import export_models  # noqa: E402
+
+DIFF_LIMIT = 1e-5
+
+
+def diffs(e, b):
+    e, b = np.asarray(e, np.float64), np.asarray(b, np.float64)
+    return (np.abs(e - b).sum() / np.abs(b).sum(),
+            np.sqrt(((e - b) ** 2).sum() / (b ** 2).sum()))
+
+
+def check(model, shape, device="mlu270", x86=True):
+    """Compiles `model` for the MLU, emulates it on a random input and
+    compares it with PyTorch and the x86 artifact; returns the project."""
+    model.eval()
+    signature = [("input", torch.float32, shape)]
+    project = cuvil.compile(model, signature, target="mlu", device=device)
+    torch.manual_seed(1)
+    x = torch.randn(*shape)
+    y = project.emulate(x.numpy())
+    with torch.no_grad():
+        expected = model(x).numpy()
+    assert y.shape == expected.shape
+    diff1, diff2 = diffs(y, expected)
+    assert diff1 <= DIFF_LIMIT and diff2 <= DIFF_LIMIT, (diff1, diff2)
+    if x86:
+        native = cuvil.compile(model, signature)(x).numpy()
+        diff1, diff2 = diffs(y, native)
+        assert diff1 <= DIFF_LIMIT and diff2 <= DIFF_LIMIT, (diff1, diff2)
+    return project
+
+
+def test_mlp():
+    torch.manual_seed(0)
+    mlp = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(),
+                              torch.nn.Linear(256, 256), torch.nn.ReLU(),
+                              torch.nn.Linear(256, 10))
+    project = check(mlp, (8, 64))
+    assert isinstance(project, cuvil.MluProject)
+    assert "mlu270" in repr(project) and "estimated" in repr(project)
+    layers = project.report["layers"]
+    assert [layer["library_function"] for layer in layers] == ["gemm"] * 3
+    for layer in layers:
+        assert 0 < layer["nram_bytes"] <= project.report["device"]["nram_limit_bytes"]
+        assert layer["tasks"] <= 16 and layer["bound"] in ("compute", "memory")
+
+
+@pytest.mark.parametrize("device", ["mlu270", "mlu290", "mlu370"])
+def test_windows_and_rows(device):
+    """Convolutions (strided, dilated, grouped, depthwise, with a residual),
+    both poolings with ceil mode, global pooling, a product and softmax on
+    each chip: their sizes change the tiles, never the numbers."""
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = torch.nn.Conv2d(3, 16, 3, stride=2, padding=1)
+            self.bn = torch.nn.BatchNorm2d(16)
+            self.dilated = torch.nn.Conv2d(16, 16, 3, padding=2, dilation=2)
+            self.grouped = torch.nn.Conv2d(16, 32, 3, padding=1, groups=4)
+            self.depthwise = torch.nn.Conv2d(32, 32, 5, padding=2, groups=32)
+            self.pointwise = torch.nn.Conv2d(32, 32, 1)
+            self.head = torch.nn.Linear(32, 7)
+
+        def forward(self, x):
+            x = torch.relu(self.bn(self.stem(x)))
+            x = torch.nn.functional.max_pool2d(x, 3, 2, 1, ceil_mode=True)
+            x = torch.relu(self.dilated(x) + x)
+            x = torch.nn.functional.relu6(self.grouped(x))
+            x = torch.nn.functional.avg_pool2d(x, 3, 2, 1, ceil_mode=True,
+                                               count_include_pad=False)
+            x = self.pointwise(self.depthwise(x)) + x
+            x = torch.nn.functional.adaptive_avg_pool2d(x, 1).flatten(1)
+            return torch.softmax(self.head(x), dim=1)
+
+    torch.manual_seed(0)
+    net = Net()
+    with torch.no_grad():
+        net.bn.running_mean.uniform_(-0.5, 0.5)
+        net.bn.running_var.uniform_(0.5, 2.0)
+    project = check(net, (2, 3, 37, 29), device=device)
+    assert project.report["device"]["name"] == device
+
+
+def test_transformer_layer_and_data_movement():
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4,
+                                             dim_feedforward=128,
+                                             batch_first=True)
+    check(layer, (1, 16, 64))
+
+    class Move(torch.nn.Module):
+        def forward(self, x):
+            y = x.permute(0, 2, 1).reshape(2, 8, 6)
+            a, b = torch.split(y[:, 1:7:2, ::2], [1, 2], dim=1)
+            return torch.cat([b, a * 2], 1)
+
+    movement = cuvil.compile(Move(), [("input", torch.float32, (2, 6, 8))],
+                             target="mlu", device="mlu270")
+    x = np.random.default_rng(0).standard_normal((2, 6, 8)).astype(np.float32)
+    y = movement.emulate(x)
+    assert np.array_equal(y, Move()(torch.tensor(x)).numpy())
+    assert {"split", "concat", "transpose", "slice"} <= {
+        layer["op"] for layer in movement.report["layers"]}
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2",
+                                  "mobilenet_v3_small", "efficientnet_b0",
+                                  "squeezenet1_0", "shufflenet_v2_x1_0",
+                                  "googlenet", "regnet_y_400mf"])
+def test_torchvision(name):
+    torch.manual_seed(0)
+    model, _ = export_models.torchvision_model(name, size=64)
+    project = check(model, (1, 3, 64, 64), x86=name == "resnet18")
+    functions = {layer["library_function"] for layer in project.report["layers"]}
+    assert "conv2d" in functions
+
+
+def test_save_and_errors(tmp_path):
+    torch.manual_seed(0)
+    mlp = torch.nn.Sequential(torch.nn.Linear(4, 8)).eval()
+    signature = [("input", torch.float32, (2, 4))]
+    project = cuvil.compile(mlp, signature, target="mlu", device="mlu370")
+    project.save(tmp_path / "mlp")
+    for name in ("kernels.mlu", "host.cpp", "model.h", "CMakeLists.txt",
+                 "weights.bin", "README.md", "cuvil_bang_emu.h"):
+        assert (tmp_path / "mlp" / name).exists(), name
+    assert "--bang-mlu-arch=mtp_372" in (tmp_path / "mlp" / "CMakeLists.txt").read_text()
+    with pytest.raises(ValueError, match="input 'input' has shape"):
+        project.emulate(np.zeros((3, 4), np.float32))
+    with pytest.raises(ValueError, match="needs device=NAME"):
+        cuvil.compile(mlp, signature, target="mlu")
+    with pytest.raises(cuvil.CompileError, match="unknown MLU 'mlu100'"):
+        cuvil.compile(mlp, signature, target="mlu", device="mlu100")
+    with pytest.raises(cuvil.CompileError, match="precision 'int8' is not built"):
+        cuvil.compile(mlp, signature, target="mlu", device="mlu270",
+                      precision="int8")
+
+    class Cumulative(torch.nn.Module):
+        def forward(self, x):
+            return torch.cumsum(x, 1)
+
+    with pytest.raises(cuvil.CompileError, match="'cumsum' cannot run on the "
+                       "MLU target") as error:
+        cuvil.compile(Cumulative(), signature, target="mlu", device="mlu270")
+    assert "test_mlu.py" in error.value.location
+
+
+def test_zoo_structures():
+    """What the torchvision zoo adds to plain convolutions: squeeze and
+    excitation (a per-channel scale), hard-swish, concatenation (fire
+    modules), channel shuffle, split (chunk), batch norm before a
+    convolution (not foldable), reductions, and broadcasts both ways."""
+
+    class Zoo(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = torch.nn.BatchNorm2d(8)
+            self.conv = torch.nn.Conv2d(8, 16, 3, padding=1)
+            self.squeeze = torch.nn.Conv2d(16, 4, 1)
+            self.excite = torch.nn.Conv2d(4, 16, 1)
+            self.left = torch.nn.Conv2d(8, 8, 1)
+            self.right = torch.nn.Conv2d(8, 8, 3, padding=1)
+
+        def forward(self, x):
+            x = self.conv(torch.relu(self.bn(x)))          # BN before conv
+            s = x.mean((2, 3), keepdim=True)                # reduce_mean
+            s = torch.sigmoid(self.excite(torch.relu(self.squeeze(s))))
+            x = torch.nn.functional.hardswish(x * s)        # SE scale
+            a, b = x.chunk(2, dim=1)                        # split
+            x = torch.cat([self.left(a), self.right(b)], 1)  # fire module
+            n, c, h, w = x.shape                            # shuffle
+            x = x.reshape(n, 2, c // 2, h, w).transpose(1, 2).reshape(n, c, h, w)
+            x = 1.0 - x / (x.amax(3, keepdim=True).abs() + 1.0)
+            return x + torch.linspace(-1, 1, w)             # per column
+
+    torch.manual_seed(0)
+    zoo = Zoo()
+    with torch.no_grad():
+        zoo.bn.running_mean.uniform_(-0.5, 0.5)
+        zoo.bn.running_var.uniform_(0.5, 2.0)
+    project = check(zoo, (2, 8, 12, 10))
+    layers = project.report["layers"]
+    functions = {layer["library_function"] for layer in layers}
+    assert {"batch_norm", "rows_reduce", "concat", "binary", "unary",
+            "gather"} <= functions, functions
+    ops = {layer["op"] for layer in layers}
+    assert {"batch_norm", "concat", "transpose", "abs"} <= ops, ops

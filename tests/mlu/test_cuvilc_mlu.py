@@ -1,0 +1,163 @@
+"""cuvilc --target=mlu: the project folder, its plan in --emit=mlir-level2,
+the generated sources built with the folder's own Makefile against the
+emulator and run, and every user-facing error (nothing written then)."""
+
+import json
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CUVILC = ROOT / "bazel-bin" / "tools" / "cuvilc"
+CXX = "/usr/lib/llvm-22/bin/clang++"
+
+
+def cuvilc(*args):
+    assert CUVILC.exists(), "build //tools:cuvilc first (scripts/test does)"
+    return subprocess.run([str(CUVILC), "--quiet", *map(str, args)],
+                          capture_output=True, text=True)
+
+
+def export(model, shape, path):
+    torch.onnx.export(model.eval(), torch.randn(*shape), str(path),
+                      input_names=["x"], output_names=["y"], opset_version=13)
+    return path
+
+
+def small_cnn():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2), torch.nn.Conv2d(8, 16, 3, stride=2),
+        torch.nn.Hardswish(), torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(), torch.nn.Linear(16, 4), torch.nn.Softmax(1))
+
+
+def test_folder_builds_and_runs(tmp_path):
+    model = small_cnn()
+    onnx_path = export(model, (2, 3, 20, 20), tmp_path / "cnn.onnx")
+    folder = tmp_path / "cnn_mlu"
+    result = cuvilc(onnx_path, "--target=mlu", "--device=mlu290", "-o", folder)
+    assert result.returncode == 0, result.stderr
+    report = json.loads((folder / "report.json").read_text())
+    assert report["device"]["name"] == "mlu290"
+    assert report["inputs"][0]["shape"] == [2, 3, 20, 20]
+    text = (folder / "report.txt").read_text()
+    assert "estimated" in text and "/0/Conv" in text
+    kernels = (folder / "kernels.mlu").read_text()
+    assert "__mlu_global__ void cuvil_layer0(" in kernels
+    assert "<<<dim, type, queue>>>" in kernels
+    assert "cnrtQueueCreate" in (folder / "host.cpp").read_text()
+    build = subprocess.run(["make", "-s", "emulate", f"CXX={CXX}"],
+                           cwd=folder, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    torch.manual_seed(3)
+    x = torch.randn(2, 3, 20, 20)
+    x.numpy().tofile(tmp_path / "x.bin")
+    run = subprocess.run([folder / "run_model_emu", folder / "weights.bin",
+                          tmp_path / "x.bin", tmp_path / "y.bin"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    y = np.fromfile(tmp_path / "y.bin", np.float32).reshape(2, 4)
+    with torch.no_grad():
+        expected = model(x).numpy()
+    assert np.abs(y - expected).sum() / np.abs(expected).sum() <= 1e-5
+    # A weights file of another size is refused, with the sizes.
+    (tmp_path / "short.bin").write_bytes(b"\0" * 16)
+    run = subprocess.run([folder / "run_model_emu", tmp_path / "short.bin",
+                          tmp_path / "x.bin", tmp_path / "y.bin"],
+                         capture_output=True, text=True)
+    assert run.returncode == 1
+    assert "holds 16 bytes; this model's weights.bin has" in run.stderr
+
+
+def test_level2_shows_the_plan(tmp_path):
+    onnx_path = export(small_cnn(), (1, 3, 20, 20), tmp_path / "cnn.onnx")
+    result = cuvilc(onnx_path, "--target=mlu", "--device=mlu270",
+                    "--emit=mlir-level2")
+    assert result.returncode == 0, result.stderr
+    assert "#cuvil_l2.space<nram>" in result.stdout
+    assert "#cuvil_l2.task_split<axis = 0, parts = 16>" in result.stdout
+    assert 'function_type = "block"' in result.stdout
+
+
+def test_list_devices_and_help():
+    result = cuvilc("--list-devices")
+    assert "mlu270" in result.stdout and "mtp_372" in result.stdout
+    assert "--target=mlu" in subprocess.run(
+        [str(CUVILC), "--help"], capture_output=True, text=True).stdout
+
+
+@pytest.mark.parametrize("flags,message", [
+    ([], "--target=mlu needs --device=NAME"),
+    (["--device=mlu100"], "unknown MLU 'mlu100'; --device takes one of "
+                          "mlu270, mlu290, mlu370"),
+    (["--device=mlu270", "--precision=int8"],
+     "precision 'int8' is not built for the MLU target yet"),
+    (["--device=mlu270", "--external-weights"],
+     "--external-weights applies to the CPU targets"),
+])
+def test_option_errors(tmp_path, flags, message):
+    onnx_path = export(small_cnn(), (1, 3, 20, 20), tmp_path / "cnn.onnx")
+    result = cuvilc(onnx_path, "--target=mlu", *flags, "-o", tmp_path / "out")
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+class CumSum(torch.nn.Module):
+    def forward(self, x):
+        return torch.cumsum(x, 1)
+
+
+class LongSoftmax(torch.nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, 1)
+
+
+@pytest.mark.parametrize("model,shape,message", [
+    (CumSum(), (2, 8), "'cumsum' cannot run on the MLU target: the target "
+                       "has no kernel for it yet"),
+    (LongSoftmax(), (2, 150000), "'softmax' does not fit the MLU: its "
+                                 "smallest tile (one row) needs"),
+])
+def test_layer_errors_name_the_node(tmp_path, model, shape, message):
+    onnx_path = export(model, shape, tmp_path / "m.onnx")
+    result = cuvilc(onnx_path, "--target=mlu", "--device=mlu270", "-o",
+                    tmp_path / "out")
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert "m.onnx" in result.stderr  # the node's location
+    assert not (tmp_path / "out").exists()
+
+
+def test_hostile_names_stay_text(tmp_path):
+    """Node and tensor names reach comments, the README and the report
+    only escaped: the folder still builds and runs, and no name can close a
+    comment or start a directive."""
+    import onnx
+    onnx_path = export(torch.nn.Sequential(torch.nn.Linear(4, 3)), (2, 4),
+                       tmp_path / "m.onnx")
+    model = onnx.load(str(onnx_path))
+    evil = "*/ #include </etc/passwd>\n#define cnrtMalloc oops /*"
+    for node in model.graph.node:
+        node.name = evil
+    model.graph.name = evil
+    onnx.save(model, str(onnx_path))
+    folder = tmp_path / "out"
+    result = cuvilc(onnx_path, "--target=mlu", "--device=mlu270", "-o", folder)
+    assert result.returncode == 0, result.stderr
+    for name in ("kernels.mlu", "kernels.h", "host.cpp", "model.h",
+                 "CMakeLists.txt", "run_model.cpp"):
+        for line in (folder / name).read_text().splitlines():
+            assert not line.lstrip().startswith(
+                ("#include </etc", "#define cnrtMalloc")), (name, line)
+            assert "*/ #include" not in line, (name, line)
+    build = subprocess.run(["make", "-s", "emulate", f"CXX={CXX}"],
+                           cwd=folder, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    report = json.loads((folder / "report.json").read_text())
+    assert report["layers"][0]["where"].startswith("'*/ #include")
