@@ -182,3 +182,18 @@ def test_instance_norm_cumsum_and_one_hot_match_pytorch():
     x = inputs(2, 3, 6, 7, seed=7)
     labels = torch.tensor([[0, 4, 2], [1, 3, 4]], dtype=torch.int64)
     check(Scans(), x, labels)
+
+
+def test_functional_pad_matches_pytorch():
+    """torch.onnx writes F.pad's pads through Reshape, a reversing Slice,
+    Transpose and Cast of a constant: the importer folds them (a Pad whose
+    pads it could not know was refused before)."""
+
+    class Pads(torch.nn.Module):
+        def forward(self, x):
+            a = torch.nn.functional.pad(x, (1, 2, 0, 1), value=-0.5)
+            b = torch.nn.functional.pad(x, (2, 1, 1, 2), mode="reflect")
+            c = torch.nn.functional.pad(x, (0, 3, 1, 0), mode="replicate")
+            return a, b, c
+
+    check(Pads(), inputs(2, 3, 4, 5))

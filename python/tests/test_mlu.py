@@ -133,7 +133,8 @@ def test_transformer_layer_and_data_movement():
 @pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2",
                                   "mobilenet_v3_small", "efficientnet_b0",
                                   "squeezenet1_0", "shufflenet_v2_x1_0",
-                                  "googlenet", "regnet_y_400mf"])
+                                  "googlenet", "regnet_y_400mf",
+                                  "densenet121", "convnext_tiny"])
 def test_torchvision(name):
     torch.manual_seed(0)
     model, _ = export_models.torchvision_model(name, size=64)
@@ -176,7 +177,8 @@ def test_zoo_structures():
     """What the torchvision zoo adds to plain convolutions: squeeze and
     excitation (a per-channel scale), hard-swish, concatenation (fire
     modules), channel shuffle, split (chunk), batch norm before a
-    convolution (not foldable), reductions, and broadcasts both ways."""
+    convolution (not foldable), reductions, broadcasts both ways, constant
+    padding and GELU (erf)."""
 
     class Zoo(torch.nn.Module):
         def __init__(self):
@@ -198,7 +200,9 @@ def test_zoo_structures():
             n, c, h, w = x.shape                            # shuffle
             x = x.reshape(n, 2, c // 2, h, w).transpose(1, 2).reshape(n, c, h, w)
             x = 1.0 - x / (x.amax(3, keepdim=True).abs() + 1.0)
-            return x + torch.linspace(-1, 1, w)             # per column
+            x = torch.nn.functional.pad(x, (1, 2, 0, 1), value=-0.5)
+            x = torch.nn.functional.gelu(x)                 # erf
+            return x + torch.linspace(-1, 1, w + 3)         # per column
 
     torch.manual_seed(0)
     zoo = Zoo()
@@ -211,4 +215,4 @@ def test_zoo_structures():
     assert {"batch_norm", "rows_reduce", "concat", "binary", "unary",
             "gather"} <= functions, functions
     ops = {layer["op"] for layer in layers}
-    assert {"batch_norm", "concat", "transpose", "abs"} <= ops, ops
+    assert {"batch_norm", "concat", "transpose", "abs", "pad", "erf"} <= ops, ops

@@ -7,7 +7,46 @@
 
 #include "cuvil/importers/onnx/ImporterImpl.h"
 
+#include <numeric>
+#include <optional>
+
 namespace cuvil::onnx_import {
+namespace {
+
+/// A known integer tensor rearranged at import time: output element at
+/// `index` takes input element source(index). Shape subgraphs need it: the
+/// reversal and transpose torch.onnx writes a Pad's pads with.
+std::optional<HostTensor>
+rearrangeHost(const HostTensor *host, ArrayRef<int64_t> shape,
+              llvm::function_ref<int64_t(ArrayRef<int64_t>)> source) {
+  if (!host || host->isFloat() || host->hasUnknown())
+    return std::nullopt;
+  HostTensor result;
+  result.elementType = host->elementType;
+  result.shape.assign(shape.begin(), shape.end());
+  int64_t count = std::accumulate(shape.begin(), shape.end(), int64_t{1},
+                                  std::multiplies<int64_t>());
+  SmallVector<int64_t> index(shape.size(), 0);
+  for (int64_t i = 0; i < count; ++i) {
+    result.ints.push_back(host->ints[source(index)]);
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return result;
+}
+
+/// Row-major strides of `shape`.
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+} // namespace
 
 LogicalResult Importer::convertFlatten(const onnx::NodeProto &node,
                                        Location loc) {
@@ -124,6 +163,22 @@ LogicalResult Importer::convertTranspose(const onnx::NodeProto &node,
   else
     for (int64_t i = rank - 1; i >= 0; --i)
       perm.push_back(i);
+  if (const HostTensor *host = getHost(node, 0);
+      host && static_cast<int64_t>(host->shape.size()) == rank) {
+    SmallVector<int64_t> shape, strides = stridesOf(host->shape);
+    for (int64_t d : perm)
+      shape.push_back(host->shape[d]);
+    if (std::optional<HostTensor> result =
+            rearrangeHost(host, shape, [&](ArrayRef<int64_t> index) {
+              int64_t at = 0;
+              for (size_t d = 0; d < perm.size(); ++d)
+                at += index[d] * strides[perm[d]];
+              return at;
+            })) {
+      defineHost(node, 0, std::move(*result));
+      return success();
+    }
+  }
   FailureOr<Value> r =
       create<l1::TransposeOp>(loc, *x, builder.getDenseI64ArrayAttr(perm));
   return defineResult(node, r);
@@ -255,6 +310,39 @@ LogicalResult Importer::convertSlice(const onnx::NodeProto &node,
     result.shape = {static_cast<int64_t>(result.ints.size())};
     defineHost(node, 0, std::move(result));
     return success();
+  }
+  // Any other slice of a known integer tensor (any rank and steps) too.
+  if (host && !host->hasUnknown() && !host->isFloat()) {
+    int64_t rank = static_cast<int64_t>(host->shape.size());
+    SmallVector<int64_t> first(rank, 0), step(rank, 1),
+        shape(host->shape.begin(), host->shape.end());
+    bool valid = true;
+    for (size_t i = 0; i < axes.size() && valid; ++i) {
+      int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+      valid = axis >= 0 && axis < rank && steps[i] != 0;
+      if (!valid)
+        break;
+      int64_t n = host->shape[axis], st = steps[i];
+      int64_t b = starts[i] < 0 ? starts[i] + n : starts[i];
+      int64_t e = ends[i] < 0 ? ends[i] + n : ends[i];
+      // ONNX clamps to [0, n] going forward and [-1, n - 1] going back.
+      b = st > 0 ? std::clamp<int64_t>(b, 0, n) : std::clamp<int64_t>(b, -1, n - 1);
+      e = st > 0 ? std::clamp<int64_t>(e, 0, n) : std::clamp<int64_t>(e, -1, n - 1);
+      int64_t count = st > 0 ? (e - b + st - 1) / st : (b - e - st - 1) / -st;
+      first[axis] = b, step[axis] = st, shape[axis] = std::max<int64_t>(count, 0);
+    }
+    SmallVector<int64_t> strides = stridesOf(host->shape);
+    if (valid)
+      if (std::optional<HostTensor> result =
+              rearrangeHost(host, shape, [&](ArrayRef<int64_t> index) {
+                int64_t at = 0;
+                for (int64_t d = 0; d < rank; ++d)
+                  at += (first[d] + index[d] * step[d]) * strides[d];
+                return at;
+              })) {
+        defineHost(node, 0, std::move(*result));
+        return success();
+      }
   }
   FailureOr<Value> x = getValue(node, 0);
   if (failed(x))

@@ -303,6 +303,43 @@ TEST(KernelsTest, BatchNormAndConcatenation) {
   expectNear(dcat.read(), cat, 0);
 }
 
+TEST(KernelsTest, ErfAndConstantPadding) {
+  std::vector<float> x(256);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = -4.0f + 8.0f * i / 255;
+  x[100] = 0; // erf(0) = 0, through the sign's guard
+  std::vector<float> small = randoms(24, 20);
+  Device dx(x), derf{std::vector<float>(256)}, ds(small),
+      dpad{std::vector<float>(2 * 5 * 7)};
+  cuvil_pad_shape pad{3, {2, 5, 7}, {2, 3, 4}, {0, 1, 2}};
+  cuvil_emu::launch(
+      "erf_pad",
+      [&] {
+        CUVIL_NRAM(float, ta, 256);
+        CUVIL_NRAM(float, tb, 256);
+        CUVIL_NRAM(float, tc, 256);
+        CUVIL_NRAM(float, td, 256);
+        CUVIL_NRAM(float, row, 32);
+        CUVIL_NRAM(float, fill, 32);
+        cuvil_unary<float>(derf.ptr, dx.ptr, 256, CUVIL_ERF, 0, 0, 256, ta,
+                           tb, tc, td);
+        cuvil_pad<float>(pad, dpad.ptr, ds.ptr, -1.0f, row, fill);
+      },
+      kThreeTasks, cnrtFuncTypeBlock, nullptr);
+  std::vector<double> wantErf, wantPad;
+  for (float v : x)
+    wantErf.push_back(std::erf(double(v)));
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 5; ++b)
+      for (int c = 0; c < 7; ++c) {
+        bool in = b >= 1 && b < 4 && c >= 2 && c < 6;
+        wantPad.push_back(in ? small[(a * 3 + b - 1) * 4 + c - 2] : -1.0);
+      }
+  // The formula's 1.5e-7, plus float32 rounding of 1 - p e near 0.
+  expectNear(derf.read(), wantErf, 5e-7);
+  expectNear(dpad.read(), wantPad, 0);
+}
+
 /// A transpose of the last two dimensions, then a slice with steps: exact.
 TEST(KernelsTest, GathersAreExact) {
   std::vector<float> x = randoms(2 * 3 * 5, 12);

@@ -626,14 +626,47 @@ __mlu_func__ void cuvil_binary(T *y, const T *a, const T *b, long n,
 
 enum cuvil_unary_op {
   CUVIL_RELU, CUVIL_CLIP, CUVIL_SIGMOID, CUVIL_TANH, CUVIL_EXP, CUVIL_NEG,
-  CUVIL_SILU, CUVIL_HARDSIGMOID, CUVIL_HARDSWISH, CUVIL_ABS
+  CUVIL_SILU, CUVIL_HARDSIGMOID, CUVIL_HARDSWISH, CUVIL_ABS, CUVIL_ERF
 };
 
+// erf(x) on n values (BANG C has no erf): Abramowitz and Stegun 7.1.26,
+// erf|x| = 1 - t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) e^(-x^2) with
+// t = 1 / (1 + p |x|), absolute error below 1.5e-7; the sign is x / |x|.
+// x: the values (overwritten), tb, tc, td: scratch of n.
+template <typename T>
+__mlu_func__ void cuvil_erf(T *x, int n, T *tb, T *tc, T *td) {
+  const float a[5] = {0.254829592f, -0.284496736f, 1.421413741f,
+                      -1.453152027f, 1.061405429f};
+  __bang_mul_scalar(tb, x, (T)-1, n);
+  __bang_maxequal(tb, tb, x, n);                // |x|
+  __bang_mul_scalar(tc, tb, (T)0.3275911f, n);
+  __bang_add_scalar(tc, tc, (T)1, n);
+  __bang_active_recip(tc, tc, n);               // t
+  __bang_mul(tb, tb, tb, n);
+  __bang_mul_scalar(tb, tb, (T)-1, n);
+  __bang_active_exp(tb, tb, n);                 // e^(-x^2)
+  __bang_mul_scalar(td, tc, (T)a[4], n);
+  for (int i = 3; i >= 0; --i) {
+    __bang_add_scalar(td, td, (T)a[i], n);
+    __bang_mul(td, td, tc, n);
+  }
+  __bang_mul(td, td, tb, n);
+  __bang_mul_scalar(td, td, (T)-1, n);
+  __bang_add_scalar(td, td, (T)1, n);           // erf|x|
+  __bang_mul_scalar(tb, x, (T)-1, n);
+  __bang_maxequal(tb, tb, x, n);
+  __bang_write_value(tc, n, (T)1e-30f);
+  __bang_maxequal(tb, tb, tc, n);
+  __bang_active_recip(tb, tb, n);
+  __bang_mul(tb, x, tb, n);                     // the sign (0 at 0)
+  __bang_mul(x, td, tb, n);
+}
+
 // y = op(x); clip takes [a, b], the hard functions clip(a * x + b, 0, 1).
-// ta, tb, tc: Et each.
+// ta, tb, tc: Et each; td: Et for erf, else unused.
 template <typename T>
 __mlu_func__ void cuvil_unary(T *y, const T *x, long n, int op, T a, T b,
-                              int Et, T *ta, T *tb, T *tc) {
+                              int Et, T *ta, T *tb, T *tc, T *td) {
   for (long e0 = (long)taskId * Et; e0 < n; e0 += (long)taskDim * Et) {
     int es = (int)(n - e0 < Et ? n - e0 : Et);
     int ep = (es + CUVIL_ALIGN_BYTES / sizeof(T) - 1) /
@@ -646,6 +679,7 @@ __mlu_func__ void cuvil_unary(T *y, const T *x, long n, int op, T a, T b,
     case CUVIL_TANH: __bang_active_tanh(ta, ta, ep); break;
     case CUVIL_EXP: __bang_active_exp(ta, ta, ep); break;
     case CUVIL_NEG: __bang_mul_scalar(ta, ta, (T)-1, ep); break;
+    case CUVIL_ERF: cuvil_erf(ta, ep, tb, tc, td); break;
     case CUVIL_ABS: // max(x, -x)
       __bang_mul_scalar(tb, ta, (T)-1, ep);
       __bang_maxequal(ta, ta, tb, ep);
@@ -666,6 +700,48 @@ __mlu_func__ void cuvil_unary(T *y, const T *x, long n, int op, T a, T b,
       break;
     }
     __memcpy(y + e0, ta, es * sizeof(T), NRAM2GDRAM);
+  }
+}
+
+// Constant padding: y has rows of Wo values over `outer` dimensions
+// (odims, up to 6, the last being Wo); x's rows of W sit at lo[d] in each.
+// Each output row is one task's: a row in the padding is the fill value,
+// another its fill value around one input row. row, fill: Wo padded.
+struct cuvil_pad_shape {
+  int rank;        // of the output, at most 6
+  long odims[6];   // output dimensions
+  long idims[6];   // input dimensions
+  long lo[6];      // padding before, per dimension
+};
+
+template <typename T>
+__mlu_func__ void cuvil_pad(const cuvil_pad_shape &s, T *y, const T *x,
+                            T value, T *row, T *fill) {
+  long Wo = s.odims[s.rank - 1], W = s.idims[s.rank - 1];
+  long rows = 1;
+  for (int d = 0; d + 1 < s.rank; ++d)
+    rows *= s.odims[d];
+  int Wp = (int)((Wo + CUVIL_ALIGN_BYTES / sizeof(T) - 1) /
+                 (CUVIL_ALIGN_BYTES / sizeof(T)) * (CUVIL_ALIGN_BYTES / sizeof(T)));
+  __bang_write_value(fill, Wp, value);
+  __bang_write_value(row, Wp, value);
+  for (long r = taskId; r < rows; r += taskDim) {
+    long rest = r, src = 0, scale = 1;
+    bool inside = true;
+    for (int d = s.rank - 2; d >= 0; --d) {
+      long i = rest % s.odims[d] - s.lo[d];
+      rest /= s.odims[d];
+      inside = inside && i >= 0 && i < s.idims[d];
+      src += i * scale;
+      scale *= s.idims[d];
+    }
+    if (!inside) {
+      __memcpy(y + r * Wo, fill, Wo * sizeof(T), NRAM2GDRAM);
+      continue;
+    }
+    __memcpy(row + s.lo[s.rank - 1], (void *)(x + src * W), W * sizeof(T),
+             GDRAM2NRAM);
+    __memcpy(y + r * Wo, row, Wo * sizeof(T), NRAM2GDRAM);
   }
 }
 

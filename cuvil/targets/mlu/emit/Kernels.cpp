@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
+#include <cmath>
 #include <map>
 
 namespace cuvil::mlu {
@@ -48,6 +49,10 @@ std::string field(const char *name, int64_t value) {
 }
 
 std::string floatLiteral(double value) {
+  if (std::isnan(value))
+    return "__builtin_nanf(\"\")";
+  if (std::isinf(value))
+    return value > 0 ? "__builtin_inff()" : "(-__builtin_inff())";
   return absl::StrFormat("(float)%.9g", value);
 }
 
@@ -170,11 +175,24 @@ std::string layerBody(const Layer &layer,
         {"sigmoid", "CUVIL_SIGMOID"}, {"tanh", "CUVIL_TANH"},
         {"exp", "CUVIL_EXP"},         {"neg", "CUVIL_NEG"},
         {"silu", "CUVIL_SILU"},       {"hardsigmoid", "CUVIL_HARDSIGMOID"},
-        {"hardswish", "CUVIL_HARDSWISH"}, {"abs", "CUVIL_ABS"}};
+        {"hardswish", "CUVIL_HARDSWISH"}, {"abs", "CUVIL_ABS"},
+        {"erf", "CUVIL_ERF"}};
     text += absl::StrCat("  cuvil_unary<float>(p0, p1, ", p.dim("n"), "L, ",
                          kOps.at(p.op), ", ", lo, ", ", hi, ", ", tile[0],
                          ", ", buffer("ta"), ", ", buffer("tb"), ", ",
-                         buffer("tc"), ");\n");
+                         buffer("tc"), ", ", buffer("td"), ");\n");
+    return text;
+  }
+  if (p.kind == "pad") {
+    text += "  cuvil_pad_shape s;\n";
+    text += absl::StrFormat("  s.rank = %d;\n", p.gatherDims.size());
+    for (size_t d = 0; d < p.gatherDims.size(); ++d)
+      text += absl::StrFormat(
+          "  s.odims[%d] = %d;\n  s.idims[%d] = %d;\n  s.lo[%d] = %d;\n", d,
+          p.gatherDims[d], d, p.gatherStrides[d], d, p.parts[d]);
+    text += absl::StrCat("  cuvil_pad<float>(s, p0, p1, ",
+                         floatLiteral(p.epsilon), ", ", buffer("row"), ", ",
+                         buffer("fill"), ");\n");
     return text;
   }
   text += "  cuvil_gather_shape s;\n";

@@ -56,6 +56,7 @@ struct Planner {
   absl::StatusOr<KernelPlan> binary();
   KernelPlan gather();
   KernelPlan parts();
+  absl::StatusOr<KernelPlan> pad();
 };
 
 OnChipBuffer nram(const char *name, int64_t elements, int64_t copies = 1) {
@@ -216,7 +217,8 @@ absl::StatusOr<KernelPlan> Planner::rows() {
 absl::StatusOr<KernelPlan> Planner::binary() {
   int64_t n = p.dim("n");
   int64_t Et = std::min<int64_t>(up(ceilDiv(n, chip.cores())), 16384);
-  int64_t count = p.kind == "unary" ? 3 : 2;
+  bool erf = p.op == "erf";
+  int64_t count = p.kind == "unary" ? (erf ? 4 : 3) : 2;
   while (count * Et > budget() && Et > align)
     Et = up(Et / 2);
   KernelPlan plan;
@@ -224,6 +226,8 @@ absl::StatusOr<KernelPlan> Planner::binary() {
   plan.buffers = {nram("ta", Et), nram("tb", Et)};
   if (p.kind == "unary")
     plan.buffers.push_back(nram("tc", Et));
+  if (erf)
+    plan.buffers.push_back(nram("td", Et));
   plan.workItems = ceilDiv(n, Et);
   plan.gdramBytes =
       p.elementBytes * n * (p.mode == "scalar" || p.kind == "unary" ? 2 : 3);
@@ -240,6 +244,21 @@ KernelPlan Planner::gather() {
   }
   plan.workItems = rows;
   plan.gdramBytes = 2 * p.elementBytes * elements;
+  return plan;
+}
+
+absl::StatusOr<KernelPlan> Planner::pad() {
+  int64_t Wp = up(p.dim("L"));
+  std::vector<OnChipBuffer> buffers = {nram("row", Wp), nram("fill", Wp)};
+  if (total(buffers, align) > budget())
+    return tooBig(buffers, "one row");
+  KernelPlan plan;
+  plan.buffers = buffers;
+  plan.workItems = p.dim("rows");
+  int64_t in = 1;
+  for (int64_t d : p.gatherStrides)
+    in *= d;
+  plan.gdramBytes = p.elementBytes * (in + p.dim("rows") * p.dim("L"));
   return plan;
 }
 
@@ -291,6 +310,8 @@ absl::StatusOr<KernelPlan> planKernel(const Problem &problem, const Chip &chip) 
       return planner.binary();
     if (problem.kind == "concat" || problem.kind == "split")
       return planner.parts();
+    if (problem.kind == "pad")
+      return planner.pad();
     return planner.gather();
   }();
   if (!plan.ok())

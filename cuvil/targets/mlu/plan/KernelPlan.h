@@ -39,7 +39,7 @@ enum class Activation { None = 0, Relu = 1, Clip = 2 };
 struct Problem {
   std::string kind; // gemm, conv2d, pool2d, softmax, layer_norm,
                     // rows_reduce, batch_norm, binary, unary, concat,
-                    // split, gather
+                    // split, pad, gather
   int64_t elementBytes = 4;
   std::vector<int> operands;
   /// The shape fields the kind uses, by the library struct's names
@@ -60,7 +60,9 @@ struct Problem {
   std::vector<int64_t> parts;
   double epsilon = 0;
   std::vector<float> reciprocals;
-  /// gather: source strides and offset per output dimension.
+  /// gather: source strides and offset per output dimension. pad: the
+  /// output's and input's dimensions (gatherDims, gatherStrides), the
+  /// padding before each dimension (parts) and the value (epsilon).
   std::vector<int64_t> gatherDims, gatherStrides;
   int64_t gatherOffset = 0;
   double ops = 0; // arithmetic operations (a multiply-add is two)

@@ -81,6 +81,7 @@ private:
   FailureOr<Problem> readBinary();
   FailureOr<Problem> readUnary();
   FailureOr<Problem> readParts();
+  FailureOr<Problem> readPad();
   FailureOr<Problem> readGather();
 
   l2::UKernelCallOp call;
@@ -125,20 +126,21 @@ FailureOr<Problem> Reader::read() {
   if (llvm::is_contained({"add", "sub", "mul", "div", "max", "min"}, kernel))
     return readBinary();
   if (llvm::is_contained({"relu", "clip", "sigmoid", "tanh", "exp", "neg",
-                          "abs", "silu", "hardsigmoid", "hardswish"},
+                          "abs", "erf", "silu", "hardsigmoid", "hardswish"},
                          kernel))
     return readUnary();
+  if (kernel == "pad")
+    return readPad();
   if (llvm::is_contained({"reshape", "flatten", "squeeze", "unsqueeze",
-                          "identity", "transpose", "slice"},
+                          "identity", "transpose", "slice", "expand"},
                          kernel))
     return readGather();
   refuse("the target has no kernel for it yet (it runs matrix products, "
          "convolutions, max and average pooling, global pooling, "
          "reduce_sum/mean/max over trailing axes, softmax, layer_norm, "
          "batch_norm, add/sub/mul/div/max/min, relu, clip, sigmoid, tanh, "
-         "exp, neg, abs, silu, hardsigmoid, hardswish, concat, split, "
-         "reshape, "
-         "transpose and slice)");
+         "exp, neg, abs, erf, silu, hardsigmoid, hardswish, concat, split, "
+         "constant pad, reshape, expand, transpose and slice)");
   return failure();
 }
 
@@ -455,6 +457,29 @@ FailureOr<Problem> Reader::readUnary() {
   return p;
 }
 
+FailureOr<Problem> Reader::readPad() {
+  Problem p;
+  p.kind = "pad";
+  llvm::ArrayRef<int64_t> x = shapeOf(call.getKernelInputs()[0]);
+  llvm::ArrayRef<int64_t> y = shapeOf(call.getOutputs()[0]);
+  auto mode = llvm::dyn_cast_or_null<mlir::StringAttr>(call.getParam("mode"));
+  if (mode && mode.getValue() != "constant")
+    return refuse("only constant padding is supported yet");
+  llvm::SmallVector<int64_t> pads = call.getIntsParam("pads");
+  if (x.size() > 6 || x.empty())
+    return refuse("padding of more than six dimensions");
+  for (int64_t pad : pads)
+    if (pad < 0)
+      return refuse("negative padding (cropping) is not supported yet");
+  p.gatherDims.assign(y.begin(), y.end());          // output dimensions
+  p.gatherStrides.assign(x.begin(), x.end());       // input dimensions
+  p.parts.assign(pads.begin(), pads.begin() + x.size()); // before, per dim
+  p.epsilon = call.getFloatParam("value", 0.0);
+  p.operands = {static_cast<int>(call.getInputs().size()), 0};
+  p.dims = {{"rows", product(y.drop_back())}, {"L", y.back()}};
+  return p;
+}
+
 FailureOr<Problem> Reader::readGather() {
   Problem p;
   p.kind = "gather";
@@ -489,6 +514,12 @@ FailureOr<Problem> Reader::readGather() {
       p.gatherOffset += start * inStrides[axis];
       p.gatherStrides[axis] *= step;
     }
+  } else if (kernel == "expand") { // broadcast dimensions read stride 0
+    size_t shift = y.size() - x.size();
+    p.gatherDims.assign(y.begin(), y.end());
+    for (size_t d = 0; d < y.size(); ++d)
+      p.gatherStrides.push_back(
+          d < shift || x[d - shift] != y[d] ? 0 : inStrides[d - shift]);
   } else { // a copy: the same elements in the same order
     p.gatherDims = {product(y)};
     p.gatherStrides = {1};
