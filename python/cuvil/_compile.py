@@ -191,7 +191,8 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
 
     With target="mlu" (docs/mlu.md):
     device: the chip, "mlu270", "mlu290" or "mlu370".
-    precision: "fp32" (the default; fp16 and int8 are not built yet).
+    precision: "fp32" (the default) or "fp16" (float16 weights and
+        tensors, products summed in float32; int8 is not built yet).
 
     Raises CompileError (unsupported op or construct, shape or dtype
     mismatch: with the op and the source line), ValueError (bad arguments)

@@ -216,3 +216,42 @@ def test_zoo_structures():
             "gather"} <= functions, functions
     ops = {layer["op"] for layer in layers}
     assert {"batch_norm", "concat", "transpose", "abs", "pad", "erf"} <= ops, ops
+
+
+# mlu-ops' DIFF1 and DIFF2 threshold for float16, except MobileNetV2: in
+# PyTorch, rounding only the weights of this random-weight MobileNetV2 (its
+# batch norms folded) to float16 costs DIFF1 3.6e-3, and its activations too
+# 5.4e-3; Cuvil's emulated float16 run measures 7.0e-3.
+FP16_LIMITS = {"mlp": 3e-3, "transformer": 3e-3, "resnet18": 3e-3,
+               "mobilenet_v2": 1e-2}
+
+
+@pytest.mark.parametrize("name", sorted(FP16_LIMITS))
+def test_fp16(name):
+    """precision="fp16": float16 weights, tensors and transfers on the
+    device, products summed in float32 (float32 at the C API, converted by
+    host.cpp), against float32 PyTorch."""
+    torch.manual_seed(0)
+    if name == "mlp":
+        model, shape = torch.nn.Sequential(
+            torch.nn.Linear(64, 256), torch.nn.ReLU(),
+            torch.nn.Linear(256, 10)), (8, 64)
+    elif name == "transformer":
+        model, shape = torch.nn.TransformerEncoderLayer(
+            d_model=64, nhead=4, dim_feedforward=128,
+            batch_first=True), (1, 16, 64)
+    else:
+        model, shape = export_models.torchvision_model(name, size=64)[0], \
+            (1, 3, 64, 64)
+    model.eval()
+    project = cuvil.compile(model, [("input", torch.float32, shape)],
+                            target="mlu", device="mlu270", precision="fp16")
+    assert project.report["precision"] == "fp16"
+    assert "half *p0" in project.files["kernels.mlu"].decode()
+    torch.manual_seed(1)
+    x = torch.randn(*shape)
+    with torch.no_grad():
+        expected = model(x).numpy()
+    diff1, diff2 = diffs(project.emulate(x.numpy()), expected)
+    assert max(diff1, diff2) <= FP16_LIMITS[name], (diff1, diff2)
+    assert max(diff1, diff2) > 1e-5  # float16 did run

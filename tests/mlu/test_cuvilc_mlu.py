@@ -97,6 +97,8 @@ def test_list_devices_and_help():
                           "mlu270, mlu290, mlu370"),
     (["--device=mlu270", "--precision=int8"],
      "precision 'int8' is not built for the MLU target yet"),
+    (["--device=mlu270", "--precision=bf16"],
+     "precision 'bf16' is not one the MLU target knows: fp32 or fp16"),
     (["--device=mlu270", "--external-weights"],
      "--external-weights applies to the CPU targets"),
 ])

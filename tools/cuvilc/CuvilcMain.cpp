@@ -154,8 +154,8 @@ ABSL_FLAG(std::string, device, "",
           "lists them), e.g. xczu9eg. --target=mlu: the Cambricon chip, "
           "mlu270, mlu290 or mlu370.");
 ABSL_FLAG(std::string, precision, "",
-          "--target=mlu: fp32 (the default; fp16 and int8 are not built "
-          "yet). --target=fpga: the model's fixed-point type, as hls4ml and the "
+          "--target=mlu: fp32 (the default) or fp16 (float16 tensors, "
+          "float32 sums). --target=fpga: the model's fixed-point type, as hls4ml and the "
           "vendors write it: fixed<W,I> or fixed<W,I,ROUNDING,OVERFLOW> "
           "(ap_fixed<16,6,AP_RND,AP_SAT> too); W bits, I of them integer "
           "bits with the sign. Default ap_fixed<16,6> (TRN, WRAP). auto (or "

@@ -61,10 +61,14 @@ public:
       if (name != "precision")
         return absl::InvalidArgumentError(absl::StrCat(
             "the MLU target has no setting '", name, "' (it takes precision)"));
-      if (value != "fp32")
-        return absl::UnimplementedError(absl::StrCat(
-            "precision '", value,
-            "' is not built for the MLU target yet; it compiles fp32"));
+      if (value == "int8")
+        return absl::UnimplementedError(
+            "precision 'int8' is not built for the MLU target yet; it "
+            "compiles fp32 and fp16");
+      if (value != "fp32" && value != "fp16")
+        return absl::InvalidArgumentError(absl::StrCat(
+            "precision '", value, "' is not one the MLU target knows: fp32 "
+            "or fp16"));
     }
     return absl::OkStatus();
   }
@@ -74,8 +78,13 @@ public:
                 const TargetOptions &options) const override {
     ASSIGN_OR_RETURN(Chip chip, lookupChip(options.cpu));
     mlir::Builder b(context);
+    auto precision = options.settings.find("precision");
     mlir::DictionaryAttr config = b.getDictionaryAttr({
         b.getNamedAttr("arch", b.getStringAttr(chip.arch)),
+        b.getNamedAttr("precision",
+                       b.getStringAttr(precision == options.settings.end()
+                                           ? "fp32"
+                                           : precision->second)),
         b.getNamedAttr("nram_bytes", b.getI64IntegerAttr(chip.nramBytes)),
         b.getNamedAttr("wram_bytes", b.getI64IntegerAttr(chip.wramBytes)),
         b.getNamedAttr("sram_bytes", b.getI64IntegerAttr(chip.sramBytes)),

@@ -74,7 +74,8 @@ TEST(KernelsTest, GemmWithBiasResidualAndClipOverUnevenTiles) {
         CUVIL_NRAM(float, vec, s.Nt);
         CUVIL_NRAM(float, nres, s.Mt * s.Nt);
         cuvil_gemm<float>(s, dc.ptr, da.ptr, db.ptr, dbias.ptr, dres.ptr,
-                          -0.5f, 0.75f, na, nb, acc, tmp, vec, nres);
+                          -0.5f, 0.75f, na, nb, nullptr, acc, tmp, vec,
+                          nullptr, nres, nullptr);
       },
       kThreeTasks, cnrtFuncTypeBlock, nullptr);
   std::vector<double> want;
@@ -112,7 +113,8 @@ TEST(KernelsTest, ConvolutionStreamsItsInputChannels) {
         CUVIL_NRAM(float, tmp, s.Pt);
         CUVIL_NRAM(float, vec, 32);
         cuvil_conv2d<float>(s, dy.ptr, dx.ptr, dw.ptr, dbias.ptr, nullptr, 0,
-                            0, nx, nw, p, acc, tmp, vec, nullptr);
+                            0, nx, nw, p, nullptr, acc, tmp, vec, nullptr,
+                            nullptr);
       },
       kThreeTasks, cnrtFuncTypeBlock, nullptr);
   std::vector<double> want;

@@ -72,6 +72,21 @@ __mlu_func__ void cuvil_activate(T *acc, int count, int act, T lo, T hi,
   }
 }
 
+// Products sum in float32 whatever the storage: a float16 tile is widened
+// into a float32 buffer first (float16 sums of a convolution's thousands of
+// products would miss mlu-ops' 3e-3 for fp16), and the sums are narrowed
+// back to store. For float32 storage these are the buffers themselves.
+__mlu_func__ float *cuvil_widen(float *, float *from, int) { return from; }
+__mlu_func__ float *cuvil_widen(float *to, half *from, int n) {
+  __bang_half2float(to, from, n);
+  return to;
+}
+__mlu_func__ float *cuvil_narrow(float *, float *sums, int) { return sums; }
+__mlu_func__ half *cuvil_narrow(half *to, float *sums, int n) {
+  __bang_float2half_rn(to, sums, n);
+  return to;
+}
+
 //===----------------------------------------------------------------------===//
 // Matrix products: C[b] = A[b] * B[b or shared] (+ bias[N]) (+ R[b]), act.
 //
@@ -109,13 +124,15 @@ __mlu_func__ void cuvil_gemm_load(const cuvil_gemm_shape &s, const T *a,
   }
 }
 
-// nram_a: 2 x Mt*Kt, nram_b: 2 x Kt*Nt, acc: Mt*Nt, tmp: Nt, vec: Nt,
-// res: Mt*Nt (only with a residual).
+// na: 2 x Mt*Kt, nb: 2 x Kt*Nt, vec: Nt, res: Mt*Nt (only with a
+// residual), out: Mt*Nt (float16 only) of T; bf: Kt*Nt (float16 only), acc:
+// Mt*Nt, tmp: Nt, vecf: Nt (float16 only) of float.
 template <typename T>
 __mlu_func__ void cuvil_gemm(const cuvil_gemm_shape &s, T *c, const T *a,
-                             const T *b, const T *bias, const T *res, T lo,
-                             T hi, T *nram_a, T *nram_b, T *acc, T *tmp,
-                             T *vec, T *nram_res) {
+                             const T *b, const T *bias, const T *res, float lo,
+                             float hi, T *nram_a, T *nram_b, float *bf,
+                             float *acc, float *tmp, T *vec, float *vecf,
+                             T *nram_res, T *out) {
   int mtiles = (s.M + s.Mt - 1) / s.Mt, ntiles = (s.N + s.Nt - 1) / s.Nt;
   int ktiles = (s.K + s.Kt - 1) / s.Kt;
   int items = s.batch * mtiles * ntiles;
@@ -123,7 +140,7 @@ __mlu_func__ void cuvil_gemm(const cuvil_gemm_shape &s, T *c, const T *a,
     int bi = item / (mtiles * ntiles);
     int m0 = (item / ntiles) % mtiles * s.Mt, n0 = item % ntiles * s.Nt;
     int ms = cuvil_min(s.Mt, s.M - m0), ns = cuvil_min(s.Nt, s.N - n0);
-    __bang_write_value(acc, s.Mt * s.Nt, (T)0);
+    __bang_write_value(acc, s.Mt * s.Nt, 0.0f);
     cuvil_gemm_load(s, a, b, bi, m0, ms, n0, ns, 0, nram_a, nram_b, false);
     for (int kt = 0; kt < ktiles; ++kt) {
       int cur = kt % 2;
@@ -131,29 +148,33 @@ __mlu_func__ void cuvil_gemm(const cuvil_gemm_shape &s, T *c, const T *a,
         cuvil_gemm_load(s, a, b, bi, m0, ms, n0, ns, (kt + 1) * s.Kt,
                         nram_a + (1 - cur) * s.Mt * s.Kt,
                         nram_b + (1 - cur) * s.Kt * s.Nt, true);
-      T *ta = nram_a + cur * s.Mt * s.Kt, *tb = nram_b + cur * s.Kt * s.Nt;
+      T *ta = nram_a + cur * s.Mt * s.Kt;
+      float *fb = cuvil_widen(bf, nram_b + cur * s.Kt * s.Nt, s.Kt * s.Nt);
       int ks = cuvil_min(s.Kt, s.K - kt * s.Kt);
       for (int m = 0; m < ms; ++m)
         for (int k = 0; k < ks; ++k) {
-          __bang_mul_scalar(tmp, tb + k * s.Nt, ta[m * s.Kt + k], s.Nt);
+          __bang_mul_scalar(tmp, fb + k * s.Nt, (float)ta[m * s.Kt + k], s.Nt);
           __bang_add(acc + m * s.Nt, acc + m * s.Nt, tmp, s.Nt);
         }
       __sync();
     }
     if (bias) {
       __memcpy(vec, (void *)(bias + n0), ns * sizeof(T), GDRAM2NRAM);
+      float *fv = cuvil_widen(vecf, vec, s.Nt);
       for (int m = 0; m < ms; ++m)
-        __bang_add(acc + m * s.Nt, acc + m * s.Nt, vec, s.Nt);
+        __bang_add(acc + m * s.Nt, acc + m * s.Nt, fv, s.Nt);
     }
     T *cp = c + bi * s.c_batch + (long)m0 * s.N + n0;
     if (res) {
       cuvil_copy2d(nram_res, res + (cp - c), ns * sizeof(T), GDRAM2NRAM,
                    s.Nt * sizeof(T), s.N * sizeof(T), ms);
-      __bang_add(acc, acc, nram_res, s.Mt * s.Nt);
+      for (int m = 0; m < ms; ++m)
+        __bang_add(acc + m * s.Nt, acc + m * s.Nt,
+                   cuvil_widen(tmp, nram_res + m * s.Nt, s.Nt), s.Nt);
     }
     cuvil_activate(acc, s.Mt * s.Nt, s.act, lo, hi, tmp, s.Nt);
-    cuvil_copy2d(cp, acc, ns * sizeof(T), NRAM2GDRAM, s.N * sizeof(T),
-                 s.Nt * sizeof(T), ms);
+    cuvil_copy2d(cp, cuvil_narrow(out, acc, s.Mt * s.Nt), ns * sizeof(T),
+                 NRAM2GDRAM, s.N * sizeof(T), s.Nt * sizeof(T), ms);
   }
 }
 
@@ -241,13 +262,16 @@ __mlu_func__ void cuvil_window_rows(const cuvil_window_shape &s, T *gdram,
 }
 
 // Convolution: weights [OC][C / G][KH][KW], bias [OC] or null, residual of
-// the output's shape or null. nx: 2 x Ct*RowsIn*W, nw: 2 x OCt*Ct*KH*KW,
-// p: Ct*KH*KW*Pt, acc: OCt*Pt, tmp: Pt, vec: OCt (padded), res: OCt*Pt.
+// the output's shape or null. Of T: nx: 2 x Ct*RowsIn*W, nw: 2 x
+// OCt*Ct*KH*KW, p: Ct*KH*KW*Pt, vec: OCt (padded), res: OCt*Pt, out: OCt*Pt
+// (float16 only); of float: pf: Ct*KH*KW*Pt (float16 only), acc: OCt*Pt,
+// tmp: Pt.
 template <typename T>
 __mlu_func__ void cuvil_conv2d(const cuvil_window_shape &s, T *y, const T *x,
-                               const T *w, const T *bias, const T *res, T lo,
-                               T hi, T *nx, T *nw, T *p, T *acc, T *tmp,
-                               T *vec, T *nres) {
+                               const T *w, const T *bias, const T *res,
+                               float lo, float hi, T *nx, T *nw, T *p,
+                               float *pf, float *acc, float *tmp, T *vec,
+                               T *nres, T *out) {
   int cg = s.C / s.G, ocg = s.OC / s.G, taps = s.KH * s.KW;
   int octiles = (ocg + s.OCt - 1) / s.OCt, htiles = (s.OH + s.Ht - 1) / s.Ht;
   int ctiles = (cg + s.Ct - 1) / s.Ct;
@@ -259,7 +283,7 @@ __mlu_func__ void cuvil_conv2d(const cuvil_window_shape &s, T *y, const T *x,
     int ocs = cuvil_min(s.OCt, ocg - oc0), hs = cuvil_min(s.Ht, s.OH - oh0);
     int oc = g * ocg + oc0, ih0 = oh0 * s.SH - s.PT;
     const T *wp = w + (long)oc * cg * taps;
-    __bang_write_value(acc, s.OCt * s.Pt, (T)0);
+    __bang_write_value(acc, s.OCt * s.Pt, 0.0f);
     cuvil_window_load_input(s, x, n, g * cg, cuvil_min(s.Ct, cg), ih0, nx,
                             false);
     cuvil_copy2d(nw, wp, cuvil_min(s.Ct, cg) * taps * sizeof(T), GDRAM2NRAM,
@@ -276,9 +300,11 @@ __mlu_func__ void cuvil_conv2d(const cuvil_window_shape &s, T *y, const T *x,
                            s.Ct * taps * sizeof(T), cg * taps * sizeof(T), ocs);
       }
       cuvil_window_patches(s, cx, cs, oh0, hs, (T)0, p);
+      float *fp = cuvil_widen(pf, p, cs * taps * s.Pt);
       for (int o = 0; o < ocs; ++o)
         for (int k = 0; k < cs * taps; ++k) {
-          __bang_mul_scalar(tmp, p + k * s.Pt, cw[o * s.Ct * taps + k], s.Pt);
+          __bang_mul_scalar(tmp, fp + k * s.Pt, (float)cw[o * s.Ct * taps + k],
+                            s.Pt);
           __bang_add(acc + o * s.Pt, acc + o * s.Pt, tmp, s.Pt);
         }
       __sync();
@@ -286,14 +312,17 @@ __mlu_func__ void cuvil_conv2d(const cuvil_window_shape &s, T *y, const T *x,
     if (bias) {
       __memcpy(vec, (void *)(bias + oc), ocs * sizeof(T), GDRAM2NRAM);
       for (int o = 0; o < ocs; ++o)
-        __bang_add_scalar(acc + o * s.Pt, acc + o * s.Pt, vec[o], s.Pt);
+        __bang_add_scalar(acc + o * s.Pt, acc + o * s.Pt, (float)vec[o], s.Pt);
     }
     if (res) {
       cuvil_window_rows(s, (T *)res, nres, n, oc, ocs, oh0, hs, false);
-      __bang_add(acc, acc, nres, s.OCt * s.Pt);
+      for (int o = 0; o < ocs; ++o)
+        __bang_add(acc + o * s.Pt, acc + o * s.Pt,
+                   cuvil_widen(tmp, nres + o * s.Pt, s.Pt), s.Pt);
     }
     cuvil_activate(acc, s.OCt * s.Pt, s.act, lo, hi, tmp, s.Pt);
-    cuvil_window_rows(s, y, acc, n, oc, ocs, oh0, hs, true);
+    cuvil_window_rows(s, y, cuvil_narrow(out, acc, s.OCt * s.Pt), n, oc, ocs,
+                      oh0, hs, true);
   }
 }
 

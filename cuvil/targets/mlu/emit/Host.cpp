@@ -18,12 +18,45 @@
 namespace cuvil::mlu {
 namespace {
 
-std::string sizes(const std::vector<TensorInfo> &tensors) {
+/// Each tensor's float32 bytes on the host (`divisor` 4: its elements).
+std::string sizes(const std::vector<TensorInfo> &tensors, int64_t divisor = 1) {
   std::vector<std::string> values;
   for (const TensorInfo &t : tensors)
-    values.push_back(absl::StrCat(t.bytes));
+    values.push_back(absl::StrCat(t.bytes / divisor));
   return values.empty() ? "0" : absl::StrJoin(values, ", ");
 }
+
+/// float32 <-> float16 on the host, for fp16 models: the C API takes
+/// float32 tensors. Round to nearest even, as the device's converts.
+const char kHalfConversions[] = R"cuvil(
+uint16_t to_half(float value) {
+  uint32_t x;
+  std::memcpy(&x, &value, 4);
+  uint32_t sign = (x >> 16) & 0x8000u, abs = x & 0x7fffffffu;
+  if (abs > 0x7f800000u)
+    return (uint16_t)(sign | 0x7e00u); // NaN
+  if (abs >= 0x47800000u)
+    return (uint16_t)(sign | 0x7c00u); // beyond 65520: infinity
+  if (abs < 0x38800000u) {             // a subnormal half, or zero
+    float v;
+    std::memcpy(&v, &abs, 4);
+    return (uint16_t)(sign | (uint32_t)std::nearbyint(v * 16777216.0f));
+  }
+  uint32_t e = abs - 0x38000000u, half = e >> 13, rest = e & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u)))
+    ++half;
+  return (uint16_t)(sign | half);
+}
+
+float from_half(uint16_t h) {
+  uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
+  float v = exponent == 0    ? std::ldexp((float)mantissa, -24)
+            : exponent == 31 ? (mantissa ? NAN : INFINITY)
+                             : std::ldexp((float)(mantissa | 0x400u),
+                                          (int)exponent - 25);
+  return (h & 0x8000u) ? -v : v;
+}
+)cuvil";
 
 std::string shapeText(const TensorInfo &t) {
   return absl::StrCat("[", absl::StrJoin(t.shape, ", "), "] float32");
@@ -100,6 +133,8 @@ std::string hostSource(const MluModel &model) {
 #include "model.h"
 #include "kernels.h"
 
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -109,10 +144,12 @@ namespace {
 
 constexpr size_t kWeightsBytes = %d;
 constexpr size_t kWorkspaceBytes = %d;
-constexpr size_t kInputBytes[] = {%s};
-constexpr size_t kOutputBytes[] = {%s};
+// Tensors on the device: elements of kElementBytes (4: float32, 2: float16).
+constexpr size_t kElementBytes = %d;
+constexpr size_t kInputElements[] = {%s};
+constexpr size_t kOutputElements[] = {%s};
 constexpr int kTensors = %d;
-
+%s
 } // namespace
 
 struct cuvil_mlu_model {
@@ -145,11 +182,36 @@ int allocate(cuvil_mlu_model *m) {
   CUVIL_CNRT(cnrtMalloc((void **)&m->workspace,
                         kWorkspaceBytes ? kWorkspaceBytes : 1));
   for (int i = 0; i < kTensors; ++i) {
-    size_t bytes = i < CUVIL_MODEL_NUM_INPUTS
-                       ? kInputBytes[i]
-                       : kOutputBytes[i - CUVIL_MODEL_NUM_INPUTS];
+    size_t bytes = kElementBytes * (i < CUVIL_MODEL_NUM_INPUTS
+                                        ? kInputElements[i]
+                                        : kOutputElements[i - CUVIL_MODEL_NUM_INPUTS]);
     CUVIL_CNRT(cnrtMalloc((void **)&m->io[i], bytes ? bytes : 1));
   }
+  return CUVIL_OK;
+}
+
+/// Copies a float32 host tensor to the device in the kernels' precision.
+int copy_in(cuvil_mlu_model *m, void *device, const void *host, size_t n) {
+  if (kElementBytes == 4) {
+    CUVIL_CNRT(cnrtMemcpy(device, (void *)host, n * 4, cnrtMemcpyHostToDev));
+    return CUVIL_OK;
+  }
+  std::vector<uint16_t> half(n);
+  for (size_t i = 0; i < n; ++i)
+    half[i] = to_half(static_cast<const float *>(host)[i]);
+  CUVIL_CNRT(cnrtMemcpy(device, half.data(), n * 2, cnrtMemcpyHostToDev));
+  return CUVIL_OK;
+}
+
+int copy_out(cuvil_mlu_model *m, void *host, void *device, size_t n) {
+  if (kElementBytes == 4) {
+    CUVIL_CNRT(cnrtMemcpy(host, device, n * 4, cnrtMemcpyDevToHost));
+    return CUVIL_OK;
+  }
+  std::vector<uint16_t> half(n);
+  CUVIL_CNRT(cnrtMemcpy(half.data(), device, n * 2, cnrtMemcpyDevToHost));
+  for (size_t i = 0; i < n; ++i)
+    static_cast<float *>(host)[i] = from_half(half[i]);
   return CUVIL_OK;
 }
 
@@ -177,8 +239,9 @@ int launch_layers(cuvil_mlu_model *m) {
                                      cCommentText(model.name), model.chip.name,
                                      cCommentText(model.compilerVersion),
                                      model.weights.size(), model.workspaceBytes,
-                                     sizes(model.inputs), sizes(model.outputs),
-                                     tensors);
+                                     elementBytes(model), sizes(model.inputs, 4),
+                                     sizes(model.outputs, 4), tensors,
+                                     kHalfConversions);
   for (size_t i = 0; i < model.layers.size(); ++i)
     absl::StrAppendFormat(&text, "  cuvil_launch_layer%d(m->queue, %s);\n", i,
                           absl::StrJoin(model.layers[i].pointers, ", "));
@@ -223,8 +286,8 @@ extern "C" int cuvil_mlu_run(cuvil_mlu_model *m, const void *const *inputs,
     if (!inputs[i])
       return fail(m, CUVIL_ERROR_INVALID_ARGUMENT,
                   "input " + std::to_string(i) + " is NULL");
-    CUVIL_CNRT(cnrtMemcpy(m->io[i], (void *)inputs[i], kInputBytes[i],
-                          cnrtMemcpyHostToDev));
+    if (int status = copy_in(m, m->io[i], inputs[i], kInputElements[i]))
+      return status;
   }
   for (int i = 0; i < CUVIL_MODEL_NUM_OUTPUTS; ++i)
     if (!outputs[i])
@@ -234,8 +297,9 @@ extern "C" int cuvil_mlu_run(cuvil_mlu_model *m, const void *const *inputs,
   if (status != CUVIL_OK)
     return status;
   for (int i = 0; i < CUVIL_MODEL_NUM_OUTPUTS; ++i)
-    CUVIL_CNRT(cnrtMemcpy(outputs[i], m->io[CUVIL_MODEL_NUM_INPUTS + i],
-                          kOutputBytes[i], cnrtMemcpyDevToHost));
+    if (int s = copy_out(m, outputs[i], m->io[CUVIL_MODEL_NUM_INPUTS + i],
+                         kOutputElements[i]))
+      return s;
   return CUVIL_OK;
 }
 

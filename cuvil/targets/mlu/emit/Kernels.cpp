@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 
 #include <cmath>
 #include <map>
@@ -35,10 +36,11 @@ std::string declareBuffers(const KernelPlan &plan, int64_t elementBytes,
   int64_t offset = 0;
   for (const OnChipBuffer &buffer : plan.buffers) {
     std::string name = absl::StrCat("n_", buffer.name);
-    absl::StrAppendFormat(&text, "  %s *%s = (%s *)(nram + %d);\n",
-                          elementCType(), name, elementCType(), offset);
-    offset += (buffer.elements * buffer.copies * elementBytes + kAlignBytes -
-               1) / kAlignBytes * kAlignBytes;
+    const char *type = elementCType(
+        (buffer.elementBytes ? buffer.elementBytes : elementBytes) == 2);
+    absl::StrAppendFormat(&text, "  %s *%s = (%s *)(nram + %d);\n", type,
+                          name, type, offset);
+    offset += buffer.bytes(elementBytes);
     names[buffer.name] = name;
   }
   return text;
@@ -56,7 +58,8 @@ std::string floatLiteral(double value) {
   return absl::StrFormat("(float)%.9g", value);
 }
 
-/// The struct fields and the library call of one layer.
+/// The struct fields and the library call of one layer, in float32 (see
+/// layerCode).
 std::string layerBody(const Layer &layer,
                       std::map<std::string, std::string> buffers) {
   const Problem &p = layer.problem;
@@ -77,8 +80,10 @@ std::string layerBody(const Layer &layer,
     text += absl::StrCat("  s.act = ", act, ";\n");
     text += absl::StrCat("  cuvil_gemm<float>(s, p0, p1, p2, p3, p4, ", lo,
                          ", ", hi, ", ", buffer("a"), ", ", buffer("b"), ", ",
-                         buffer("acc"), ", ", buffer("tmp"), ", ",
-                         buffer("vec"), ", ", buffer("res"), ");\n");
+                         buffer("bf"), ", ", buffer("acc"), ", ",
+                         buffer("tmp"), ", ", buffer("vec"), ", ",
+                         buffer("vecf"), ", ", buffer("res"), ", ",
+                         buffer("out"), ");\n");
     return text;
   }
   if (p.kind == "conv2d" || p.kind == "pool2d") {
@@ -95,9 +100,10 @@ std::string layerBody(const Layer &layer,
     if (p.kind == "conv2d")
       text += absl::StrCat("  cuvil_conv2d<float>(s, p0, p1, p2, p3, p4, ", lo,
                            ", ", hi, ", ", buffer("x"), ", ", buffer("w"),
-                           ", ", buffer("p"), ", ", buffer("acc"), ", ",
-                           buffer("tmp"), ", ", buffer("vec"), ", ",
-                           buffer("res"), ");\n");
+                           ", ", buffer("p"), ", ", buffer("pf"), ", ",
+                           buffer("acc"), ", ", buffer("tmp"), ", ",
+                           buffer("vec"), ", ", buffer("res"), ", ",
+                           buffer("out"), ");\n");
     else
       text += absl::StrCat("  cuvil_pool2d<float>(s, p0, p1, ",
                            p.isMax ? "nullptr, true" : "p2, false", ", ",
@@ -205,10 +211,20 @@ std::string layerBody(const Layer &layer,
   return text;
 }
 
-std::string parameters(const Layer &layer) {
+/// layerBody for the model's precision: the library's templates
+/// instantiated on half for fp16.
+std::string layerCode(const MluModel &model, const Layer &layer,
+                      std::map<std::string, std::string> buffers) {
+  std::string text = layerBody(layer, std::move(buffers));
+  if (model.half)
+    absl::StrReplaceAll({{"<float>(", "<half>("}}, &text);
+  return text;
+}
+
+std::string parameters(const MluModel &model, const Layer &layer) {
   std::vector<std::string> params;
   for (size_t i = 0; i < layer.pointers.size(); ++i)
-    params.push_back(absl::StrCat(elementCType(), " *p", i));
+    params.push_back(absl::StrCat(elementCType(model.half), " *p", i));
   return absl::StrJoin(params, ", ");
 }
 
@@ -252,7 +268,7 @@ std::string kernelsHeader(const MluModel &model) {
 )cuvil";
   for (size_t i = 0; i < model.layers.size(); ++i)
     absl::StrAppendFormat(&text, "void cuvil_launch_layer%d(cnrtQueue_t queue, %s);\n",
-                          i, parameters(model.layers[i]));
+                          i, parameters(model, model.layers[i]));
   text += "\n#endif\n";
   return text;
 }
@@ -290,16 +306,16 @@ __nram__ char cuvil_nram_area[%d];
     std::map<std::string, std::string> buffers;
     absl::StrAppendFormat(&text, "\n// %s\n", describe(layer, i));
     absl::StrAppendFormat(&text, "__mlu_global__ void cuvil_layer%d(%s) {\n", i,
-                          parameters(layer));
+                          parameters(model, layer));
     text += declareBuffers(layer.plan, layer.problem.elementBytes, buffers);
-    text += layerBody(layer, buffers);
+    text += layerCode(model, layer, buffers);
     text += "}\n\n";
     absl::StrAppendFormat(
         &text,
         "void cuvil_launch_layer%d(cnrtQueue_t queue, %s) {\n"
         "  cnrtDim3_t dim = {%d, 1, 1};\n"
         "  CUVIL_LAUNCH(cuvil_layer%d, dim, %s, queue, %s);\n}\n",
-        i, parameters(layer), layer.plan.tasks, i,
+        i, parameters(model, layer), layer.plan.tasks, i,
         functionTypeEnum(layer.plan.functionType), argumentNames(layer));
   }
   return text;

@@ -46,6 +46,9 @@ struct MluModel {
   Chip chip;
   std::vector<TensorInfo> inputs, outputs;
   std::vector<Layer> layers;
+  /// fp16: the kernels, weights and device tensors are float16 (the C API
+  /// still takes float32 host tensors, converted by host.cpp).
+  bool half = false;
   std::string weights; // weights.bin: constants at 128-byte offsets
   int64_t workspaceBytes = 0;
   std::string modelHash, compilerVersion;
@@ -73,8 +76,9 @@ struct LayerEstimate {
 };
 LayerEstimate estimateLayer(const Layer &layer, const Chip &chip);
 
-/// The C type of the model's elements (float32 only, for now).
-inline const char *elementCType() { return "float"; }
+/// The C type of the elements the kernels compute on.
+inline const char *elementCType(bool half) { return half ? "half" : "float"; }
+inline int64_t elementBytes(const MluModel &model) { return model.half ? 2 : 4; }
 
 } // namespace cuvil::mlu
 

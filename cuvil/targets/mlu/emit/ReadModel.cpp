@@ -28,9 +28,23 @@ int64_t bytesOf(mlir::MemRefType type) {
   return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
 }
 
-std::string pointer(llvm::StringRef base, int64_t offset) {
-  return absl::StrCat("(", elementCType(), " *)(m->", base.str(), " + ",
+std::string pointer(bool half, llvm::StringRef base, int64_t offset) {
+  return absl::StrCat("(", elementCType(half), " *)(m->", base.str(), " + ",
                       offset, ")");
+}
+
+/// float32 bytes as float16 bytes (round to nearest even), for fp16.
+std::string toHalf(llvm::StringRef bytes) {
+  mlir::MLIRContext context;
+  mlir::FloatType f16 = mlir::Float16Type::get(&context);
+  std::string out;
+  for (size_t i = 0; i + 4 <= bytes.size(); i += 4) {
+    float value;
+    std::memcpy(&value, bytes.data() + i, 4);
+    uint16_t bits = toHalfBits(value, f16);
+    out.append(reinterpret_cast<const char *>(&bits), 2);
+  }
+  return out;
 }
 
 class ModelReader {
@@ -55,8 +69,11 @@ absl::StatusOr<std::string> ModelReader::addConstant(llvm::StringRef bytes) {
   model.weights.resize((model.weights.size() + kAlignBytes - 1) / kAlignBytes *
                        kAlignBytes);
   int64_t offset = static_cast<int64_t>(model.weights.size());
-  model.weights.append(bytes.data(), bytes.size());
-  return pointer("weights", offset);
+  if (model.half)
+    model.weights += toHalf(bytes);
+  else
+    model.weights.append(bytes.data(), bytes.size());
+  return pointer(model.half, "weights", offset);
 }
 
 absl::Status ModelReader::readArguments(mlir::func::FuncOp func) {
@@ -82,7 +99,8 @@ absl::Status ModelReader::readArguments(mlir::func::FuncOp func) {
                                          type.getShape().end()),
                     bytesOf(type)};
     bool input = numInputs ? tensor < numInputs.getInt() : true;
-    pointers[arg] = absl::StrCat("(", elementCType(), " *)m->io[", tensor, "]");
+    pointers[arg] =
+        absl::StrCat("(", elementCType(model.half), " *)m->io[", tensor, "]");
     (input ? model.inputs : model.outputs).push_back(std::move(info));
     ++tensor;
   }
@@ -96,7 +114,7 @@ absl::Status ModelReader::readCall(l2::UKernelCallOp call) {
     return absl::InternalError(absl::StrCat(
         "'", call.getKernel().str(),
         "' has no mlu.plan: run cuvil-mlu-plan-kernels first"));
-  mlir::FailureOr<Problem> problem = describeCall(call);
+  mlir::FailureOr<Problem> problem = describeCall(call, elementBytes(model));
   if (mlir::failed(problem))
     return absl::InternalError("a planned call no longer reads as a problem");
   Layer layer;
@@ -152,8 +170,10 @@ absl::Status ModelReader::read() {
       }
       pointers[get.getResult()] = cached;
     } else if (auto view = llvm::dyn_cast<l2::ViewOp>(op)) {
-      pointers[view.getResult()] =
-          pointer("workspace", static_cast<int64_t>(view.getOffset()));
+      // The arena is planned in float32 bytes: float16 buffers keep their
+      // offsets and use half of each one's slot.
+      pointers[view.getResult()] = pointer(
+          model.half, "workspace", static_cast<int64_t>(view.getOffset()));
     } else if (auto call = llvm::dyn_cast<l2::UKernelCallOp>(op)) {
       RETURN_IF_ERROR(readCall(call));
     } else if (!llvm::isa<mlir::func::ReturnOp>(op)) {
@@ -171,6 +191,7 @@ absl::Status ModelReader::read() {
 absl::StatusOr<MluModel> readModel(mlir::ModuleOp module, const Chip &chip) {
   MluModel model;
   model.chip = chip;
+  model.half = elementBytesOf(module) == 2;
   ModelReader reader(module, model);
   RETURN_IF_ERROR(reader.read());
   return model;

@@ -23,7 +23,10 @@ namespace cuvil::mlu {
 LayerEstimate estimateLayer(const Layer &layer, const Chip &chip) {
   LayerEstimate e;
   double share = static_cast<double>(layer.plan.tasks) / chip.cores();
-  e.computeSeconds = layer.problem.ops / (chip.peakFp32 * std::min(1.0, share));
+  // The vector unit does twice as many float16 operations per cycle
+  // (mlu-ops' CT_PEAK_FLOAT16 64 against CT_PEAK_FLOAT32 32).
+  double peak = chip.peakFp32 * (layer.problem.elementBytes == 2 ? 2 : 1);
+  e.computeSeconds = layer.problem.ops / (peak * std::min(1.0, share));
   e.memorySeconds = layer.plan.gdramBytes / chip.gdramBytesPerSecond;
   e.bound = e.computeSeconds > e.memorySeconds ? "compute" : "memory";
   e.seconds = std::max(e.computeSeconds, e.memorySeconds) + chip.launchSeconds;
@@ -111,7 +114,7 @@ std::string reportJson(const MluModel &model) {
       {"model", jsonText(model.name)},
       {"compiler", jsonText(model.compilerVersion)},
       {"model_hash", model.modelHash},
-      {"precision", "fp32"},
+      {"precision", model.half ? "fp16" : "fp32"},
       {"device", std::move(device)},
       {"inputs", tensors(model.inputs)},
       {"outputs", tensors(model.outputs)},
@@ -132,9 +135,10 @@ std::string reportJson(const MluModel &model) {
 std::string reportText(const MluModel &model) {
   const Chip &chip = model.chip;
   std::string text = absl::StrFormat(
-      "%s on %s (%s): %d clusters x %d cores, NRAM %d KB/core (%d KB "
+      "%s in %s on %s (%s): %d clusters x %d cores, NRAM %d KB/core (%d KB "
       "planned into), GDRAM %.1f GB/s, fp32 vector peak %.2f TOP/s\n\n",
-      printableText(model.name), chip.name, chip.arch, chip.clusters,
+      printableText(model.name), model.half ? "fp16" : "fp32", chip.name,
+      chip.arch, chip.clusters,
       chip.coresPerCluster, chip.nramBytes / 1024, chip.nramBudget() / 1024,
       chip.gdramBytesPerSecond / 1e9, chip.peakFp32 / 1e12);
   absl::StrAppendFormat(&text, "%-5s %-16s %-20s %-14s %5s %9s %10s %9s %-7s %s\n",

@@ -514,6 +514,25 @@ __mlu_global__ void AddHalves(half *out, const half *x, const half *y) {
   __memcpy(out, a, 64 * sizeof(half), NRAM2GDRAM);
 }
 
+TEST(EmulatorTest, ConversionsBetweenHalfAndFloat) {
+  DeviceBuffer<float> out(64);
+  cuvil_emu::launch(
+      "Convert",
+      [&] {
+        CUVIL_NRAM(half, h, 64);
+        CUVIL_NRAM(float, f, 64);
+        for (int i = 0; i < 64; ++i)
+          f[i] = 1.0f + (2 * i + 1) * 0x1p-11f; // halfway between halves
+        __bang_float2half_rn(h, f, 64);
+        __bang_half2float(f, h, 64);
+        __memcpy(out.get(), f, 64 * 4, NRAM2GDRAM);
+      },
+      kOneTask, cnrtFuncTypeBlock, nullptr);
+  std::vector<float> values = out.download();
+  for (int i = 0; i < 64; ++i) // to the even one of 1 + i/1024, 1 + (i+1)/1024
+    EXPECT_EQ(values[i], 1.0f + ((i + 1) / 2 * 2) * 0x1p-10f) << i;
+}
+
 TEST(EmulatorTest, HalfResultsRoundToNearestEven) {
   // 1 + 2^-11 and 1 + 3 * 2^-11 lie halfway between halves.
   const float ulp = std::ldexp(1.0f, -10);

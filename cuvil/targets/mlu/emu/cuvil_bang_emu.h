@@ -758,6 +758,26 @@ template <class T> inline void fill(T *dst, int n, T value) {
 CUVIL_EMU_VECTOR_FUNCTIONS(float)
 CUVIL_EMU_VECTOR_FUNCTIONS(half)
 
+// Conversions: a float32 row from a float16 one (exact) and back, rounded
+// to nearest even (BANG C's _rn). Both rows are vector operands: whole
+// 128 bytes of the float16 side, and of the float32 side.
+inline void __bang_half2float(float *dst, const half *src, int n) {
+  cuvil_emu::checkLength<half>("__bang_half2float", "n", n);
+  cuvil_emu::checkOperand("__bang_half2float", "src", src, n, false);
+  cuvil_emu::checkOperand("__bang_half2float", "dst", dst, n, true);
+  std::vector<half> in(src, src + n); // dst may overlap it
+  for (int i = 0; i < n; ++i)
+    dst[i] = float(in[size_t(i)]);
+}
+inline void __bang_float2half_rn(half *dst, const float *src, int n) {
+  cuvil_emu::checkLength<half>("__bang_float2half_rn", "n", n);
+  cuvil_emu::checkOperand("__bang_float2half_rn", "src", src, n, false);
+  cuvil_emu::checkOperand("__bang_float2half_rn", "dst", dst, n, true);
+  std::vector<float> in(src, src + n);
+  for (int i = 0; i < n; ++i)
+    dst[i] = half(in[size_t(i)]);
+}
+
 #undef CUVIL_EMU_VECTOR_FUNCTIONS
 #undef CUVIL_EMU_BINARY
 #undef CUVIL_EMU_SCALAR

@@ -34,18 +34,22 @@ struct Planner {
       : p(p), chip(chip), align(kAlignBytes / p.elementBytes) {}
 
   int64_t up(int64_t elements) const { return alignElements(elements, p.elementBytes); }
-  int64_t budget() const { return chip.nramBudget() / p.elementBytes; }
-  static int64_t total(const std::vector<OnChipBuffer> &buffers, int64_t align) {
+  bool half() const { return p.elementBytes == 2; }
+  /// Bytes of the buffers, each padded to whole vectors.
+  int64_t total(const std::vector<OnChipBuffer> &buffers) const {
     int64_t sum = 0;
-    for (const OnChipBuffer &b : buffers) // each allocation 64-byte aligned
-      sum += (b.elements * b.copies + align - 1) / align * align;
+    for (const OnChipBuffer &b : buffers)
+      sum += b.bytes(p.elementBytes);
     return sum;
+  }
+  bool fits(const std::vector<OnChipBuffer> &buffers) const {
+    return total(buffers) <= chip.nramBudget();
   }
   absl::Status tooBig(const std::vector<OnChipBuffer> &buffers,
                       const std::string &what) const {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "its smallest tile (", what, ") needs ",
-        total(buffers, align) * p.elementBytes, " bytes of NRAM; ", chip.name,
+        "its smallest tile (", what, ") needs ", total(buffers),
+        " bytes of NRAM; ", chip.name,
         " has ", chip.nramBudget(), " per core after the ",
         chip.nramReserveBytes, "-byte reserve"));
   }
@@ -60,7 +64,12 @@ struct Planner {
 };
 
 OnChipBuffer nram(const char *name, int64_t elements, int64_t copies = 1) {
-  return {name, l2::MemorySpace::nram, elements, copies};
+  return {name, l2::MemorySpace::nram, elements, copies, 0};
+}
+
+/// A float32 buffer of sums, whatever the model's precision.
+OnChipBuffer sums(const char *name, int64_t elements) {
+  return {name, l2::MemorySpace::nram, elements, 1, 4};
 }
 
 absl::StatusOr<KernelPlan> Planner::gemm() {
@@ -71,13 +80,17 @@ absl::StatusOr<KernelPlan> Planner::gemm() {
           Kt = std::min<int64_t>(K, 256);
   auto buffers = [&] {
     std::vector<OnChipBuffer> b = {nram("a", Mt * Kt, 2), nram("b", Kt * Nt, 2),
-                                   nram("acc", Mt * Nt), nram("tmp", Nt),
+                                   sums("acc", Mt * Nt), sums("tmp", Nt),
                                    nram("vec", Nt)};
     if (residual)
       b.push_back(nram("res", Mt * Nt));
+    if (half()) // float16 widened to sum in float32, and narrowed back
+      for (OnChipBuffer extra : {sums("bf", Kt * Nt), sums("vecf", Nt),
+                                 nram("out", Mt * Nt)})
+        b.push_back(extra);
     return b;
   };
-  while (total(buffers(), align) > budget()) {
+  while (!fits(buffers())) {
     if (Kt > 32)
       Kt = ceilDiv(Kt, 2);
     else if (Mt > 1)
@@ -128,13 +141,17 @@ absl::StatusOr<KernelPlan> Planner::window() {
           nram("tmp", pt())};
     std::vector<OnChipBuffer> b = {
         nram("x", Ct * rowsIn() * W, 2), nram("w", OCt * Ct * taps, 2),
-        nram("p", Ct * taps * pt()),     nram("acc", OCt * pt()),
-        nram("tmp", pt()),               nram("vec", up(OCt))};
+        nram("p", Ct * taps * pt()),     sums("acc", OCt * pt()),
+        sums("tmp", pt()),               nram("vec", up(OCt))};
     if (residual)
       b.push_back(nram("res", OCt * pt()));
+    if (half())
+      for (OnChipBuffer extra : {sums("pf", Ct * taps * pt()),
+                                 nram("out", OCt * pt())})
+        b.push_back(extra);
     return b;
   };
-  while (total(buffers(), align) > budget()) {
+  while (!fits(buffers())) {
     if (Ct > 8)
       Ct = ceilDiv(Ct, 2);
     else if (Ht > 1)
@@ -200,7 +217,7 @@ absl::StatusOr<KernelPlan> Planner::rows() {
     b.push_back(nram("lanes", align));
     return b;
   };
-  while (total(buffers(), align) > budget()) {
+  while (!fits(buffers())) {
     if (Rt == 1)
       return tooBig(buffers(), "one row");
     Rt = ceilDiv(Rt, 2);
@@ -219,7 +236,7 @@ absl::StatusOr<KernelPlan> Planner::binary() {
   int64_t Et = std::min<int64_t>(up(ceilDiv(n, chip.cores())), 16384);
   bool erf = p.op == "erf";
   int64_t count = p.kind == "unary" ? (erf ? 4 : 3) : 2;
-  while (count * Et > budget() && Et > align)
+  while (count * Et * p.elementBytes > chip.nramBudget() && Et > align)
     Et = up(Et / 2);
   KernelPlan plan;
   plan.tile = {Et};
@@ -250,7 +267,7 @@ KernelPlan Planner::gather() {
 absl::StatusOr<KernelPlan> Planner::pad() {
   int64_t Wp = up(p.dim("L"));
   std::vector<OnChipBuffer> buffers = {nram("row", Wp), nram("fill", Wp)};
-  if (total(buffers, align) > budget())
+  if (!fits(buffers))
     return tooBig(buffers, "one row");
   KernelPlan plan;
   plan.buffers = buffers;
@@ -290,7 +307,7 @@ int64_t KernelPlan::bytesIn(l2::MemorySpace space, int64_t elementBytes) const {
   int64_t bytes = 0;
   for (const OnChipBuffer &b : buffers)
     if (b.space == space)
-      bytes += (b.elements * b.copies * elementBytes + kAlignBytes - 1) / kAlignBytes * kAlignBytes;
+      bytes += b.bytes(elementBytes);
   return bytes;
 }
 
@@ -333,8 +350,10 @@ mlir::DictionaryAttr KernelPlan::toAttr(mlir::MLIRContext *context,
     if (buffer.copies > 1)
       shape.push_back(buffer.copies);
     shape.push_back(buffer.elements);
+    mlir::Type element =
+        buffer.elementBytes == 4 ? mlir::Type(b.getF32Type()) : elementType;
     auto type = mlir::MemRefType::get(
-        shape, elementType, mlir::MemRefLayoutAttrInterface(),
+        shape, element, mlir::MemRefLayoutAttrInterface(),
         l2::MemorySpaceAttr::get(context, buffer.space));
     buffersAttr.push_back(b.getNamedAttr(buffer.name, mlir::TypeAttr::get(type)));
   }
@@ -389,7 +408,8 @@ mlir::FailureOr<KernelPlan> KernelPlan::fromAttr(mlir::DictionaryAttr attr) {
       return mlir::failure();
     OnChipBuffer buffer{named.getName().str(), space.getValue(),
                         memref.getShape().back(),
-                        memref.getRank() > 1 ? memref.getShape()[0] : 1};
+                        memref.getRank() > 1 ? memref.getShape()[0] : 1,
+                        memref.getElementTypeBitWidth() / 8};
     plan.buffers.push_back(buffer);
   }
   return plan;

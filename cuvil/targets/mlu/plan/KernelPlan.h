@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
 #include <string>
@@ -70,9 +71,16 @@ struct Problem {
   int64_t dim(llvm::StringRef name) const;
 };
 
-/// Reads `call` as a Problem, or an error saying what the MLU target does
-/// not support about it (reported at the call's location).
-mlir::FailureOr<Problem> describeCall(l2::UKernelCallOp call);
+/// Reads `call` as a Problem on elements of `elementBytes` (4: float32, 2:
+/// float16, the precision the kernels compute in), or an error saying what
+/// the MLU target does not support about it (reported at the call's
+/// location).
+mlir::FailureOr<Problem> describeCall(l2::UKernelCallOp call,
+                                      int64_t elementBytes);
+
+/// The bytes of the elements the module's kernels compute on: 2 when its
+/// #cuvil.target's config asks precision fp16, else 4.
+int64_t elementBytesOf(mlir::ModuleOp module);
 
 enum class FunctionType { Block, Union1, Union2, Union4 };
 llvm::StringRef functionTypeName(FunctionType type);
@@ -82,6 +90,14 @@ struct OnChipBuffer {
   l2::MemorySpace space;
   int64_t elements = 0; // per copy, padded to the alignment
   int64_t copies = 1;   // 2: ping-pong
+  /// 4 for float32 sums whatever the model's precision; 0: the problem's.
+  int64_t elementBytes = 0;
+
+  int64_t bytes(int64_t problemElementBytes) const {
+    int64_t each = elementBytes ? elementBytes : problemElementBytes;
+    return (elements * copies * each + kAlignBytes - 1) / kAlignBytes *
+           kAlignBytes;
+  }
 };
 
 struct KernelPlan {

@@ -11,6 +11,8 @@
 
 #include "cuvil/targets/mlu/plan/KernelPlan.h"
 
+#include "cuvil/ir/CuvilAttrs.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -555,8 +557,20 @@ int64_t Problem::dim(llvm::StringRef name) const {
   return 0;
 }
 
-FailureOr<Problem> describeCall(l2::UKernelCallOp call) {
-  return Reader(call).read();
+FailureOr<Problem> describeCall(l2::UKernelCallOp call,
+                                int64_t elementBytes) {
+  FailureOr<Problem> problem = Reader(call).read();
+  if (succeeded(problem))
+    problem->elementBytes = elementBytes;
+  return problem;
+}
+
+int64_t elementBytesOf(mlir::ModuleOp module) {
+  l1::TargetAttr target = l1::TargetAttr::lookup(module);
+  mlir::DictionaryAttr config = target ? target.getConfig() : nullptr;
+  auto precision =
+      config ? config.getAs<mlir::StringAttr>("precision") : nullptr;
+  return precision && precision.getValue() == "fp16" ? 2 : 4;
 }
 
 } // namespace cuvil::mlu

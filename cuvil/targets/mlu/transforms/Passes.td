@@ -12,7 +12,9 @@ def CuvilMluPlanKernels : Pass<"cuvil-mlu-plan-kernels", "::mlir::ModuleOp"> {
     of the module's `#cuvil.target` (its `config`: nram, wram, sram bytes,
     reserves, clusters and cores). Each call is read as a problem of the
     device library (a product, a sliding window, rows, an elementwise
-    binary or a gather) and gets `mlu.plan`: its `#cuvil_l2.tile`, its
+    binary or a gather) on the precision the target's `config` names (fp32,
+    or fp16: f16 buffers, 64 to a vector, the products' sums and their
+    widened tiles f32) and gets `mlu.plan`: its `#cuvil_l2.tile`, its
     on-chip `buffers` as memrefs in `#cuvil_l2.space<nram>` (a leading
     dimension of 2 for ping-pong buffers; each padded to the vector unit's
     128 bytes), `double_buffered`, the `#cuvil_l2.task_split` over the

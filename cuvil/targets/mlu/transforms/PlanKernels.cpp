@@ -10,6 +10,7 @@
 #include "cuvil/targets/mlu/plan/KernelPlan.h"
 #include "cuvil/targets/mlu/transforms/Passes.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 namespace cuvil::mlu {
@@ -34,8 +35,12 @@ struct PlanKernelsPass : impl::CuvilMluPlanKernelsBase<PlanKernelsPass> {
       return signalPassFailure();
     }
     bool failed = false;
+    int64_t elementBytes = elementBytesOf(module);
+    mlir::Builder b(&getContext());
+    mlir::Type element = elementBytes == 2 ? mlir::Type(b.getF16Type())
+                                           : mlir::Type(b.getF32Type());
     module.walk([&](l2::UKernelCallOp call) {
-      mlir::FailureOr<Problem> problem = describeCall(call);
+      mlir::FailureOr<Problem> problem = describeCall(call, elementBytes);
       if (mlir::failed(problem)) {
         failed = true;
         return;
@@ -48,9 +53,6 @@ struct PlanKernelsPass : impl::CuvilMluPlanKernelsBase<PlanKernelsPass> {
         failed = true;
         return;
       }
-      mlir::Type element =
-          llvm::cast<mlir::MemRefType>(call.getOutputs()[0].getType())
-              .getElementType();
       call->setAttr("mlu.plan", plan->toAttr(&getContext(), element));
       ++numPlanned;
       numDoubleBuffered += plan->doubleBuffered;

@@ -83,3 +83,21 @@ module attributes {cuvil.target = #cuvil.target<backend = "fpga", cpu = "xcu250"
     return %x : tensor<4xf32>
   }
 }
+
+// -----
+
+// fp16 (the target's config): operands in f16, padded to 64 of them (128
+// bytes); the sums and the widened B tile in f32, and the sums narrowed
+// back into `out` to store.
+// CHECK-LABEL: func.func @fp16
+// CHECK: cuvil_l2.ukernel_call "gemm"
+// CHECK-SAME: mlu.plan = {buffers = {a = memref<2x64xf16, #cuvil_l2.space<nram>>, acc = memref<64xf32, #cuvil_l2.space<nram>>, b = memref<2x4096xf16, #cuvil_l2.space<nram>>, bf = memref<4096xf32, #cuvil_l2.space<nram>>, out = memref<64xf16, #cuvil_l2.space<nram>>, tmp = memref<64xf32, #cuvil_l2.space<nram>>, vec = memref<64xf16, #cuvil_l2.space<nram>>, vecf = memref<64xf32, #cuvil_l2.space<nram>>}
+// CHECK-SAME: tile = #cuvil_l2.tile<sizes = [1, 64, 64], vector_width = 64>
+module attributes {cuvil.target = #cuvil.target<backend = "mlu", cpu = "mlu270", config = {precision = "fp16"}>} {
+  func.func @fp16(%x: tensor<4x64xf32>) -> tensor<4x128xf32> {
+    %w = cuvil.constant dense<0.5> : tensor<64x128xf32>
+    %b = cuvil.constant dense<0.25> : tensor<128xf32>
+    %y = cuvil.gemm %x, %w, %b : tensor<4x64xf32>, tensor<64x128xf32>, tensor<128xf32>
+    return %y : tensor<4x128xf32>
+  }
+}
