@@ -342,6 +342,26 @@ TEST(KernelsTest, ErfAndConstantPadding) {
   expectNear(dpad.read(), wantPad, 0);
 }
 
+/// One strided row longer than a DMA's 65536 segments, split over the
+/// tasks in pieces: exact.
+TEST(KernelsTest, LongStridedRowSplitsIntoPiecesAndDescriptors) {
+  std::vector<float> x = randoms(2 * 70001, 21);
+  Device dx(x), dy{std::vector<float>(70001)};
+  cuvil_gather_shape every_other{1, {70001}, {2}, 1};
+  cuvil_emu::launch(
+      "long_row", [&] { cuvil_gather<float>(every_other, dy.ptr, dx.ptr); },
+      cnrtDim3_t{1, 1, 1}, cnrtFuncTypeBlock, nullptr);
+  std::vector<double> want;
+  for (int i = 0; i < 70001; ++i)
+    want.push_back(x[1 + 2 * i]);
+  expectNear(dy.read(), want, 0);
+  Device dz{std::vector<float>(70001)};
+  cuvil_emu::launch(
+      "pieces", [&] { cuvil_gather<float>(every_other, dz.ptr, dx.ptr); },
+      kThreeTasks, cnrtFuncTypeBlock, nullptr);
+  expectNear(dz.read(), want, 0);
+}
+
 /// A transpose of the last two dimensions, then a slice with steps: exact.
 TEST(KernelsTest, GathersAreExact) {
   std::vector<float> x = randoms(2 * 3 * 5, 12);

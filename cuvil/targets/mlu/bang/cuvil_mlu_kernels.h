@@ -22,33 +22,49 @@
 enum cuvil_activation { CUVIL_ACT_NONE = 0, CUVIL_ACT_RELU = 1, CUVIL_ACT_CLIP = 2 };
 enum cuvil_binary_op { CUVIL_ADD, CUVIL_SUB, CUVIL_MUL, CUVIL_DIV, CUVIL_MAX, CUVIL_MIN };
 
+// A strided __memcpy moves at most 65536 segments (segnum, the count less
+// one, is at most 65535).
+#define CUVIL_MAX_SEGMENTS 65536
+
 // Copies `segments` rows of `bytes` each, the rows `dst_stride` and
-// `src_stride` bytes apart. One DMA descriptor: BANG's strided __memcpy
-// counts its segments from zero (segnum = segments - 1). NRAM2NRAM always
-// takes the strided form: unstrided, mtp_2xx wants 64-byte aligned
-// addresses and sizes of whole 128 bytes, strided any byte.
+// `src_stride` bytes apart: one DMA descriptor per 65536 rows. BANG's
+// strided __memcpy counts its segments from zero (segnum = segments - 1).
+// NRAM2NRAM always takes the strided form: unstrided, mtp_2xx wants 64-byte
+// aligned addresses and sizes of whole 128 bytes, strided any byte.
+__mlu_func__ void cuvil_copy2d_any(void *dst, const void *src, int bytes,
+                                   mluMemcpyDirection_t dir, int dst_stride,
+                                   int src_stride, long segments, bool async) {
+  for (long done = 0; bytes > 0 && done < segments;
+       done += CUVIL_MAX_SEGMENTS) {
+    long n = segments - done < CUVIL_MAX_SEGMENTS ? segments - done
+                                                   : CUVIL_MAX_SEGMENTS;
+    char *d = (char *)dst + done * dst_stride;
+    char *s = (char *)src + done * src_stride;
+    if (n == 1 && dir != NRAM2NRAM) {
+      if (async)
+        __memcpy_async(d, s, bytes, dir);
+      else
+        __memcpy(d, s, bytes, dir);
+    } else if (async) {
+      __memcpy_async(d, s, bytes, dir, dst_stride, src_stride, (int)n - 1);
+    } else {
+      __memcpy(d, s, bytes, dir, dst_stride, src_stride, (int)n - 1);
+    }
+  }
+}
+
 __mlu_func__ void cuvil_copy2d(void *dst, const void *src, int bytes,
                                mluMemcpyDirection_t dir, int dst_stride,
-                               int src_stride, int segments) {
-  if (segments <= 0 || bytes <= 0)
-    return;
-  if (segments == 1 && dir != NRAM2NRAM)
-    __memcpy(dst, (void *)src, bytes, dir);
-  else
-    __memcpy(dst, (void *)src, bytes, dir, dst_stride, src_stride,
-             segments - 1);
+                               int src_stride, long segments) {
+  cuvil_copy2d_any(dst, src, bytes, dir, dst_stride, src_stride, segments,
+                   false);
 }
 
 __mlu_func__ void cuvil_copy2d_async(void *dst, const void *src, int bytes,
                                      mluMemcpyDirection_t dir, int dst_stride,
-                                     int src_stride, int segments) {
-  if (segments <= 0 || bytes <= 0)
-    return;
-  if (segments == 1)
-    __memcpy_async(dst, (void *)src, bytes, dir);
-  else
-    __memcpy_async(dst, (void *)src, bytes, dir, dst_stride, src_stride,
-                   segments - 1);
+                                     int src_stride, long segments) {
+  cuvil_copy2d_any(dst, src, bytes, dir, dst_stride, src_stride, segments,
+                   true);
 }
 
 __mlu_func__ int cuvil_min(int a, int b) { return a < b ? a : b; }
@@ -601,12 +617,10 @@ __mlu_func__ void cuvil_copy_rows(void *dst, const void *src, long rows,
                                   long src_stride) {
   long per = (rows + taskDim - 1) / taskDim;
   long r0 = taskId * per, rs = rows - r0 < per ? rows - r0 : per;
-  for (long done = 0; done < rs; done += 65536) { // segnum is below 2^16
-    long n = rs - done < 65536 ? rs - done : 65536;
-    cuvil_copy2d((char *)dst + (r0 + done) * dst_stride,
-                 (const char *)src + (r0 + done) * src_stride, bytes,
-                 GDRAM2GDRAM, (int)dst_stride, (int)src_stride, (int)n);
-  }
+  if (rs > 0)
+    cuvil_copy2d((char *)dst + r0 * dst_stride,
+                 (const char *)src + r0 * src_stride, bytes, GDRAM2GDRAM,
+                 (int)dst_stride, (int)src_stride, rs);
 }
 
 //===----------------------------------------------------------------------===//
@@ -788,6 +802,7 @@ struct cuvil_gather_shape {
   long offset;      // source element offset
 };
 
+// Fewer rows than tasks: each row is split into pieces, one per task.
 template <typename T>
 __mlu_func__ void cuvil_gather(const cuvil_gather_shape &s, T *y, const T *x) {
   long rows = 1;
@@ -795,17 +810,24 @@ __mlu_func__ void cuvil_gather(const cuvil_gather_shape &s, T *y, const T *x) {
     rows *= s.dims[d];
   long last = s.rank ? s.dims[s.rank - 1] : 1;
   long lstride = s.rank ? s.strides[s.rank - 1] : 1;
-  for (long row = taskId; row < rows; row += taskDim) {
-    long src = s.offset, rest = row;
+  long pieces = rows >= taskDim ? 1 : (taskDim + rows - 1) / rows;
+  long per = (last + pieces - 1) / pieces;
+  for (long item = taskId; item < rows * pieces; item += taskDim) {
+    long row = item / pieces, e0 = item % pieces * per;
+    long count = last - e0 < per ? last - e0 : per;
+    if (count <= 0)
+      continue;
+    long src = s.offset + e0 * lstride, rest = row;
     for (int d = s.rank - 2; d >= 0; --d) {
       src += rest % s.dims[d] * s.strides[d];
       rest /= s.dims[d];
     }
     if (lstride == 1)
-      __memcpy(y + row * last, (void *)(x + src), last * sizeof(T), GDRAM2GDRAM);
+      __memcpy(y + row * last + e0, (void *)(x + src), count * sizeof(T),
+               GDRAM2GDRAM);
     else
-      cuvil_copy2d(y + row * last, x + src, sizeof(T), GDRAM2GDRAM, sizeof(T),
-                   lstride * sizeof(T), last);
+      cuvil_copy2d(y + row * last + e0, x + src, sizeof(T), GDRAM2GDRAM,
+                   sizeof(T), lstride * sizeof(T), count);
   }
 }
 

@@ -301,6 +301,18 @@ TEST_F(EmulatorDeathTest, VectorOperandOnAMisalignedPointer) {
                "buffer: multiples of 16 elements\\)");
 }
 
+TEST_F(EmulatorDeathTest, StridedCopyOfTooManySegments) {
+  DeviceBuffer<float> a(70000), b(70000);
+  EXPECT_DEATH(cuvil_emu::launch(
+                   "TooManySegments",
+                   [&] {
+                     __memcpy(a.get(), b.get(), 4, GDRAM2GDRAM, 4, 4, 65536);
+                   },
+                   kOneTask, cnrtFuncTypeBlock, nullptr),
+               "__memcpy GDRAM2GDRAM: segnum 65536 is above 65535 \\(at most "
+               "65536 segments a copy\\); split the copy");
+}
+
 TEST_F(EmulatorDeathTest, UnstridedNramToNramOfAPartialRow) {
   EXPECT_DEATH(cuvil_emu::launch("UnstridedNramCopyOfPartRow",
                                  UnstridedNramCopyOfPartRow, kOneTask,

@@ -522,6 +522,10 @@ inline void copy(const char *fn, void *dst, const void *src, int size,
   if (size < 0 || segnum < 0)
     fail("%s: size %d and segnum %d must not be negative", op.c_str(), size,
          segnum);
+  if (segnum > 65535)
+    fail("%s: segnum %d is above 65535 (at most 65536 segments a copy); "
+         "split the copy",
+         op.c_str(), segnum);
   if (!size)
     return;
   if (dir == NRAM2NRAM && !strided)

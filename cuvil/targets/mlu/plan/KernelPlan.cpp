@@ -259,7 +259,10 @@ KernelPlan Planner::gather() {
     if (d + 1 < p.gatherDims.size())
       rows *= p.gatherDims[d];
   }
-  plan.workItems = rows;
+  // Long rows are split over the cores (cuvil_gather's pieces), down to
+  // 1024 values each.
+  plan.workItems =
+      std::max(rows, std::min<int64_t>(chip.cores(), ceilDiv(elements, 1024)));
   plan.gdramBytes = 2 * p.elementBytes * elements;
   return plan;
 }
