@@ -255,3 +255,19 @@ def test_fp16(name):
     diff1, diff2 = diffs(project.emulate(x.numpy()), expected)
     assert max(diff1, diff2) <= FP16_LIMITS[name], (diff1, diff2)
     assert max(diff1, diff2) > 1e-5  # float16 did run
+
+
+def test_clip_with_one_bound_in_an_epilogue():
+    """torch.clamp with only a maximum, fused into the convolution's
+    epilogue: the missing bound does not clip (it crashed the planner)."""
+
+    class Clamped(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+
+        def forward(self, x):
+            return torch.clamp(self.conv(x), max=0.1)
+
+    torch.manual_seed(0)
+    check(Clamped(), (1, 3, 8, 8), x86=False)

@@ -163,8 +163,15 @@ LogicalResult Importer::convertTranspose(const onnx::NodeProto &node,
   else
     for (int64_t i = rank - 1; i >= 0; --i)
       perm.push_back(i);
+  // Folded only for a true permutation; the op's verifier reports others.
+  SmallVector<int64_t> sorted(perm);
+  llvm::sort(sorted);
+  bool permutation = static_cast<int64_t>(perm.size()) == rank;
+  for (int64_t i = 0; permutation && i < rank; ++i)
+    permutation = sorted[i] == i;
   if (const HostTensor *host = getHost(node, 0);
-      host && static_cast<int64_t>(host->shape.size()) == rank) {
+      host && permutation &&
+      static_cast<int64_t>(host->shape.size()) == rank) {
     SmallVector<int64_t> shape, strides = stridesOf(host->shape);
     for (int64_t d : perm)
       shape.push_back(host->shape[d]);
@@ -311,8 +318,11 @@ LogicalResult Importer::convertSlice(const onnx::NodeProto &node,
     defineHost(node, 0, std::move(result));
     return success();
   }
-  // Any other slice of a known integer tensor (any rank and steps) too.
-  if (host && !host->hasUnknown() && !host->isFloat()) {
+  // Any other slice of a known integer tensor (any rank and steps) too;
+  // bounds of unequal lengths are left to the op's verifier.
+  if (host && !host->hasUnknown() && !host->isFloat() &&
+      ends.size() == starts.size() && axes.size() == starts.size() &&
+      steps.size() == starts.size()) {
     int64_t rank = static_cast<int64_t>(host->shape.size());
     SmallVector<int64_t> first(rank, 0), step(rank, 1),
         shape(host->shape.begin(), host->shape.end());

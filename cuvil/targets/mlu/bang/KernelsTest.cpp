@@ -21,22 +21,24 @@ namespace {
 constexpr cnrtDim3_t kThreeTasks = {3, 1, 1};
 
 /// Host values in a cnrtMalloc buffer, freed at scope exit.
-class Device {
+template <class T> class Device {
 public:
-  explicit Device(const std::vector<float> &values) : n(values.size()) {
-    EXPECT_EQ(cnrtMalloc(reinterpret_cast<void **>(&ptr), n * 4), cnrtSuccess);
-    std::vector<float> copy = values;
-    EXPECT_EQ(cnrtMemcpy(ptr, copy.data(), n * 4, cnrtMemcpyHostToDev),
+  explicit Device(const std::vector<T> &values) : n(values.size()) {
+    EXPECT_EQ(cnrtMalloc(reinterpret_cast<void **>(&ptr), n * sizeof(T)),
+              cnrtSuccess);
+    std::vector<T> copy = values;
+    EXPECT_EQ(cnrtMemcpy(ptr, copy.data(), n * sizeof(T), cnrtMemcpyHostToDev),
               cnrtSuccess);
   }
   ~Device() { cnrtFree(ptr); }
-  std::vector<float> read() const {
-    std::vector<float> values(n);
-    EXPECT_EQ(cnrtMemcpy(values.data(), ptr, n * 4, cnrtMemcpyDevToHost),
-              cnrtSuccess);
+  std::vector<T> read() const {
+    std::vector<T> values(n);
+    EXPECT_EQ(
+        cnrtMemcpy(values.data(), ptr, n * sizeof(T), cnrtMemcpyDevToHost),
+        cnrtSuccess);
     return values;
   }
-  float *ptr = nullptr;
+  T *ptr = nullptr;
   size_t n;
 };
 
@@ -197,12 +199,13 @@ TEST(KernelsTest, RowsOfAnUnalignedLength) {
         CUVIL_NRAM(float, mask, s.Lp);
         CUVIL_NRAM(float, out, 32);
         CUVIL_NRAM(float, lanes, 32);
-        cuvil_softmax<float>(s, dsoft.ptr, dx.ptr, false, t, e, lanes);
-        cuvil_softmax<float>(s, dlog.ptr, dx.ptr, true, t, e, lanes);
+        cuvil_softmax<float>(s, dsoft.ptr, dx.ptr, false, t, e, lanes,
+                             nullptr);
+        cuvil_softmax<float>(s, dlog.ptr, dx.ptr, true, t, e, lanes, nullptr);
         cuvil_layer_norm<float>(s, dnorm.ptr, dx.ptr, dg.ptr, db.ptr, 1e-5f, t,
-                                sq, g, b, mask, lanes);
+                                sq, g, b, mask, lanes, nullptr);
         cuvil_rows_reduce<float>(s, dmean.ptr, dx.ptr, CUVIL_REDUCE_MEAN, t, out,
-                                 lanes);
+                                 lanes, nullptr);
       },
       kThreeTasks, cnrtFuncTypeBlock, nullptr);
   std::vector<double> soft, log, norm, mean;
@@ -245,13 +248,14 @@ TEST(KernelsTest, BroadcastsByRowAndByColumn) {
         CUVIL_NRAM(float, bv, 64);
         CUVIL_NRAM(float, tmp, s.Lp);
         cuvil_broadcast<float>(s, y1.ptr, da.ptr, dr.ptr, 3, CUVIL_PER_ROW,
-                               CUVIL_MUL, false, t, bv, tmp);
+                               CUVIL_MUL, false, t, bv, tmp, nullptr);
         cuvil_broadcast<float>(s, y2.ptr, da.ptr, dr.ptr, 3, CUVIL_PER_ROW,
-                               CUVIL_SUB, true, t, bv, tmp);
+                               CUVIL_SUB, true, t, bv, tmp, nullptr);
         cuvil_broadcast<float>(s, y3.ptr, da.ptr, dc.ptr, 40,
-                               CUVIL_PER_COLUMN, CUVIL_DIV, false, t, bv, tmp);
+                               CUVIL_PER_COLUMN, CUVIL_DIV, false, t, bv, tmp,
+                               nullptr);
         cuvil_broadcast<float>(s, y4.ptr, da.ptr, dr.ptr, 3, CUVIL_PER_ROW,
-                               CUVIL_MAX, false, t, bv, tmp);
+                               CUVIL_MAX, false, t, bv, tmp, nullptr);
       },
       kThreeTasks, cnrtFuncTypeBlock, nullptr);
   std::vector<double> w1, w2, w3, w4;
@@ -284,7 +288,7 @@ TEST(KernelsTest, BatchNormAndConcatenation) {
         CUVIL_NRAM(float, sh, 32);
         CUVIL_NRAM(float, tmp, 32);
         cuvil_batch_norm<float>(s, dy.ptr, dx.ptr, ds.ptr, db.ptr, dm.ptr,
-                                dv.ptr, 1e-5f, 3, t, sc, sh, tmp);
+                                dv.ptr, 1e-5f, 3, t, sc, sh, tmp, nullptr);
         // cat([x, x], axis=1) of [2, 30]: each row takes 30 values twice.
         cuvil_copy_rows(dcat.ptr, dx.ptr, 2, 30 * 4, 60 * 4, 30 * 4);
         cuvil_copy_rows(dcat.ptr + 30, dx.ptr, 2, 30 * 4, 60 * 4, 30 * 4);
@@ -324,7 +328,7 @@ TEST(KernelsTest, ErfAndConstantPadding) {
         CUVIL_NRAM(float, row, 32);
         CUVIL_NRAM(float, fill, 32);
         cuvil_unary<float>(derf.ptr, dx.ptr, 256, CUVIL_ERF, 0, 0, 256, ta,
-                           tb, tc, td);
+                           tb, tc, td, nullptr);
         cuvil_pad<float>(pad, dpad.ptr, ds.ptr, -1.0f, row, fill);
       },
       kThreeTasks, cnrtFuncTypeBlock, nullptr);
@@ -360,6 +364,46 @@ TEST(KernelsTest, LongStridedRowSplitsIntoPiecesAndDescriptors) {
       "pieces", [&] { cuvil_gather<float>(every_other, dz.ptr, dx.ptr); },
       kThreeTasks, cnrtFuncTypeBlock, nullptr);
   expectNear(dz.read(), want, 0);
+}
+
+/// float16 storage, float32 arithmetic: a layer norm whose sum of squares
+/// (102400) is far beyond float16's 65504, and erf around 0, where float16
+/// arithmetic cancels; results within float16's rounding.
+TEST(KernelsTest, HalfRowsAndErfComputeInFloat) {
+  cuvil_rows_shape s{2, 1024, 1024, 1};
+  std::vector<half> x(2048), small(128);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = half(i % 2 ? 10.0f : -10.0f);
+  for (size_t i = 0; i < small.size(); ++i)
+    small[i] = half((int(i) - 64) * 1e-3f);
+  Device<half> dx(x), dy{std::vector<half>(2048)}, ds(small),
+      de{std::vector<half>(128)};
+  cuvil_emu::launch(
+      "half_rows",
+      [&] {
+        CUVIL_NRAM(float, t, 1024);
+        CUVIL_NRAM(float, sq, 1024);
+        CUVIL_NRAM(float, mask, 1024);
+        CUVIL_NRAM(float, lanes, 32);
+        CUVIL_NRAM(half, stage, 1024);
+        CUVIL_NRAM(float, ta, 128);
+        CUVIL_NRAM(float, tb, 128);
+        CUVIL_NRAM(float, tc, 128);
+        CUVIL_NRAM(float, td, 128);
+        cuvil_layer_norm<half>(s, dy.ptr, dx.ptr, nullptr, nullptr, 1e-5f, t,
+                               sq, nullptr, nullptr, mask, lanes, stage);
+        cuvil_unary<half>(de.ptr, ds.ptr, 128, CUVIL_ERF, 0, 0, 128, ta, tb,
+                          tc, td, stage);
+      },
+      kThreeTasks, cnrtFuncTypeBlock, nullptr);
+  std::vector<half> y = dy.read(), e = de.read();
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_NEAR(float(y[i]), i % 2 ? 1.0f : -1.0f, 1e-3f) << i;
+  for (size_t i = 0; i < e.size(); ++i) { // float16's rounding of the result
+    double want = std::erf(double(float(small[i])));
+    ASSERT_NEAR(float(e[i]), want, std::abs(want) * 0x1p-11 + 1e-7) << i;
+  }
+  EXPECT_EQ(float(e[64]), 0.0f); // erf(0), not NaN
 }
 
 /// A transpose of the last two dimensions, then a slice with steps: exact.

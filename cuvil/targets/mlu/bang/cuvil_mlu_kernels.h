@@ -383,19 +383,40 @@ struct cuvil_rows_shape {
   int rows, L, Lp, Rt;
 };
 
+// Rows compute in float32 whatever the storage: a float16 model's rows are
+// staged in `stage` (T) and widened (its sums of squares over a 1024-value
+// row would overflow float16's 65504). For float32, stage is unused.
+__mlu_func__ float *cuvil_stage(float *t, float *) { return t; }
+__mlu_func__ half *cuvil_stage(float *, half *stage) { return stage; }
+
+__mlu_func__ int cuvil_vector_count(int n, int bytes) {
+  int per = CUVIL_ALIGN_BYTES / bytes;
+  return (n + per - 1) / per * per;
+}
+
+// count values of T from GDRAM into dst as float32 (dst and stage hold
+// count rounded up to a vector).
+template <typename T>
+__mlu_func__ void cuvil_load_floats(float *dst, const T *src, int count,
+                                    T *stage) {
+  T *to = cuvil_stage(dst, stage);
+  __memcpy(to, (void *)src, count * sizeof(T), GDRAM2NRAM);
+  cuvil_widen(dst, to, cuvil_vector_count(count, sizeof(T)));
+}
+
 // Reduces row[0, Lp) (sum or max) to one value: the row's 128-byte
 // chunks folded into lanes by the vector unit, the lanes by the scalar one.
-template <typename T>
-__mlu_func__ T cuvil_reduce_row(const T *row, int Lp, bool is_max, T *lanes) {
-  const int A = CUVIL_ALIGN_BYTES / sizeof(T);
-  __memcpy(lanes, (void *)row, A * sizeof(T), NRAM2NRAM);
+__mlu_func__ float cuvil_reduce_row(const float *row, int Lp, bool is_max,
+                                    float *lanes) {
+  const int A = CUVIL_ALIGN_BYTES / sizeof(float);
+  __memcpy(lanes, (void *)row, A * sizeof(float), NRAM2NRAM);
   for (int j = A; j < Lp; j += A) {
     if (is_max)
-      __bang_maxequal(lanes, lanes, (T *)row + j, A);
+      __bang_maxequal(lanes, lanes, (float *)row + j, A);
     else
-      __bang_add(lanes, lanes, (T *)row + j, A);
+      __bang_add(lanes, lanes, (float *)row + j, A);
   }
-  T r = lanes[0];
+  float r = lanes[0];
   for (int i = 1; i < A; ++i)
     r = is_max ? (lanes[i] > r ? lanes[i] : r) : r + lanes[i];
   return r;
@@ -403,106 +424,113 @@ __mlu_func__ T cuvil_reduce_row(const T *row, int Lp, bool is_max, T *lanes) {
 
 template <typename T>
 __mlu_func__ void cuvil_rows_load(const cuvil_rows_shape &s, const T *x,
-                                  int r0, int rs, T fill, T *t) {
-  __bang_write_value(t, s.Rt * s.Lp, fill);
-  cuvil_copy2d(t, x + (long)r0 * s.L, s.L * sizeof(T), GDRAM2NRAM,
+                                  int r0, int rs, float fill, float *t,
+                                  T *stage) {
+  T *to = cuvil_stage(t, stage);
+  __bang_write_value(to, s.Rt * s.Lp, (T)fill);
+  cuvil_copy2d(to, x + (long)r0 * s.L, s.L * sizeof(T), GDRAM2NRAM,
                s.Lp * sizeof(T), s.L * sizeof(T), rs);
+  cuvil_widen(t, to, s.Rt * s.Lp);
 }
 
 template <typename T>
 __mlu_func__ void cuvil_rows_store(const cuvil_rows_shape &s, T *y, int r0,
-                                   int rs, const T *t) {
-  cuvil_copy2d(y + (long)r0 * s.L, t, s.L * sizeof(T), NRAM2GDRAM,
-               s.L * sizeof(T), s.Lp * sizeof(T), rs);
+                                   int rs, float *t, T *stage) {
+  cuvil_copy2d(y + (long)r0 * s.L, cuvil_narrow(stage, t, s.Rt * s.Lp),
+               s.L * sizeof(T), NRAM2GDRAM, s.L * sizeof(T), s.Lp * sizeof(T),
+               rs);
 }
 
-// softmax or log_softmax of each row. t: Rt*Lp, e: Lp, lanes: one
-// alignment of values.
+// softmax or log_softmax of each row. t: Rt*Lp, e: Lp, lanes: one vector,
+// of float; stage: Rt*Lp of T (float16 only).
 template <typename T>
 __mlu_func__ void cuvil_softmax(const cuvil_rows_shape &s, T *y, const T *x,
-                                bool log, T *t, T *e, T *lanes) {
+                                bool log, float *t, float *e, float *lanes,
+                                T *stage) {
   for (int r0 = taskId * s.Rt; r0 < s.rows; r0 += taskDim * s.Rt) {
     int rs = cuvil_min(s.Rt, s.rows - r0);
-    cuvil_rows_load(s, x, r0, rs, (T)(-__builtin_inff()), t);
+    cuvil_rows_load(s, x, r0, rs, -__builtin_inff(), t, stage);
     for (int r = 0; r < rs; ++r) {
-      T *row = t + r * s.Lp;
-      T max = cuvil_reduce_row(row, s.Lp, true, lanes);
+      float *row = t + r * s.Lp;
+      float max = cuvil_reduce_row(row, s.Lp, true, lanes);
       __bang_add_scalar(row, row, -max, s.Lp); // padding stays -inf
       __bang_active_exp(e, row, s.Lp);         // and becomes 0 here
-      T sum = cuvil_reduce_row(e, s.Lp, false, lanes);
+      float sum = cuvil_reduce_row(e, s.Lp, false, lanes);
       if (log)
-        __bang_add_scalar(row, row, (T)-__builtin_logf((float)sum), s.Lp);
+        __bang_add_scalar(row, row, -__builtin_logf(sum), s.Lp);
       else
-        __bang_mul_scalar(row, e, (T)1 / sum, s.Lp);
+        __bang_mul_scalar(row, e, 1.0f / sum, s.Lp);
     }
-    cuvil_rows_store(s, y, r0, rs, t);
+    cuvil_rows_store(s, y, r0, rs, t, stage);
   }
 }
 
 // y = (x - mean) / sqrt(var + eps) * gamma + beta over each row; gamma and
-// beta [L] (either may be null). t: Rt*Lp; sq, g, b, mask: Lp each (mask
-// is 1 on the row and 0 on its padding, so that padding adds nothing to
-// the variance).
+// beta [L] (either may be null). Of float: t: Rt*Lp; sq, g, b, mask: Lp
+// each (mask is 1 on the row and 0 on its padding, so that padding adds
+// nothing to the variance); lanes. stage: Rt*Lp of T (float16 only).
 template <typename T>
 __mlu_func__ void cuvil_layer_norm(const cuvil_rows_shape &s, T *y, const T *x,
                                    const T *gamma, const T *beta, float eps,
-                                   T *t, T *sq, T *g, T *b, T *mask, T *lanes) {
-  __bang_write_value(mask, s.Lp, (T)0);
+                                   float *t, float *sq, float *g, float *b,
+                                   float *mask, float *lanes, T *stage) {
+  __bang_write_value(mask, s.Lp, 0.0f);
   for (int i = 0; i < s.L; ++i)
     mask[i] = 1;
   if (gamma)
-    __memcpy(g, (void *)gamma, s.L * sizeof(T), GDRAM2NRAM);
+    cuvil_load_floats(g, gamma, s.L, stage);
   if (beta)
-    __memcpy(b, (void *)beta, s.L * sizeof(T), GDRAM2NRAM);
+    cuvil_load_floats(b, beta, s.L, stage);
   for (int r0 = taskId * s.Rt; r0 < s.rows; r0 += taskDim * s.Rt) {
     int rs = cuvil_min(s.Rt, s.rows - r0);
-    cuvil_rows_load(s, x, r0, rs, (T)0, t);
+    cuvil_rows_load(s, x, r0, rs, 0.0f, t, stage);
     for (int r = 0; r < rs; ++r) {
-      T *row = t + r * s.Lp;
-      float mean = (float)cuvil_reduce_row(row, s.Lp, false, lanes) / s.L;
-      __bang_add_scalar(row, row, (T)-mean, s.Lp);
+      float *row = t + r * s.Lp;
+      float mean = cuvil_reduce_row(row, s.Lp, false, lanes) / s.L;
+      __bang_add_scalar(row, row, -mean, s.Lp);
       __bang_mul(row, row, mask, s.Lp);
       __bang_mul(sq, row, row, s.Lp);
-      float var = (float)cuvil_reduce_row(sq, s.Lp, false, lanes) / s.L;
-      __bang_mul_scalar(row, row, (T)(1.0f / __builtin_sqrtf(var + eps)),
-                        s.Lp);
+      float var = cuvil_reduce_row(sq, s.Lp, false, lanes) / s.L;
+      __bang_mul_scalar(row, row, 1.0f / __builtin_sqrtf(var + eps), s.Lp);
       if (gamma)
         __bang_mul(row, row, g, s.Lp);
       if (beta)
         __bang_add(row, row, b, s.Lp);
     }
-    cuvil_rows_store(s, y, r0, rs, t);
+    cuvil_rows_store(s, y, r0, rs, t, stage);
   }
 }
 
 enum cuvil_reduce_op { CUVIL_REDUCE_SUM, CUVIL_REDUCE_MEAN, CUVIL_REDUCE_MAX };
 
 // y[r] = the sum, mean or max of row r (global pooling, reductions over
-// trailing axes). t: Rt*Lp, out: Rt padded, lanes.
+// trailing axes). Of float: t: Rt*Lp, out: Rt padded, lanes; stage: Rt*Lp
+// of T (float16 only).
 template <typename T>
 __mlu_func__ void cuvil_rows_reduce(const cuvil_rows_shape &s, T *y,
-                                    const T *x, int op, T *t, T *out,
-                                    T *lanes) {
+                                    const T *x, int op, float *t, float *out,
+                                    float *lanes, T *stage) {
   bool is_max = op == CUVIL_REDUCE_MAX;
   for (int r0 = taskId * s.Rt; r0 < s.rows; r0 += taskDim * s.Rt) {
     int rs = cuvil_min(s.Rt, s.rows - r0);
-    cuvil_rows_load(s, x, r0, rs, is_max ? (T)(-__builtin_inff()) : (T)0, t);
+    cuvil_rows_load(s, x, r0, rs, is_max ? -__builtin_inff() : 0.0f, t, stage);
     for (int r = 0; r < rs; ++r) {
-      T v = cuvil_reduce_row(t + r * s.Lp, s.Lp, is_max, lanes);
-      out[r] = op == CUVIL_REDUCE_MEAN ? v / (T)s.L : v;
+      float v = cuvil_reduce_row(t + r * s.Lp, s.Lp, is_max, lanes);
+      out[r] = op == CUVIL_REDUCE_MEAN ? v / s.L : v;
     }
-    __memcpy(y + r0, out, rs * sizeof(T), NRAM2GDRAM);
+    __memcpy(y + r0,
+             cuvil_narrow(stage, out, cuvil_vector_count(rs, sizeof(T))),
+             rs * sizeof(T), NRAM2GDRAM);
   }
 }
 
 // Applies `op` between each value of a row tile and one value v (the
 // row's): row = row op v, or v op row when reversed.
-template <typename T>
-__mlu_func__ void cuvil_row_scalar_op(T *row, int Lp, int op, bool reversed,
-                                      T v, T *tmp) {
+__mlu_func__ void cuvil_row_scalar_op(float *row, int Lp, int op,
+                                      bool reversed, float v, float *tmp) {
   if (reversed && (op == CUVIL_SUB || op == CUVIL_DIV)) {
     if (op == CUVIL_SUB) { // v - row
-      __bang_mul_scalar(row, row, (T)-1, Lp);
+      __bang_mul_scalar(row, row, -1.0f, Lp);
       __bang_add_scalar(row, row, v, Lp);
     } else { // v / row
       __bang_active_recip(row, row, Lp);
@@ -514,7 +542,7 @@ __mlu_func__ void cuvil_row_scalar_op(T *row, int Lp, int op, bool reversed,
   case CUVIL_ADD: __bang_add_scalar(row, row, v, Lp); break;
   case CUVIL_SUB: __bang_add_scalar(row, row, -v, Lp); break;
   case CUVIL_MUL: __bang_mul_scalar(row, row, v, Lp); break;
-  case CUVIL_DIV: __bang_mul_scalar(row, row, (T)1 / v, Lp); break;
+  case CUVIL_DIV: __bang_mul_scalar(row, row, 1.0f / v, Lp); break;
   case CUVIL_MAX:
   case CUVIL_MIN:
     __bang_write_value(tmp, Lp, v);
@@ -526,86 +554,85 @@ __mlu_func__ void cuvil_row_scalar_op(T *row, int Lp, int op, bool reversed,
   }
 }
 
-// row = row op vec (or vec op row when reversed), both Lp values.
-template <typename T>
-__mlu_func__ void cuvil_row_vector_op(T *row, const T *vec, int Lp, int op,
+// row = row op vec (or vec op row when reversed), both Lp values; for a
+// division not reversed, vec holds the reciprocals.
+__mlu_func__ void cuvil_row_vector_op(float *row, float *vec, int Lp, int op,
                                       bool reversed) {
-  T *v = (T *)vec;
   switch (op) {
-  case CUVIL_ADD: __bang_add(row, row, v, Lp); break;
+  case CUVIL_ADD: __bang_add(row, row, vec, Lp); break;
   case CUVIL_SUB:
     if (reversed)
-      __bang_sub(row, v, row, Lp);
+      __bang_sub(row, vec, row, Lp);
     else
-      __bang_sub(row, row, v, Lp);
+      __bang_sub(row, row, vec, Lp);
     break;
-  case CUVIL_MUL: __bang_mul(row, row, v, Lp); break;
+  case CUVIL_MUL: __bang_mul(row, row, vec, Lp); break;
   case CUVIL_DIV:
-    if (reversed) {
+    if (reversed)
       __bang_active_recip(row, row, Lp);
-      __bang_mul(row, row, v, Lp);
-    } else {
-      // v was turned into its reciprocals when loaded
-      __bang_mul(row, row, v, Lp);
-    }
+    __bang_mul(row, row, vec, Lp);
     break;
-  case CUVIL_MAX: __bang_maxequal(row, row, v, Lp); break;
-  case CUVIL_MIN: __bang_minequal(row, row, v, Lp); break;
+  case CUVIL_MAX: __bang_maxequal(row, row, vec, Lp); break;
+  case CUVIL_MIN: __bang_minequal(row, row, vec, Lp); break;
   }
 }
 
 enum cuvil_broadcast_mode { CUVIL_PER_ROW = 0, CUVIL_PER_COLUMN = 1 };
 
 // y[r][l] = a[r][l] op b[r % M] (per row) or a[r][l] op b[l] (per column),
-// b op a when reversed. t: Rt*Lp, bv: all of b (padded), tmp: Lp.
+// b op a when reversed. Of float: t: Rt*Lp, bv: all of b (padded), tmp:
+// Lp; stage: Rt*Lp or more of T (float16 only).
 template <typename T>
 __mlu_func__ void cuvil_broadcast(const cuvil_rows_shape &s, T *y, const T *a,
                                   const T *b, int M, int mode, int op,
-                                  bool reversed, T *t, T *bv, T *tmp) {
+                                  bool reversed, float *t, float *bv,
+                                  float *tmp, T *stage) {
   int count = mode == CUVIL_PER_ROW ? M : s.L;
-  __memcpy(bv, (void *)b, count * sizeof(T), GDRAM2NRAM);
+  cuvil_load_floats(bv, b, count, stage);
   if (mode == CUVIL_PER_COLUMN && op == CUVIL_DIV && !reversed)
     for (int i = 0; i < count; ++i)
-      bv[i] = (T)1 / bv[i];
+      bv[i] = 1.0f / bv[i];
   for (int r0 = taskId * s.Rt; r0 < s.rows; r0 += taskDim * s.Rt) {
     int rs = cuvil_min(s.Rt, s.rows - r0);
-    cuvil_rows_load(s, a, r0, rs, (T)1, t);
+    cuvil_rows_load(s, a, r0, rs, 1.0f, t, stage);
     for (int r = 0; r < rs; ++r) {
-      T *row = t + r * s.Lp;
+      float *row = t + r * s.Lp;
       if (mode == CUVIL_PER_ROW)
         cuvil_row_scalar_op(row, s.Lp, op, reversed, bv[(r0 + r) % M], tmp);
       else
         cuvil_row_vector_op(row, bv, s.Lp, op, reversed);
     }
-    cuvil_rows_store(s, y, r0, rs, t);
+    cuvil_rows_store(s, y, r0, rs, t, stage);
   }
 }
 
 // Inference batch normalization: y = (x - mean[c]) / sqrt(var[c] + eps) *
-// scale[c] + bias[c], rows r of L values, channel c = r % M. t: Rt*Lp;
-// sc, sh: M padded (each channel's scale and shift, computed once).
+// scale[c] + bias[c], rows r of L values, channel c = r % M. Of float: t:
+// Rt*Lp; sc, sh: M padded (each channel's scale and shift, computed once);
+// tmp: M padded; stage: Rt*Lp or more of T (float16 only).
 template <typename T>
 __mlu_func__ void cuvil_batch_norm(const cuvil_rows_shape &s, T *y, const T *x,
                                    const T *scale, const T *bias,
                                    const T *mean, const T *var, float eps,
-                                   int M, T *t, T *sc, T *sh, T *tmp) {
-  __memcpy(sc, (void *)var, M * sizeof(T), GDRAM2NRAM);
-  __memcpy(sh, (void *)scale, M * sizeof(T), GDRAM2NRAM);
+                                   int M, float *t, float *sc, float *sh,
+                                   float *tmp, T *stage) {
+  cuvil_load_floats(sc, var, M, stage);
+  cuvil_load_floats(sh, scale, M, stage);
   for (int c = 0; c < M; ++c)
-    sc[c] = (T)((float)sh[c] / __builtin_sqrtf((float)sc[c] + eps));
-  __memcpy(sh, (void *)mean, M * sizeof(T), GDRAM2NRAM);
-  __memcpy(tmp, (void *)bias, M * sizeof(T), GDRAM2NRAM);
+    sc[c] = sh[c] / __builtin_sqrtf(sc[c] + eps);
+  cuvil_load_floats(sh, mean, M, stage);
+  cuvil_load_floats(tmp, bias, M, stage);
   for (int c = 0; c < M; ++c)
     sh[c] = tmp[c] - sh[c] * sc[c];
   for (int r0 = taskId * s.Rt; r0 < s.rows; r0 += taskDim * s.Rt) {
     int rs = cuvil_min(s.Rt, s.rows - r0);
-    cuvil_rows_load(s, x, r0, rs, (T)0, t);
+    cuvil_rows_load(s, x, r0, rs, 0.0f, t, stage);
     for (int r = 0; r < rs; ++r) {
-      T *row = t + r * s.Lp;
+      float *row = t + r * s.Lp;
       __bang_mul_scalar(row, row, sc[(r0 + r) % M], s.Lp);
       __bang_add_scalar(row, row, sh[(r0 + r) % M], s.Lp);
     }
-    cuvil_rows_store(s, y, r0, rs, t);
+    cuvil_rows_store(s, y, r0, rs, t, stage);
   }
 }
 
@@ -672,59 +699,61 @@ enum cuvil_unary_op {
   CUVIL_SILU, CUVIL_HARDSIGMOID, CUVIL_HARDSWISH, CUVIL_ABS, CUVIL_ERF
 };
 
-// erf(x) on n values (BANG C has no erf): Abramowitz and Stegun 7.1.26,
-// erf|x| = 1 - t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) e^(-x^2) with
-// t = 1 / (1 + p |x|), absolute error below 1.5e-7; the sign is x / |x|.
+// erf(x) on n float32 values (BANG C has no erf): Abramowitz and Stegun
+// 7.1.26, erf|x| = 1 - t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) e^(-x^2)
+// with t = 1 / (1 + p |x|), absolute error below 1.5e-7. |x| is clamped
+// to 10 (erf is 1 there in float32), so that __bang_active_recip's input
+// stays within [1, 4.3]; the sign is clip(x * 1e30, -1, 1), no division.
 // x: the values (overwritten), tb, tc, td: scratch of n.
-template <typename T>
-__mlu_func__ void cuvil_erf(T *x, int n, T *tb, T *tc, T *td) {
+__mlu_func__ void cuvil_erf(float *x, int n, float *tb, float *tc, float *td) {
   const float a[5] = {0.254829592f, -0.284496736f, 1.421413741f,
                       -1.453152027f, 1.061405429f};
-  __bang_mul_scalar(tb, x, (T)-1, n);
+  __bang_mul_scalar(tb, x, -1.0f, n);
   __bang_maxequal(tb, tb, x, n);                // |x|
-  __bang_mul_scalar(tc, tb, (T)0.3275911f, n);
-  __bang_add_scalar(tc, tc, (T)1, n);
+  __bang_write_value(tc, n, 10.0f);
+  __bang_minequal(tb, tb, tc, n);
+  __bang_mul_scalar(tc, tb, 0.3275911f, n);
+  __bang_add_scalar(tc, tc, 1.0f, n);
   __bang_active_recip(tc, tc, n);               // t
   __bang_mul(tb, tb, tb, n);
-  __bang_mul_scalar(tb, tb, (T)-1, n);
+  __bang_mul_scalar(tb, tb, -1.0f, n);
   __bang_active_exp(tb, tb, n);                 // e^(-x^2)
-  __bang_mul_scalar(td, tc, (T)a[4], n);
+  __bang_mul_scalar(td, tc, a[4], n);
   for (int i = 3; i >= 0; --i) {
-    __bang_add_scalar(td, td, (T)a[i], n);
+    __bang_add_scalar(td, td, a[i], n);
     __bang_mul(td, td, tc, n);
   }
   __bang_mul(td, td, tb, n);
-  __bang_mul_scalar(td, td, (T)-1, n);
-  __bang_add_scalar(td, td, (T)1, n);           // erf|x|
-  __bang_mul_scalar(tb, x, (T)-1, n);
-  __bang_maxequal(tb, tb, x, n);
-  __bang_write_value(tc, n, (T)1e-30f);
-  __bang_maxequal(tb, tb, tc, n);
-  __bang_active_recip(tb, tb, n);
-  __bang_mul(tb, x, tb, n);                     // the sign (0 at 0)
-  __bang_mul(x, td, tb, n);
+  __bang_mul_scalar(td, td, -1.0f, n);
+  __bang_add_scalar(td, td, 1.0f, n);           // erf|x|
+  __bang_mul_scalar(x, x, 1e30f, n);
+  cuvil_activate(x, n, CUVIL_ACT_CLIP, -1.0f, 1.0f, tb, n); // the sign
+  __bang_mul(x, x, td, n);
 }
 
 // y = op(x); clip takes [a, b], the hard functions clip(a * x + b, 0, 1).
-// ta, tb, tc: Et each; td: Et for erf, else unused.
+// In float32 whatever the storage. Of float: ta, tb, tc: Et each; td: Et
+// for erf; stage: Et of T (float16 only).
 template <typename T>
-__mlu_func__ void cuvil_unary(T *y, const T *x, long n, int op, T a, T b,
-                              int Et, T *ta, T *tb, T *tc, T *td) {
+__mlu_func__ void cuvil_unary(T *y, const T *x, long n, int op, float a,
+                              float b, int Et, float *ta, float *tb,
+                              float *tc, float *td, T *stage) {
   for (long e0 = (long)taskId * Et; e0 < n; e0 += (long)taskDim * Et) {
     int es = (int)(n - e0 < Et ? n - e0 : Et);
-    int ep = (es + CUVIL_ALIGN_BYTES / sizeof(T) - 1) /
-             (CUVIL_ALIGN_BYTES / sizeof(T)) * (CUVIL_ALIGN_BYTES / sizeof(T));
-    __memcpy(ta, (void *)(x + e0), es * sizeof(T), GDRAM2NRAM);
+    int ep = cuvil_vector_count(es, sizeof(T));
+    T *to = cuvil_stage(ta, stage);
+    __memcpy(to, (void *)(x + e0), es * sizeof(T), GDRAM2NRAM);
+    cuvil_widen(ta, to, ep);
     switch (op) {
     case CUVIL_RELU: __bang_active_relu(ta, ta, ep); break;
     case CUVIL_CLIP: cuvil_activate(ta, ep, CUVIL_ACT_CLIP, a, b, tb, ep); break;
     case CUVIL_SIGMOID: __bang_active_sigmoid(ta, ta, ep); break;
     case CUVIL_TANH: __bang_active_tanh(ta, ta, ep); break;
     case CUVIL_EXP: __bang_active_exp(ta, ta, ep); break;
-    case CUVIL_NEG: __bang_mul_scalar(ta, ta, (T)-1, ep); break;
+    case CUVIL_NEG: __bang_mul_scalar(ta, ta, -1.0f, ep); break;
     case CUVIL_ERF: cuvil_erf(ta, ep, tb, tc, td); break;
     case CUVIL_ABS: // max(x, -x)
-      __bang_mul_scalar(tb, ta, (T)-1, ep);
+      __bang_mul_scalar(tb, ta, -1.0f, ep);
       __bang_maxequal(ta, ta, tb, ep);
       break;
     case CUVIL_SILU:
@@ -735,14 +764,15 @@ __mlu_func__ void cuvil_unary(T *y, const T *x, long n, int op, T a, T b,
     case CUVIL_HARDSWISH:
       __bang_mul_scalar(tb, ta, a, ep);
       __bang_add_scalar(tb, tb, b, ep);
-      cuvil_activate(tb, ep, CUVIL_ACT_CLIP, (T)0, (T)1, tc, ep);
+      cuvil_activate(tb, ep, CUVIL_ACT_CLIP, 0.0f, 1.0f, tc, ep);
       if (op == CUVIL_HARDSWISH)
         __bang_mul(ta, ta, tb, ep);
       else
-        __memcpy(ta, tb, ep * sizeof(T), NRAM2NRAM);
+        __memcpy(ta, tb, ep * sizeof(float), NRAM2NRAM);
       break;
     }
-    __memcpy(y + e0, ta, es * sizeof(T), NRAM2GDRAM);
+    __memcpy(y + e0, cuvil_narrow(stage, ta, ep), es * sizeof(T),
+             NRAM2GDRAM);
   }
 }
 

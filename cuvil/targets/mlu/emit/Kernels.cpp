@@ -93,9 +93,8 @@ std::string layerBody(const Layer &layer,
       text += field(name, p.dim(name));
     int64_t Ht = tile[2];
     text += field("OCt", tile[0]) + field("Ct", tile[1]) + field("Ht", Ht);
-    text += field("Pt", alignElements(Ht * p.dim("OW"), p.elementBytes));
-    text += field("RowsIn",
-                  (Ht - 1) * p.dim("SH") + (p.dim("KH") - 1) * p.dim("DH") + 1);
+    text += field("Pt", windowPositions(p, Ht));
+    text += field("RowsIn", windowRowsIn(p, Ht));
     text += absl::StrCat("  s.act = ", act, ";\n");
     if (p.kind == "conv2d")
       text += absl::StrCat("  cuvil_conv2d<float>(s, p0, p1, p2, p3, p4, ", lo,
@@ -123,31 +122,34 @@ std::string layerBody(const Layer &layer,
     if (p.kind == "softmax")
       text += absl::StrCat("  cuvil_softmax<float>(s, p0, p1, ",
                            p.log ? "true" : "false", ", ", buffer("t"), ", ",
-                           buffer("e"), ", ", buffer("lanes"), ");\n");
+                           buffer("e"), ", ", buffer("lanes"), ", ",
+                           buffer("stage"), ");\n");
     else if (p.kind == "layer_norm")
       text += absl::StrCat("  cuvil_layer_norm<float>(s, p0, p1, p2, p3, ",
                            floatLiteral(p.epsilon), ", ", buffer("t"), ", ",
                            buffer("sq"), ", ", buffer("g"), ", ", buffer("b"),
-                           ", ", buffer("mask"), ", ", buffer("lanes"),
-                           ");\n");
+                           ", ", buffer("mask"), ", ", buffer("lanes"), ", ",
+                           buffer("stage"), ");\n");
     else if (p.kind == "rows_reduce")
       text += absl::StrCat("  cuvil_rows_reduce<float>(s, p0, p1, ",
                            p.op == "sum"   ? "CUVIL_REDUCE_SUM"
                            : p.op == "max" ? "CUVIL_REDUCE_MAX"
                                            : "CUVIL_REDUCE_MEAN",
                            ", ", buffer("t"), ", ", buffer("out"), ", ",
-                           buffer("lanes"), ");\n");
+                           buffer("lanes"), ", ", buffer("stage"), ");\n");
     else if (p.kind == "batch_norm")
       text += absl::StrCat(
           "  cuvil_batch_norm<float>(s, p0, p1, p2, p3, p4, p5, ",
           floatLiteral(p.epsilon), ", ", p.dim("M"), ", ", buffer("t"), ", ",
-          buffer("sc"), ", ", buffer("sh"), ", ", buffer("tmp"), ");\n");
+          buffer("sc"), ", ", buffer("sh"), ", ", buffer("tmp"), ", ",
+          buffer("stage"), ");\n");
     else
       text += absl::StrCat(
           "  cuvil_broadcast<float>(s, p0, p1, p2, ", p.dim("M"), ", ",
           p.mode == "rows" ? "CUVIL_PER_ROW" : "CUVIL_PER_COLUMN", ", ",
           kBinaryOps.at(p.op), ", ", p.reversed ? "true" : "false", ", ",
-          buffer("t"), ", ", buffer("bv"), ", ", buffer("tmp"), ");\n");
+          buffer("t"), ", ", buffer("bv"), ", ", buffer("tmp"), ", ",
+          buffer("stage"), ");\n");
     return text;
   }
   if (p.kind == "binary") {
@@ -186,7 +188,8 @@ std::string layerBody(const Layer &layer,
     text += absl::StrCat("  cuvil_unary<float>(p0, p1, ", p.dim("n"), "L, ",
                          kOps.at(p.op), ", ", lo, ", ", hi, ", ", tile[0],
                          ", ", buffer("ta"), ", ", buffer("tb"), ", ",
-                         buffer("tc"), ", ", buffer("td"), ");\n");
+                         buffer("tc"), ", ", buffer("td"), ", ",
+                         buffer("stage"), ");\n");
     return text;
   }
   if (p.kind == "pad") {
@@ -286,7 +289,7 @@ std::string kernelsSource(const MluModel &model) {
 #include <bang.h>
 // One NRAM area shared by every kernel (one runs on a core at a time),
 // as large as the largest kernel's plan.
-__nram__ char cuvil_nram_area[%d];
+__nram__ char cuvil_nram_area[%d] __attribute__((aligned(128)));
 #define CUVIL_NRAM(type, name, count) type *name = (type *)cuvil_nram_area
 #define CUVIL_LAUNCH(kernel, dim, type, queue, ...) \
   kernel<<<dim, type, queue>>>(__VA_ARGS__)

@@ -9,6 +9,7 @@
 
 #include "cuvil/support/Diagnostics.h"
 #include "cuvil/support/ElementsBytes.h"
+#include "llvm/ADT/APFloat.h"
 #include "cuvil/support/StatusMacros.h"
 #include "cuvil/targets/mlu/emit/Project.h"
 
@@ -35,13 +36,16 @@ std::string pointer(bool half, llvm::StringRef base, int64_t offset) {
 
 /// float32 bytes as float16 bytes (round to nearest even), for fp16.
 std::string toHalf(llvm::StringRef bytes) {
-  mlir::MLIRContext context;
-  mlir::FloatType f16 = mlir::Float16Type::get(&context);
   std::string out;
   for (size_t i = 0; i + 4 <= bytes.size(); i += 4) {
     float value;
     std::memcpy(&value, bytes.data() + i, 4);
-    uint16_t bits = toHalfBits(value, f16);
+    llvm::APFloat half(value);
+    bool lost;
+    half.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven,
+                 &lost);
+    uint16_t bits =
+        static_cast<uint16_t>(half.bitcastToAPInt().getZExtValue());
     out.append(reinterpret_cast<const char *>(&bits), 2);
   }
   return out;

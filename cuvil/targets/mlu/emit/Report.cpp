@@ -24,8 +24,11 @@ LayerEstimate estimateLayer(const Layer &layer, const Chip &chip) {
   LayerEstimate e;
   double share = static_cast<double>(layer.plan.tasks) / chip.cores();
   // The vector unit does twice as many float16 operations per cycle
-  // (mlu-ops' CT_PEAK_FLOAT16 64 against CT_PEAK_FLOAT32 32).
-  double peak = chip.peakFp32 * (layer.problem.elementBytes == 2 ? 2 : 1);
+  // (mlu-ops' CT_PEAK_FLOAT16 64 against CT_PEAK_FLOAT32 32); products,
+  // rows and unary ops compute in float32 whatever the storage.
+  bool float32 = layer.problem.elementBytes == 4 ||
+                 layer.problem.kind != "binary";
+  double peak = chip.peakFp32 * (float32 ? 1 : 2);
   e.computeSeconds = layer.problem.ops / (peak * std::min(1.0, share));
   e.memorySeconds = layer.plan.gdramBytes / chip.gdramBytesPerSecond;
   e.bound = e.computeSeconds > e.memorySeconds ? "compute" : "memory";
@@ -72,7 +75,7 @@ std::string reportJson(const MluModel &model) {
     for (const OnChipBuffer &b : layer.plan.buffers)
       buffers[b.name] = llvm::json::Object{
           {"space", l2::stringifyMemorySpace(b.space).str()},
-          {"bytes", b.elements * b.copies * bytes},
+          {"bytes", b.bytes(bytes)},
           {"copies", b.copies}};
     layers.push_back(llvm::json::Object{
         {"index", static_cast<int64_t>(i)},

@@ -125,15 +125,14 @@ absl::StatusOr<KernelPlan> Planner::gemm() {
 absl::StatusOr<KernelPlan> Planner::window() {
   bool conv = p.kind == "conv2d";
   int64_t C = p.dim("C"), W = p.dim("W"), OC = p.dim("OC"), OH = p.dim("OH"),
-          OW = p.dim("OW"), KH = p.dim("KH"), SH = p.dim("SH"),
-          DH = p.dim("DH"), G = p.dim("G"), taps = KH * p.dim("KW");
+          OW = p.dim("OW"), G = p.dim("G"), taps = p.dim("KH") * p.dim("KW");
   int64_t cg = C / G, ocg = OC / G;
   bool residual = conv && p.operands[4] >= 0;
   int64_t OCt = conv ? std::min<int64_t>(ocg, 64) : 1;
   int64_t Ct = conv ? std::min<int64_t>(cg, 64) : 1;
   int64_t Ht = std::clamp<int64_t>(ceilDiv(1024, OW), 1, OH);
-  auto rowsIn = [&] { return (Ht - 1) * SH + (KH - 1) * DH + 1; };
-  auto pt = [&] { return up(Ht * OW); };
+  auto rowsIn = [&] { return windowRowsIn(p, Ht); };
+  auto pt = [&] { return windowPositions(p, Ht); };
   auto buffers = [&] {
     if (!conv)
       return std::vector<OnChipBuffer>{
@@ -195,26 +194,31 @@ absl::StatusOr<KernelPlan> Planner::rows() {
   int64_t rows = p.dim("rows"), L = p.dim("L"), Lp = up(L), M = p.dim("M");
   int64_t Rt = std::max<int64_t>(1, ceilDiv(rows, chip.cores()));
   Rt = std::min<int64_t>(Rt, 64);
+  // Rows compute in float32; a float16 model's rows are staged in `stage`
+  // (also what its vectors of parameters are loaded through).
+  int64_t vector = p.kind == "batch_norm" || p.mode == "rows" ? up(M) : Lp;
   auto buffers = [&] {
-    std::vector<OnChipBuffer> b = {nram("t", Rt * Lp)};
+    std::vector<OnChipBuffer> b = {sums("t", Rt * Lp)};
+    if (half())
+      b.push_back(nram("stage", std::max(Rt * Lp, vector)));
     if (p.kind == "softmax") {
-      b.push_back(nram("e", Lp));
+      b.push_back(sums("e", Lp));
     } else if (p.kind == "layer_norm") {
       for (const char *name : {"sq", "g", "b", "mask"})
-        b.push_back(nram(name, Lp));
+        b.push_back(sums(name, Lp));
     } else if (p.kind == "rows_reduce") {
-      b.push_back(nram("out", up(Rt)));
+      b.push_back(sums("out", up(Rt)));
     } else if (p.kind == "batch_norm") {
-      b.push_back(nram("sc", up(M)));
-      b.push_back(nram("sh", up(M)));
-      b.push_back(nram("tmp", std::max(Lp, up(M))));
+      b.push_back(sums("sc", up(M)));
+      b.push_back(sums("sh", up(M)));
+      b.push_back(sums("tmp", std::max(Lp, up(M))));
       return b;
     } else { // a broadcast binary: all of b, and a row of scratch
-      b.push_back(nram("bv", up(p.mode == "rows" ? M : L)));
-      b.push_back(nram("tmp", Lp));
+      b.push_back(sums("bv", vector));
+      b.push_back(sums("tmp", Lp));
       return b;
     }
-    b.push_back(nram("lanes", align));
+    b.push_back(sums("lanes", kAlignBytes / 4));
     return b;
   };
   while (!fits(buffers())) {
@@ -234,17 +238,23 @@ absl::StatusOr<KernelPlan> Planner::rows() {
 absl::StatusOr<KernelPlan> Planner::binary() {
   int64_t n = p.dim("n");
   int64_t Et = std::min<int64_t>(up(ceilDiv(n, chip.cores())), 16384);
-  bool erf = p.op == "erf";
-  int64_t count = p.kind == "unary" ? (erf ? 4 : 3) : 2;
-  while (count * Et * p.elementBytes > chip.nramBudget() && Et > align)
+  // A unary op computes in float32 (a float16 model's values staged).
+  auto buffers = [&] {
+    if (p.kind != "unary")
+      return std::vector<OnChipBuffer>{nram("ta", Et), nram("tb", Et)};
+    std::vector<OnChipBuffer> b = {sums("ta", Et), sums("tb", Et),
+                                   sums("tc", Et)};
+    if (p.op == "erf")
+      b.push_back(sums("td", Et));
+    if (half())
+      b.push_back(nram("stage", Et));
+    return b;
+  };
+  while (!fits(buffers()) && Et > align)
     Et = up(Et / 2);
   KernelPlan plan;
   plan.tile = {Et};
-  plan.buffers = {nram("ta", Et), nram("tb", Et)};
-  if (p.kind == "unary")
-    plan.buffers.push_back(nram("tc", Et));
-  if (erf)
-    plan.buffers.push_back(nram("td", Et));
+  plan.buffers = buffers();
   plan.workItems = ceilDiv(n, Et);
   plan.gdramBytes =
       p.elementBytes * n * (p.mode == "scalar" || p.kind == "unary" ? 2 : 3);
@@ -294,6 +304,15 @@ KernelPlan Planner::parts() {
 int64_t alignElements(int64_t elements, int64_t elementBytes) {
   int64_t align = kAlignBytes / elementBytes;
   return std::max<int64_t>(align, (elements + align - 1) / align * align);
+}
+
+int64_t windowPositions(const Problem &problem, int64_t Ht) {
+  return alignElements(Ht * problem.dim("OW"), problem.elementBytes);
+}
+
+int64_t windowRowsIn(const Problem &problem, int64_t Ht) {
+  return (Ht - 1) * problem.dim("SH") +
+         (problem.dim("KH") - 1) * problem.dim("DH") + 1;
 }
 
 llvm::StringRef functionTypeName(FunctionType type) {

@@ -122,6 +122,13 @@ absl::StatusOr<KernelPlan> planKernel(const Problem &problem, const Chip &chip);
 /// Rounds `elements` up to the vector alignment.
 int64_t alignElements(int64_t elements, int64_t elementBytes);
 
+/// A window problem's tile of Ht output rows: its patch rows' length (Ht *
+/// OW padded to a vector: cuvil_window_shape's Pt) and the input rows it
+/// reads (RowsIn). The planner sizes buffers by them, the emitter passes
+/// them to the device library.
+int64_t windowPositions(const Problem &problem, int64_t Ht);
+int64_t windowRowsIn(const Problem &problem, int64_t Ht);
+
 } // namespace cuvil::mlu
 
 #endif // CUVIL_TARGETS_MLU_PLAN_KERNELPLAN_H

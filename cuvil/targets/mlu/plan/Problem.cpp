@@ -17,6 +17,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 namespace cuvil::mlu {
@@ -54,10 +55,14 @@ void readEpilogue(l2::UKernelCallOp call, Problem &problem, int &colBias,
     case l2::EpilogueStep::relu:
       problem.act = Activation::Relu;
       break;
-    case l2::EpilogueStep::clip:
+    case l2::EpilogueStep::clip: // a missing bound does not clip
       problem.act = Activation::Clip;
-      problem.clipMin = epilogue.getClipMin().getValueAsDouble();
-      problem.clipMax = epilogue.getClipMax().getValueAsDouble();
+      problem.clipMin = epilogue.getClipMin()
+                            ? epilogue.getClipMin().getValueAsDouble()
+                            : -std::numeric_limits<double>::infinity();
+      problem.clipMax = epilogue.getClipMax()
+                            ? epilogue.getClipMax().getValueAsDouble()
+                            : std::numeric_limits<double>::infinity();
       break;
     case l2::EpilogueStep::quantize:
       break; // refused with the element types
@@ -322,11 +327,12 @@ FailureOr<Problem> Reader::readRows() {
       p.epsilon = call.getFloatParam("epsilon", 1e-5);
       auto segments = llvm::dyn_cast_or_null<mlir::DenseI32ArrayAttr>(
           call.getParam("operandSegmentSizes"));
+      if (!segments || segments.size() != 3)
+        return refuse("its operandSegmentSizes do not say which of scale "
+                      "and bias it has");
       int scale = -1, bias = -1, next = 1;
-      if (segments && segments.size() == 3) {
-        scale = segments[1] ? next++ : -1;
-        bias = segments[2] ? next++ : -1;
-      }
+      scale = segments[1] ? next++ : -1;
+      bias = segments[2] ? next++ : -1;
       for (int operand : {scale, bias})
         if (operand >= 0 &&
             product(shapeOf(inputs[operand])) != product(x.drop_front(axis)))
