@@ -163,3 +163,20 @@ def test_hostile_names_stay_text(tmp_path):
     assert build.returncode == 0, build.stderr
     report = json.loads((folder / "report.json").read_text())
     assert report["layers"][0]["where"].startswith("'*/ #include")
+
+
+def test_integer_tensors_are_refused_with_the_node(tmp_path):
+    """An embedding lookup (int64 indices): the target computes floats only."""
+    torch.manual_seed(0)
+    path = tmp_path / "embedding.onnx"
+    torch.onnx.export(torch.nn.Embedding(10, 4).eval(),
+                      torch.zeros(2, 3, dtype=torch.int64), str(path),
+                      input_names=["ids"], output_names=["y"], opset_version=13)
+    result = cuvilc(path, "--target=mlu", "--device=mlu270", "-o",
+                    tmp_path / "out")
+    assert result.returncode != 0
+    assert "this target compiles float32 models (--precision=fp16 runs them " \
+           "in float16; integer and int8 tensors are not supported yet)" \
+        in result.stderr
+    assert "embedding.onnx" in result.stderr
+    assert not (tmp_path / "out").exists()

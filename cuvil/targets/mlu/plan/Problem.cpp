@@ -103,8 +103,9 @@ mlir::LogicalResult Reader::checkTypes() {
     if (!type.getElementType().isF32())
       return refuse("it computes on ")
              << type.getElementType()
-             << "; this target compiles float32 models (fp16 and int8 are "
-                "not built yet)";
+             << "; this target compiles float32 models (--precision=fp16 "
+                "runs them in float16; integer and int8 tensors are not "
+                "supported yet)";
     if (!type.hasStaticShape())
       return refuse("a dimension is dynamic; compile with a fixed batch "
                     "(--max-batch does not apply to the MLU target)");
