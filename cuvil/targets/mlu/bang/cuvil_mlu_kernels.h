@@ -667,8 +667,7 @@ __mlu_func__ void cuvil_binary(T *y, const T *a, const T *b, long n,
   }
   for (long e0 = (long)taskId * Et; e0 < n; e0 += (long)taskDim * Et) {
     int es = (int)(n - e0 < Et ? n - e0 : Et);
-    int ep = (es + CUVIL_ALIGN_BYTES / sizeof(T) - 1) /
-             (CUVIL_ALIGN_BYTES / sizeof(T)) * (CUVIL_ALIGN_BYTES / sizeof(T));
+    int ep = cuvil_vector_count(es, sizeof(T));
     __memcpy(ta, (void *)(a + e0), es * sizeof(T), GDRAM2NRAM);
     if (!scalar_b)
       __memcpy(tb, (void *)(b + e0), es * sizeof(T), GDRAM2NRAM);
@@ -794,8 +793,7 @@ __mlu_func__ void cuvil_pad(const cuvil_pad_shape &s, T *y, const T *x,
   long rows = 1;
   for (int d = 0; d + 1 < s.rank; ++d)
     rows *= s.odims[d];
-  int Wp = (int)((Wo + CUVIL_ALIGN_BYTES / sizeof(T) - 1) /
-                 (CUVIL_ALIGN_BYTES / sizeof(T)) * (CUVIL_ALIGN_BYTES / sizeof(T)));
+  int Wp = cuvil_vector_count((int)Wo, sizeof(T));
   __bang_write_value(fill, Wp, value);
   __bang_write_value(row, Wp, value);
   for (long r = taskId; r < rows; r += taskDim) {
