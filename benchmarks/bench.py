@@ -716,6 +716,8 @@ def main():
                         help="skip the tree ensembles (benchmarks/trees_bench.py)")
     parser.add_argument("--no-fpga", action="store_true",
                         help="skip the FPGA Verilog (benchmarks/fpga_bench.py)")
+    parser.add_argument("--no-zoo", action="store_true",
+                        help="skip the model zoo (benchmarks/zoo_bench.py)")
     parser.add_argument("--no-edge", action="store_true",
                         help="skip the aarch64 footprint (benchmarks/edge_bench.py)")
     parser.add_argument("--render", metavar="RESULTS_JSON",
@@ -871,6 +873,11 @@ def main():
     if not args.no_fpga:
         import fpga_bench
         results["fpga"] = fpga_bench.run(args.cuvilc, work, args.smoke)
+    if not args.no_zoo:
+        import zoo_bench
+        results["zoo"] = zoo_bench.run(args.cuvilc, work, args.smoke,
+                                       threads_list=threads_list,
+                                       batches=batches)
     if not args.no_edge:
         import edge_bench
         results["edge"] = edge_bench.run(args.cuvilc, work, MODELS, args.smoke)
@@ -1111,6 +1118,9 @@ def write_markdown(results, args, path, cores):
     if results.get("fpga"):
         import fpga_bench
         lines += [""] + fpga_bench.markdown(results["fpga"])
+    if results.get("zoo"):
+        import zoo_bench
+        lines += [""] + zoo_bench.markdown(results["zoo"])
     if results.get("edge"):
         import edge_bench
         lines += [""] + edge_bench.markdown(results["edge"])

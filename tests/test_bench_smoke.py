@@ -44,6 +44,11 @@ def test_bench_smoke(tmp_path):
     trees = data["trees"]["cells"]
     assert {c["batch"] for c in trees} == {1, 64, 2000}
     assert all(c["cuvil_1"] > 0 and c["xgb_1"] > 0 for c in trees)
+    assert "## Zoo: fp32 on architectures outside the suite (issue #28)" in text
+    (zoo,) = data["zoo"]["models"]
+    zoo_cell = zoo["cells"]["t1_b1"]
+    assert zoo_cell["cuvil"] > 0 and zoo_cell["script"] > 0
+    assert zoo_cell["relative_error"] <= 1e-4
     if wheel:
         forests = data["trees"]["sklearn"]
         assert {c["model"] for c in forests} == {
