@@ -44,6 +44,8 @@ MODELS = {
     "squeezenet1_0": lambda: torchvision_model("squeezenet1_0"),
     "densenet121": lambda: torchvision_model("densenet121"),
     "regnet_y_400mf": lambda: torchvision_model("regnet_y_400mf"),
+    "regnet_x_800mf": lambda: torchvision_model("regnet_x_800mf"),
+    "mobilenet_v3_large": lambda: torchvision_model("mobilenet_v3_large"),
     "convnext_tiny": lambda: torchvision_model("convnext_tiny"),
     "googlenet": lambda: torchvision_model("googlenet"),
     "vit_b_16": lambda: torchvision_model("vit_b_16"),

@@ -317,8 +317,11 @@ LogicalResult Importer::importInputs(SmallVectorImpl<Type> &types,
       }
     }
     if (options.dynamicBatch && !shape.empty()) {
+      // A batch the model already names (dim_param) is that symbol, not a
+      // second one: Reshape resolves [N, -1] only with one symbol.
+      if (!ShapedType::isDynamic(shape[0]))
+        dynamicSymbols.insert("batch (--max-batch)");
       shape[0] = ShapedType::kDynamic;
-      dynamicSymbols.insert("batch (--max-batch)");
     }
     for (int64_t d : shape)
       if (ShapedType::isDynamic(d) && override != options.inputShapes.end())

@@ -28,6 +28,12 @@ enum class BlockedForm {
   Same,
   /// Reads blocks, writes the row-major [N, C].
   ToPlain,
+  /// concat / split along C: every operand in one layout.
+  Channels,
+  /// Elementwise: operands of the output's shape in its layout, and
+  /// per-channel ([N or 1, C, 1, 1]) or single-element operands, whose
+  /// bytes are the same in any layout.
+  Elementwise,
 };
 
 /// Whether a convolution runs the depthwise kernels (one filter per

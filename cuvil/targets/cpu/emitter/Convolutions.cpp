@@ -67,17 +67,25 @@ LogicalResult emitBlockedDepthwise(Emitter &e, const KernelCall &call,
   return success();
 }
 
-/// Weights packed [OC/B][C/ib][KH][KW][ib][B] by cuvil-cpu-assign-layouts.
+/// Weights packed [OC/B][C/groups/ib][KH][KW][ib][B] by
+/// cuvil-cpu-assign-layouts.
 LogicalResult emitBlockedDirect(Emitter &e, const KernelCall &call,
                                 const ConvArgs &a) {
   if (a.out.block == 1 || a.w.dims.size() != 6 ||
       a.w.dims[4] != std::to_string(a.x.block))
     return call.op.emitOpError("a blocked direct convolution needs a blocked "
                                "output and weights packed for its input");
+  auto in = cast<MemRefType>(call.op.getInputs()[0].getType());
+  auto out = cast<MemRefType>(call.op.getOutputs()[0].getType());
+  if (a.groups > 1 && (in.getDimSize(1) / a.groups % a.x.block != 0 ||
+                       out.getDimSize(1) / a.groups % a.out.block != 0))
+    return call.op.emitOpError("a blocked grouped convolution needs blocks "
+                               "that divide its channels per group");
   e.callWithEpilogue("cuvil_conv2d_blocked_f32(CUVIL_CONVB, pool, " +
                          call.scratch + ", " + a.input() + ", " + a.x.name +
                          ", " + std::to_string(a.x.block) + ", " +
-                         a.out.dims[1] + ", " + a.w.dims[2] + ", " +
+                         a.out.dims[1] + ", " + std::to_string(a.groups) +
+                         ", " + a.w.dims[2] + ", " +
                          a.w.dims[3] + ", " + a.w.name + ", " + a.bias + ", " +
                          a.window() + ", " + a.outputSize() + ", " +
                          a.out.name + ", " + std::to_string(a.out.block) +
@@ -173,9 +181,13 @@ LogicalResult emitConv2d(Emitter &e, const KernelCall &call) {
     return emitF16Conv(e, call, a);
   using cuvil::l2::Algorithm;
   std::optional<Algorithm> algorithm = call.op.getAlgorithm();
-  if (algorithm == Algorithm::direct_blocked)
-    return a.groups > 1 ? emitBlockedDepthwise(e, call, a)
-                        : emitBlockedDirect(e, call, a);
+  if (algorithm == Algorithm::direct_blocked) {
+    auto in = cast<MemRefType>(call.op.getInputs()[0].getType());
+    auto out = cast<MemRefType>(call.op.getOutputs()[0].getType());
+    return isDepthwiseConv(a.groups, in.getDimSize(1), out.getDimSize(1))
+               ? emitBlockedDepthwise(e, call, a)
+               : emitBlockedDirect(e, call, a);
+  }
   if (algorithm == Algorithm::winograd_f4x3) {
     emitWinograd(e, call, a);
     return success();

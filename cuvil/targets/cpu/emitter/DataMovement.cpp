@@ -43,36 +43,42 @@ LogicalResult emitTranspose(Emitter &e, const KernelCall &call) {
   return success();
 }
 
-/// concat (pieces are the inputs) and split (the outputs): each piece is a
-/// loop nest copying it to or from its slab of the whole along `axis`.
+/// concat (pieces are the inputs) and split (the outputs): each piece is
+/// one contiguous run per index of the dims before `axis`, in the whole at
+/// (index * whole's extent + offset) * inner, so each is a memcpy per run.
+/// In NCHW<B>c along C (pieces of whole blocks) the runs are the same.
 LogicalResult emitConcatOrSplit(Emitter &e, const KernelCall &call) {
   bool isConcat = call.name == "concat";
-  int64_t axis = normalizeAxis(call.op.getIntParam("axis", 0),
-                               call.out->dims.size());
+  size_t rank = call.out->dims.size();
+  int64_t axis = normalizeAxis(call.op.getIntParam("axis", 0), rank);
   const Buffer &whole = isConcat ? *call.out : *call.ins[0];
-  std::vector<std::string> wholeStrides = strides(whole);
-  std::string offset = "0";
   size_t pieces = isConcat ? call.ins.size() : call.op.getOutputs().size();
+  auto piece = [&](size_t p) -> const Buffer & {
+    return isConcat ? *call.ins[p] : e.buffer(call.op.getOutputs()[p]);
+  };
+  bool sameLayout = true;
+  for (size_t p = 0; p < pieces; ++p)
+    sameLayout &= piece(p).block == whole.block;
+  if (!sameLayout || (whole.block > 1 && (axis != 1 || rank != 4)))
+    return call.error() << "on blocked layouts must join or split whole "
+                           "blocks along C, every piece in one layout";
+  std::string outer = dimsRange(whole, 0, axis),
+              inner = dimsRange(whole, axis + 1, whole.dims.size()),
+              bytes = std::to_string(elementBytes(whole.type.getElementType()));
+  std::string o = e.tmp(), offset = "0";
+  e.c.open("for (int64_t " + o + " = 0; " + o + " < " + outer + "; ++" + o +
+           ")");
   for (size_t p = 0; p < pieces; ++p) {
-    const Buffer &piece =
-        isConcat ? *call.ins[p] : e.buffer(call.op.getOutputs()[p]);
-    std::vector<std::string> pieceStrides = strides(piece);
-    e.emitLoopNest(piece.dims, [&](Vars vars) {
-      std::vector<std::string> w, q;
-      for (size_t d = 0; d < vars.size(); ++d) {
-        std::string coord = static_cast<int64_t>(d) == axis && offset != "0"
-                                ? "(" + vars[d] + " + " + offset + ")"
-                                : vars[d];
-        w.push_back(coord + "*" + wholeStrides[d]);
-        q.push_back(vars[d] + "*" + pieceStrides[d]);
-      }
-      std::string wi = whole.name + "[" + joinSum(w) + "]";
-      std::string qi = piece.name + "[" + joinSum(q) + "]";
-      e.c.line(isConcat ? wi + " = " + qi + ";" : qi + " = " + wi + ";");
-    });
-    offset =
-        offset == "0" ? piece.dims[axis] : offset + " + " + piece.dims[axis];
+    const Buffer &q = piece(p);
+    std::string run = "(" + q.dims[axis] + ") * " + inner;
+    std::string w = whole.name + " + (" + o + " * " + whole.dims[axis] +
+                    " + " + offset + ") * " + inner;
+    std::string r = q.name + " + " + o + " * " + run;
+    e.c.line("memcpy(" + (isConcat ? w + ", " + r : r + ", " + w) +
+             ", (size_t)(" + run + ") * " + bytes + ");");
+    offset = offset == "0" ? q.dims[axis] : offset + " + " + q.dims[axis];
   }
+  e.c.close();
   return success();
 }
 

@@ -269,7 +269,12 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp op) {
   call.f = mathSuffix(call.element);
   call.isFloat = isa<FloatType>(call.element);
   // Blocked (NCHW<B>c) buffers only reach the kernels that have a blocked
-  // form (cuvil-cpu-assign-layouts places them).
+  // form (cuvil-cpu-assign-layouts places them). A plain elementwise loop
+  // reads a per-channel operand's bytes as they are in any layout.
+  if (blockedForm(call.name) == BlockedForm::Elementwise &&
+      call.out->block <= 1)
+    for (const Buffer *&b : call.ins)
+      b = plainView(*b);
   bool anyBlocked = call.out->block > 1 ||
                     llvm::any_of(call.ins, [](const Buffer *b) {
                       return b->block > 1;
@@ -277,6 +282,15 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp op) {
   if (anyBlocked && blockedForm(call.name) == BlockedForm::None)
     return call.error() << "has no kernel for blocked layouts on the CPU "
                            "targets";
+  if (anyBlocked && blockedForm(call.name) == BlockedForm::Elementwise &&
+      (call.out->block <= 1 ||
+       llvm::any_of(call.ins, [&](const Buffer *b) {
+         return blockedRead(*b, broadcastSources(*b, *call.out), *call.out) ==
+                BlockedRead::None;
+       })))
+    return call.error() << "on blocked layouts must read each operand in the "
+                           "output's layout and shape, per channel, or as "
+                           "one element";
   cuvil::l2::EpilogueAttr epilogue = op.getEpilogueAttr();
   if (epilogue && epilogue.has(cuvil::l2::EpilogueStep::quantize) &&
       call.name != "quantized_conv2d" && call.name != "quantized_matmul")
@@ -321,20 +335,47 @@ void Emitter::emitLoopNest(
     c.close();
 }
 
+DimSources broadcastSources(const Buffer &b, const Buffer &out) {
+  size_t offset = out.dims.size() - b.dims.size();
+  DimSources s;
+  for (size_t d = 0; d < b.dims.size(); ++d)
+    s.push_back(b.dims[d] == "1" && out.dims[offset + d] != "1"
+                    ? -1
+                    : static_cast<int64_t>(offset + d));
+  return s;
+}
+
+BlockedRead blockedRead(const Buffer &b, ArrayRef<int64_t> sources,
+                        const Buffer &out) {
+  auto identity = [&] {
+    for (size_t d = 0; d < sources.size(); ++d)
+      if (sources[d] != static_cast<int64_t>(d))
+        return false;
+    return true;
+  };
+  if (out.dims.size() != 4 || out.block <= 1)
+    return BlockedRead::None;
+  if (b.dims == out.dims && b.block == out.block && identity())
+    return BlockedRead::Same;
+  if (llvm::all_of(b.dims, [](const std::string &d) { return d == "1"; }))
+    return BlockedRead::Single;
+  size_t rank = b.dims.size();
+  if ((rank != 3 && rank != 4) || b.dims[rank - 3] != out.dims[1] ||
+      b.dims[rank - 2] != "1" || b.dims[rank - 1] != "1" ||
+      sources[rank - 3] != 1)
+    return BlockedRead::None;
+  if (rank == 4 && sources[0] == 0)
+    return BlockedRead::BatchChannel;
+  return rank == 3 || b.dims[0] == "1" ? BlockedRead::Channel
+                                       : BlockedRead::None;
+}
+
 void Emitter::emitElementwise(
     const Buffer &out, ArrayRef<const Buffer *> ins,
     const std::function<std::string(ArrayRef<std::string>)> &expr) {
-  // Numpy broadcasting: dims align at the end; a size-1 dim repeats.
   SmallVector<DimSources> sources;
-  for (const Buffer *b : ins) {
-    size_t offset = out.dims.size() - b->dims.size();
-    DimSources s;
-    for (size_t d = 0; d < b->dims.size(); ++d)
-      s.push_back(b->dims[d] == "1" && out.dims[offset + d] != "1"
-                      ? -1
-                      : static_cast<int64_t>(offset + d));
-    sources.push_back(s);
-  }
+  for (const Buffer *b : ins)
+    sources.push_back(broadcastSources(*b, out));
   emitParallelLoop(out, ins, sources,
                    [&](ArrayRef<std::string> index, const std::string &o) {
                      std::vector<std::string> elems;
@@ -350,6 +391,10 @@ void Emitter::emitParallelLoop(
     ArrayRef<DimSources> sources,
     const std::function<void(ArrayRef<std::string>, const std::string &)>
         &inner) {
+  if (out.block > 1) {
+    emitBlockedLoop(out, ins, sources, inner);
+    return;
+  }
   bool flat = true;
   for (auto [b, s] : llvm::zip(ins, sources)) {
     flat &= b->dims == out.dims;
@@ -381,6 +426,53 @@ void Emitter::emitParallelLoop(
       identity.push_back(static_cast<int64_t>(d));
     inner(indices, index(out, identity));
   });
+}
+
+const Buffer *Emitter::plainView(const Buffer &b) {
+  size_t rank = b.dims.size();
+  if (b.block <= 1 || rank != 4 || b.dims[2] != "1" || b.dims[3] != "1")
+    return &b;
+  plainViews.push_back(b);
+  plainViews.back().block = 1;
+  return &plainViews.back();
+}
+
+void Emitter::emitBlockedLoop(
+    const Buffer &out, ArrayRef<const Buffer *> ins,
+    ArrayRef<DimSources> sources,
+    const std::function<void(ArrayRef<std::string>, const std::string &)>
+        &inner) {
+  // [N][C/B][H*W][B], the lanes innermost (clang vectorizes them); a
+  // channel's value is at (n * C/B + cb) * B + lane in any layout.
+  std::string B = std::to_string(out.block);
+  std::string blocks = "(" + out.dims[1] + " / " + B + ")";
+  std::string plane = joinProduct({out.dims[2], out.dims[3]});
+  emitLoopNest({out.dims[0], blocks, plane, B},
+               [&](ArrayRef<std::string> v) {
+                 std::string channel = "(" + v[0] + " * " + blocks + " + " +
+                                       v[1] + ")";
+                 std::string at =
+                     "(" + channel + " * " + plane + " + " + v[2] + ") * " +
+                     B + " + " + v[3];
+                 std::vector<std::string> indices;
+                 for (auto [b, s] : llvm::zip(ins, sources))
+                   switch (blockedRead(*b, s, out)) {
+                   case BlockedRead::Same:
+                   case BlockedRead::None: // refused before emitting
+                     indices.push_back(at);
+                     break;
+                   case BlockedRead::BatchChannel:
+                     indices.push_back(channel + " * " + B + " + " + v[3]);
+                     break;
+                   case BlockedRead::Channel:
+                     indices.push_back(v[1] + " * " + B + " + " + v[3]);
+                     break;
+                   case BlockedRead::Single:
+                     indices.push_back("0");
+                     break;
+                   }
+                 inner(indices, at);
+               });
 }
 
 void Emitter::callWithEpilogue(const std::string &call,

@@ -22,6 +22,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <deque>
 #include <functional>
 #include <limits>
 #include <string>
@@ -43,6 +44,18 @@ struct Buffer {
 /// Where each dimension of an operand is indexed from in an iteration
 /// space: a loop's position, or -1 for a broadcast dimension (index 0).
 using DimSources = llvm::SmallVector<int64_t, 4>;
+
+/// Where a numpy-broadcast operand `b` of an elementwise `out` is indexed
+/// from (dims align at the end; a size-1 dim repeats).
+DimSources broadcastSources(const Buffer &b, const Buffer &out);
+
+/// How an elementwise loop on a blocked (NCHW<B>c) `out` reads an input
+/// through `sources`: in `out`'s layout and shape, one value per channel
+/// ([N or 1, C, 1, 1] or [C, 1, 1], the same bytes in any layout), or one
+/// element; anything else has no blocked loop.
+enum class BlockedRead { Same, Channel, BatchChannel, Single, None };
+BlockedRead blockedRead(const Buffer &b, llvm::ArrayRef<int64_t> sources,
+                        const Buffer &out);
 
 //===- C expressions (CExpr.cpp) ------------------------------------------===//
 
@@ -140,9 +153,21 @@ public:
                     const std::function<void(llvm::ArrayRef<std::string>)>
                         &inner);
   /// A loop over the elements of `out` (one flat loop when nothing
-  /// broadcasts); `inner` gets the index expression of each input, read
-  /// through its `sources`, and of `out`, and emits the body's statements.
+  /// broadcasts; on a blocked `out`, [N][C/B][H*W][B] with every input
+  /// readable by blockedRead); `inner` gets the index expression of each
+  /// input, read through its `sources`, and of `out`, and emits the body's
+  /// statements.
   void emitParallelLoop(
+      const Buffer &out, llvm::ArrayRef<const Buffer *> ins,
+      llvm::ArrayRef<DimSources> sources,
+      const std::function<void(llvm::ArrayRef<std::string>,
+                               const std::string &)> &inner);
+  /// `b` as row-major when its layout changes no byte (a blocked
+  /// [N, C, 1, 1]: a squeeze-excitation scale read by a plain loop), else
+  /// `b`.
+  const Buffer *plainView(const Buffer &b);
+  /// emitParallelLoop's loop on a blocked `out`.
+  void emitBlockedLoop(
       const Buffer &out, llvm::ArrayRef<const Buffer *> ins,
       llvm::ArrayRef<DimSources> sources,
       const std::function<void(llvm::ArrayRef<std::string>,
@@ -158,6 +183,8 @@ public:
                         const std::string &initializer);
 
 private:
+  /// plainView's buffers (stable addresses).
+  std::deque<Buffer> plainViews;
   mlir::LogicalResult emitOp(mlir::Operation *op);
   mlir::LogicalResult emitView(cuvil::l2::ViewOp view);
   mlir::LogicalResult emitCopy(cuvil::l2::CopyOp copy);

@@ -182,16 +182,20 @@ LogicalResult Emitter::emitMap(cuvil::l2::KernelOp kernel) {
   if (!out || !generic.getMatchingIndexingMap(init).isIdentity())
     return kernel.emitOpError("map output must be a kernel argument indexed "
                               "by the loops in order");
-  // On blocked buffers a map is one flat loop: every operand in the same
-  // layout, no broadcast.
+  // On blocked buffers a map reads every operand in the output's layout
+  // and shape, per channel, or as one element (a plain map reads a
+  // per-channel operand's bytes as they are in any layout).
+  if (out->block <= 1)
+    for (const Buffer *&b : ins)
+      b = plainView(*b);
+  bool anyBlocked = out->block > 1 || llvm::any_of(ins, [](const Buffer *b) {
+                      return b->block > 1;
+                    });
   for (auto [b, s] : llvm::zip(ins, sources))
-    if ((b->block > 1 || out->block > 1) &&
-        (b->block != out->block || b->dims != out->dims ||
-         llvm::any_of(llvm::enumerate(s), [](auto d) {
-           return d.value() != static_cast<int64_t>(d.index());
-         })))
+    if (anyBlocked && blockedRead(*b, s, *out) == BlockedRead::None)
       return kernel.emitOpError("a map on blocked layouts must read every "
-                                "operand in the output's layout and shape");
+                                "operand in the output's layout and shape, "
+                                "per channel, or as one element");
   Block &region = generic.getRegion().front();
   LogicalResult status = success();
   emitParallelLoop(

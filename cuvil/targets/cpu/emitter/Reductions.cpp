@@ -184,6 +184,19 @@ LogicalResult emitReduce(Emitter &e, const KernelCall &call) {
   if (element.isF16() || element.isBF16())
     return call.error() << "on " << element
                         << " is not supported by the CPU targets yet";
+  if (x.block > 1) {
+    // NCHW<B>c over H and W (cuvil-cpu-assign-layouts): global pooling,
+    // the middle of [N*C/B, HW, B], leaving the row-major [N, C].
+    if (axes != SmallVector<int64_t>{2, 3} || rank != 4 ||
+        call.out->block > 1 || kind == kProd || !element.isF32())
+      return call.error() << "reads a blocked layout only to reduce a "
+                             "float32 [N, C, H, W] over H and W";
+    std::string b = std::to_string(x.block);
+    e.c.line("cuvil_reduce_f32(" + std::to_string(kind) + ", (" +
+             dimsRange(x, 0, 2) + ")/" + b + ", " + dimsRange(x, 2, 4) + ", " +
+             b + ", " + x.name + ", " + call.out->name + ");");
+    return success();
+  }
   if (!contiguous || kind == kProd || !element.isF32()) {
     emitScatteredReduce(e, call, axes, kind);
     return success();

@@ -189,7 +189,7 @@ void conv_blocked(benchmark::State &state) {
                                        pad, 1, 1, ohw, ohw)));
   for (auto _ : state) {
     cuvil_conv2d_blocked_f32(tile, nullptr, scratch.data(), 1, c, hw, hw,
-                             input.data(), block, oc, k, k, weight.data(),
+                             input.data(), block, oc, 1, k, k, weight.data(),
                              bias.data(), stride, stride, pad, pad, 1, 1, ohw,
                              ohw, output.data(), block, nullptr);
     benchmark::DoNotOptimize(output.data());

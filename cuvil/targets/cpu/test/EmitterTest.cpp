@@ -178,8 +178,11 @@ module {
   EXPECT_THAT(fixed.status().message(),
               HasSubstr("do not support '!cuvil_l2.fixed<16, 8>' tensors"));
 
-  // Blocked buffers reach only kernels with a blocked form.
-  absl::StatusOr<EmittedModel> blocked = emit(R"mlir(
+  // Blocked buffers reach only kernels with a blocked form, and an
+  // elementwise one reads each operand in its output's layout (or per
+  // channel, or as one element).
+  auto blockedCall = [&](const std::string &kernel) {
+    std::string source = R"mlir(
 module {
   func.func @model(%batch: index, %x: memref<1x8x2x2xf32>,
                    %y: memref<1x8x2x2xf32>,
@@ -187,16 +190,25 @@ module {
       attributes {cuvil.num_inputs = 1 : i64, cuvil.num_outputs = 1 : i64} {
     %b = cuvil_l2.view %arena[0] : memref<128xi8>
         to memref<1x8x2x2xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>
-    cuvil_l2.ukernel_call "relu" ins(%x : memref<1x8x2x2xf32>)
+    cuvil_l2.ukernel_call ")mlir" + kernel + R"mlir(" ins(%x : memref<1x8x2x2xf32>)
         outs(%b : memref<1x8x2x2xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>)
     return
   }
 }
-)mlir");
+)mlir";
+    return emit(source.c_str());
+  };
+  absl::StatusOr<EmittedModel> blocked = blockedCall("exp");
   ASSERT_FALSE(blocked.ok());
   EXPECT_THAT(blocked.status().message(),
-              HasSubstr("'relu' has no kernel for blocked layouts on the CPU "
+              HasSubstr("'exp' has no kernel for blocked layouts on the CPU "
                         "targets"));
+  blocked = blockedCall("relu");
+  ASSERT_FALSE(blocked.ok());
+  EXPECT_THAT(blocked.status().message(),
+              HasSubstr("'relu' on blocked layouts must read each operand in "
+                        "the output's layout and shape, per channel, or as "
+                        "one element"));
 
   // The runtime's micro-kernels are float32, or float16 on weights packed
   // at compile time.

@@ -16,7 +16,9 @@
 //    block is B, or B/2 (down to the target's smallest block worth its
 //    kernels: 8 on x86, 4 on aarch64; #cuvil.target's config
 //    min_channel_block) for channels that are multiples of that only
-//    (MobileNet's 24 and 144). An ungrouped convolution reads either layout
+//    (MobileNet's 24 and 144), and that divides a grouped convolution's
+//    channels per group (ResNeXt's 8). An ungrouped or grouped convolution
+//    reads either layout
 //    (a plain input as blocks of one channel), global pooling writes its
 //    plain [N, C] from blocked input directly, and a returned value is
 //    reordered into the output buffer. So a network of convolutions, pools
@@ -46,6 +48,7 @@
 
 #include <cstring>
 #include <map>
+#include <numeric>
 #include <tuple>
 
 namespace cuvil::cpu {
@@ -143,9 +146,17 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
                                        in.getDimSize(1), out.getDimSize(1));
   }
 
+  /// A grouped convolution that is not depthwise (ResNeXt, RegNet): the
+  /// float32 direct kernel computes it group by group when the blocks
+  /// divide the groups' widths.
+  static bool isGroupedDirect(UKernelCallOp call) {
+    return call.getKernel() == "conv2d" && call.getIntParam("groups", 1) != 1 &&
+           !isDepthwise(call);
+  }
+
   /// A convolution the blocked kernels compute: f32 with a static image,
-  /// ungrouped or depthwise (one filter per channel), and (for the direct
-  /// kernels) constant weights to pack.
+  /// ungrouped, depthwise (one filter per channel) or (float32) grouped,
+  /// and (for the direct kernels) constant weights to pack.
   bool blockableConv(UKernelCallOp call, SymbolTable &symbols) const {
     bool quantized = isQuantized(call);
     if ((call.getKernel() != "conv2d" && !quantized) ||
@@ -154,7 +165,8 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
     // The int8 and bfloat16 tiles take blocks of 8 or 16 channels.
     if ((quantized || isBf16(call)) && lanes < 8)
       return false;
-    if (call.getIntParam("groups", 1) != 1 && !isDepthwise(call))
+    if (call.getIntParam("groups", 1) != 1 && !isDepthwise(call) &&
+        (quantized || isBf16(call)))
       return false;
     auto in = cast<MemRefType>(call.getInputs()[0].getType());
     if (!(quantized ? blockableElement(in.getElementType())
@@ -189,6 +201,59 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
       auto type = dyn_cast<MemRefType>(v.getType());
       return type && !isa<quant::UniformQuantizedPerAxisType>(type.getElementType());
     });
+  }
+
+  /// An elementwise operand whose bytes are the same in every layout of a
+  /// [N, C, H, W] output: one element, or one per channel ([N or 1, C, 1, 1]
+  /// or [C, 1, 1]: a squeeze-excitation scale, a per-channel parameter).
+  static bool layoutFree(MemRefType t, MemRefType out) {
+    if (t.hasStaticShape() && t.getNumElements() == 1)
+      return true;
+    if (out.getRank() != 4 || t.getRank() < 3 || t.getRank() > 4 ||
+        ShapedType::isDynamic(out.getDimSize(1)))
+      return false;
+    ArrayRef<int64_t> s = t.getShape().take_back(3);
+    bool batch = t.getRank() == 3 || t.getDimSize(0) == 1 ||
+                 t.getDimSize(0) == out.getDimSize(0);
+    return batch && s[0] == out.getDimSize(1) && s[1] == 1 && s[2] == 1;
+  }
+
+  /// The operands of an elementwise kernel (a ukernel of the Elementwise
+  /// form, or a map) that share the output's layout: those of its shape.
+  /// Fails when another operand broadcasts in a way only row-major
+  /// indexing computes.
+  static FailureOr<SmallVector<Value>> sameLayoutOperands(ValueRange inputs,
+                                                          Value out) {
+    auto outType = cast<MemRefType>(out.getType());
+    SmallVector<Value> same;
+    for (Value v : inputs) {
+      auto type = dyn_cast<MemRefType>(v.getType());
+      if (!type)
+        return failure();
+      if (type.getShape() == outType.getShape())
+        same.push_back(v);
+      else if (!layoutFree(type, outType))
+        return failure();
+    }
+    return same;
+  }
+
+  /// A reduction over exactly H and W of a [N, C, H, W] (x.mean([2, 3])):
+  /// on blocks it is global pooling.
+  static bool spatialReduction(UKernelCallOp call) {
+    auto in = cast<MemRefType>(call.getInputs()[0].getType());
+    SmallVector<int64_t> axes = call.getIntsParam("axes", {});
+    for (int64_t &a : axes)
+      a = a < 0 ? a + in.getRank() : a;
+    llvm::sort(axes);
+    return in.getRank() == 4 && axes == SmallVector<int64_t>{2, 3};
+  }
+
+  /// A concat or split along C of [N, C, H, W] tensors.
+  static bool alongChannels(UKernelCallOp call) {
+    auto out = cast<MemRefType>(call.getOutputs()[0].getType());
+    int64_t axis = call.getIntParam("axis", 0);
+    return out.getRank() == 4 && (axis == 1 || axis == -3);
   }
 
   /// Channels per block of a buffer's layout (1: row-major).
@@ -257,6 +322,13 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
         redirectOutputs(func, symbols);
     llvm::EquivalenceClasses<Value> classes;
     llvm::DenseSet<Value> plainOnly, convOutputs;
+    // Channels a buffer's block must also divide: a grouped convolution's
+    // width per group, on its input and output.
+    llvm::DenseMap<Value, int64_t> groupWidths;
+    auto limitBlock = [&](Value v, int64_t width) {
+      int64_t &w = groupWidths[v];
+      w = w ? std::gcd(w, width) : width;
+    };
     auto member = [&](Value v) {
       if (isa<MemRefType>(v.getType()))
         classes.insert(v);
@@ -283,6 +355,13 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
           member(out);
           if (isDepthwise(call))
             join(call.getInputs()[0], out);
+          if (isGroupedDirect(call)) {
+            int64_t groups = call.getIntParam("groups", 1);
+            auto in = cast<MemRefType>(call.getInputs()[0].getType());
+            auto o = cast<MemRefType>(out.getType());
+            limitBlock(call.getInputs()[0], in.getDimSize(1) / groups);
+            limitBlock(out, o.getDimSize(1) / groups);
+          }
           convOutputs.insert(out);
           if (Value residual = residualOf(call))
             join(out, residual);
@@ -293,7 +372,26 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
           join(call.getInputs()[0], out);
           continue;
         }
-        if (form == BlockedForm::ToPlain && call.getInputs().size() == 1) {
+        if (form == BlockedForm::Channels && alongChannels(call)) {
+          // Fire modules, Inception branches, dense blocks: whole blocks of
+          // the concatenation, one class.
+          for (Value v : call->getOperands())
+            join(out, v);
+          continue;
+        }
+        if (form == BlockedForm::Elementwise) {
+          FailureOr<SmallVector<Value>> same =
+              sameLayoutOperands(call.getInputs(), out);
+          if (succeeded(same) && call.getOutputs().size() == 1) {
+            member(out);
+            for (Value v : *same)
+              join(out, v);
+            continue;
+          }
+        }
+        if (form == BlockedForm::ToPlain && call.getInputs().size() == 1 &&
+            (!call.getKernel().starts_with("reduce_") ||
+             spatialReduction(call))) {
           // Reads blocks, writes plain [N, C] (the same bytes as NC11).
           member(call.getInputs()[0]);
           needPlain(out);
@@ -305,14 +403,19 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
       }
       if (auto kernel = dyn_cast<cuvil::l2::KernelOp>(op)) {
         // A map over operands of one shape is the same loop on any layout
-        // they share.
-        Type type = kernel->getOperand(0).getType();
-        bool uniform = kernel.getName() == "map" &&
-                       llvm::all_of(kernel->getOperands(), [&](Value v) {
-                         return v.getType() == type;
-                       });
-        for (Value v : kernel->getOperands())
-          uniform ? join(kernel->getOperand(0), v) : needPlain(v);
+        // they share (per-channel and single-element operands aside).
+        FailureOr<SmallVector<Value>> same = failure();
+        if (kernel.getName() == "map" && kernel.getOutputs().size() == 1)
+          same = sameLayoutOperands(kernel.getInputs(),
+                                    kernel.getOutputs()[0]);
+        if (succeeded(same)) {
+          member(kernel.getOutputs()[0]);
+          for (Value v : *same)
+            join(kernel.getOutputs()[0], v);
+        } else {
+          for (Value v : kernel->getOperands())
+            needPlain(v);
+        }
         continue;
       }
       if (auto copy = dyn_cast<cuvil::l2::CopyOp>(op)) {
@@ -346,6 +449,8 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
         for (Value v : members) {
           produced |= convOutputs.contains(v);
           int64_t c = plainOnly.contains(v) ? 0 : channels(v);
+          if (auto it = groupWidths.find(v); c != 0 && it != groupWidths.end())
+            c = std::gcd(c, it->second);
           while (block >= minBlock && (c == 0 || c % block != 0))
             block /= 2;
         }
@@ -408,7 +513,9 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
     int64_t ib = depthwise ? 1 : blockOf(x), lanes = blockOf(call.getOutputs()[0]);
     int64_t oc = wType.getDimSize(0), c = wType.getDimSize(1),
             kh = wType.getDimSize(2), kw = wType.getDimSize(3);
-    // Ungrouped: [OC/B][C/ib][KH][KW][ib][B]; depthwise: [C/B][KH][KW][B].
+    // Ungrouped: [OC/B][C/ib][KH][KW][ib][B], grouped the same with the
+    // weights' C / groups (each output block reads its group's channels);
+    // depthwise: [C/B][KH][KW][B].
     SmallVector<int64_t> shape =
         depthwise ? SmallVector<int64_t>{oc / lanes, kh, kw, lanes}
                   : SmallVector<int64_t>{oc / lanes, c / ib, kh, kw, ib, lanes};
@@ -463,7 +570,7 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
     int64_t padded =
         depthwise ? 0
                   : cuvil_conv2d_blocked_scratch_floats(
-                        c, in.getDimSize(2), in.getDimSize(3), kh, kw, st[0],
+                        in.getDimSize(1), in.getDimSize(2), in.getDimSize(3), kh, kw, st[0],
                         st[1], pd[0], pd[1], dl[0], dl[1], out.getDimSize(2),
                         out.getDimSize(3));
     SmallVector<Value> outputs = {call.getOutputs()[0]};

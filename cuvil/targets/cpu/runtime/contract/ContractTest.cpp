@@ -110,7 +110,7 @@ TEST(ContractTest, ConvolutionsStayInsideTheirScratch) {
       cuvil_conv2d_blocked_scratch_floats(c, h, w, 3, 3, 2, 2, 1, 1, 1, 1, 7, 9), [&](float *s) {
         std::vector<float> out(oc * 7 * 9);
         cuvil_conv2d_blocked_f32(cuvil_convb_reference, nullptr, s, 1, c, h, w, x.data(), 1, oc,
-                                 3, 3, wt.data(), bias.data(), 2, 2, 1, 1, 1, 1, 7, 9,
+                                 1, 3, 3, wt.data(), bias.data(), 2, 2, 1, 1, 1, 1, 7, 9,
                                  out.data(), 8, nullptr);
         return out;
       });

@@ -1,7 +1,7 @@
 // The channel-blocked (NCHW<block>c) convolutions: the direct one in each
 // tile variant the CPU has, against a double-precision NCHW convolution
 // (input blocked or plain, strides, paddings, dilations, odd and even block
-// counts, bias and the residual/relu/clip epilogues, batches, and the same
+// counts, groups, bias and the residual/relu/clip epilogues, batches, and the same
 // bits for any thread count), and the depthwise one likewise.
 extern "C" {
 #include "cuvil/targets/cpu/runtime/contract/contract.h"
@@ -78,6 +78,7 @@ struct Case {
   bool blockedInput, bias;
   int activation;
   bool residual;
+  int64_t groups = 1;
 };
 
 TEST(ConvBlockedTest, MatchesDirectConvolution) {
@@ -89,27 +90,35 @@ TEST(ConvBlockedTest, MatchesDirectConvolution) {
       {1, 32, 64, 14, 14, 1, 2, 0, 1, true, true, CUVIL_ACT_NONE, false},
       {1, 16, 32, 11, 7, 3, 2, 1, 2, true, true, CUVIL_ACT_CLIP, true},
       {1, 5, 16, 6, 40, 3, 1, 0, 1, false, false, CUVIL_ACT_NONE, true},
+      // Grouped (ResNeXt's 8 channels per group, RegNet's wider ones, a
+      // pointwise one and one on plain input), each block reading its own
+      // group's input blocks.
+      {1, 32, 32, 9, 9, 3, 1, 1, 1, true, true, CUVIL_ACT_RELU, true, 4},
+      {2, 64, 64, 7, 11, 3, 2, 1, 1, true, true, CUVIL_ACT_NONE, false, 2},
+      {1, 48, 96, 8, 8, 3, 1, 1, 1, false, true, CUVIL_ACT_CLIP, false, 3},
+      {1, 64, 32, 6, 5, 1, 1, 0, 1, true, false, CUVIL_ACT_NONE, true, 2},
+      {1, 96, 96, 5, 6, 3, 1, 1, 2, true, true, CUVIL_ACT_RELU, false, 6},
   };
   std::mt19937 rng(11);
   for (const Variant &v : variants()) {
     for (const Case &k : cases) {
-      int64_t B = v.block;
-      if (k.oc % B || (k.blockedInput && k.c % B))
+      int64_t B = v.block, cg = k.c / k.groups, kg = k.oc / k.groups;
+      if (kg % B || (k.blockedInput && cg % B))
         continue;
       int64_t ib = k.blockedInput ? B : 1;
       int64_t oh = (k.h + 2 * k.pad - k.dil * (k.k - 1) - 1) / k.stride + 1;
       int64_t ow = (k.w + 2 * k.pad - k.dil * (k.k - 1) - 1) / k.stride + 1;
       std::vector<float> x = random(k.n * k.c * k.h * k.w, rng);
-      std::vector<float> wt = random(k.oc * k.c * k.k * k.k, rng);
+      std::vector<float> wt = random(k.oc * cg * k.k * k.k, rng);
       std::vector<float> b = random(k.oc, rng);
       std::vector<float> res = random(k.n * k.oc * oh * ow, rng);
-      // The compile-time packing: [OC/B][C/ib][KH][KW][ib][B].
+      // The compile-time packing: [OC/B][C/groups/ib][KH][KW][ib][B].
       std::vector<float> packed(wt.size());
       for (int64_t o = 0; o < k.oc; ++o)
-        for (int64_t i = 0; i < k.c; ++i)
+        for (int64_t i = 0; i < cg; ++i)
           for (int64_t t = 0; t < k.k * k.k; ++t)
-            packed[((((o / B) * (k.c / ib) + i / ib) * k.k * k.k + t) * ib + i % ib) * B + o % B] =
-                wt[(o * k.c + i) * k.k * k.k + t];
+            packed[((((o / B) * (cg / ib) + i / ib) * k.k * k.k + t) * ib + i % ib) * B + o % B] =
+                wt[(o * cg + i) * k.k * k.k + t];
       std::vector<float> in = k.blockedInput ? reorder(true, k.n, k.c, k.h * k.w, B, x) : x;
       std::vector<float> blockedRes = reorder(true, k.n, k.oc, oh * ow, B, res);
       auto run = [&](int threads) {
@@ -121,7 +130,7 @@ TEST(ConvBlockedTest, MatchesDirectConvolution) {
                             -0.5f, 0.75f, nullptr};
         cuvil_pool *pool = cuvil_pool_create(threads);
         cuvil_conv2d_blocked_f32(v.fn, pool, scratch.data(), k.n, k.c, k.h, k.w, in.data(), ib,
-                                 k.oc, k.k, k.k, packed.data(), k.bias ? b.data() : nullptr,
+                                 k.oc, k.groups, k.k, k.k, packed.data(), k.bias ? b.data() : nullptr,
                                  k.stride, k.stride, k.pad, k.pad, k.dil, k.dil, oh, ow,
                                  out.data(), B, k.activation || k.residual ? &e : nullptr);
         cuvil_pool_destroy(pool);
@@ -135,14 +144,15 @@ TEST(ConvBlockedTest, MatchesDirectConvolution) {
           for (int64_t y = 0; y < oh; ++y)
             for (int64_t xx = 0; xx < ow; ++xx) {
               double acc = k.bias ? b[o] : 0.0;
-              for (int64_t i = 0; i < k.c; ++i)
+              int64_t first = o / kg * cg;
+              for (int64_t i = first; i < first + cg; ++i)
                 for (int64_t ky = 0; ky < k.k; ++ky)
                   for (int64_t kx = 0; kx < k.k; ++kx) {
                     int64_t iy = y * k.stride + ky * k.dil - k.pad;
                     int64_t ix = xx * k.stride + kx * k.dil - k.pad;
                     if (iy >= 0 && iy < k.h && ix >= 0 && ix < k.w)
                       acc += double(x[((img * k.c + i) * k.h + iy) * k.w + ix]) *
-                             wt[((o * k.c + i) * k.k + ky) * k.k + kx];
+                             wt[((o * cg + i - first) * k.k + ky) * k.k + kx];
                   }
               int64_t at = ((img * k.oc + o) * oh + y) * ow + xx;
               acc = finish(acc, k.residual ? res[at] : 0.0f, k.activation);
@@ -150,8 +160,9 @@ TEST(ConvBlockedTest, MatchesDirectConvolution) {
             }
       std::string what = std::string(v.name) + " block " + std::to_string(B) + " c=" +
                          std::to_string(k.c) + " oc=" + std::to_string(k.oc) + " k=" +
-                         std::to_string(k.k) + " stride " + std::to_string(k.stride);
-      EXPECT_LE(worst, 1e-5 * std::sqrt(double(k.c * k.k * k.k))) << what;
+                         std::to_string(k.k) + " stride " + std::to_string(k.stride) +
+                         " groups " + std::to_string(k.groups);
+      EXPECT_LE(worst, 1e-5 * std::sqrt(double(cg * k.k * k.k))) << what;
       EXPECT_EQ(blocked, run(3)) << what << ": results depend on the thread count";
     }
   }

@@ -22,7 +22,10 @@ extern "C" {
  * NCHW<block>c ([N][OC / block][OH][OW][block]); the input is NCHW
  * (in_block 1, any C) or NCHW<in_block>c (C a multiple of in_block, which
  * may differ from block); the weight is packed at compile time as
- * [OC / block][C / in_block][KH][KW][in_block][block]. Each output row of 1
+ * [OC / block][C / groups / in_block][KH][KW][in_block][block]. A grouped
+ * convolution (groups > 1) needs C / groups a multiple of in_block and
+ * OC / groups of block, so that each output block reads whole input blocks
+ * of its own group. Each output row of 1
  * or 2 channel blocks is computed in register tiles of up to 14 (AVX-512)
  * or 6 (AVX2) columns, the sum of each output running over (input block,
  * ky, kx, input lane) in that order. `scratch` holds
@@ -37,7 +40,8 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
                               float *scratch, int64_t n,
                               int64_t c, int64_t h, int64_t w,
                               const float *input, int64_t in_block, int64_t oc,
-                              int64_t kh, int64_t kw, const float *weight,
+                              int64_t groups, int64_t kh, int64_t kw,
+                              const float *weight,
                               const float *bias, int64_t stride_h,
                               int64_t stride_w, int64_t pad_top,
                               int64_t pad_left, int64_t dil_h, int64_t dil_w,

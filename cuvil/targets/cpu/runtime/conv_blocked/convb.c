@@ -179,7 +179,8 @@ struct cuvil_convb_args {
   const float *input, *image, *weight, *bias, *residual;
   float *padded, *output;
   int64_t h, w, hp, wp, pad_top, pad_left, planes;
-  int64_t oh, ow, stride_h, nb, groups;
+  int64_t oh, ow, stride_h, nb, pairs;
+  int64_t group_blocks; /* output blocks per group (all when ungrouped) */
 };
 
 /* Input block planes [begin, end) into the zero-padded image. */
@@ -213,15 +214,18 @@ static void cuvil_convb_pad(void *p, int64_t begin, int64_t end) {
   }
 }
 
-/* Output rows [begin, end) of (channel block group, row) pairs: a group's
- * weights stay in cache across its rows. */
+/* Output rows [begin, end) of (nb channel blocks, row) pairs: their
+ * weights stay in cache across their rows. The nb blocks are of one
+ * convolution group, which reads its own input blocks. */
 static void cuvil_convb_rows(void *p, int64_t begin, int64_t end) {
   const struct cuvil_convb_args *a = (const struct cuvil_convb_args *)p;
   int64_t t, B = a->base.block;
   for (t = begin; t < end; ++t) {
     int64_t g = t / a->oh, y = t % a->oh, first = g * a->nb;
+    int64_t group = first / a->group_blocks;
     struct cuvil_convb_row r = a->base;
-    r.in = a->image + y * a->stride_h * r.row_stride;
+    r.in = a->image + group * r.in_blocks * r.plane_stride +
+           y * a->stride_h * r.row_stride;
     r.weight = a->weight + first * r.weight_stride;
     r.bias = a->bias ? a->bias + first * B : 0;
     r.out = a->output + first * r.out_stride + y * a->ow * B;
@@ -235,7 +239,7 @@ static void cuvil_convb_rows(void *p, int64_t begin, int64_t end) {
 void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
                               float *scratch, int64_t n, int64_t c, int64_t h,
                               int64_t w, const float *input, int64_t in_block,
-                              int64_t oc, int64_t kh, int64_t kw,
+                              int64_t oc, int64_t groups, int64_t kh, int64_t kw,
                               const float *weight, const float *bias,
                               int64_t stride_h, int64_t stride_w,
                               int64_t pad_top, int64_t pad_left, int64_t dil_h,
@@ -245,6 +249,9 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
   struct cuvil_convb_args a;
   int64_t blocks = oc / block, b;
   int64_t in_planes = (c + in_block - 1) / in_block;
+  /* A group's input blocks (a grouped convolution's C / groups and OC /
+   * groups are multiples of the blocks: no block spans two groups). */
+  int64_t group_planes = groups > 1 ? c / groups / in_block : in_planes;
   int padded = cuvil_conv2d_blocked_scratch_floats(
                    in_planes * in_block, h, w, kh, kw, stride_h, stride_w,
                    pad_top, pad_left, dil_h, dil_w, oh, ow) != 0;
@@ -260,12 +267,13 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
   a.oh = oh;
   a.ow = ow;
   a.stride_h = stride_h;
-  a.nb = blocks % 2 == 0 ? 2 : 1;
-  a.groups = blocks / a.nb;
+  a.group_blocks = blocks / groups;
+  a.nb = a.group_blocks % 2 == 0 ? 2 : 1;
+  a.pairs = blocks / a.nb;
   a.weight = weight;
   a.bias = bias;
   a.padded = scratch;
-  a.base.in_blocks = in_planes;
+  a.base.in_blocks = group_planes;
   a.base.in_block = in_block;
   a.base.block = block;
   a.base.row_stride = a.wp * in_block;
@@ -275,7 +283,7 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
   a.base.stride_w = stride_w;
   a.base.dil_h = dil_h;
   a.base.dil_w = dil_w;
-  a.base.weight_stride = in_planes * kh * kw * in_block * block;
+  a.base.weight_stride = group_planes * kh * kw * in_block * block;
   a.base.out_stride = oh * ow * block;
   a.base.activation = epilogue ? epilogue->activation : CUVIL_ACT_NONE;
   a.base.lo = epilogue ? epilogue->lo : 0.0f;
@@ -292,6 +300,6 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
     } else {
       a.image = a.input;
     }
-    cuvil_parallel_for(pool, a.groups * oh, cuvil_convb_rows, &a);
+    cuvil_parallel_for(pool, a.pairs * oh, cuvil_convb_rows, &a);
   }
 }

@@ -58,18 +58,37 @@ func.func @plain_consumer(%x: tensor<1x16x4x4xf32>) -> tensor<1x256xf32> {
 
 // -----
 
-// The second convolution must write NCHW (a grouped, not depthwise,
-// convolution reads it), and a plain-output convolution reads NCHW, so the
-// first stays plain too.
+// A grouped convolution of 2 groups of 8 channels runs the direct kernel
+// group by group: 16 lanes do not divide a group's 8 channels, so its input
+// and output take NCHW8c; its weights pack [OC/8][C/groups/8][KH][KW][8][8].
 // CHECK-LABEL: func.func @chain_to_grouped
-// CHECK-NOT: #cuvil_l2.layout
-// CHECK: return
+// CHECK: ukernel_call "conv2d" ins(%arg1, {{.+}}) outs(%[[A:.+]] : memref<1x16x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
+// CHECK: ukernel_call "conv2d" ins(%[[A]], {{.+}}) outs(%[[B:.+]] : memref<1x16x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>)
+// CHECK: ukernel_call "conv2d" ins(%[[B]], %{{.+}} : memref<1x16x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>, memref<2x1x3x3x8x8xf32>) outs(%[[C:[^,]+]], %{{.+}} : memref<1x16x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>, memref<576xf32>) params {groups = 2 : i64{{.*}}} algorithm <direct_blocked>
+// CHECK: cuvil_l2.copy %[[C]], %arg2
 func.func @chain_to_grouped(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
   %w = cuvil.constant dense<0.02> : tensor<16x16x1x1xf32>
   %gw = cuvil.constant dense<0.5> : tensor<16x8x3x3xf32>
   %a = cuvil.conv2d %x, %w : tensor<1x16x4x4xf32>, tensor<16x16x1x1xf32>
   %b = cuvil.conv2d %a, %w : tensor<1x16x4x4xf32>, tensor<16x16x1x1xf32>
   %c = cuvil.conv2d %b, %gw {groups = 2, padding = array<i64: 1, 1, 1, 1>} : tensor<1x16x4x4xf32>, tensor<16x8x3x3xf32>
+  return %c : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// Groups of 4 channels are narrower than the smallest block (8): the
+// grouped convolution must write NCHW, and a plain-output convolution reads
+// NCHW, so the convolutions before it stay plain too.
+// CHECK-LABEL: func.func @chain_to_narrow_groups
+// CHECK-NOT: #cuvil_l2.layout
+// CHECK: return
+func.func @chain_to_narrow_groups(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
+  %w = cuvil.constant dense<0.02> : tensor<16x16x1x1xf32>
+  %gw = cuvil.constant dense<0.5> : tensor<16x4x3x3xf32>
+  %a = cuvil.conv2d %x, %w : tensor<1x16x4x4xf32>, tensor<16x16x1x1xf32>
+  %b = cuvil.conv2d %a, %w : tensor<1x16x4x4xf32>, tensor<16x16x1x1xf32>
+  %c = cuvil.conv2d %b, %gw {groups = 4, padding = array<i64: 1, 1, 1, 1>} : tensor<1x16x4x4xf32>, tensor<16x4x3x3xf32>
   return %c : tensor<1x16x4x4xf32>
 }
 
@@ -109,6 +128,80 @@ func.func @winograd_and_map(%x: tensor<1x8x28x28xf32>) -> tensor<1x16x1x1xf32> {
   %s = cuvil.sigmoid %c : tensor<1x16x28x28xf32>
   %m = cuvil.mul %c, %s : tensor<1x16x28x28xf32>, tensor<1x16x28x28xf32>
   %g = cuvil.global_max_pool %m : tensor<1x16x28x28xf32>
+  return %g : tensor<1x16x1x1xf32>
+}
+
+// -----
+
+// Squeeze-excitation (MobileNetV3): hard-swish and the channel-wise scale
+// are elementwise kernels on the blocked activations; the scale's
+// [1, C, 1, 1] operand has the same bytes in any layout, so nothing in the
+// block needs a reorder. A broadcast along rows (here [1, 16, 8, 1]) has no
+// blocked loop: its operands stay plain.
+// CHECK-LABEL: func.func @squeeze_excitation
+// CHECK: cuvil_l2.ukernel_call "conv2d" {{.*}} outs(%[[C:.+]] : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>) {{.*}} algorithm <direct_blocked>
+// CHECK: cuvil_l2.ukernel_call "hardswish" ins(%[[C]] : {{.*}}) outs(%[[H:.+]] : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
+// CHECK: cuvil_l2.ukernel_call "global_avg_pool" ins(%[[H]] : {{.*}}) outs(%[[G:.+]] : memref<1x16x1x1xf32>)
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[G]], {{.*}}) outs(%[[F:.+]] : memref<1x16x1x1xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
+// CHECK: cuvil_l2.ukernel_call "hardsigmoid" ins(%[[F]] : {{.*}}) outs(%[[S:.+]] : memref<1x16x1x1xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
+// CHECK: cuvil_l2.ukernel_call "mul" ins(%[[S]], %[[H]] : memref<1x16x1x1xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>) outs(%[[M:.+]] : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[M]], {{.*}}) outs(%{{.+}} : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%arg1, {{.*}}) outs(%[[P:.+]] : memref<1x16x8x8xf32>)
+// CHECK: cuvil_l2.ukernel_call "mul" ins(%[[P]], %arg2 : memref<1x16x8x8xf32>, memref<1x16x8x1xf32>) outs(%{{.+}} : memref<1x16x8x8xf32>)
+func.func @squeeze_excitation(%x: tensor<1x8x8x8xf32>, %rows: tensor<1x16x8x1xf32>) -> (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) {
+  %w = cuvil.constant dense<0.02> : tensor<16x8x1x1xf32>
+  %w1 = cuvil.constant dense<0.1> : tensor<16x16x1x1xf32>
+  %c = cuvil.conv2d %x, %w : tensor<1x8x8x8xf32>, tensor<16x8x1x1xf32>
+  %h = cuvil.hardswish %c : tensor<1x16x8x8xf32>
+  %g = cuvil.global_avg_pool %h : tensor<1x16x8x8xf32>
+  %f = cuvil.conv2d %g, %w1 : tensor<1x16x1x1xf32>, tensor<16x16x1x1xf32>
+  %s = cuvil.hardsigmoid %f : tensor<1x16x1x1xf32>
+  %m = cuvil.mul %s, %h : tensor<1x16x1x1xf32>, tensor<1x16x8x8xf32>
+  %o = cuvil.conv2d %m, %w1 : tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>
+  %p = cuvil.conv2d %x, %w : tensor<1x8x8x8xf32>, tensor<16x8x1x1xf32>
+  %r = cuvil.mul %p, %rows : tensor<1x16x8x8xf32>, tensor<1x16x8x1xf32>
+  return %o, %r : tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>
+}
+
+// -----
+
+// x.mean([2, 3]) (MNASNet's head) is global pooling on blocks: it writes the
+// plain [N, C] and the convolutions before it stay blocked. A mean over C
+// reads row-major only, so its convolution's output stays plain.
+// CHECK-LABEL: func.func @spatial_mean
+// CHECK: cuvil_l2.ukernel_call "conv2d" {{.*}} outs(%[[C:.+]] : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
+// CHECK: cuvil_l2.ukernel_call "reduce_mean" ins(%[[C]] : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>) outs(%{{.+}} : memref<1x16xf32>)
+// CHECK: cuvil_l2.ukernel_call "conv2d" {{.*}} outs(%[[D:.+]] : memref<1x16x8x8xf32>)
+// CHECK: cuvil_l2.ukernel_call "reduce_mean" ins(%[[D]] : memref<1x16x8x8xf32>)
+func.func @spatial_mean(%x: tensor<1x8x8x8xf32>) -> (tensor<1x16xf32>, tensor<1x8x8xf32>) {
+  %w = cuvil.constant dense<0.02> : tensor<16x8x1x1xf32>
+  %c = cuvil.conv2d %x, %w : tensor<1x8x8x8xf32>, tensor<16x8x1x1xf32>
+  %m = cuvil.reduce_mean %c, axes = [2, -1] : tensor<1x16x8x8xf32>
+  %d = cuvil.conv2d %x, %w : tensor<1x8x8x8xf32>, tensor<16x8x1x1xf32>
+  %n = cuvil.reduce_mean %d, axes = [1] : tensor<1x16x8x8xf32>
+  return %m, %n : tensor<1x16xf32>, tensor<1x8x8xf32>
+}
+
+// -----
+
+// A fire module (SqueezeNet): the two expand convolutions' outputs and
+// their concatenation along C share one blocked class (each piece whole
+// blocks), and the next convolution reads it: no reorder.
+// CHECK-LABEL: func.func @fire
+// CHECK: cuvil_l2.ukernel_call "conv2d" {{.*}} outs(%[[A:.+]] : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
+// CHECK: cuvil_l2.ukernel_call "conv2d" {{.*}} outs(%[[B:[^,]+]], %{{.+}} : memref<1x32x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, {{.*}})
+// CHECK: cuvil_l2.ukernel_call "concat" ins(%[[A]], %[[B]] : {{.*}}) outs(%[[C:.+]] : memref<1x48x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[C]], {{.*}}) outs(%{{.+}} : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
+// CHECK-NOT: cuvil_l2.copy %{{.*}}NCHW16c{{.*}}NCHW16c
+func.func @fire(%x: tensor<1x8x8x8xf32>) -> tensor<1x16x1x1xf32> {
+  %w1 = cuvil.constant dense<0.02> : tensor<16x8x1x1xf32>
+  %w3 = cuvil.constant dense<0.02> : tensor<32x8x3x3xf32>
+  %w = cuvil.constant dense<0.02> : tensor<16x48x1x1xf32>
+  %a = cuvil.conv2d %x, %w1 : tensor<1x8x8x8xf32>, tensor<16x8x1x1xf32>
+  %b = cuvil.conv2d %x, %w3 {padding = array<i64: 1, 1, 1, 1>} : tensor<1x8x8x8xf32>, tensor<32x8x3x3xf32>
+  %c = cuvil.concat(%a, %b) axis = 1 : tensor<1x16x8x8xf32>, tensor<1x32x8x8xf32>
+  %d = cuvil.conv2d %c, %w : tensor<1x48x8x8xf32>, tensor<16x48x1x1xf32>
+  %g = cuvil.global_avg_pool %d : tensor<1x16x8x8xf32>
   return %g : tensor<1x16x1x1xf32>
 }
 
