@@ -5,6 +5,22 @@
 
 include "mlir/Pass/PassBase.td"
 
+def CuvilFoldPads : Pass<"cuvil-fold-pads", "::mlir::func::FuncOp"> {
+  let summary = "Fold zero pads into the convolutions and average pools "
+                "that read them";
+  let description = [{
+    A constant-zero `cuvil.pad` of H and W only before a `cuvil.conv2d`, or
+    before a `cuvil.avg_pool2d` that counts padding (or has none; not in
+    ceil mode), becomes the op's own `padding` (the pool then counts it).
+    Exporters write Inception's padded average pools and TensorFlow's SAME
+    convolutions this way.
+  }];
+  let statistics = [
+    Statistic<"numFolded", "folded", "Pads folded into windows">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
+}
+
 def CuvilFoldBatchNorm : Pass<"cuvil-fold-batch-norm", "::mlir::func::FuncOp"> {
   let summary = "Fold inference batch norm into the preceding convolution";
   let description = [{

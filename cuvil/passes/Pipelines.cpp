@@ -24,6 +24,7 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm,
   // that cuvil-fuse-epilogues finds it after the int8 convolution.
   pm.addPass(mlir::createCSEPass());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilHoistQuantize());
+  pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldPads());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldBatchNorm());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilPrepackWeights());
   // Drops the constants folding and prepacking replaced.

@@ -184,6 +184,31 @@ def test_instance_norm_cumsum_and_one_hot_match_pytorch():
     check(Scans(), x, labels)
 
 
+def test_padded_average_pools_match_pytorch():
+    """torch.onnx writes AvgPool2d(padding, count_include_pad=True) as Pad +
+    AveragePool (Inception's branches): cuvil-fold-pads makes the zeros the
+    pool's own, counted padding, here on a convolution's blocked output.
+    count_include_pad=False and ceil mode keep their own forms."""
+
+    class Pools(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(3)
+            self.conv = torch.nn.Conv2d(3, 16, 3, padding=1)
+            self.after = torch.nn.Conv2d(16, 16, 1)
+
+        def forward(self, x):
+            y = torch.relu(self.conv(x))
+            a = torch.nn.functional.avg_pool2d(y, 3, stride=1, padding=1)
+            b = torch.nn.functional.avg_pool2d(y, 3, stride=2, padding=1,
+                                               count_include_pad=False)
+            c = torch.nn.functional.avg_pool2d(y, 3, stride=2, padding=1,
+                                               ceil_mode=True)
+            return self.after(a), b, c
+
+    check(Pools(), inputs(2, 3, 9, 10))
+
+
 def test_functional_pad_matches_pytorch():
     """torch.onnx writes F.pad's pads through Reshape, a reversing Slice,
     Transpose and Cast of a constant: the importer folds them (a Pad whose
