@@ -315,8 +315,11 @@ LogicalResult emitLayerNorm(Emitter &e, const KernelCall &call) {
 
 LogicalResult emitBatchNorm(Emitter &e, const KernelCall &call) {
   const Buffer &x = *call.ins[0];
+  if (x.block != call.out->block || x.block > 64)
+    return call.error() << "needs its input and output in one layout";
   std::vector<std::string> args = {x.dims[0], x.dims[1],
-                                   dimsRange(x, 2, x.dims.size())};
+                                   dimsRange(x, 2, x.dims.size()),
+                                   std::to_string(x.block)};
   for (size_t i = 0; i < 5; ++i) // x, scale, bias, mean, variance
     args.push_back(call.ins[i]->name);
   args.push_back(epsilon(call));

@@ -238,6 +238,18 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
     return same;
   }
 
+  /// A [N, C, H, W] kernel whose other inputs are [C] parameters (an
+  /// unfolded batch norm: DenseNet's, after a concatenation).
+  static bool perChannelParameters(UKernelCallOp call) {
+    auto in = cast<MemRefType>(call.getInputs()[0].getType());
+    return in.getRank() == 4 &&
+           llvm::all_of(call.getInputs().drop_front(), [&](Value v) {
+             auto type = cast<MemRefType>(v.getType());
+             return type.getRank() == 1 &&
+                    type.getDimSize(0) == in.getDimSize(1);
+           });
+  }
+
   /// A reduction over exactly H and W of a [N, C, H, W] (x.mean([2, 3])):
   /// on blocks it is global pooling.
   static bool spatialReduction(UKernelCallOp call) {
@@ -367,8 +379,8 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
             join(out, residual);
           continue;
         }
-        if (form == BlockedForm::Same && call.getInputs().size() == 1 &&
-            perTensorQuantization(call)) {
+        if (form == BlockedForm::Same && perTensorQuantization(call) &&
+            (call.getInputs().size() == 1 || perChannelParameters(call))) {
           join(call.getInputs()[0], out);
           continue;
         }

@@ -100,7 +100,7 @@ TEST(ReductionsTest, BatchNormMatchesDouble) {
   std::vector<float> mean = random(c, 1.0f, rng), variance = random(c, 1.0f, rng);
   for (float &v : variance)
     v = std::fabs(v) + 0.1f;
-  cuvil_batch_norm_f32(n, c, spatial, x.data(), scale.data(), bias.data(), mean.data(),
+  cuvil_batch_norm_f32(n, c, spatial, 1, x.data(), scale.data(), bias.data(), mean.data(),
                        variance.data(), 1e-5, y.data());
   for (int64_t b = 0; b < n; ++b)
     for (int64_t ch = 0; ch < c; ++ch)
@@ -111,6 +111,36 @@ TEST(ReductionsTest, BatchNormMatchesDouble) {
                      bias[ch];
         EXPECT_NEAR(y[at], ref, 1e-5 * std::max(1.0, std::fabs(ref))) << at;
       }
+}
+
+TEST(ReductionsTest, BlockedBatchNormIsThePlainOneReordered) {
+  // NCHW8c (DenseNet's pre-activation norms on blocked concatenations):
+  // element (b, ch, i) at ((b * C/8 + ch/8) * spatial + i) * 8 + ch % 8,
+  // the plain kernel's values.
+  std::mt19937 rng(7);
+  const int64_t n = 2, c = 16, spatial = 5, block = 8;
+  std::vector<float> x = random(n * c * spatial, 3.0f, rng), plain(x.size());
+  std::vector<float> scale = random(c, 1.0f, rng), bias = random(c, 1.0f, rng);
+  std::vector<float> mean = random(c, 1.0f, rng), variance = random(c, 1.0f, rng);
+  for (float &v : variance)
+    v = std::fabs(v) + 0.1f;
+  cuvil_batch_norm_f32(n, c, spatial, 1, x.data(), scale.data(), bias.data(), mean.data(),
+                       variance.data(), 1e-5, plain.data());
+  auto blockedAt = [&](int64_t b, int64_t ch, int64_t i) {
+    return ((b * (c / block) + ch / block) * spatial + i) * block + ch % block;
+  };
+  std::vector<float> xb(x.size()), yb(x.size(), -9.0f);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t i = 0; i < spatial; ++i)
+        xb[blockedAt(b, ch, i)] = x[(b * c + ch) * spatial + i];
+  cuvil_batch_norm_f32(n, c, spatial, block, xb.data(), scale.data(), bias.data(),
+                       mean.data(), variance.data(), 1e-5, yb.data());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t i = 0; i < spatial; ++i)
+        EXPECT_FLOAT_EQ(yb[blockedAt(b, ch, i)], plain[(b * c + ch) * spatial + i])
+            << b << " " << ch << " " << i;
 }
 
 } // namespace

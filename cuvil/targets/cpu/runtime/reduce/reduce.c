@@ -147,13 +147,38 @@ void cuvil_layer_norm_f32(int64_t outer, int64_t inner, const float *input,
   }
 }
 
+/* A channel's batch norm as out = in * s + t. */
+static void cuvil_batch_norm_affine(const float *scale, const float *bias,
+                                    const float *mean, const float *variance,
+                                    double epsilon, int64_t ch, float *s,
+                                    float *t) {
+  *s = (float)(scale[ch] / sqrt((double)variance[ch] + epsilon));
+  *t = bias[ch] - mean[ch] * *s;
+}
+
 void cuvil_batch_norm_f32(int64_t n, int64_t c, int64_t spatial,
-                          const float *input, const float *scale,
+                          int64_t block, const float *input, const float *scale,
                           const float *bias, const float *mean,
                           const float *variance, double epsilon, float *output) {
+  if (block > 1) {
+    float s[64], t[64];
+    for (int64_t cb = 0; cb < c / block; ++cb) {
+      int64_t l, i, b;
+      for (l = 0; l < block; ++l)
+        cuvil_batch_norm_affine(scale, bias, mean, variance, epsilon,
+                                cb * block + l, &s[l], &t[l]);
+      for (b = 0; b < n; ++b) {
+        int64_t at = (b * (c / block) + cb) * spatial * block;
+        for (i = 0; i < spatial * block; i += block)
+          for (l = 0; l < block; ++l)
+            output[at + i + l] = input[at + i + l] * s[l] + t[l];
+      }
+    }
+    return;
+  }
   for (int64_t ch = 0; ch < c; ++ch) {
-    float s = (float)(scale[ch] / sqrt((double)variance[ch] + epsilon));
-    float t = bias[ch] - mean[ch] * s;
+    float s, t;
+    cuvil_batch_norm_affine(scale, bias, mean, variance, epsilon, ch, &s, &t);
     for (int64_t b = 0; b < n; ++b) {
       const float *in = input + (b * c + ch) * spatial;
       float *out = output + (b * c + ch) * spatial;

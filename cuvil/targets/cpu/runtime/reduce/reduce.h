@@ -24,9 +24,10 @@ void cuvil_layer_norm_f32(int64_t outer, int64_t inner, const float *input,
                           const float *scale, const float *bias, double epsilon,
                           float *output);
 
-/* Inference batch norm over [n, c, spatial]. */
+/* Inference batch norm over [n, c, spatial], or NCHW<block>c
+ * ([n][c / block][spatial][block]) for block > 1. */
 void cuvil_batch_norm_f32(int64_t n, int64_t c, int64_t spatial,
-                          const float *input, const float *scale,
+                          int64_t block, const float *input, const float *scale,
                           const float *bias, const float *mean,
                           const float *variance, double epsilon, float *output);
 

@@ -186,12 +186,15 @@ func.func @spatial_mean(%x: tensor<1x8x8x8xf32>) -> (tensor<1x16xf32>, tensor<1x
 
 // A fire module (SqueezeNet): the two expand convolutions' outputs and
 // their concatenation along C share one blocked class (each piece whole
-// blocks), and the next convolution reads it: no reorder.
+// blocks); DenseNet's unfolded batch norm on it keeps the layout (its
+// statistics are per-channel parameters), and the next convolution reads
+// it: no reorder.
 // CHECK-LABEL: func.func @fire
 // CHECK: cuvil_l2.ukernel_call "conv2d" {{.*}} outs(%[[A:.+]] : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
 // CHECK: cuvil_l2.ukernel_call "conv2d" {{.*}} outs(%[[B:[^,]+]], %{{.+}} : memref<1x32x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, {{.*}})
 // CHECK: cuvil_l2.ukernel_call "concat" ins(%[[A]], %[[B]] : {{.*}}) outs(%[[C:.+]] : memref<1x48x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[C]], {{.*}}) outs(%{{.+}} : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
+// CHECK: cuvil_l2.ukernel_call "batch_norm" ins(%[[C]], {{.*}}) outs(%[[N:.+]] : memref<1x48x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[N]], {{.*}}) outs(%{{.+}} : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
 // CHECK-NOT: cuvil_l2.copy %{{.*}}NCHW16c{{.*}}NCHW16c
 func.func @fire(%x: tensor<1x8x8x8xf32>) -> tensor<1x16x1x1xf32> {
   %w1 = cuvil.constant dense<0.02> : tensor<16x8x1x1xf32>
@@ -200,7 +203,9 @@ func.func @fire(%x: tensor<1x8x8x8xf32>) -> tensor<1x16x1x1xf32> {
   %a = cuvil.conv2d %x, %w1 : tensor<1x8x8x8xf32>, tensor<16x8x1x1xf32>
   %b = cuvil.conv2d %x, %w3 {padding = array<i64: 1, 1, 1, 1>} : tensor<1x8x8x8xf32>, tensor<32x8x3x3xf32>
   %c = cuvil.concat(%a, %b) axis = 1 : tensor<1x16x8x8xf32>, tensor<1x32x8x8xf32>
-  %d = cuvil.conv2d %c, %w : tensor<1x48x8x8xf32>, tensor<16x48x1x1xf32>
+  %s = cuvil.constant dense<0.5> : tensor<48xf32>
+  %n = cuvil.batch_norm %c, %s, %s, %s, %s : tensor<1x48x8x8xf32>, tensor<48xf32>, tensor<48xf32>, tensor<48xf32>, tensor<48xf32>
+  %d = cuvil.conv2d %n, %w : tensor<1x48x8x8xf32>, tensor<16x48x1x1xf32>
   %g = cuvil.global_avg_pool %d : tensor<1x16x8x8xf32>
   return %g : tensor<1x16x1x1xf32>
 }
