@@ -7,20 +7,21 @@ engines take turns in one process (bench.timed_together), each cell's
 calls budgeted by time so that the largest models stay minutes, not
 hours. Reported: p50 times, TorchScript / Cuvil (above 1: Cuvil faster),
 the geometric mean of that ratio, the largest difference from PyTorch's
-output relative to the output's scale, and the kernels the artifact's
-layers ran (its metadata).
+output relative to the output's scale, and the register-tile kernels the
+artifact calls with the variant each runs (its metadata).
 
     /usr/bin/python3 benchmarks/zoo_bench.py --cuvilc CUVILC
         [--models a,b] [--threads 1,2] [--batches 1,8]
         [--update benchmarks/RESULTS.md] [--smoke]
 
-scripts/bench runs it too (its section of RESULTS.md, "## Zoo").
+scripts/bench runs it too (its section of RESULTS.md, "## Zoo"); run alone,
+it also writes benchmarks/out/zoo.json.
 """
 
 import argparse
+import json
 import math
 import pathlib
-import subprocess
 import sys
 import tempfile
 import time
@@ -70,19 +71,6 @@ def build(name, size):
     return model.eval(), torch.randn(1, 3, size, size)
 
 
-def compile_model(cuvilc, model, example, work, name, max_batch):
-    import torch
-    onnx = work / f"zoo_{name}.onnx"
-    so = work / f"zoo_{name}.so"  # distinct: dlopen caches by path
-    torch.onnx.export(model, example, str(onnx), opset_version=14,
-                      input_names=["input"], output_names=["output"],
-                      dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
-    start = time.perf_counter()
-    subprocess.run([cuvilc, "--quiet", str(onnx), f"--max-batch={max_batch}",
-                    "-o", str(so)], check=True)
-    return so, time.perf_counter() - start
-
-
 def runs_for(fns):
     """Calls per engine so that the slowest spends about BUDGET_SECONDS."""
     slowest = 0.0
@@ -102,6 +90,8 @@ def run(cuvilc, work, smoke=False, models=None, threads_list=(1, 2),
 
     work = pathlib.Path(work) / "zoo"
     work.mkdir(parents=True, exist_ok=True)
+    if max(batches) > bench.MAX_BATCH:
+        raise ValueError(f"batches above {bench.MAX_BATCH} (cuvilc --max-batch)")
     names = models or (SMOKE if smoke else [n for n, _ in ZOO])
     sizes = dict(ZOO)
     if smoke:
@@ -110,8 +100,9 @@ def run(cuvilc, work, smoke=False, models=None, threads_list=(1, 2),
     for name in names:
         torch.manual_seed(0)
         model, example = build(name, sizes[name])
-        so, seconds = compile_model(cuvilc, model, example, work, name,
-                                    max(batches))
+        # Named after the model: dlopen caches by path.
+        so, seconds = bench.export_and_compile(cuvilc, model, example, work,
+                                               f"_zoo_{name}")
         compiled = bench.CuvilModel(so)
         script = bench.torchscript(model, example)
         row = {"name": name, "size": sizes[name], "compile_seconds": seconds,
@@ -146,12 +137,11 @@ def run(cuvilc, work, smoke=False, models=None, threads_list=(1, 2),
             "batches": list(batches), "isa": bench.isa_line()}
 
 
-def slow_layers(kernels):
-    """The metadata's kernels that are reference loops (the slow ones)."""
-    if not kernels:
-        return ""
-    slow = sorted(k for k, v in kernels.items() if v in ("reference", "none"))
-    return ", ".join(slow)
+def kernel_variants(kernels):
+    """The register-tile families the artifact calls and the variant each
+    runs (its metadata; "none": not called)."""
+    return ", ".join(f"{k} {v}" for k, v in sorted((kernels or {}).items())
+                     if v != "none")
 
 
 def markdown(results):
@@ -166,8 +156,9 @@ def markdown(results):
              "taking turns in one process; the ratio is TorchScript / Cuvil "
              "(above 1: Cuvil faster). Error: the largest |Cuvil - PyTorch| "
              "over the output's largest magnitude, in any cell.", "",
-             f"| model | GFLOP | compile s | {header} | error |",
-             "| --- | --- | --- | " + " | ".join("---" for _ in cells) + " | --- |"]
+             f"| model | GFLOP | compile s | {header} | error | kernels |",
+             "| --- | --- | --- | " + " | ".join("---" for _ in cells) +
+             " | --- | --- |"]
     ratios = []
     for row in results["models"]:
         parts = []
@@ -183,7 +174,7 @@ def markdown(results):
         error = max(c["relative_error"] for c in row["cells"].values())
         lines.append(f"| {row['name']} ({row['size']}) | {row['gflop']:.2f} "
                      f"| {row['compile_seconds']:.0f} | " + " | ".join(parts) +
-                     f" | {error:.1e} |")
+                     f" | {error:.1e} | {kernel_variants(row['kernels'])} |")
     if ratios:
         geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         below = sum(r < 1.0 for r in ratios)
@@ -213,6 +204,9 @@ def main():
         results = run(args.cuvilc, work, args.smoke, models,
                       [int(t) for t in args.threads.split(",")],
                       [int(b) for b in args.batches.split(",")])
+    out = pathlib.Path(__file__).resolve().parent / "out"
+    out.mkdir(exist_ok=True)
+    (out / "zoo.json").write_text(json.dumps(results, indent=1))
     lines = markdown(results)
     print("\n".join(lines))
     if args.update:
