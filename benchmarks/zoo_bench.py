@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 
+import bench
 import results_md
 
 HEADING = "## Zoo: fp32 on architectures outside the suite (issue #28)"
@@ -56,19 +57,13 @@ MIN_RUNS, MAX_RUNS = 5, 200
 
 
 def build(name, size):
-    import torch
-    import torchvision
+    """The model (eval mode, tests/models' fan-in scaled weights) and an
+    example input."""
     kwargs = {}
     if name in ("googlenet", "inception_v3"):
         kwargs = {"aux_logits": False, "init_weights": True}
-    model = getattr(torchvision.models, name)(**kwargs)
-    # As tests/models/export_models.py: fan-in scaled weights keep every
-    # layer's activations of order one, so the comparison means something.
-    for module in model.modules():
-        if isinstance(module, (torch.nn.Conv2d, torch.nn.Linear)):
-            torch.nn.init.kaiming_normal_(module.weight, mode="fan_in",
-                                          nonlinearity="relu")
-    return model.eval(), torch.randn(1, 3, size, size)
+    model, example = bench.export_models.torchvision_model(name, size, **kwargs)
+    return model.eval(), example
 
 
 def runs_for(fns):
@@ -86,7 +81,6 @@ def run(cuvilc, work, smoke=False, models=None, threads_list=(1, 2),
         batches=(1, 8)):
     import numpy as np
     import torch
-    import bench
 
     work = pathlib.Path(work) / "zoo"
     work.mkdir(parents=True, exist_ok=True)

@@ -19,9 +19,9 @@ def transformer_encoder_layer():
     return layer, torch.randn(1, 128, 512)
 
 
-def torchvision_model(name, size=224):
+def torchvision_model(name, size=224, **kwargs):
     import torchvision
-    model = getattr(torchvision.models, name)()
+    model = getattr(torchvision.models, name)(**kwargs)
     # torchvision's training initializations (small truncated normals, zero
     # heads) make random-weight activations vanish (GoogLeNet's pooled
     # features are ~1e-11, its output just the bias), which would make a
