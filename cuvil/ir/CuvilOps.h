@@ -26,4 +26,24 @@ class BroadcastElementwise
 #define GET_OP_CLASSES
 #include "cuvil/ir/CuvilOps.h.inc"
 
+namespace cuvil::l1 {
+/// One activation function of a recurrent op (RecurrentOps.td), by its
+/// ONNX name ("Sigmoid", "HardSigmoid", ...), with its alpha and beta.
+struct RecurrentActivation {
+  std::string name;
+  double alpha = 0, beta = 0;
+};
+
+/// The activations of a recurrent op with `perDirection` functions per
+/// direction: `names` (null: the ONNX defaults for `kind`, "rnn", "gru" or
+/// "lstm"; names match without case; one direction's list serves both),
+/// alphas and betas consumed in order by the functions that take them, the
+/// rest their ONNX defaults. Fails with a message in `error`.
+mlir::FailureOr<llvm::SmallVector<RecurrentActivation>>
+resolveRecurrentActivations(llvm::StringRef kind, mlir::ArrayAttr names,
+                            llvm::ArrayRef<double> alphas,
+                            llvm::ArrayRef<double> betas, int64_t directions,
+                            std::string &error);
+} // namespace cuvil::l1
+
 #endif // CUVIL_IR_CUVILOPS_H

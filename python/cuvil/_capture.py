@@ -71,6 +71,14 @@ def _example_inputs(specs, integer_fill=0):
     return tuple(tensors)
 
 
+def _leaf_count(result):
+    """Tensors in a (possibly nested) result, as the ONNX exporter flattens
+    them: nn.LSTM returns (output, (h_n, c_n)), three outputs."""
+    if isinstance(result, (tuple, list)):
+        return sum(_leaf_count(item) for item in result)
+    return 1
+
+
 def _eager_run(model, specs):
     """One run on example inputs: (the inputs, the result). Integer inputs
     are zeros, or ones if zeros divide by zero."""
@@ -217,7 +225,7 @@ def torch_to_onnx(model, specs):
             # One eager run: the output count names the outputs, and a
             # signature that does not fit fails here with a Python stack.
             examples, result = _eager_run(exported, specs)
-            count = len(result) if isinstance(result, (tuple, list)) else 1
+            count = _leaf_count(result)
             output_names = ["output"] if count == 1 else [
                 f"output_{i}" for i in range(count)]
             torch.onnx.export(

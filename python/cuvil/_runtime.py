@@ -35,6 +35,15 @@ def _address(array):
     return array.ctypes.data
 
 
+def _batched(shape, batch):
+    """An output's shape for `batch`: the batch wherever its dimension is
+    dynamic (a recurrent layer's final states [layers, batch, hidden] have it
+    in dimension 1)."""
+    if batch is None:
+        return shape
+    return tuple(batch if d is None else d for d in shape)
+
+
 def _templates(torch, outputs, cache, batch):
     """The output templates for `batch` (None: static shapes), kept in
     `cache`: one zero-stride tensor per output that torch.empty_like turns
@@ -42,9 +51,7 @@ def _templates(torch, outputs, cache, batch):
     output has no elements (the general path allocates those)."""
     templates = []
     for spec in outputs:
-        shape = spec["shape"]
-        if batch is not None:
-            shape = (batch,) + shape[1:]
+        shape = _batched(spec["shape"], batch)
         if None in shape or 0 in shape:
             templates = []
             break
@@ -341,9 +348,7 @@ class CompiledModule:
                              "(max_batch)")
         outputs = []
         for index, spec in enumerate(self.outputs):
-            shape = spec["shape"]
-            if batch is not None:
-                shape = (batch,) + shape[1:]
+            shape = _batched(spec["shape"], batch)
             numpy_dtype = _NUMPY_DTYPES.get(spec["dtype"])
             if numpy_dtype is not None:
                 array = np.empty(shape, dtype=numpy_dtype)

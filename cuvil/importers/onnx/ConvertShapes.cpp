@@ -267,6 +267,16 @@ LogicalResult Importer::convertSplit(const onnx::NodeProto &node,
 
 LogicalResult Importer::convertSlice(const onnx::NodeProto &node,
                                      Location loc) {
+  // A slice of batch-sized zeros (one layer's default state) is zeros.
+  if (ValueEntry *in = hasInput(node, 0) ? lookup(node.input(0)) : nullptr;
+      in && in->batchZeros) {
+    if (node.output_size() > 0 && !node.output(0).empty()) {
+      ValueEntry entry;
+      entry.batchZeros = in->batchZeros;
+      values[node.output(0)] = std::move(entry);
+    }
+    return success();
+  }
   SmallVector<int64_t> starts, ends, axes, steps;
   if (opset < 10) {
     starts = attrInts(node, "starts").value_or(SmallVector<int64_t>{});
@@ -587,9 +597,6 @@ LogicalResult Importer::convertConstantOfShape(const onnx::NodeProto &node,
   FailureOr<SmallVector<int64_t>> shape = requireInts(node, 0, "shape");
   if (failed(shape))
     return failure();
-  if (llvm::is_contained(*shape, kUnknown))
-    return emitError(loc)
-           << "ConstantOfShape needs a shape known at compile time";
   HostTensor fill{builder.getF32Type(), {1}, {}, {0.0}};
   if (const onnx::AttributeProto *a = attr(node, "value")) {
     std::string bytes;
@@ -599,6 +606,21 @@ LogicalResult Importer::convertConstantOfShape(const onnx::NodeProto &node,
     if (v->numElements() != 1)
       return emitError(loc) << "ConstantOfShape value must have one element";
     fill = std::move(*v);
+  }
+  if (llvm::is_contained(*shape, kUnknown)) {
+    std::string error =
+        "ConstantOfShape needs a shape known at compile time, but " +
+        shapeString(*shape) +
+        " depends on the dynamic batch; compile with a static batch";
+    if (fill.at(0) != 0)
+      return emitError(loc) << error;
+    // Zeros: a recurrent layer's default initial state (batchZeros).
+    if (node.output_size() > 0 && !node.output(0).empty()) {
+      ValueEntry entry;
+      entry.batchZeros = std::make_pair(loc, error);
+      values[node.output(0)] = std::move(entry);
+    }
+    return success();
   }
   int64_t count = 1;
   for (int64_t d : *shape) {

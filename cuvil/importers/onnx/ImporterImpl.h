@@ -80,6 +80,11 @@ struct ValueEntry {
   const onnx::TensorProto *initializer = nullptr;
   /// Known type, even before `value` exists.
   RankedTensorType type;
+  /// Zeros whose shape depends on the dynamic batch (a ConstantOfShape, or
+  /// a slice of one: PyTorch's default recurrent states): no value exists.
+  /// A recurrent layer reads them as its absent (zero) initial state;
+  /// anything else reports this error, at the node that made them.
+  std::optional<std::pair<Location, std::string>> batchZeros;
 };
 
 /// Reads a little-endian T from unaligned bytes.
@@ -358,6 +363,8 @@ private:
   LogicalResult convertStandardize(const onnx::NodeProto &, Location);
   /// Resize and Upsample (ConvertResize.cpp).
   LogicalResult convertResize(const onnx::NodeProto &, Location);
+  /// RNN, GRU and LSTM (ConvertRecurrent.cpp).
+  LogicalResult convertRecurrent(const onnx::NodeProto &, Location);
   LogicalResult convertLayerNorm(const onnx::NodeProto &, Location);
   LogicalResult convertFlatten(const onnx::NodeProto &, Location);
   LogicalResult convertReshape(const onnx::NodeProto &, Location);

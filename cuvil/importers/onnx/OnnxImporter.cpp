@@ -70,6 +70,9 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["Range"] = &Importer::convertRange;
     map["EyeLike"] = &Importer::convertEyeLike;
     map["Resize"] = &Importer::convertResize;
+    map["RNN"] = &Importer::convertRecurrent;
+    map["GRU"] = &Importer::convertRecurrent;
+    map["LSTM"] = &Importer::convertRecurrent;
     map["Hardmax"] = &Importer::convertHardmax;
     map["OneHot"] = &Importer::convertOneHot;
     map["CumSum"] = &Importer::convertCumSum;
@@ -402,6 +405,8 @@ FailureOr<Value> Importer::materialize(const std::string &name,
                                        ValueEntry &entry) {
   if (entry.value)
     return entry.value;
+  if (entry.batchZeros)
+    return emitError(entry.batchZeros->first) << entry.batchZeros->second;
   Location loc =
       NameLoc::get(StringAttr::get(&context, name),
                    FileLineColLoc::get(&context, options.modelPath, 0, 0));
@@ -512,7 +517,8 @@ Importer::requireInts(const onnx::NodeProto &node, int input, StringRef what) {
 void Importer::define(const onnx::NodeProto &node, int output, Value value) {
   if (output < node.output_size() && !node.output(output).empty())
     values[node.output(output)] = ValueEntry{
-        value, std::nullopt, nullptr, cast<RankedTensorType>(value.getType())};
+        value, std::nullopt, nullptr, cast<RankedTensorType>(value.getType()),
+        std::nullopt};
 }
 
 void Importer::defineHost(const onnx::NodeProto &node, int output,

@@ -31,7 +31,7 @@ ValueEntry *Importer::lookup(const std::string &name) {
   if (it == values.end())
     return nullptr;
   ValueEntry &entry = it->second;
-  if (!entry.value && !entry.host && !entry.initializer)
+  if (!entry.value && !entry.host && !entry.initializer && !entry.batchZeros)
     return nullptr;
   return &entry;
 }

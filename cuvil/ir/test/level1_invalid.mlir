@@ -965,3 +965,75 @@ func.func @f(%x: tensor<1x4x5x5xf32>, %w: tensor<4x4x3x3xf32>) {
   %0 = cuvil.conv_transpose2d %x, %w {strides = array<i64: 2, 2>, output_padding = array<i64: 2, 0>} : tensor<1x4x5x5xf32>, tensor<4x4x3x3xf32>
   return
 }
+
+// -----
+
+// a recurrent op's input gates hold every direction's gates
+func.func @f(%gx: tensor<5x2x12xf32>, %r: tensor<2x3x12xf32>) {
+  // expected-error @+1 {{'cuvil.lstm' op expects input_gates of shape 5x2x24 and element type f32, got tensor<5x2x12xf32>}}
+  %y:3 = cuvil.lstm %gx, %r {hidden_size = 3 : i64, direction = "bidirectional"} : tensor<5x2x12xf32>, tensor<2x3x12xf32>
+  return
+}
+
+// -----
+
+// the initial state is [directions, batch, hidden]
+func.func @f(%gx: tensor<5x2x9xf32>, %r: tensor<1x3x9xf32>, %h0: tensor<1x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.gru' op expects initial_h of shape 1x2x3 and element type f32, got tensor<1x3x3xf32>}}
+  %y:2 = cuvil.gru %gx, %r initial_h(%h0 : tensor<1x3x3xf32>) {hidden_size = 3 : i64} : tensor<5x2x9xf32>, tensor<1x3x9xf32>
+  return
+}
+
+// -----
+
+// sequence lengths are int32, one per sequence
+func.func @f(%gx: tensor<5x2x3xf32>, %r: tensor<1x3x3xf32>, %lens: tensor<2xi64>) {
+  // expected-error @+1 {{'cuvil.rnn' op expects sequence_lens of shape 2 and element type i32, got tensor<2xi64>}}
+  %y:2 = cuvil.rnn %gx, %r sequence_lens(%lens : tensor<2xi64>) {hidden_size = 3 : i64} : tensor<5x2x3xf32>, tensor<1x3x3xf32>
+  return
+}
+
+// -----
+
+// unknown direction
+func.func @f(%gx: tensor<5x2x3xf32>, %r: tensor<1x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.rnn' op direction must be forward, reverse or bidirectional, got 'backward'}}
+  %y:2 = cuvil.rnn %gx, %r {hidden_size = 3 : i64, direction = "backward"} : tensor<5x2x3xf32>, tensor<1x3x3xf32>
+  return
+}
+
+// -----
+
+// an activation ONNX does not define
+func.func @f(%gx: tensor<5x2x3xf32>, %r: tensor<1x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.rnn' op has unknown activation 'Swish' (expected Sigmoid, Tanh, Relu, HardSigmoid, LeakyRelu, ThresholdedRelu, ScaledTanh, Affine, Elu, Softsign or Softplus)}}
+  %y:2 = cuvil.rnn %gx, %r {hidden_size = 3 : i64, activations = ["Swish"]} : tensor<5x2x3xf32>, tensor<1x3x3xf32>
+  return
+}
+
+// -----
+
+// three activations per LSTM direction
+func.func @f(%gx: tensor<5x2x12xf32>, %r: tensor<1x3x12xf32>) {
+  // expected-error @+1 {{'cuvil.lstm' op expects 3 activations (3 per direction), got 2}}
+  %y:3 = cuvil.lstm %gx, %r {hidden_size = 3 : i64, activations = ["Sigmoid", "Tanh"]} : tensor<5x2x12xf32>, tensor<1x3x12xf32>
+  return
+}
+
+// -----
+
+// more alphas than the activations take
+func.func @f(%gx: tensor<5x2x3xf32>, %r: tensor<1x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.rnn' op has more activation_alpha or activation_beta values than its activations take}}
+  %y:2 = cuvil.rnn %gx, %r {hidden_size = 3 : i64, activation_alpha = array<f64: 1.0>} : tensor<5x2x3xf32>, tensor<1x3x3xf32>
+  return
+}
+
+// -----
+
+// clip is a positive threshold
+func.func @f(%gx: tensor<5x2x3xf32>, %r: tensor<1x3x3xf32>) {
+  // expected-error @+1 {{'cuvil.rnn' op expects a clip threshold > 0, got 0.000000e+00}}
+  %y:2 = cuvil.rnn %gx, %r {hidden_size = 3 : i64, clip = 0.0 : f64} : tensor<5x2x3xf32>, tensor<1x3x3xf32>
+  return
+}

@@ -334,3 +334,22 @@ func.func @fusion_targets(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4xf3
     }
   }
 #-}
+
+// CHECK-LABEL: func.func @recurrent
+func.func @recurrent(%gx: tensor<5x?x24xf32>, %r: tensor<2x3x12xf32>,
+                     %b: tensor<2x24xf32>, %lens: tensor<?xi32>,
+                     %h0: tensor<2x?x3xf32>, %p: tensor<2x9xf32>,
+                     %gg: tensor<5x?x9xf32>, %gr: tensor<1x3x9xf32>,
+                     %rg: tensor<5x?x3xf32>, %rr: tensor<1x3x3xf32>) {
+  // CHECK: cuvil.lstm %{{.+}}, %{{.+}} bias(%{{.+}} : tensor<2x24xf32>) sequence_lens(%{{.+}} : tensor<?xi32>) initial_h(%{{.+}} : tensor<2x?x3xf32>) initial_c(%{{.+}} : tensor<2x?x3xf32>) peepholes(%{{.+}} : tensor<2x9xf32>) {clip = 3.000000e+00 : f64, direction = "bidirectional", hidden_size = 3 : i64, input_forget = true} : tensor<5x?x24xf32>, tensor<2x3x12xf32>
+  %y:3 = cuvil.lstm %gx, %r bias(%b : tensor<2x24xf32>) sequence_lens(%lens : tensor<?xi32>) initial_h(%h0 : tensor<2x?x3xf32>) initial_c(%h0 : tensor<2x?x3xf32>) peepholes(%p : tensor<2x9xf32>) {hidden_size = 3 : i64, direction = "bidirectional", clip = 3.0 : f64, input_forget = true} : tensor<5x?x24xf32>, tensor<2x3x12xf32>
+  // CHECK: cuvil.gru %{{.+}}, %{{.+}} {activation_alpha = array<f64: 2.500000e-01, 1.000000e-01>, activations = ["HardSigmoid", "LeakyRelu"], direction = "reverse", hidden_size = 3 : i64, linear_before_reset = true} : tensor<5x?x9xf32>, tensor<1x3x9xf32>
+  %g:2 = cuvil.gru %gg, %gr {hidden_size = 3 : i64, direction = "reverse", linear_before_reset = true, activations = ["HardSigmoid", "LeakyRelu"], activation_alpha = array<f64: 0.25, 0.1>} : tensor<5x?x9xf32>, tensor<1x3x9xf32>
+  // CHECK: cuvil.rnn %{{.+}}, %{{.+}} {hidden_size = 3 : i64} : tensor<5x?x3xf32>, tensor<1x3x3xf32>
+  %s:2 = cuvil.rnn %rg, %rr {hidden_size = 3 : i64} : tensor<5x?x3xf32>, tensor<1x3x3xf32>
+  // Inferred: Y [T, D, B, H], Y_h and Y_c [D, B, H].
+  %0 = cuvil.add %y#0, %y#0 : tensor<5x2x?x3xf32>, tensor<5x2x?x3xf32>
+  %1 = cuvil.add %y#2, %g#1 : tensor<2x?x3xf32>, tensor<1x?x3xf32>
+  %2 = cuvil.add %s#0, %g#0 : tensor<5x1x?x3xf32>, tensor<5x1x?x3xf32>
+  return
+}

@@ -69,6 +69,7 @@ const KernelTable &kernelTable() {
     addReductionKernels(t);
     addQuantizationKernels(t);
     addTreeKernels(t);
+    addRecurrentKernels(t);
     return t;
   }();
   return table;

@@ -260,6 +260,7 @@ void addConvolutionKernels(KernelTable &table);
 void addReductionKernels(KernelTable &table);
 void addQuantizationKernels(KernelTable &table);
 void addTreeKernels(KernelTable &table);
+void addRecurrentKernels(KernelTable &table);
 
 //===- Fused epilogues (Epilogue.cpp) -------------------------------------===//
 

@@ -43,8 +43,10 @@ def CuvilCpuSelectKernels : Pass<"cuvil-cpu-select-kernels", "::mlir::ModuleOp">
     image multiplies im2col patches (scratch [C * KH * KW, OH * OW] with
     positions padded to the strip of 32); a matrix product with static
     K >= 16, N >= 32 and enough rows gets scratch to pack B in strips of 32
-    columns. Scratch is an extra output, which memory planning places like
-    any buffer.
+    columns; a recurrent layer (rnn, gru, lstm) gets [batch, G * H] floats
+    (5 * H for a GRU without linear_before_reset) for each step's products.
+    Scratch is an extra output, which memory planning places like any
+    buffer.
   }];
   let dependentDialects = [
     "::mlir::memref::MemRefDialect",

@@ -14,7 +14,10 @@
 //    whole strips): a pointwise one multiplies the image as it is, since
 //    packing would cost a pass over it for few rows of weights;
 //  - a matrix product gets scratch to pack B in strips, which the kernel
-//    uses when A has enough rows to pay for it.
+//    uses when A has enough rows to pay for it;
+//  - a recurrent layer (rnn, gru, lstm) gets [batch, G * H] floats for each
+//    step's product of the hidden states with R^T (a GRU without
+//    linear_before_reset 5 * H: its z, r * H and candidate product too).
 //
 // Scratch sizes, the strip and the rows below which the kernel never packs
 // are the runtime's (runtime/contract/contract.h); the thresholds for
@@ -134,20 +137,59 @@ MemRefType chooseProduct(UKernelCallOp call) {
                          bType.getElementType());
 }
 
+/// Whether `call` is a recurrent layer (RecurrentOps.td).
+bool isRecurrent(UKernelCallOp call) {
+  StringRef kernel = call.getKernel();
+  return kernel == "rnn" || kernel == "gru" || kernel == "lstm";
+}
+
+/// A recurrent layer's step scratch, [batch, floats per sequence].
+MemRefType chooseRecurrent(UKernelCallOp call) {
+  auto gates = cast<MemRefType>(call.getInputs()[0].getType());
+  int64_t hidden = call.getIntParam("hidden_size", 0);
+  int64_t perRow = call.getKernel() == "lstm"  ? 4 * hidden
+                   : call.getKernel() == "rnn" ? hidden
+                   : call.getIntParam("linear_before_reset", 0)
+                       ? 3 * hidden
+                       : 5 * hidden;
+  return MemRefType::get({gates.getDimSize(1), perRow}, gates.getElementType());
+}
+
+/// The run-time size of dimension `dim` of the dynamic buffer `value`:
+/// its allocation's size, or the batch for a function argument (inputs
+/// have the batch as their dynamic dimension).
+Value dynamicSize(Value value) {
+  if (auto alloc = value.getDefiningOp<memref::AllocOp>())
+    return alloc.getDynamicSizes().front();
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner()->getArgument(0);
+  return {};
+}
+
 /// `call` with `scratch` as a new last output, and `algorithm`.
-void addScratch(UKernelCallOp call, MemRefType scratch,
-                std::optional<cuvil::l2::Algorithm> algorithm) {
+LogicalResult addScratch(UKernelCallOp call, MemRefType scratch,
+                         std::optional<cuvil::l2::Algorithm> algorithm,
+                         Value sizeOf = {}) {
   OpBuilder builder(call);
   SmallVector<Value> outs(call.getOutputs());
+  SmallVector<Value> sizes;
+  if (scratch && scratch.getNumDynamicDims()) {
+    Value size = sizeOf ? dynamicSize(sizeOf) : Value();
+    if (!size)
+      return call.emitOpError("cannot size its scratch: its batch is not an "
+                              "allocation's or an argument's");
+    sizes.push_back(size);
+  }
   if (scratch)
     outs.push_back(memref::AllocOp::create(builder, call.getLoc(), scratch,
-                                           ValueRange(),
+                                           sizes,
                                            builder.getI64IntegerAttr(64)));
   UKernelCallOp replacement =
       call.cloneWith(builder, call.getInputs(), outs);
   if (algorithm)
     replacement.setAlgorithm(*algorithm);
   call.erase();
+  return success();
 }
 
 struct SelectKernels
@@ -163,11 +205,17 @@ struct SelectKernels
       if (call.getKernel() == "conv2d" && call.getInputs().size() >= 2) {
         ConvChoice choice = chooseConv(call);
         if (choice.scratch || choice.algorithm)
-          addScratch(call, choice.scratch, choice.algorithm);
+          (void)addScratch(call, choice.scratch, choice.algorithm);
+        continue;
+      }
+      if (isRecurrent(call)) {
+        if (failed(addScratch(call, chooseRecurrent(call), std::nullopt,
+                              call.getInputs()[0])))
+          return signalPassFailure();
         continue;
       }
       if (MemRefType scratch = chooseProduct(call))
-        addScratch(call, scratch, std::nullopt);
+        (void)addScratch(call, scratch, std::nullopt);
     }
   }
 };
