@@ -49,8 +49,8 @@ struct EmittedModel {
   std::string abiSource;
   /// The public header (model.h).
   std::string header;
-  /// With !inlineWeights: the blob, and (unless external) an assembler file
-  /// that includes it as "weights.bin".
+  /// With !inlineWeights: the blob, and (unless external) a top-level asm
+  /// statement, compiled with abiSource, that includes it as "weights.bin".
   std::string weightsBlob;
   std::string weightsAsm;
   /// The metadata JSON the artifact returns.

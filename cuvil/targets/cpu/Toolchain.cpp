@@ -125,15 +125,15 @@ std::string llvmToolPath(const std::string &name) {
   return "/usr/lib/llvm-22/bin/" + name;
 }
 
-/// Writes the sources into `dir` and compiles model.o, abi.o and weights.o
-/// there.
+/// Writes the sources into `dir` and compiles model.o and abi.o (with the
+/// weights blob) there.
 absl::Status compileObjects(const std::string &dir, const EmittedModel &model,
                             const CpuTarget &cpu) {
   RETURN_IF_ERROR(writeFileAtomically(dir + "/model.h", model.header));
   RETURN_IF_ERROR(writeFileAtomically(dir + "/model.c", model.modelSource));
-  RETURN_IF_ERROR(writeFileAtomically(dir + "/abi.c", model.abiSource));
+  RETURN_IF_ERROR(writeFileAtomically(
+      dir + "/abi.c", model.abiSource + "\n" + model.weightsAsm));
   RETURN_IF_ERROR(writeFileAtomically(dir + "/weights.bin", model.weightsBlob));
-  RETURN_IF_ERROR(writeFileAtomically(dir + "/weights.S", model.weightsAsm));
 
   std::string clang = getClangPath();
   if (::access(clang.c_str(), X_OK) != 0)
@@ -160,12 +160,9 @@ absl::Status compileObjects(const std::string &dir, const EmittedModel &model,
                       dir, "compiling the model"));
   // The entry points must run on any CPU of the architecture to report an
   // unsupported one.
-  RETURN_IF_ERROR(
-      run(withArgs(cpu.entryFlags, {"-O2", "-std=gnu99", "abi.c", "-o", "abi.o"}),
-          dir, "compiling the entry points"));
-  return run({clang, "--target=" + cpu.triple, "-c", "weights.S", "-o",
-              "weights.o"},
-             dir, "assembling the weights");
+  return run(
+      withArgs(cpu.entryFlags, {"-O2", "-std=gnu99", "abi.c", "-o", "abi.o"}),
+      dir, "compiling the entry points");
 }
 
 /// llvm-objcopy's arguments renaming the ABI functions to `prefix`'s names.
@@ -189,7 +186,7 @@ absl::Status linkSharedObject(const std::string &dir, const CpuTarget &cpu,
   RETURN_IF_ERROR(writeFileAtomically(dir + "/exports.map", exports));
   std::vector<std::string> renames = renameArguments(prefix);
   if (!renames.empty())
-    for (const char *object : {"model.o", "abi.o", "weights.o"}) {
+    for (const char *object : {"model.o", "abi.o"}) {
       std::vector<std::string> argv = {llvmToolPath("llvm-objcopy")};
       argv.insert(argv.end(), renames.begin(), renames.end());
       argv.push_back(object);
@@ -197,7 +194,7 @@ absl::Status linkSharedObject(const std::string &dir, const CpuTarget &cpu,
     }
   return run({getClangPath(), "--target=" + cpu.triple, "-shared",
               "-fuse-ld=lld", "-o", "model.so", "model.o", "abi.o",
-              "weights.o", "-Wl,--version-script=exports.map",
+              "-Wl,--version-script=exports.map",
               "-Wl,-z,noexecstack", "-Wl,-z,relro", "-Wl,-z,now",
               "-Wl,--as-needed", "-Wl,--build-id", "-lm"},
              dir, "linking");
@@ -209,7 +206,7 @@ absl::Status linkSharedObject(const std::string &dir, const CpuTarget &cpu,
 absl::Status archiveStaticLibrary(const std::string &dir,
                                   llvm::StringRef prefix) {
   RETURN_IF_ERROR(run({llvmToolPath("ld.lld"), "-r", "-o", "combined.o",
-                       "model.o", "abi.o", "weights.o"},
+                       "model.o", "abi.o"},
                       dir, "combining the objects"));
   std::vector<std::string> objcopy = {llvmToolPath("llvm-objcopy"),
                                       "--localize-hidden"};

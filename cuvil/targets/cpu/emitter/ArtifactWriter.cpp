@@ -223,15 +223,20 @@ std::string weightsAccess(emitter::Emitter &emitter, const EmitOptions &options,
     // Mapped by the entry points' constructor (runtime/abi/entry.c).
     return "extern const unsigned char *cuvil_weights_external "
            "CUVIL_INTERNAL;\n#define cuvil_weights cuvil_weights_external\n";
-  result.weightsAsm =
-      "/* The model's weights, 64-byte aligned, read-only. */\n"
-      "  .section .rodata.cuvil_weights,\"a\",@progbits\n"
-      "  .balign 64\n  .globl cuvil_weights\n  .hidden cuvil_weights\n"
-      "  .type cuvil_weights,@object\n"
-      "cuvil_weights:\n  .incbin \"weights.bin\"\n"
-      "  .size cuvil_weights, " +
-      std::to_string(result.weightsBlob.size()) +
-      "\n  .section .note.GNU-stack,\"\",@progbits\n";
+  // A top-level asm statement of the ABI TU: assembling the blob there
+  // saves the C compiler a third run (a tenth of a second per model).
+  result.weightsAsm = absl::StrCat(R"(/* The model's weights, 64-byte aligned, read-only. */
+__asm__("  .pushsection .rodata.cuvil_weights,\"a\",@progbits\n"
+        "  .balign 64\n"
+        "  .globl cuvil_weights\n"
+        "  .hidden cuvil_weights\n"
+        "  .type cuvil_weights,@object\n"
+        "cuvil_weights:\n"
+        "  .incbin \"weights.bin\"\n"
+        "  .size cuvil_weights, )",
+                                    result.weightsBlob.size(), R"(\n"
+        "  .popsection\n");
+)");
   return "extern const unsigned char cuvil_weights[] CUVIL_INTERNAL;\n";
 }
 
