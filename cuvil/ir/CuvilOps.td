@@ -681,6 +681,7 @@ def Cuvil_FusedGroupOp : Cuvil_Op<"fused_group", [IsolatedFromAbove,
   let hasRegionVerifier = 1;
 }
 
+include "cuvil/ir/IndexingOps.td"
 include "cuvil/ir/RecurrentOps.td"
 
 #endif // CUVIL_IR_CUVILOPS_TD

@@ -70,6 +70,9 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["Range"] = &Importer::convertRange;
     map["EyeLike"] = &Importer::convertEyeLike;
     map["Resize"] = &Importer::convertResize;
+    map["GatherElements"] = &Importer::convertGatherElements;
+    map["ScatterElements"] = &Importer::convertScatterElements;
+    map["Scatter"] = &Importer::convertScatterElements;
     map["RNN"] = &Importer::convertRecurrent;
     map["GRU"] = &Importer::convertRecurrent;
     map["LSTM"] = &Importer::convertRecurrent;

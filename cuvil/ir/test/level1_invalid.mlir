@@ -1037,3 +1037,75 @@ func.func @f(%gx: tensor<5x2x3xf32>, %r: tensor<1x3x3xf32>) {
   %y:2 = cuvil.rnn %gx, %r {hidden_size = 3 : i64, clip = 0.0 : f64} : tensor<5x2x3xf32>, tensor<1x3x3xf32>
   return
 }
+
+// -----
+
+// Element gathers take indices of data's rank
+func.func @f(%x: tensor<4x5xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{'cuvil.gather_elements' op expects data and indices of one rank >= 1, got tensor<4x5xf32> and tensor<3xi64>}}
+  %g = cuvil.gather_elements %x, %i : tensor<4x5xf32>, tensor<3xi64>
+  return
+}
+
+// -----
+
+// ... no larger than data outside the axis
+func.func @f(%x: tensor<4x5xf32>, %i: tensor<6x2xi64>) {
+  // expected-error @+1 {{'cuvil.gather_elements' op indices tensor<6x2xi64> are larger than data tensor<4x5xf32> in dimension 0 (not the axis)}}
+  %g = cuvil.gather_elements %x, %i {axis = 1 : i64} : tensor<4x5xf32>, tensor<6x2xi64>
+  return
+}
+
+// -----
+
+// ... of an integer type of 32 or 64 bits
+func.func @f(%x: tensor<4x5xf32>, %i: tensor<4x5xi8>) {
+  // expected-error @+1 {{'cuvil.gather_elements' op expects i32 or i64 indices, got tensor<4x5xi8>}}
+  %g = cuvil.gather_elements %x, %i : tensor<4x5xf32>, tensor<4x5xi8>
+  return
+}
+
+// -----
+
+// The axis is within the rank
+func.func @f(%x: tensor<4x5xf32>, %i: tensor<4x5xi64>) {
+  // expected-error @+1 {{'cuvil.gather_elements' op axis 2 is out of range for rank 2 (expected in [-2, 2))}}
+  %g = cuvil.gather_elements %x, %i {axis = 2 : i64} : tensor<4x5xf32>, tensor<4x5xi64>
+  return
+}
+
+// -----
+
+// Scatter updates have the indices' shape
+func.func @f(%x: tensor<4x5xf32>, %i: tensor<4x2xi64>, %u: tensor<4x3xf32>) {
+  // expected-error @+1 {{'cuvil.scatter_elements' op expects updates of indices' shape, got tensor<4x3xf32> and tensor<4x2xi64>}}
+  %s = cuvil.scatter_elements %x, %i, %u {axis = 1 : i64} : tensor<4x5xf32>, tensor<4x2xi64>, tensor<4x3xf32>
+  return
+}
+
+// -----
+
+// ... and data's element type
+func.func @f(%x: tensor<4x5xf32>, %i: tensor<4x2xi64>, %u: tensor<4x2xi32>) {
+  // expected-error @+1 {{'cuvil.scatter_elements' op expects updates of data's element type, got tensor<4x2xi32> for tensor<4x5xf32>}}
+  %s = cuvil.scatter_elements %x, %i, %u {axis = 1 : i64} : tensor<4x5xf32>, tensor<4x2xi64>, tensor<4x2xi32>
+  return
+}
+
+// -----
+
+// Scatter reductions are ONNX's
+func.func @f(%x: tensor<4x5xf32>, %i: tensor<4x2xi64>, %u: tensor<4x2xf32>) {
+  // expected-error @+1 {{'cuvil.scatter_elements' op has reduction 'sum'; expected none, add, mul, max or min}}
+  %s = cuvil.scatter_elements %x, %i, %u {reduction = "sum"} : tensor<4x5xf32>, tensor<4x2xi64>, tensor<4x2xf32>
+  return
+}
+
+// -----
+
+// Booleans are not reduced
+func.func @f(%x: tensor<4x5xi1>, %i: tensor<4x2xi64>, %u: tensor<4x2xi1>) {
+  // expected-error @+1 {{'cuvil.scatter_elements' op cannot reduce booleans with 'add'}}
+  %s = cuvil.scatter_elements %x, %i, %u {reduction = "add"} : tensor<4x5xi1>, tensor<4x2xi64>, tensor<4x2xi1>
+  return
+}

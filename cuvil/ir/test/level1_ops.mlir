@@ -353,3 +353,16 @@ func.func @recurrent(%gx: tensor<5x?x24xf32>, %r: tensor<2x3x12xf32>,
   %2 = cuvil.add %s#0, %g#0 : tensor<5x1x?x3xf32>, tensor<5x1x?x3xf32>
   return
 }
+
+// CHECK-LABEL: func.func @element_gathers
+func.func @element_gathers(%x: tensor<?x5xf32>, %i: tensor<?x3xi64>,
+                           %u: tensor<?x3xf32>) {
+  // CHECK: cuvil.gather_elements %{{.+}}, %{{.+}} {axis = 1 : i64} : tensor<?x5xf32>, tensor<?x3xi64>
+  %g = cuvil.gather_elements %x, %i {axis = 1 : i64} : tensor<?x5xf32>, tensor<?x3xi64>
+  // CHECK: cuvil.scatter_elements %{{.+}}, %{{.+}}, %{{.+}} {axis = -1 : i64, reduction = "max"} : tensor<?x5xf32>, tensor<?x3xi64>, tensor<?x3xf32>
+  %s = cuvil.scatter_elements %x, %i, %u {axis = -1 : i64, reduction = "max"} : tensor<?x5xf32>, tensor<?x3xi64>, tensor<?x3xf32>
+  // Inferred: the gather has the indices' shape, the scatter data's.
+  %0 = cuvil.add %g, %u : tensor<?x3xf32>, tensor<?x3xf32>
+  %1 = cuvil.add %s, %x : tensor<?x5xf32>, tensor<?x5xf32>
+  return
+}

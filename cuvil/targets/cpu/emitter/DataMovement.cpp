@@ -1,7 +1,8 @@
-//===- DataMovement.cpp - reshapes, transposes, concat / split, slice, pad, gather
+//===- DataMovement.cpp - reshapes, transposes, concat / split, slice, pad, gathers
 //
 // Loop nests of index arithmetic on row-major buffers; a reshape is a
-// memcpy and gather the runtime's bounds-checked cuvil_gather.
+// memcpy, gather the runtime's bounds-checked cuvil_gather, and the element
+// gathers and scatters loops that check each index.
 //
 //===----------------------------------------------------------------------===//
 
@@ -177,6 +178,106 @@ LogicalResult emitGather(Emitter &e, const KernelCall &call) {
   return success();
 }
 
+/// The checked index along `axis` for the element of `indices` at `vars`
+/// (negative from the end; out of range returns the caller's error), as a
+/// C local.
+std::string elementIndex(Emitter &e, const Buffer &indices, Vars vars,
+                         const std::string &axisDim) {
+  std::vector<std::string> at, indexStrides = strides(indices);
+  for (size_t d = 0; d < vars.size(); ++d)
+    at.push_back(vars[d] + "*" + indexStrides[d]);
+  std::string k = e.tmp();
+  e.c.line("int64_t " + k + " = (int64_t)" + indices.name + "[" +
+           joinSum(at) + "];");
+  e.c.line("if (" + k + " < 0) " + k + " += " + axisDim + ";");
+  e.c.line("if (" + k + " < 0 || " + k + " >= " + axisDim +
+           ") return CUVIL_ERROR_INVALID_ARGUMENT;");
+  return k;
+}
+
+/// Outside `axis`, `indices` must fit in `data` (a dynamic batch can make it
+/// larger at run time).
+void checkIndicesFit(Emitter &e, const Buffer &data, const Buffer &indices,
+                     size_t axis) {
+  for (size_t d = 0; d < data.dims.size(); ++d)
+    if (d != axis && indices.dims[d] != data.dims[d])
+      e.c.line("if ((" + indices.dims[d] + ") > (" + data.dims[d] +
+               ")) return CUVIL_ERROR_INVALID_ARGUMENT;");
+}
+
+/// `data`'s element at `vars` with coordinate `axis` replaced by `k`.
+std::string elementAt(const Buffer &data, Vars vars, size_t axis,
+                      const std::string &k) {
+  std::vector<std::string> at, dataStrides = strides(data);
+  for (size_t d = 0; d < vars.size(); ++d)
+    at.push_back((d == axis ? k : vars[d]) + "*" + dataStrides[d]);
+  return data.name + "[" + joinSum(at) + "]";
+}
+
+LogicalResult emitGatherElements(Emitter &e, const KernelCall &call) {
+  const Buffer &data = *call.ins[0], &indices = *call.ins[1];
+  size_t axis = normalizeAxis(call.op.getIntParam("axis", 0), data.dims.size());
+  checkIndicesFit(e, data, indices, axis);
+  std::vector<std::string> outStrides = strides(*call.out);
+  e.emitLoopNest(call.out->dims, [&](Vars vars) {
+    std::string k = elementIndex(e, indices, vars, data.dims[axis]);
+    std::vector<std::string> dst;
+    for (size_t d = 0; d < vars.size(); ++d)
+      dst.push_back(vars[d] + "*" + outStrides[d]);
+    e.c.line(call.out->name + "[" + joinSum(dst) + "] = " +
+             elementAt(data, vars, axis, k) + ";");
+  });
+  return success();
+}
+
+/// The scatter's combination of the old element `x` and the update `u`
+/// (computed values, half types as float).
+std::string scatterCombine(llvm::StringRef reduction, const std::string &x,
+                           const std::string &u) {
+  if (reduction == "add")
+    return "(" + x + " + " + u + ")";
+  if (reduction == "mul")
+    return "(" + x + " * " + u + ")";
+  if (reduction == "max" || reduction == "min")
+    // ONNX's reference is numpy's maximum / minimum: NaN wins.
+    return "(" + u + " != " + u + " || " + u +
+           (reduction == "max" ? " > " : " < ") + x + " ? " + u + " : " + x +
+           ")";
+  return u;
+}
+
+LogicalResult emitScatterElements(Emitter &e, const KernelCall &call) {
+  const Buffer &data = *call.ins[0], &indices = *call.ins[1],
+               &updates = *call.ins[2], &out = *call.out;
+  size_t axis = normalizeAxis(call.op.getIntParam("axis", 0), data.dims.size());
+  std::string reduction = "none";
+  if (auto r = dyn_cast_or_null<StringAttr>(call.op.getParam("reduction")))
+    reduction = r.str();
+  checkIndicesFit(e, data, indices, axis);
+  // Updates run in order after the copy, so duplicates combine (or the
+  // last one wins) deterministically.
+  e.c.line("memcpy(" + out.name + ", " + data.name + ", (size_t)" +
+           bytes(out) + ");");
+  std::vector<std::string> updateStrides = strides(updates);
+  e.emitLoopNest(indices.dims, [&](Vars vars) {
+    std::string k = elementIndex(e, indices, vars, data.dims[axis]);
+    std::vector<std::string> at;
+    for (size_t d = 0; d < vars.size(); ++d)
+      at.push_back(vars[d] + "*" + updateStrides[d]);
+    std::string dst = elementAt(out, vars, axis, k);
+    std::string u = updates.name + "[" + joinSum(at) + "]";
+    if (reduction == "none") {
+      e.c.line(dst + " = " + u + ";");
+      return;
+    }
+    e.c.line(dst + " = " +
+             store(out, scatterCombine(reduction, load(out, dst),
+                                       load(updates, u))) +
+             ";");
+  });
+  return success();
+}
+
 } // namespace
 
 void addDataMovementKernels(KernelTable &table) {
@@ -190,6 +291,8 @@ void addDataMovementKernels(KernelTable &table) {
   table["slice"] = {emitSlice};
   table["pad"] = {emitPad};
   table["gather"] = {emitGather};
+  table["gather_elements"] = {emitGatherElements};
+  table["scatter_elements"] = {emitScatterElements};
 }
 
 } // namespace cuvil::cpu::emitter

@@ -1,0 +1,56 @@
+//===- IndexingOps.td - level1 element-wise gathers and scatters -*- tablegen -*-===//
+//
+// Ops that read or write single elements at indices a tensor holds
+// (torch.gather / scatter, ONNX GatherElements / ScatterElements). Included
+// by CuvilOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_IR_INDEXINGOPS_TD
+#define CUVIL_IR_INDEXINGOPS_TD
+
+def Cuvil_GatherElementsOp : Cuvil_Op<"gather_elements",
+                                      [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "pick one element of `data` per index (torch.gather)";
+  let description = [{
+    ONNX GatherElements: the result has the shape of `indices`, and
+    `result[i0, .., ir] = data[i0, .., indices[i0, .., ir], .., ir]` with the
+    index replacing coordinate `axis`. Negative indices count from the end;
+    an index out of range is the caller's bad data (the CPU targets return
+    an invalid-argument error). Outside `axis`, `indices` is no larger than
+    `data`.
+  }];
+  let arguments = (ins Cuvil_Tensor:$data, Cuvil_IndexTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices attr-dict `:` type($data) `,` type($indices)
+  }];
+}
+
+def Cuvil_ScatterElementsOp : Cuvil_Op<"scatter_elements",
+                                       [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "a copy of `data` with `updates` written at `indices`";
+  let description = [{
+    ONNX ScatterElements (and Scatter, its opset 9 name): the result is
+    `data` with, for every position `i` of `indices` (and of `updates`, its
+    shape), `result[i with coordinate axis = indices[i]]` set to
+    `updates[i]`, or combined with it by `reduction` (`add`, `mul`, `max`,
+    `min`) in the order of `indices`' elements. With `none`, duplicate
+    indices leave the last update (ONNX leaves the order undefined).
+    Negative indices count from the end; out of range is an error at run
+    time.
+  }];
+  let arguments = (ins Cuvil_Tensor:$data, Cuvil_IndexTensor:$indices,
+                       Cuvil_Tensor:$updates,
+                       DefaultValuedAttr<I64Attr, "0">:$axis,
+                       DefaultValuedAttr<StrAttr, "\"none\"">:$reduction);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices `,` $updates attr-dict `:` type($data) `,`
+    type($indices) `,` type($updates)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // CUVIL_IR_INDEXINGOPS_TD
