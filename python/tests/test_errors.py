@@ -100,13 +100,14 @@ def test_op_without_a_lowering_names_the_op_and_line():
 class Tagger(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        self.rnn = torch.nn.GRU(4, 8)
+        # Exports an If (not compiled yet) around ONNX LRN.
+        self.norm = torch.nn.LocalResponseNorm(2)
 
     def forward(self, x):
-        return self.rnn(x)[0]  # marker: forward
+        return self.norm(x)  # marker: forward
 
 
-GRU_SIGNATURE = [("x", torch.float32, (5, 1, 4))]
+LRN_SIGNATURE = [("x", torch.float32, (1, 4, 5, 5))]
 
 
 @pytest.mark.parametrize("kind", ["module", "callable", "library module"])
@@ -116,13 +117,14 @@ def test_an_op_error_points_at_the_users_line_for_every_kind_of_capture(kind):
     the user's call of cuvil.compile (never Cuvil's _capture.py)."""
     tagger = Tagger()
     model = {"module": tagger,
-             "callable": lambda x: tagger.rnn(x)[0],  # marker: lambda
-             "library module": tagger.rnn}[kind]
+             "callable": lambda x: tagger.norm(x),  # marker: lambda
+             "library module": tagger.norm}[kind]
     with pytest.raises(cuvil.CompileError) as error:
-        cuvil.compile(model, GRU_SIGNATURE)  # marker: compile
+        cuvil.compile(model, LRN_SIGNATURE)  # marker: compile
     text = {"module": "marker: forward", "callable": "marker: lambda",
             "library module": "marker: compile"}[kind]
-    assert error.value.op == "GRU"
+    # PyTorch exports LocalResponseNorm with an If on the rank.
+    assert error.value.op in ("LRN", "If")
     assert error.value.location == f"{HERE}:{line_of(text)}"
     assert "_capture.py" not in str(error.value)
 
