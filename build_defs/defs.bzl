@@ -7,6 +7,9 @@ CUVIL_COPTS = [
     "-Werror",
     # LLVM style: unused parameters are common in overrides.
     "-Wno-unused-parameter",
+    # libstdc++ 12's std::stable_sort calls get_temporary_buffer, which clang
+    # reports as deprecated (C++17) inside our instantiations.
+    "-Wno-deprecated-declarations",
 ]
 
 def cuvil_cc_library(name, copts = [], **kwargs):

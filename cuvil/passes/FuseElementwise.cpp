@@ -134,6 +134,9 @@ Value scalarize(OpBuilder &b, Location loc, Operation *op, ValueRange x) {
   if (Value f = mathFunction(b, loc, op, x[0]))
     return f;
 
+  // C++ leaves the order in which one call's arguments are built to the
+  // host compiler. It only orders the body's ops, not what they compute;
+  // the cases whose order lit tests read op by op build in statement order.
   return llvm::TypeSwitch<Operation *, Value>(op)
       .Case([&](l1::AddOp) { return add(x[0], x[1]); })
       .Case([&](l1::SubOp) -> Value {
@@ -169,7 +172,11 @@ Value scalarize(OpBuilder &b, Location loc, Operation *op, ValueRange x) {
         }
         return v;
       })
-      .Case([&](l1::SigmoidOp) { return div(c(1), add(c(1), exp(neg(x[0])))); })
+      .Case([&](l1::SigmoidOp) {
+        Value e = exp(neg(x[0]));
+        Value denominator = add(c(1), e);
+        return div(c(1), denominator);
+      })
       .Case([&](l1::TanhOp) -> Value {
         return math::TanhOp::create(b, loc, x[0]);
       })
@@ -177,21 +184,25 @@ Value scalarize(OpBuilder &b, Location loc, Operation *op, ValueRange x) {
         Value half = mul(c(0.5), x[0]);
         if (gelu.getApproximate() == "tanh") {
           Value cube = mul(mul(x[0], x[0]), x[0]);
-          Value inner =
-              mul(c(0.7978845608028654), add(x[0], mul(c(0.044715), cube)));
+          Value sum = add(x[0], mul(c(0.044715), cube));
+          Value inner = mul(c(0.7978845608028654), sum);
           return mul(half, add(c(1), math::TanhOp::create(b, loc, inner)));
         }
         Value erf =
             math::ErfOp::create(b, loc, mul(x[0], c(0.7071067811865476)));
         return mul(half, add(c(1), erf));
       })
-      .Case([&](l1::SiluOp) { return div(x[0], add(c(1), exp(neg(x[0])))); })
+      .Case([&](l1::SiluOp) {
+        Value e = exp(neg(x[0]));
+        return div(x[0], add(c(1), e));
+      })
       .Case([&](l1::HardSwishOp) {
-        return div(mul(x[0], clamp(add(x[0], c(3)), 0, 6)), c(6));
+        Value six = c(6);
+        return div(mul(x[0], clamp(add(x[0], c(3)), 0, 6)), six);
       })
       .Case([&](l1::HardSigmoidOp hs) {
-        Value v = add(mul(c(hs.getAlpha().convertToDouble()), x[0]),
-                      c(hs.getBeta().convertToDouble()));
+        Value beta = c(hs.getBeta().convertToDouble());
+        Value v = add(mul(c(hs.getAlpha().convertToDouble()), x[0]), beta);
         return clamp(v, 0, 1);
       })
       .Case([&](l1::ExpOp) { return exp(x[0]); })

@@ -340,7 +340,8 @@ LogicalResult Importer::convertTreeEnsemble(const onnx::NodeProto &node,
   size_t matched = 0;
   std::vector<trees::TreeNode> tree;
   std::vector<double> leafValues;
-  for (auto [t, id] : llvm::enumerate(order)) {
+  for (auto [t, treeId] : llvm::enumerate(order)) {
+    auto id = treeId; // a lambda captures it (C++17 cannot capture bindings)
     const std::vector<size_t> &m = members[id];
     absl::StatusOr<int64_t> root =
         readTree(table, id, m, votes, prefix, single || binary, width, tree,
