@@ -19,19 +19,35 @@ def transformer_encoder_layer():
     return layer, torch.randn(1, 128, 512)
 
 
-def torchvision_model(name, size=224, **kwargs):
-    import torchvision
-    model = getattr(torchvision.models, name)(**kwargs)
-    # torchvision's training initializations (small truncated normals, zero
-    # heads) make random-weight activations vanish (GoogLeNet's pooled
-    # features are ~1e-11, its output just the bias), which would make a
-    # numeric comparison vacuous. Fan-in scaled weights keep every layer's
-    # activations of order one.
+def fan_in_init(model):
+    """torchvision's training initializations (small truncated normals, zero
+    heads) make random-weight activations vanish (GoogLeNet's pooled
+    features are ~1e-11, its output just the bias), which would make a
+    numeric comparison vacuous. Fan-in scaled weights keep every layer's
+    activations of order one."""
     for module in model.modules():
         if isinstance(module, (torch.nn.Conv2d, torch.nn.Linear)):
             torch.nn.init.kaiming_normal_(module.weight, mode="fan_in",
                                           nonlinearity="relu")
-    return model, torch.randn(1, 3, size, size)
+    return model
+
+
+def torchvision_model(name, size=224, **kwargs):
+    import torchvision
+    model = getattr(torchvision.models, name)(**kwargs)
+    return fan_in_init(model), torch.randn(1, 3, size, size)
+
+
+def vit_small():
+    """ViT-B/16's architecture (torchvision's VisionTransformer: class token,
+    position embedding, pre-norm encoder blocks with GELU MLPs) at ViT-Tiny's
+    width and 3 blocks, for the suite's structural and Python-capture checks
+    (tests/e2e compiles and checks the full vit_b_16)."""
+    import torchvision
+    model = torchvision.models.VisionTransformer(
+        image_size=224, patch_size=16, num_layers=3, num_heads=3,
+        hidden_dim=192, mlp_dim=768)
+    return fan_in_init(model), torch.randn(1, 3, 224, 224)
 
 
 MODELS = {
@@ -49,6 +65,7 @@ MODELS = {
     "convnext_tiny": lambda: torchvision_model("convnext_tiny"),
     "googlenet": lambda: torchvision_model("googlenet"),
     "vit_b_16": lambda: torchvision_model("vit_b_16"),
+    "vit_small": vit_small,
     "transformer_encoder_layer": transformer_encoder_layer,
 }
 
