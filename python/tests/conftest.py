@@ -5,9 +5,11 @@ unpacked: what users install. scripts/test builds it and passes its path in
 CUVIL_WHEEL; run alone, pytest builds it here.
 """
 
+import atexit
 import glob
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,6 +30,7 @@ def _wheel():
 
 WHEEL = _wheel()
 _UNPACKED = tempfile.mkdtemp(prefix="cuvil-wheel-")
+atexit.register(shutil.rmtree, _UNPACKED, True)
 with zipfile.ZipFile(WHEEL) as archive:
     archive.extractall(_UNPACKED)
 # zipfile drops permissions; the extension is loaded by dlopen, which does

@@ -36,10 +36,10 @@ TARGETS = ["//...", "@cuvil//tools:cuvilc", "@cuvil//tools:cuvil-opt", "@cuvil//
 # sources have other paths (external/cuvil/...), so no cache of Cuvil's own
 # build serves them, and a cold CI would compile the compiler twice at -O2.
 FLAGS = ["--copt=-O0", "--copt=-U_FORTIFY_SOURCE"]
+# Building Cuvil in a consumer takes ~10 min: the root conftest skips slow
+# tests unless CUVIL_SLOW_TESTS=1 (scripts/bench).
 FULL = os.environ.get("CUVIL_SLOW_TESTS") == "1"
-full_build = pytest.mark.skipif(
-    not FULL, reason="builds Cuvil in a consumer (~10 min): CUVIL_SLOW_TESTS=1 "
-    "or scripts/bench")
+full_build = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

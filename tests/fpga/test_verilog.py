@@ -102,10 +102,13 @@ def check_design(project, model, simulators=("iverilog", "verilator")):
     return report
 
 
+# The rounding/saturating and folded variants are the small MLP's in CI
+# (test_yosys, test_random_traffic_with_other_seeds); at the jet tagger's
+# size they run with the slow tests.
 @pytest.mark.parametrize("precision,reuse", [
     ("fixed<16,6>", None),
-    ("fixed<8,3,RND,SAT>", None),
-    ("fixed<16,6>", "16"),
+    pytest.param("fixed<8,3,RND,SAT>", None, marks=pytest.mark.slow),
+    pytest.param("fixed<16,6>", "16", marks=pytest.mark.slow),
 ])
 def test_jet_tagger_in_both_simulators(tmp_path, precision, reuse):
     model = jet_tagger()
