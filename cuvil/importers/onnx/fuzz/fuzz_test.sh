@@ -8,5 +8,5 @@ fuzzer="$(realpath "$1")" seeds="$(realpath "$2")"
 work="${TEST_UNDECLARED_OUTPUTS_DIR:-$(mktemp -d)}/corpus"
 mkdir -p "$work"
 cd "${TEST_TMPDIR:-/tmp}"
-exec "$fuzzer" "$work" "$seeds" -max_total_time="${CUVIL_FUZZ_SECONDS:-60}" \
+exec "$fuzzer" "$work" "$seeds" -max_total_time="${CUVIL_FUZZ_SECONDS:-30}" \
   -timeout=20 -rss_limit_mb=4096 -print_final_stats=1
