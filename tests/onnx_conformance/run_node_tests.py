@@ -51,8 +51,8 @@ def from_bfloat16_bits(bits):
 
 
 def run_case(case_dir, so_path, fed):
-    """Runs one compiled case in this (child) process; prints a verdict.
-    `fed` lists the graph-input positions the model still takes."""
+    """Runs one compiled case in this (child) process and returns its
+    verdict. `fed` lists the graph-input positions the model still takes."""
     lib = ctypes.CDLL(so_path)
     lib.cuvil_model_metadata.restype = ctypes.c_char_p
     lib.cuvil_status_message.restype = ctypes.c_char_p
@@ -91,38 +91,29 @@ def run_case(case_dir, so_path, fed):
         status = lib.cuvil_model_run(batch, ins, outs, workspace.ctypes.data,
                                      workspace.size)
         if status:
-            print("fail: run returned", lib.cuvil_status_message(status).decode())
-            return 1
+            return "fail: run returned " + lib.cuvil_status_message(status).decode()
         for spec, got, want in zip(meta["outputs"], outputs, expected):
             if spec["dtype"] == "bfloat16":
                 got = from_bfloat16_bits(got)
                 if want.dtype == np.uint16:  # onnx 1.12 returns the bits
                     want = from_bfloat16_bits(want)
             if got.shape != want.shape:
-                print(f"fail: output shape {got.shape} != {want.shape}")
-                return 1
+                return f"fail: output shape {got.shape} != {want.shape}"
             try:
                 np.testing.assert_allclose(got, want.astype(got.dtype), rtol=RTOL,
                                            atol=ATOL)
             except AssertionError as e:
-                print("fail: " + str(e).strip().replace("\n", " ")[:300])
-                return 1
-    print("pass")
-    return 0
+                return "fail: " + str(e).strip().replace("\n", " ")[:300]
+    return "pass"
 
 
 def run_child(case_dir, so_path, fed, sender):
     """run_case in a forked child, its verdict sent back through a pipe."""
-    import contextlib
-    import io
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        try:
-            run_case(case_dir, so_path, fed)
-        except Exception as e:  # a bad case fails alone
-            print(f"fail: {type(e).__name__}: {e}")
-    lines = printed.getvalue().strip().splitlines()
-    sender.send(lines[-1] if lines else "fail: no output")
+    try:
+        verdict = run_case(case_dir, so_path, fed)
+    except Exception as e:  # a bad case fails alone
+        verdict = f"fail: {type(e).__name__}: {e}"
+    sender.send(verdict)
 
 
 # Children fork from a server that has numpy and onnx loaded (not from this
@@ -296,7 +287,9 @@ def main():
     args = parser.parse_args()
     if args.run_case:
         case, so, fed = args.run_case
-        return run_case(case, so, [int(i) for i in fed.split(",") if i])
+        verdict = run_case(case, so, [int(i) for i in fed.split(",") if i])
+        print(verdict)
+        return 0 if verdict == "pass" else 1
 
     supported = set(subprocess.run([args.cuvilc, "--list-onnx-ops"], check=True,
                                    stdout=subprocess.PIPE, text=True).stdout.split())
