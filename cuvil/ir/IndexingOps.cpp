@@ -1,7 +1,7 @@
 //===- IndexingOps.cpp - level1 gathers and scatters of elements ----------===//
 //
-// Shapes and checks of cuvil.gather_elements and cuvil.scatter_elements
-// (IndexingOps.td).
+// Shapes and checks of cuvil.gather_elements, cuvil.scatter_elements and
+// cuvil.top_k (IndexingOps.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -96,5 +96,37 @@ LogicalResult ScatterElementsOp::verify() {
            << reduction << "'; expected none, add, mul, max or min";
   if (reduction != "none" && getType().getElementType().isInteger(1))
     return emitOpError("cannot reduce booleans with '") << reduction << "'";
+  return success();
+}
+
+LogicalResult TopKOp::inferReturnTypes(MLIRContext *context,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> input =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  if (failed(input))
+    return failure();
+  if (input->getElementType().isInteger(1))
+    return inferError(loc, name, "cannot rank booleans, got ",
+                      formatType(*input));
+  if (input->getRank() == 0)
+    return inferError(loc, name, "expects an input of rank >= 1, got ",
+                      formatType(*input));
+  FailureOr<int64_t> axis =
+      normalizeAxis(adaptor.getAxis(), input->getRank(), loc, name);
+  if (failed(axis))
+    return failure();
+  int64_t k = adaptor.getK(), dim = input->getDimSize(*axis);
+  if (k < 1)
+    return inferError(loc, name, "expects k >= 1, got ", k);
+  if (!ShapedType::isDynamic(dim) && k > dim)
+    return inferError(loc, name, "k = ", k, " exceeds dimension ", *axis,
+                      " of ", formatType(*input));
+  SmallVector<int64_t> shape(input->getShape());
+  shape[*axis] = k;
+  types.push_back(RankedTensorType::get(shape, input->getElementType()));
+  types.push_back(RankedTensorType::get(shape, IntegerType::get(context, 64)));
   return success();
 }

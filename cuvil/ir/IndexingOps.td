@@ -1,8 +1,9 @@
 //===- IndexingOps.td - level1 element-wise gathers and scatters -*- tablegen -*-===//
 //
 // Ops that read or write single elements at indices a tensor holds
-// (torch.gather / scatter, ONNX GatherElements / ScatterElements). Included
-// by CuvilOps.td.
+// (torch.gather / scatter, ONNX GatherElements / ScatterElements), and the
+// selection that makes such indices (torch.topk, ONNX TopK). Included by
+// CuvilOps.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +52,25 @@ def Cuvil_ScatterElementsOp : Cuvil_Op<"scatter_elements",
     type($indices) `,` type($updates)
   }];
   let hasVerifier = 1;
+}
+
+def Cuvil_TopKOp : Cuvil_Op<"top_k", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "the k largest (or smallest) elements along `axis`, and where";
+  let description = [{
+    ONNX TopK and torch.topk: along `axis`, the `k` largest elements of each
+    slice (the smallest with `largest` false), best first, and their i64
+    positions in the slice. Equal elements keep their order (the lower
+    position first), so the result is the same with `sorted` false, which
+    ONNX leaves unordered. NaN ranks above every number (torch's rule). `k`
+    is a constant; it must not exceed a static `axis` dimension, and a
+    dynamic one shorter than `k` is an error at run time.
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, I64Attr:$k,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<BoolAttr, "true">:$largest,
+                       DefaultValuedAttr<BoolAttr, "true">:$sorted);
+  let results = (outs Cuvil_Tensor:$values, RankedTensorOf<[I64]>:$indices);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
 #endif // CUVIL_IR_INDEXINGOPS_TD

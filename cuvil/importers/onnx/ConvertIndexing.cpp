@@ -1,8 +1,8 @@
-//===- ConvertIndexing.cpp - ONNX GatherElements and ScatterElements ------===//
+//===- ConvertIndexing.cpp - ONNX GatherElements, ScatterElements, TopK ---===//
 //
 // Element-wise gathers and scatters (torch.gather, Tensor.scatter_) onto
-// cuvil.gather_elements and cuvil.scatter_elements (IndexingOps.td), whose
-// inference checks shapes and dtypes.
+// cuvil.gather_elements and cuvil.scatter_elements, and TopK onto
+// cuvil.top_k (IndexingOps.td), whose inference checks shapes and dtypes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +34,35 @@ LogicalResult Importer::convertScatterElements(const onnx::NodeProto &node,
                                 builder.getI64IntegerAttr(
                                     attrInt(node, "axis", 0)),
                                 builder.getStringAttr(reduction)));
+}
+
+/// TopK: k is an attribute before opset 10 and a constant input from then
+/// on (a k computed at run time would make the result's shape dynamic).
+LogicalResult Importer::convertTopK(const onnx::NodeProto &node,
+                                    Location loc) {
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  int64_t k = attrInt(node, "k", -1);
+  if (opset >= 10) {
+    FailureOr<SmallVector<int64_t>> ks = requireInts(node, 1, "k");
+    if (failed(ks))
+      return failure();
+    if (ks->size() != 1)
+      return emitError(loc) << "TopK expects one k, got " << ks->size()
+                            << " values";
+    k = ks->front();
+  }
+  FailureOr<Operation *> op = createTyped<l1::TopKOp>(
+      loc, 2, *x, builder.getI64IntegerAttr(k),
+      builder.getI64IntegerAttr(attrInt(node, "axis", -1)),
+      builder.getBoolAttr(attrInt(node, "largest", 1) != 0),
+      builder.getBoolAttr(attrInt(node, "sorted", 1) != 0));
+  if (failed(op))
+    return failure();
+  define(node, 0, (*op)->getResult(0));
+  define(node, 1, (*op)->getResult(1));
+  return success();
 }
 
 } // namespace cuvil::onnx_import

@@ -363,8 +363,10 @@ private:
   LogicalResult convertStandardize(const onnx::NodeProto &, Location);
   /// Resize and Upsample (ConvertResize.cpp).
   LogicalResult convertResize(const onnx::NodeProto &, Location);
-  /// GatherElements, ScatterElements and Scatter (ConvertIndexing.cpp).
+  /// GatherElements, ScatterElements, Scatter and TopK
+  /// (ConvertIndexing.cpp).
   LogicalResult convertGatherElements(const onnx::NodeProto &, Location);
+  LogicalResult convertTopK(const onnx::NodeProto &, Location);
   LogicalResult convertScatterElements(const onnx::NodeProto &, Location);
   /// RNN, GRU and LSTM (ConvertRecurrent.cpp).
   LogicalResult convertRecurrent(const onnx::NodeProto &, Location);

@@ -71,6 +71,7 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["EyeLike"] = &Importer::convertEyeLike;
     map["Resize"] = &Importer::convertResize;
     map["GatherElements"] = &Importer::convertGatherElements;
+    map["TopK"] = &Importer::convertTopK;
     map["ScatterElements"] = &Importer::convertScatterElements;
     map["Scatter"] = &Importer::convertScatterElements;
     map["RNN"] = &Importer::convertRecurrent;

@@ -1109,3 +1109,39 @@ func.func @f(%x: tensor<4x5xi1>, %i: tensor<4x2xi64>, %u: tensor<4x2xi1>) {
   %s = cuvil.scatter_elements %x, %i, %u {reduction = "add"} : tensor<4x5xi1>, tensor<4x2xi64>, tensor<4x2xi1>
   return
 }
+
+// -----
+
+// top_k takes no more than a static axis holds
+func.func @f(%x: tensor<4x5xf32>) {
+  // expected-error @+1 {{'cuvil.top_k' op k = 6 exceeds dimension 1 of tensor<4x5xf32>}}
+  %v:2 = cuvil.top_k %x {k = 6 : i64} : tensor<4x5xf32>
+  return
+}
+
+// -----
+
+// top_k takes at least one
+func.func @f(%x: tensor<4x5xf32>) {
+  // expected-error @+1 {{'cuvil.top_k' op expects k >= 1, got 0}}
+  %v:2 = cuvil.top_k %x {k = 0 : i64} : tensor<4x5xf32>
+  return
+}
+
+// -----
+
+// Booleans have no order to rank by
+func.func @f(%x: tensor<4x5xi1>) {
+  // expected-error @+1 {{'cuvil.top_k' op cannot rank booleans, got tensor<4x5xi1>}}
+  %v:2 = cuvil.top_k %x {k = 2 : i64} : tensor<4x5xi1>
+  return
+}
+
+// -----
+
+// The axis is one of the input's
+func.func @f(%x: tensor<4x5xf32>) {
+  // expected-error @+1 {{'cuvil.top_k' op axis 2 is out of range for rank 2 (expected in [-2, 2))}}
+  %v:2 = cuvil.top_k %x {axis = 2 : i64, k = 1 : i64} : tensor<4x5xf32>
+  return
+}

@@ -366,3 +366,13 @@ func.func @element_gathers(%x: tensor<?x5xf32>, %i: tensor<?x3xi64>,
   %1 = cuvil.add %s, %x : tensor<?x5xf32>, tensor<?x5xf32>
   return
 }
+
+// CHECK-LABEL: func @top_k
+func.func @top_k(%x: tensor<?x9x3xf32>) {
+  // CHECK: %{{.+}}, %{{.+}} = cuvil.top_k %{{.+}} {axis = 1 : i64, k = 4 : i64, largest = false} : tensor<?x9x3xf32>
+  %v:2 = cuvil.top_k %x {axis = 1 : i64, k = 4 : i64, largest = false} : tensor<?x9x3xf32>
+  // Inferred: k along the axis; values of the input's type, i64 indices.
+  %0 = cuvil.add %v#0, %v#0 : tensor<?x4x3xf32>, tensor<?x4x3xf32>
+  %1 = cuvil.add %v#1, %v#1 : tensor<?x4x3xi64>, tensor<?x4x3xi64>
+  return
+}

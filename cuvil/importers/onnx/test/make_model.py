@@ -103,12 +103,11 @@ def unsupported():
     return model([
         helper.make_node("Relu", ["x"], ["a"], name="ok"),
         helper.make_node("NonZero", ["a"], ["b"], name="nz_1"),
-        helper.make_node("TopK", ["a", "k"], ["c", "d"], name="topk"),
+        helper.make_node("Unique", ["a"], ["c"], name="unique"),
         helper.make_node("NonZero", ["a"], ["e"], name="nz_2"),
         helper.make_node("FusedThing", ["a"], ["f"], name="custom",
                          domain="com.example"),
-    ], [tensor("x", [4])], [tensor("c", [2])],
-        [const("k", np.array([2], np.int64))])
+    ], [tensor("x", [4])], [tensor("c", [2])])
 
 
 def dangling():
@@ -311,8 +310,25 @@ def resize_short_scales():
                  [const("scales", np.array([2, 2], np.float32))])
 
 
+def topk_two_ks():
+    """TopK whose k input holds two values."""
+    return model([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="topk")],
+                 [tensor("x", [3, 8])],
+                 [tensor("v", [3, 2]), tensor("i", [3, 2], TensorProto.INT64)],
+                 [const("k", np.array([2, 3], np.int64))])
+
+
+def topk_too_many():
+    """TopK asking for more elements than its axis has."""
+    return model([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="topk",
+                                   axis=0)],
+                 [tensor("x", [3, 8])],
+                 [tensor("v", [4, 8]), tensor("i", [4, 8], TensorProto.INT64)],
+                 [const("k", np.array([4], np.int64))])
+
+
 CASES = {f.__name__: f for f in (
-    integer_mean, float_mod, wide_slope, resize_area, resize_short_scales,
+    topk_two_ks, topk_too_many, integer_mean, float_mod, wide_slope, resize_area, resize_short_scales,
     duplicate_output, self_duplicate_output, duplicate_input, duplicate_initializer,
     string_attribute, float_attribute, typeless_attribute, overflow_input,
     overflow_result, overflow_initializer, zero_stride,

@@ -14,7 +14,7 @@
 // RUN: %{gen} unsupported unsupported.onnx
 // RUN: not cuvilc --quiet unsupported.onnx -o out.mlir 2>&1 | FileCheck %s --check-prefix=OPS
 // RUN: not test -e out.mlir
-// OPS: cuvilc: error: unsupported.onnx: error: unsupported ONNX operators: 'FusedThing' (domain com.example, opset 13) at node custom; 'NonZero' (domain ai.onnx, opset 13) at nodes nz_1, nz_2; 'TopK' (domain ai.onnx, opset 13) at node topk. Nothing was compiled
+// OPS: cuvilc: error: unsupported.onnx: error: unsupported ONNX operators: 'FusedThing' (domain com.example, opset 13) at node custom; 'NonZero' (domain ai.onnx, opset 13) at nodes nz_1, nz_2; 'Unique' (domain ai.onnx, opset 13) at node unique. Nothing was compiled
 
 // RUN: %{gen} dangling dangling.onnx
 // RUN: not cuvilc --quiet dangling.onnx 2>&1 | FileCheck %s --check-prefix=DANGLING
@@ -140,6 +140,15 @@
 // RUN: not cuvilc --quiet prelu.onnx 2>&1 | FileCheck %s --check-prefix=SLOPE
 // SLOPE: cuvilc: error: 'prelu' (prelu.onnx): error: 'cuvil.prelu' op expects a slope that broadcasts to the input's shape 4, got tensor<2x4xf32>
 
+// TopK's k: one constant, no more than the axis holds.
+// RUN: %{gen} topk_two_ks topk.onnx
+// RUN: not cuvilc --quiet topk.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=TOPKTWO
+// RUN: not test -e out.so
+// TOPKTWO: cuvilc: error: 'topk' (topk.onnx): error: TopK expects one k, got 2 values
+// RUN: %{gen} topk_too_many topk.onnx
+// RUN: not cuvilc --quiet topk.onnx 2>&1 | FileCheck %s --check-prefix=TOPKMANY
+// TOPKMANY: cuvilc: error: 'topk' (topk.onnx): error: 'cuvil.top_k' op k = 4 exceeds dimension 0 of tensor<3x8xf32>
+
 // RUN: %{gen} resize_area resize.onnx
 // RUN: not cuvilc --quiet resize.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=RESIZEMODE
 // RUN: not test -e out.so
@@ -166,4 +175,4 @@
 
 // RUN: %{gen} traced_unsupported traced.onnx
 // RUN: not cuvilc --quiet traced.onnx 2>&1 | FileCheck %s --check-prefix=TRACED
-// TRACED: 'FusedThing' (domain com.example, opset 13) at node custom; 'NonZero' (domain ai.onnx, opset 13) at nodes nz_1 (/home/user/net.py:21), nz_2 (/usr/lib/python3/dist-packages/torch/nn/modules/linear.py:114); 'TopK' (domain ai.onnx, opset 13) at node topk (/home/user/model.py:7). Nothing
+// TRACED: 'FusedThing' (domain com.example, opset 13) at node custom; 'NonZero' (domain ai.onnx, opset 13) at nodes nz_1 (/home/user/net.py:21), nz_2 (/usr/lib/python3/dist-packages/torch/nn/modules/linear.py:114); 'Unique' (domain ai.onnx, opset 13) at node unique (/home/user/model.py:7). Nothing

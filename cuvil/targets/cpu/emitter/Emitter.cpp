@@ -70,6 +70,7 @@ const KernelTable &kernelTable() {
     addQuantizationKernels(t);
     addTreeKernels(t);
     addRecurrentKernels(t);
+    addSelectionKernels(t);
     return t;
   }();
   return table;

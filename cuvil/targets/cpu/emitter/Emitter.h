@@ -261,6 +261,7 @@ void addReductionKernels(KernelTable &table);
 void addQuantizationKernels(KernelTable &table);
 void addTreeKernels(KernelTable &table);
 void addRecurrentKernels(KernelTable &table);
+void addSelectionKernels(KernelTable &table);
 
 //===- Fused epilogues (Epilogue.cpp) -------------------------------------===//
 
