@@ -1,7 +1,7 @@
 //===- IndexingOps.cpp - level1 gathers and scatters of elements ----------===//
 //
-// Shapes and checks of cuvil.gather_elements, cuvil.scatter_elements and
-// cuvil.top_k (IndexingOps.td).
+// Shapes and checks of cuvil.gather_elements, cuvil.scatter_elements,
+// cuvil.gather_nd, cuvil.scatter_nd and cuvil.top_k (IndexingOps.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,7 +50,88 @@ FailureOr<int64_t> checkElementIndices(StringRef name,
   return normalized;
 }
 
+/// The tuple length m of an N-D gather or scatter of `data` by `indices`
+/// after `batchDims` shared dimensions: i32 or i64 indices of rank >= 1
+/// whose static last dimension is in [1, rank(data) - batchDims], and the
+/// batch dimensions equal where both are static.
+FailureOr<int64_t> checkTupleIndices(StringRef name,
+                                     std::optional<Location> loc,
+                                     Value dataValue, Value indicesValue,
+                                     int64_t batchDims) {
+  FailureOr<RankedTensorType> data = getTensorType(dataValue, loc, name, "data");
+  FailureOr<RankedTensorType> indices =
+      getTensorType(indicesValue, loc, name, "indices");
+  if (failed(data) || failed(indices))
+    return failure();
+  Type index = indices->getElementType();
+  if (!index.isSignlessInteger(32) && !index.isSignlessInteger(64))
+    return inferError(loc, name, "expects i32 or i64 indices, got ",
+                      formatType(*indices));
+  int64_t rank = data->getRank(), q = indices->getRank();
+  if (batchDims < 0 || batchDims >= std::min(rank, q))
+    return inferError(loc, name, "has batch_dims ", batchDims,
+                      ", expected in [0, ", std::min(rank, q), ") for ",
+                      formatType(*data), " and ", formatType(*indices));
+  int64_t m = q == 0 ? ShapedType::kDynamic : indices->getDimSize(q - 1);
+  if (ShapedType::isDynamic(m) || m < 1 || m > rank - batchDims)
+    return inferError(loc, name, "expects indices whose last dimension is a "
+                      "static tuple length in [1, ", rank - batchDims,
+                      "], got ", formatType(*indices));
+  for (int64_t d = 0; d < batchDims; ++d) {
+    int64_t have = data->getDimSize(d), want = indices->getDimSize(d);
+    if (!ShapedType::isDynamic(have) && !ShapedType::isDynamic(want) &&
+        have != want)
+      return inferError(loc, name, "expects indices ", formatType(*indices),
+                        " to share batch dimension ", d, " of ",
+                        formatType(*data));
+  }
+  return m;
+}
+
 } // namespace
+
+LogicalResult GatherNDOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  int64_t batchDims = adaptor.getBatchDims();
+  FailureOr<int64_t> m =
+      checkTupleIndices(getOperationName(), loc, adaptor.getData(),
+                        adaptor.getIndices(), batchDims);
+  if (failed(m))
+    return failure();
+  auto data = cast<RankedTensorType>(adaptor.getData().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  SmallVector<int64_t> shape(indices.getShape().drop_back());
+  llvm::append_range(shape, data.getShape().drop_front(batchDims + *m));
+  types.push_back(RankedTensorType::get(shape, data.getElementType()));
+  return success();
+}
+
+LogicalResult ScatterNDOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<int64_t> m = checkTupleIndices(name, loc, adaptor.getData(),
+                                           adaptor.getIndices(), 0);
+  FailureOr<RankedTensorType> updates =
+      getTensorType(adaptor.getUpdates(), loc, name, "updates");
+  if (failed(m) || failed(updates))
+    return failure();
+  auto data = cast<RankedTensorType>(adaptor.getData().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  if (updates->getElementType() != data.getElementType())
+    return inferError(loc, name, "expects updates of data's element type, got ",
+                      formatType(*updates), " for ", formatType(data));
+  SmallVector<int64_t> want(indices.getShape().drop_back());
+  llvm::append_range(want, data.getShape().drop_front(*m));
+  if (failed(verifyCompatibleShape(updates->getShape(), want)))
+    return inferError(loc, name, "expects updates of shape ",
+                      formatShape(want), ", got ", formatType(*updates));
+  types.push_back(data);
+  return success();
+}
 
 LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *,
                                                  std::optional<Location> loc,
@@ -89,14 +170,23 @@ LogicalResult ScatterElementsOp::inferReturnTypes(
   return success();
 }
 
-LogicalResult ScatterElementsOp::verify() {
-  StringRef reduction = getReduction();
+/// A scatter's reduction: one of ONNX's, and none on booleans.
+static LogicalResult verifyReduction(Operation *op, StringRef reduction,
+                                     Type element) {
   if (!llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction))
-    return emitOpError("has reduction '")
+    return op->emitOpError("has reduction '")
            << reduction << "'; expected none, add, mul, max or min";
-  if (reduction != "none" && getType().getElementType().isInteger(1))
-    return emitOpError("cannot reduce booleans with '") << reduction << "'";
+  if (reduction != "none" && element.isInteger(1))
+    return op->emitOpError("cannot reduce booleans with '") << reduction << "'";
   return success();
+}
+
+LogicalResult ScatterElementsOp::verify() {
+  return verifyReduction(*this, getReduction(), getType().getElementType());
+}
+
+LogicalResult ScatterNDOp::verify() {
+  return verifyReduction(*this, getReduction(), getType().getElementType());
 }
 
 LogicalResult TopKOp::inferReturnTypes(MLIRContext *context,

@@ -54,6 +54,48 @@ def Cuvil_ScatterElementsOp : Cuvil_Op<"scatter_elements",
   let hasVerifier = 1;
 }
 
+def Cuvil_GatherNDOp : Cuvil_Op<"gather_nd",
+                                [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "slices of `data` at index tuples (ONNX GatherND)";
+  let description = [{
+    The last dimension of `indices` (static, m) holds tuples of coordinates
+    into `data`'s dimensions after its first `batch_dims` (which `indices`
+    shares); each tuple picks the slice of the dimensions after those m.
+    The result's shape is `indices.shape[:-1] + data.shape[batch_dims + m:]`.
+    Negative coordinates count from the end; out of range is an error at run
+    time.
+  }];
+  let arguments = (ins Cuvil_Tensor:$data, Cuvil_IndexTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$batch_dims);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices attr-dict `:` type($data) `,` type($indices)
+  }];
+}
+
+def Cuvil_ScatterNDOp : Cuvil_Op<"scatter_nd",
+                                 [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "a copy of `data` with slices of `updates` written at tuples";
+  let description = [{
+    ONNX ScatterND: for each tuple of the last dimension of `indices`
+    (static, m), the slice of `data` it picks is replaced by (or combined by
+    `reduction`: `add`, `mul`, `max`, `min` with) the matching slice of
+    `updates`, whose shape is `indices.shape[:-1] + data.shape[m:]`. Tuples
+    apply in order, so with `none` a repeated tuple leaves the last update.
+    Negative coordinates count from the end; out of range is an error at run
+    time.
+  }];
+  let arguments = (ins Cuvil_Tensor:$data, Cuvil_IndexTensor:$indices,
+                       Cuvil_Tensor:$updates,
+                       DefaultValuedAttr<StrAttr, "\"none\"">:$reduction);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices `,` $updates attr-dict `:` type($data) `,`
+    type($indices) `,` type($updates)
+  }];
+  let hasVerifier = 1;
+}
+
 def Cuvil_TopKOp : Cuvil_Op<"top_k", [Pure, Cuvil_InferTypeOpAdaptor]> {
   let summary = "the k largest (or smallest) elements along `axis`, and where";
   let description = [{

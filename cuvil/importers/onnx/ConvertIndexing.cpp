@@ -1,8 +1,9 @@
-//===- ConvertIndexing.cpp - ONNX GatherElements, ScatterElements, TopK ---===//
+//===- ConvertIndexing.cpp - ONNX gathers, scatters and TopK ---------------===//
 //
 // Element-wise gathers and scatters (torch.gather, Tensor.scatter_) onto
-// cuvil.gather_elements and cuvil.scatter_elements, and TopK onto
-// cuvil.top_k (IndexingOps.td), whose inference checks shapes and dtypes.
+// cuvil.gather_elements and cuvil.scatter_elements, GatherND and ScatterND
+// onto cuvil.gather_nd and cuvil.scatter_nd, and TopK onto cuvil.top_k
+// (IndexingOps.td), whose inference checks shapes and dtypes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +35,29 @@ LogicalResult Importer::convertScatterElements(const onnx::NodeProto &node,
                                 builder.getI64IntegerAttr(
                                     attrInt(node, "axis", 0)),
                                 builder.getStringAttr(reduction)));
+}
+
+LogicalResult Importer::convertGatherND(const onnx::NodeProto &node,
+                                        Location loc) {
+  FailureOr<Value> data = getValue(node, 0), indices = getValue(node, 1);
+  if (failed(data) || failed(indices))
+    return failure();
+  return defineResult(node, create<l1::GatherNDOp>(
+                                loc, *data, *indices,
+                                builder.getI64IntegerAttr(
+                                    attrInt(node, "batch_dims", 0))));
+}
+
+LogicalResult Importer::convertScatterND(const onnx::NodeProto &node,
+                                         Location loc) {
+  FailureOr<Value> data = getValue(node, 0), indices = getValue(node, 1),
+                   updates = getValue(node, 2);
+  if (failed(data) || failed(indices) || failed(updates))
+    return failure();
+  return defineResult(
+      node, create<l1::ScatterNDOp>(
+                loc, *data, *indices, *updates,
+                builder.getStringAttr(attrString(node, "reduction", "none"))));
 }
 
 /// TopK: k is an attribute before opset 10 and a constant input from then

@@ -363,9 +363,11 @@ private:
   LogicalResult convertStandardize(const onnx::NodeProto &, Location);
   /// Resize and Upsample (ConvertResize.cpp).
   LogicalResult convertResize(const onnx::NodeProto &, Location);
-  /// GatherElements, ScatterElements, Scatter and TopK
+  /// GatherElements, ScatterElements, Scatter, GatherND, ScatterND and TopK
   /// (ConvertIndexing.cpp).
   LogicalResult convertGatherElements(const onnx::NodeProto &, Location);
+  LogicalResult convertGatherND(const onnx::NodeProto &, Location);
+  LogicalResult convertScatterND(const onnx::NodeProto &, Location);
   LogicalResult convertTopK(const onnx::NodeProto &, Location);
   LogicalResult convertScatterElements(const onnx::NodeProto &, Location);
   /// RNN, GRU and LSTM (ConvertRecurrent.cpp).

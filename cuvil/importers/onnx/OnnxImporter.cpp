@@ -71,6 +71,8 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["EyeLike"] = &Importer::convertEyeLike;
     map["Resize"] = &Importer::convertResize;
     map["GatherElements"] = &Importer::convertGatherElements;
+    map["GatherND"] = &Importer::convertGatherND;
+    map["ScatterND"] = &Importer::convertScatterND;
     map["TopK"] = &Importer::convertTopK;
     map["ScatterElements"] = &Importer::convertScatterElements;
     map["Scatter"] = &Importer::convertScatterElements;

@@ -1145,3 +1145,48 @@ func.func @f(%x: tensor<4x5xf32>) {
   %v:2 = cuvil.top_k %x {axis = 2 : i64, k = 1 : i64} : tensor<4x5xf32>
   return
 }
+
+// -----
+
+// N-D gathers need a static tuple length that fits data
+func.func @f(%x: tensor<4x5xf32>, %i: tensor<6x3xi64>) {
+  // expected-error @+1 {{'cuvil.gather_nd' op expects indices whose last dimension is a static tuple length in [1, 2], got tensor<6x3xi64>}}
+  %g = cuvil.gather_nd %x, %i : tensor<4x5xf32>, tensor<6x3xi64>
+  return
+}
+
+// -----
+
+// Batch dimensions are shared
+func.func @f(%x: tensor<4x5xf32>, %i: tensor<3x1xi64>) {
+  // expected-error @+1 {{'cuvil.gather_nd' op expects indices tensor<3x1xi64> to share batch dimension 0 of tensor<4x5xf32>}}
+  %g = cuvil.gather_nd %x, %i {batch_dims = 1 : i64} : tensor<4x5xf32>, tensor<3x1xi64>
+  return
+}
+
+// -----
+
+// batch_dims leaves the tuple a dimension
+func.func @f(%x: tensor<4x5xf32>, %i: tensor<4x1xi64>) {
+  // expected-error @+1 {{'cuvil.gather_nd' op has batch_dims 2, expected in [0, 2) for tensor<4x5xf32> and tensor<4x1xi64>}}
+  %g = cuvil.gather_nd %x, %i {batch_dims = 2 : i64} : tensor<4x5xf32>, tensor<4x1xi64>
+  return
+}
+
+// -----
+
+// N-D scatters take updates of the tuples' and slices' shape
+func.func @f(%x: tensor<4x5xf32>, %i: tensor<6x1xi64>, %u: tensor<6x4xf32>) {
+  // expected-error @+1 {{'cuvil.scatter_nd' op expects updates of shape 6x5, got tensor<6x4xf32>}}
+  %s = cuvil.scatter_nd %x, %i, %u : tensor<4x5xf32>, tensor<6x1xi64>, tensor<6x4xf32>
+  return
+}
+
+// -----
+
+// ... and ONNX's reductions
+func.func @f(%x: tensor<4x5xf32>, %i: tensor<6x1xi64>, %u: tensor<6x5xf32>) {
+  // expected-error @+1 {{'cuvil.scatter_nd' op has reduction 'sum'; expected none, add, mul, max or min}}
+  %s = cuvil.scatter_nd %x, %i, %u {reduction = "sum"} : tensor<4x5xf32>, tensor<6x1xi64>, tensor<6x5xf32>
+  return
+}

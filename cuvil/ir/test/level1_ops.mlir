@@ -367,6 +367,19 @@ func.func @element_gathers(%x: tensor<?x5xf32>, %i: tensor<?x3xi64>,
   return
 }
 
+// CHECK-LABEL: func @nd_indexing
+func.func @nd_indexing(%x: tensor<?x5x3xf32>, %i: tensor<?x2x1xi64>,
+                       %j: tensor<6x2xi64>, %u: tensor<6x3xf32>) {
+  // CHECK: cuvil.gather_nd %{{.+}}, %{{.+}} {batch_dims = 1 : i64} : tensor<?x5x3xf32>, tensor<?x2x1xi64>
+  %g = cuvil.gather_nd %x, %i {batch_dims = 1 : i64} : tensor<?x5x3xf32>, tensor<?x2x1xi64>
+  // CHECK: cuvil.scatter_nd %{{.+}}, %{{.+}}, %{{.+}} {reduction = "add"} : tensor<?x5x3xf32>, tensor<6x2xi64>, tensor<6x3xf32>
+  %s = cuvil.scatter_nd %x, %j, %u {reduction = "add"} : tensor<?x5x3xf32>, tensor<6x2xi64>, tensor<6x3xf32>
+  // Inferred: the tuples' shape then the picked slices; the scatter data's.
+  %0 = cuvil.add %g, %g : tensor<?x2x3xf32>, tensor<?x2x3xf32>
+  %1 = cuvil.add %s, %x : tensor<?x5x3xf32>, tensor<?x5x3xf32>
+  return
+}
+
 // CHECK-LABEL: func @top_k
 func.func @top_k(%x: tensor<?x9x3xf32>) {
   // CHECK: %{{.+}}, %{{.+}} = cuvil.top_k %{{.+}} {axis = 1 : i64, k = 4 : i64, largest = false} : tensor<?x9x3xf32>

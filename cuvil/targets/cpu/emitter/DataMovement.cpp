@@ -1,8 +1,9 @@
 //===- DataMovement.cpp - reshapes, transposes, concat / split, slice, pad, gathers
 //
 // Loop nests of index arithmetic on row-major buffers; a reshape is a
-// memcpy, gather the runtime's bounds-checked cuvil_gather, and the element
-// gathers and scatters loops that check each index.
+// memcpy, gather the runtime's bounds-checked cuvil_gather, the element
+// gathers and scatters loops that check each index, and the N-D ones a
+// memcpy (gather) or loop (scatter) per checked index tuple.
 //
 //===----------------------------------------------------------------------===//
 
@@ -278,6 +279,90 @@ LogicalResult emitScatterElements(Emitter &e, const KernelCall &call) {
   return success();
 }
 
+/// The offset (in slices) of the tuple at row `row` of `indices` ([rows,
+/// m]) into `data`'s dimensions [first, first + m), each coordinate
+/// checked (negative from the end, out of range the caller's error); a C
+/// local.
+std::string tupleOffset(Emitter &e, const Buffer &data, const Buffer &indices,
+                        size_t first, int64_t m, const std::string &row) {
+  std::string offset = e.tmp();
+  e.c.line("int64_t " + offset + " = 0;");
+  for (int64_t j = 0; j < m; ++j) {
+    std::string k = e.tmp(), dim = data.dims[first + j];
+    e.c.line("int64_t " + k + " = (int64_t)" + indices.name + "[(" + row +
+             ")*" + std::to_string(m) + " + " + std::to_string(j) + "];");
+    e.c.line("if (" + k + " < 0) " + k + " += " + dim + ";");
+    e.c.line("if (" + k + " < 0 || " + k + " >= " + dim +
+             ") return CUVIL_ERROR_INVALID_ARGUMENT;");
+    e.c.line(offset + " = " + offset + "*(" + dim + ") + " + k + ";");
+  }
+  return offset;
+}
+
+/// gather_nd: per batch index and tuple, one memcpy of the slice it picks.
+LogicalResult emitGatherND(Emitter &e, const KernelCall &call) {
+  const Buffer &data = *call.ins[0], &indices = *call.ins[1];
+  size_t b = call.op.getIntParam("batch_dims", 0),
+         q = indices.dims.size();
+  int64_t m = cast<ShapedType>(indices.type).getDimSize(q - 1);
+  for (size_t d = 0; d < b; ++d)
+    if (indices.dims[d] != data.dims[d])
+      e.c.line("if ((" + indices.dims[d] + ") != (" + data.dims[d] +
+               ")) return CUVIL_ERROR_INVALID_ARGUMENT;");
+  std::string batches = dimsRange(indices, 0, b),
+              tuples = dimsRange(indices, b, q - 1),
+              picked = dimsRange(data, b, b + m),
+              slice = dimsRange(data, b + m, data.dims.size());
+  std::string n = e.tmp(), t = e.tmp();
+  e.c.open("for (int64_t " + n + " = 0; " + n + " < " + batches + "; ++" + n +
+           ")");
+  e.c.open("for (int64_t " + t + " = 0; " + t + " < " + tuples + "; ++" + t +
+           ")");
+  std::string row = n + "*(" + tuples + ") + " + t;
+  std::string offset = tupleOffset(e, data, indices, b, m, row);
+  std::string size = std::to_string(elementBytes(data.type.getElementType()));
+  e.c.line("memcpy(" + call.out->name + " + (" + row + ")*(" + slice + "), " +
+           data.name + " + (" + n + "*(" + picked + ") + " + offset + ")*(" +
+           slice + "), (size_t)(" + slice + ")*" + size + ");");
+  e.c.close();
+  e.c.close();
+  return success();
+}
+
+/// scatter_nd: data copied, then each tuple's slice of updates written (or
+/// combined) in order.
+LogicalResult emitScatterND(Emitter &e, const KernelCall &call) {
+  const Buffer &data = *call.ins[0], &indices = *call.ins[1],
+               &updates = *call.ins[2], &out = *call.out;
+  size_t q = indices.dims.size();
+  int64_t m = cast<ShapedType>(indices.type).getDimSize(q - 1);
+  std::string reduction = "none";
+  if (auto r = dyn_cast_or_null<StringAttr>(call.op.getParam("reduction")))
+    reduction = r.str();
+  std::string tuples = dimsRange(indices, 0, q - 1),
+              slice = dimsRange(data, m, data.dims.size());
+  e.c.line("memcpy(" + out.name + ", " + data.name + ", (size_t)" +
+           bytes(out) + ");");
+  std::string t = e.tmp(), i = e.tmp();
+  e.c.open("for (int64_t " + t + " = 0; " + t + " < " + tuples + "; ++" + t +
+           ")");
+  std::string offset = tupleOffset(e, data, indices, 0, m, t);
+  e.c.open("for (int64_t " + i + " = 0; " + i + " < " + slice + "; ++" + i +
+           ")");
+  std::string dst = out.name + "[" + offset + "*(" + slice + ") + " + i + "]";
+  std::string u = updates.name + "[" + t + "*(" + slice + ") + " + i + "]";
+  if (reduction == "none")
+    e.c.line(dst + " = " + u + ";");
+  else
+    e.c.line(dst + " = " +
+             store(out, scatterCombine(reduction, load(out, dst),
+                                       load(updates, u))) +
+             ";");
+  e.c.close();
+  e.c.close();
+  return success();
+}
+
 } // namespace
 
 void addDataMovementKernels(KernelTable &table) {
@@ -293,6 +378,8 @@ void addDataMovementKernels(KernelTable &table) {
   table["gather"] = {emitGather};
   table["gather_elements"] = {emitGatherElements};
   table["scatter_elements"] = {emitScatterElements};
+  table["gather_nd"] = {emitGatherND};
+  table["scatter_nd"] = {emitScatterND};
 }
 
 } // namespace cuvil::cpu::emitter
