@@ -16,13 +16,10 @@ using namespace cuvil::l1::inference;
 
 namespace {
 
-/// Checks `data` against the `indices` of an element gather or scatter on
-/// `axis`: same rank (at least 1), i32 or i64 indices, and outside `axis` no
-/// static index dimension larger than data's. Returns the normalized axis.
-FailureOr<int64_t> checkElementIndices(StringRef name,
-                                       std::optional<Location> loc,
-                                       Value dataValue, Value indicesValue,
-                                       int64_t axis) {
+/// The tensor types of `data` and its `indices`, which must be i32 or i64.
+FailureOr<std::pair<RankedTensorType, RankedTensorType>>
+getIndexedTypes(StringRef name, std::optional<Location> loc, Value dataValue,
+                Value indicesValue) {
   FailureOr<RankedTensorType> data = getTensorType(dataValue, loc, name, "data");
   FailureOr<RankedTensorType> indices =
       getTensorType(indicesValue, loc, name, "indices");
@@ -32,19 +29,34 @@ FailureOr<int64_t> checkElementIndices(StringRef name,
   if (!index.isSignlessInteger(32) && !index.isSignlessInteger(64))
     return inferError(loc, name, "expects i32 or i64 indices, got ",
                       formatType(*indices));
-  int64_t rank = data->getRank();
-  if (rank == 0 || indices->getRank() != rank)
+  return std::make_pair(*data, *indices);
+}
+
+/// Checks `data` against the `indices` of an element gather or scatter on
+/// `axis`: same rank (at least 1), i32 or i64 indices, and outside `axis` no
+/// static index dimension larger than data's. Returns the normalized axis.
+FailureOr<int64_t> checkElementIndices(StringRef name,
+                                       std::optional<Location> loc,
+                                       Value dataValue, Value indicesValue,
+                                       int64_t axis) {
+  FailureOr<std::pair<RankedTensorType, RankedTensorType>> types =
+      getIndexedTypes(name, loc, dataValue, indicesValue);
+  if (failed(types))
+    return failure();
+  auto [data, indices] = *types;
+  int64_t rank = data.getRank();
+  if (rank == 0 || indices.getRank() != rank)
     return inferError(loc, name, "expects data and indices of one rank >= 1, "
-                      "got ", formatType(*data), " and ", formatType(*indices));
+                      "got ", formatType(data), " and ", formatType(indices));
   FailureOr<int64_t> normalized = normalizeAxis(axis, rank, loc, name);
   if (failed(normalized))
     return failure();
   for (int64_t d = 0; d < rank; ++d) {
-    int64_t have = data->getDimSize(d), want = indices->getDimSize(d);
+    int64_t have = data.getDimSize(d), want = indices.getDimSize(d);
     if (d != *normalized && !ShapedType::isDynamic(have) &&
         !ShapedType::isDynamic(want) && want > have)
-      return inferError(loc, name, "indices ", formatType(*indices),
-                        " are larger than data ", formatType(*data),
+      return inferError(loc, name, "indices ", formatType(indices),
+                        " are larger than data ", formatType(data),
                         " in dimension ", d, " (not the axis)");
   }
   return normalized;
@@ -58,32 +70,28 @@ FailureOr<int64_t> checkTupleIndices(StringRef name,
                                      std::optional<Location> loc,
                                      Value dataValue, Value indicesValue,
                                      int64_t batchDims) {
-  FailureOr<RankedTensorType> data = getTensorType(dataValue, loc, name, "data");
-  FailureOr<RankedTensorType> indices =
-      getTensorType(indicesValue, loc, name, "indices");
-  if (failed(data) || failed(indices))
+  FailureOr<std::pair<RankedTensorType, RankedTensorType>> types =
+      getIndexedTypes(name, loc, dataValue, indicesValue);
+  if (failed(types))
     return failure();
-  Type index = indices->getElementType();
-  if (!index.isSignlessInteger(32) && !index.isSignlessInteger(64))
-    return inferError(loc, name, "expects i32 or i64 indices, got ",
-                      formatType(*indices));
-  int64_t rank = data->getRank(), q = indices->getRank();
+  auto [data, indices] = *types;
+  int64_t rank = data.getRank(), q = indices.getRank();
   if (batchDims < 0 || batchDims >= std::min(rank, q))
     return inferError(loc, name, "has batch_dims ", batchDims,
                       ", expected in [0, ", std::min(rank, q), ") for ",
-                      formatType(*data), " and ", formatType(*indices));
-  int64_t m = q == 0 ? ShapedType::kDynamic : indices->getDimSize(q - 1);
+                      formatType(data), " and ", formatType(indices));
+  int64_t m = q == 0 ? ShapedType::kDynamic : indices.getDimSize(q - 1);
   if (ShapedType::isDynamic(m) || m < 1 || m > rank - batchDims)
     return inferError(loc, name, "expects indices whose last dimension is a "
                       "static tuple length in [1, ", rank - batchDims,
-                      "], got ", formatType(*indices));
+                      "], got ", formatType(indices));
   for (int64_t d = 0; d < batchDims; ++d) {
-    int64_t have = data->getDimSize(d), want = indices->getDimSize(d);
+    int64_t have = data.getDimSize(d), want = indices.getDimSize(d);
     if (!ShapedType::isDynamic(have) && !ShapedType::isDynamic(want) &&
         have != want)
-      return inferError(loc, name, "expects indices ", formatType(*indices),
+      return inferError(loc, name, "expects indices ", formatType(indices),
                         " to share batch dimension ", d, " of ",
-                        formatType(*data));
+                        formatType(data));
   }
   return m;
 }
