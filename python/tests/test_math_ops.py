@@ -222,3 +222,42 @@ def test_functional_pad_matches_pytorch():
             return a, b, c
 
     check(Pads(), inputs(2, 3, 4, 5))
+
+
+
+
+def lrn_reference(x, size, alpha, beta, bias):
+    """ONNX LRN from its definition, in float64: channel c sums the squares
+    of channels [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]."""
+    x = x.double()
+    before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
+    squares = torch.zeros_like(x)
+    for c in range(x.shape[1]):
+        lo, hi = max(0, c - before), min(x.shape[1] - 1, c + after)
+        squares[:, c] = (x[:, lo:hi + 1] ** 2).sum(dim=1)
+    return (x / (bias + alpha / size * squares) ** beta).float()
+
+
+@pytest.mark.parametrize("size", [1, 4, 5])
+def test_onnx_lrn_matches_its_definition_and_pytorch(size):
+    # PyTorch exports LocalResponseNorm as pooling under an If, not as LRN;
+    # LRN comes from ONNX models (AlexNet, the first GoogLeNet).
+    from onnx import TensorProto, helper
+    node = helper.make_node("LRN", ["x"], ["y"], size=size, alpha=2e-3,
+                            beta=0.75, bias=2.0)
+    shape = ["n", 7, 6, 5]
+    model = helper.make_model(
+        helper.make_graph([node], "lrn",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    compiled = cuvil.compile(model, max_batch=3)
+    for batch in (1, 3):
+        x = inputs(batch, 7, 6, 5, seed=batch) * 4
+        got = compiled(x)
+        torch.testing.assert_close(got, lrn_reference(x, size, 2e-3, 0.75, 2.0),
+                                   rtol=1e-5, atol=1e-6)
+        if size % 2:  # PyTorch centres even windows one channel earlier
+            torch.testing.assert_close(got, torch.nn.functional.local_response_norm(
+                x, size, alpha=2e-3, beta=0.75, k=2.0), rtol=1e-5, atol=1e-6)

@@ -369,6 +369,8 @@ private:
   LogicalResult convertGatherND(const onnx::NodeProto &, Location);
   LogicalResult convertScatterND(const onnx::NodeProto &, Location);
   LogicalResult convertTopK(const onnx::NodeProto &, Location);
+  /// LRN as a sum of shifted squares (ConvertLrn.cpp).
+  LogicalResult convertLrn(const onnx::NodeProto &, Location);
   LogicalResult convertScatterElements(const onnx::NodeProto &, Location);
   /// RNN, GRU and LSTM (ConvertRecurrent.cpp).
   LogicalResult convertRecurrent(const onnx::NodeProto &, Location);

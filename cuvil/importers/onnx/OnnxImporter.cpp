@@ -74,6 +74,7 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["GatherND"] = &Importer::convertGatherND;
     map["ScatterND"] = &Importer::convertScatterND;
     map["TopK"] = &Importer::convertTopK;
+    map["LRN"] = &Importer::convertLrn;
     map["ScatterElements"] = &Importer::convertScatterElements;
     map["Scatter"] = &Importer::convertScatterElements;
     map["RNN"] = &Importer::convertRecurrent;

@@ -327,8 +327,20 @@ def topk_too_many():
                  [const("k", np.array([4], np.int64))])
 
 
+def lrn_no_size():
+    """LRN without its required size."""
+    return model([helper.make_node("LRN", ["x"], ["y"], name="lrn")],
+                 [tensor("x", [1, 4, 3, 3])], [tensor("y", [1, 4, 3, 3])])
+
+
+def lrn_flat():
+    """LRN on a 2-D input, which has no window of channels to sum over."""
+    return model([helper.make_node("LRN", ["x"], ["y"], name="lrn", size=3)],
+                 [tensor("x", [2, 4])], [tensor("y", [2, 4])])
+
+
 CASES = {f.__name__: f for f in (
-    topk_two_ks, topk_too_many, integer_mean, float_mod, wide_slope, resize_area, resize_short_scales,
+    lrn_no_size, lrn_flat, topk_two_ks, topk_too_many, integer_mean, float_mod, wide_slope, resize_area, resize_short_scales,
     duplicate_output, self_duplicate_output, duplicate_input, duplicate_initializer,
     string_attribute, float_attribute, typeless_attribute, overflow_input,
     overflow_result, overflow_initializer, zero_stride,

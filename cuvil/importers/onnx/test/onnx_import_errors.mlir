@@ -140,6 +140,15 @@
 // RUN: not cuvilc --quiet prelu.onnx 2>&1 | FileCheck %s --check-prefix=SLOPE
 // SLOPE: cuvilc: error: 'prelu' (prelu.onnx): error: 'cuvil.prelu' op expects a slope that broadcasts to the input's shape 4, got tensor<2x4xf32>
 
+// LRN: a window size, and channels to slide it over.
+// RUN: %{gen} lrn_no_size lrn.onnx
+// RUN: not cuvilc --quiet lrn.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=LRNSIZE
+// RUN: not test -e out.so
+// LRNSIZE: cuvilc: error: 'lrn' (lrn.onnx): error: LRN needs a positive size, got 0
+// RUN: %{gen} lrn_flat lrn.onnx
+// RUN: not cuvilc --quiet lrn.onnx 2>&1 | FileCheck %s --check-prefix=LRNRANK
+// LRNRANK: cuvilc: error: 'lrn' (lrn.onnx): error: LRN expects an input [N, C, ...] of rank >= 3 with static channels, got 'tensor<2x4xf32>'
+
 // TopK's k: one constant, no more than the axis holds.
 // RUN: %{gen} topk_two_ks topk.onnx
 // RUN: not cuvilc --quiet topk.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=TOPKTWO
