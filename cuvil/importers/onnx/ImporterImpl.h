@@ -189,7 +189,11 @@ struct QuantInputs {
   std::optional<int64_t> axis;
 };
 
+class EinsumLowering; // ConvertEinsum.cpp
+
 class Importer {
+  friend class EinsumLowering;
+
 public:
   Importer(MLIRContext &context, const onnx::ModelProto &model,
            const OnnxImportOptions &options)
@@ -369,6 +373,8 @@ private:
   LogicalResult convertGatherND(const onnx::NodeProto &, Location);
   LogicalResult convertScatterND(const onnx::NodeProto &, Location);
   LogicalResult convertTopK(const onnx::NodeProto &, Location);
+  /// Einsum as transposes, sums and batched matmuls (ConvertEinsum.cpp).
+  LogicalResult convertEinsum(const onnx::NodeProto &, Location);
   /// LRN as a sum of shifted squares (ConvertLrn.cpp).
   LogicalResult convertLrn(const onnx::NodeProto &, Location);
   LogicalResult convertScatterElements(const onnx::NodeProto &, Location);

@@ -75,6 +75,7 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["ScatterND"] = &Importer::convertScatterND;
     map["TopK"] = &Importer::convertTopK;
     map["LRN"] = &Importer::convertLrn;
+    map["Einsum"] = &Importer::convertEinsum;
     map["ScatterElements"] = &Importer::convertScatterElements;
     map["Scatter"] = &Importer::convertScatterElements;
     map["RNN"] = &Importer::convertRecurrent;

@@ -1,0 +1,83 @@
+"""torch.einsum (ONNX Einsum) compiled and checked against PyTorch: batched
+products, attention, diagonals, sums, "...", the implicit output, three
+operands, a dynamic batch, and the errors of bad equations."""
+
+import pytest
+import torch
+from onnx import TensorProto, helper
+
+import cuvil
+
+
+class Einsum(torch.nn.Module):
+    def __init__(self, equation):
+        super().__init__()
+        self.equation = equation
+
+    def forward(self, *operands):
+        return torch.einsum(self.equation, *operands) + 1
+
+
+CASES = [
+    ("bij,bjk->bik", [(3, 4, 5), (3, 5, 6)]),
+    ("bhqd,bhkd->bhqk", [(2, 3, 4, 8), (2, 3, 6, 8)]),
+    ("ii->i", [(5, 5)]),
+    ("bii->bi", [(2, 4, 4)]),
+    ("ij->", [(3, 7)]),
+    ("ij->ji", [(3, 7)]),
+    ("...ij,...jk->...ik", [(2, 3, 4, 5), (2, 3, 5, 2)]),
+    ("i,j->ij", [(4,), (6,)]),
+    ("i,i->", [(9,), (9,)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("ij,jk", [(2, 3), (3, 4)]),
+    ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),
+    ("abc,cd->abd", [(2, 3, 4), (4, 5)]),
+    ("bcd,bce->de", [(2, 3, 4), (2, 3, 5)]),
+]
+
+
+@pytest.mark.parametrize("equation,shapes", CASES, ids=[c[0] for c in CASES])
+def test_einsum_matches_pytorch(equation, shapes):
+    model = Einsum(equation)
+    torch.manual_seed(len(equation))
+    operands = [torch.randn(*shape) for shape in shapes]
+    compiled = cuvil.compile(model, [(f"x{i}", torch.float32, s)
+                                     for i, s in enumerate(shapes)])
+    torch.testing.assert_close(compiled(*operands), model(*operands),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_attention_scores_with_a_dynamic_batch():
+    model = Einsum("bqd,bkd->bqk")
+    compiled = cuvil.compile(model, [("q", torch.float32, (None, 6, 16)),
+                                     ("k", torch.float32, (None, 7, 16))],
+                             max_batch=4)
+    for batch in (1, 4):
+        q, k = torch.randn(batch, 6, 16), torch.randn(batch, 7, 16)
+        torch.testing.assert_close(compiled(q, k), model(q, k),
+                                   rtol=1e-5, atol=1e-5)
+
+
+def einsum_model(equation, shapes):
+    inputs = [helper.make_tensor_value_info(f"x{i}", TensorProto.FLOAT, s)
+              for i, s in enumerate(shapes)]
+    node = helper.make_node("Einsum", [i.name for i in inputs], ["y"],
+                            equation=equation, name="einsum")
+    model = helper.make_model(
+        helper.make_graph([node], "einsum", inputs,
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize("equation,shapes,message", [
+    ("ij,jk->ik", [(2, 3)], "has 2 input terms for 1 inputs"),
+    ("ijk->ik", [(2, 3)], "has a term 'ijk' for an operand of rank 2"),
+    ("i1->i", [(2, 3)], "with a character that is not a letter"),
+    ("ij->iz", [(2, 3)], "whose labels are not each in an input"),
+    ("ii->i", [(2, 3)], "takes a diagonal over equal static dimensions"),
+])
+def test_bad_equations_are_named(equation, shapes, message):
+    with pytest.raises(cuvil.CompileError, match=message):
+        cuvil.compile(einsum_model(equation, shapes))
