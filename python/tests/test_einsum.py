@@ -81,3 +81,28 @@ def einsum_model(equation, shapes):
 def test_bad_equations_are_named(equation, shapes, message):
     with pytest.raises(cuvil.CompileError, match=message):
         cuvil.compile(einsum_model(equation, shapes))
+
+
+class Matmul(torch.nn.Module):
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int64, torch.int32])
+def test_float64_and_integer_products_run_and_broadcast(dtype):
+    # Not float32: a loop summing in the element type, as numpy does.
+    compiled = cuvil.compile(Matmul(), [("a", dtype, (2, 3, 4, 5)),
+                                        ("b", dtype, (3, 5, 6))])
+    torch.manual_seed(0)
+    if dtype.is_floating_point:
+        a, b = torch.randn(2, 3, 4, 5, dtype=dtype), torch.randn(3, 5, 6, dtype=dtype)
+    else:
+        a = torch.randint(-1000, 1000, (2, 3, 4, 5), dtype=dtype)
+        b = torch.randint(-1000, 1000, (3, 5, 6), dtype=dtype)
+    got = compiled(a, b)
+    assert got.dtype == dtype
+    torch.testing.assert_close(got, torch.matmul(a, b), rtol=1e-12, atol=1e-12)
+    einsum = cuvil.compile(Einsum("bij,jk->bik"), [("x0", dtype, (3, 4, 5)),
+                                                   ("x1", dtype, (5, 3))])
+    x, y = a[0], b[0, :, :3]
+    torch.testing.assert_close(einsum(x, y), torch.einsum("bij,jk->bik", x, y) + 1)

@@ -93,6 +93,48 @@ void emitBatchedMatmul(Emitter &e, const KernelCall &call,
   });
 }
 
+/// A float64 or integer product (ONNX MatMul on those types, an Einsum of
+/// them): a loop nest summing in the element type, as numpy's matmul does.
+LogicalResult emitPlainMatmul(Emitter &e, const KernelCall &call) {
+  const Buffer &a = *call.ins[0], &b = *call.ins[1], &out = *call.out;
+  for (const Buffer *x : {&a, &b, &out})
+    if (x->type.getElementType() != call.element)
+      return call.error() << "on " << x->type.getElementType() << " and "
+                          << call.element << " together is not supported";
+  if (getEpilogue(call).present)
+    return call.error() << "on " << call.element
+                        << " cannot take a fused epilogue";
+  MatmulShape s(a, b);
+  std::vector<std::string> dims = s.outBatch;
+  dims.push_back(s.m);
+  dims.push_back(s.n);
+  size_t rank = s.batchRank();
+  e.emitLoopNest(dims, [&](ArrayRef<std::string> vars) {
+    std::vector<std::string> ao, bo, oo;
+    std::string suffix = joinProduct({s.m, s.n});
+    for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
+      if (s.aStride[d] != "0")
+        ao.push_back(vars[d] + "*" + s.aStride[d]);
+      if (s.bStride[d] != "0")
+        bo.push_back(vars[d] + "*" + s.bStride[d]);
+      oo.push_back(vars[d] + "*" + suffix);
+      suffix = joinProduct({suffix, s.outBatch[d]});
+    }
+    std::string i = vars[rank], j = vars[rank + 1], p = e.tmp(), acc = e.tmp();
+    ao.push_back(i + "*" + s.k);
+    bo.push_back(j);
+    oo.push_back(i + "*" + s.n + " + " + j);
+    e.c.line(call.T + " " + acc + " = 0;");
+    e.c.open("for (int64_t " + p + " = 0; " + p + " < " + s.k + "; ++" + p +
+             ")");
+    e.c.line(acc + " += " + a.name + "[" + joinSum(ao) + " + " + p + "] * " +
+             b.name + "[" + joinSum(bo) + " + " + p + "*" + s.n + "];");
+    e.c.close();
+    e.c.line(out.name + "[" + joinSum(oo) + "] = " + acc + ";");
+  });
+  return success();
+}
+
 /// A bfloat16 product summed in float32 (bgemm.h), on weights packed at
 /// compile time (cuvil-cpu-pack-quantized-weights): ins (a, packed, then a
 /// fused epilogue's), outs (y, A-panel scratch).
@@ -146,6 +188,13 @@ LogicalResult emitMatmul(Emitter &e, const KernelCall &call) {
     return emitBf16Matmul(e, call);
   if (isF16Product(call.op))
     return emitF16Matmul(e, call);
+  Type element = call.out->type.getElementType();
+  if (element.isF64() || (element.isInteger() && !element.isInteger(1)))
+    return emitPlainMatmul(e, call);
+  for (const Buffer *x : {call.ins[0], call.ins[1], call.out})
+    if (!x->type.getElementType().isF32())
+      return call.error() << "on " << x->type.getElementType()
+                          << " is not supported by the CPU targets yet";
   const Buffer &a = *call.ins[0], &b = *call.ins[1], &out = *call.out;
   MatmulShape s(a, b);
   Epilogue epilogue = getEpilogue(call);
@@ -232,7 +281,8 @@ LogicalResult emitGemm(Emitter &e, const KernelCall &call) {
 } // namespace
 
 void addProductKernels(KernelTable &table) {
-  table["matmul"] = {emitMatmul, /*f32Only=*/true};
+  // Checks its own element types: float64 and integers run plain loops.
+  table["matmul"] = {emitMatmul};
   table["gemm"] = {emitGemm, /*f32Only=*/true};
 }
 

@@ -233,7 +233,7 @@ module {
   func.func @model(%batch: index, %a: memref<2x2xf64>, %b: memref<2x2xf64>,
                    %y: memref<2x2xf64>, %arena: memref<64xi8> {cuvil_l2.arena})
       attributes {cuvil.num_inputs = 2 : i64, cuvil.num_outputs = 1 : i64} {
-    cuvil_l2.ukernel_call "matmul" ins(%a, %b : memref<2x2xf64>, memref<2x2xf64>)
+    cuvil_l2.ukernel_call "gemm" ins(%a, %b : memref<2x2xf64>, memref<2x2xf64>)
         outs(%y : memref<2x2xf64>)
     return
   }
@@ -241,7 +241,7 @@ module {
 )mlir");
   ASSERT_FALSE(wide.ok());
   EXPECT_THAT(wide.status().message(),
-              HasSubstr("'matmul' on 'f64' is not supported by the CPU targets "
+              HasSubstr("'gemm' on 'f64' is not supported by the CPU targets "
                         "yet"));
 
   // Only the int8 convolutions requantize in their epilogue.
