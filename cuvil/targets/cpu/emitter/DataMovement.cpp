@@ -231,6 +231,13 @@ LogicalResult emitGatherElements(Emitter &e, const KernelCall &call) {
   return success();
 }
 
+/// A scatter's reduction ("none" when the op has none).
+std::string reductionOf(const KernelCall &call) {
+  if (auto r = dyn_cast_or_null<StringAttr>(call.op.getParam("reduction")))
+    return r.str();
+  return "none";
+}
+
 /// The scatter's combination of the old element `x` and the update `u`
 /// (computed values, half types as float).
 std::string scatterCombine(llvm::StringRef reduction, const std::string &x,
@@ -251,9 +258,7 @@ LogicalResult emitScatterElements(Emitter &e, const KernelCall &call) {
   const Buffer &data = *call.ins[0], &indices = *call.ins[1],
                &updates = *call.ins[2], &out = *call.out;
   size_t axis = normalizeAxis(call.op.getIntParam("axis", 0), data.dims.size());
-  std::string reduction = "none";
-  if (auto r = dyn_cast_or_null<StringAttr>(call.op.getParam("reduction")))
-    reduction = r.str();
+  std::string reduction = reductionOf(call);
   checkIndicesFit(e, data, indices, axis);
   // Updates run in order after the copy, so duplicates combine (or the
   // last one wins) deterministically.
@@ -336,9 +341,7 @@ LogicalResult emitScatterND(Emitter &e, const KernelCall &call) {
                &updates = *call.ins[2], &out = *call.out;
   size_t q = indices.dims.size();
   int64_t m = cast<ShapedType>(indices.type).getDimSize(q - 1);
-  std::string reduction = "none";
-  if (auto r = dyn_cast_or_null<StringAttr>(call.op.getParam("reduction")))
-    reduction = r.str();
+  std::string reduction = reductionOf(call);
   std::string tuples = dimsRange(indices, 0, q - 1),
               slice = dimsRange(data, m, data.dims.size());
   e.c.line("memcpy(" + out.name + ", " + data.name + ", (size_t)" +
