@@ -215,8 +215,6 @@ def freeze_parameters(case_dir, workdir):
 LEFT_OUT = {
     **dict.fromkeys(["Adagrad", "Adam", "Momentum", "Gradient"],
                     "training only (optimizer or gradient step)"),
-    **dict.fromkeys(["SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"],
-                    "a training loss"),
     **dict.fromkeys(["Bernoulli", "RandomUniformLike", "RandomNormalLike",
                      "RandomUniform", "RandomNormal", "Multinomial"],
                     "random sampling: no reproducible reference output"),

@@ -377,6 +377,14 @@ private:
   LogicalResult convertEinsum(const onnx::NodeProto &, Location);
   /// LRN as a sum of shifted squares (ConvertLrn.cpp).
   LogicalResult convertLrn(const onnx::NodeProto &, Location);
+  /// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (ConvertLoss.cpp):
+  /// the loss of `logProb` at the targets (input `targetInput`), weighted
+  /// by input `weightInput` if present, reduced as `reduction` says.
+  LogicalResult convertNllLoss(const onnx::NodeProto &, Location);
+  LogicalResult convertSoftmaxCrossEntropy(const onnx::NodeProto &, Location);
+  FailureOr<Value> negativeLogLikelihood(const onnx::NodeProto &node,
+                                         Location loc, Value logProb,
+                                         int targetInput, int weightInput);
   LogicalResult convertScatterElements(const onnx::NodeProto &, Location);
   /// RNN, GRU and LSTM (ConvertRecurrent.cpp).
   LogicalResult convertRecurrent(const onnx::NodeProto &, Location);

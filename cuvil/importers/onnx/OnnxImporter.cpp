@@ -75,6 +75,8 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["ScatterND"] = &Importer::convertScatterND;
     map["TopK"] = &Importer::convertTopK;
     map["LRN"] = &Importer::convertLrn;
+    map["NegativeLogLikelihoodLoss"] = &Importer::convertNllLoss;
+    map["SoftmaxCrossEntropyLoss"] = &Importer::convertSoftmaxCrossEntropy;
     map["Einsum"] = &Importer::convertEinsum;
     map["ScatterElements"] = &Importer::convertScatterElements;
     map["Scatter"] = &Importer::convertScatterElements;

@@ -339,8 +339,31 @@ def lrn_flat():
                  [tensor("x", [2, 4])], [tensor("y", [2, 4])])
 
 
+def loss_reduction():
+    """A loss reduced in a way ONNX does not define."""
+    return model([helper.make_node("NegativeLogLikelihoodLoss", ["x", "t"], ["y"],
+                                   name="nll", reduction="max")],
+                 [tensor("x", [2, 3]), tensor("t", [2], TensorProto.INT64)],
+                 [tensor("y", [])])
+
+
+def loss_weights():
+    """Cross-entropy with two class weights for three classes."""
+    return model([helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t", "w"], ["y"],
+                                   name="sce")],
+                 [tensor("x", [2, 3]), tensor("t", [2], TensorProto.INT64)],
+                 [tensor("y", [])], [const("w", np.array([1, 2], np.float32))])
+
+
+def loss_float_targets():
+    """NLL whose targets are floats."""
+    return model([helper.make_node("NegativeLogLikelihoodLoss", ["x", "t"], ["y"],
+                                   name="nll")],
+                 [tensor("x", [2, 3]), tensor("t", [2])], [tensor("y", [])])
+
+
 CASES = {f.__name__: f for f in (
-    lrn_no_size, lrn_flat, topk_two_ks, topk_too_many, integer_mean, float_mod, wide_slope, resize_area, resize_short_scales,
+    loss_reduction, loss_weights, loss_float_targets, lrn_no_size, lrn_flat, topk_two_ks, topk_too_many, integer_mean, float_mod, wide_slope, resize_area, resize_short_scales,
     duplicate_output, self_duplicate_output, duplicate_input, duplicate_initializer,
     string_attribute, float_attribute, typeless_attribute, overflow_input,
     overflow_result, overflow_initializer, zero_stride,

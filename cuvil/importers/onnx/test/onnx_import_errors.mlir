@@ -149,6 +149,18 @@
 // RUN: not cuvilc --quiet lrn.onnx 2>&1 | FileCheck %s --check-prefix=LRNRANK
 // LRNRANK: cuvilc: error: 'lrn' (lrn.onnx): error: LRN expects an input [N, C, ...] of rank >= 3 with static channels, got 'tensor<2x4xf32>'
 
+// Losses: a reduction ONNX defines, a weight per class, integer targets.
+// RUN: %{gen} loss_reduction loss.onnx
+// RUN: not cuvilc --quiet loss.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=LOSSRED
+// RUN: not test -e out.so
+// LOSSRED: cuvilc: error: 'nll' (loss.onnx): error: NegativeLogLikelihoodLoss reduction must be 'none', 'sum' or 'mean', got 'max'
+// RUN: %{gen} loss_weights loss.onnx
+// RUN: not cuvilc --quiet loss.onnx 2>&1 | FileCheck %s --check-prefix=LOSSW
+// LOSSW: cuvilc: error: 'sce' (loss.onnx): error: SoftmaxCrossEntropyLoss expects one weight per class, 'tensor<3xf32>', got 'tensor<2xf32>'
+// RUN: %{gen} loss_float_targets loss.onnx
+// RUN: not cuvilc --quiet loss.onnx 2>&1 | FileCheck %s --check-prefix=LOSST
+// LOSST: cuvilc: error: 'nll' (loss.onnx): error: NegativeLogLikelihoodLoss expects integer targets [N, d1, ...] for scores 'tensor<2x3xf32>', got 'tensor<2xf32>'
+
 // TopK's k: one constant, no more than the axis holds.
 // RUN: %{gen} topk_two_ks topk.onnx
 // RUN: not cuvilc --quiet topk.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=TOPKTWO
