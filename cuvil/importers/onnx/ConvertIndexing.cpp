@@ -4,6 +4,9 @@
 // cuvil.gather_elements and cuvil.scatter_elements, GatherND and ScatterND
 // onto cuvil.gather_nd and cuvil.scatter_nd, and TopK onto cuvil.top_k
 // (IndexingOps.td), whose inference checks shapes and dtypes.
+// ReverseSequence is a gather along time of indices computed from the
+// lengths, MaxUnpool a scatter of the values into zeros at MaxPool's
+// flattened indices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,6 +90,139 @@ LogicalResult Importer::convertTopK(const onnx::NodeProto &node,
   define(node, 0, (*op)->getResult(0));
   define(node, 1, (*op)->getResult(1));
   return success();
+}
+
+/// y[.., t, ..] = x[.., len - 1 - t, ..] for t < len, the batch's length,
+/// and x[.., t, ..] beyond it.
+LogicalResult Importer::convertReverseSequence(const onnx::NodeProto &node,
+                                               Location loc) {
+  FailureOr<Value> x = getValue(node, 0), lens = getValue(node, 1);
+  if (failed(x) || failed(lens))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  auto lensType = cast<RankedTensorType>(lens->getType());
+  int64_t rank = type.getRank(), time = attrInt(node, "time_axis", 0),
+          batch = attrInt(node, "batch_axis", 1);
+  if (rank < 2 || !type.hasStaticShape())
+    return emitError(loc) << "ReverseSequence expects a static input of rank "
+                          << ">= 2, got " << type;
+  if (!((time == 0 && batch == 1) || (time == 1 && batch == 0)))
+    return emitError(loc) << "ReverseSequence axes are 0 and 1 (time_axis "
+                          << time << ", batch_axis " << batch << ")";
+  if (lensType.getRank() != 1 ||
+      lensType.getDimSize(0) != type.getDimSize(batch) ||
+      !lensType.getElementType().isSignlessInteger())
+    return emitError(loc) << "ReverseSequence expects one integer length per "
+                          << "batch entry (" << type.getDimSize(batch)
+                          << "), got " << lensType;
+  Type i64 = builder.getI64Type();
+  Value length = *lens;
+  if (lensType.getElementType() != i64)
+    length = l1::CastOp::create(builder, loc, lensType.clone(i64), length);
+  SmallVector<int64_t> others;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != batch)
+      others.push_back(d);
+  FailureOr<Value> perBatch = create<l1::UnsqueezeOp>(
+      loc, length, builder.getDenseI64ArrayAttr(others));
+  Value steps = l1::ConstantOp::create(
+      builder, loc, iotaAlong(builder, rank, time, type.getDimSize(time)));
+  FailureOr<Value> inside =
+      failed(perBatch) ? perBatch : create<l1::LessOp>(loc, steps, *perBatch);
+  FailureOr<Value> last =
+      failed(perBatch) ? perBatch
+                       : create<l1::SubOp>(loc, *perBatch,
+                                           scalarConstant(loc, i64, 1));
+  FailureOr<Value> mirrored =
+      failed(last) ? last : create<l1::SubOp>(loc, *last, steps);
+  if (failed(inside) || failed(mirrored))
+    return failure();
+  FailureOr<Value> index = create<l1::WhereOp>(loc, *inside, *mirrored, steps);
+  FailureOr<Value> full =
+      failed(index) ? index
+                    : create<l1::ExpandOp>(
+                          loc, *index,
+                          builder.getDenseI64ArrayAttr(type.getShape()));
+  if (failed(full))
+    return failure();
+  return defineResult(node, create<l1::GatherElementsOp>(
+                                loc, *x, *full, builder.getI64IntegerAttr(time)));
+}
+
+/// Scatters x into zeros of the unpooled shape (each spatial dim (in - 1) *
+/// stride + kernel - pads) at MaxPool's indices, which count over the whole
+/// tensor; a larger output_shape (a constant) pads the result at the end.
+LogicalResult Importer::convertMaxUnpool(const onnx::NodeProto &node,
+                                         Location loc) {
+  FailureOr<Value> x = getValue(node, 0), indices = getValue(node, 1);
+  if (failed(x) || failed(indices))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  int64_t rank = type.getRank(), spatial = rank - 2;
+  std::optional<SmallVector<int64_t>> kernel = attrInts(node, "kernel_shape");
+  if (rank < 3 || !type.hasStaticShape())
+    return emitError(loc) << "MaxUnpool expects a static input [N, C, d1, ...], "
+                          << "got " << type;
+  if (!kernel || static_cast<int64_t>(kernel->size()) != spatial)
+    return emitError(loc) << "MaxUnpool needs kernel_shape, one size per "
+                          << "spatial dim (" << spatial << ")";
+  SmallVector<int64_t> strides =
+      attrInts(node, "strides").value_or(SmallVector<int64_t>(spatial, 1));
+  SmallVector<int64_t> pads =
+      attrInts(node, "pads").value_or(SmallVector<int64_t>(2 * spatial, 0));
+  if (static_cast<int64_t>(strides.size()) != spatial ||
+      static_cast<int64_t>(pads.size()) != 2 * spatial)
+    return emitError(loc) << "MaxUnpool strides and pads must have "
+                          << spatial << " and " << 2 * spatial << " entries";
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t d = 0; d < spatial; ++d)
+    shape[d + 2] = (shape[d + 2] - 1) * strides[d] + (*kernel)[d] - pads[d] -
+                   pads[d + spatial];
+  SmallVector<int64_t> wanted = shape;
+  if (hasInput(node, 2)) {
+    FailureOr<SmallVector<int64_t>> given =
+        requireInts(node, 2, "output_shape");
+    if (failed(given))
+      return failure();
+    wanted = *given;
+  }
+  bool fits = static_cast<int64_t>(wanted.size()) == rank;
+  for (int64_t d = 0; fits && d < rank; ++d)
+    fits = shape[d] >= 1 && wanted[d] >= shape[d] && (d >= 2 || wanted[d] == shape[d]);
+  if (!fits)
+    return emitError(loc) << "MaxUnpool cannot unpool " << type << " to "
+                          << shapeString(wanted) << " (unpooled, it is "
+                          << shapeString(shape) << ")";
+  int64_t total = 1;
+  for (int64_t d : shape)
+    total *= d;
+  auto flatType = RankedTensorType::get({total}, type.getElementType());
+  Value zeros = l1::ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(flatType, builder.getZeroAttr(type.getElementType())));
+  auto flat = builder.getDenseI64ArrayAttr({-1});
+  FailureOr<Value> values = create<l1::ReshapeOp>(loc, *x, flat);
+  FailureOr<Value> at = create<l1::ReshapeOp>(loc, *indices, flat);
+  if (failed(values) || failed(at))
+    return failure();
+  FailureOr<Value> scattered = create<l1::ScatterElementsOp>(
+      loc, zeros, *at, *values, builder.getI64IntegerAttr(0),
+      builder.getStringAttr("none"));
+  FailureOr<Value> unpooled =
+      failed(scattered) ? scattered
+                        : create<l1::ReshapeOp>(
+                              loc, *scattered, builder.getDenseI64ArrayAttr(shape));
+  if (failed(unpooled) || wanted == shape)
+    return defineResult(node, unpooled);
+  // A larger output_shape: ONNX keeps the indices' positions in the
+  // unpooled shape and pads with zeros after them.
+  SmallVector<int64_t> after(2 * rank, 0);
+  for (int64_t d = 0; d < rank; ++d)
+    after[rank + d] = wanted[d] - shape[d];
+  return defineResult(node, create<l1::PadOp>(
+                                loc, *unpooled, builder.getDenseI64ArrayAttr(after),
+                                builder.getStringAttr("constant"),
+                                builder.getF64FloatAttr(0.0)));
 }
 
 } // namespace cuvil::onnx_import

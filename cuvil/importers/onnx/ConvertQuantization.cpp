@@ -7,6 +7,8 @@
 
 #include "cuvil/importers/onnx/ImporterImpl.h"
 
+#include <cmath>
+
 namespace cuvil::onnx_import {
 
 //===----------------------------------------------------------------------===//
@@ -105,6 +107,8 @@ LogicalResult Importer::convertQuantizeLinear(const onnx::NodeProto &node,
   if (!isa<FloatType>(type.getElementType()))
     return emitError(loc) << "QuantizeLinear of " << type.getElementType()
                           << " values: it quantizes floats";
+  if (!getHost(node, 1) || (hasInput(node, 2) && !getHost(node, 2)))
+    return defineResult(node, quantizeAtRunTime(node, loc, *x, storage));
   FailureOr<quant::QuantizedType> q =
       quantizedType(node, loc, type, storage, type.getElementType());
   if (failed(q))
@@ -379,6 +383,153 @@ LogicalResult Importer::convertIntegerProduct(const onnx::NodeProto &node,
                             yType.clone(IntegerType::get(&context, 32)), *y)
              .getResult());
   return success();
+}
+
+} // namespace cuvil::onnx_import
+
+namespace cuvil::onnx_import {
+
+// DynamicQuantizeLinear: uint8 with the scale and zero point of x's own
+// range, widened to hold 0, computed at run time as ONNX specifies:
+//   scale = (max(x, 0) - min(x, 0)) / 255,
+//   zero point = clip(round(-min(x, 0) / scale), 0, 255),
+//   y = clip(round(x / scale) + zero point, 0, 255),
+// rounding half to even. The three outputs are plain tensors (uint8, f32,
+// uint8), not a quantized type: the scale is not known at compile time.
+LogicalResult
+Importer::convertDynamicQuantizeLinear(const onnx::NodeProto &node,
+                                       Location loc) {
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  if (!type.getElementType().isF32())
+    return emitError(loc) << "DynamicQuantizeLinear expects float32 input, got "
+                          << type;
+  SmallVector<int64_t> all(type.getRank());
+  std::iota(all.begin(), all.end(), 0);
+  auto axes = builder.getDenseI64ArrayAttr(all);
+  Type f32 = builder.getF32Type();
+  Value zero = scalarConstant(loc, f32, 0);
+  auto clip255 = [&](FailureOr<Value> v) -> FailureOr<Value> {
+    if (failed(v))
+      return failure();
+    return create<l1::ClipOp>(loc, *v, builder.getF64FloatAttr(0),
+                              builder.getF64FloatAttr(255));
+  };
+  auto rounded = [&](FailureOr<Value> v) -> FailureOr<Value> {
+    return failed(v) ? v : create<l1::RoundOp>(loc, *v);
+  };
+  FailureOr<Value> low = type.getRank() == 0
+                             ? *x
+                             : create<l1::ReduceMinOp>(loc, *x, axes, UnitAttr());
+  FailureOr<Value> high = type.getRank() == 0
+                              ? *x
+                              : create<l1::ReduceMaxOp>(loc, *x, axes, UnitAttr());
+  if (failed(low) || failed(high))
+    return failure();
+  low = create<l1::MinOp>(loc, *low, zero);
+  high = create<l1::MaxOp>(loc, *high, zero);
+  if (failed(low) || failed(high))
+    return failure();
+  FailureOr<Value> range = create<l1::SubOp>(loc, *high, *low);
+  FailureOr<Value> scale =
+      failed(range) ? range
+                    : create<l1::DivOp>(loc, *range,
+                                        scalarConstant(loc, f32, 255));
+  if (failed(scale))
+    return failure();
+  FailureOr<Value> negated = create<l1::NegOp>(loc, *low);
+  FailureOr<Value> zeroPoint = clip255(rounded(
+      failed(negated) ? negated : create<l1::DivOp>(loc, *negated, *scale)));
+  if (failed(zeroPoint))
+    return failure();
+  Type u8 = IntegerType::get(&context, 8, IntegerType::Unsigned);
+  FailureOr<Value> y = saturatingQuantize(loc, *x, *scale, *zeroPoint, u8);
+  if (failed(y))
+    return failure();
+  auto toU8 = [&](Value v) {
+    return l1::CastOp::create(
+        builder, loc, cast<RankedTensorType>(v.getType()).clone(u8), v);
+  };
+  define(node, 0, *y);
+  if (node.output_size() > 1 && !node.output(1).empty())
+    define(node, 1, *scale);
+  if (node.output_size() > 2 && !node.output(2).empty())
+    define(node, 2, toU8(*zeroPoint));
+  return success();
+}
+
+FailureOr<Value> Importer::saturatingQuantize(Location loc, Value x,
+                                              Value scale, Value zeroPoint,
+                                              Type storage) {
+  unsigned bits = storage.getIntOrFloatBitWidth();
+  bool isSigned = !storage.isUnsignedInteger();
+  double low = isSigned ? -std::ldexp(1.0, bits - 1) : 0.0;
+  double high = isSigned ? std::ldexp(1.0, bits - 1) - 1 : std::ldexp(1.0, bits) - 1;
+  FailureOr<Value> steps = create<l1::DivOp>(loc, x, scale);
+  steps = failed(steps) ? steps : create<l1::RoundOp>(loc, *steps);
+  steps = failed(steps) ? steps : create<l1::AddOp>(loc, *steps, zeroPoint);
+  steps = failed(steps) ? steps
+                        : create<l1::ClipOp>(loc, *steps,
+                                             builder.getF64FloatAttr(low),
+                                             builder.getF64FloatAttr(high));
+  if (failed(steps))
+    return failure();
+  return l1::CastOp::create(
+             builder, loc,
+             cast<RankedTensorType>(steps->getType()).clone(storage), *steps)
+      .getResult();
+}
+
+// QuantizeLinear whose scale or zero point is computed by the model (a
+// dynamic quantization graph): the arithmetic itself, in x's float type,
+// with a per-axis scale broadcast along `axis`.
+FailureOr<Value> Importer::quantizeAtRunTime(const onnx::NodeProto &node,
+                                             Location loc, Value x,
+                                             Type storage) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Type element = type.getElementType();
+  FailureOr<Value> scale = getValue(node, 1);
+  if (failed(scale))
+    return failure();
+  Value zeroPoint = scalarConstant(loc, element, 0);
+  if (hasInput(node, 2)) {
+    FailureOr<Value> given = getValue(node, 2);
+    if (failed(given))
+      return failure();
+    zeroPoint = l1::CastOp::create(
+        builder, loc, cast<RankedTensorType>(given->getType()).clone(element),
+        *given);
+  }
+  auto scaleType = cast<RankedTensorType>(scale->getType());
+  if (scaleType.getElementType() != element)
+    return emitError(loc) << "QuantizeLinear's scale is " << scaleType
+                          << ", not of its input's type " << element;
+  if (scaleType.getRank() == 1 && type.getRank() > 1) {
+    int64_t axis = attrInt(node, "axis", 1);
+    axis = axis < 0 ? axis + type.getRank() : axis;
+    if (axis < 0 || axis >= type.getRank())
+      return emitError(loc) << "QuantizeLinear axis " << attrInt(node, "axis", 1)
+                            << " is out of range for " << type;
+    SmallVector<int64_t> others;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != axis)
+        others.push_back(d);
+    auto spread = builder.getDenseI64ArrayAttr(others);
+    FailureOr<Value> s = create<l1::UnsqueezeOp>(loc, *scale, spread);
+    FailureOr<Value> z = cast<RankedTensorType>(zeroPoint.getType()).getRank() == 1
+                             ? create<l1::UnsqueezeOp>(loc, zeroPoint, spread)
+                             : FailureOr<Value>(zeroPoint);
+    if (failed(s) || failed(z))
+      return failure();
+    scale = s;
+    zeroPoint = *z;
+  } else if (scaleType.getRank() > 1) {
+    return emitError(loc) << "QuantizeLinear expects a scalar or 1-D scale, got "
+                          << scaleType;
+  }
+  return saturatingQuantize(loc, x, *scale, zeroPoint, storage);
 }
 
 } // namespace cuvil::onnx_import

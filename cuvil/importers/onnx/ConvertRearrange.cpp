@@ -34,6 +34,8 @@ std::optional<SmallVector<int64_t>> shapeWithBatch(RankedTensorType type) {
 
 /// 0, 1, ..., n - 1 along `axis` of a rank-`rank` i64 tensor (size 1
 /// elsewhere), to compare indices against.
+} // namespace
+
 DenseElementsAttr iotaAlong(Builder &b, int64_t rank, int64_t axis, int64_t n) {
   SmallVector<int64_t> shape(rank, 1);
   shape[axis] = n;
@@ -42,8 +44,6 @@ DenseElementsAttr iotaAlong(Builder &b, int64_t rank, int64_t axis, int64_t n) {
   return DenseElementsAttr::get(RankedTensorType::get(shape, b.getI64Type()),
                                 ArrayRef<int64_t>(values));
 }
-
-} // namespace
 
 LogicalResult Importer::convertTile(const onnx::NodeProto &node, Location loc) {
   FailureOr<Value> x = getValue(node, 0);

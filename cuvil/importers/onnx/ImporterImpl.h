@@ -191,6 +191,10 @@ struct QuantInputs {
 
 class EinsumLowering; // ConvertEinsum.cpp
 
+/// 0, 1, ..., n - 1 as i64 along `axis` of a rank-`rank` shape of ones
+/// (ConvertRearrange.cpp).
+DenseElementsAttr iotaAlong(Builder &b, int64_t rank, int64_t axis, int64_t n);
+
 class Importer {
   friend class EinsumLowering;
 
@@ -367,12 +371,14 @@ private:
   LogicalResult convertStandardize(const onnx::NodeProto &, Location);
   /// Resize and Upsample (ConvertResize.cpp).
   LogicalResult convertResize(const onnx::NodeProto &, Location);
-  /// GatherElements, ScatterElements, Scatter, GatherND, ScatterND and TopK
-  /// (ConvertIndexing.cpp).
+  /// GatherElements, ScatterElements, Scatter, GatherND, ScatterND, TopK,
+  /// ReverseSequence and MaxUnpool (ConvertIndexing.cpp).
   LogicalResult convertGatherElements(const onnx::NodeProto &, Location);
   LogicalResult convertGatherND(const onnx::NodeProto &, Location);
   LogicalResult convertScatterND(const onnx::NodeProto &, Location);
   LogicalResult convertTopK(const onnx::NodeProto &, Location);
+  LogicalResult convertReverseSequence(const onnx::NodeProto &, Location);
+  LogicalResult convertMaxUnpool(const onnx::NodeProto &, Location);
   /// Einsum as transposes, sums and batched matmuls (ConvertEinsum.cpp).
   LogicalResult convertEinsum(const onnx::NodeProto &, Location);
   /// LRN as a sum of shifted squares (ConvertLrn.cpp).
@@ -408,6 +414,14 @@ private:
   LogicalResult convertQLinearMatMul(const onnx::NodeProto &, Location);
   LogicalResult convertQLinearConv(const onnx::NodeProto &, Location);
   LogicalResult convertIntegerProduct(const onnx::NodeProto &, Location);
+  LogicalResult convertDynamicQuantizeLinear(const onnx::NodeProto &, Location);
+  /// clip(round(x / scale) + zeroPoint) cast to the integer type `storage`,
+  /// all operands at run time (broadcast as numpy does).
+  FailureOr<Value> saturatingQuantize(Location loc, Value x, Value scale,
+                                      Value zeroPoint, Type storage);
+  /// QuantizeLinear of a scale or zero point the model computes.
+  FailureOr<Value> quantizeAtRunTime(const onnx::NodeProto &node, Location loc,
+                                     Value x, Type storage);
   /// ai.onnx.ml TreeEnsembleRegressor and TreeEnsembleClassifier.
   LogicalResult convertTreeEnsemble(const onnx::NodeProto &, Location);
   /// ai.cuvil XGBoostModel / LightGBMModel: a saved model carried whole

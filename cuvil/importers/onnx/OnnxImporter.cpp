@@ -75,6 +75,9 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["ScatterND"] = &Importer::convertScatterND;
     map["TopK"] = &Importer::convertTopK;
     map["LRN"] = &Importer::convertLrn;
+    map["ReverseSequence"] = &Importer::convertReverseSequence;
+    map["MaxUnpool"] = &Importer::convertMaxUnpool;
+    map["DynamicQuantizeLinear"] = &Importer::convertDynamicQuantizeLinear;
     map["NegativeLogLikelihoodLoss"] = &Importer::convertNllLoss;
     map["SoftmaxCrossEntropyLoss"] = &Importer::convertSoftmaxCrossEntropy;
     map["Einsum"] = &Importer::convertEinsum;

@@ -362,7 +362,40 @@ def loss_float_targets():
                  [tensor("x", [2, 3]), tensor("t", [2])], [tensor("y", [])])
 
 
+def reverse_lengths():
+    """ReverseSequence with three lengths for a batch of two."""
+    return model([helper.make_node("ReverseSequence", ["x", "n"], ["y"], name="rev")],
+                 [tensor("x", [5, 2, 3]), tensor("n", [3], TensorProto.INT64)],
+                 [tensor("y", [5, 2, 3])])
+
+
+def unpool_no_kernel():
+    """MaxUnpool without kernel_shape."""
+    return model([helper.make_node("MaxUnpool", ["x", "i"], ["y"], name="unpool")],
+                 [tensor("x", [1, 1, 2, 2]), tensor("i", [1, 1, 2, 2], TensorProto.INT64)],
+                 [tensor("y", [1, 1, 4, 4])])
+
+
+def unpool_smaller():
+    """MaxUnpool to an output_shape smaller than the unpooled shape."""
+    return model([helper.make_node("MaxUnpool", ["x", "i", "s"], ["y"], name="unpool",
+                                   kernel_shape=[2, 2], strides=[2, 2])],
+                 [tensor("x", [1, 1, 2, 2]), tensor("i", [1, 1, 2, 2], TensorProto.INT64)],
+                 [tensor("y", [1, 1, 3, 3])],
+                 [const("s", np.array([1, 1, 3, 3], np.int64))])
+
+
+def dynamic_quantize_double():
+    """DynamicQuantizeLinear of float64 values."""
+    return model([helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"],
+                                   name="dql")],
+                 [tensor("x", [4], TensorProto.DOUBLE)],
+                 [tensor("y", [4], TensorProto.UINT8), tensor("s", []),
+                  tensor("z", [], TensorProto.UINT8)])
+
+
 CASES = {f.__name__: f for f in (
+    reverse_lengths, unpool_no_kernel, unpool_smaller, dynamic_quantize_double,
     loss_reduction, loss_weights, loss_float_targets, lrn_no_size, lrn_flat, topk_two_ks, topk_too_many, integer_mean, float_mod, wide_slope, resize_area, resize_short_scales,
     duplicate_output, self_duplicate_output, duplicate_input, duplicate_initializer,
     string_attribute, float_attribute, typeless_attribute, overflow_input,

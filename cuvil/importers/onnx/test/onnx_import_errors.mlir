@@ -161,6 +161,23 @@
 // RUN: not cuvilc --quiet loss.onnx 2>&1 | FileCheck %s --check-prefix=LOSST
 // LOSST: cuvilc: error: 'nll' (loss.onnx): error: NegativeLogLikelihoodLoss expects integer targets [N, d1, ...] for scores 'tensor<2x3xf32>', got 'tensor<2xf32>'
 
+// ReverseSequence: a length per batch entry. MaxUnpool: its kernel, and an
+// output_shape no smaller than the unpooled one. DynamicQuantizeLinear:
+// float32 values.
+// RUN: %{gen} reverse_lengths rev.onnx
+// RUN: not cuvilc --quiet rev.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=REVLEN
+// RUN: not test -e out.so
+// REVLEN: cuvilc: error: 'rev' (rev.onnx): error: ReverseSequence expects one integer length per batch entry (2), got 'tensor<3xi64>'
+// RUN: %{gen} unpool_no_kernel unpool.onnx
+// RUN: not cuvilc --quiet unpool.onnx 2>&1 | FileCheck %s --check-prefix=UNPOOLK
+// UNPOOLK: cuvilc: error: 'unpool' (unpool.onnx): error: MaxUnpool needs kernel_shape, one size per spatial dim (2)
+// RUN: %{gen} unpool_smaller unpool.onnx
+// RUN: not cuvilc --quiet unpool.onnx 2>&1 | FileCheck %s --check-prefix=UNPOOLS
+// UNPOOLS: cuvilc: error: 'unpool' (unpool.onnx): error: MaxUnpool cannot unpool 'tensor<1x1x2x2xf32>' to [1, 1, 3, 3] (unpooled, it is [1, 1, 4, 4])
+// RUN: %{gen} dynamic_quantize_double dql.onnx
+// RUN: not cuvilc --quiet dql.onnx 2>&1 | FileCheck %s --check-prefix=DQL
+// DQL: cuvilc: error: 'dql' (dql.onnx): error: DynamicQuantizeLinear expects float32 input, got 'tensor<4xf64>'
+
 // TopK's k: one constant, no more than the axis holds.
 // RUN: %{gen} topk_two_ks topk.onnx
 // RUN: not cuvilc --quiet topk.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=TOPKTWO
