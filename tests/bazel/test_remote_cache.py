@@ -6,6 +6,7 @@ It needs that cache: run under .ci/run, or `scripts/remote-cache start`
 and CUVIL_REMOTE_CACHE=<its URL> scripts/test.
 """
 
+import json
 import os
 import pathlib
 import shutil
@@ -46,7 +47,9 @@ def test_fresh_clone_is_served_from_the_remote_cache(tmp_path, record_property):
     try:
         # Outputs stay in the cache (build without the bytes): the count of
         # hits is what is measured.
-        result = workspace.run("build", *TARGETS, flags=["--remote_download_minimal"])
+        log = tmp_path / "execution_log.json"
+        result = workspace.run("build", *TARGETS, flags=[
+            "--remote_download_minimal", f"--execution_log_json_file={log}"])
     finally:
         workspace.shutdown()
     counts = process_counts(result.stderr)
@@ -58,4 +61,24 @@ def test_fresh_clone_is_served_from_the_remote_cache(tmp_path, record_property):
               f"{hits} of its {cacheable} cacheable actions from the cache "
               f"({100 * share:.1f}%; {counts})")
     record_property("report", report)
-    assert share >= GOAL, report
+    assert share >= GOAL, report + "\n" + missed(log, result.stderr)
+
+
+def missed(log, stderr):
+    """What ran instead of coming from the cache (the execution log's spawns
+    that were not hits), and Bazel's warnings about the cache: why a build
+    missed, for the failure message."""
+    decoder, text, lines = json.JSONDecoder(), log.read_text(), []
+    position = 0
+    while position < len(text.rstrip()):
+        spawn, position = decoder.raw_decode(text, position)
+        while position < len(text) and text[position].isspace():
+            position += 1
+        if spawn.get("remoteCacheHit") or spawn.get("runner") in (None, "", "internal"):
+            continue
+        outputs = spawn.get("listedOutputs", [])
+        lines.append(f"  {spawn.get('mnemonic', '?')} ({spawn.get('runner')}) "
+                     f"-> {', '.join(outputs[:2])}")
+    warnings = [line for line in stderr.splitlines() if "WARNING" in line and
+                ("cache" in line.lower() or "remote" in line.lower())]
+    return "\n".join(["ran locally:"] + lines[:80] + warnings[:20])
