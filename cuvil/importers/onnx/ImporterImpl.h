@@ -189,7 +189,8 @@ struct QuantInputs {
   std::optional<int64_t> axis;
 };
 
-class EinsumLowering; // ConvertEinsum.cpp
+class EinsumLowering;     // ConvertEinsum.cpp
+class GridSampleLowering; // ConvertGridSample.cpp
 
 /// 0, 1, ..., n - 1 as i64 along `axis` of a rank-`rank` shape of ones
 /// (ConvertRearrange.cpp).
@@ -197,6 +198,7 @@ DenseElementsAttr iotaAlong(Builder &b, int64_t rank, int64_t axis, int64_t n);
 
 class Importer {
   friend class EinsumLowering;
+  friend class GridSampleLowering;
 
 public:
   Importer(MLIRContext &context, const onnx::ModelProto &model,
@@ -378,6 +380,8 @@ private:
   LogicalResult convertScatterND(const onnx::NodeProto &, Location);
   LogicalResult convertTopK(const onnx::NodeProto &, Location);
   LogicalResult convertReverseSequence(const onnx::NodeProto &, Location);
+  /// GridSample as gathers of channel rows (ConvertGridSample.cpp).
+  LogicalResult convertGridSample(const onnx::NodeProto &, Location);
   LogicalResult convertMaxUnpool(const onnx::NodeProto &, Location);
   /// Einsum as transposes, sums and batched matmuls (ConvertEinsum.cpp).
   LogicalResult convertEinsum(const onnx::NodeProto &, Location);

@@ -76,6 +76,7 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["TopK"] = &Importer::convertTopK;
     map["LRN"] = &Importer::convertLrn;
     map["ReverseSequence"] = &Importer::convertReverseSequence;
+    map["GridSample"] = &Importer::convertGridSample;
     map["MaxUnpool"] = &Importer::convertMaxUnpool;
     map["DynamicQuantizeLinear"] = &Importer::convertDynamicQuantizeLinear;
     map["NegativeLogLikelihoodLoss"] = &Importer::convertNllLoss;

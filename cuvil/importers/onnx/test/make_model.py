@@ -394,8 +394,23 @@ def dynamic_quantize_double():
                   tensor("z", [], TensorProto.UINT8)])
 
 
+def grid_sample_mode():
+    """GridSample in a mode ONNX does not define."""
+    return model([helper.make_node("GridSample", ["x", "g"], ["y"], name="warp",
+                                   mode="area")],
+                 [tensor("x", [1, 2, 4, 4]), tensor("g", [1, 3, 3, 2])],
+                 [tensor("y", [1, 2, 3, 3])], opset=16)
+
+
+def grid_sample_volume():
+    """GridSample of a 5-D volume (opset 20's 3-D sampling)."""
+    return model([helper.make_node("GridSample", ["x", "g"], ["y"], name="warp")],
+                 [tensor("x", [1, 2, 4, 4, 4]), tensor("g", [1, 3, 3, 3, 3])],
+                 [tensor("y", [1, 2, 3, 3, 3])], opset=16)
+
+
 CASES = {f.__name__: f for f in (
-    reverse_lengths, unpool_no_kernel, unpool_smaller, dynamic_quantize_double,
+    grid_sample_mode, grid_sample_volume, reverse_lengths, unpool_no_kernel, unpool_smaller, dynamic_quantize_double,
     loss_reduction, loss_weights, loss_float_targets, lrn_no_size, lrn_flat, topk_two_ks, topk_too_many, integer_mean, float_mod, wide_slope, resize_area, resize_short_scales,
     duplicate_output, self_duplicate_output, duplicate_input, duplicate_initializer,
     string_attribute, float_attribute, typeless_attribute, overflow_input,

@@ -161,6 +161,15 @@
 // RUN: not cuvilc --quiet loss.onnx 2>&1 | FileCheck %s --check-prefix=LOSST
 // LOSST: cuvilc: error: 'nll' (loss.onnx): error: NegativeLogLikelihoodLoss expects integer targets [N, d1, ...] for scores 'tensor<2x3xf32>', got 'tensor<2xf32>'
 
+// GridSample: one of its modes, 2-D sampling.
+// RUN: %{gen} grid_sample_mode warp.onnx
+// RUN: not cuvilc --quiet warp.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=GRIDMODE
+// RUN: not test -e out.so
+// GRIDMODE: cuvilc: error: 'warp' (warp.onnx): error: GridSample mode must be 'bilinear', 'nearest' or 'bicubic', got 'area'
+// RUN: %{gen} grid_sample_volume warp.onnx
+// RUN: not cuvilc --quiet warp.onnx 2>&1 | FileCheck %s --check-prefix=GRIDRANK
+// GRIDRANK: cuvilc: error: 'warp' (warp.onnx): error: GridSample expects a float input [N, C, H, W] with static C, H and W (2-D sampling), got 'tensor<1x2x4x4x4xf32>'
+
 // ReverseSequence: a length per batch entry. MaxUnpool: its kernel, and an
 // output_shape no smaller than the unpooled one. DynamicQuantizeLinear:
 // float32 values.
