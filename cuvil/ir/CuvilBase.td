@@ -81,7 +81,7 @@ def Cuvil_InferTypeOpAdaptor : TraitList<[
 
 // Element types level1 computes on.
 def Cuvil_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
-def Cuvil_Int : AnyTypeOf<[I1, I8, I16, I32, I64, UI8]>;
+def Cuvil_Int : AnyTypeOf<[I1, I8, I16, I32, I64, UI8, UI16, UI32, UI64]>;
 def Cuvil_Tensor : RankedTensorOf<[Cuvil_Float, Cuvil_Int]>;
 def Cuvil_FloatTensor : RankedTensorOf<[Cuvil_Float]>;
 def Cuvil_IndexTensor : RankedTensorOf<[I32, I64]>;

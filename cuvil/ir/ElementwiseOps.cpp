@@ -58,6 +58,7 @@ CUVIL_BINARY_INFERENCE(AndOp, true)
 CUVIL_BINARY_INFERENCE(OrOp, true)
 CUVIL_BINARY_INFERENCE(XorOp, true)
 CUVIL_BINARY_INFERENCE(ModOp, false)
+CUVIL_BINARY_INFERENCE(BitShiftOp, false)
 #undef CUVIL_BINARY_INFERENCE
 
 LogicalResult PReluOp::inferReturnTypes(MLIRContext *,
@@ -250,6 +251,12 @@ LogicalResult ModOp::verify() {
   if (isa<FloatType>(getElementTypeOrSelf(getType())) && !getFmod())
     return emitOpError("on floats needs fmod (the remainder with the "
                        "dividend's sign), as ONNX Mod does");
+  return success();
+}
+
+LogicalResult BitShiftOp::verify() {
+  if (!getElementTypeOrSelf(getType()).isUnsignedInteger())
+    return emitOpError("shifts unsigned integers, got ") << getType();
   return success();
 }
 

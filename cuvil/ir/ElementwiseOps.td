@@ -319,4 +319,20 @@ def Cuvil_ModOp : Cuvil_Op<"mod", [Pure, Cuvil_InferTypeOpAdaptor,
   let hasVerifier = 1;
 }
 
+def Cuvil_BitShiftOp : Cuvil_Op<"bit_shift", [Pure, Cuvil_InferTypeOpAdaptor,
+                                              Cuvil_BroadcastElementwise]> {
+  let summary = "elementwise shift of unsigned integers (ONNX BitShift)";
+  let description = [{
+    `lhs` shifted left by `rhs` bits, or right with `right`; bits shifted
+    out are lost, and a shift by the element width or more gives 0 (C
+    leaves it undefined; a compiled model must not depend on that).
+  }];
+  let arguments = (ins Cuvil_Tensor:$lhs, Cuvil_Tensor:$rhs, UnitAttr:$right);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`right` $right^)? attr-dict `:` type($lhs) `,` type($rhs)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // CUVIL_IR_ELEMENTWISEOPS_TD

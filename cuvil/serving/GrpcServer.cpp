@@ -58,6 +58,9 @@ absl::Status decodeContents(const inference::ModelInferRequest::InferInputTensor
   case DataType::kBOOL: return appendContents<bool>(c.bool_contents(), out, name);
   case DataType::kUINT8: return appendContents<uint8_t>(c.uint_contents(), out, name);
   case DataType::kINT8: return appendContents<int8_t>(c.int_contents(), out, name);
+  case DataType::kUINT16: return appendContents<uint16_t>(c.uint_contents(), out, name);
+  case DataType::kUINT32: return appendContents<uint32_t>(c.uint_contents(), out, name);
+  case DataType::kUINT64: return appendContents<uint64_t>(c.uint64_contents(), out, name);
   case DataType::kINT16: return appendContents<int16_t>(c.int_contents(), out, name);
   case DataType::kINT32: return appendContents<int32_t>(c.int_contents(), out, name);
   case DataType::kINT64: return appendContents<int64_t>(c.int64_contents(), out, name);

@@ -104,6 +104,9 @@ absl::Status decodeData(DataType type, const json &data, const std::vector<int64
   case DataType::kBOOL: return decodeTyped<bool>(data, shape, out, where);
   case DataType::kUINT8: return decodeTyped<uint8_t>(data, shape, out, where);
   case DataType::kINT8: return decodeTyped<int8_t>(data, shape, out, where);
+  case DataType::kUINT16: return decodeTyped<uint16_t>(data, shape, out, where);
+  case DataType::kUINT32: return decodeTyped<uint32_t>(data, shape, out, where);
+  case DataType::kUINT64: return decodeTyped<uint64_t>(data, shape, out, where);
   case DataType::kINT16: return decodeTyped<int16_t>(data, shape, out, where);
   case DataType::kINT32: return decodeTyped<int32_t>(data, shape, out, where);
   case DataType::kINT64: return decodeTyped<int64_t>(data, shape, out, where);
@@ -143,6 +146,9 @@ json encodeData(const Tensor &tensor) {
   }
   case DataType::kUINT8: return toJsonArray<uint8_t>(tensor.data);
   case DataType::kINT8: return toJsonArray<int8_t>(tensor.data);
+  case DataType::kUINT16: return toJsonArray<uint16_t>(tensor.data);
+  case DataType::kUINT32: return toJsonArray<uint32_t>(tensor.data);
+  case DataType::kUINT64: return toJsonArray<uint64_t>(tensor.data);
   case DataType::kINT16: return toJsonArray<int16_t>(tensor.data);
   case DataType::kINT32: return toJsonArray<int32_t>(tensor.data);
   case DataType::kINT64: return toJsonArray<int64_t>(tensor.data);

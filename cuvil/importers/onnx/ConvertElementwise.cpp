@@ -300,6 +300,19 @@ LogicalResult Importer::convertMod(const onnx::NodeProto &node, Location loc) {
   return defineResult(node, create<l1::ModOp>(loc, *lhs, *rhs, fmod));
 }
 
+LogicalResult Importer::convertBitShift(const onnx::NodeProto &node,
+                                        Location loc) {
+  FailureOr<Value> lhs = getValue(node, 0), rhs = getValue(node, 1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  std::string direction = attrString(node, "direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    return emitError(loc) << "BitShift direction must be 'LEFT' or 'RIGHT', "
+                          << "got '" << direction << "'";
+  UnitAttr right = direction == "RIGHT" ? builder.getUnitAttr() : UnitAttr();
+  return defineResult(node, create<l1::BitShiftOp>(loc, *lhs, *rhs, right));
+}
+
 LogicalResult Importer::convertPRelu(const onnx::NodeProto &node,
                                      Location loc) {
   FailureOr<Value> x = getValue(node, 0), slope = getValue(node, 1);

@@ -99,13 +99,16 @@ inline int64_t onnxElementBytes(int32_t dtype) {
   switch (dtype) {
   case onnx::TensorProto::FLOAT:
   case onnx::TensorProto::INT32:
+  case onnx::TensorProto::UINT32:
     return 4;
   case onnx::TensorProto::DOUBLE:
   case onnx::TensorProto::INT64:
+  case onnx::TensorProto::UINT64:
     return 8;
   case onnx::TensorProto::FLOAT16:
   case onnx::TensorProto::BFLOAT16:
   case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
     return 2;
   case onnx::TensorProto::INT8:
   case onnx::TensorProto::UINT8:
@@ -144,6 +147,12 @@ inline Type toMlirType(MLIRContext *context, int32_t dtype) {
     return b.getI8Type();
   case onnx::TensorProto::UINT8:
     return IntegerType::get(context, 8, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT16:
+    return IntegerType::get(context, 16, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT32:
+    return IntegerType::get(context, 32, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT64:
+    return IntegerType::get(context, 64, IntegerType::Unsigned);
   case onnx::TensorProto::BOOL:
     return b.getI1Type();
   default:
@@ -342,6 +351,7 @@ private:
   LogicalResult convertWhere(const onnx::NodeProto &, Location);
   LogicalResult convertClip(const onnx::NodeProto &, Location);
   LogicalResult convertMod(const onnx::NodeProto &, Location);
+  LogicalResult convertBitShift(const onnx::NodeProto &, Location);
   LogicalResult convertPRelu(const onnx::NodeProto &, Location);
   LogicalResult convertCast(const onnx::NodeProto &, Location);
   LogicalResult convertMatMul(const onnx::NodeProto &, Location);

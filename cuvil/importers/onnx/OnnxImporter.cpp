@@ -77,6 +77,7 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["LRN"] = &Importer::convertLrn;
     map["ReverseSequence"] = &Importer::convertReverseSequence;
     map["GridSample"] = &Importer::convertGridSample;
+    map["BitShift"] = &Importer::convertBitShift;
     map["MaxUnpool"] = &Importer::convertMaxUnpool;
     map["DynamicQuantizeLinear"] = &Importer::convertDynamicQuantizeLinear;
     map["NegativeLogLikelihoodLoss"] = &Importer::convertNllLoss;

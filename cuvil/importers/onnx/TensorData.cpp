@@ -94,10 +94,20 @@ LogicalResult Importer::readTensorBytes(const onnx::TensorProto &tensor,
       append(v);
     break;
   case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
   case onnx::TensorProto::FLOAT16:
   case onnx::TensorProto::BFLOAT16:
     for (int32_t v : tensor.int32_data())
       append(static_cast<uint16_t>(v));
+    break;
+  // ONNX keeps uint32 and uint64 in uint64_data.
+  case onnx::TensorProto::UINT32:
+    for (uint64_t v : tensor.uint64_data())
+      append(static_cast<uint32_t>(v));
+    break;
+  case onnx::TensorProto::UINT64:
+    for (uint64_t v : tensor.uint64_data())
+      append(v);
     break;
   case onnx::TensorProto::INT8:
   case onnx::TensorProto::UINT8:
@@ -215,6 +225,16 @@ FailureOr<HostTensor> Importer::decodeTensor(const onnx::TensorProto &tensor,
       break;
     case onnx::TensorProto::INT8:
       host.ints.push_back(readAs<int8_t>(data));
+      break;
+    case onnx::TensorProto::UINT16:
+      host.ints.push_back(readAs<uint16_t>(data));
+      break;
+    case onnx::TensorProto::UINT32:
+      host.ints.push_back(readAs<uint32_t>(data));
+      break;
+    case onnx::TensorProto::UINT64:
+      // Shape arithmetic reads them as int64; values past 2^63 wrap.
+      host.ints.push_back(static_cast<int64_t>(readAs<uint64_t>(data)));
       break;
     default: // UINT8, BOOL
       host.ints.push_back(readAs<uint8_t>(data));

@@ -914,6 +914,15 @@ func.func @f(%a: tensor<2xi8>) {
 
 // -----
 
+// shifts are of unsigned integers
+func.func @f(%a: tensor<2xi32>) {
+  // expected-error @+1 {{'cuvil.bit_shift' op shifts unsigned integers, got 'tensor<2xi32>'}}
+  %0 = cuvil.bit_shift %a, %a : tensor<2xi32>, tensor<2xi32>
+  return
+}
+
+// -----
+
 // a float remainder has the dividend's sign
 func.func @f(%a: tensor<2xf32>) {
   // expected-error @+1 {{'cuvil.mod' op on floats needs fmod (the remainder with the dividend's sign), as ONNX Mod does}}

@@ -389,3 +389,13 @@ func.func @top_k(%x: tensor<?x9x3xf32>) {
   %1 = cuvil.add %v#1, %v#1 : tensor<?x4x3xi64>, tensor<?x4x3xi64>
   return
 }
+
+// CHECK-LABEL: func @bit_shift
+func.func @bit_shift(%x: tensor<4x3xui16>, %n: tensor<3xui16>) {
+  // CHECK: cuvil.bit_shift %{{.+}}, %{{.+}} : tensor<4x3xui16>, tensor<3xui16>
+  %0 = cuvil.bit_shift %x, %n : tensor<4x3xui16>, tensor<3xui16>
+  // CHECK: cuvil.bit_shift %{{.+}}, %{{.+}} right : tensor<4x3xui16>, tensor<3xui16>
+  %1 = cuvil.bit_shift %0, %n right : tensor<4x3xui16>, tensor<3xui16>
+  %2 = cuvil.max %1, %x : tensor<4x3xui16>, tensor<4x3xui16>
+  return
+}

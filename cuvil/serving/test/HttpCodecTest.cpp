@@ -16,12 +16,17 @@ TEST(HttpCodecTest, DecodesNestedJsonOfEachDatatype) {
            {"name": "f", "datatype": "FP32", "shape": [2, 2], "data": [[1.5, 2], [3, -4]]},
            {"name": "b", "datatype": "BOOL", "shape": [2], "data": [true, false]},
            {"name": "i", "datatype": "INT8", "shape": [2], "data": [-128, 127]},
-           {"name": "u", "datatype": "UINT8", "shape": [1], "data": [255]}],
+           {"name": "u", "datatype": "UINT8", "shape": [1], "data": [255]},
+           {"name": "w", "datatype": "UINT16", "shape": [1], "data": [65535]},
+           {"name": "v", "datatype": "UINT64", "shape": [1],
+            "data": [18446744073709551615]}],
           "outputs": [{"name": "y", "parameters": {"binary_data": true}}]})",
       std::nullopt);
   ASSERT_TRUE(request.ok()) << request.status();
   EXPECT_EQ(request->id, "7");
-  ASSERT_EQ(request->inputs.size(), 4u);
+  ASSERT_EQ(request->inputs.size(), 6u);
+  EXPECT_EQ(request->inputs[4].data, std::string("\xff\xff", 2));
+  EXPECT_EQ(request->inputs[5].data, std::string(8, '\xff'));
   float f[4];
   ASSERT_EQ(request->inputs[0].data.size(), sizeof(f));
   std::memcpy(f, request->inputs[0].data.data(), sizeof(f));

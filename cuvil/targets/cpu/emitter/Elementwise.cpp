@@ -425,6 +425,18 @@ LogicalResult emitMod(Emitter &e, const KernelCall &call) {
   return success();
 }
 
+LogicalResult emitBitShift(Emitter &e, const KernelCall &call) {
+  std::string width = std::to_string(call.storage.getIntOrFloatBitWidth());
+  std::string shift = call.op.getParam("right") ? " >> " : " << ";
+  std::string T = call.T;
+  // Narrow operands shift as int; the cast drops the bits shifted out.
+  e.emitElementwise(*call.out, {call.ins[0], call.ins[1]}, [=](Args x) {
+    return select(x[1] + " >= " + width, "(" + T + ")0",
+                  "(" + T + ")(" + x[0] + shift + x[1] + ")");
+  });
+  return success();
+}
+
 LogicalResult emitPRelu(Emitter &e, const KernelCall &call) {
   std::string zero = call.lit(0);
   e.emitElementwise(*call.out, {call.ins[0], call.ins[1]}, [=](Args x) {
@@ -451,6 +463,7 @@ void addElementwiseKernels(KernelTable &table) {
   table["pow"] = {emitPow};
   table["where"] = {emitWhere};
   table["mod"] = {emitMod};
+  table["bit_shift"] = {emitBitShift};
   table["prelu"] = {emitPRelu};
 }
 
