@@ -390,6 +390,16 @@ private:
   LogicalResult convertScatterND(const onnx::NodeProto &, Location);
   LogicalResult convertTopK(const onnx::NodeProto &, Location);
   LogicalResult convertReverseSequence(const onnx::NodeProto &, Location);
+  /// DFT and STFT as products with cosine and sine matrices
+  /// (ConvertSpectral.cpp); dftProduct transforms the last axis of re (and
+  /// im, if not null), `rows` samples, into `columns` bins of a
+  /// length-`length` DFT.
+  LogicalResult convertDft(const onnx::NodeProto &, Location);
+  LogicalResult convertStft(const onnx::NodeProto &, Location);
+  FailureOr<std::pair<Value, Value>> dftProduct(Location loc, Value re,
+                                                Value im, int64_t rows,
+                                                int64_t columns, int64_t length,
+                                                bool inverse);
   /// GridSample as gathers of channel rows (ConvertGridSample.cpp).
   LogicalResult convertGridSample(const onnx::NodeProto &, Location);
   LogicalResult convertMaxUnpool(const onnx::NodeProto &, Location);

@@ -78,6 +78,8 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["ReverseSequence"] = &Importer::convertReverseSequence;
     map["GridSample"] = &Importer::convertGridSample;
     map["BitShift"] = &Importer::convertBitShift;
+    map["DFT"] = &Importer::convertDft;
+    map["STFT"] = &Importer::convertStft;
     map["MaxUnpool"] = &Importer::convertMaxUnpool;
     map["DynamicQuantizeLinear"] = &Importer::convertDynamicQuantizeLinear;
     map["NegativeLogLikelihoodLoss"] = &Importer::convertNllLoss;

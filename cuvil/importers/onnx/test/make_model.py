@@ -409,8 +409,22 @@ def grid_sample_volume():
                  [tensor("y", [1, 2, 3, 3, 3])], opset=16)
 
 
+def dft_axis():
+    """DFT over the trailing (real, imaginary) dimension."""
+    return model([helper.make_node("DFT", ["x"], ["y"], name="dft", axis=2)],
+                 [tensor("x", [1, 8, 2])], [tensor("y", [1, 8, 2])], opset=17)
+
+
+def stft_long_frame():
+    """STFT whose window is longer than the signal."""
+    return model([helper.make_node("STFT", ["x", "s", "w"], ["y"], name="stft")],
+                 [tensor("x", [1, 8, 1])], [tensor("y", [1, 1, 9, 2])],
+                 [const("s", np.array(4, np.int64)), const("w", np.ones(16, np.float32))],
+                 opset=17)
+
+
 CASES = {f.__name__: f for f in (
-    grid_sample_mode, grid_sample_volume, reverse_lengths, unpool_no_kernel, unpool_smaller, dynamic_quantize_double,
+    dft_axis, stft_long_frame, grid_sample_mode, grid_sample_volume, reverse_lengths, unpool_no_kernel, unpool_smaller, dynamic_quantize_double,
     loss_reduction, loss_weights, loss_float_targets, lrn_no_size, lrn_flat, topk_two_ks, topk_too_many, integer_mean, float_mod, wide_slope, resize_area, resize_short_scales,
     duplicate_output, self_duplicate_output, duplicate_input, duplicate_initializer,
     string_attribute, float_attribute, typeless_attribute, overflow_input,

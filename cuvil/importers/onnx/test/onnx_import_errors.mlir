@@ -161,6 +161,15 @@
 // RUN: not cuvilc --quiet loss.onnx 2>&1 | FileCheck %s --check-prefix=LOSST
 // LOSST: cuvilc: error: 'nll' (loss.onnx): error: NegativeLogLikelihoodLoss expects integer targets [N, d1, ...] for scores 'tensor<2x3xf32>', got 'tensor<2xf32>'
 
+// DFT over a signal dimension; STFT frames that fit the signal.
+// RUN: %{gen} dft_axis dft.onnx
+// RUN: not cuvilc --quiet dft.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=DFTAXIS
+// RUN: not test -e out.so
+// DFTAXIS: cuvilc: error: 'dft' (dft.onnx): error: DFT axis 2 must name a static signal dimension of 'tensor<1x8x2xf32>'
+// RUN: %{gen} stft_long_frame stft.onnx
+// RUN: not cuvilc --quiet stft.onnx 2>&1 | FileCheck %s --check-prefix=STFTLEN
+// STFTLEN: cuvilc: error: 'stft' (stft.onnx): error: STFT needs a positive frame_step and a frame length (the window's, or frame_length) of 1 to 8
+
 // GridSample: one of its modes, 2-D sampling.
 // RUN: %{gen} grid_sample_mode warp.onnx
 // RUN: not cuvilc --quiet warp.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=GRIDMODE

@@ -1,0 +1,221 @@
+//===- ConvertSpectral.cpp - ONNX DFT and STFT as matrix products ----------===//
+//
+// DFT and STFT over a static signal length: the transform is a product with
+// constant cosine and sine matrices (computed in double at import time),
+// which runs on the GEMM kernels. Complex values are ONNX's trailing
+// dimension of 2 (real, imaginary); the real and imaginary parts travel as
+// two tensors with the transformed axis last, so that
+//   forward  re = xr C + xi S,  im = xi C - xr S,
+//   inverse  re = (xr C - xi S) / L,  im = (xi C + xr S) / L,
+// with C[t][k] = cos(2 pi t k / L), S[t][k] = sin(2 pi t k / L). A signal
+// longer than the DFT length L is cut (rows t >= L are zero), a shorter
+// one padded (those rows are simply absent). STFT first gathers its frames
+// (one constant index per frame and offset) and applies the window.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/importers/onnx/ImporterImpl.h"
+
+#include <cmath>
+
+namespace cuvil::onnx_import {
+
+LogicalResult Importer::convertDft(const onnx::NodeProto &node, Location loc) {
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  int64_t rank = type.getRank();
+  bool inverse = attrInt(node, "inverse", 0), onesided = attrInt(node, "onesided", 0);
+  int64_t axis = attrInt(node, "axis", 1);
+  axis = axis < 0 ? axis + rank : axis;
+  if (!isa<FloatType>(type.getElementType()) || rank < 3 ||
+      type.isDynamicDim(rank - 1) || type.getDimSize(rank - 1) > 2)
+    return emitError(loc) << "DFT expects a float signal [batch, n..., 1 or 2], "
+                          << "got " << type;
+  if (axis < 1 || axis >= rank - 1 || type.isDynamicDim(axis))
+    return emitError(loc) << "DFT axis " << attrInt(node, "axis", 1)
+                          << " must name a static signal dimension of " << type;
+  bool complex = type.getDimSize(rank - 1) == 2;
+  if (onesided && (complex || inverse))
+    return emitError(loc) << "DFT onesided needs a real signal and a forward "
+                          << "transform";
+  int64_t samples = type.getDimSize(axis), length = samples;
+  if (hasInput(node, 1)) {
+    FailureOr<SmallVector<int64_t>> given = requireInts(node, 1, "dft_length");
+    if (failed(given))
+      return failure();
+    if (given->size() != 1 || (*given)[0] < 1)
+      return emitError(loc) << "DFT expects one positive dft_length, got "
+                            << given->size() << " values";
+    length = (*given)[0];
+  }
+  auto ints = [&](ArrayRef<int64_t> v) { return builder.getDenseI64ArrayAttr(v); };
+  // The parts, without the trailing dimension, with `axis` moved last.
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < rank - 1; ++d)
+    if (d != axis)
+      perm.push_back(d);
+  perm.push_back(axis);
+  auto part = [&](int64_t k) -> FailureOr<Value> {
+    FailureOr<Value> s = create<l1::SliceOp>(loc, *x, ints({k}), ints({k + 1}),
+                                             ints({rank - 1}), ints({1}));
+    s = failed(s) ? s : create<l1::SqueezeOp>(loc, *s, ints({rank - 1}));
+    return failed(s) ? s : create<l1::TransposeOp>(loc, *s, ints(perm));
+  };
+  FailureOr<Value> re = part(0);
+  FailureOr<Value> im = complex ? part(1) : FailureOr<Value>(Value());
+  if (failed(re) || failed(im))
+    return failure();
+  int64_t bins = onesided ? length / 2 + 1 : length;
+  FailureOr<std::pair<Value, Value>> y =
+      dftProduct(loc, *re, *im, samples, bins, length, inverse);
+  if (failed(y))
+    return failure();
+  // Back in place, then (re, im) as the trailing dimension.
+  SmallVector<int64_t> back(rank - 1);
+  for (int64_t d = 0; d < rank - 1; ++d)
+    back[perm[d]] = d;
+  SmallVector<Value> parts;
+  for (Value v : {y->first, y->second}) {
+    FailureOr<Value> p = create<l1::TransposeOp>(loc, v, ints(back));
+    p = failed(p) ? p : create<l1::UnsqueezeOp>(loc, *p, ints({rank - 1}));
+    if (failed(p))
+      return failure();
+    parts.push_back(*p);
+  }
+  return defineResult(node, create<l1::ConcatOp>(
+                                loc, ValueRange(parts),
+                                builder.getI64IntegerAttr(rank - 1)));
+}
+
+LogicalResult Importer::convertStft(const onnx::NodeProto &node, Location loc) {
+  FailureOr<Value> signal = getValue(node, 0);
+  if (failed(signal))
+    return failure();
+  auto type = cast<RankedTensorType>(signal->getType());
+  if (!isa<FloatType>(type.getElementType()) || type.getRank() != 3 ||
+      type.isDynamicDim(1) || type.getDimSize(2) > 2 || type.isDynamicDim(2))
+    return emitError(loc) << "STFT expects a float signal [batch, length, 1 or "
+                          << "2] of static length, got " << type;
+  FailureOr<SmallVector<int64_t>> step = requireInts(node, 1, "frame_step");
+  if (failed(step))
+    return failure();
+  Value window;
+  int64_t frameLength = -1;
+  if (hasInput(node, 2)) {
+    FailureOr<Value> w = getValue(node, 2);
+    if (failed(w))
+      return failure();
+    window = *w;
+    auto wType = cast<RankedTensorType>(window.getType());
+    if (wType.getRank() != 1 || wType.isDynamicDim(0) ||
+        wType.getElementType() != type.getElementType())
+      return emitError(loc) << "STFT expects a static 1-D window of "
+                            << type.getElementType() << ", got " << wType;
+    frameLength = wType.getDimSize(0);
+  }
+  if (hasInput(node, 3)) {
+    FailureOr<SmallVector<int64_t>> given = requireInts(node, 3, "frame_length");
+    if (failed(given))
+      return failure();
+    if (given->size() != 1 || (frameLength >= 0 && (*given)[0] != frameLength))
+      return emitError(loc) << "STFT frame_length must be one value, the "
+                            << "window's length if there is a window";
+    frameLength = (*given)[0];
+  }
+  int64_t length = type.getDimSize(1);
+  bool complex = type.getDimSize(2) == 2, onesided = attrInt(node, "onesided", 1);
+  if (step->size() != 1 || (*step)[0] < 1 || frameLength < 1 ||
+      frameLength > length)
+    return emitError(loc) << "STFT needs a positive frame_step and a frame "
+                          << "length (the window's, or frame_length) of 1 to "
+                          << length;
+  if (onesided && complex)
+    return emitError(loc) << "STFT onesided needs a real signal";
+  int64_t hop = (*step)[0], frames = 1 + (length - frameLength) / hop;
+  auto ints = [&](ArrayRef<int64_t> v) { return builder.getDenseI64ArrayAttr(v); };
+  // Frame f holds samples f * hop .. f * hop + frameLength - 1.
+  SmallVector<int64_t> offsets;
+  for (int64_t f = 0; f < frames; ++f)
+    for (int64_t t = 0; t < frameLength; ++t)
+      offsets.push_back(f * hop + t);
+  Value at = l1::ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(
+          RankedTensorType::get({frames, frameLength}, builder.getI64Type()),
+          ArrayRef<int64_t>(offsets)));
+  auto framed = [&](int64_t k) -> FailureOr<Value> {
+    FailureOr<Value> s = create<l1::SliceOp>(loc, *signal, ints({k}), ints({k + 1}),
+                                             ints({2}), ints({1}));
+    s = failed(s) ? s : create<l1::SqueezeOp>(loc, *s, ints({2}));
+    s = failed(s) ? s
+                  : create<l1::GatherOp>(loc, *s, at, builder.getI64IntegerAttr(1));
+    if (succeeded(s) && window)
+      s = create<l1::MulOp>(loc, *s, window);
+    return s;
+  };
+  FailureOr<Value> re = framed(0);
+  FailureOr<Value> im = complex ? framed(1) : FailureOr<Value>(Value());
+  if (failed(re) || failed(im))
+    return failure();
+  int64_t bins = onesided ? frameLength / 2 + 1 : frameLength;
+  FailureOr<std::pair<Value, Value>> y =
+      dftProduct(loc, *re, *im, frameLength, bins, frameLength, false);
+  if (failed(y))
+    return failure();
+  FailureOr<Value> r = create<l1::UnsqueezeOp>(loc, y->first, ints({3}));
+  FailureOr<Value> i = create<l1::UnsqueezeOp>(loc, y->second, ints({3}));
+  if (failed(r) || failed(i))
+    return failure();
+  return defineResult(node, create<l1::ConcatOp>(loc, ValueRange{*r, *i},
+                                                 builder.getI64IntegerAttr(3)));
+}
+
+FailureOr<std::pair<Value, Value>>
+Importer::dftProduct(Location loc, Value re, Value im, int64_t rows,
+                     int64_t columns, int64_t length, bool inverse) {
+  Type element = cast<RankedTensorType>(re.getType()).getElementType();
+  auto matrix = [&](bool sine) {
+    SmallVector<double> values;
+    double scale = inverse ? 1.0 / static_cast<double>(length) : 1.0;
+    for (int64_t t = 0; t < rows; ++t)
+      for (int64_t k = 0; k < columns; ++k) {
+        // (t k) mod L keeps the angle small, so that it stays exact.
+        double angle = 2 * M_PI * static_cast<double>((t * k) % length) /
+                       static_cast<double>(length);
+        values.push_back(t >= length ? 0.0
+                                     : scale * (sine ? std::sin(angle)
+                                                     : std::cos(angle)));
+      }
+    return l1::ConstantOp::create(
+        builder, loc,
+        floatElements(RankedTensorType::get({rows, columns}, element), values));
+  };
+  Value cosine = matrix(false), sine = matrix(true);
+  auto product = [&](Value a, Value m) {
+    return create<l1::MatmulOp>(loc, a, m, TypeAttr());
+  };
+  // Forward: re = xr C + xi S, im = xi C - xr S; inverse flips the sines.
+  FailureOr<Value> reC = product(re, cosine), reS = product(re, sine);
+  if (failed(reC) || failed(reS))
+    return failure();
+  FailureOr<Value> outRe = reC, outIm = reS;
+  if (!im) {
+    if (!inverse)
+      outIm = create<l1::NegOp>(loc, *reS);
+  } else {
+    FailureOr<Value> imC = product(im, cosine), imS = product(im, sine);
+    if (failed(imC) || failed(imS))
+      return failure();
+    outRe = inverse ? create<l1::SubOp>(loc, *reC, *imS)
+                    : create<l1::AddOp>(loc, *reC, *imS);
+    outIm = inverse ? create<l1::AddOp>(loc, *imC, *reS)
+                    : create<l1::SubOp>(loc, *imC, *reS);
+  }
+  if (failed(outRe) || failed(outIm))
+    return failure();
+  return std::make_pair(*outRe, *outIm);
+}
+
+} // namespace cuvil::onnx_import
