@@ -19,9 +19,13 @@ LogicalResult Importer::convertIdentity(const onnx::NodeProto &node,
                                         Location loc) {
   if (node.op_type() == "Dropout") {
     // Inference: Dropout is the identity, and its mask is all true. A
-    // training_mode input known to be true asks for training semantics.
+    // training_mode input known to be true asks for training semantics,
+    // which are the same at ratio 0 (nothing is dropped or rescaled).
+    const HostTensor *ratio = getHost(node, 1);
+    bool keepsAll = ratio && ratio->numElements() == 1 && ratio->at(0) == 0;
     if (const HostTensor *training = getHost(node, 2);
-        training && training->numElements() == 1 && training->at(0) != 0)
+        training && training->numElements() == 1 && training->at(0) != 0 &&
+        !keepsAll)
       return emitError(loc) << "Dropout in training mode is not supported; "
                                "Cuvil compiles models for inference";
     if (node.output_size() > 1 && !node.output(1).empty()) {

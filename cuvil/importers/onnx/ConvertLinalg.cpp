@@ -299,8 +299,7 @@ FailureOr<Value> Importer::buildConv(const onnx::NodeProto &node, Location loc,
 LogicalResult Importer::convertBatchNorm(const onnx::NodeProto &node,
                                          Location loc) {
   if (attrInt(node, "training_mode", 0))
-    return emitError(loc) << "BatchNormalization in training mode is not "
-                             "supported; export the model in eval mode";
+    return convertBatchNormTraining(node, loc);
   SmallVector<Value> operands;
   for (int i = 0; i < 5; ++i) {
     FailureOr<Value> v = getValue(node, i);
@@ -314,6 +313,89 @@ LogicalResult Importer::convertBatchNorm(const onnx::NodeProto &node,
   return defineResult(node, r);
 }
 
+// Training mode normalizes by the batch's own statistics (population
+// variance over every axis but the channels) and also returns the running
+// statistics moved toward them by `momentum`, as ONNX specifies.
+LogicalResult Importer::convertBatchNormTraining(const onnx::NodeProto &node,
+                                                 Location loc) {
+  SmallVector<Value> in;
+  for (int i = 0; i < 5; ++i) {
+    FailureOr<Value> v = getValue(node, i);
+    if (failed(v))
+      return failure();
+    in.push_back(*v);
+  }
+  auto type = cast<RankedTensorType>(in[0].getType());
+  int64_t rank = type.getRank();
+  if (rank < 2 || !isa<FloatType>(type.getElementType()))
+    return emitError(loc) << "BatchNormalization expects a float input [N, C, "
+                          << "...], got " << type;
+  Type element = type.getElementType();
+  SmallVector<int64_t> axes{0};
+  for (int64_t d = 2; d < rank; ++d)
+    axes.push_back(d);
+  auto axesAttr = builder.getDenseI64ArrayAttr(axes);
+  // [C] parameters broadcast as [C, 1, ...] against [N, C, ...].
+  auto perChannel = [&](Value v) -> FailureOr<Value> {
+    if (rank == 2)
+      return v;
+    SmallVector<int64_t> trailing;
+    for (int64_t d = 1; d < rank - 1; ++d)
+      trailing.push_back(d);
+    return create<l1::UnsqueezeOp>(loc, v, builder.getDenseI64ArrayAttr(trailing));
+  };
+  FailureOr<Value> mean =
+      create<l1::ReduceMeanOp>(loc, in[0], axesAttr, builder.getUnitAttr());
+  FailureOr<Value> centered =
+      failed(mean) ? mean : create<l1::SubOp>(loc, in[0], *mean);
+  FailureOr<Value> squares =
+      failed(centered) ? centered : create<l1::MulOp>(loc, *centered, *centered);
+  FailureOr<Value> variance =
+      failed(squares) ? squares
+                      : create<l1::ReduceMeanOp>(loc, *squares, axesAttr,
+                                                 builder.getUnitAttr());
+  FailureOr<Value> deviation =
+      failed(variance)
+          ? variance
+          : create<l1::AddOp>(loc, *variance,
+                              scalarConstant(loc, element,
+                                             attrFloat(node, "epsilon", 1e-5)));
+  deviation = failed(deviation) ? deviation : create<l1::SqrtOp>(loc, *deviation);
+  FailureOr<Value> scale = perChannel(in[1]), bias = perChannel(in[2]);
+  if (failed(deviation) || failed(scale) || failed(bias))
+    return failure();
+  FailureOr<Value> y = create<l1::DivOp>(loc, *centered, *deviation);
+  y = failed(y) ? y : create<l1::MulOp>(loc, *y, *scale);
+  y = failed(y) ? y : create<l1::AddOp>(loc, *y, *bias);
+  if (failed(y))
+    return failure();
+  define(node, 0, *y);
+  double momentum = attrFloat(node, "momentum", 0.9);
+  // running = given * momentum + batch * (1 - momentum), as [C].
+  auto running = [&](int output, Value given, Value batch) -> LogicalResult {
+    if (node.output_size() <= output || node.output(output).empty())
+      return success();
+    FailureOr<Value> flat =
+        create<l1::SqueezeOp>(loc, batch, builder.getDenseI64ArrayAttr(axes));
+    FailureOr<Value> kept =
+        create<l1::MulOp>(loc, given, scalarConstant(loc, element, momentum));
+    FailureOr<Value> moved =
+        failed(flat) ? flat
+                     : create<l1::MulOp>(loc, *flat,
+                                         scalarConstant(loc, element, 1 - momentum));
+    if (failed(kept) || failed(moved))
+      return failure();
+    FailureOr<Value> sum = create<l1::AddOp>(loc, *kept, *moved);
+    if (failed(sum))
+      return failure();
+    define(node, output, *sum);
+    return success();
+  };
+  if (failed(running(1, in[3], *mean)) || failed(running(2, in[4], *variance)))
+    return failure();
+  return success();
+}
+
 LogicalResult Importer::convertPool(const onnx::NodeProto &node, Location loc) {
   FailureOr<Value> x = getValue(node, 0);
   if (failed(x))
@@ -323,6 +405,14 @@ LogicalResult Importer::convertPool(const onnx::NodeProto &node, Location loc) {
   std::optional<SmallVector<int64_t>> kernel = attrInts(node, "kernel_shape");
   if (!kernel)
     return emitError(loc) << node.op_type() << " needs kernel_shape";
+  // MaxPool of 8-bit integers (opset 12) runs on their exact float32 values.
+  auto xType = cast<RankedTensorType>(x->getType());
+  Type integers = xType.getElementType();
+  if (node.op_type() == "MaxPool" && integers.isInteger(8))
+    x = l1::CastOp::create(builder, loc, xType.clone(builder.getF32Type()), *x)
+            .getResult();
+  else
+    integers = {};
   FailureOr<WindowInputs> in = windowInputs(node, loc, *x, *kernel);
   if (failed(in))
     return failure();
@@ -350,7 +440,13 @@ LogicalResult Importer::convertPool(const onnx::NodeProto &node, Location loc) {
         attrInt(node, "count_include_pad", 0) ? builder.getUnitAttr()
                                               : UnitAttr());
   }
-  return defineResult(node, windowResult(loc, *in, r));
+  r = windowResult(loc, *in, r);
+  if (succeeded(r) && integers)
+    r = l1::CastOp::create(
+            builder, loc,
+            cast<RankedTensorType>(r->getType()).clone(integers), *r)
+            .getResult();
+  return defineResult(node, r);
 }
 
 LogicalResult Importer::convertGlobalPool(const onnx::NodeProto &node,

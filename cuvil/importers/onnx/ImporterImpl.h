@@ -363,6 +363,7 @@ private:
   FailureOr<Value> buildConv(const onnx::NodeProto &node, Location loc, Value x,
                              Value w, Value bias);
   LogicalResult convertBatchNorm(const onnx::NodeProto &, Location);
+  LogicalResult convertBatchNormTraining(const onnx::NodeProto &, Location);
   LogicalResult convertPool(const onnx::NodeProto &, Location);
   LogicalResult convertGlobalPool(const onnx::NodeProto &, Location);
   LogicalResult convertSoftmax(const onnx::NodeProto &, Location);
