@@ -6,7 +6,7 @@
 // (IndexingOps.td), whose inference checks shapes and dtypes.
 // ReverseSequence is a gather along time of indices computed from the
 // lengths, MaxUnpool a scatter of the values into zeros at MaxPool's
-// flattened indices.
+// flattened indices, Compress (of a constant condition) a gather.
 //
 //===----------------------------------------------------------------------===//
 
@@ -223,6 +223,57 @@ LogicalResult Importer::convertMaxUnpool(const onnx::NodeProto &node,
                                 loc, *unpooled, builder.getDenseI64ArrayAttr(after),
                                 builder.getStringAttr("constant"),
                                 builder.getF64FloatAttr(0.0)));
+}
+
+/// Compress keeps the slices along `axis` (of the flattened input without
+/// one) where the condition is true. Its output's shape depends on the
+/// condition's values, so they must be known at compile time (a mask of
+/// features, say); it is then a gather of the kept positions.
+LogicalResult Importer::convertCompress(const onnx::NodeProto &node,
+                                        Location loc) {
+  FailureOr<Value> x = getValue(node, 0);
+  if (failed(x))
+    return failure();
+  const HostTensor *condition = getHost(node, 1);
+  if (!condition || condition->hasUnknown())
+    return emitError(loc) << "Compress needs its condition at compile time: "
+                          << "the output's shape depends on its values";
+  auto type = cast<RankedTensorType>(x->getType());
+  Value input = *x;
+  int64_t axis = 0;
+  if (const onnx::AttributeProto *given = attr(node, "axis")) {
+    axis = given->i() < 0 ? given->i() + type.getRank() : given->i();
+    if (axis < 0 || axis >= type.getRank())
+      return emitError(loc) << "Compress axis " << given->i()
+                            << " is out of range for " << type;
+  } else {
+    FailureOr<Value> flat =
+        create<l1::ReshapeOp>(loc, *x, builder.getDenseI64ArrayAttr({-1}));
+    if (failed(flat))
+      return failure();
+    input = *flat;
+  }
+  int64_t size = cast<RankedTensorType>(input.getType()).getDimSize(axis);
+  if (ShapedType::isDynamic(size) || condition->numElements() > size)
+    return emitError(loc) << "Compress has " << condition->numElements()
+                          << " conditions for a dimension of "
+                          << (ShapedType::isDynamic(size) ? std::string("?")
+                                                          : std::to_string(size));
+  SmallVector<int64_t> kept;
+  for (int64_t i = 0; i < condition->numElements(); ++i)
+    if (condition->at(i) != 0)
+      kept.push_back(i);
+  if (kept.empty())
+    return emitError(loc) << "Compress keeps nothing: Cuvil's tensors have no "
+                          << "empty dimensions";
+  Value at = l1::ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(
+          RankedTensorType::get({static_cast<int64_t>(kept.size())},
+                                builder.getI64Type()),
+          ArrayRef<int64_t>(kept)));
+  return defineResult(node, create<l1::GatherOp>(loc, input, at,
+                                                 builder.getI64IntegerAttr(axis)));
 }
 
 } // namespace cuvil::onnx_import

@@ -404,6 +404,7 @@ private:
   /// GridSample as gathers of channel rows (ConvertGridSample.cpp).
   LogicalResult convertGridSample(const onnx::NodeProto &, Location);
   LogicalResult convertMaxUnpool(const onnx::NodeProto &, Location);
+  LogicalResult convertCompress(const onnx::NodeProto &, Location);
   /// Einsum as transposes, sums and batched matmuls (ConvertEinsum.cpp).
   LogicalResult convertEinsum(const onnx::NodeProto &, Location);
   /// LRN as a sum of shifted squares (ConvertLrn.cpp).

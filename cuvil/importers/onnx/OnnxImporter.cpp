@@ -79,6 +79,7 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["GridSample"] = &Importer::convertGridSample;
     map["BitShift"] = &Importer::convertBitShift;
     map["DFT"] = &Importer::convertDft;
+    map["Compress"] = &Importer::convertCompress;
     map["STFT"] = &Importer::convertStft;
     map["MaxUnpool"] = &Importer::convertMaxUnpool;
     map["DynamicQuantizeLinear"] = &Importer::convertDynamicQuantizeLinear;

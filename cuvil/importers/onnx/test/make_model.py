@@ -423,8 +423,15 @@ def stft_long_frame():
                  opset=17)
 
 
+def compress_at_run_time():
+    """Compress whose condition is a graph input."""
+    return model([helper.make_node("Compress", ["x", "c"], ["y"], name="pick", axis=0)],
+                 [tensor("x", [3, 2]), tensor("c", [3], TensorProto.BOOL)],
+                 [tensor("y", [2, 2])])
+
+
 CASES = {f.__name__: f for f in (
-    dft_axis, stft_long_frame, grid_sample_mode, grid_sample_volume, reverse_lengths, unpool_no_kernel, unpool_smaller, dynamic_quantize_double,
+    compress_at_run_time, dft_axis, stft_long_frame, grid_sample_mode, grid_sample_volume, reverse_lengths, unpool_no_kernel, unpool_smaller, dynamic_quantize_double,
     loss_reduction, loss_weights, loss_float_targets, lrn_no_size, lrn_flat, topk_two_ks, topk_too_many, integer_mean, float_mod, wide_slope, resize_area, resize_short_scales,
     duplicate_output, self_duplicate_output, duplicate_input, duplicate_initializer,
     string_attribute, float_attribute, typeless_attribute, overflow_input,

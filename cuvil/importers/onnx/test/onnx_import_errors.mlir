@@ -161,6 +161,12 @@
 // RUN: not cuvilc --quiet loss.onnx 2>&1 | FileCheck %s --check-prefix=LOSST
 // LOSST: cuvilc: error: 'nll' (loss.onnx): error: NegativeLogLikelihoodLoss expects integer targets [N, d1, ...] for scores 'tensor<2x3xf32>', got 'tensor<2xf32>'
 
+// Compress: its output's shape needs the condition at compile time.
+// RUN: %{gen} compress_at_run_time pick.onnx
+// RUN: not cuvilc --quiet pick.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=COMPRESS
+// RUN: not test -e out.so
+// COMPRESS: cuvilc: error: 'pick' (pick.onnx): error: Compress needs its condition at compile time: the output's shape depends on its values
+
 // DFT over a signal dimension; STFT frames that fit the signal.
 // RUN: %{gen} dft_axis dft.onnx
 // RUN: not cuvilc --quiet dft.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=DFTAXIS

@@ -1,6 +1,7 @@
-"""ONNX ReverseSequence and MaxUnpool compiled by cuvilc: ReverseSequence
-against a numpy loop, MaxUnpool against PyTorch's max_unpool2d fed the
-indices of PyTorch's own max_pool2d."""
+"""ONNX ReverseSequence, MaxUnpool and Compress compiled by cuvilc:
+ReverseSequence against a numpy loop, MaxUnpool against PyTorch's
+max_unpool2d fed the indices of PyTorch's own max_pool2d, Compress (of a
+constant condition) against numpy.compress."""
 
 import pathlib
 import sys
@@ -79,3 +80,21 @@ def test_max_unpool_matches_pytorch(tmp_path, kernel, stride, size, output_size)
     # A larger output_shape keeps each value's position and pads after it.
     want = torch.nn.functional.pad(want, (0, out_w - unpooled_w, 0, out_h - unpooled_h))
     assert np.array_equal(y, want.numpy())
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_compress_by_a_constant_mask(tmp_path, axis):
+    shape = [5, 6]
+    # As long as axis 0; shorter than the others, whose rest are dropped.
+    mask = np.array([1, 0, 1, 1, 0], bool)
+    kept = np.compress(mask, np.zeros(shape), axis=axis).shape
+    path = tmp_path / "compress.onnx"
+    save(path, [helper.make_node("Compress", ["x", "mask"], ["y"],
+                                 **({} if axis is None else {"axis": axis}))],
+         [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+         [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(kept))],
+         [constant("mask", mask)])
+    compiled = compile_model(CUVILC, path, tmp_path / "compress.so")
+    x = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
+    (y,) = compiled(x)
+    assert np.array_equal(y, np.compress(mask, x, axis=axis))
