@@ -135,14 +135,32 @@ def compile_error(tmp_path, nodes, inputs, outputs, initializers, opset=13):
     return result.stderr
 
 
-def test_a_scale_computed_at_run_time_is_refused(tmp_path):
+def test_a_scale_given_at_run_time_quantizes_at_run_time(tmp_path):
+    # The scale is a graph input: no quantized type can hold it, so both ops
+    # are their arithmetic (tests/test_dynamic_quantization.py has more).
+    path = tmp_path / "qdq.onnx"
+    save(path, [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+                helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])],
+         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6]),
+          helper.make_tensor_value_info("s", TensorProto.FLOAT, [])],
+         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6])],
+         [constant("z", np.uint8(100))])
+    compiled = compile_model(CUVILC, path, tmp_path / "qdq.so")
+    x = np.array([-3, -0.26, 0, 0.25, 1.7, 40], np.float32)
+    for scale in (np.float32(0.1), np.float32(0.5)):
+        (y,) = compiled(x, scale)
+        q = np.clip(np.rint(x / scale) + 100, 0, 255)
+        assert np.array_equal(y, ((q - 100) * scale).astype(np.float32))
+
+
+def test_an_integer_scale_given_at_run_time_is_refused(tmp_path):
     stderr = compile_error(tmp_path, [
-        helper.make_node("QuantizeLinear", ["x", "s"], ["q"], name="quant_in")],
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4]),
-         helper.make_tensor_value_info("s", TensorProto.FLOAT, [])],
-        [helper.make_tensor_value_info("q", TensorProto.UINT8, [4])], [])
-    assert "'quant_in'" in stderr
-    assert "QuantizeLinear needs its scale (input 's') at compile time" in stderr
+        helper.make_node("DequantizeLinear", ["q", "s"], ["y"], name="dq")],
+        [helper.make_tensor_value_info("q", TensorProto.INT8, [4]),
+         helper.make_tensor_value_info("s", TensorProto.INT32, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [])
+    assert "'dq'" in stderr
+    assert "DequantizeLinear expects a float scale, got 'tensor<i32>'" in stderr
 
 
 def test_a_zero_point_of_another_shape_is_refused(tmp_path):

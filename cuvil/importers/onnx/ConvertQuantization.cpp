@@ -128,6 +128,8 @@ LogicalResult Importer::convertDequantizeLinear(const onnx::NodeProto &node,
   if (failed(x) || failed(scale))
     return failure();
   auto type = cast<RankedTensorType>(x->getType());
+  if (!getHost(node, 1) || (hasInput(node, 2) && !getHost(node, 2)))
+    return defineResult(node, dequantizeAtRunTime(node, loc, *x));
   FailureOr<quant::QuantizedType> q = quantizedType(
       node, loc, type, type.getElementType(), scale->getElementType());
   if (failed(q))
@@ -482,14 +484,12 @@ FailureOr<Value> Importer::saturatingQuantize(Location loc, Value x,
       .getResult();
 }
 
-// QuantizeLinear whose scale or zero point is computed by the model (a
-// dynamic quantization graph): the arithmetic itself, in x's float type,
-// with a per-axis scale broadcast along `axis`.
-FailureOr<Value> Importer::quantizeAtRunTime(const onnx::NodeProto &node,
-                                             Location loc, Value x,
-                                             Type storage) {
-  auto type = cast<RankedTensorType>(x.getType());
-  Type element = type.getElementType();
+// QuantizeLinear and DequantizeLinear whose scale or zero point the model
+// computes (a dynamic quantization graph): the arithmetic itself, in the
+// float type `element`, a per-axis scale broadcast along `axis`.
+FailureOr<std::pair<Value, Value>>
+Importer::runTimeScaleAndZero(const onnx::NodeProto &node, Location loc,
+                              RankedTensorType type, Type element) {
   FailureOr<Value> scale = getValue(node, 1);
   if (failed(scale))
     return failure();
@@ -503,33 +503,60 @@ FailureOr<Value> Importer::quantizeAtRunTime(const onnx::NodeProto &node,
         *given);
   }
   auto scaleType = cast<RankedTensorType>(scale->getType());
-  if (scaleType.getElementType() != element)
-    return emitError(loc) << "QuantizeLinear's scale is " << scaleType
-                          << ", not of its input's type " << element;
-  if (scaleType.getRank() == 1 && type.getRank() > 1) {
-    int64_t axis = attrInt(node, "axis", 1);
-    axis = axis < 0 ? axis + type.getRank() : axis;
-    if (axis < 0 || axis >= type.getRank())
-      return emitError(loc) << "QuantizeLinear axis " << attrInt(node, "axis", 1)
-                            << " is out of range for " << type;
-    SmallVector<int64_t> others;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (d != axis)
-        others.push_back(d);
-    auto spread = builder.getDenseI64ArrayAttr(others);
-    FailureOr<Value> s = create<l1::UnsqueezeOp>(loc, *scale, spread);
-    FailureOr<Value> z = cast<RankedTensorType>(zeroPoint.getType()).getRank() == 1
-                             ? create<l1::UnsqueezeOp>(loc, zeroPoint, spread)
-                             : FailureOr<Value>(zeroPoint);
-    if (failed(s) || failed(z))
-      return failure();
-    scale = s;
-    zeroPoint = *z;
-  } else if (scaleType.getRank() > 1) {
-    return emitError(loc) << "QuantizeLinear expects a scalar or 1-D scale, got "
-                          << scaleType;
-  }
-  return saturatingQuantize(loc, x, *scale, zeroPoint, storage);
+  if (scaleType.getElementType() != element || scaleType.getRank() > 1)
+    return emitError(loc) << node.op_type() << " expects a scalar or 1-D "
+                          << "scale of " << element << ", got " << scaleType;
+  if (scaleType.getRank() == 0 || type.getRank() <= 1)
+    return std::make_pair(*scale, zeroPoint);
+  int64_t axis = attrInt(node, "axis", 1);
+  axis = axis < 0 ? axis + type.getRank() : axis;
+  if (axis < 0 || axis >= type.getRank())
+    return emitError(loc) << node.op_type() << " axis "
+                          << attrInt(node, "axis", 1) << " is out of range for "
+                          << type;
+  SmallVector<int64_t> others;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (d != axis)
+      others.push_back(d);
+  auto spread = builder.getDenseI64ArrayAttr(others);
+  FailureOr<Value> s = create<l1::UnsqueezeOp>(loc, *scale, spread);
+  FailureOr<Value> z = cast<RankedTensorType>(zeroPoint.getType()).getRank() == 1
+                           ? create<l1::UnsqueezeOp>(loc, zeroPoint, spread)
+                           : FailureOr<Value>(zeroPoint);
+  if (failed(s) || failed(z))
+    return failure();
+  return std::make_pair(*s, *z);
+}
+
+FailureOr<Value> Importer::quantizeAtRunTime(const onnx::NodeProto &node,
+                                             Location loc, Value x,
+                                             Type storage) {
+  auto type = cast<RankedTensorType>(x.getType());
+  FailureOr<std::pair<Value, Value>> params =
+      runTimeScaleAndZero(node, loc, type, type.getElementType());
+  if (failed(params))
+    return failure();
+  return saturatingQuantize(loc, x, params->first, params->second, storage);
+}
+
+FailureOr<Value> Importer::dequantizeAtRunTime(const onnx::NodeProto &node,
+                                               Location loc, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  FailureOr<RankedTensorType> scaleType = getType(node, 1);
+  if (failed(scaleType))
+    return failure();
+  Type element = scaleType->getElementType();
+  if (!isa<FloatType>(element))
+    return emitError(loc) << "DequantizeLinear expects a float scale, got "
+                          << *scaleType;
+  FailureOr<std::pair<Value, Value>> params =
+      runTimeScaleAndZero(node, loc, type, element);
+  if (failed(params))
+    return failure();
+  Value wide = l1::CastOp::create(builder, loc, type.clone(element), x);
+  FailureOr<Value> centered = create<l1::SubOp>(loc, wide, params->second);
+  return failed(centered) ? centered
+                          : create<l1::MulOp>(loc, *centered, params->first);
 }
 
 } // namespace cuvil::onnx_import

@@ -445,9 +445,16 @@ private:
   /// all operands at run time (broadcast as numpy does).
   FailureOr<Value> saturatingQuantize(Location loc, Value x, Value scale,
                                       Value zeroPoint, Type storage);
-  /// QuantizeLinear of a scale or zero point the model computes.
+  /// QuantizeLinear and DequantizeLinear of a scale or zero point the
+  /// model computes; runTimeScaleAndZero reads both (inputs 1 and 2) as
+  /// `element` values shaped to broadcast against `type`.
   FailureOr<Value> quantizeAtRunTime(const onnx::NodeProto &node, Location loc,
                                      Value x, Type storage);
+  FailureOr<Value> dequantizeAtRunTime(const onnx::NodeProto &node,
+                                       Location loc, Value x);
+  FailureOr<std::pair<Value, Value>>
+  runTimeScaleAndZero(const onnx::NodeProto &node, Location loc,
+                      RankedTensorType type, Type element);
   /// ai.onnx.ml TreeEnsembleRegressor and TreeEnsembleClassifier.
   LogicalResult convertTreeEnsemble(const onnx::NodeProto &, Location);
   /// ai.cuvil XGBoostModel / LightGBMModel: a saved model carried whole
