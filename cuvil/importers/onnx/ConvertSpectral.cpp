@@ -58,9 +58,7 @@ LogicalResult Importer::convertDft(const onnx::NodeProto &node, Location loc) {
       perm.push_back(d);
   perm.push_back(axis);
   auto part = [&](int64_t k) -> FailureOr<Value> {
-    FailureOr<Value> s = create<l1::SliceOp>(loc, *x, ints({k}), ints({k + 1}),
-                                             ints({rank - 1}), ints({1}));
-    s = failed(s) ? s : create<l1::SqueezeOp>(loc, *s, ints({rank - 1}));
+    FailureOr<Value> s = complexPart(loc, *x, k);
     return failed(s) ? s : create<l1::TransposeOp>(loc, *s, ints(perm));
   };
   FailureOr<Value> re = part(0);
@@ -76,17 +74,11 @@ LogicalResult Importer::convertDft(const onnx::NodeProto &node, Location loc) {
   SmallVector<int64_t> back(rank - 1);
   for (int64_t d = 0; d < rank - 1; ++d)
     back[perm[d]] = d;
-  SmallVector<Value> parts;
-  for (Value v : {y->first, y->second}) {
-    FailureOr<Value> p = create<l1::TransposeOp>(loc, v, ints(back));
-    p = failed(p) ? p : create<l1::UnsqueezeOp>(loc, *p, ints({rank - 1}));
-    if (failed(p))
-      return failure();
-    parts.push_back(*p);
-  }
-  return defineResult(node, create<l1::ConcatOp>(
-                                loc, ValueRange(parts),
-                                builder.getI64IntegerAttr(rank - 1)));
+  FailureOr<Value> re2 = create<l1::TransposeOp>(loc, y->first, ints(back));
+  FailureOr<Value> im2 = create<l1::TransposeOp>(loc, y->second, ints(back));
+  if (failed(re2) || failed(im2))
+    return failure();
+  return defineResult(node, joinComplex(loc, *re2, *im2));
 }
 
 LogicalResult Importer::convertStft(const onnx::NodeProto &node, Location loc) {
@@ -134,7 +126,6 @@ LogicalResult Importer::convertStft(const onnx::NodeProto &node, Location loc) {
   if (onesided && complex)
     return emitError(loc) << "STFT onesided needs a real signal";
   int64_t hop = (*step)[0], frames = 1 + (length - frameLength) / hop;
-  auto ints = [&](ArrayRef<int64_t> v) { return builder.getDenseI64ArrayAttr(v); };
   // Frame f holds samples f * hop .. f * hop + frameLength - 1.
   SmallVector<int64_t> offsets;
   for (int64_t f = 0; f < frames; ++f)
@@ -146,9 +137,7 @@ LogicalResult Importer::convertStft(const onnx::NodeProto &node, Location loc) {
           RankedTensorType::get({frames, frameLength}, builder.getI64Type()),
           ArrayRef<int64_t>(offsets)));
   auto framed = [&](int64_t k) -> FailureOr<Value> {
-    FailureOr<Value> s = create<l1::SliceOp>(loc, *signal, ints({k}), ints({k + 1}),
-                                             ints({2}), ints({1}));
-    s = failed(s) ? s : create<l1::SqueezeOp>(loc, *s, ints({2}));
+    FailureOr<Value> s = complexPart(loc, *signal, k);
     s = failed(s) ? s
                   : create<l1::GatherOp>(loc, *s, at, builder.getI64IntegerAttr(1));
     if (succeeded(s) && window)
@@ -164,12 +153,26 @@ LogicalResult Importer::convertStft(const onnx::NodeProto &node, Location loc) {
       dftProduct(loc, *re, *im, frameLength, bins, frameLength, false);
   if (failed(y))
     return failure();
-  FailureOr<Value> r = create<l1::UnsqueezeOp>(loc, y->first, ints({3}));
-  FailureOr<Value> i = create<l1::UnsqueezeOp>(loc, y->second, ints({3}));
+  return defineResult(node, joinComplex(loc, y->first, y->second));
+}
+
+FailureOr<Value> Importer::complexPart(Location loc, Value x, int64_t k) {
+  int64_t last = cast<RankedTensorType>(x.getType()).getRank() - 1;
+  auto ints = [&](ArrayRef<int64_t> v) { return builder.getDenseI64ArrayAttr(v); };
+  FailureOr<Value> s =
+      create<l1::SliceOp>(loc, x, ints({k}), ints({k + 1}), ints({last}), ints({1}));
+  return failed(s) ? s : create<l1::SqueezeOp>(loc, *s, ints({last}));
+}
+
+FailureOr<Value> Importer::joinComplex(Location loc, Value re, Value im) {
+  int64_t rank = cast<RankedTensorType>(re.getType()).getRank();
+  auto at = builder.getDenseI64ArrayAttr({rank});
+  FailureOr<Value> r = create<l1::UnsqueezeOp>(loc, re, at);
+  FailureOr<Value> i = create<l1::UnsqueezeOp>(loc, im, at);
   if (failed(r) || failed(i))
     return failure();
-  return defineResult(node, create<l1::ConcatOp>(loc, ValueRange{*r, *i},
-                                                 builder.getI64IntegerAttr(3)));
+  return create<l1::ConcatOp>(loc, ValueRange{*r, *i},
+                              builder.getI64IntegerAttr(rank));
 }
 
 FailureOr<std::pair<Value, Value>>

@@ -401,6 +401,10 @@ private:
                                                 Value im, int64_t rows,
                                                 int64_t columns, int64_t length,
                                                 bool inverse);
+  /// Part k (0: real, 1: imaginary) of ONNX's complex layout [..., 2], and
+  /// the parts joined back into it.
+  FailureOr<Value> complexPart(Location loc, Value x, int64_t k);
+  FailureOr<Value> joinComplex(Location loc, Value re, Value im);
   /// GridSample as gathers of channel rows (ConvertGridSample.cpp).
   LogicalResult convertGridSample(const onnx::NodeProto &, Location);
   LogicalResult convertMaxUnpool(const onnx::NodeProto &, Location);
