@@ -103,9 +103,11 @@ LogicalResult Importer::convertReverseSequence(const onnx::NodeProto &node,
   auto lensType = cast<RankedTensorType>(lens->getType());
   int64_t rank = type.getRank(), time = attrInt(node, "time_axis", 0),
           batch = attrInt(node, "batch_axis", 1);
-  if (rank < 2 || !type.hasStaticShape())
+  if (rank < 2 || !type.hasStaticShape() || type.getDimSize(0) > kMaxBuiltElements ||
+      type.getDimSize(1) > kMaxBuiltElements)
     return emitError(loc) << "ReverseSequence expects a static input of rank "
-                          << ">= 2, got " << type;
+                          << ">= 2 (time and batch of at most "
+                          << kMaxBuiltElements << "), got " << type;
   if (!((time == 0 && batch == 1) || (time == 1 && batch == 0)))
     return emitError(loc) << "ReverseSequence axes are 0 and 1 (time_axis "
                           << time << ", batch_axis " << batch << ")";
@@ -170,14 +172,24 @@ LogicalResult Importer::convertMaxUnpool(const onnx::NodeProto &node,
       attrInts(node, "strides").value_or(SmallVector<int64_t>(spatial, 1));
   SmallVector<int64_t> pads =
       attrInts(node, "pads").value_or(SmallVector<int64_t>(2 * spatial, 0));
+  // Bounded, so that the unpooled sizes below cannot overflow.
+  auto within = [](ArrayRef<int64_t> v, int64_t low) {
+    return llvm::all_of(v, [&](int64_t x) { return x >= low && x < (1 << 30); });
+  };
   if (static_cast<int64_t>(strides.size()) != spatial ||
-      static_cast<int64_t>(pads.size()) != 2 * spatial)
-    return emitError(loc) << "MaxUnpool strides and pads must have "
-                          << spatial << " and " << 2 * spatial << " entries";
+      static_cast<int64_t>(pads.size()) != 2 * spatial || !within(*kernel, 1) ||
+      !within(strides, 1) || !within(pads, 0))
+    return emitError(loc) << "MaxUnpool expects " << spatial << " kernel sizes "
+                          << "and strides in [1, 2^30) and " << 2 * spatial
+                          << " pads in [0, 2^30)";
   SmallVector<int64_t> shape(type.getShape());
-  for (int64_t d = 0; d < spatial; ++d)
-    shape[d + 2] = (shape[d + 2] - 1) * strides[d] + (*kernel)[d] - pads[d] -
-                   pads[d + spatial];
+  for (int64_t d = 0; d < spatial; ++d) {
+    int64_t window = (*kernel)[d] - pads[d] - pads[d + spatial];
+    if (llvm::MulOverflow(shape[d + 2] - 1, strides[d], shape[d + 2]) ||
+        llvm::AddOverflow(shape[d + 2], window, shape[d + 2]))
+      return emitError(loc) << "MaxUnpool of " << type << " overflows its "
+                            << "output size";
+  }
   SmallVector<int64_t> wanted = shape;
   if (hasInput(node, 2)) {
     FailureOr<SmallVector<int64_t>> given =
@@ -195,7 +207,9 @@ LogicalResult Importer::convertMaxUnpool(const onnx::NodeProto &node,
                           << shapeString(shape) << ")";
   int64_t total = 1;
   for (int64_t d : shape)
-    total *= d;
+    if (llvm::MulOverflow(total, d, total))
+      return emitError(loc) << "MaxUnpool's output " << shapeString(shape)
+                            << " has more than 2^63 elements";
   auto flatType = RankedTensorType::get({total}, type.getElementType());
   Value zeros = l1::ConstantOp::create(
       builder, loc,

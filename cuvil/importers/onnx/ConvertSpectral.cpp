@@ -66,6 +66,11 @@ LogicalResult Importer::convertDft(const onnx::NodeProto &node, Location loc) {
   if (failed(re) || failed(im))
     return failure();
   int64_t bins = onesided ? length / 2 + 1 : length;
+  if (length > kMaxBuiltElements || samples * bins > kMaxBuiltElements)
+    return emitError(loc) << "DFT of length " << length << " over " << samples
+                          << " samples needs a larger transform matrix than "
+                          << "Cuvil builds at compile time (" << kMaxBuiltElements
+                          << " elements)";
   FailureOr<std::pair<Value, Value>> y =
       dftProduct(loc, *re, *im, samples, bins, length, inverse);
   if (failed(y))
@@ -126,6 +131,10 @@ LogicalResult Importer::convertStft(const onnx::NodeProto &node, Location loc) {
   if (onesided && complex)
     return emitError(loc) << "STFT onesided needs a real signal";
   int64_t hop = (*step)[0], frames = 1 + (length - frameLength) / hop;
+  if (frames * frameLength > kMaxBuiltElements)
+    return emitError(loc) << "STFT of " << frames << " frames of " << frameLength
+                          << " samples is larger than Cuvil builds at compile "
+                          << "time (" << kMaxBuiltElements << " elements)";
   // Frame f holds samples f * hop .. f * hop + frameLength - 1.
   SmallVector<int64_t> offsets;
   for (int64_t f = 0; f < frames; ++f)

@@ -53,6 +53,10 @@ struct WindowInputs; // ConvertLinalg.cpp
 constexpr int64_t kUnknown = std::numeric_limits<int64_t>::min();
 /// Tensors up to this many elements are decoded for import-time evaluation.
 constexpr int64_t kMaxHostElements = 1 << 16;
+/// Constants the importer computes itself (transform matrices, index
+/// tables) have at most this many elements: a hostile model's sizes must
+/// not make the compiler allocate without bound.
+constexpr int64_t kMaxBuiltElements = int64_t(1) << 22;
 
 /// A small tensor whose contents are known while importing.
 struct HostTensor {

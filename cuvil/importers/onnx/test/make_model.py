@@ -430,8 +430,23 @@ def compress_at_run_time():
                  [tensor("y", [2, 2])])
 
 
+def dft_huge():
+    """A DFT length whose transform matrix would not fit in memory."""
+    return model([helper.make_node("DFT", ["x", "n"], ["y"], name="dft", axis=1)],
+                 [tensor("x", [1, 8, 1])], [tensor("y", [1, 1 << 40, 2])],
+                 [const("n", np.array(1 << 40, np.int64))], opset=17)
+
+
+def unpool_zero_stride():
+    """MaxUnpool with a stride of 0."""
+    return model([helper.make_node("MaxUnpool", ["x", "i"], ["y"], name="unpool",
+                                   kernel_shape=[2, 2], strides=[0, 2])],
+                 [tensor("x", [1, 1, 2, 2]), tensor("i", [1, 1, 2, 2], TensorProto.INT64)],
+                 [tensor("y", [1, 1, 4, 4])])
+
+
 CASES = {f.__name__: f for f in (
-    compress_at_run_time, dft_axis, stft_long_frame, grid_sample_mode, grid_sample_volume, reverse_lengths, unpool_no_kernel, unpool_smaller, dynamic_quantize_double,
+    dft_huge, unpool_zero_stride, compress_at_run_time, dft_axis, stft_long_frame, grid_sample_mode, grid_sample_volume, reverse_lengths, unpool_no_kernel, unpool_smaller, dynamic_quantize_double,
     loss_reduction, loss_weights, loss_float_targets, lrn_no_size, lrn_flat, topk_two_ks, topk_too_many, integer_mean, float_mod, wide_slope, resize_area, resize_short_scales,
     duplicate_output, self_duplicate_output, duplicate_input, duplicate_initializer,
     string_attribute, float_attribute, typeless_attribute, overflow_input,

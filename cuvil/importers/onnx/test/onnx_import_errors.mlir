@@ -161,6 +161,15 @@
 // RUN: not cuvilc --quiet loss.onnx 2>&1 | FileCheck %s --check-prefix=LOSST
 // LOSST: cuvilc: error: 'nll' (loss.onnx): error: NegativeLogLikelihoodLoss expects integer targets [N, d1, ...] for scores 'tensor<2x3xf32>', got 'tensor<2xf32>'
 
+// Sizes that would make the compiler allocate or overflow without bound.
+// RUN: %{gen} dft_huge dft.onnx
+// RUN: not cuvilc --quiet dft.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=DFTHUGE
+// RUN: not test -e out.so
+// DFTHUGE: cuvilc: error: 'dft' (dft.onnx): error: DFT of length 1099511627776 over 8 samples needs a larger transform matrix than Cuvil builds at compile time (4194304 elements)
+// RUN: %{gen} unpool_zero_stride unpool.onnx
+// RUN: not cuvilc --quiet unpool.onnx 2>&1 | FileCheck %s --check-prefix=UNPOOLSTRIDE
+// UNPOOLSTRIDE: cuvilc: error: 'unpool' (unpool.onnx): error: MaxUnpool expects 2 kernel sizes and strides in [1, 2^30) and 4 pads in [0, 2^30)
+
 // Compress: its output's shape needs the condition at compile time.
 // RUN: %{gen} compress_at_run_time pick.onnx
 // RUN: not cuvilc --quiet pick.onnx -o out.so 2>&1 | FileCheck %s --check-prefix=COMPRESS
