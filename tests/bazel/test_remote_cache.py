@@ -81,4 +81,9 @@ def missed(log, stderr):
                      f"-> {', '.join(outputs[:2])}")
     warnings = [line for line in stderr.splitlines() if "WARNING" in line and
                 ("cache" in line.lower() or "remote" in line.lower())]
-    return "\n".join(["ran locally:"] + lines[:80] + warnings[:20])
+    hint = []
+    if lines and all(" CppCompile " in f" {line.strip()}" for line in lines):
+        hint = ["only C++ compiles missed: an incremental build filled the cache "
+                "(it skips compiles whose unincluded headers changed; build from "
+                "an empty output base, docs/bazel.md)"]
+    return "\n".join(hint + ["ran locally:"] + lines[:80] + warnings[:20])
