@@ -1,8 +1,10 @@
 """ONNX DFT and STFT (opset 17) compiled by cuvilc and checked against
 numpy.fft in float64: forward and inverse, complex and real (one-sided)
-signals, a DFT length that pads or cuts the signal, and windowed frames."""
+signals, a DFT length that pads or cuts the signal, and windowed frames;
+MelWeightMatrix against ONNX's reference formula, with its errors."""
 
 import pathlib
+import subprocess
 import sys
 
 import numpy as np
@@ -63,3 +65,68 @@ def test_windowed_stft_matches_numpy(tmp_path):
     want = np.fft.rfft(framed * window, axis=-1)
     np.testing.assert_allclose(y[..., 0], want.real, rtol=1e-4, atol=2e-4)
     np.testing.assert_allclose(y[..., 1], want.imag, rtol=1e-4, atol=2e-4)
+
+
+def mel_reference(mels, dft, rate, lower, upper):
+    """ONNX's reference MelWeightMatrix (onnx/backend/test/case/node/
+    melweightmatrix.py, with numpy's float32 edges), for any parameters."""
+    lower, upper = np.float32(lower), np.float32(upper)
+    bins = np.arange(0, mels + 2)
+    low_mel = 2595 * np.log10(1 + lower / 700)
+    high_mel = 2595 * np.log10(1 + upper / 700)
+    step = (high_mel - low_mel) / bins.shape[0]
+    hertz = 700 * (np.power(10, (bins * step + low_mel) / 2595) - 1)
+    edges = (((dft + 1) * hertz) // rate).astype(int)
+    out = np.zeros((dft // 2 + 1, mels))
+    for i in range(mels):
+        left, center, right = edges[i:i + 3]
+        if center == left:
+            out[center, i] = 1
+        else:
+            for j in range(left, center + 1):
+                out[j, i] = (j - left) / (center - left)
+        for j in range(center, right):
+            out[j, i] = (right - j) / (right - center)
+    return out
+
+
+MEL_CASES = [(8, 16, 8192, 0.0, 4096.0), (40, 512, 16000, 20.0, 8000.0),
+             (13, 255, 22050, 300.0, 5000.0)]
+
+
+def test_mel_weight_matrices_match_onnxs_reference(tmp_path):
+    nodes, initializers, outputs = [], [], []
+    for i, params in enumerate(MEL_CASES):
+        names = [f"{field}{i}" for field in ("mels", "dft", "rate", "low", "high")]
+        initializers += [constant(name, np.array(v, np.int64 if k < 3 else np.float32))
+                         for k, (name, v) in enumerate(zip(names, params))]
+        nodes.append(helper.make_node("MelWeightMatrix", names, [f"w{i}"],
+                                      output_datatype=TensorProto.DOUBLE if i else FLOAT))
+        outputs.append(helper.make_tensor_value_info(
+            f"w{i}", TensorProto.DOUBLE if i else FLOAT, [params[1] // 2 + 1, params[0]]))
+    path = tmp_path / "mel.onnx"
+    save(path, nodes, [], outputs, initializers, opset=17)
+    compiled = compile_model(CUVILC, path, tmp_path / "mel.so")
+    for params, w in zip(MEL_CASES, compiled()):
+        np.testing.assert_allclose(w, mel_reference(*params), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("params,runtime,message", [
+    ((8, 16, 8192, 0.0, 8192.0), False, "upper_edge_hertz 8192 maps to spectrogram bin 12, past the last of 9"),
+    ((8, 16, 8192, 100.0, 50.0), False, "0 <= lower_edge_hertz < upper_edge_hertz, got 8, 16, 8192, 100, 50"),
+    ((8, 16, 8192, 0.0, 4096.0), True, "needs its num_mel_bins (input 'mels') at compile time"),
+])
+def test_mel_weight_matrix_errors_name_the_node(tmp_path, params, runtime, message):
+    names = ["mels", "dft", "rate", "low", "high"]
+    tensors = [constant(name, np.array(v, np.int64 if k < 3 else np.float32))
+               for k, (name, v) in enumerate(zip(names, params))]
+    inputs = [helper.make_tensor_value_info("mels", TensorProto.INT64, [])] if runtime else []
+    path = tmp_path / "bad.onnx"
+    save(path, [helper.make_node("MelWeightMatrix", names, ["w"], name="mel_node")],
+         inputs, [helper.make_tensor_value_info("w", FLOAT, [None, None])],
+         tensors[1:] if runtime else tensors, opset=17)
+    result = subprocess.run([CUVILC, str(path), "-o", str(tmp_path / "bad.so")],
+                            capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "mel_node" in result.stderr and message in result.stderr, result.stderr
+    assert not (tmp_path / "bad.so").exists()

@@ -159,6 +159,7 @@ PARAMETER_INPUTS = {
     "BlackmanWindow": [0], "ReduceProd": [1], "ReduceL1": [1], "ReduceL2": [1],
     "ReduceLogSum": [1], "ReduceLogSumExp": [1], "ReduceSumSquare": [1],
     "TopK": [1], "MaxUnpool": [2], "DFT": [1], "STFT": [1, 3], "Compress": [1],
+    "MelWeightMatrix": [0, 1, 2, 3, 4],
     # Scales and zero points: a quantized model's constants.
     "QuantizeLinear": [1, 2], "DequantizeLinear": [1, 2],
     "QLinearMatMul": [1, 2, 4, 5, 6, 7], "QLinearConv": [1, 2, 4, 5, 6, 7],

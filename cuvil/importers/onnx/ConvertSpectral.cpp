@@ -1,4 +1,4 @@
-//===- ConvertSpectral.cpp - ONNX DFT and STFT as matrix products ----------===//
+//===- ConvertSpectral.cpp - ONNX DFT, STFT and mel filter banks ----------===//
 //
 // DFT and STFT over a static signal length: the transform is a product with
 // constant cosine and sine matrices (computed in double at import time),
@@ -11,6 +11,8 @@
 // longer than the DFT length L is cut (rows t >= L are zero), a shorter
 // one padded (those rows are simply absent). STFT first gathers its frames
 // (one constant index per frame and offset) and applies the window.
+// MelWeightMatrix, whose inputs are all sizes and frequencies, is a
+// constant computed here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -228,6 +230,84 @@ Importer::dftProduct(Location loc, Value re, Value im, int64_t rows,
   if (failed(outRe) || failed(outIm))
     return failure();
   return std::make_pair(*outRe, *outIm);
+}
+
+/// MelWeightMatrix: [dft_length / 2 + 1, num_mel_bins] triangular filters
+/// between mel-spaced spectrogram bins. The bins follow ONNX's reference
+/// (its backend test's expected output): the mel range is cut into
+/// num_mel_bins + 2 steps, the edges' mels computed in float32, and each
+/// edge's bin is floor((dft_length + 1) * hertz / sample_rate).
+LogicalResult Importer::convertMelWeightMatrix(const onnx::NodeProto &node,
+                                               Location loc) {
+  const char *names[] = {"num_mel_bins", "dft_length", "sample_rate",
+                         "lower_edge_hertz", "upper_edge_hertz"};
+  double in[5];
+  for (int i = 0; i < 5; ++i) {
+    FailureOr<HostTensor> v = requireHost(node, i, names[i]);
+    if (failed(v))
+      return failure();
+    if (v->numElements() != 1 || v->hasUnknown())
+      return emitError(loc) << "MelWeightMatrix expects a scalar " << names[i];
+    in[i] = v->at(0);
+  }
+  // Checked as doubles first: a huge count must not overflow its cast.
+  bool counts = llvm::all_of(ArrayRef(in, 3), [](double v) {
+    return v >= 1 && v <= double(int64_t(1) << 53);
+  });
+  int64_t mels = counts ? in[0] : 0, dft = counts ? in[1] : 0,
+          rate = counts ? in[2] : 0;
+  float lower = in[3], upper = in[4];
+  if (!counts || !(lower >= 0) || !(upper > lower) || std::isinf(upper))
+    return emitError(loc) << "MelWeightMatrix expects num_mel_bins, dft_length "
+                          << "and sample_rate >= 1 and 0 <= lower_edge_hertz "
+                          << "< upper_edge_hertz, got "
+                          << absl::StrCat(in[0], ", ", in[1], ", ", in[2],
+                                          ", ", lower, ", ", upper);
+  int64_t bins = dft / 2 + 1;
+  if (mels > kMaxBuiltElements / bins)
+    return emitError(loc) << "MelWeightMatrix of " << bins << " x " << mels
+                          << " exceeds Cuvil's limit of " << kMaxBuiltElements
+                          << " elements";
+  Type element = toMlirType(
+      &context, attrInt(node, "output_datatype", onnx::TensorProto::FLOAT));
+  if (!element)
+    return emitError(loc) << "MelWeightMatrix output_datatype is not supported";
+  float lowMel = 2595.0f * std::log10(1.0f + lower / 700.0f);
+  float highMel = 2595.0f * std::log10(1.0f + upper / 700.0f);
+  float step = (highMel - lowMel) / static_cast<float>(mels + 2);
+  SmallVector<int64_t> edge(mels + 2);
+  for (int64_t i = 0; i < mels + 2; ++i) {
+    double hertz = 700 * (std::pow(10.0, (i * double(step) + lowMel) / 2595) - 1);
+    edge[i] = static_cast<int64_t>(std::floor((dft + 1) * hertz / rate));
+  }
+  if (edge.front() < 0 || edge.back() >= bins)
+    return emitError(loc) << "MelWeightMatrix: upper_edge_hertz "
+                          << absl::StrCat(upper) << " maps to spectrogram bin "
+                          << edge.back() << ", past the last of " << bins
+                          << " (dft_length " << dft << "); lower it (the "
+                          << "Nyquist frequency, sample_rate / 2, fits)";
+  std::vector<double> weights(bins * mels, 0.0);
+  for (int64_t m = 0; m < mels; ++m) {
+    int64_t left = edge[m], center = edge[m + 1], right = edge[m + 2];
+    double *column = weights.data() + m;
+    if (center == left)
+      column[center * mels] = 1;
+    for (int64_t j = left; center > left && j <= center; ++j)
+      column[j * mels] = double(j - left) / (center - left);
+    for (int64_t j = center; j < right; ++j)
+      column[j * mels] = double(right - j) / (right - center);
+  }
+  HostTensor host;
+  host.elementType = element;
+  host.shape = {bins, mels};
+  for (double w : weights) {
+    if (host.isFloat())
+      host.floats.push_back(w);
+    else
+      host.ints.push_back(static_cast<int64_t>(w));
+  }
+  defineHost(node, 0, std::move(host));
+  return success();
 }
 
 } // namespace cuvil::onnx_import

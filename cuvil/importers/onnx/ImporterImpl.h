@@ -204,6 +204,7 @@ struct QuantInputs {
 
 class EinsumLowering;     // ConvertEinsum.cpp
 class GridSampleLowering; // ConvertGridSample.cpp
+class DetLowering;        // ConvertDet.cpp
 
 /// 0, 1, ..., n - 1 as i64 along `axis` of a rank-`rank` shape of ones
 /// (ConvertRearrange.cpp).
@@ -212,6 +213,7 @@ DenseElementsAttr iotaAlong(Builder &b, int64_t rank, int64_t axis, int64_t n);
 class Importer {
   friend class EinsumLowering;
   friend class GridSampleLowering;
+  friend class DetLowering;
 
 public:
   Importer(MLIRContext &context, const onnx::ModelProto &model,
@@ -369,6 +371,14 @@ private:
   LogicalResult convertBatchNorm(const onnx::NodeProto &, Location);
   LogicalResult convertBatchNormTraining(const onnx::NodeProto &, Location);
   LogicalResult convertPool(const onnx::NodeProto &, Location);
+  FailureOr<Value> pool2d(const onnx::NodeProto &node, Location loc, Value x,
+                          ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                          ArrayRef<int64_t> padding,
+                          ArrayRef<int64_t> dilations);
+  FailureOr<Value> pool3d(const onnx::NodeProto &node, Location loc, Value x,
+                          ArrayRef<int64_t> kernel);
+  FailureOr<Value> poolUpTo2d(const onnx::NodeProto &node, Location loc,
+                              Value x, ArrayRef<int64_t> kernel);
   LogicalResult convertGlobalPool(const onnx::NodeProto &, Location);
   LogicalResult convertSoftmax(const onnx::NodeProto &, Location);
   LogicalResult convertReduce(const onnx::NodeProto &, Location);
@@ -412,6 +422,8 @@ private:
   /// GridSample as gathers of channel rows (ConvertGridSample.cpp).
   LogicalResult convertGridSample(const onnx::NodeProto &, Location);
   LogicalResult convertMaxUnpool(const onnx::NodeProto &, Location);
+  LogicalResult convertDet(const onnx::NodeProto &, Location);
+  LogicalResult convertMelWeightMatrix(const onnx::NodeProto &, Location);
   LogicalResult convertCompress(const onnx::NodeProto &, Location);
   /// Einsum as transposes, sums and batched matmuls (ConvertEinsum.cpp).
   LogicalResult convertEinsum(const onnx::NodeProto &, Location);

@@ -82,6 +82,8 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["Compress"] = &Importer::convertCompress;
     map["STFT"] = &Importer::convertStft;
     map["MaxUnpool"] = &Importer::convertMaxUnpool;
+    map["Det"] = &Importer::convertDet;
+    map["MelWeightMatrix"] = &Importer::convertMelWeightMatrix;
     map["DynamicQuantizeLinear"] = &Importer::convertDynamicQuantizeLinear;
     map["NegativeLogLikelihoodLoss"] = &Importer::convertNllLoss;
     map["SoftmaxCrossEntropyLoss"] = &Importer::convertSoftmaxCrossEntropy;

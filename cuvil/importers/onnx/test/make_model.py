@@ -445,8 +445,30 @@ def unpool_zero_stride():
                  [tensor("y", [1, 1, 4, 4])])
 
 
+def det_order():
+    """Det of matrices too large to unroll the elimination of."""
+    return model([helper.make_node("Det", ["x"], ["y"], name="det")],
+                 [tensor("x", [2, 129, 129])], [tensor("y", [2])])
+
+
+def pool3d_pads():
+    """A 3-D MaxPool with 2-D pads."""
+    return model([helper.make_node("MaxPool", ["x"], ["y"], name="pool",
+                                   kernel_shape=[2, 2, 2], pads=[1, 1, 1, 1])],
+                 [tensor("x", [1, 2, 4, 4, 4])], [tensor("y", [1, 2, 5, 5, 5])])
+
+
+def mel_huge():
+    """A mel filter bank of 2^39 spectrogram bins."""
+    values = [("m", np.int64(8)), ("n", np.int64(1 << 40)), ("r", np.int64(8000)),
+              ("lo", np.float32(0)), ("hi", np.float32(4000))]
+    return model([helper.make_node("MelWeightMatrix", [n for n, _ in values], ["y"],
+                                   name="mel")],
+                 [], [tensor("y", [None, 8])], [const(n, v) for n, v in values], opset=17)
+
+
 CASES = {f.__name__: f for f in (
-    dft_huge, unpool_zero_stride, compress_at_run_time, dft_axis, stft_long_frame, grid_sample_mode, grid_sample_volume, reverse_lengths, unpool_no_kernel, unpool_smaller, dynamic_quantize_double,
+    det_order, pool3d_pads, mel_huge, dft_huge, unpool_zero_stride, compress_at_run_time, dft_axis, stft_long_frame, grid_sample_mode, grid_sample_volume, reverse_lengths, unpool_no_kernel, unpool_smaller, dynamic_quantize_double,
     loss_reduction, loss_weights, loss_float_targets, lrn_no_size, lrn_flat, topk_two_ks, topk_too_many, integer_mean, float_mod, wide_slope, resize_area, resize_short_scales,
     duplicate_output, self_duplicate_output, duplicate_input, duplicate_initializer,
     string_attribute, float_attribute, typeless_attribute, overflow_input,

@@ -169,6 +169,15 @@
 // RUN: %{gen} unpool_zero_stride unpool.onnx
 // RUN: not cuvilc --quiet unpool.onnx 2>&1 | FileCheck %s --check-prefix=UNPOOLSTRIDE
 // UNPOOLSTRIDE: cuvilc: error: 'unpool' (unpool.onnx): error: MaxUnpool expects 2 kernel sizes and strides in [1, 2^30) and 4 pads in [0, 2^30)
+// RUN: %{gen} det_order det.onnx
+// RUN: not cuvilc --quiet det.onnx 2>&1 | FileCheck %s --check-prefix=DETN
+// DETN: cuvilc: error: 'det' (det.onnx): error: Det supports matrices of order 1 to 128 (its steps are unrolled), got 129
+// RUN: %{gen} mel_huge mel.onnx
+// RUN: not cuvilc --quiet mel.onnx 2>&1 | FileCheck %s --check-prefix=MELHUGE
+// MELHUGE: cuvilc: error: 'mel' (mel.onnx): error: MelWeightMatrix of 549755813889 x 8 exceeds Cuvil's limit of 4194304 elements
+// RUN: %{gen} pool3d_pads pool.onnx
+// RUN: not cuvilc --quiet pool.onnx 2>&1 | FileCheck %s --check-prefix=POOL3D
+// POOL3D: cuvilc: error: 'pool' (pool.onnx): error: MaxPool of an NCDHW input expects 3 kernel sizes, strides and dilations and 6 pads
 
 // Compress: its output's shape needs the condition at compile time.
 // RUN: %{gen} compress_at_run_time pick.onnx

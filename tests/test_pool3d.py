@@ -1,0 +1,90 @@
+"""ONNX MaxPool and AveragePool of NCDHW inputs compiled by cuvilc (two 2-D
+pools) and checked against PyTorch's max_pool3d / avg_pool3d: strides,
+symmetric and asymmetric pads, dilations, ceil_mode, count_include_pad both
+ways, auto_pad, a dynamic batch; and the 3-D attribute errors."""
+
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from onnx import TensorProto, helper
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CUVILC = ROOT / "bazel-bin" / "tools" / "cuvilc"
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+from cuvil_e2e import compile_model  # noqa: E402
+from qdq_reference import save  # noqa: E402
+
+FLOAT = TensorProto.FLOAT
+SHAPE = [3, 9, 10, 11]
+
+
+def excluding_pads(x, kernel, stride, pads):
+    """The average over each window's input elements only, for pads
+    (begin d, h, w, end d, h, w) that may differ at the two ends."""
+    torch_pads = [pads[2], pads[5], pads[1], pads[4], pads[0], pads[3]]
+    total = F.avg_pool3d(F.pad(x, torch_pads), kernel, stride, divisor_override=1)
+    count = F.avg_pool3d(F.pad(torch.ones_like(x), torch_pads), kernel, stride,
+                         divisor_override=1)
+    return total / count
+
+
+# (ONNX node attributes, PyTorch reference of the float64 input)
+CASES = [
+    (dict(op="MaxPool", kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1] * 6),
+     lambda x: F.max_pool3d(x, 3, 2, 1)),
+    (dict(op="MaxPool", kernel_shape=[2, 3, 2], strides=[1, 2, 3],
+          dilations=[2, 1, 2], ceil_mode=1),
+     lambda x: F.max_pool3d(x, (2, 3, 2), (1, 2, 3), 0, (2, 1, 2), ceil_mode=True)),
+    (dict(op="AveragePool", kernel_shape=[3, 2, 3], strides=[2, 2, 1],
+          pads=[1, 0, 1, 1, 0, 1]),
+     lambda x: F.avg_pool3d(x, (3, 2, 3), (2, 2, 1), (1, 0, 1),
+                            count_include_pad=False)),
+    (dict(op="AveragePool", kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1] * 6,
+          ceil_mode=1, count_include_pad=1),
+     lambda x: F.avg_pool3d(x, 3, 2, 1, ceil_mode=True, count_include_pad=True)),
+    (dict(op="AveragePool", kernel_shape=[2, 3, 2], strides=[2, 2, 2],
+          auto_pad="SAME_UPPER"),
+     # out = ceil(in / 2): D 9 -> pads (0, 1), H 10 -> (0, 1), W 11 -> (0, 1).
+     lambda x: excluding_pads(x, (2, 3, 2), 2, [0, 0, 0, 1, 1, 1])),
+]
+
+
+def test_3d_pools_match_pytorch(tmp_path):
+    nodes, outputs = [], []
+    for i, (attrs, _) in enumerate(CASES):
+        attrs = dict(attrs)
+        nodes.append(helper.make_node(attrs.pop("op"), ["x"], [f"y{i}"], **attrs))
+        outputs.append(helper.make_tensor_value_info(f"y{i}", FLOAT, ["N"] + [None] * 4))
+    path = tmp_path / "pool3d.onnx"
+    save(path, nodes, [helper.make_tensor_value_info("x", FLOAT, ["N"] + SHAPE)],
+         outputs, [], opset=13)
+    compiled = compile_model(CUVILC, path, tmp_path / "pool3d.so", "--max-batch=4")
+    x = np.random.default_rng(3).standard_normal([2] + SHAPE).astype(np.float32)
+    results = compiled(x, batch=2)
+    for (attrs, reference), y in zip(CASES, results):
+        want = reference(torch.from_numpy(x).double()).numpy()
+        assert y.shape == want.shape, attrs
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6, err_msg=str(attrs))
+
+
+@pytest.mark.parametrize("attrs,message", [
+    (dict(kernel_shape=[2, 2]), "expects 3 kernel sizes"),
+    (dict(kernel_shape=[2, 2, 2], pads=[1, 1, 1]), "and 6 pads"),
+    (dict(kernel_shape=[2, 0, 2]), "of at least 1"),
+    (dict(kernel_shape=[2, 2, 2], auto_pad="SAME"), "unknown auto_pad 'SAME'"),
+])
+def test_3d_pool_errors_name_the_node(tmp_path, attrs, message):
+    path = tmp_path / "bad.onnx"
+    save(path, [helper.make_node("MaxPool", ["x"], ["y"], name="pool_node", **attrs)],
+         [helper.make_tensor_value_info("x", FLOAT, [1] + SHAPE)],
+         [helper.make_tensor_value_info("y", FLOAT, [None] * 5)], [], opset=13)
+    result = subprocess.run([CUVILC, str(path), "-o", str(tmp_path / "bad.so")],
+                            capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "pool_node" in result.stderr and message in result.stderr, result.stderr
+    assert not (tmp_path / "bad.so").exists()
