@@ -1,7 +1,8 @@
 //===- IndexingOps.cpp - level1 gathers and scatters of elements ----------===//
 //
 // Shapes and checks of cuvil.gather_elements, cuvil.scatter_elements,
-// cuvil.gather_nd, cuvil.scatter_nd and cuvil.top_k (IndexingOps.td).
+// cuvil.gather_nd, cuvil.scatter_nd, cuvil.top_k and cuvil.roi_align
+// (IndexingOps.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +10,8 @@
 #include "cuvil/ir/Inference.h"
 
 #include "mlir/IR/TypeUtilities.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace cuvil::l1;
@@ -226,5 +229,50 @@ LogicalResult TopKOp::inferReturnTypes(MLIRContext *context,
   shape[*axis] = k;
   types.push_back(RankedTensorType::get(shape, input->getElementType()));
   types.push_back(RankedTensorType::get(shape, IntegerType::get(context, 64)));
+  return success();
+}
+
+LogicalResult RoiAlignOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  StringRef name = getOperationName();
+  FailureOr<RankedTensorType> input =
+      getTensorType(adaptor.getInput(), loc, name, "input");
+  FailureOr<RankedTensorType> rois =
+      getTensorType(adaptor.getRois(), loc, name, "rois");
+  FailureOr<RankedTensorType> indices =
+      getTensorType(adaptor.getBatchIndices(), loc, name, "batch_indices");
+  if (failed(input) || failed(rois) || failed(indices))
+    return failure();
+  if (input->getRank() != 4)
+    return inferError(loc, name, "expects an NCHW input, got ",
+                      formatType(*input));
+  if (rois->getRank() != 2 || rois->getDimSize(1) != 4 ||
+      rois->getElementType() != input->getElementType())
+    return inferError(loc, name, "expects rois [R, 4] of the input's element "
+                      "type, got ", formatType(*rois));
+  int64_t regions = rois->getDimSize(0), listed = indices->getDimSize(0);
+  if (indices->getRank() != 1 ||
+      (!ShapedType::isDynamic(regions) && !ShapedType::isDynamic(listed) &&
+       regions != listed))
+    return inferError(loc, name, "expects one batch index per region (",
+                      formatType(*rois), "), got ", formatType(*indices));
+  // I64Attr getters are unsigned: read the attributes as signed.
+  int64_t height = adaptor.getOutputHeightAttr().getInt(),
+          width = adaptor.getOutputWidthAttr().getInt(),
+          ratio = adaptor.getSamplingRatioAttr().getInt();
+  if (height < 1 || width < 1 || ratio < 0)
+    return inferError(loc, name, "expects an output of at least 1 x 1 and a "
+                      "sampling_ratio >= 0, got ", height, " x ", width,
+                      " and ", ratio);
+  double scale = adaptor.getSpatialScale().convertToDouble();
+  if (!(scale > 0) || !std::isfinite(scale))
+    return inferError(loc, name, "expects a positive, finite spatial_scale, "
+                      "got ", scale);
+  if (ShapedType::isDynamic(regions))
+    regions = listed;
+  types.push_back(RankedTensorType::get(
+      {regions, input->getDimSize(1), height, width}, input->getElementType()));
   return success();
 }

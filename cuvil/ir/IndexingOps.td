@@ -1,9 +1,9 @@
 //===- IndexingOps.td - level1 element-wise gathers and scatters -*- tablegen -*-===//
 //
 // Ops that read or write single elements at indices a tensor holds
-// (torch.gather / scatter, ONNX GatherElements / ScatterElements), and the
-// selection that makes such indices (torch.topk, ONNX TopK). Included by
-// CuvilOps.td.
+// (torch.gather / scatter, ONNX GatherElements / ScatterElements), the
+// selection that makes such indices (torch.topk, ONNX TopK), and sampling
+// at positions a tensor holds (ONNX RoiAlign). Included by CuvilOps.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,6 +70,34 @@ def Cuvil_GatherNDOp : Cuvil_Op<"gather_nd",
   let results = (outs Cuvil_Tensor:$result);
   let assemblyFormat = [{
     $data `,` $indices attr-dict `:` type($data) `,` type($indices)
+  }];
+}
+
+def Cuvil_RoiAlignOp : Cuvil_Op<"roi_align", [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "bilinear pooling of regions of interest (ONNX RoiAlign)";
+  let description = [{
+    For each region r, `rois[r]` = (x1, y1, x2, y2) in input coordinates
+    times `spatial_scale` (less half a pixel with `half_pixel`, else each
+    side at least 1) on image `batch_indices[r]` of the NCHW `input`: the
+    region is cut into `output_height` x `output_width` bins, each sampled
+    on a grid of `sampling_ratio` x `sampling_ratio` points (0: the bin's
+    size in pixels, rounded up, per region), each point interpolated
+    bilinearly (0 beyond a pixel outside the image). A bin is the mean of
+    its points, or with `max` the largest of their weighted corner values
+    (ONNX's definition). The result is [R, C, output_height, output_width].
+    A batch index outside [0, N), a coordinate that is not finite, or an
+    adaptive grid of more than 65536 points per side is the caller's bad
+    data (the CPU targets return an invalid-argument error).
+  }];
+  let arguments = (ins Cuvil_FloatTensor:$input, Cuvil_FloatTensor:$rois,
+                       RankedTensorOf<[I64]>:$batch_indices,
+                       I64Attr:$output_height, I64Attr:$output_width,
+                       I64Attr:$sampling_ratio, F64Attr:$spatial_scale,
+                       UnitAttr:$half_pixel, UnitAttr:$max);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $rois `,` $batch_indices attr-dict `:` type($input) `,`
+    type($rois) `,` type($batch_indices)
   }];
 }
 

@@ -36,13 +36,17 @@ LogicalResult BatchMultipliers::compute(func::FuncOp func) {
                    << type
                    << " has more than one dynamic dimension; only the "
                       "batch may be dynamic";
-          // The operand with a dynamic dimension this result derives from.
+          // The operand with a dynamic dimension this result derives from
+          // (a roi_align's regions, not its images).
           Value source;
           for (Value operand : op->getOperands())
             if (multipliers.count(operand)) {
               source = operand;
               break;
             }
+          if (auto roi = dyn_cast<l1::RoiAlignOp>(op))
+            source = multipliers.count(roi.getRois()) ? roi.getRois()
+                                                      : roi.getBatchIndices();
           if (!source)
             return op->emitOpError("result ")
                    << type << " is dynamic but no operand is";

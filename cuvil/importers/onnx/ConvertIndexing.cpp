@@ -6,7 +6,8 @@
 // (IndexingOps.td), whose inference checks shapes and dtypes.
 // ReverseSequence is a gather along time of indices computed from the
 // lengths, MaxUnpool a scatter of the values into zeros at MaxPool's
-// flattened indices, Compress (of a constant condition) a gather.
+// flattened indices, Compress (of a constant condition) a gather. RoiAlign
+// is one cuvil.roi_align.
 //
 //===----------------------------------------------------------------------===//
 
@@ -288,6 +289,52 @@ LogicalResult Importer::convertCompress(const onnx::NodeProto &node,
           ArrayRef<int64_t>(kept)));
   return defineResult(node, create<l1::GatherOp>(loc, input, at,
                                                  builder.getI64IntegerAttr(axis)));
+}
+
+/// RoiAlign as one cuvil.roi_align; half precision computes in float32.
+LogicalResult Importer::convertRoiAlign(const onnx::NodeProto &node,
+                                        Location loc) {
+  FailureOr<Value> x = getValue(node, 0), rois = getValue(node, 1),
+                   indices = getValue(node, 2);
+  if (failed(x) || failed(rois) || failed(indices))
+    return failure();
+  std::string mode = attrString(node, "mode", "avg");
+  std::string transform =
+      attrString(node, "coordinate_transformation_mode",
+                 opset >= 16 ? "half_pixel" : "output_half_pixel");
+  if (mode != "avg" && mode != "max")
+    return emitError(loc) << "RoiAlign mode must be 'avg' or 'max', got '"
+                          << mode << "'";
+  if (transform != "half_pixel" && transform != "output_half_pixel")
+    return emitError(loc) << "RoiAlign coordinate_transformation_mode must be "
+                          << "'half_pixel' or 'output_half_pixel', got '"
+                          << transform << "'";
+  auto type = cast<RankedTensorType>(x->getType());
+  Type element = type.getElementType();
+  bool widen = isa<FloatType>(element) && element.getIntOrFloatBitWidth() < 32;
+  auto toF32 = [&](Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    return l1::CastOp::create(builder, loc, t.clone(builder.getF32Type()), v)
+        .getResult();
+  };
+  Value input = widen ? toF32(*x) : *x, boxes = *rois;
+  if (widen && cast<RankedTensorType>(boxes.getType()).getElementType() ==
+                   element)
+    boxes = toF32(boxes);
+  FailureOr<Value> r = create<l1::RoiAlignOp>(
+      loc, input, boxes, *indices,
+      builder.getI64IntegerAttr(attrInt(node, "output_height", 1)),
+      builder.getI64IntegerAttr(attrInt(node, "output_width", 1)),
+      builder.getI64IntegerAttr(attrInt(node, "sampling_ratio", 0)),
+      f64Attr(node, "spatial_scale", 1.0),
+      transform == "half_pixel" ? builder.getUnitAttr() : UnitAttr(),
+      mode == "max" ? builder.getUnitAttr() : UnitAttr());
+  if (succeeded(r) && widen)
+    r = l1::CastOp::create(builder, loc,
+                           cast<RankedTensorType>(r->getType()).clone(element),
+                           *r)
+            .getResult();
+  return defineResult(node, r);
 }
 
 } // namespace cuvil::onnx_import

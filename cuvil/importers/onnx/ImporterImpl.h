@@ -423,6 +423,7 @@ private:
   LogicalResult convertGridSample(const onnx::NodeProto &, Location);
   LogicalResult convertMaxUnpool(const onnx::NodeProto &, Location);
   LogicalResult convertDet(const onnx::NodeProto &, Location);
+  LogicalResult convertRoiAlign(const onnx::NodeProto &, Location);
   LogicalResult convertMelWeightMatrix(const onnx::NodeProto &, Location);
   LogicalResult convertCompress(const onnx::NodeProto &, Location);
   /// Einsum as transposes, sums and batched matmuls (ConvertEinsum.cpp).

@@ -83,6 +83,7 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["STFT"] = &Importer::convertStft;
     map["MaxUnpool"] = &Importer::convertMaxUnpool;
     map["Det"] = &Importer::convertDet;
+    map["RoiAlign"] = &Importer::convertRoiAlign;
     map["MelWeightMatrix"] = &Importer::convertMelWeightMatrix;
     map["DynamicQuantizeLinear"] = &Importer::convertDynamicQuantizeLinear;
     map["NegativeLogLikelihoodLoss"] = &Importer::convertNllLoss;

@@ -1199,3 +1199,39 @@ func.func @f(%x: tensor<4x5xf32>, %i: tensor<6x1xi64>, %u: tensor<6x5xf32>) {
   %s = cuvil.scatter_nd %x, %i, %u {reduction = "sum"} : tensor<4x5xf32>, tensor<6x1xi64>, tensor<6x5xf32>
   return
 }
+
+// -----
+
+// roi_align: one batch index per region
+func.func @f(%x: tensor<2x3x8x8xf32>, %rois: tensor<5x4xf32>, %b: tensor<4xi64>) {
+  // expected-error @+1 {{'cuvil.roi_align' op expects one batch index per region (tensor<5x4xf32>), got tensor<4xi64>}}
+  %y = cuvil.roi_align %x, %rois, %b {output_height = 2 : i64, output_width = 2 : i64, sampling_ratio = 2 : i64, spatial_scale = 1.0 : f64} : tensor<2x3x8x8xf32>, tensor<5x4xf32>, tensor<4xi64>
+  return
+}
+
+// -----
+
+// roi_align: boxes are [R, 4]
+func.func @f(%x: tensor<2x3x8x8xf32>, %rois: tensor<5x5xf32>, %b: tensor<5xi64>) {
+  // expected-error @+1 {{'cuvil.roi_align' op expects rois [R, 4] of the input's element type, got tensor<5x5xf32>}}
+  %y = cuvil.roi_align %x, %rois, %b {output_height = 2 : i64, output_width = 2 : i64, sampling_ratio = 2 : i64, spatial_scale = 1.0 : f64} : tensor<2x3x8x8xf32>, tensor<5x5xf32>, tensor<5xi64>
+  return
+}
+
+// -----
+
+// roi_align: a grid of at least one point per bin, or adaptive (0)
+func.func @f(%x: tensor<2x3x8x8xf32>, %rois: tensor<5x4xf32>, %b: tensor<5xi64>) {
+  // expected-error @+1 {{'cuvil.roi_align' op expects an output of at least 1 x 1 and a sampling_ratio >= 0, got 2 x 2 and -1}}
+  %y = cuvil.roi_align %x, %rois, %b {output_height = 2 : i64, output_width = 2 : i64, sampling_ratio = -1 : i64, spatial_scale = 1.0 : f64} : tensor<2x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64>
+  return
+}
+
+// -----
+
+// roi_align: a positive, finite scale
+func.func @f(%x: tensor<2x3x8x8xf32>, %rois: tensor<5x4xf32>, %b: tensor<5xi64>) {
+  // expected-error @+1 {{'cuvil.roi_align' op expects a positive, finite spatial_scale, got 0}}
+  %y = cuvil.roi_align %x, %rois, %b {output_height = 2 : i64, output_width = 2 : i64, sampling_ratio = 2 : i64, spatial_scale = 0.0 : f64} : tensor<2x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64>
+  return
+}

@@ -380,6 +380,13 @@ func.func @nd_indexing(%x: tensor<?x5x3xf32>, %i: tensor<?x2x1xi64>,
   return
 }
 
+// CHECK-LABEL: func @roi_align
+func.func @roi_align(%x: tensor<2x3x12x14xf32>, %rois: tensor<?x4xf32>, %b: tensor<?xi64>) -> tensor<?x3x2x4xf32> {
+  // CHECK: cuvil.roi_align %{{.+}}, %{{.+}}, %{{.+}} {half_pixel, max, output_height = 2 : i64, output_width = 4 : i64, sampling_ratio = 0 : i64, spatial_scale = 5.000000e-01 : f64} : tensor<2x3x12x14xf32>, tensor<?x4xf32>, tensor<?xi64>
+  %y = cuvil.roi_align %x, %rois, %b {half_pixel, max, output_height = 2 : i64, output_width = 4 : i64, sampling_ratio = 0 : i64, spatial_scale = 0.5 : f64} : tensor<2x3x12x14xf32>, tensor<?x4xf32>, tensor<?xi64>
+  return %y : tensor<?x3x2x4xf32>
+}
+
 // CHECK-LABEL: func @top_k
 func.func @top_k(%x: tensor<?x9x3xf32>) {
   // CHECK: %{{.+}}, %{{.+}} = cuvil.top_k %{{.+}} {axis = 1 : i64, k = 4 : i64, largest = false} : tensor<?x9x3xf32>

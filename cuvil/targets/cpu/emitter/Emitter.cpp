@@ -71,6 +71,7 @@ const KernelTable &kernelTable() {
     addTreeKernels(t);
     addRecurrentKernels(t);
     addSelectionKernels(t);
+    addSamplingKernels(t);
     return t;
   }();
   return table;

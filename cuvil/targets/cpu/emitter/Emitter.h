@@ -262,6 +262,7 @@ void addQuantizationKernels(KernelTable &table);
 void addTreeKernels(KernelTable &table);
 void addRecurrentKernels(KernelTable &table);
 void addSelectionKernels(KernelTable &table);
+void addSamplingKernels(KernelTable &table);
 
 //===- Fused epilogues (Epilogue.cpp) -------------------------------------===//
 
