@@ -226,6 +226,10 @@ LEFT_OUT = {
                     "sequence and optional types (Cuvil's ABI passes tensors)"),
     **dict.fromkeys(["StringNormalizer", "TfIdfVectorizer", "RegexFullMatch"],
                     "string tensors (Cuvil's ABI passes numbers)"),
+    **dict.fromkeys(["NonZero", "Unique", "NonMaxSuppression"],
+                    "output shapes that depend on the input's values (Cuvil's "
+                    "outputs have static shapes, a dynamic batch aside; the "
+                    "compile error says so)"),
 }
 
 

@@ -227,11 +227,41 @@ OwningOpRef<ModuleOp> Importer::run() {
   return module;
 }
 
+/// Why an op Cuvil does not compile is left out (not merely not built yet),
+/// for the error to say; empty for the rest.
+static StringRef whyLeftOut(StringRef op) {
+  static const llvm::StringMap<StringRef> reasons = [] {
+    llvm::StringMap<StringRef> m;
+    for (StringRef o : {"NonZero", "Unique", "NonMaxSuppression"})
+      m[o] = "output shapes that depend on the input's values, and Cuvil's "
+             "outputs have shapes known at compile time (a dynamic batch "
+             "aside): compute them outside the model, or cut the graph "
+             "before them";
+    for (StringRef o :
+         {"SequenceInsert", "SequenceLength", "SequenceMap", "SequenceAt",
+          "SequenceConstruct", "SequenceEmpty", "SequenceErase",
+          "SplitToSequence", "ConcatFromSequence", "OptionalGetElement",
+          "OptionalHasElement", "Optional"})
+      m[o] = "sequences and optionals, and Cuvil's C ABI passes tensors";
+    for (StringRef o : {"StringNormalizer", "TfIdfVectorizer", "RegexFullMatch"})
+      m[o] = "strings, and Cuvil's C ABI passes numbers";
+    for (StringRef o : {"Adagrad", "Adam", "Momentum", "Gradient"})
+      m[o] = "training steps, and Cuvil compiles inference";
+    for (StringRef o : {"Bernoulli", "RandomUniformLike", "RandomNormalLike",
+                        "RandomUniform", "RandomNormal", "Multinomial"})
+      m[o] = "random sampling, which an inference model does outside the "
+             "compiled graph";
+    return m;
+  }();
+  return reasons.lookup(op);
+}
+
 LogicalResult Importer::checkSupported() {
   // Collect every unsupported (op, domain) with all its nodes, so that one
   // error tells the user everything that is missing.
   std::map<std::string, std::vector<std::string>> unsupported;
   std::map<std::string, Location> firstNode;
+  std::map<std::string, std::set<std::string>> leftOut;
   for (auto [i, node] : llvm::enumerate(model.graph().node())) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
     if (lookupConverter(node))
@@ -239,6 +269,9 @@ LogicalResult Importer::checkSupported() {
     std::string key = absl::StrCat("'", node.op_type(), "' (domain ",
                                    defaultDomain ? "ai.onnx" : node.domain(),
                                    ", opset ", opset, ")");
+    if (StringRef why = defaultDomain ? whyLeftOut(node.op_type()) : "";
+        !why.empty())
+      leftOut[why.str()].insert(node.op_type());
     std::string where =
         node.name().empty() ? absl::StrCat("#", i) : node.name();
     if (std::optional<SourceFrame> frame =
@@ -253,6 +286,10 @@ LogicalResult Importer::checkSupported() {
   for (auto &[op, nodes] : unsupported)
     parts.push_back(absl::StrCat(op, " at node", nodes.size() > 1 ? "s " : " ",
                                  absl::StrJoin(nodes, ", ")));
+  std::string why;
+  for (auto &[reason, ops] : leftOut)
+    absl::StrAppend(&why, " Left out on purpose: ", absl::StrJoin(ops, ", "),
+                    " (", reason, ").");
   // Reported at the model file; the first listed node's location rides
   // along as the fused location's metadata, for APIs that want the user's
   // line as a field (cuvil.CompileError.location).
@@ -261,7 +298,8 @@ LogicalResult Importer::checkSupported() {
                                LocationAttr(firstNode.begin()->second));
   return emitError(loc)
          << "unsupported ONNX operators: " << absl::StrJoin(parts, "; ")
-         << ". Nothing was compiled; see docs/ARCHITECTURE.md for the "
+         << "." << why
+         << " Nothing was compiled; see docs/ARCHITECTURE.md for the "
             "supported set.";
 }
 
