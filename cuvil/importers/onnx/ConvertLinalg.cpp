@@ -38,8 +38,7 @@ LogicalResult Importer::convertGemm(const onnx::NodeProto &node, Location loc) {
   return defineResult(node, r);
 }
 
-/// ONNX auto_pad for one spatial dim: returns (begin, end) padding.
-static std::pair<int64_t, int64_t> autoPad(StringRef mode, int64_t in,
+std::pair<int64_t, int64_t> autoPad(StringRef mode, int64_t in,
                                            int64_t kernel, int64_t stride,
                                            int64_t dilation) {
   if (mode != "SAME_UPPER" && mode != "SAME_LOWER")
@@ -170,6 +169,8 @@ LogicalResult Importer::convertConv(const onnx::NodeProto &node, Location loc) {
       return failure();
     bias = *b;
   }
+  if (cast<RankedTensorType>(x->getType()).getRank() == 5)
+    return defineResult(node, conv3d(node, loc, *x, *w, bias));
   return defineResult(node, buildConv(node, loc, *x, *w, bias));
 }
 
@@ -416,75 +417,6 @@ FailureOr<Value> Importer::pool2d(const onnx::NodeProto &node, Location loc,
       builder.getDenseI64ArrayAttr(dilations), ceil,
       attrInt(node, "count_include_pad", 0) ? builder.getUnitAttr()
                                             : UnitAttr());
-}
-
-/// A 3-D pool (NCDHW) as two 2-D pools: over (H, W) with the depth folded
-/// into the channels, then over D with H x W as one row. A window's
-/// maximum, and an average's divisor (the product of each dim's count of
-/// positions, clipped by padding and ceil_mode dim by dim), both factor
-/// over the dims, so the result is the 3-D pool's up to the order of the
-/// average's sums.
-FailureOr<Value> Importer::pool3d(const onnx::NodeProto &node, Location loc,
-                                  Value x, ArrayRef<int64_t> kernel) {
-  const std::string &op = node.op_type();
-  auto type = cast<RankedTensorType>(x.getType());
-  SmallVector<int64_t> strides =
-      attrInts(node, "strides").value_or(SmallVector<int64_t>{1, 1, 1});
-  SmallVector<int64_t> dilations =
-      attrInts(node, "dilations").value_or(SmallVector<int64_t>{1, 1, 1});
-  SmallVector<int64_t> pads = attrInts(node, "pads").value_or(
-      SmallVector<int64_t>(6, 0));
-  if (kernel.size() != 3 || strides.size() != 3 || dilations.size() != 3 ||
-      pads.size() != 6)
-    return emitError(loc) << op << " of an NCDHW input expects 3 kernel sizes, "
-                          << "strides and dilations and 6 pads";
-  for (int i = 0; i < 3; ++i)
-    if (kernel[i] < 1 || strides[i] < 1 || dilations[i] < 1)
-      return emitError(loc) << op << " needs kernel sizes, strides and "
-                            << "dilations of at least 1";
-  ArrayRef<int64_t> shape = type.getShape();
-  if (llvm::any_of(shape.drop_front(), ShapedType::isDynamic))
-    return emitError(loc) << op << " of an NCDHW input needs static C, D, H "
-                          << "and W, got " << type;
-  std::string autoPadMode = attrString(node, "auto_pad", "NOTSET");
-  if (autoPadMode != "NOTSET") {
-    if (autoPadMode != "VALID" && autoPadMode != "SAME_UPPER" &&
-        autoPadMode != "SAME_LOWER")
-      return emitError(loc) << op << " has unknown auto_pad '" << autoPadMode
-                            << "'";
-    for (int i = 0; i < 3; ++i)
-      std::tie(pads[i], pads[3 + i]) = autoPad(
-          autoPadMode, shape[2 + i], kernel[i], strides[i], dilations[i]);
-  }
-  int64_t n = type.isDynamicDim(0) ? -1 : shape[0], c = shape[1], d = shape[2];
-  auto reshaped = [&](FailureOr<Value> v,
-                      SmallVector<int64_t> to) -> FailureOr<Value> {
-    if (failed(v))
-      return v;
-    return create<l1::ReshapeOp>(loc, *v, builder.getDenseI64ArrayAttr(to));
-  };
-  FailureOr<Value> planes = reshaped(x, {n, c * d, shape[3], shape[4]});
-  FailureOr<Value> hw =
-      failed(planes)
-          ? planes
-          : pool2d(node, loc, *planes, kernel.drop_front(),
-                   ArrayRef(strides).drop_front(),
-                   {pads[1], pads[2], pads[4], pads[5]},
-                   ArrayRef(dilations).drop_front());
-  if (failed(hw))
-    return failure();
-  ArrayRef<int64_t> pooled = cast<RankedTensorType>(hw->getType()).getShape();
-  int64_t h = pooled[2], w = pooled[3];
-  FailureOr<Value> columns = reshaped(hw, {n, c, d, h * w});
-  FailureOr<Value> depth =
-      failed(columns)
-          ? columns
-          : pool2d(node, loc, *columns, {kernel[0], 1}, {strides[0], 1},
-                   {pads[0], 0, pads[3], 0}, {dilations[0], 1});
-  if (failed(depth))
-    return failure();
-  int64_t outD = cast<RankedTensorType>(depth->getType()).getDimSize(2);
-  return reshaped(depth, {n, c, outD, h, w});
 }
 
 /// A 1-D or 2-D pool.

@@ -210,6 +210,15 @@ class DetLowering;        // ConvertDet.cpp
 /// (ConvertRearrange.cpp).
 DenseElementsAttr iotaAlong(Builder &b, int64_t rank, int64_t axis, int64_t n);
 
+/// ONNX auto_pad for one spatial dim: (begin, end) padding (ConvertLinalg.cpp).
+std::pair<int64_t, int64_t> autoPad(StringRef mode, int64_t in, int64_t kernel,
+                                    int64_t stride, int64_t dilation);
+
+/// A 3-D window op's attributes (ConvertVolumetric.cpp).
+struct Window3d {
+  SmallVector<int64_t> kernel, strides, pads, dilations;
+};
+
 class Importer {
   friend class EinsumLowering;
   friend class GridSampleLowering;
@@ -379,6 +388,11 @@ private:
                           ArrayRef<int64_t> kernel);
   FailureOr<Value> poolUpTo2d(const onnx::NodeProto &node, Location loc,
                               Value x, ArrayRef<int64_t> kernel);
+  FailureOr<Window3d> window3d(const onnx::NodeProto &node, Location loc,
+                               RankedTensorType input,
+                               ArrayRef<int64_t> kernel);
+  FailureOr<Value> conv3d(const onnx::NodeProto &node, Location loc, Value x,
+                          Value w, Value bias);
   LogicalResult convertGlobalPool(const onnx::NodeProto &, Location);
   LogicalResult convertSoftmax(const onnx::NodeProto &, Location);
   LogicalResult convertReduce(const onnx::NodeProto &, Location);

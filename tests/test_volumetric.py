@@ -1,7 +1,8 @@
-"""ONNX MaxPool and AveragePool of NCDHW inputs compiled by cuvilc (two 2-D
-pools) and checked against PyTorch's max_pool3d / avg_pool3d: strides,
-symmetric and asymmetric pads, dilations, ceil_mode, count_include_pad both
-ways, auto_pad, a dynamic batch; and the 3-D attribute errors."""
+"""ONNX Conv, MaxPool and AveragePool of NCDHW inputs compiled by cuvilc
+(on the 2-D ops: ConvertVolumetric.cpp) and checked against PyTorch's
+conv3d, max_pool3d and avg_pool3d: strides, symmetric and asymmetric pads,
+dilations, groups, bias, ceil_mode, count_include_pad both ways, auto_pad,
+a dynamic batch; and the 3-D attribute errors."""
 
 import pathlib
 import subprocess
@@ -17,7 +18,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 CUVILC = ROOT / "bazel-bin" / "tools" / "cuvilc"
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from cuvil_e2e import compile_model  # noqa: E402
-from qdq_reference import save  # noqa: E402
+from qdq_reference import constant, save  # noqa: E402
 
 FLOAT = TensorProto.FLOAT
 SHAPE = [3, 9, 10, 11]
@@ -72,6 +73,51 @@ def test_3d_pools_match_pytorch(tmp_path):
         np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6, err_msg=str(attrs))
 
 
+def conv_case(rng, name, out_channels, group, kernel, bias=True, **attrs):
+    """A Conv node and its weights (float32), and PyTorch's reference."""
+    weight = rng.standard_normal([out_channels, SHAPE[0] // group, *kernel])
+    weight = (weight / np.sqrt(weight[0].size)).astype(np.float32)
+    b = rng.standard_normal(out_channels).astype(np.float32) if bias else None
+    inputs = ["x", f"{name}_w"] + ([f"{name}_b"] if bias else [])
+    node = helper.make_node("Conv", inputs, [name], group=group, **attrs)
+    tensors = [constant(f"{name}_w", weight)] + ([constant(f"{name}_b", b)] if bias else [])
+    return node, tensors, weight, b
+
+
+def test_3d_convolutions_match_pytorch(tmp_path):
+    rng = np.random.default_rng(11)
+    cases = [  # (node, initializers, reference of the float64 input)
+        conv_case(rng, "plain", 4, 1, [3, 3, 3], pads=[1] * 6),
+        conv_case(rng, "strided", 6, 3, [2, 3, 2], bias=False, strides=[2, 1, 2],
+                  dilations=[2, 1, 1], pads=[0, 1, 1, 1, 1, 0]),
+        conv_case(rng, "same", 3, 1, [3, 2, 3], strides=[2, 2, 2], auto_pad="SAME_UPPER"),
+    ]
+    references = [
+        lambda x, w, b: F.conv3d(x, w, b, padding=1),
+        # Asymmetric pads: (D 0/1, H 1/1, W 1/0), written out with F.pad.
+        lambda x, w, b: F.conv3d(F.pad(x, [1, 0, 1, 1, 0, 1]), w, b, stride=(2, 1, 2),
+                                 dilation=(2, 1, 1), groups=3),
+        # SAME_UPPER, stride 2: D 9 (k 3) -> pads (1, 1), H 10 (k 2) -> (0, 0),
+        # W 11 (k 3) -> (1, 1).
+        lambda x, w, b: F.conv3d(F.pad(x, [1, 1, 0, 0, 1, 1]), w, b, stride=2),
+    ]
+    path = tmp_path / "conv3d.onnx"
+    save(path, [case[0] for case in cases],
+         [helper.make_tensor_value_info("x", FLOAT, ["N"] + SHAPE)],
+         [helper.make_tensor_value_info(case[0].output[0], FLOAT, ["N"] + [None] * 4)
+          for case in cases],
+         [t for case in cases for t in case[1]], opset=13)
+    compiled = compile_model(CUVILC, path, tmp_path / "conv3d.so", "--max-batch=4")
+    x = rng.standard_normal([3] + SHAPE).astype(np.float32)
+    results = compiled(x, batch=3)
+    for (node, _, w, b), reference, y in zip(cases, references, results):
+        def as64(a):
+            return None if a is None else torch.from_numpy(a).double()
+        want = reference(as64(x), as64(w), as64(b)).numpy()
+        assert y.shape == want.shape, node.output[0]
+        np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5, err_msg=node.output[0])
+
+
 @pytest.mark.parametrize("attrs,message", [
     (dict(kernel_shape=[2, 2]), "expects 3 kernel sizes"),
     (dict(kernel_shape=[2, 2, 2], pads=[1, 1, 1]), "and 6 pads"),
@@ -87,4 +133,20 @@ def test_3d_pool_errors_name_the_node(tmp_path, attrs, message):
                             capture_output=True, text=True)
     assert result.returncode != 0
     assert "pool_node" in result.stderr and message in result.stderr, result.stderr
+    assert not (tmp_path / "bad.so").exists()
+
+
+def test_3d_conv_errors_name_the_node(tmp_path):
+    path = tmp_path / "bad.onnx"
+    weight = np.zeros([2, 3, 3, 3, 3], np.float32)
+    save(path, [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_node",
+                                 kernel_shape=[3, 3, 2])],
+         [helper.make_tensor_value_info("x", FLOAT, [1] + SHAPE)],
+         [helper.make_tensor_value_info("y", FLOAT, [None] * 5)],
+         [constant("w", weight)], opset=13)
+    result = subprocess.run([CUVILC, str(path), "-o", str(tmp_path / "bad.so")],
+                            capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "conv_node" in result.stderr, result.stderr
+    assert "Conv kernel_shape [3, 3, 2] differs from the weight" in result.stderr
     assert not (tmp_path / "bad.so").exists()

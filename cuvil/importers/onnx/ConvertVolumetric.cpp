@@ -1,0 +1,179 @@
+//===- ConvertVolumetric.cpp - 3-D convolution and pooling as 2-D ops -----===//
+//
+// NCDHW Conv, MaxPool and AveragePool on the 2-D ops (and so on their fast
+// kernels), with the depth handled around them:
+//  - A pool is two 2-D pools: over (H, W) with the depth folded into the
+//    channels, then over D with H x W as one row. A window's maximum, and an
+//    average's divisor (the product of each dim's count of positions,
+//    clipped by padding and ceil_mode dim by dim), both factor over the
+//    dims, so the result is the 3-D pool's up to the order of the average's
+//    sums.
+//  - A convolution is one 2-D convolution per depth tap kd, summed: the
+//    depth-padded input as [N, D, C, H, W], its depths kd * dilation +
+//    d * stride for every output depth d as a batch of N x D_out images,
+//    convolved with the weight's slice kd.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/importers/onnx/ImporterImpl.h"
+
+namespace cuvil::onnx_import {
+
+FailureOr<Window3d> Importer::window3d(const onnx::NodeProto &node,
+                                       Location loc, RankedTensorType input,
+                                       ArrayRef<int64_t> kernel) {
+  const std::string &op = node.op_type();
+  Window3d w;
+  w.kernel.assign(kernel.begin(), kernel.end());
+  w.strides = attrInts(node, "strides").value_or(SmallVector<int64_t>{1, 1, 1});
+  w.dilations =
+      attrInts(node, "dilations").value_or(SmallVector<int64_t>{1, 1, 1});
+  w.pads = attrInts(node, "pads").value_or(SmallVector<int64_t>(6, 0));
+  if (w.kernel.size() != 3 || w.strides.size() != 3 ||
+      w.dilations.size() != 3 || w.pads.size() != 6)
+    return emitError(loc) << op << " of an NCDHW input expects 3 kernel sizes, "
+                          << "strides and dilations and 6 pads";
+  for (int i = 0; i < 3; ++i)
+    if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1)
+      return emitError(loc) << op << " needs kernel sizes, strides and "
+                            << "dilations of at least 1";
+  if (llvm::any_of(w.pads, [](int64_t p) { return p < 0; }))
+    return emitError(loc) << op << " needs pads of at least 0";
+  ArrayRef<int64_t> shape = input.getShape();
+  if (llvm::any_of(shape.drop_front(), ShapedType::isDynamic))
+    return emitError(loc) << op << " of an NCDHW input needs static C, D, H "
+                          << "and W, got " << input;
+  std::string mode = attrString(node, "auto_pad", "NOTSET");
+  if (mode == "NOTSET")
+    return w;
+  if (mode != "VALID" && mode != "SAME_UPPER" && mode != "SAME_LOWER")
+    return emitError(loc) << op << " has unknown auto_pad '" << mode << "'";
+  for (int i = 0; i < 3; ++i)
+    std::tie(w.pads[i], w.pads[3 + i]) = autoPad(
+        mode, shape[2 + i], w.kernel[i], w.strides[i], w.dilations[i]);
+  return w;
+}
+
+FailureOr<Value> Importer::pool3d(const onnx::NodeProto &node, Location loc,
+                                  Value x, ArrayRef<int64_t> kernel) {
+  auto type = cast<RankedTensorType>(x.getType());
+  FailureOr<Window3d> win = window3d(node, loc, type, kernel);
+  if (failed(win))
+    return failure();
+  ArrayRef<int64_t> shape = type.getShape(), p = win->pads;
+  int64_t n = type.isDynamicDim(0) ? -1 : shape[0], c = shape[1], d = shape[2];
+  auto reshape = [&](FailureOr<Value> v, ArrayRef<int64_t> to) {
+    return failed(v) ? v
+                     : create<l1::ReshapeOp>(loc, *v,
+                                             builder.getDenseI64ArrayAttr(to));
+  };
+  FailureOr<Value> planes = reshape(x, {n, c * d, shape[3], shape[4]});
+  FailureOr<Value> hw =
+      failed(planes) ? planes
+                     : pool2d(node, loc, *planes, ArrayRef(win->kernel).drop_front(),
+                              ArrayRef(win->strides).drop_front(),
+                              {p[1], p[2], p[4], p[5]},
+                              ArrayRef(win->dilations).drop_front());
+  if (failed(hw))
+    return failure();
+  ArrayRef<int64_t> pooled = cast<RankedTensorType>(hw->getType()).getShape();
+  int64_t h = pooled[2], w = pooled[3];
+  FailureOr<Value> columns = reshape(hw, {n, c, d, h * w});
+  FailureOr<Value> depth =
+      failed(columns)
+          ? columns
+          : pool2d(node, loc, *columns, {win->kernel[0], 1}, {win->strides[0], 1},
+                   {p[0], 0, p[3], 0}, {win->dilations[0], 1});
+  if (failed(depth))
+    return failure();
+  int64_t outD = cast<RankedTensorType>(depth->getType()).getDimSize(2);
+  return reshape(depth, {n, c, outD, h, w});
+}
+
+FailureOr<Value> Importer::conv3d(const onnx::NodeProto &node, Location loc,
+                                  Value x, Value w, Value bias) {
+  auto type = cast<RankedTensorType>(x.getType());
+  auto wType = cast<RankedTensorType>(w.getType());
+  if (wType.getRank() != 5 || !wType.hasStaticShape())
+    return emitError(loc) << "Conv of an NCDHW input expects a static weight "
+                          << "[O, C / group, kD, kH, kW], got " << wType;
+  SmallVector<int64_t> kernel = attrInts(node, "kernel_shape")
+                                    .value_or(SmallVector<int64_t>(
+                                        wType.getShape().drop_front(2)));
+  FailureOr<Window3d> win = window3d(node, loc, type, kernel);
+  if (failed(win))
+    return failure();
+  if (ArrayRef<int64_t>(win->kernel) != wType.getShape().drop_front(2))
+    return emitError(loc) << "Conv kernel_shape " << shapeString(win->kernel)
+                          << " differs from the weight " << wType;
+  ArrayRef<int64_t> shape = type.getShape(), p = win->pads;
+  int64_t n = type.isDynamicDim(0) ? -1 : shape[0], c = shape[1];
+  int64_t depth = shape[2] + p[0] + p[3];
+  int64_t span = win->dilations[0] * (win->kernel[0] - 1) + 1;
+  if (depth < span)
+    return emitError(loc) << "Conv's depth window (" << span << ") exceeds the "
+                          << "padded depth " << depth << " of " << type;
+  int64_t outD = (depth - span) / win->strides[0] + 1;
+  // [N, C, D, H, W] -> depth-padded [N, D', C, H, W].
+  FailureOr<Value> padded = x;
+  if (p[0] || p[3])
+    padded = create<l1::PadOp>(
+        loc, x,
+        builder.getDenseI64ArrayAttr({0, 0, p[0], 0, 0, 0, 0, p[3], 0, 0}),
+        builder.getStringAttr("constant"), builder.getF64FloatAttr(0.0));
+  FailureOr<Value> byDepth =
+      failed(padded) ? padded
+                     : create<l1::TransposeOp>(
+                           loc, *padded,
+                           builder.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+  if (failed(byDepth))
+    return failure();
+  Value sum;
+  for (int64_t k = 0; k < win->kernel[0]; ++k) {
+    int64_t start = k * win->dilations[0];
+    FailureOr<Value> taps = create<l1::SliceOp>(
+        loc, *byDepth, builder.getDenseI64ArrayAttr({start}),
+        builder.getDenseI64ArrayAttr({start + (outD - 1) * win->strides[0] + 1}),
+        builder.getDenseI64ArrayAttr({1}),
+        builder.getDenseI64ArrayAttr({win->strides[0]}));
+    FailureOr<Value> images =
+        failed(taps) ? taps
+                     : create<l1::ReshapeOp>(
+                           loc, *taps,
+                           builder.getDenseI64ArrayAttr(
+                               {n < 0 ? -1 : n * outD, c, shape[3], shape[4]}));
+    FailureOr<Value> slice = create<l1::SliceOp>(
+        loc, w, builder.getDenseI64ArrayAttr({k}),
+        builder.getDenseI64ArrayAttr({k + 1}), builder.getDenseI64ArrayAttr({2}),
+        builder.getDenseI64ArrayAttr({1}));
+    FailureOr<Value> weight =
+        failed(slice) ? slice
+                      : create<l1::SqueezeOp>(loc, *slice,
+                                              builder.getDenseI64ArrayAttr({2}));
+    if (failed(images) || failed(weight))
+      return failure();
+    FailureOr<Value> conv = create<l1::Conv2dOp>(
+        loc, *images, *weight, k == 0 ? bias : Value(),
+        builder.getDenseI64ArrayAttr(ArrayRef(win->strides).drop_front()),
+        builder.getDenseI64ArrayAttr({p[1], p[2], p[4], p[5]}),
+        builder.getDenseI64ArrayAttr(ArrayRef(win->dilations).drop_front()),
+        builder.getI64IntegerAttr(attrInt(node, "group", 1)), TypeAttr());
+    if (failed(conv))
+      return failure();
+    FailureOr<Value> next = sum ? create<l1::AddOp>(loc, sum, *conv) : conv;
+    if (failed(next))
+      return failure();
+    sum = *next;
+  }
+  // [N * D_out, O, H', W'] -> [N, O, D_out, H', W'].
+  ArrayRef<int64_t> planes = cast<RankedTensorType>(sum.getType()).getShape();
+  FailureOr<Value> split = create<l1::ReshapeOp>(
+      loc, sum,
+      builder.getDenseI64ArrayAttr({n, outD, planes[1], planes[2], planes[3]}));
+  return failed(split) ? split
+                       : create<l1::TransposeOp>(
+                             loc, *split,
+                             builder.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+}
+
+} // namespace cuvil::onnx_import
