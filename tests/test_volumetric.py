@@ -1,8 +1,9 @@
-"""ONNX Conv, MaxPool and AveragePool of NCDHW inputs compiled by cuvilc
-(on the 2-D ops: ConvertVolumetric.cpp) and checked against PyTorch's
-conv3d, max_pool3d and avg_pool3d: strides, symmetric and asymmetric pads,
-dilations, groups, bias, ceil_mode, count_include_pad both ways, auto_pad,
-a dynamic batch; and the 3-D attribute errors."""
+"""ONNX Conv, ConvTranspose, MaxPool and AveragePool of NCDHW inputs
+compiled by cuvilc (on the 2-D ops: ConvertVolumetric.cpp) and checked
+against PyTorch's conv3d, conv_transpose3d, max_pool3d and avg_pool3d:
+strides, symmetric and asymmetric pads, dilations, groups, bias,
+output_padding and output_shape, ceil_mode, count_include_pad both ways,
+auto_pad, a dynamic batch; and the 3-D attribute errors."""
 
 import pathlib
 import subprocess
@@ -118,6 +119,49 @@ def test_3d_convolutions_match_pytorch(tmp_path):
         np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5, err_msg=node.output[0])
 
 
+def test_3d_transposed_convolutions_match_pytorch(tmp_path):
+    rng = np.random.default_rng(12)
+
+    def weights(in_channels, out_per_group, kernel):
+        w = rng.standard_normal([in_channels, out_per_group, *kernel])
+        return (w / np.sqrt(w[0].size)).astype(np.float32)
+
+    cases = [  # (name, attributes, weight, bias, PyTorch reference)
+        ("plain", dict(), weights(3, 2, [3, 3, 3]), None,
+         lambda x, w, b: F.conv_transpose3d(x, w, b)),
+        ("strided", dict(strides=[2, 3, 2], pads=[1, 0, 1, 1, 0, 1],
+                         output_padding=[1, 2, 0], dilations=[2, 1, 1], group=3),
+         weights(3, 2, [2, 3, 3]), rng.standard_normal(6).astype(np.float32),
+         lambda x, w, b: F.conv_transpose3d(x, w, b, stride=(2, 3, 2), padding=(1, 0, 1),
+                                            output_padding=(1, 2, 0), groups=3,
+                                            dilation=(2, 1, 1))),
+        # output_shape against the full 18 x 20 x 22: D 17 pads 1 (at the
+        # start, as ONNX splits an odd total without SAME_UPPER), H 20 none,
+        # W 23 one output padding.
+        ("shaped", dict(strides=[2, 2, 2], output_shape=[17, 20, 23]),
+         weights(3, 4, [2, 2, 2]), rng.standard_normal(4).astype(np.float32),
+         lambda x, w, b: F.conv_transpose3d(x, w, b, stride=2,
+                                            output_padding=(0, 0, 1))[:, :, 1:]),
+    ]
+    nodes, tensors = [], []
+    for name, attrs, w, b, _ in cases:
+        inputs = ["x", f"{name}_w"] + ([f"{name}_b"] if b is not None else [])
+        nodes.append(helper.make_node("ConvTranspose", inputs, [name], **attrs))
+        tensors += [constant(f"{name}_w", w)] + (
+            [constant(f"{name}_b", b)] if b is not None else [])
+    path = tmp_path / "deconv3d.onnx"
+    save(path, nodes, [helper.make_tensor_value_info("x", FLOAT, ["N"] + SHAPE)],
+         [helper.make_tensor_value_info(name, FLOAT, ["N"] + [None] * 4)
+          for name, *_ in cases], tensors, opset=13)
+    compiled = compile_model(CUVILC, path, tmp_path / "deconv3d.so", "--max-batch=4")
+    x = rng.standard_normal([2] + SHAPE).astype(np.float32)
+    for (name, _, w, b, reference), y in zip(cases, compiled(x, batch=2)):
+        as64 = [None if a is None else torch.from_numpy(a).double() for a in (x, w, b)]
+        want = reference(*as64).numpy()
+        assert y.shape == want.shape, name
+        np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
 @pytest.mark.parametrize("attrs,message", [
     (dict(kernel_shape=[2, 2]), "expects 3 kernel sizes"),
     (dict(kernel_shape=[2, 2, 2], pads=[1, 1, 1]), "and 6 pads"),
@@ -136,10 +180,11 @@ def test_3d_pool_errors_name_the_node(tmp_path, attrs, message):
     assert not (tmp_path / "bad.so").exists()
 
 
-def test_3d_conv_errors_name_the_node(tmp_path):
+@pytest.mark.parametrize("op", ["Conv", "ConvTranspose"])
+def test_3d_conv_errors_name_the_node(tmp_path, op):
     path = tmp_path / "bad.onnx"
-    weight = np.zeros([2, 3, 3, 3, 3], np.float32)
-    save(path, [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_node",
+    weight = np.zeros([3, 3, 3, 3, 3], np.float32)
+    save(path, [helper.make_node(op, ["x", "w"], ["y"], name="conv_node",
                                  kernel_shape=[3, 3, 2])],
          [helper.make_tensor_value_info("x", FLOAT, [1] + SHAPE)],
          [helper.make_tensor_value_info("y", FLOAT, [None] * 5)],
@@ -148,5 +193,5 @@ def test_3d_conv_errors_name_the_node(tmp_path):
                             capture_output=True, text=True)
     assert result.returncode != 0
     assert "conv_node" in result.stderr, result.stderr
-    assert "Conv kernel_shape [3, 3, 2] differs from the weight" in result.stderr
+    assert f"{op} kernel_shape [3, 3, 2] differs from the weight" in result.stderr
     assert not (tmp_path / "bad.so").exists()

@@ -174,6 +174,48 @@ LogicalResult Importer::convertConv(const onnx::NodeProto &node, Location loc) {
   return defineResult(node, buildConv(node, loc, *x, *w, bias));
 }
 
+LogicalResult Importer::transposedPads(
+    const onnx::NodeProto &node, Location loc, ArrayRef<int64_t> sizes,
+    ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+    ArrayRef<int64_t> dilations, std::optional<SmallVector<int64_t>> shape,
+    SmallVectorImpl<int64_t> &outPad, SmallVectorImpl<int64_t> &pads) {
+  // An output shape (given, or the input's times the stride for auto_pad
+  // SAME) fixes the padding: the total split between the ends.
+  size_t rank = sizes.size();
+  std::string autoPadMode = attrString(node, "auto_pad", "NOTSET");
+  bool same = autoPadMode == "SAME_UPPER" || autoPadMode == "SAME_LOWER";
+  if (shape && shape->size() > rank)
+    shape = SmallVector<int64_t>(shape->end() - rank, shape->end());
+  if (shape && shape->size() != rank)
+    return emitError(loc) << "ConvTranspose expects an output_shape of "
+                          << rank << " spatial sizes";
+  if (!shape && !same) {
+    if (autoPadMode != "NOTSET" && autoPadMode != "VALID")
+      return emitError(loc) << "ConvTranspose has unknown auto_pad '"
+                            << autoPadMode << "'";
+    return success();
+  }
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t size = sizes[i];
+    if (ShapedType::isDynamic(size))
+      return emitError(loc) << "ConvTranspose with an output shape needs "
+                            << "static spatial dimensions";
+    int64_t target = shape ? (*shape)[i] : size * strides[i];
+    int64_t total = strides[i] * (size - 1) + outPad[i] +
+                    (kernel[i] - 1) * dilations[i] + 1 - target;
+    if (total < 0) {
+      // Larger than the transposed convolution gives: zeros at the end,
+      // as output_padding adds them.
+      outPad[i] += -total;
+      total = 0;
+    }
+    bool upper = autoPadMode == "SAME_UPPER";
+    pads[i] = upper ? total / 2 : total - total / 2;
+    pads[rank + i] = total - pads[i];
+  }
+  return success();
+}
+
 LogicalResult Importer::convertConvTranspose(const onnx::NodeProto &node,
                                              Location loc) {
   FailureOr<Value> x = getValue(node, 0), w = getValue(node, 1);
@@ -187,9 +229,11 @@ LogicalResult Importer::convertConvTranspose(const onnx::NodeProto &node,
     bias = *b;
   }
   auto wType = cast<RankedTensorType>(w->getType());
+  if (cast<RankedTensorType>(x->getType()).getRank() == 5)
+    return defineResult(node, convTranspose3d(node, loc, *x, *w, bias));
   if (wType.getRank() < 3 || wType.getRank() > 4)
-    return emitError(loc) << "ConvTranspose is supported in 1-D and 2-D only, "
-                          << "got a weight " << wType;
+    return emitError(loc) << "ConvTranspose is supported in 1-D, 2-D and 3-D "
+                          << "only, got a weight " << wType;
   SmallVector<int64_t> kernel =
       attrInts(node, "kernel_shape")
           .value_or(SmallVector<int64_t>(wType.getShape().drop_front(2)));
@@ -211,8 +255,8 @@ LogicalResult Importer::convertConvTranspose(const onnx::NodeProto &node,
   }
   auto xType = cast<RankedTensorType>(in->x.getType());
   if (xType.getRank() != 4 || in->kernel.size() != 2)
-    return emitError(loc) << "ConvTranspose is supported in 1-D and 2-D only "
-                          << "(NCW or NCHW input), got " << xType;
+    return emitError(loc) << "ConvTranspose is supported in 1-D, 2-D and 3-D "
+                          << "only (NCW, NCHW or NCDHW input), got " << xType;
   SmallVector<int64_t> strides =
                            in->strides.value_or(SmallVector<int64_t>{1, 1}),
                        dilations =
@@ -224,35 +268,10 @@ LogicalResult Importer::convertConvTranspose(const onnx::NodeProto &node,
       pads.size() != 4)
     return emitError(loc) << "ConvTranspose expects one stride, dilation and "
                           << "output padding per spatial dimension";
-  // An output shape (given, or the input's times the stride for auto_pad
-  // SAME) fixes the padding: the total split between the ends.
-  std::string autoPadMode = attrString(node, "auto_pad", "NOTSET");
-  bool same = autoPadMode == "SAME_UPPER" || autoPadMode == "SAME_LOWER";
-  if (shape && shape->size() > 2)
-    shape = SmallVector<int64_t>(shape->end() - 2, shape->end());
-  if (shape || same) {
-    for (int i = 0; i < 2; ++i) {
-      int64_t size = xType.getDimSize(2 + i);
-      if (ShapedType::isDynamic(size))
-        return emitError(loc) << "ConvTranspose with an output shape needs "
-                              << "static spatial dimensions";
-      int64_t target = shape ? (*shape)[i] : size * strides[i];
-      int64_t total = strides[i] * (size - 1) + outPad[i] +
-                      (in->kernel[i] - 1) * dilations[i] + 1 - target;
-      if (total < 0) {
-        // Larger than the transposed convolution gives: zeros at the end,
-        // as output_padding adds them.
-        outPad[i] += -total;
-        total = 0;
-      }
-      bool upper = autoPadMode == "SAME_UPPER";
-      pads[i] = upper ? total / 2 : total - total / 2;
-      pads[2 + i] = total - pads[i];
-    }
-  } else if (autoPadMode != "NOTSET" && autoPadMode != "VALID") {
-    return emitError(loc) << "ConvTranspose has unknown auto_pad '"
-                          << autoPadMode << "'";
-  }
+  if (failed(transposedPads(node, loc, xType.getShape().drop_front(2),
+                            in->kernel, strides, dilations, shape, outPad,
+                            pads)))
+    return failure();
   FailureOr<Value> r = create<l1::ConvTranspose2dOp>(
       loc, in->x, *w, bias, builder.getDenseI64ArrayAttr(strides),
       builder.getDenseI64ArrayAttr(pads),

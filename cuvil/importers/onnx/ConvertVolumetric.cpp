@@ -12,6 +12,11 @@
 //    depth-padded input as [N, D, C, H, W], its depths kd * dilation +
 //    d * stride for every output depth d as a batch of N x D_out images,
 //    convolved with the weight's slice kd.
+//  - A transposed convolution is one 2-D transposed convolution per depth
+//    tap kd over the N x D input depths as a batch; each tap's D results
+//    land at depths i * stride + kd * dilation of the full output (spread
+//    by zero padding, shifted by padding), the taps are summed, and the
+//    full depth is cropped by the pads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -174,6 +179,118 @@ FailureOr<Value> Importer::conv3d(const onnx::NodeProto &node, Location loc,
                        : create<l1::TransposeOp>(
                              loc, *split,
                              builder.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+}
+
+FailureOr<Value> Importer::convTranspose3d(const onnx::NodeProto &node,
+                                           Location loc, Value x, Value w,
+                                           Value bias) {
+  auto type = cast<RankedTensorType>(x.getType());
+  auto wType = cast<RankedTensorType>(w.getType());
+  if (wType.getRank() != 5 || !wType.hasStaticShape())
+    return emitError(loc) << "ConvTranspose of an NCDHW input expects a static "
+                          << "weight [C, O / group, kD, kH, kW], got " << wType;
+  SmallVector<int64_t> kernel = attrInts(node, "kernel_shape")
+                                    .value_or(SmallVector<int64_t>(
+                                        wType.getShape().drop_front(2)));
+  FailureOr<Window3d> win = window3d(node, loc, type, kernel);
+  if (failed(win))
+    return failure();
+  if (ArrayRef<int64_t>(win->kernel) != wType.getShape().drop_front(2))
+    return emitError(loc) << "ConvTranspose kernel_shape "
+                          << shapeString(win->kernel)
+                          << " differs from the weight " << wType;
+  SmallVector<int64_t> outPad = attrInts(node, "output_padding")
+                                    .value_or(SmallVector<int64_t>(3, 0));
+  if (outPad.size() != 3 || llvm::any_of(outPad, [](int64_t v) { return v < 0; }))
+    return emitError(loc) << "ConvTranspose of an NCDHW input expects 3 "
+                          << "output paddings of at least 0";
+  SmallVector<int64_t> pads = attrInts(node, "pads").value_or(
+      SmallVector<int64_t>(6, 0));
+  ArrayRef<int64_t> shape = type.getShape();
+  if (failed(transposedPads(node, loc, shape.drop_front(2), win->kernel,
+                            win->strides, win->dilations,
+                            attrInts(node, "output_shape"), outPad, pads)))
+    return failure();
+  int64_t n = type.isDynamicDim(0) ? -1 : shape[0], c = shape[1],
+          d = shape[2], stride = win->strides[0], dilation = win->dilations[0];
+  int64_t spread = (d - 1) * stride + 1;
+  int64_t full = spread + (win->kernel[0] - 1) * dilation + outPad[0];
+  if (pads[0] + pads[3] >= full)
+    return emitError(loc) << "ConvTranspose's depth pads (" << pads[0] << ", "
+                          << pads[3] << ") leave nothing of its " << full
+                          << " output depths";
+  auto attr = [&](ArrayRef<int64_t> v) { return builder.getDenseI64ArrayAttr(v); };
+  // [N, C, D, H, W] -> a batch of N x D images [C, H, W].
+  FailureOr<Value> byDepth =
+      create<l1::TransposeOp>(loc, x, attr({0, 2, 1, 3, 4}));
+  FailureOr<Value> images =
+      failed(byDepth) ? byDepth
+                      : create<l1::ReshapeOp>(
+                            loc, *byDepth,
+                            attr({n < 0 ? -1 : n * d, c, shape[3], shape[4]}));
+  if (failed(images))
+    return failure();
+  Value sum;
+  for (int64_t k = 0; k < win->kernel[0]; ++k) {
+    FailureOr<Value> slice = create<l1::SliceOp>(loc, w, attr({k}), attr({k + 1}),
+                                                 attr({2}), attr({1}));
+    FailureOr<Value> weight =
+        failed(slice) ? slice : create<l1::SqueezeOp>(loc, *slice, attr({2}));
+    FailureOr<Value> planes =
+        failed(weight)
+            ? weight
+            : create<l1::ConvTranspose2dOp>(
+                  loc, *images, *weight, Value(),
+                  attr(ArrayRef(win->strides).drop_front()),
+                  attr({pads[1], pads[2], pads[4], pads[5]}),
+                  attr(ArrayRef(win->dilations).drop_front()),
+                  attr(ArrayRef(outPad).drop_front()),
+                  builder.getI64IntegerAttr(attrInt(node, "group", 1)));
+    if (failed(planes))
+      return failure();
+    ArrayRef<int64_t> p = cast<RankedTensorType>(planes->getType()).getShape();
+    int64_t o = p[1], h = p[2], wd = p[3];
+    // [N, D, O, H', W'], spread to depths i * stride: [N, D, stride, ...]
+    // with zeros after each result, cut after the last.
+    FailureOr<Value> tap = create<l1::ReshapeOp>(loc, *planes,
+                                                 attr({n, d, 1, o, h, wd}));
+    if (succeeded(tap) && stride > 1)
+      tap = create<l1::PadOp>(
+          loc, *tap, attr({0, 0, 0, 0, 0, 0, 0, 0, stride - 1, 0, 0, 0}),
+          builder.getStringAttr("constant"), builder.getF64FloatAttr(0.0));
+    if (succeeded(tap))
+      tap = create<l1::ReshapeOp>(loc, *tap, attr({n, d * stride, o, h, wd}));
+    if (succeeded(tap) && stride > 1)
+      tap = create<l1::SliceOp>(loc, *tap, attr({0}), attr({spread}), attr({1}),
+                                attr({1}));
+    // Shifted to start at depth k * dilation of the full output.
+    int64_t before = k * dilation, after = full - spread - before;
+    if (succeeded(tap) && (before || after))
+      tap = create<l1::PadOp>(
+          loc, *tap, attr({0, before, 0, 0, 0, 0, after, 0, 0, 0}),
+          builder.getStringAttr("constant"), builder.getF64FloatAttr(0.0));
+    if (failed(tap))
+      return failure();
+    FailureOr<Value> next = sum ? create<l1::AddOp>(loc, sum, *tap) : tap;
+    if (failed(next))
+      return failure();
+    sum = *next;
+  }
+  FailureOr<Value> cropped =
+      pads[0] || pads[3]
+          ? create<l1::SliceOp>(loc, sum, attr({pads[0]}),
+                                attr({full - pads[3]}), attr({1}), attr({1}))
+          : FailureOr<Value>(sum);
+  FailureOr<Value> result =
+      failed(cropped) ? cropped
+                      : create<l1::TransposeOp>(loc, *cropped,
+                                                attr({0, 2, 1, 3, 4}));
+  if (failed(result) || !bias)
+    return result;
+  FailureOr<Value> perChannel = create<l1::ReshapeOp>(
+      loc, bias, attr({cast<RankedTensorType>(bias.getType()).getDimSize(0), 1, 1, 1}));
+  return failed(perChannel) ? perChannel
+                            : create<l1::AddOp>(loc, *result, *perChannel);
 }
 
 } // namespace cuvil::onnx_import

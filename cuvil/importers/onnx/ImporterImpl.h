@@ -393,6 +393,15 @@ private:
                                ArrayRef<int64_t> kernel);
   FailureOr<Value> conv3d(const onnx::NodeProto &node, Location loc, Value x,
                           Value w, Value bias);
+  FailureOr<Value> convTranspose3d(const onnx::NodeProto &node, Location loc,
+                                   Value x, Value w, Value bias);
+  LogicalResult transposedPads(const onnx::NodeProto &node, Location loc,
+                               ArrayRef<int64_t> sizes, ArrayRef<int64_t> kernel,
+                               ArrayRef<int64_t> strides,
+                               ArrayRef<int64_t> dilations,
+                               std::optional<SmallVector<int64_t>> shape,
+                               SmallVectorImpl<int64_t> &outPad,
+                               SmallVectorImpl<int64_t> &pads);
   LogicalResult convertGlobalPool(const onnx::NodeProto &, Location);
   LogicalResult convertSoftmax(const onnx::NodeProto &, Location);
   LogicalResult convertReduce(const onnx::NodeProto &, Location);
