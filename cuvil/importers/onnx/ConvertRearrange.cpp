@@ -386,9 +386,7 @@ LogicalResult Importer::convertWindow(const onnx::NodeProto &node,
   int64_t n = size->front();
   // Periodic windows are those of n + 1 points without the last.
   double span = attrInt(node, "periodic", 1) ? n : n - 1;
-  HostTensor host;
-  host.elementType = element;
-  host.shape = {n};
+  std::vector<double> values;
   for (int64_t i = 0; i < n; ++i) {
     double phase = span > 0 ? 2 * M_PI * i / span : 0, w;
     if (op == "HannWindow")
@@ -397,12 +395,9 @@ LogicalResult Importer::convertWindow(const onnx::NodeProto &node,
       w = 25.0 / 46 - 21.0 / 46 * std::cos(phase);
     else
       w = 0.42 - 0.5 * std::cos(phase) + 0.08 * std::cos(2 * phase);
-    if (host.isFloat())
-      host.floats.push_back(w);
-    else
-      host.ints.push_back(static_cast<int64_t>(w));
+    values.push_back(w);
   }
-  defineHost(node, 0, std::move(host));
+  defineHost(node, 0, HostTensor::of(element, {n}, values));
   return success();
 }
 

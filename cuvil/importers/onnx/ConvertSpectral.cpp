@@ -297,16 +297,7 @@ LogicalResult Importer::convertMelWeightMatrix(const onnx::NodeProto &node,
     for (int64_t j = center; j < right; ++j)
       column[j * mels] = double(right - j) / (right - center);
   }
-  HostTensor host;
-  host.elementType = element;
-  host.shape = {bins, mels};
-  for (double w : weights) {
-    if (host.isFloat())
-      host.floats.push_back(w);
-    else
-      host.ints.push_back(static_cast<int64_t>(w));
-  }
-  defineHost(node, 0, std::move(host));
+  defineHost(node, 0, HostTensor::of(element, {bins, mels}, weights));
   return success();
 }
 

@@ -95,22 +95,31 @@ FailureOr<Value> Importer::pool3d(const onnx::NodeProto &node, Location loc,
   return reshape(depth, {n, c, outD, h, w});
 }
 
+FailureOr<Window3d> Importer::convWindow3d(const onnx::NodeProto &node,
+                                           Location loc, RankedTensorType input,
+                                           Value w) {
+  const std::string &op = node.op_type();
+  auto wType = cast<RankedTensorType>(w.getType());
+  if (wType.getRank() != 5 || !wType.hasStaticShape())
+    return emitError(loc) << op << " of an NCDHW input expects a static weight "
+                          << "[" << (op == "Conv" ? "O, C" : "C, O")
+                          << " / group, kD, kH, kW], got " << wType;
+  ArrayRef<int64_t> taps = wType.getShape().drop_front(2);
+  FailureOr<Window3d> win = window3d(
+      node, loc, input,
+      attrInts(node, "kernel_shape").value_or(SmallVector<int64_t>(taps)));
+  if (succeeded(win) && ArrayRef<int64_t>(win->kernel) != taps)
+    return emitError(loc) << op << " kernel_shape " << shapeString(win->kernel)
+                          << " differs from the weight " << wType;
+  return win;
+}
+
 FailureOr<Value> Importer::conv3d(const onnx::NodeProto &node, Location loc,
                                   Value x, Value w, Value bias) {
   auto type = cast<RankedTensorType>(x.getType());
-  auto wType = cast<RankedTensorType>(w.getType());
-  if (wType.getRank() != 5 || !wType.hasStaticShape())
-    return emitError(loc) << "Conv of an NCDHW input expects a static weight "
-                          << "[O, C / group, kD, kH, kW], got " << wType;
-  SmallVector<int64_t> kernel = attrInts(node, "kernel_shape")
-                                    .value_or(SmallVector<int64_t>(
-                                        wType.getShape().drop_front(2)));
-  FailureOr<Window3d> win = window3d(node, loc, type, kernel);
+  FailureOr<Window3d> win = convWindow3d(node, loc, type, w);
   if (failed(win))
     return failure();
-  if (ArrayRef<int64_t>(win->kernel) != wType.getShape().drop_front(2))
-    return emitError(loc) << "Conv kernel_shape " << shapeString(win->kernel)
-                          << " differs from the weight " << wType;
   ArrayRef<int64_t> shape = type.getShape(), p = win->pads;
   int64_t n = type.isDynamicDim(0) ? -1 : shape[0], c = shape[1];
   int64_t depth = shape[2] + p[0] + p[3];
@@ -185,20 +194,9 @@ FailureOr<Value> Importer::convTranspose3d(const onnx::NodeProto &node,
                                            Location loc, Value x, Value w,
                                            Value bias) {
   auto type = cast<RankedTensorType>(x.getType());
-  auto wType = cast<RankedTensorType>(w.getType());
-  if (wType.getRank() != 5 || !wType.hasStaticShape())
-    return emitError(loc) << "ConvTranspose of an NCDHW input expects a static "
-                          << "weight [C, O / group, kD, kH, kW], got " << wType;
-  SmallVector<int64_t> kernel = attrInts(node, "kernel_shape")
-                                    .value_or(SmallVector<int64_t>(
-                                        wType.getShape().drop_front(2)));
-  FailureOr<Window3d> win = window3d(node, loc, type, kernel);
+  FailureOr<Window3d> win = convWindow3d(node, loc, type, w);
   if (failed(win))
     return failure();
-  if (ArrayRef<int64_t>(win->kernel) != wType.getShape().drop_front(2))
-    return emitError(loc) << "ConvTranspose kernel_shape "
-                          << shapeString(win->kernel)
-                          << " differs from the weight " << wType;
   SmallVector<int64_t> outPad = attrInts(node, "output_padding")
                                     .value_or(SmallVector<int64_t>(3, 0));
   if (outPad.size() != 3 || llvm::any_of(outPad, [](int64_t v) { return v < 0; }))

@@ -72,6 +72,20 @@ struct HostTensor {
     return isFloat() ? floats.size() : ints.size();
   }
   double at(int64_t i) const { return isFloat() ? floats[i] : ints[i]; }
+  /// A tensor of `element` holding `values` (truncated for integers).
+  static HostTensor of(Type element, SmallVector<int64_t> shape,
+                       ArrayRef<double> values) {
+    HostTensor host;
+    host.elementType = element;
+    host.shape = std::move(shape);
+    for (double v : values) {
+      if (host.isFloat())
+        host.floats.push_back(v);
+      else
+        host.ints.push_back(static_cast<int64_t>(v));
+    }
+    return host;
+  }
   bool hasUnknown() const { return llvm::is_contained(ints, kUnknown); }
 };
 
@@ -391,6 +405,8 @@ private:
   FailureOr<Window3d> window3d(const onnx::NodeProto &node, Location loc,
                                RankedTensorType input,
                                ArrayRef<int64_t> kernel);
+  FailureOr<Window3d> convWindow3d(const onnx::NodeProto &node, Location loc,
+                                   RankedTensorType input, Value w);
   FailureOr<Value> conv3d(const onnx::NodeProto &node, Location loc, Value x,
                           Value w, Value bias);
   FailureOr<Value> convTranspose3d(const onnx::NodeProto &node, Location loc,
