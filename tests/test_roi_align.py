@@ -132,6 +132,34 @@ def test_roi_align_matches_torchvision_and_onnx(tmp_path):
         compiled(images, nan_boxes, BATCH)
 
 
+def test_huge_and_one_pixel_inputs(tmp_path):
+    """A box of finite corners whose extent overflows is refused at call
+    time; a box far larger than the image costs only its part over the
+    image (adaptive grids of ~1e7 points a side, visited only near the
+    image), and matches torchvision; one-pixel images read their pixel."""
+    attrs = dict(output_height=2, output_width=2, sampling_ratio=0, spatial_scale=1.0,
+                 coordinate_transformation_mode="output_half_pixel")
+    path = tmp_path / "roi.onnx"
+    roi_model(path, [1, 2, 1, 1], 2, [(attrs, (2, 2))])
+    compiled = compile_model(CUVILC, path, tmp_path / "roi.so")
+    images = np.array([[[[2.0]], [[-3.0]]]], np.float32)
+    # 300 grid points a side per bin, a few of them over the pixel.
+    boxes = np.array([[-300, -300, 300, 300], [-0.5, -0.5, 0.8, 0.6]], np.float32)
+    batch = np.zeros(2, np.int64)
+    (y,) = compiled(images, boxes, batch)
+    np.testing.assert_allclose(y, reference(attrs, images, boxes, batch),
+                               rtol=1e-5, atol=1e-12)
+    assert np.abs(y[0]).min() > 0
+    # 10^7 points a side per bin (10^14 per bin): the points near the pixel
+    # over the grid's count, about 2e-14; no reference visits them all.
+    huge = np.array([[-1e7, -1e7, 1e7, 1e7]] * 2, np.float32)
+    (y,) = compiled(images, huge, batch)
+    assert np.abs(y).max() < 1e-12
+    overflow = np.array([[0, -3e38, 1, 3e38], [0, 0, 1, 1]], np.float32)
+    with pytest.raises(RuntimeError, match="invalid argument"):
+        compiled(images, overflow, batch)
+
+
 def test_a_dynamic_number_of_regions(tmp_path):
     """With --max-batch every input's first dim is the batch: the images and
     the regions (and so the output) vary together."""
@@ -151,7 +179,9 @@ def test_a_dynamic_number_of_regions(tmp_path):
      "coordinate_transformation_mode must be 'half_pixel' or 'output_half_pixel'"),
     (dict(), [4, 5], "expects rois [R, 4] of the input's element type"),
     (dict(output_height=0), [4, 4], "expects an output of at least 1 x 1"),
+    (dict(sampling_ratio=1025), [4, 4], "sampling_ratio in [0, 1024], got 1 x 1 and 1025"),
     (dict(spatial_scale=-1.0), [4, 4], "positive, finite spatial_scale"),
+    (dict(), [4, 4, 1], "expects rois [R, 4]"),
 ])
 def test_roi_align_errors_name_the_node(tmp_path, attrs, rois_shape, message):
     path = tmp_path / "bad.onnx"

@@ -91,7 +91,9 @@ def mel_reference(mels, dft, rate, lower, upper):
 
 
 MEL_CASES = [(8, 16, 8192, 0.0, 4096.0), (40, 512, 16000, 20.0, 8000.0),
-             (13, 255, 22050, 300.0, 5000.0)]
+             (13, 255, 22050, 300.0, 5000.0),
+             # The last edge lands on bin 9 of 9: a bound only, as in ONNX.
+             (8, 16, 8192, 0.0, 5600.0)]
 
 
 def test_mel_weight_matrices_match_onnxs_reference(tmp_path):
@@ -112,7 +114,11 @@ def test_mel_weight_matrices_match_onnxs_reference(tmp_path):
 
 
 @pytest.mark.parametrize("params,runtime,message", [
-    ((8, 16, 8192, 0.0, 8192.0), False, "upper_edge_hertz 8192 maps to spectrogram bin 12, past the last of 9"),
+    ((8, 16, 8192, 0.0, 8192.0), False,
+     "filter edge 8 falls on spectrogram bin 9, past the last one (8) for dft_length 16; "
+     "lower upper_edge_hertz (8192)"),
+    # Edges that overflow an integer are refused before they index anything.
+    ((10, 16, 1, 0.0, 3e19), False, "filter edge 1 falls on spectrogram bin 277533"),
     ((8, 16, 8192, 100.0, 50.0), False, "0 <= lower_edge_hertz < upper_edge_hertz, got 8, 16, 8192, 100, 50"),
     ((8, 16, 8192, 0.0, 4096.0), True, "needs its num_mel_bins (input 'mels') at compile time"),
 ])

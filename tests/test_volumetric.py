@@ -195,3 +195,20 @@ def test_3d_conv_errors_name_the_node(tmp_path, op):
     assert "conv_node" in result.stderr, result.stderr
     assert f"{op} kernel_shape [3, 3, 2] differs from the weight" in result.stderr
     assert not (tmp_path / "bad.so").exists()
+
+
+def test_3d_transposed_conv_bias_error_names_the_node(tmp_path):
+    path = tmp_path / "bad.onnx"
+    save(path, [helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"],
+                                 name="deconv_node")],
+         [helper.make_tensor_value_info("x", FLOAT, [1] + SHAPE)],
+         [helper.make_tensor_value_info("y", FLOAT, [None] * 5)],
+         [constant("w", np.zeros([3, 2, 2, 2, 2], np.float32)),
+          constant("b", np.zeros([3], np.float32))], opset=13)
+    result = subprocess.run([CUVILC, str(path), "-o", str(tmp_path / "bad.so")],
+                            capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "deconv_node" in result.stderr, result.stderr
+    assert ("ConvTranspose expects a bias of one 'f32' per output channel (2), "
+            "got 'tensor<3xf32>'") in result.stderr, result.stderr
+    assert not (tmp_path / "bad.so").exists()

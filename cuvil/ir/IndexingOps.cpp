@@ -245,14 +245,16 @@ LogicalResult RoiAlignOp::inferReturnTypes(MLIRContext *,
       getTensorType(adaptor.getBatchIndices(), loc, name, "batch_indices");
   if (failed(input) || failed(rois) || failed(indices))
     return failure();
-  if (input->getRank() != 4)
-    return inferError(loc, name, "expects an NCHW input, got ",
-                      formatType(*input));
+  if (input->getRank() != 4 || input->getDimSize(2) == 0 ||
+      input->getDimSize(3) == 0)
+    return inferError(loc, name, "expects an NCHW input of at least 1 x 1 "
+                      "pixels, got ", formatType(*input));
   if (rois->getRank() != 2 || rois->getDimSize(1) != 4 ||
       rois->getElementType() != input->getElementType())
     return inferError(loc, name, "expects rois [R, 4] of the input's element "
                       "type, got ", formatType(*rois));
-  int64_t regions = rois->getDimSize(0), listed = indices->getDimSize(0);
+  int64_t regions = rois->getDimSize(0),
+          listed = indices->getRank() == 1 ? indices->getDimSize(0) : 0;
   if (indices->getRank() != 1 ||
       (!ShapedType::isDynamic(regions) && !ShapedType::isDynamic(listed) &&
        regions != listed))
@@ -262,10 +264,12 @@ LogicalResult RoiAlignOp::inferReturnTypes(MLIRContext *,
   int64_t height = adaptor.getOutputHeightAttr().getInt(),
           width = adaptor.getOutputWidthAttr().getInt(),
           ratio = adaptor.getSamplingRatioAttr().getInt();
-  if (height < 1 || width < 1 || ratio < 0)
+  // A fixed grid of sampling_ratio^2 points per bin is all visited.
+  constexpr int64_t kMaxSamplingRatio = 1024;
+  if (height < 1 || width < 1 || ratio < 0 || ratio > kMaxSamplingRatio)
     return inferError(loc, name, "expects an output of at least 1 x 1 and a "
-                      "sampling_ratio >= 0, got ", height, " x ", width,
-                      " and ", ratio);
+                      "sampling_ratio in [0, ", kMaxSamplingRatio, "], got ",
+                      height, " x ", width, " and ", ratio);
   double scale = adaptor.getSpatialScale().convertToDouble();
   if (!(scale > 0) || !std::isfinite(scale))
     return inferError(loc, name, "expects a positive, finite spatial_scale, "

@@ -85,9 +85,10 @@ def Cuvil_RoiAlignOp : Cuvil_Op<"roi_align", [Pure, Cuvil_InferTypeOpAdaptor]> {
     bilinearly (0 beyond a pixel outside the image). A bin is the mean of
     its points, or with `max` the largest of their weighted corner values
     (ONNX's definition). The result is [R, C, output_height, output_width].
-    A batch index outside [0, N), a coordinate that is not finite, or an
-    adaptive grid of more than 65536 points per side is the caller's bad
-    data (the CPU targets return an invalid-argument error).
+    A fixed sampling_ratio is at most 1024. A batch index outside [0, N), a
+    coordinate that is not finite, or an adaptive grid of more than 2^40
+    points per side is the caller's bad data (the CPU targets return an
+    invalid-argument error).
   }];
   let arguments = (ins Cuvil_FloatTensor:$input, Cuvil_FloatTensor:$rois,
                        RankedTensorOf<[I64]>:$batch_indices,

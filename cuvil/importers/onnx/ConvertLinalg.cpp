@@ -182,6 +182,18 @@ LogicalResult Importer::transposedPads(
   // An output shape (given, or the input's times the stride for auto_pad
   // SAME) fixes the padding: the total split between the ends.
   size_t rank = sizes.size();
+  // Bounded so that the sizes below cannot overflow.
+  constexpr int64_t kMax = int64_t(1) << 30;
+  auto in = [&](ArrayRef<int64_t> values, int64_t lo) {
+    return llvm::all_of(values, [&](int64_t v) { return v >= lo && v < kMax; });
+  };
+  if (!in(kernel, 1) || !in(strides, 1) || !in(dilations, 1) ||
+      !in(outPad, 0) || (shape && !in(*shape, 0)) ||
+      llvm::any_of(sizes, [&](int64_t v) { return v >= kMax; }))
+    return emitError(loc) << "ConvTranspose needs kernel sizes, strides and "
+                          << "dilations in [1, 2^30), output paddings and "
+                          << "output_shape in [0, 2^30), and spatial sizes "
+                          << "under 2^30";
   std::string autoPadMode = attrString(node, "auto_pad", "NOTSET");
   bool same = autoPadMode == "SAME_UPPER" || autoPadMode == "SAME_LOWER";
   if (shape && shape->size() > rank)

@@ -256,13 +256,16 @@ LogicalResult Importer::convertMelWeightMatrix(const onnx::NodeProto &node,
   });
   int64_t mels = counts ? in[0] : 0, dft = counts ? in[1] : 0,
           rate = counts ? in[2] : 0;
-  float lower = in[3], upper = in[4];
-  if (!counts || !(lower >= 0) || !(upper > lower) || std::isinf(upper))
+  // Computed in float32 as ONNX's reference does; in range before the cast.
+  bool hertz = in[3] >= 0 && in[4] > in[3] &&
+               in[4] <= std::numeric_limits<float>::max();
+  float lower = hertz ? in[3] : 0, upper = hertz ? in[4] : 0;
+  if (!counts || !hertz || !(upper > lower))
     return emitError(loc) << "MelWeightMatrix expects num_mel_bins, dft_length "
                           << "and sample_rate >= 1 and 0 <= lower_edge_hertz "
                           << "< upper_edge_hertz, got "
                           << absl::StrCat(in[0], ", ", in[1], ", ", in[2],
-                                          ", ", lower, ", ", upper);
+                                          ", ", in[3], ", ", in[4]);
   int64_t bins = dft / 2 + 1;
   if (mels > kMaxBuiltElements / bins)
     return emitError(loc) << "MelWeightMatrix of " << bins << " x " << mels
@@ -275,17 +278,21 @@ LogicalResult Importer::convertMelWeightMatrix(const onnx::NodeProto &node,
   float lowMel = 2595.0f * std::log10(1.0f + lower / 700.0f);
   float highMel = 2595.0f * std::log10(1.0f + upper / 700.0f);
   float step = (highMel - lowMel) / static_cast<float>(mels + 2);
+  // Each filter's left and center bins are written, its right one is only
+  // a bound: all must be known to fit before they become indices.
   SmallVector<int64_t> edge(mels + 2);
   for (int64_t i = 0; i < mels + 2; ++i) {
     double hertz = 700 * (std::pow(10.0, (i * double(step) + lowMel) / 2595) - 1);
-    edge[i] = static_cast<int64_t>(std::floor((dft + 1) * hertz / rate));
+    double bin = std::floor((dft + 1) * hertz / rate);
+    int64_t last = i == mels + 1 ? bins : bins - 1;
+    if (!(bin >= 0 && bin <= double(last)))
+      return emitError(loc)
+             << "MelWeightMatrix's filter edge " << i << " falls on spectrogram "
+             << "bin " << absl::StrCat(bin) << ", past the last one ("
+             << last << ") for dft_length " << dft << "; lower upper_edge_hertz ("
+             << absl::StrCat(upper) << ") or raise dft_length";
+    edge[i] = static_cast<int64_t>(bin);
   }
-  if (edge.front() < 0 || edge.back() >= bins)
-    return emitError(loc) << "MelWeightMatrix: upper_edge_hertz "
-                          << absl::StrCat(upper) << " maps to spectrogram bin "
-                          << edge.back() << ", past the last of " << bins
-                          << " (dft_length " << dft << "); lower it (the "
-                          << "Nyquist frequency, sample_rate / 2, fits)";
   std::vector<double> weights(bins * mels, 0.0);
   for (int64_t m = 0; m < mels; ++m) {
     int64_t left = edge[m], center = edge[m + 1], right = edge[m + 2];

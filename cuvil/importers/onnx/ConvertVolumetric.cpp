@@ -24,6 +24,12 @@
 
 namespace cuvil::onnx_import {
 
+/// Window attributes are below this (sizes computed from them stay far
+/// from overflow).
+constexpr int64_t kMaxWindow = int64_t(1) << 30;
+/// A convolution's depth taps are unrolled: one 2-D op (and its glue) each.
+constexpr int64_t kMaxDepthTaps = 256;
+
 FailureOr<Window3d> Importer::window3d(const onnx::NodeProto &node,
                                        Location loc, RankedTensorType input,
                                        ArrayRef<int64_t> kernel) {
@@ -38,12 +44,14 @@ FailureOr<Window3d> Importer::window3d(const onnx::NodeProto &node,
       w.dilations.size() != 3 || w.pads.size() != 6)
     return emitError(loc) << op << " of an NCDHW input expects 3 kernel sizes, "
                           << "strides and dilations and 6 pads";
+  // Bounded so that no size computed from them overflows.
+  auto in = [](int64_t v, int64_t lo) { return v >= lo && v < kMaxWindow; };
   for (int i = 0; i < 3; ++i)
-    if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1)
+    if (!in(w.kernel[i], 1) || !in(w.strides[i], 1) || !in(w.dilations[i], 1))
       return emitError(loc) << op << " needs kernel sizes, strides and "
-                            << "dilations of at least 1";
-  if (llvm::any_of(w.pads, [](int64_t p) { return p < 0; }))
-    return emitError(loc) << op << " needs pads of at least 0";
+                            << "dilations in [1, 2^30)";
+  if (!llvm::all_of(w.pads, [&](int64_t p) { return in(p, 0); }))
+    return emitError(loc) << op << " needs pads in [0, 2^30)";
   ArrayRef<int64_t> shape = input.getShape();
   if (llvm::any_of(shape.drop_front(), ShapedType::isDynamic))
     return emitError(loc) << op << " of an NCDHW input needs static C, D, H "
@@ -111,6 +119,11 @@ FailureOr<Window3d> Importer::convWindow3d(const onnx::NodeProto &node,
   if (succeeded(win) && ArrayRef<int64_t>(win->kernel) != taps)
     return emitError(loc) << op << " kernel_shape " << shapeString(win->kernel)
                           << " differs from the weight " << wType;
+  if (succeeded(win) && win->kernel[0] > kMaxDepthTaps)
+    return emitError(loc) << op << " of an NCDHW input supports kernel depths "
+                          << "up to " << kMaxDepthTaps << " (one 2-D "
+                          << "convolution per depth tap), got "
+                          << win->kernel[0];
   return win;
 }
 
@@ -199,9 +212,10 @@ FailureOr<Value> Importer::convTranspose3d(const onnx::NodeProto &node,
     return failure();
   SmallVector<int64_t> outPad = attrInts(node, "output_padding")
                                     .value_or(SmallVector<int64_t>(3, 0));
-  if (outPad.size() != 3 || llvm::any_of(outPad, [](int64_t v) { return v < 0; }))
+  if (outPad.size() != 3 ||
+      !llvm::all_of(outPad, [](int64_t v) { return v >= 0 && v < kMaxWindow; }))
     return emitError(loc) << "ConvTranspose of an NCDHW input expects 3 "
-                          << "output paddings of at least 0";
+                          << "output paddings in [0, 2^30)";
   SmallVector<int64_t> pads = attrInts(node, "pads").value_or(
       SmallVector<int64_t>(6, 0));
   ArrayRef<int64_t> shape = type.getShape();
@@ -285,8 +299,17 @@ FailureOr<Value> Importer::convTranspose3d(const onnx::NodeProto &node,
                                                 attr({0, 2, 1, 3, 4}));
   if (failed(result) || !bias)
     return result;
-  FailureOr<Value> perChannel = create<l1::ReshapeOp>(
-      loc, bias, attr({cast<RankedTensorType>(bias.getType()).getDimSize(0), 1, 1, 1}));
+  // The 2-D ops check their bias; this one is added here.
+  auto outType = cast<RankedTensorType>(result->getType());
+  auto biasType = cast<RankedTensorType>(bias.getType());
+  int64_t channels = outType.getDimSize(1);
+  if (biasType.getRank() != 1 || biasType.getDimSize(0) != channels ||
+      biasType.getElementType() != outType.getElementType())
+    return emitError(loc) << "ConvTranspose expects a bias of one "
+                          << outType.getElementType() << " per output channel ("
+                          << channels << "), got " << biasType;
+  FailureOr<Value> perChannel =
+      create<l1::ReshapeOp>(loc, bias, attr({channels, 1, 1, 1}));
   return failed(perChannel) ? perChannel
                             : create<l1::AddOp>(loc, *result, *perChannel);
 }

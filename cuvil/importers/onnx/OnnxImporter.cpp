@@ -269,7 +269,10 @@ LogicalResult Importer::checkSupported() {
     std::string key = absl::StrCat("'", node.op_type(), "' (domain ",
                                    defaultDomain ? "ai.onnx" : node.domain(),
                                    ", opset ", opset, ")");
-    if (StringRef why = defaultDomain ? whyLeftOut(node.op_type()) : "";
+    // Optimizers live in the preview training domain.
+    bool knownDomain =
+        defaultDomain || node.domain() == "ai.onnx.preview.training";
+    if (StringRef why = knownDomain ? whyLeftOut(node.op_type()) : "";
         !why.empty())
       leftOut[why.str()].insert(node.op_type());
     std::string where =

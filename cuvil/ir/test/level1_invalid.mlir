@@ -1222,7 +1222,7 @@ func.func @f(%x: tensor<2x3x8x8xf32>, %rois: tensor<5x5xf32>, %b: tensor<5xi64>)
 
 // roi_align: a grid of at least one point per bin, or adaptive (0)
 func.func @f(%x: tensor<2x3x8x8xf32>, %rois: tensor<5x4xf32>, %b: tensor<5xi64>) {
-  // expected-error @+1 {{'cuvil.roi_align' op expects an output of at least 1 x 1 and a sampling_ratio >= 0, got 2 x 2 and -1}}
+  // expected-error @+1 {{'cuvil.roi_align' op expects an output of at least 1 x 1 and a sampling_ratio in [0, 1024], got 2 x 2 and -1}}
   %y = cuvil.roi_align %x, %rois, %b {output_height = 2 : i64, output_width = 2 : i64, sampling_ratio = -1 : i64, spatial_scale = 1.0 : f64} : tensor<2x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64>
   return
 }

@@ -467,8 +467,23 @@ def mel_huge():
                  [], [tensor("y", [None, 8])], [const(n, v) for n, v in values], opset=17)
 
 
+def conv3d_dilation():
+    """A 3-D convolution whose depth dilation would overflow its window."""
+    return model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv",
+                                   dilations=[1 << 62, 1, 1])],
+                 [tensor("x", [1, 1, 4, 4, 4])], [tensor("y", [1, 1, 2, 4, 4])],
+                 [const("w", np.zeros([1, 1, 3, 1, 1], np.float32))])
+
+
+def conv3d_deep():
+    """A 3-D convolution with more depth taps than Cuvil unrolls."""
+    return model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv")],
+                 [tensor("x", [1, 1, 300, 2, 2])], [tensor("y", [1, 1, 1, 2, 2])],
+                 [const("w", np.zeros([1, 1, 300, 1, 1], np.float32))])
+
+
 CASES = {f.__name__: f for f in (
-    det_order, pool3d_pads, mel_huge, dft_huge, unpool_zero_stride, compress_at_run_time, dft_axis, stft_long_frame, grid_sample_mode, grid_sample_volume, reverse_lengths, unpool_no_kernel, unpool_smaller, dynamic_quantize_double,
+    conv3d_dilation, conv3d_deep, det_order, pool3d_pads, mel_huge, dft_huge, unpool_zero_stride, compress_at_run_time, dft_axis, stft_long_frame, grid_sample_mode, grid_sample_volume, reverse_lengths, unpool_no_kernel, unpool_smaller, dynamic_quantize_double,
     loss_reduction, loss_weights, loss_float_targets, lrn_no_size, lrn_flat, topk_two_ks, topk_too_many, integer_mean, float_mod, wide_slope, resize_area, resize_short_scales,
     duplicate_output, self_duplicate_output, duplicate_input, duplicate_initializer,
     string_attribute, float_attribute, typeless_attribute, overflow_input,

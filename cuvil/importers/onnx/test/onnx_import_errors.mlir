@@ -169,6 +169,12 @@
 // RUN: %{gen} unpool_zero_stride unpool.onnx
 // RUN: not cuvilc --quiet unpool.onnx 2>&1 | FileCheck %s --check-prefix=UNPOOLSTRIDE
 // UNPOOLSTRIDE: cuvilc: error: 'unpool' (unpool.onnx): error: MaxUnpool expects 2 kernel sizes and strides in [1, 2^30) and 4 pads in [0, 2^30)
+// RUN: %{gen} conv3d_dilation conv.onnx
+// RUN: not cuvilc --quiet conv.onnx 2>&1 | FileCheck %s --check-prefix=CONV3DDIL
+// CONV3DDIL: cuvilc: error: 'conv' (conv.onnx): error: Conv needs kernel sizes, strides and dilations in [1, 2^30)
+// RUN: %{gen} conv3d_deep conv.onnx
+// RUN: not cuvilc --quiet conv.onnx 2>&1 | FileCheck %s --check-prefix=CONV3DDEEP
+// CONV3DDEEP: cuvilc: error: 'conv' (conv.onnx): error: Conv of an NCDHW input supports kernel depths up to 256 (one 2-D convolution per depth tap), got 300
 // RUN: %{gen} det_order det.onnx
 // RUN: not cuvilc --quiet det.onnx 2>&1 | FileCheck %s --check-prefix=DETN
 // DETN: cuvilc: error: 'det' (det.onnx): error: Det supports matrices of order 1 to 128 (its steps are unrolled), got 129

@@ -5,8 +5,8 @@
 // weights of the bilinear tap (ONNX's rules: 0 beyond a pixel outside the
 // image, edges clamped), computed once and applied to every channel. The
 // coordinates and weights are doubles; values accumulate in the compute
-// type. Every loop is bounded: a fixed sampling_ratio statically, an
-// adaptive one by its 65536-point cap.
+// type. Only grid points within a pixel of the image are visited (the
+// others read 0), so a huge box costs what its part over the image does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,8 +18,10 @@ using namespace mlir;
 
 namespace {
 
-/// The largest adaptive grid side: a region that many bins tall is bad data.
-constexpr int64_t kMaxAdaptiveGrid = 65536;
+/// The largest adaptive grid side (2^40 points): past it, a box is bad data.
+/// Work does not grow with the grid: only points within a pixel of the
+/// image are visited.
+constexpr const char *kMaxAdaptiveGrid = "1099511627776.0";
 
 /// C names of one roi_align call's locals, unique per call.
 struct RoiNames {
@@ -58,21 +60,47 @@ void emitRegion(Emitter &e, const KernelCall &call, const RoiNames &v,
   }
   e.c.line("double " + v("bh") + " = " + v("rh") + " / " + oh + ", " +
            v("bw") + " = " + v("rw") + " / " + ow + ";");
+  // Finite corners can still span more than a double holds.
+  e.c.line("if (!isfinite(" + v("bh") + ") || !isfinite(" + v("bw") +
+           ")) return CUVIL_ERROR_INVALID_ARGUMENT;");
   if (ratio > 0) {
     e.c.line("int64_t " + v("gh") + " = " + std::to_string(ratio) + ", " +
              v("gw") + " = " + std::to_string(ratio) + ";");
   } else {
-    std::string cap = std::to_string(kMaxAdaptiveGrid);
     for (auto [grid, bin] : {std::pair("gh", "bh"), std::pair("gw", "bw")}) {
       e.c.line("double " + v(grid) + "d = ceil(" + v(bin) + ");");
-      e.c.line("if (" + v(grid) + "d > " + cap +
+      e.c.line("if (" + v(grid) + "d > " + kMaxAdaptiveGrid +
                ") return CUVIL_ERROR_INVALID_ARGUMENT;");
       e.c.line("int64_t " + v(grid) + " = " + v(grid) + "d > 0 ? (int64_t)" +
                v(grid) + "d : 0;");
     }
   }
-  e.c.line("double " + v("count") + " = " + v("gh") + " * " + v("gw") +
-           " > 0 ? (double)(" + v("gh") + " * " + v("gw") + ") : 1.0;");
+  e.c.line("double " + v("count") + " = " + v("gh") + " > 0 && " + v("gw") +
+           " > 0 ? (double)" + v("gh") + " * (double)" + v("gw") + " : 1.0;");
+}
+
+/// The grid rows [`first`, `end`) of the bin starting at `origin` whose
+/// points can fall within a pixel of the image ([-1, size]); the others
+/// read 0. With a positive step the bounds are widened by a row each way
+/// (the tap rechecks every point), else every row is kept.
+void emitGridRange(Emitter &e, const RoiNames &v, const char *axis,
+                   const std::string &origin, const std::string &bin,
+                   const std::string &grid, const std::string &size) {
+  std::string first = v((std::string(axis) + "lo").c_str()),
+              end = v((std::string(axis) + "end").c_str()),
+              step = v((std::string("s") + axis).c_str());
+  e.c.line("int64_t " + first + " = 0, " + end + " = " + grid + ";");
+  e.c.line("double " + step + " = " + grid + " > 0 ? " + bin + " / " + grid +
+           " : 0;");
+  e.c.open("if (" + step + " > 0)");
+  e.c.line("double lo = floor((-1.0 - " + origin + ") / " + step +
+           " - 0.5) - 1, hi = ceil(((double)(" + size + ") - " + origin +
+           ") / " + step + " - 0.5) + 2;");
+  e.c.line("if (lo > 0) " + first + " = lo < (double)" + grid +
+           " ? (int64_t)lo : " + grid + ";");
+  e.c.line("if (hi < (double)" + end + ") " + end + " = hi > (double)" + first +
+           " ? (int64_t)hi : " + first + ";");
+  e.c.close();
 }
 
 /// One axis of the bilinear tap at `pos` (a C double local, updated):
@@ -92,21 +120,20 @@ void emitAxis(Emitter &e, const std::string &pos, const std::string &size,
 }
 
 /// The four corners' offsets in a channel plane (p1..p4) and weights
-/// (w1..w4) of grid point (iy, ix) of bin (ph, pw).
+/// (w1..w4) of grid point (iy, ix) of the bin at (oy, ox).
 void emitTap(Emitter &e, const RoiNames &v, const std::string &height,
              const std::string &width) {
-  e.c.line("double " + v("y") + " = " + v("y1") + " + " + v("ph") + " * " +
-           v("bh") + " + (" + v("iy") + " + 0.5) * " + v("bh") + " / " +
-           v("gh") + ";");
-  e.c.line("double " + v("x") + " = " + v("x1") + " + " + v("pw") + " * " +
-           v("bw") + " + (" + v("ix") + " + 0.5) * " + v("bw") + " / " +
-           v("gw") + ";");
+  e.c.line("double " + v("y") + " = " + v("oy") + " + (" + v("iy") +
+           " + 0.5) * " + v("sy") + ";");
+  e.c.line("double " + v("x") + " = " + v("ox") + " + (" + v("ix") +
+           " + 0.5) * " + v("sx") + ";");
   e.c.line("int64_t " + v("p1") + " = 0, " + v("p2") + " = 0, " + v("p3") +
            " = 0, " + v("p4") + " = 0;");
   e.c.line("double " + v("w1") + " = 0, " + v("w2") + " = 0, " + v("w3") +
            " = 0, " + v("w4") + " = 0;");
-  e.c.open("if (!(" + v("y") + " < -1.0 || " + v("y") + " > " + height +
-           " || " + v("x") + " < -1.0 || " + v("x") + " > " + width + "))");
+  // Written so that NaN fails it.
+  e.c.open("if (" + v("y") + " >= -1.0 && " + v("y") + " <= " + height +
+           " && " + v("x") + " >= -1.0 && " + v("x") + " <= " + width + ")");
   emitAxis(e, v("y"), height, v("yl"), v("yh"), v("ly"), v("hy"));
   emitAxis(e, v("x"), width, v("xl"), v("xh"), v("lx"), v("hx"));
   e.c.line(v("p1") + " = " + v("yl") + " * " + width + " + " + v("xl") + "; " +
@@ -153,14 +180,19 @@ LogicalResult emitRoiAlign(Emitter &e, const KernelCall &call) {
   };
   forChannels();
   e.c.line(element + " = " +
-           (max ? "(" + v("gh") + " * " + v("gw") + " > 0 ? -INFINITY : 0)"
+           (max ? "(" + v("gh") + " > 0 && " + v("gw") + " > 0 ? -INFINITY : 0)"
                 : call.lit(0)) +
            ";");
   e.c.close();
-  e.c.open("for (int64_t " + v("iy") + " = 0; " + v("iy") + " < " + v("gh") +
-           "; ++" + v("iy") + ")");
-  e.c.open("for (int64_t " + v("ix") + " = 0; " + v("ix") + " < " + v("gw") +
-           "; ++" + v("ix") + ")");
+  e.c.line("double " + v("oy") + " = " + v("y1") + " + " + v("ph") + " * " +
+           v("bh") + ", " + v("ox") + " = " + v("x1") + " + " + v("pw") +
+           " * " + v("bw") + ";");
+  emitGridRange(e, v, "y", v("oy"), v("bh"), v("gh"), height);
+  emitGridRange(e, v, "x", v("ox"), v("bw"), v("gw"), width);
+  e.c.open("for (int64_t " + v("iy") + " = " + v("ylo") + "; " + v("iy") +
+           " < " + v("yend") + "; ++" + v("iy") + ")");
+  e.c.open("for (int64_t " + v("ix") + " = " + v("xlo") + "; " + v("ix") +
+           " < " + v("xend") + "; ++" + v("ix") + ")");
   emitTap(e, v, height, width);
   forChannels();
   e.c.line("const " + call.T + " *" + v("src") + " = " + x.name + " + (" +
@@ -184,7 +216,16 @@ LogicalResult emitRoiAlign(Emitter &e, const KernelCall &call) {
   e.c.close();
   e.c.close();
   e.c.close();
-  if (!max) {
+  if (max) {
+    // Grid points left out read 0, as ONNX's max takes them.
+    e.c.open("if (" + v("ylo") + " > 0 || " + v("yend") + " < " + v("gh") +
+             " || " + v("xlo") + " > 0 || " + v("xend") + " < " + v("gw") +
+             ")");
+    forChannels();
+    e.c.line(element + " = fmax(" + element + ", 0);");
+    e.c.close();
+    e.c.close();
+  } else {
     forChannels();
     e.c.line(element + " = (" + call.T + ")(" + element + " / " + v("count") +
              ");");
