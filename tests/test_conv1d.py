@@ -1,9 +1,9 @@
 """1-D convolution and pooling (NCW inputs: torch's Conv1d, MaxPool1d,
-AvgPool1d) imported as their 2-D forms over an image of height 1, checked
-against PyTorch."""
+AvgPool1d) imported as their 2-D forms over an image of height 1, and a
+3-D block (Conv3d, MaxPool3d, ConvTranspose3d) as torch.onnx exports it,
+checked against PyTorch."""
 
 import pathlib
-import subprocess
 import sys
 
 import numpy as np
@@ -45,10 +45,17 @@ def test_conv1d_and_pooling_match_torch(tmp_path, padding, stride, dilation):
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-5)
 
 
-def test_conv3d_is_refused_with_the_shapes_it_takes(tmp_path):
-    model = torch.nn.Conv3d(2, 2, 3)
-    path = export(model, (1, 2, 5, 5, 5), tmp_path / "conv3d.onnx")
-    result = subprocess.run([str(CUVILC), str(path), "--emit=mlir-level1"],
-                            capture_output=True, text=True)
-    assert result.returncode != 0
-    assert "supported in 1-D and 2-D only" in result.stderr
+def test_a_3d_unet_block_from_pytorch(tmp_path):
+    """Conv3d, MaxPool3d and ConvTranspose3d as torch.onnx exports them."""
+    torch.manual_seed(3)
+    model = torch.nn.Sequential(
+        torch.nn.Conv3d(2, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool3d(2),
+        torch.nn.ConvTranspose3d(4, 2, 2, stride=2)).eval()
+    path = export(model, (1, 2, 6, 8, 8), tmp_path / "unet3d.onnx")
+    compiled = compile_model(str(CUVILC), path, tmp_path / "unet3d.so",
+                             "--max-batch=2")
+    x = np.random.default_rng(1).normal(0, 1, (2, 2, 6, 8, 8)).astype(np.float32)
+    (y,) = compiled(x, batch=2)
+    with torch.no_grad():
+        expected = model(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-5)
