@@ -151,6 +151,20 @@ def timed_together(fns, warmup, runs, rounds=ROUNDS):
     return {name: stats(values) for name, values in samples.items()}
 
 
+def import_wheel(wheel, work):
+    """The cuvil package of `wheel` (a .whl, unpacked into `work`, or its
+    unpacked folder)."""
+    if str(wheel).endswith(".whl"):
+        import zipfile
+        unpacked = pathlib.Path(work) / "wheel"
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(unpacked)
+        wheel = unpacked
+    sys.path.insert(0, str(wheel))
+    import cuvil
+    return cuvil
+
+
 class CuvilModel:
     """A compiled .so called through its C ABI with ctypes only."""
 
@@ -720,6 +734,9 @@ def main():
                         help="skip the model zoo (benchmarks/zoo_bench.py)")
     parser.add_argument("--no-edge", action="store_true",
                         help="skip the aarch64 footprint (benchmarks/edge_bench.py)")
+    parser.add_argument("--no-held-out", action="store_true",
+                        help="skip issue #26's held-out models "
+                        "(benchmarks/held_out_bench.py; needs --wheel)")
     parser.add_argument("--render", metavar="RESULTS_JSON",
                         help="only write --results from a results.json")
     args = parser.parse_args()
@@ -881,6 +898,10 @@ def main():
     if not args.no_edge:
         import edge_bench
         results["edge"] = edge_bench.run(args.cuvilc, work, MODELS, args.smoke)
+    if not args.no_held_out and args.wheel:
+        import held_out_bench
+        results["held_out"] = held_out_bench.run(args.wheel, work,
+                                                         args.smoke)
     (out_dir / "results.json").write_text(json.dumps(results, indent=1))
     if not args.smoke:
         write_chart(results, out_dir / "results.png")
@@ -1124,6 +1145,9 @@ def write_markdown(results, args, path, cores):
     if results.get("edge"):
         import edge_bench
         lines += [""] + edge_bench.markdown(results["edge"])
+    if results.get("held_out"):
+        import held_out_bench
+        lines += [""] + held_out_bench.markdown(results["held_out"])
     lines.append("")
     path.write_text("\n".join(lines))
 

@@ -164,15 +164,8 @@ def run(cuvilc, work, smoke=False, wheel=None):
     results = {"cells": [], "compile": []}
     module = None
     if wheel:
-        if str(wheel).endswith(".whl"):
-            import zipfile
-            unpacked = work / "wheel"
-            with zipfile.ZipFile(wheel) as archive:
-                archive.extractall(unpacked)
-            wheel = unpacked
-        sys.path.insert(0, str(wheel))
-        import cuvil
-        module = cuvil
+        import bench
+        module = bench.import_wheel(wheel, work)
     for trees, depth in shapes:
         name = f"forest_{trees}x{depth}"
         model_path = work / f"{name}.json"

@@ -444,6 +444,54 @@ void CopyOp::getEffects(
   effects.emplace_back(MemoryEffects::Write::get(), &getTargetMutable());
 }
 
+/// Whether `value` is a buffer of one element (rank 0 or [1]).
+static bool isOneElementBuffer(Value value) {
+  auto type = cast<MemRefType>(value.getType());
+  return type.hasStaticShape() && type.getNumElements() == 1 &&
+         type.getRank() <= 1 && type.getLayout().isIdentity();
+}
+
+LogicalResult IfOp::verify() {
+  if (!isOneElementBuffer(getCondition()))
+    return emitOpError("expects a condition buffer of one i1, got ")
+           << getCondition().getType();
+  return success();
+}
+
+LogicalResult LoopOp::verify() {
+  for (Value v : {getMaxTripCount(), getCondition(), getIteration()})
+    if (v && !isOneElementBuffer(v))
+      return emitOpError("expects one-element buffers for its trip count, "
+                         "condition and iteration, got ")
+             << v.getType();
+  return success();
+}
+
+LogicalResult InsertRowOp::verify() {
+  auto source = cast<MemRefType>(getSource().getType());
+  auto target = cast<MemRefType>(getTarget().getType());
+  if (!isOneElementBuffer(getIndex()))
+    return emitOpError("expects an index buffer of one i64, got ")
+           << getIndex().getType();
+  if (source.getElementType() != target.getElementType() ||
+      target.getRank() != source.getRank() + 1 ||
+      failed(verifyCompatibleShape(source.getShape(),
+                                   target.getShape().drop_front())) ||
+      !source.getLayout().isIdentity() || !target.getLayout().isIdentity())
+    return emitOpError("expects a row-major target of one more (leading) "
+                       "dimension than its source, got ")
+           << source << " and " << target;
+  return success();
+}
+
+void InsertRowOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(), &getSourceMutable());
+  effects.emplace_back(MemoryEffects::Read::get(), &getIndexMutable());
+  effects.emplace_back(MemoryEffects::Write::get(), &getTargetMutable());
+}
+
 /// Micro-kernel names are C identifiers: they become symbols in the artifact.
 static bool isKernelName(StringRef name) {
   return !name.empty() && !std::isdigit(name.front()) &&

@@ -129,8 +129,8 @@ def CuvilL2_UKernelCallOp : CuvilL2_Op<"ukernel_call",
 }
 
 def CuvilL2_EndOp : CuvilL2_Op<"end", [Pure, Terminator,
-    HasParent<"KernelOp">]> {
-  let summary = "ends a kernel body";
+    ParentOneOf<["KernelOp", "IfOp", "LoopOp"]>]> {
+  let summary = "ends a kernel body or a control-flow region";
   let assemblyFormat = "attr-dict";
 }
 
@@ -163,6 +163,83 @@ def CuvilL2_KernelOp : CuvilL2_Op<"kernel", [IsolatedFromAbove,
     attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Control flow over buffers (level1's cuvil.if and cuvil.loop, lowered)
+//===----------------------------------------------------------------------===//
+
+def CuvilL2_IfOp : CuvilL2_Op<"if", [RecursiveMemoryEffects,
+    NoRegionArguments, SingleBlockImplicitTerminator<"EndOp">]> {
+  let summary = "runs `then` if the one i1 of `condition` is set, else `else`";
+  let description = [{
+    The branches write the if's results into buffers allocated before it
+    (level1's yields become copies).
+
+    ```mlir
+    cuvil_l2.if %c : memref<i1> {
+      cuvil_l2.copy %a, %r : memref<4xf32>, memref<4xf32>
+    } else {
+      cuvil_l2.copy %b, %r : memref<4xf32>, memref<4xf32>
+    }
+    ```
+  }];
+  let arguments = (ins MemRefOf<[I1]>:$condition);
+  let regions = (region SizedRegion<1>:$then_region,
+                        SizedRegion<1>:$else_region);
+  let assemblyFormat = [{
+    $condition `:` type($condition) $then_region `else` $else_region
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def CuvilL2_LoopOp : CuvilL2_Op<"loop", [RecursiveMemoryEffects,
+    NoRegionArguments, AttrSizedOperandSegments,
+    SingleBlockImplicitTerminator<"EndOp">]> {
+  let summary = "runs its body while a trip count and a condition allow";
+  let description = [{
+    `for (i = 0; (no max_trip_count || i < *max_trip_count) && *condition;
+    ++i) { *iteration = i; body }`: the body computes on buffers and writes
+    the next condition and the carried values into the buffers they live in
+    (level1's yields become copies), and each scan output's row with
+    `cuvil_l2.insert_row`. Buffers used by the body stay live for the whole
+    loop (cuvil-plan-memory).
+
+    ```mlir
+    cuvil_l2.loop max(%m : memref<i64>) while %c : memref<i1>
+        iteration(%i : memref<i64>) {
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins Optional<MemRefOf<[I64]>>:$max_trip_count,
+                       MemRefOf<[I1]>:$condition,
+                       Optional<MemRefOf<[I64]>>:$iteration);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`max` `(` $max_trip_count^ `:` type($max_trip_count) `)`)?
+    `while` $condition `:` type($condition)
+    (`iteration` `(` $iteration^ `:` type($iteration) `)`)? $body attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def CuvilL2_InsertRowOp : CuvilL2_Op<"insert_row",
+    [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "copies a buffer into row `*index` of another";
+  let description = [{
+    `target` has one more dimension than `source`, in front; row
+    `*index` (an i64 buffer) of it receives `source`. An index outside the
+    target's rows writes nothing: a loop's scan output never overflows.
+  }];
+  let arguments = (ins AnyMemRef:$source, AnyMemRef:$target,
+                       MemRefOf<[I64]>:$index);
+  let assemblyFormat = [{
+    $source `,` $target `[` $index `]` attr-dict `:` type($source) `,`
+    type($target) `,` type($index)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // CUVIL_IR_CUVILL2OPS_TD

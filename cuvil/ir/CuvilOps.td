@@ -610,7 +610,7 @@ def Cuvil_TreeEnsembleOp : Cuvil_Op<"tree_ensemble",
 //===----------------------------------------------------------------------===//
 
 def Cuvil_YieldOp : Cuvil_Op<"yield", [Pure, Terminator, ReturnLike,
-    ParentOneOf<["MapReduceOp", "FusedGroupOp"]>]> {
+    ParentOneOf<["MapReduceOp", "FusedGroupOp", "IfOp", "LoopOp"]>]> {
   let summary = "terminates a cuvil region, yielding its values";
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
@@ -683,5 +683,6 @@ def Cuvil_FusedGroupOp : Cuvil_Op<"fused_group", [IsolatedFromAbove,
 
 include "cuvil/ir/IndexingOps.td"
 include "cuvil/ir/RecurrentOps.td"
+include "cuvil/ir/ControlFlowOps.td"
 
 #endif // CUVIL_IR_CUVILOPS_TD

@@ -7,6 +7,43 @@ namespace l1 = cuvil::l1;
 
 namespace cuvil {
 
+LogicalResult BatchMultipliers::controlFlow(Operation *op) {
+  // A loop's carried values are its inits' sizes, in the body and after.
+  if (auto loop = dyn_cast<l1::LoopOp>(op)) {
+    for (auto [init, arg, result] :
+         llvm::zip(loop.getInits(), loop.getCarried(), loop.getResults()))
+      if (int64_t k = multipliers.lookup(init)) {
+        multipliers[arg] = k;
+        multipliers[result] = k;
+      }
+    return success();
+  }
+  // An if's results are its branches' (the then branch's yield comes first);
+  // a loop's scan outputs stack the rows it yields.
+  auto parent = dyn_cast<l1::IfOp>(op->getParentOp());
+  auto loop = dyn_cast<l1::LoopOp>(op->getParentOp());
+  if (!isa<l1::YieldOp>(op) || (!parent && !loop))
+    return success();
+  for (auto [i, value] : llvm::enumerate(op->getOperands())) {
+    Value target = parent ? parent.getResult(i)
+                   : i == 0 ? Value()
+                            : loop.getResult(i - 1);
+    if (!target)
+      continue;
+    int64_t k = multipliers.lookup(value);
+    if (!k)
+      continue;
+    auto [it, inserted] = multipliers.try_emplace(target, k);
+    if (!inserted && it->second != k)
+      return op->emitOpError("yields value #")
+             << i << " with " << k << " x batch rows where "
+             << it->second << " x batch were expected; a value's run-time "
+                              "size must not depend on the branch or "
+                              "iteration";
+  }
+  return success();
+}
+
 LogicalResult BatchMultipliers::compute(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
@@ -27,6 +64,9 @@ LogicalResult BatchMultipliers::compute(func::FuncOp func) {
       func.walk<WalkOrder::PreOrder>([&](Operation *op) -> WalkResult {
         if (op == func.getOperation())
           return WalkResult::advance();
+        if (isa<l1::IfOp, l1::LoopOp, l1::YieldOp>(op))
+          return failed(controlFlow(op)) ? WalkResult::interrupt()
+                                         : WalkResult::advance();
         for (Value result : op->getResults()) {
           auto type = dyn_cast<RankedTensorType>(result.getType());
           if (!type || type.getNumDynamicDims() == 0)

@@ -35,6 +35,10 @@ public:
   }
 
 private:
+  /// Sizes the values of cuvil.if and cuvil.loop (their block arguments and
+  /// results from their operands and yields).
+  mlir::LogicalResult controlFlow(mlir::Operation *op);
+
   llvm::DenseMap<mlir::Value, int64_t> multipliers;
 };
 

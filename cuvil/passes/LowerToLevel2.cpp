@@ -125,6 +125,255 @@ MemRefType toMemRef(Type type) {
   return MemRefType::get(tensor.getShape(), tensor.getElementType());
 }
 
+/// The lowering of one function: its buffers and where its ops go.
+struct FunctionLowering {
+  FunctionLowering(ModuleOp module, func::FuncOp func, func::FuncOp newFunc,
+                   const cuvil::BatchMultipliers &multipliers,
+                   SymbolTable &symbols)
+      : module(module), func(func), newFunc(newFunc), multipliers(multipliers),
+        symbols(symbols),
+        builder(OpBuilder::atBlockBegin(&newFunc.getBody().front())),
+        batch(newFunc.getArgument(0)) {}
+
+  /// Lowers the ops of `block` (the function's, or a region's: only the
+  /// function's own ops may write its output buffers in place).
+  LogicalResult lowerBlock(Block &block, bool topLevel);
+
+  ModuleOp module;
+  func::FuncOp func, newFunc;
+  const cuvil::BatchMultipliers &multipliers;
+  SymbolTable &symbols;
+  OpBuilder builder;
+  Value batch;
+  IRMapping buffers;
+  /// Values returned (once) are written straight into their output buffer.
+  llvm::DenseMap<Value, Value> outputBuffer;
+  int constantIndex = 0;
+
+private:
+  Value allocate(Value result, Location loc, bool topLevel);
+  LogicalResult lowerOp(Operation &op, bool topLevel);
+  void lowerConstant(l1::ConstantOp constant);
+  LogicalResult lowerIf(l1::IfOp op, bool topLevel);
+  LogicalResult lowerLoop(l1::LoopOp op, bool topLevel);
+  /// Copies each of `values` into `targets` (skipping a value already
+  /// there); a value living in another of `targets` (a loop's carried
+  /// values swapping places) goes through a fresh buffer first, so that no
+  /// copy reads what an earlier one wrote.
+  void copyInto(ValueRange values, ArrayRef<Value> targets, Location loc);
+};
+
+Value FunctionLowering::allocate(Value result, Location loc, bool topLevel) {
+  if (Value out = topLevel ? outputBuffer.lookup(result) : Value()) {
+    outputBuffer.erase(result); // A value returned twice is copied once.
+    return out;
+  }
+  auto type = toMemRef(result.getType());
+  SmallVector<Value> sizes;
+  if (type.getNumDynamicDims()) {
+    int64_t k = multipliers.get(result);
+    Value size = batch;
+    if (k != 1)
+      size = arith::MulIOp::create(
+          builder, loc, batch, arith::ConstantIndexOp::create(builder, loc, k));
+    sizes.push_back(size);
+  }
+  return memref::AllocOp::create(builder, loc, type, sizes,
+                                 builder.getI64IntegerAttr(64));
+}
+
+void FunctionLowering::lowerConstant(l1::ConstantOp constant) {
+  // Weights become private constant globals (64-byte aligned .rodata).
+  Location loc = constant.getLoc();
+  auto type = toMemRef(constant.getType());
+  std::string name;
+  do {
+    name = (func.getName() + "_constant_" + Twine(constantIndex++)).str();
+  } while (symbols.lookup(name));
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(newFunc);
+    auto global = memref::GlobalOp::create(
+        builder, loc, name, builder.getStringAttr("private"), type,
+        constant.getValue(), /*constant=*/true, builder.getI64IntegerAttr(64));
+    symbols.insert(global);
+  }
+  buffers.map(constant.getResult(),
+              memref::GetGlobalOp::create(builder, loc, type, name));
+}
+
+void FunctionLowering::copyInto(ValueRange values, ArrayRef<Value> targets,
+                                Location loc) {
+  SmallVector<Value> sources;
+  for (Value value : values) {
+    Value source = buffers.lookup(value);
+    if (llvm::is_contained(targets, source)) {
+      // Sized as the source: an alloc's sizes, or a function argument's
+      // batch.
+      auto type = cast<MemRefType>(source.getType());
+      SmallVector<Value> sizes;
+      if (auto alloc = source.getDefiningOp<memref::AllocOp>())
+        sizes.assign(alloc.getDynamicSizes().begin(),
+                     alloc.getDynamicSizes().end());
+      else
+        sizes.assign(type.getNumDynamicDims(), batch);
+      Value fresh = memref::AllocOp::create(builder, loc, type, sizes,
+                                            builder.getI64IntegerAttr(64));
+      cuvil::l2::CopyOp::create(builder, loc, source, fresh);
+      source = fresh;
+    }
+    sources.push_back(source);
+  }
+  for (auto [source, target, value] : llvm::zip(sources, targets, values))
+    if (buffers.lookup(value) != target)
+      cuvil::l2::CopyOp::create(builder, loc, source, target);
+}
+
+LogicalResult FunctionLowering::lowerIf(l1::IfOp op, bool topLevel) {
+  Location loc = op.getLoc();
+  SmallVector<Value> results;
+  for (Value result : op.getResults()) {
+    results.push_back(allocate(result, loc, topLevel));
+    buffers.map(result, results.back());
+  }
+  auto lowered = cuvil::l2::IfOp::create(builder, loc,
+                                         buffers.lookup(op.getCondition()));
+  for (auto [from, to] : {std::pair{&op.getThenRegion(), &lowered.getThenRegion()},
+                          std::pair{&op.getElseRegion(), &lowered.getElseRegion()}}) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.createBlock(to);
+    Block &block = from->front();
+    if (failed(lowerBlock(block, /*topLevel=*/false)))
+      return failure();
+    copyInto(block.getTerminator()->getOperands(), results, loc);
+    cuvil::l2::EndOp::create(builder, loc);
+  }
+  return success();
+}
+
+LogicalResult FunctionLowering::lowerLoop(l1::LoopOp op, bool topLevel) {
+  Location loc = op.getLoc();
+  // The carried values live in the loop's result buffers; the condition
+  // and the iteration number in buffers of their own.
+  SmallVector<Value> states, scans;
+  unsigned carried = op.getInits().size();
+  for (auto [i, result] : llvm::enumerate(op.getResults())) {
+    Value buffer = allocate(result, loc, topLevel);
+    buffers.map(result, buffer);
+    (i < carried ? states : scans).push_back(buffer);
+  }
+  auto allocScalar = [&](Type element) {
+    return memref::AllocOp::create(builder, loc, MemRefType::get({}, element),
+                                   ValueRange(), builder.getI64IntegerAttr(64));
+  };
+  // Rank 0 (the importer reshapes a [1] condition).
+  Value condition = allocScalar(builder.getI1Type());
+  cuvil::l2::CopyOp::create(builder, loc, buffers.lookup(op.getCondition()),
+                            condition);
+  copyInto(op.getInits(), states, loc);
+  Value iteration;
+  if (!op.getIteration().use_empty() || !scans.empty())
+    iteration = allocScalar(builder.getI64Type());
+  Value max = op.getMaxTripCount() ? buffers.lookup(op.getMaxTripCount())
+                                   : Value();
+  auto lowered =
+      cuvil::l2::LoopOp::create(builder, loc, max, condition, iteration);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.createBlock(&lowered.getBody());
+  Block &body = op.getBodyBlock();
+  if (iteration)
+    buffers.map(op.getIteration(), iteration);
+  buffers.map(op.getBodyCondition(), condition);
+  for (auto [arg, state] : llvm::zip(op.getCarried(), states))
+    buffers.map(arg, state);
+  if (failed(lowerBlock(body, /*topLevel=*/false)))
+    return failure();
+  ValueRange yields = body.getTerminator()->getOperands();
+  SmallVector<Value> targets = {condition};
+  llvm::append_range(targets, states);
+  copyInto(yields.take_front(1 + carried), targets, loc);
+  for (auto [row, scan] : llvm::zip(yields.drop_front(1 + carried), scans))
+    cuvil::l2::InsertRowOp::create(builder, loc, buffers.lookup(row), scan,
+                                   iteration);
+  cuvil::l2::EndOp::create(builder, loc);
+  return success();
+}
+
+LogicalResult FunctionLowering::lowerBlock(Block &block, bool topLevel) {
+  for (Operation &op : block.without_terminator())
+    if (failed(lowerOp(op, topLevel)))
+      return failure();
+  return success();
+}
+
+LogicalResult FunctionLowering::lowerOp(Operation &op, bool topLevel) {
+  MLIRContext *context = module.getContext();
+  Location opLoc = op.getLoc();
+  if (auto constant = dyn_cast<l1::ConstantOp>(op)) {
+    lowerConstant(constant);
+    return success();
+  }
+  if (auto ifOp = dyn_cast<l1::IfOp>(op))
+    return lowerIf(ifOp, topLevel);
+  if (auto loop = dyn_cast<l1::LoopOp>(op))
+    return lowerLoop(loop, topLevel);
+  if (auto map = dyn_cast<l1::MapReduceOp>(op)) {
+    if (!map.getReductionDims().empty())
+      return op.emitOpError("with reduction_dims is not supported by the "
+                            "x86 target yet");
+    SmallVector<Value> ins;
+    for (Value input : map.getInputs())
+      ins.push_back(buffers.lookup(input));
+    Value out = allocate(map.getResult(), opLoc, topLevel);
+    buffers.map(map.getResult(), out);
+    lowerMap(builder, map, ins, out);
+    return success();
+  }
+  auto group = dyn_cast<l1::FusedGroupOp>(op);
+  if (group && group.getKind() != std::optional<StringRef>("epilogue"))
+    return op.emitOpError("is not supported by the x86 target yet");
+  if (op.getDialect() != context->getLoadedDialect<l1::CuvilDialect>())
+    return op.emitOpError("is not a level1 op; cannot lower it to level2");
+
+  // An epilogue group is one call of its producer (the first op of the
+  // body); the ops after it become the call's `cuvil.epilogue`, and a
+  // residual add's other operand its last input.
+  Operation *kernelOp = &op;
+  SmallVector<Value> ins;
+  cuvil::l2::EpilogueAttr epilogue;
+  if (group) {
+    Block &body = group.getBody().front();
+    kernelOp = &body.front();
+    auto outer = [&](Value inner) {
+      return buffers.lookup(
+          group.getOperand(cast<BlockArgument>(inner).getArgNumber()));
+    };
+    for (Value operand : kernelOp->getOperands())
+      ins.push_back(outer(operand));
+    FailureOr<cuvil::l2::EpilogueAttr> steps = lowerEpilogue(body, outer, ins);
+    if (failed(steps))
+      return failure();
+    epilogue = *steps;
+  } else {
+    for (Value operand : op.getOperands())
+      ins.push_back(buffers.lookup(operand));
+  }
+  SmallVector<Value> outs;
+  for (Value result : op.getResults()) {
+    outs.push_back(allocate(result, opLoc, topLevel));
+    buffers.map(result, outs.back());
+  }
+  // The level1 op's attributes are the kernel's params (optional
+  // operands: its operandSegmentSizes); UKernelCallOp verifies them
+  // against the op's definition.
+  StringRef mnemonic = kernelOp->getName().stripDialect();
+  DictionaryAttr params = kernelOp->getAttrDictionary();
+  cuvil::l2::UKernelCallOp::create(
+      builder, opLoc, builder.getStringAttr(mnemonic), ins, outs,
+      params.empty() ? DictionaryAttr() : params, nullptr, epilogue, nullptr);
+  return success();
+}
+
 struct LowerToLevel2 : cuvil::impl::CuvilLowerToLevel2Base<LowerToLevel2> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -144,7 +393,6 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
   if (failed(multipliers.compute(func)))
     return failure();
 
-  MLIRContext *context = module.getContext();
   // Built before the new function (same name) exists.
   SymbolTable symbols(module);
   OpBuilder builder(func);
@@ -174,130 +422,27 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
   newFunc->setAttr("cuvil.num_outputs",
                    builder.getI64IntegerAttr(oldType.getNumResults()));
   Block *entry = newFunc.addEntryBlock();
-  builder.setInsertionPointToStart(entry);
-  Value batch = entry->getArgument(0);
 
-  IRMapping buffers;
+  FunctionLowering lowering(module, func, newFunc, multipliers, symbols);
   for (unsigned i = 0; i < numInputs; ++i)
-    buffers.map(func.getArgument(i), entry->getArgument(1 + i));
-
-  // Values returned (once) are written straight into their output buffer.
+    lowering.buffers.map(func.getArgument(i), entry->getArgument(1 + i));
   auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  llvm::DenseMap<Value, Value> outputBuffer;
   for (auto [i, value] : llvm::enumerate(returnOp.getOperands()))
-    if (!outputBuffer.count(value))
-      outputBuffer[value] = entry->getArgument(1 + numInputs + i);
-
-  int constantIndex = 0;
-  auto allocate = [&](Value result, Location opLoc) -> Value {
-    if (Value out = outputBuffer.lookup(result)) {
-      outputBuffer.erase(result); // A value returned twice is copied once.
-      return out;
-    }
-    auto type = toMemRef(result.getType());
-    SmallVector<Value> sizes;
-    if (type.getNumDynamicDims()) {
-      int64_t k = multipliers.get(result);
-      Value size = batch;
-      if (k != 1)
-        size = arith::MulIOp::create(
-            builder, opLoc, batch,
-            arith::ConstantIndexOp::create(builder, opLoc, k));
-      sizes.push_back(size);
-    }
-    return memref::AllocOp::create(builder, opLoc, type, sizes,
-                                   builder.getI64IntegerAttr(64));
-  };
-
-  for (Operation &op : func.getBody().front().without_terminator()) {
-    Location opLoc = op.getLoc();
-    if (auto constant = dyn_cast<l1::ConstantOp>(op)) {
-      // Weights become private constant globals (64-byte aligned .rodata).
-      auto type = toMemRef(constant.getType());
-      std::string name;
-      do {
-        name = (func.getName() + "_constant_" + Twine(constantIndex++)).str();
-      } while (symbols.lookup(name));
-      {
-        OpBuilder::InsertionGuard guard(builder);
-        builder.setInsertionPoint(newFunc);
-        auto global = memref::GlobalOp::create(
-            builder, opLoc, name, builder.getStringAttr("private"), type,
-            constant.getValue(), /*constant=*/true,
-            builder.getI64IntegerAttr(64));
-        symbols.insert(global);
-      }
-      buffers.map(constant.getResult(),
-                  memref::GetGlobalOp::create(builder, opLoc, type, name));
-      continue;
-    }
-    if (auto map = dyn_cast<l1::MapReduceOp>(op)) {
-      if (!map.getReductionDims().empty())
-        return op.emitOpError("with reduction_dims is not supported by the "
-                              "x86 target yet");
-      SmallVector<Value> ins;
-      for (Value input : map.getInputs())
-        ins.push_back(buffers.lookup(input));
-      Value out = allocate(map.getResult(), opLoc);
-      buffers.map(map.getResult(), out);
-      lowerMap(builder, map, ins, out);
-      continue;
-    }
-    auto group = dyn_cast<l1::FusedGroupOp>(op);
-    if (group && group.getKind() != std::optional<StringRef>("epilogue"))
-      return op.emitOpError("is not supported by the x86 target yet");
-    if (op.getDialect() != context->getLoadedDialect<l1::CuvilDialect>())
-      return op.emitOpError("is not a level1 op; cannot lower it to level2");
-
-    // An epilogue group is one call of its producer (the first op of the
-    // body); the ops after it become the call's `cuvil.epilogue`, and a
-    // residual add's other operand its last input.
-    Operation *kernelOp = &op;
-    SmallVector<Value> ins;
-    cuvil::l2::EpilogueAttr epilogue;
-    if (group) {
-      Block &body = group.getBody().front();
-      kernelOp = &body.front();
-      auto outer = [&](Value inner) {
-        return buffers.lookup(
-            group.getOperand(cast<BlockArgument>(inner).getArgNumber()));
-      };
-      for (Value operand : kernelOp->getOperands())
-        ins.push_back(outer(operand));
-      FailureOr<cuvil::l2::EpilogueAttr> steps =
-          lowerEpilogue(body, outer, ins);
-      if (failed(steps))
-        return failure();
-      epilogue = *steps;
-    } else {
-      for (Value operand : op.getOperands())
-        ins.push_back(buffers.lookup(operand));
-    }
-    SmallVector<Value> outs;
-    for (Value result : op.getResults()) {
-      outs.push_back(allocate(result, opLoc));
-      buffers.map(result, outs.back());
-    }
-    // The level1 op's attributes are the kernel's params (optional
-    // operands: its operandSegmentSizes); UKernelCallOp verifies them
-    // against the op's definition.
-    StringRef mnemonic = kernelOp->getName().stripDialect();
-    DictionaryAttr params = kernelOp->getAttrDictionary();
-    cuvil::l2::UKernelCallOp::create(
-        builder, opLoc, builder.getStringAttr(mnemonic), ins, outs,
-        params.empty() ? DictionaryAttr() : params, nullptr, epilogue,
-        nullptr);
-  }
+    if (!lowering.outputBuffer.count(value))
+      lowering.outputBuffer[value] = entry->getArgument(1 + numInputs + i);
+  if (failed(lowering.lowerBlock(func.getBody().front(), /*topLevel=*/true)))
+    return failure();
 
   // Returned values not already written in place (inputs, constants, a
   // value returned twice) are copied into their output buffer.
+  OpBuilder &b = lowering.builder;
   for (auto [i, value] : llvm::enumerate(returnOp.getOperands())) {
     Value out = entry->getArgument(1 + numInputs + i);
-    Value buffer = buffers.lookup(value);
+    Value buffer = lowering.buffers.lookup(value);
     if (buffer != out)
-      cuvil::l2::CopyOp::create(builder, returnOp.getLoc(), buffer, out);
+      cuvil::l2::CopyOp::create(b, returnOp.getLoc(), buffer, out);
   }
-  func::ReturnOp::create(builder, returnOp.getLoc());
+  func::ReturnOp::create(b, returnOp.getLoc());
   for (NamedAttribute attr : func->getDiscardableAttrs())
     newFunc->setAttr(attr.getName(), attr.getValue());
   func.erase();

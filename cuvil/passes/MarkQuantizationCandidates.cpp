@@ -47,6 +47,13 @@ struct MarkQuantizationCandidates
             << *entry << "')";
         return;
       }
+      // Calibration observes the values of the function's own body.
+      if (op->getParentOfType<cuvil::l1::IfOp>() ||
+          op->getParentOfType<cuvil::l1::LoopOp>()) {
+        op->emitWarning("stays float32: it is inside an if or a loop, whose "
+                        "values calibration does not observe");
+        return;
+      }
       if (std::optional<std::string> why = cuvil::whyNotIntegerLinear(op)) {
         op->emitWarning("stays float32: ") << *why;
         return;

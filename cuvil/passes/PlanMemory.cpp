@@ -1,7 +1,10 @@
 //===- PlanMemory.cpp - one workspace arena per function ------------------===//
 //
 // Liveness-based reuse: each memref.alloc lives from its first use to its
-// last use (in program order; level2 functions are straight-line), and is
+// last use (in program order, regions numbered where they stand; a buffer
+// a loop body uses but does not define lives until the loop ends, since the
+// next iteration reads it again; the two branches of an if may share
+// bytes, only one of them runs), and is
 // placed in the arena at the lowest aligned offset not used by a buffer whose
 // lifetime overlaps, largest buffers first (the classic greedy-by-size
 // heuristic used by TFLite's and XLA's buffer assignment).
@@ -110,19 +113,44 @@ FailureOr<int64_t> boundOf(Value size, Value batch, int64_t maxBatch) {
   return failure();
 }
 
+/// Program positions: every op in pre-order (a region after the op that
+/// holds it), and the last position inside each loop.
+struct Positions {
+  explicit Positions(func::FuncOp func) {
+    int64_t index = 0;
+    func.getBody().walk<WalkOrder::PreOrder>(
+        [&](Operation *op) { position[op] = index++; });
+    func.walk([&](cuvil::l2::LoopOp loop) {
+      int64_t last = position[loop];
+      loop->walk([&](Operation *op) { last = std::max(last, position[op]); });
+      loopEnd[loop] = last;
+    });
+  }
+
+  /// The last position at which a use of a buffer defined at `def` by
+  /// `user` needs it: the user's own, or the end of every loop around the
+  /// user (or the loop itself) that does not also hold the definition.
+  int64_t lastNeeded(Operation *user, Operation *def) {
+    int64_t end = position[user];
+    for (Operation *op = user; op; op = op->getParentOp())
+      if (auto loop = dyn_cast<cuvil::l2::LoopOp>(op);
+          loop && !loop->isAncestor(def))
+        end = std::max(end, loopEnd[loop]);
+    return end;
+  }
+
+  llvm::DenseMap<Operation *, int64_t> position, loopEnd;
+};
+
 LogicalResult PlanMemory::plan(func::FuncOp func, int64_t maxBatch) {
-  Block &body = func.getBody().front();
   Value batch = func.getNumArguments() ? func.getArgument(0) : Value();
-  llvm::DenseMap<Operation *, int64_t> position;
-  int64_t index = 0;
-  for (Operation &op : body)
-    position[&op] = index++;
+  Positions positions(func);
+  SmallVector<memref::AllocOp> allocs;
+  func.getBody().walk<WalkOrder::PreOrder>(
+      [&](memref::AllocOp alloc) { allocs.push_back(alloc); });
 
   std::vector<Buffer> buffers;
-  for (Operation &op : body) {
-    auto alloc = dyn_cast<memref::AllocOp>(op);
-    if (!alloc)
-      continue;
+  for (memref::AllocOp alloc : allocs) {
     Buffer buffer;
     buffer.alloc = alloc;
     for (Value size : alloc.getDynamicSizes()) {
@@ -143,13 +171,9 @@ LogicalResult PlanMemory::plan(func::FuncOp func, int64_t maxBatch) {
     if (*bytes > kMaxArenaBytes)
       return tooBig(alloc, maxBatch);
     buffer.bytes = alignUp(std::max<int64_t>(*bytes, 1));
-    buffer.begin = buffer.end = position[alloc];
-    for (Operation *user : alloc->getUsers()) {
-      Operation *top = body.findAncestorOpInBlock(*user);
-      if (!top)
-        return alloc.emitOpError("is used outside its function body");
-      buffer.end = std::max(buffer.end, position[top]);
-    }
+    buffer.begin = buffer.end = positions.position[alloc];
+    for (Operation *user : alloc->getUsers())
+      buffer.end = std::max(buffer.end, positions.lastNeeded(user, alloc));
     buffers.push_back(buffer);
   }
 

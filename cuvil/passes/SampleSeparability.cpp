@@ -121,6 +121,10 @@ public:
   bool visit(Operation *op) {
     if (isa<l1::ConstantOp, func::ReturnOp>(op))
       return true;
+    // Its condition may read several samples.
+    if (isa<l1::IfOp, l1::LoopOp>(op))
+      return fail(op, "it is control flow, whose condition may depend on "
+                      "several samples");
     bool anyIn = false;
     for (Value operand : op->getOperands()) {
       if (batchOf(operand.getType()) == Batch::Elsewhere)

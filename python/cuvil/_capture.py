@@ -118,8 +118,8 @@ def _control_flow_error(warning):
         f"(`{line}`): a condition on tensor values cannot be traced, the "
         "compiled model would keep only the branch the example input took. "
         "Compute both sides and select with torch.where, or compile a "
-        "torch.jit.script function (its `if` becomes an ONNX If, which "
-        "Cuvil reports if it cannot lower it).",
+        "torch.jit.script function or module (its `if`, `for` and `while` "
+        "compile as ONNX If and Loop).",
         op="prim::If", location=f"{warning.filename}:{warning.lineno}")
 
 

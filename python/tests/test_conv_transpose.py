@@ -3,10 +3,17 @@ as ONNX ConvTranspose) compiled by cuvil.compile and checked against
 PyTorch: strides, padding, output padding, dilation, groups, no bias, and a
 UNet-style decoder."""
 
+import pathlib
+import sys
+
 import pytest
 import torch
 
 import cuvil
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests"
+                       / "models"))
+import held_out_models  # noqa: E402
 
 CASES = [
     dict(in_channels=4, out_channels=6, kernel_size=3),
@@ -46,29 +53,9 @@ def test_conv_transpose1d_matches_pytorch():
     assert close(compiled(x), expected)
 
 
-class TinyUNet(torch.nn.Module):
-    """Two levels down by strided convolutions, up by transposed ones, with
-    skip connections concatenated."""
-
-    def __init__(self):
-        super().__init__()
-        self.down1 = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
-        self.down2 = torch.nn.Conv2d(8, 16, 3, stride=2, padding=1)
-        self.up2 = torch.nn.ConvTranspose2d(16, 8, 2, stride=2)
-        self.up1 = torch.nn.ConvTranspose2d(16, 4, 2, stride=2)
-        self.head = torch.nn.Conv2d(7, 2, 1)
-
-    def forward(self, x):
-        d1 = torch.relu(self.down1(x))
-        d2 = torch.relu(self.down2(d1))
-        u2 = torch.relu(self.up2(d2))
-        u1 = torch.relu(self.up1(torch.cat([u2, d1], 1)))
-        return self.head(torch.cat([u1, x], 1))
-
-
 def test_unet_with_transposed_convolutions_matches_pytorch():
     torch.manual_seed(2)
-    model = TinyUNet().eval()
+    model = held_out_models.TinyUNet().eval()
     x = torch.randn(1, 3, 32, 32)
     compiled = cuvil.compile(model, [("x", torch.float32, (1, 3, 32, 32))])
     with torch.no_grad():

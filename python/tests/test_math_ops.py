@@ -261,3 +261,11 @@ def test_onnx_lrn_matches_its_definition_and_pytorch(size):
         if size % 2:  # PyTorch centres even windows one channel earlier
             torch.testing.assert_close(got, torch.nn.functional.local_response_norm(
                 x, size, alpha=2e-3, beta=0.75, k=2.0), rtol=1e-5, atol=1e-6)
+
+
+def test_pytorch_local_response_norm_under_its_if():
+    # PyTorch exports LocalResponseNorm as pooling under an If on the rank.
+    module = torch.nn.LocalResponseNorm(3, alpha=1e-3, beta=0.75, k=2.0)
+    compiled = cuvil.compile(module, [("x", torch.float32, (2, 6, 5, 5))])
+    x = inputs(2, 6, 5, 5, seed=4) * 4
+    torch.testing.assert_close(compiled(x), module(x), rtol=1e-5, atol=1e-6)

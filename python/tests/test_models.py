@@ -17,6 +17,7 @@ import cuvil
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests"
                        / "models"))
 import export_models  # noqa: E402
+import held_out_models  # noqa: E402
 
 # vit_small: ViT-B/16's architecture, narrower and shallower (tests/e2e
 # runs vit_b_16 itself through ONNX).
@@ -44,3 +45,20 @@ def test_model_matches_pytorch(name):
         error = float((result - expected).abs().max())
         scale = float(expected.abs().max())
         assert error <= 1e-4 * scale, (name, batch, error, scale)
+
+
+# Issue #26's held-out segmentation models (Resize, dilated convolutions,
+# an ASPP head); fcn_resnet50's compile is the long one, run by
+# scripts/bench.
+@pytest.mark.parametrize("name", [
+    "deeplabv3_mobilenet_v3_large",
+    pytest.param("fcn_resnet50", marks=pytest.mark.slow)])
+def test_segmentation_model_matches_pytorch(name):
+    torch.manual_seed(0)
+    model = held_out_models.Segmentation(name).eval()
+    compiled = cuvil.compile(model, [("x", torch.float32, (1, 3, 64, 64))])
+    x = torch.randn(1, 3, 64, 64)
+    with torch.no_grad():
+        expected = model(x)
+    error = float((torch.as_tensor(compiled(x)) - expected).abs().max())
+    assert error <= 1e-4 * float(expected.abs().max()), error

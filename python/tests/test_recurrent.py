@@ -4,10 +4,17 @@ within 1e-5 of the output's scale: one and several layers, uni- and
 bidirectional, batch_first, with and without initial states, tanh and relu
 RNNs, a dynamic batch, and a text model (embedding, LSTM, linear head)."""
 
+import pathlib
+import sys
+
 import pytest
 import torch
 
 import cuvil
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests"
+                       / "models"))
+import held_out_models  # noqa: E402
 
 TOLERANCE = 1e-5
 
@@ -108,24 +115,9 @@ def test_batch_sized_zeros_outside_a_recurrent_layer_say_what_to_do():
         cuvil.compile(BatchSizedZeros(), [("x", torch.float32, (None, 4))], max_batch=4)
 
 
-class TextClassifier(torch.nn.Module):
-    """Token ids -> embedding -> two-layer LSTM -> the last step's state ->
-    a linear head."""
-
-    def __init__(self):
-        super().__init__()
-        self.embedding = torch.nn.Embedding(50, 16)
-        self.lstm = torch.nn.LSTM(16, 32, num_layers=2, batch_first=True)
-        self.head = torch.nn.Linear(32, 4)
-
-    def forward(self, tokens):
-        out, _ = self.lstm(self.embedding(tokens))
-        return self.head(out[:, -1])
-
-
 def test_text_model_with_embedding_lstm_and_linear_head_matches_pytorch():
     torch.manual_seed(2)
-    model = TextClassifier().eval()
+    model = held_out_models.TextClassifier().eval()
     tokens = torch.randint(0, 50, (2, 12))
     compiled = cuvil.compile(model, [("tokens", torch.int64, (2, 12))])
     with torch.no_grad():

@@ -233,9 +233,21 @@ LEFT_OUT = {
 }
 
 
+def all_nodes(graph):
+    """The nodes of `graph` and of every subgraph they hold (If's branches,
+    Loop's and Scan's bodies)."""
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            if attr.HasField("g"):
+                yield from all_nodes(attr.g)
+            for g in attr.graphs:
+                yield from all_nodes(g)
+
+
 def case_ops(case_dir):
     model = onnx.load(os.path.join(case_dir, "model.onnx"), load_external_data=False)
-    return sorted({n.op_type for n in model.graph.node}), model
+    return sorted({n.op_type for n in all_nodes(model.graph)}), model
 
 
 def evaluate(cuvilc, case_dir, supported, workdir):
@@ -243,7 +255,8 @@ def evaluate(cuvilc, case_dir, supported, workdir):
     ops, model = case_ops(case_dir)
     op = model.graph.node[0].op_type if model.graph.node else "?"
     missing = [o for o in ops if o not in supported]
-    if missing or any(n.domain not in ("", "ai.onnx") for n in model.graph.node):
+    if missing or any(n.domain not in ("", "ai.onnx")
+                      for n in all_nodes(model.graph)):
         return name, op, "unsupported", "ops: " + ", ".join(missing)
     so = os.path.join(workdir, name + ".so")
     model_path, fed = freeze_parameters(case_dir, workdir)

@@ -186,13 +186,14 @@ Importer::attrStrings(const onnx::NodeProto &node, StringRef name) {
 bool Importer::isRead(const std::string &name) const {
   if (name.empty())
     return false;
-  for (const onnx::ValueInfoProto &output : model.graph().output())
-    if (output.name() == name)
-      return true;
-  for (const onnx::NodeProto &node : model.graph().node())
-    if (llvm::is_contained(node.input(), name))
-      return true;
-  return false;
+  bool read = false;
+  forEachGraph(model.graph(), [&](const onnx::GraphProto &graph) {
+    for (const onnx::ValueInfoProto &output : graph.output())
+      read |= output.name() == name;
+    for (const onnx::NodeProto &node : graph.node())
+      read |= llvm::is_contained(node.input(), name);
+  });
+  return read;
 }
 
 LogicalResult Importer::convertTreeEnsemble(const onnx::NodeProto &node,

@@ -216,6 +216,12 @@ struct QuantInputs {
   std::optional<int64_t> axis;
 };
 
+/// Calls `fn` on `graph` and on every subgraph its nodes hold (If's
+/// branches, Loop's and Scan's bodies), outer graphs first
+/// (ConvertControlFlow.cpp).
+void forEachGraph(const onnx::GraphProto &graph,
+                  llvm::function_ref<void(const onnx::GraphProto &)> fn);
+
 class EinsumLowering;     // ConvertEinsum.cpp
 class GridSampleLowering; // ConvertGridSample.cpp
 class DetLowering;        // ConvertDet.cpp
@@ -259,7 +265,7 @@ public:
 
 private:
   LogicalResult checkSupported();
-  LogicalResult importInitializers();
+  LogicalResult importInitializers(const onnx::GraphProto &graph);
   LogicalResult importInputs(SmallVectorImpl<Type> &types,
                              SmallVectorImpl<std::string> &names);
   LogicalResult importNode(const onnx::NodeProto &node, int index);
@@ -274,6 +280,28 @@ private:
   FailureOr<std::string> readExternalFile(const onnx::TensorProto &tensor,
                                           const std::string &location,
                                           Location loc);
+
+  /// Where materialized constants go: the function's block, which every
+  /// subgraph's region sees (the current block before the function exists).
+  Block *constantsBlock() {
+    return functionBlock ? functionBlock : builder.getInsertionBlock();
+  }
+  /// Imports `graph` (a subgraph of If, Loop or Scan) into `block`, at its
+  /// end, with `inputs` as the values of its graph inputs; it reads the
+  /// values of the graphs around it. Gives its outputs in `outputs`; the
+  /// names it defines are its own (restored afterwards).
+  LogicalResult importSubgraph(const onnx::GraphProto &graph, Block &block,
+                               ValueRange inputs, Location loc,
+                               SmallVectorImpl<Value> &outputs);
+  /// Input `input` of `node`, a tensor of one `element` (null if absent;
+  /// an error saying it expects `what` otherwise).
+  FailureOr<Value> oneElementInput(const onnx::NodeProto &node, int input,
+                                   Type element, StringRef what, Location loc);
+  /// A one-element `value` as rank 0 (a loop's condition).
+  FailureOr<Value> asScalar(Location loc, Value value);
+  /// A GRAPH attribute `name` of `node` (an error naming it if absent).
+  const onnx::GraphProto *graphAttr(const onnx::NodeProto &node,
+                                    StringRef name, Location loc);
 
   // Values.
   Location nodeLoc(const onnx::NodeProto &node, int index);
@@ -480,6 +508,10 @@ private:
   LogicalResult convertScatterElements(const onnx::NodeProto &, Location);
   /// RNN, GRU and LSTM (ConvertRecurrent.cpp).
   LogicalResult convertRecurrent(const onnx::NodeProto &, Location);
+  /// If, Loop and Scan as cuvil.if and cuvil.loop (ConvertControlFlow.cpp).
+  LogicalResult convertIf(const onnx::NodeProto &, Location);
+  LogicalResult convertLoop(const onnx::NodeProto &, Location);
+  LogicalResult convertScan(const onnx::NodeProto &, Location);
   LogicalResult convertLayerNorm(const onnx::NodeProto &, Location);
   LogicalResult convertFlatten(const onnx::NodeProto &, Location);
   LogicalResult convertReshape(const onnx::NodeProto &, Location);
@@ -551,6 +583,8 @@ private:
   const onnx::ModelProto &model;
   const OnnxImportOptions &options;
   OpBuilder builder;
+  /// The function's entry block, once it exists.
+  Block *functionBlock = nullptr;
   int64_t opset = 0;
   llvm::StringMap<ValueEntry> values;
   /// Names of the symbolic input dimensions ("batch"); a dynamic batch made

@@ -39,7 +39,7 @@ OwningOpRef<ModuleOp> Importer::run() {
                        << " is not supported (Cuvil reads opsets up to 18)";
     return nullptr;
   }
-  if (failed(checkSupported()) || failed(importInitializers()))
+  if (failed(checkSupported()) || failed(importInitializers(model.graph())))
     return nullptr;
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
@@ -56,6 +56,7 @@ OwningOpRef<ModuleOp> Importer::run() {
                                    validName ? funcName : std::string("main"),
                                    builder.getFunctionType(inputTypes, {}));
   Block *entry = func.addEntryBlock();
+  functionBlock = entry;
   for (auto [i, name] : llvm::enumerate(inputNames)) {
     func.setArgAttr(i, "cuvil.name", builder.getStringAttr(name));
     values[name].value = entry->getArgument(i);
@@ -93,8 +94,8 @@ OwningOpRef<ModuleOp> Importer::run() {
   return module;
 }
 
-LogicalResult Importer::importInitializers() {
-  for (const onnx::TensorProto &tensor : model.graph().initializer()) {
+LogicalResult Importer::importInitializers(const onnx::GraphProto &graph) {
+  for (const onnx::TensorProto &tensor : graph.initializer()) {
     ValueEntry &entry = values[tensor.name()];
     Location loc = FileLineColLoc::get(&context, options.modelPath, 0, 0);
     if (entry.initializer)
@@ -272,7 +273,7 @@ FailureOr<Value> Importer::materialize(const std::string &name,
     auto attr =
         DenseResourceElementsAttr::get(entry.type, blobName, std::move(blob));
     OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(builder.getInsertionBlock());
+    builder.setInsertionPointToStart(constantsBlock());
     entry.value = cuvil::l1::ConstantOp::create(builder, loc, attr);
     return entry.value;
   }
@@ -296,6 +297,9 @@ FailureOr<Value> Importer::materialize(const std::string &name,
             APInt(width, v, /*isSigned=*/true, /*implicitTrunc=*/true));
       attr = DenseElementsAttr::get(type, elems);
     }
+    // In the function's block: a subgraph may use what its graph defined.
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(constantsBlock());
     entry.value = cuvil::l1::ConstantOp::create(builder, loc, attr);
     return entry.value;
   }

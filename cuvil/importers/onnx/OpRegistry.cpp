@@ -80,6 +80,9 @@ const llvm::StringMap<Importer::Converter> &Importer::getConverters() {
     map["RNN"] = &Importer::convertRecurrent;
     map["GRU"] = &Importer::convertRecurrent;
     map["LSTM"] = &Importer::convertRecurrent;
+    map["If"] = &Importer::convertIf;
+    map["Loop"] = &Importer::convertLoop;
+    map["Scan"] = &Importer::convertScan;
     map["Hardmax"] = &Importer::convertHardmax;
     map["OneHot"] = &Importer::convertOneHot;
     map["CumSum"] = &Importer::convertCumSum;
@@ -179,10 +182,10 @@ LogicalResult Importer::checkSupported() {
   std::map<std::string, std::vector<std::string>> unsupported;
   std::map<std::string, Location> firstNode;
   std::map<std::string, std::set<std::string>> leftOut;
-  for (auto [i, node] : llvm::enumerate(model.graph().node())) {
+  auto check = [&](const onnx::NodeProto &node, size_t i) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
     if (lookupConverter(node))
-      continue;
+      return;
     std::string key = absl::StrCat("'", node.op_type(), "' (domain ",
                                    defaultDomain ? "ai.onnx" : node.domain(),
                                    ", opset ", opset, ")");
@@ -199,7 +202,12 @@ LogicalResult Importer::checkSupported() {
       absl::StrAppend(&where, " (", frame->file, ":", frame->line, ")");
     unsupported[key].push_back(std::move(where));
     firstNode.try_emplace(key, nodeLoc(node, static_cast<int>(i)));
-  }
+  };
+  // Subgraphs (If's branches, Loop's body) too.
+  forEachGraph(model.graph(), [&](const onnx::GraphProto &graph) {
+    for (auto [i, node] : llvm::enumerate(graph.node()))
+      check(node, i);
+  });
   if (unsupported.empty())
     return success();
   std::vector<std::string> parts;

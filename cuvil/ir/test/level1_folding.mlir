@@ -122,3 +122,22 @@ func.func @dead(%x: tensor<2x3xf32>) {
   %1 = cuvil.softmax %0, axis = 1 : tensor<2x3xf32>
   return
 }
+
+// -----
+
+// An if on a constant condition is the branch it takes.
+// CHECK-LABEL: func @constant_if
+func.func @constant_if(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK-NOT: cuvil.if
+  // CHECK: %[[R:.+]] = cuvil.neg %{{.+}}
+  // CHECK: return %[[R]]
+  %c = cuvil.constant dense<false> : tensor<i1>
+  %r = cuvil.if %c : tensor<i1> -> tensor<4xf32> {
+    %a = cuvil.relu %x : tensor<4xf32>
+    cuvil.yield %a : tensor<4xf32>
+  } else {
+    %b = cuvil.neg %x : tensor<4xf32>
+    cuvil.yield %b : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

@@ -824,7 +824,7 @@ func.func @f(%a: tensor<4xf32>) {
 
 // yield parent
 func.func @f(%a: tensor<4xf32>) {
-  // expected-error @+1 {{'cuvil.yield' op expects parent op to be one of 'cuvil.map_reduce, cuvil.fused_group'}}
+  // expected-error @+1 {{'cuvil.yield' op expects parent op to be one of 'cuvil.map_reduce, cuvil.fused_group, cuvil.if, cuvil.loop'}}
   cuvil.yield %a : tensor<4xf32>
 }
 
@@ -1234,4 +1234,83 @@ func.func @f(%x: tensor<2x3x8x8xf32>, %rois: tensor<5x4xf32>, %b: tensor<5xi64>)
   // expected-error @+1 {{'cuvil.roi_align' op expects a positive, finite spatial_scale, got 0}}
   %y = cuvil.roi_align %x, %rois, %b {output_height = 2 : i64, output_width = 2 : i64, sampling_ratio = 2 : i64, spatial_scale = 0.0 : f64} : tensor<2x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64>
   return
+}
+
+// -----
+
+func.func @if_condition_type(%c: tensor<2xi1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'cuvil.if' op expects a condition of one i1 (rank 0 or [1]), got 'tensor<2xi1>'}}
+  %r = cuvil.if %c : tensor<2xi1> -> tensor<4xf32> {
+    cuvil.yield %x : tensor<4xf32>
+  } else {
+    cuvil.yield %x : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @if_branch_shapes(%c: tensor<i1>, %x: tensor<4xf32>, %y: tensor<5xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'cuvil.if' op the else branch yields 'tensor<5xf32>' as value #0, expected 'tensor<4xf32>' (each value must keep one shape and element type; a shape that depends on the data cannot be compiled)}}
+  %r = cuvil.if %c : tensor<i1> -> tensor<4xf32> {
+    cuvil.yield %x : tensor<4xf32>
+  } else {
+    cuvil.yield %y : tensor<5xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @loop_condition_rank(%c: tensor<1xi1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'cuvil.loop' op expects a condition of type tensor<i1>, got 'tensor<1xi1>'}}
+  %r = cuvil.loop while %c : tensor<1xi1> iter(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %a: tensor<4xf32>):
+    cuvil.yield %cond, %a : tensor<i1>, tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @loop_carried_shape(%c: tensor<i1>, %x: tensor<4xf32>, %y: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'cuvil.loop' op the body yields 'tensor<8xf32>' as value #1, expected 'tensor<4xf32>'}}
+  %r = cuvil.loop while %c : tensor<i1> iter(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %a: tensor<4xf32>):
+    cuvil.yield %cond, %y : tensor<i1>, tensor<8xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @loop_arguments(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'cuvil.loop' op expects body arguments ('tensor<i64>', 'tensor<i1>', 'tensor<4xf32>') (iteration, condition, carried values), got ('tensor<i1>', 'tensor<4xf32>')}}
+  %r = cuvil.loop while %c : tensor<i1> iter(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%cond: tensor<i1>, %a: tensor<4xf32>):
+    cuvil.yield %cond, %a : tensor<i1>, tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @loop_scan_rows(%c: tensor<i1>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<3x4xf32>) {
+  // expected-error @+1 {{'cuvil.loop' op has scan outputs but no scan_rows}}
+  %r:2 = cuvil.loop while %c : tensor<i1> iter(%x : tensor<4xf32>) -> tensor<4xf32>, tensor<3x4xf32> {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %a: tensor<4xf32>):
+    cuvil.yield %cond, %a, %a : tensor<i1>, tensor<4xf32>, tensor<4xf32>
+  }
+  return %r#0, %r#1 : tensor<4xf32>, tensor<3x4xf32>
+}
+
+// -----
+
+func.func @loop_scan_stack(%c: tensor<i1>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<2x4xf32>) {
+  // expected-error @+1 {{'cuvil.loop' op scan output 'tensor<2x4xf32>' must stack 3 rows along dimension 0}}
+  %r:2 = cuvil.loop while %c : tensor<i1> iter(%x : tensor<4xf32>) -> tensor<4xf32>, tensor<2x4xf32> {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %a: tensor<4xf32>):
+    cuvil.yield %cond, %a, %a : tensor<i1>, tensor<4xf32>, tensor<4xf32>
+  } {scan_rows = 3 : i64}
+  return %r#0, %r#1 : tensor<4xf32>, tensor<2x4xf32>
 }

@@ -406,3 +406,45 @@ func.func @bit_shift(%x: tensor<4x3xui16>, %n: tensor<3xui16>) {
   %2 = cuvil.max %1, %x : tensor<4x3xui16>, tensor<4x3xui16>
   return
 }
+
+// CHECK-LABEL: func @if_else
+func.func @if_else(%c: tensor<i1>, %x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  // CHECK: cuvil.if %{{.+}} : tensor<i1> -> tensor<?x3xf32> {
+  // CHECK: cuvil.relu
+  // CHECK: } else {
+  // CHECK: cuvil.yield %{{.+}} : tensor<?x3xf32>
+  %r = cuvil.if %c : tensor<i1> -> tensor<?x3xf32> {
+    %a = cuvil.relu %x : tensor<?x3xf32>
+    cuvil.yield %a : tensor<?x3xf32>
+  } else {
+    cuvil.yield %x : tensor<?x3xf32>
+  }
+  return %r : tensor<?x3xf32>
+}
+
+// CHECK-LABEL: func @loop_scan
+func.func @loop_scan(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<3x4xf32>) {
+  // CHECK: cuvil.loop max(%{{.+}} : tensor<i64>) while %{{.+}} : tensor<i1> iter(%{{.+}} : tensor<4xf32>) -> tensor<4xf32>, tensor<3x4xf32> {
+  // CHECK: ^bb0(%{{.+}}: tensor<i64>, %{{.+}}: tensor<i1>, %{{.+}}: tensor<4xf32>):
+  // CHECK: } {scan_rows = 3 : i64}
+  %r:2 = cuvil.loop max(%m : tensor<i64>) while %c : tensor<i1> iter(%x : tensor<4xf32>) -> tensor<4xf32>, tensor<3x4xf32> {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %a: tensor<4xf32>):
+    %b = cuvil.add %a, %a : tensor<4xf32>, tensor<4xf32>
+    cuvil.yield %cond, %b, %a : tensor<i1>, tensor<4xf32>, tensor<4xf32>
+  } {scan_rows = 3 : i64}
+  return %r#0, %r#1 : tensor<4xf32>, tensor<3x4xf32>
+}
+
+// CHECK-LABEL: func @while_loop
+func.func @while_loop(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: cuvil.loop while %{{.+}} : tensor<i1> iter
+  %r = cuvil.loop while %c : tensor<i1> iter(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %a: tensor<4xf32>):
+    %b = cuvil.neg %a : tensor<4xf32>
+    %s = cuvil.reduce_sum %b, axes = [0] : tensor<4xf32>
+    %z = cuvil.constant dense<0.0> : tensor<f32>
+    %n = cuvil.less %s, %z : tensor<f32>, tensor<f32>
+    cuvil.yield %n, %b : tensor<i1>, tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

@@ -317,7 +317,7 @@ func.func @f(%a: memref<4xf32>) {
 // -----
 
 func.func @f() {
-  // expected-error @+1 {{'cuvil_l2.end' op expects parent op 'cuvil_l2.kernel'}}
+  // expected-error @+1 {{'cuvil_l2.end' op expects parent op to be one of 'cuvil_l2.kernel, cuvil_l2.if, cuvil_l2.loop'}}
   cuvil_l2.end
 }
 
@@ -434,5 +434,32 @@ func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) {
   // expected-error @+2 {{epilogue clips to an empty range (clip_min above clip_max)}}
   cuvil_l2.ukernel_call "relu" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)
       epilogue #cuvil_l2.epilogue<steps = [clip], clip_min = 6.0 : f64, clip_max = 0.0 : f64>
+  return
+}
+
+// -----
+
+func.func @f(%c: memref<2xi1>) {
+  // expected-error @+1 {{'cuvil_l2.if' op expects a condition buffer of one i1, got 'memref<2xi1>'}}
+  cuvil_l2.if %c : memref<2xi1> {
+  } else {
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: memref<i1>, %m: memref<2xi64>) {
+  // expected-error @+1 {{'cuvil_l2.loop' op expects one-element buffers for its trip count, condition and iteration, got 'memref<2xi64>'}}
+  cuvil_l2.loop max(%m : memref<2xi64>) while %c : memref<i1> {
+  }
+  return
+}
+
+// -----
+
+func.func @f(%x: memref<4xf32>, %s: memref<3x5xf32>, %i: memref<i64>) {
+  // expected-error @+1 {{'cuvil_l2.insert_row' op expects a row-major target of one more (leading) dimension than its source, got 'memref<4xf32>' and 'memref<3x5xf32>'}}
+  cuvil_l2.insert_row %x, %s[%i] : memref<4xf32>, memref<3x5xf32>, memref<i64>
   return
 }

@@ -90,3 +90,19 @@ func.func @contract(%x: memref<1x8x28x28xf32>, %w: memref<8x8x3x3xf32>, %y: memr
       epilogue #cuvil_l2.epilogue<steps = [col_bias, relu]> packed_b
   return
 }
+
+// CHECK-LABEL: func @control_flow
+func.func @control_flow(%c: memref<i1>, %m: memref<i64>, %i: memref<i64>, %x: memref<4xf32>, %s: memref<3x4xf32>) {
+  // CHECK: cuvil_l2.if %{{.+}} : memref<i1> {
+  // CHECK: } else {
+  cuvil_l2.if %c : memref<i1> {
+    cuvil_l2.copy %x, %x : memref<4xf32>, memref<4xf32>
+  } else {
+  }
+  // CHECK: cuvil_l2.loop max(%{{.+}} : memref<i64>) while %{{.+}} : memref<i1> iteration(%{{.+}} : memref<i64>) {
+  // CHECK: cuvil_l2.insert_row %{{.+}}, %{{.+}}[%{{.+}}] : memref<4xf32>, memref<3x4xf32>, memref<i64>
+  cuvil_l2.loop max(%m : memref<i64>) while %c : memref<i1> iteration(%i : memref<i64>) {
+    cuvil_l2.insert_row %x, %s[%i] : memref<4xf32>, memref<3x4xf32>, memref<i64>
+  }
+  return
+}

@@ -189,3 +189,58 @@ func.func @no_choices(%x: tensor<1x8x28x28xf32>, %a: tensor<2x16x16xf32>, %b: te
   %p = cuvil.matmul %a, %b : tensor<2x16x16xf32>, tensor<16x40xf32>
   return %c, %p : tensor<1x8x28x28xf32>, tensor<2x16x40xf32>
 }
+
+// -----
+
+// An if writes its result buffer in each branch; returned, that buffer is
+// the model's output.
+// CHECK-LABEL: func @if_else
+// CHECK-SAME: (%{{.+}}: index {{.+}}, %[[C:[^:]+]]: memref<i1>, %[[X:[^:]+]]: memref<4xf32>, %[[OUT:[^:]+]]: memref<4xf32>)
+// CHECK: cuvil_l2.if %[[C]] : memref<i1> {
+// CHECK:   %[[A:.+]] = memref.alloc() {{.+}} : memref<4xf32>
+// CHECK:   cuvil_l2.ukernel_call "relu" ins(%[[X]] : memref<4xf32>) outs(%[[A]] : memref<4xf32>)
+// CHECK:   cuvil_l2.copy %[[A]], %[[OUT]]
+// CHECK: } else {
+// CHECK:   cuvil_l2.copy %[[X]], %[[OUT]]
+// CHECK: }
+func.func @if_else(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = cuvil.if %c : tensor<i1> -> tensor<4xf32> {
+    %a = cuvil.relu %x : tensor<4xf32>
+    cuvil.yield %a : tensor<4xf32>
+  } else {
+    cuvil.yield %x : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// A loop's carried values live in its result buffers: set from the inits
+// before it, from the yields at the end of each iteration. Two carried
+// values that swap go through a fresh buffer; a scan output's row is
+// written at the iteration number.
+// CHECK-LABEL: func @loop_swap_scan
+// CHECK-SAME: (%{{.+}}: index {{.+}}, %[[M:[^:]+]]: memref<i64>, %[[X:[^:]+]]: memref<4xf32>, %[[Y:[^:]+]]: memref<4xf32>, %[[A:[^:]+]]: memref<4xf32>, %[[B:[^:]+]]: memref<4xf32>, %[[S:[^:]+]]: memref<3x4xf32>)
+// CHECK: %[[TRUE:.+]] = memref.get_global
+// CHECK: %[[COND:.+]] = memref.alloc() {{.+}} : memref<i1>
+// CHECK: cuvil_l2.copy %[[TRUE]], %[[COND]]
+// CHECK: cuvil_l2.copy %[[X]], %[[A]]
+// CHECK: cuvil_l2.copy %[[Y]], %[[B]]
+// CHECK: %[[I:.+]] = memref.alloc() {{.+}} : memref<i64>
+// CHECK: cuvil_l2.loop max(%[[M]] : memref<i64>) while %[[COND]] : memref<i1> iteration(%[[I]] : memref<i64>) {
+// CHECK:   %[[T:.+]] = memref.alloc() {{.+}} : memref<4xf32>
+// CHECK:   cuvil_l2.copy %[[B]], %[[T]]
+// CHECK:   %[[U:.+]] = memref.alloc() {{.+}} : memref<4xf32>
+// CHECK:   cuvil_l2.copy %[[A]], %[[U]]
+// CHECK:   cuvil_l2.copy %[[T]], %[[A]]
+// CHECK:   cuvil_l2.copy %[[U]], %[[B]]
+// CHECK:   cuvil_l2.insert_row %[[A]], %[[S]][%[[I]]]
+// CHECK: }
+func.func @loop_swap_scan(%m: tensor<i64>, %x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<3x4xf32>) {
+  %true = cuvil.constant dense<true> : tensor<i1>
+  %r:3 = cuvil.loop max(%m : tensor<i64>) while %true : tensor<i1> iter(%x, %y : tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>, tensor<4xf32>, tensor<3x4xf32> {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %a: tensor<4xf32>, %b: tensor<4xf32>):
+    cuvil.yield %cond, %b, %a, %a : tensor<i1>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  } {scan_rows = 3 : i64}
+  return %r#0, %r#1, %r#2 : tensor<4xf32>, tensor<4xf32>, tensor<3x4xf32>
+}

@@ -59,3 +59,18 @@ func.func @wide_depthwise(%x: tensor<1x4x30x30xf32>) -> tensor<1x4x8x8xf32> {
   %y = cuvil.conv2d %x, %w {groups = 4 : i64} : tensor<1x4x30x30xf32>, tensor<4x1x23x23xf32>
   return %y : tensor<1x4x8x8xf32>
 }
+
+// -----
+
+// Calibration observes the function's own values: a product inside a loop
+// stays float32.
+func.func @in_loop(%c: tensor<i1>, %x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %w = cuvil.constant dense<1.0> : tensor<4x4xf32>
+  %r = cuvil.loop while %c : tensor<i1> iter(%x : tensor<3x4xf32>) -> tensor<3x4xf32> {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %a: tensor<3x4xf32>):
+    // expected-warning @+1 {{stays float32: it is inside an if or a loop, whose values calibration does not observe}}
+    %y = cuvil.matmul %a, %w : tensor<3x4xf32>, tensor<4x4xf32>
+    cuvil.yield %cond, %y : tensor<i1>, tensor<3x4xf32>
+  }
+  return %r : tensor<3x4xf32>
+}

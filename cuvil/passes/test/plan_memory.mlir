@@ -47,3 +47,37 @@ module attributes {cuvil.max_batch = 4 : i64} {
     return
   }
 }
+
+// -----
+
+// A buffer a loop body reads but defines outside (%x) lives until the loop
+// ends: the body's own buffer (%t) may not take its bytes though %x's last
+// use comes first. Buffers of the two branches of an if share bytes.
+// CHECK-LABEL: func @loop_lifetimes
+// CHECK: cuvil_l2.view %{{.+}}[0] {{.+}} to memref<16xf32>
+// CHECK: cuvil_l2.loop
+// CHECK:   cuvil_l2.view %{{.+}}[64] {{.+}} to memref<16xf32>
+// CHECK: cuvil_l2.if
+// CHECK:   cuvil_l2.view %{{.+}}[0] {{.+}} to memref<16xf32>
+// CHECK: } else {
+// CHECK:   cuvil_l2.view %{{.+}}[0] {{.+}} to memref<16xf32>
+func.func @loop_lifetimes(%batch: index, %c: memref<i1>, %in: memref<16xf32>, %out: memref<16xf32>) {
+  %x = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+  cuvil_l2.ukernel_call "relu" ins(%in : memref<16xf32>) outs(%x : memref<16xf32>)
+  cuvil_l2.loop while %c : memref<i1> {
+    cuvil_l2.ukernel_call "relu" ins(%x : memref<16xf32>) outs(%out : memref<16xf32>)
+    %t = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+    cuvil_l2.ukernel_call "relu" ins(%out : memref<16xf32>) outs(%t : memref<16xf32>)
+    cuvil_l2.copy %t, %out : memref<16xf32>, memref<16xf32>
+  }
+  cuvil_l2.if %c : memref<i1> {
+    %a = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+    cuvil_l2.ukernel_call "relu" ins(%in : memref<16xf32>) outs(%a : memref<16xf32>)
+    cuvil_l2.copy %a, %out : memref<16xf32>, memref<16xf32>
+  } else {
+    %b = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+    cuvil_l2.ukernel_call "neg" ins(%in : memref<16xf32>) outs(%b : memref<16xf32>)
+    cuvil_l2.copy %b, %out : memref<16xf32>, memref<16xf32>
+  }
+  return
+}

@@ -207,6 +207,12 @@ LogicalResult Emitter::emitOp(Operation *op) {
     return emitView(view);
   if (auto copy = dyn_cast<cuvil::l2::CopyOp>(op))
     return emitCopy(copy);
+  if (auto ifOp = dyn_cast<cuvil::l2::IfOp>(op))
+    return emitIf(ifOp);
+  if (auto loop = dyn_cast<cuvil::l2::LoopOp>(op))
+    return emitLoop(loop);
+  if (auto insert = dyn_cast<cuvil::l2::InsertRowOp>(op))
+    return emitInsertRow(insert);
   if (auto call = dyn_cast<cuvil::l2::UKernelCallOp>(op)) {
     c.line("/* " + cCommentText(call.getKernel()) + " at " +
            cCommentText(formatLocation(call.getLoc())) + " */");

@@ -188,6 +188,12 @@ private:
   mlir::LogicalResult emitOp(mlir::Operation *op);
   mlir::LogicalResult emitView(cuvil::l2::ViewOp view);
   mlir::LogicalResult emitCopy(cuvil::l2::CopyOp copy);
+  /// Control flow (ControlFlow.cpp): C's if and for around the ops of the
+  /// regions, and a scan output's row.
+  mlir::LogicalResult emitRegion(mlir::Region &region);
+  mlir::LogicalResult emitIf(cuvil::l2::IfOp op);
+  mlir::LogicalResult emitLoop(cuvil::l2::LoopOp op);
+  mlir::LogicalResult emitInsertRow(cuvil::l2::InsertRowOp op);
   mlir::LogicalResult emitKernel(cuvil::l2::UKernelCallOp call);
   /// A `cuvil_l2.kernel "map"` (Map.cpp): its linalg.generic as one loop
   /// nest whose body is the scalar region in C.

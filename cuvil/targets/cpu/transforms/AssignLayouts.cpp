@@ -438,8 +438,11 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
                                         : needPlain(copy.getSource());
         continue;
       }
-      for (Value v : op.getOperands())
-        needPlain(v);
+      // Control flow: everything its regions touch stays plain.
+      op.walk([&](Operation *nested) {
+        for (Value v : nested->getOperands())
+          needPlain(v);
+      });
     }
 
     // Decide per class: the target's lanes per block, or half as many
