@@ -7,8 +7,8 @@ seed). Cuvil is `cuvil.compile` of the module (the scripted module for the
 scripted ones) called from Python; TorchScript is the scripted module
 itself, or for the others the traced, frozen and inference-optimized one
 (as in the suite). The two take turns in one process
-(bench.timed_together), after their outputs are checked against each
-other.
+(bench.timed_together), after Cuvil's outputs are compared with PyTorch's
+(the module run eagerly, or the scripted module).
 
     /usr/bin/python3 benchmarks/held_out_bench.py --wheel WHEEL
         [--update benchmarks/RESULTS.md] [--smoke]
@@ -65,7 +65,7 @@ def cases(smoke):
 
 
 def largest_difference(got, expected):
-    """max |cuvil - TorchScript| over the outputs, relative to their scale."""
+    """max |cuvil - PyTorch| over the outputs, relative to their scale."""
     import numpy as np
 
     got = got if isinstance(got, tuple) else (got,)
@@ -104,7 +104,10 @@ def run(wheel, work, smoke=False):
         engines = {"script": lambda: script(*inputs),
                    "cuvil": lambda: compiled(*inputs)}
         with torch.inference_mode():
-            difference = largest_difference(compiled(*inputs), script(*inputs))
+            # Against the module itself: optimize_for_inference may round
+            # differently (deeplabv3's output moves by 0.8 of its scale).
+            difference = largest_difference(compiled(*inputs),
+                                            (script if scripted else module)(*inputs))
             runs = MIN_RUNS if smoke else runs_for(engines)
             timings = bench.timed_together(engines, 2, runs)
         row = {"name": name, "difference": difference, "runs": runs,
@@ -127,8 +130,9 @@ def markdown(results):
              "traced, frozen and `optimize_for_inference`d. p50 of the two "
              f"taking turns, PyTorch's default {results['threads']} thread(s), "
              "Cuvil's default; TorchScript / Cuvil above 1: Cuvil is faster. "
-             "Difference: max |Cuvil - TorchScript| over the outputs, relative "
-             f"to their largest magnitude. {results['isa']}", "",
+             "Difference: max |Cuvil - PyTorch| over the outputs (the module "
+             "run eagerly, or the scripted module), relative to their largest "
+             f"magnitude. {results['isa']}", "",
              "| model | TorchScript ms | Cuvil ms | TorchScript / Cuvil | "
              "difference |", "| --- | --- | --- | --- | --- |"]
     for row in results["models"]:

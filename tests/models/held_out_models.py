@@ -107,15 +107,18 @@ class TinyUNet(torch.nn.Module):
 
 
 class Segmentation(torch.nn.Module):
-    """A torchvision segmentation model (random weights, no auxiliary head)
-    returning its "out" map as one tensor."""
+    """A torchvision segmentation model (random fan-in scaled weights: with
+    torchvision's own initialization deeplabv3's output is one constant per
+    class; no auxiliary head) returning its "out" map as one tensor."""
 
     def __init__(self, name: str, classes: int = 5):
         super().__init__()
         import torchvision
-        self.model = getattr(torchvision.models.segmentation, name)(
+
+        from export_models import fan_in_init
+        self.model = fan_in_init(getattr(torchvision.models.segmentation, name)(
             weights=None, weights_backbone=None, aux_loss=False,
-            num_classes=classes)
+            num_classes=classes))
 
     def forward(self, x):
         return self.model(x)["out"]
