@@ -15,14 +15,6 @@ using namespace cuvil::l1;
 
 namespace {
 
-/// Whether `type` is a tensor of one element of `element` (rank 0 or [1]).
-bool isOneElement(Type type, Type element) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && tensor.getElementType() == element &&
-         tensor.hasStaticShape() && tensor.getNumElements() == 1 &&
-         tensor.getRank() <= 1;
-}
-
 /// Checks that `region`'s yield gives `expected` (the region's `what`).
 LogicalResult checkYield(Operation *op, Region &region, StringRef what,
                          TypeRange expected) {
@@ -64,9 +56,16 @@ struct FoldConstantIf : OpRewritePattern<IfOp> {
 
 } // namespace
 
+bool cuvil::l1::isOneElementTensor(Type type, Type element) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getElementType() == element &&
+         tensor.hasStaticShape() && tensor.getNumElements() == 1 &&
+         tensor.getRank() <= 1;
+}
+
 LogicalResult IfOp::verifyRegions() {
   Type i1 = IntegerType::get(getContext(), 1);
-  if (!isOneElement(getCondition().getType(), i1))
+  if (!isOneElementTensor(getCondition().getType(), i1))
     return emitOpError("expects a condition of one i1 (rank 0 or [1]), got ")
            << getCondition().getType();
   if (failed(checkYield(*this, getThenRegion(), "the then branch",
@@ -88,7 +87,8 @@ LogicalResult LoopOp::verifyRegions() {
   if (getCondition().getType() != RankedTensorType::get({}, i1))
     return emitOpError("expects a condition of type tensor<i1>, got ")
            << getCondition().getType();
-  if (Value max = getMaxTripCount(); max && !isOneElement(max.getType(), i64))
+  if (Value max = getMaxTripCount();
+      max && !isOneElementTensor(max.getType(), i64))
     return emitOpError("expects a trip count of one i64 (rank 0 or [1]), got ")
            << max.getType();
   if (getBody().empty())

@@ -27,6 +27,10 @@ class BroadcastElementwise
 #include "cuvil/ir/CuvilOps.h.inc"
 
 namespace cuvil::l1 {
+/// Whether `type` is a tensor of one `element` (rank 0 or [1]): an if's or
+/// loop's condition, a loop's trip count (ControlFlowOps.cpp).
+bool isOneElementTensor(mlir::Type type, mlir::Type element);
+
 /// One activation function of a recurrent op (RecurrentOps.td), by its
 /// ONNX name ("Sigmoid", "HardSigmoid", ...), with its alpha and beta.
 struct RecurrentActivation {

@@ -19,13 +19,6 @@ namespace cuvil::onnx_import {
 
 namespace {
 
-/// Whether `type` is a tensor of one element of `element`.
-bool isOneElement(Type type, Type element) {
-  auto tensor = cast<RankedTensorType>(type);
-  return tensor.getElementType() == element && tensor.hasStaticShape() &&
-         tensor.getNumElements() == 1 && tensor.getRank() <= 1;
-}
-
 /// Whether `value` is a constant true or `passThrough` (a loop body's own
 /// condition: then the condition never changes).
 bool staysTrue(Value value, Value passThrough) {
@@ -78,7 +71,7 @@ FailureOr<Value> Importer::oneElementInput(const onnx::NodeProto &node,
   FailureOr<Value> value = getValue(node, input);
   if (failed(value))
     return failure();
-  if (!isOneElement(value->getType(), element))
+  if (!l1::isOneElementTensor(value->getType(), element))
     return emitError(loc) << node.op_type() << " expects " << what
                           << " as input " << input << ", got "
                           << value->getType();
@@ -279,7 +272,7 @@ LogicalResult Importer::convertLoop(const onnx::NodeProto &node, Location loc) {
   SmallVector<Value> yields;
   if (failed(importSubgraph(*body, block, block.getArguments(), loc, yields)))
     return failure();
-  if (!isOneElement(yields[0].getType(), i1))
+  if (!l1::isOneElementTensor(yields[0].getType(), i1))
     return emitError(loc) << "Loop body output '" << body->output(0).name()
                           << "' (the condition) must be one bool, got "
                           << yields[0].getType();
