@@ -7,7 +7,8 @@ resource counts against the report's estimates.
 
 Models: hls4ml's jet tagger (16-64-32-32-5, ReLU, softmax) at
 ap_fixed<16,6> and at 8 bits, at the reuse factors the plan chose and
-folded 16 times, and a small MLP.
+folded 16 times, a small MLP, and part 1's small CNN (1x28x28) and 1-D
+convolution model, streaming pixels, at 16 bits and at 8 bits folded.
 """
 
 import json
@@ -21,8 +22,8 @@ import torch
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
 import hls_reference  # noqa: E402
-from test_hls_project import (cuvilc, export, jet_tagger, linears,  # noqa: E402
-                               small_cnn)
+from test_hls_project import (conv1d_model, cuvilc, export,  # noqa: E402
+                               jet_tagger, linears, small_cnn)
 
 
 def small_mlp():
@@ -50,11 +51,14 @@ def simulate(project, simulator, *args):
     return verdict, result
 
 
-def unpack_hex(path, precision, n):
+def unpack_hex(path, precision, stream):
     """Samples of a stream's words (one hex word a line, element i in bits
-    [i*W +: W]) as floats of `precision` (a report's Precision entry)."""
+    [i*W +: W]) as floats of `precision` (a report's Precision entry);
+    `stream` is the report's rtl input_stream / output_stream: a sample's
+    transfers, and a pixel stream's transfer p holds value c * transfers + p."""
     width, frac = precision["width"], precision["width"] - precision["integer"]
-    samples = []
+    per, n = stream["transfers"], stream["values"]
+    transfers = []
     for line in path.read_text().split():
         word = int(line, 16)
         values = []
@@ -63,7 +67,11 @@ def unpack_hex(path, precision, n):
             if precision["signed"] and raw >> (width - 1):
                 raw -= 1 << width
             values.append(raw * 2.0 ** -frac)
-        samples.append(values)
+        transfers.append(values)
+    samples = []
+    for k in range(0, len(transfers), per):
+        pixels = transfers[k:k + per]
+        samples.append([pixels[p][c] for c in range(n) for p in range(per)])
     return samples
 
 
@@ -71,13 +79,13 @@ def rtl_outputs(project, report):
     """Phase 0's outputs (build/outputs.hex)."""
     last = report["layers"][-1]
     return unpack_hex(project / "build" / "outputs.hex",
-                      last["Precision"]["result"], last["n_out"])
+                      last["Precision"]["result"], report["rtl"]["output_stream"])
 
 
 def input_samples(project, report):
     first = report["layers"][0]
     return unpack_hex(project / "tb_data" / "input.hex",
-                      first["Precision"]["input"], first["n_in"])
+                      first["Precision"]["input"], report["rtl"]["input_stream"])
 
 
 def check_design(project, model, simulators=("iverilog", "verilator")):
@@ -126,6 +134,43 @@ def test_jet_tagger_in_both_simulators(tmp_path, precision, reuse):
         assert (project / "rtl" / "layer1_weights.hex").exists()
 
 
+# Reuse factors dividing each convolution's patch and the dense layer's
+# inputs: every layer folded.
+FOLDED = {"cnn": "/0/Conv=3,/3/Conv=4,/7/Gemm=8",
+          "conv1d": "/0/Conv=5,/3/Conv=6,/6/Gemm=7"}
+
+
+@pytest.mark.parametrize("name", ["cnn", "conv1d"])
+@pytest.mark.parametrize("precision,folded", [
+    ("fixed<16,6,RND,SAT>", False),
+    ("fixed<8,3,RND,SAT>", True),
+])
+def test_convolution_models_stream_pixels_in_both_simulators(
+        tmp_path, name, precision, folded):
+    model, shape = ((small_cnn(), (1, 1, 28, 28)) if name == "cnn"
+                    else (conv1d_model(), (1, 2, 32)))
+    flags = ["--device=xczu9eg", f"--precision={precision}",
+             "--test-vectors=2" if name == "cnn" else "--test-vectors=6"]
+    if folded:
+        flags.append(f"--layer-reuse-factor={FOLDED[name]}")
+    project = build(tmp_path, model, shape, *flags, name=name)
+    report = check_design(project, model)
+    # One pixel (its channels) a transfer in, the dense layer's vector out.
+    assert report["rtl"]["input_stream"] == {
+        "pixels": True, "transfers": shape[-1] * (shape[2] if name == "cnn" else 1),
+        "values": shape[1]}
+    assert report["rtl"]["output_stream"]["transfers"] == 1
+    classes = [l["class_name"] for l in report["layers"]]
+    assert "Conv2D" in classes and "MaxPooling2D" in classes
+    reuse = {l["ReuseFactor"] for l in report["layers"]
+             if l["class_name"] == "Conv2D"}
+    assert min(reuse) > 1 if folded else reuse == {1}
+    assert (project / "rtl" / "layer1_weights.hex").exists() == folded
+    # A convolution's window generator feeds its dense datapath.
+    conv = (project / "rtl" / "layer1.v").read_text()
+    assert "layer1_core u_core" in conv and "sr <=" in conv
+
+
 def test_random_traffic_with_other_seeds(tmp_path):
     model = small_mlp()
     project = build(tmp_path, model, 12, "--device=xczu9eg",
@@ -150,7 +195,7 @@ def test_a_wrong_expected_value_fails_the_testbench(tmp_path):
         assert verdict and not verdict["pass"], result.stdout
         assert verdict["mismatches"] == 2  # sample 1, in each phase
         assert "FAIL" in result.stdout.split()
-        assert "mismatch: phase 0 sample 1" in result.stdout
+        assert "mismatch: phase 0 transfer 1" in result.stdout
 
 
 def test_the_report_and_sources_say_what_was_built(tmp_path):
@@ -187,11 +232,36 @@ def compile_error(tmp_path, model, n_in, *flags):
     return result.stderr
 
 
-def test_layers_the_verilog_cannot_build_yet_are_named(tmp_path):
-    message = compile_error(tmp_path, small_cnn(), (1, 1, 28, 28),
+class DenseThenConv(torch.nn.Module):
+    """A dense layer's vector reshaped into an image for a convolution."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(5)
+        self.fc = torch.nn.Linear(8, 32)
+        self.conv = torch.nn.Conv2d(2, 2, 3)
+        self.out = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.out(self.conv(self.fc(x).reshape(-1, 2, 4, 4)).flatten(1))
+
+
+def test_a_convolution_after_a_dense_layer_is_refused(tmp_path):
+    message = compile_error(tmp_path, DenseThenConv().eval(), 8,
                             "--device=xczu9eg")
-    assert "/0/Conv (layer1) is a Conv2D layer" in message
+    assert "/conv/Conv (layer2) is a Conv2D after a layer that outputs a " \
+        "vector" in message
     assert "--emit=hls" in message
+
+
+def test_a_max_tree_slower_than_the_clock_is_refused(tmp_path):
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 2, 3), torch.nn.MaxPool2d(4), torch.nn.Flatten(),
+        torch.nn.Linear(8, 3)).eval()
+    message = compile_error(tmp_path, model, (1, 1, 10, 10), "--device=xczu9eg",
+                            "--clock-period=1")
+    assert "/1/MaxPool (layer2): its 16-value max tree takes about" in message
+    assert "--clock-period" in message
 
 
 def test_a_reuse_factor_beyond_the_inputs_is_explained(tmp_path):

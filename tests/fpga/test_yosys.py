@@ -24,7 +24,27 @@ def softmax_mlp():
                                torch.nn.Linear(6, 5), torch.nn.Softmax(dim=1)).eval()
 
 
+def tiny_cnn():
+    torch.manual_seed(7)
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(1, 2, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+        torch.nn.Linear(2 * 3 * 3, 3)).eval()
+
+
+def tiny_conv1d():
+    torch.manual_seed(8)
+    return torch.nn.Sequential(
+        torch.nn.Conv1d(2, 3, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.MaxPool1d(2), torch.nn.Conv1d(3, 2, 3, stride=2),
+        torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(2 * 3, 3)).eval()
+
+
 DESIGNS = {
+    "cnn": (tiny_cnn, (1, 1, 6, 6), ["--precision=fixed<16,6,RND,SAT>"]),
+    "conv1d_folded": (tiny_conv1d, (1, 2, 16), [
+        "--precision=fixed<8,3,RND,SAT>",
+        "--layer-reuse-factor=/0/Conv=3,/3/Conv=3,/6/Gemm=2"]),
     "dsp": (small_mlp, 12, ["--precision=fixed<16,6>"]),
     "lut": (small_mlp, 12, ["--precision=fixed<8,3,RND,SAT>"]),
     "folded": (small_mlp, 12, ["--layer-reuse-factor=/0/Gemm=4,/2/Gemm=5"]),

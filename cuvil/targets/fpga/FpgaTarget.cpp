@@ -229,8 +229,9 @@ public:
     else
       project.samples =
           testVectors(design, network.inputSize, settings.testVectors);
-    return verilog ? writeVerilogProject(*rtl, project)
-                   : writeHlsProject(design, project);
+    if (verilog)
+      return writeVerilogProject(*rtl, project);
+    return writeHlsProject(design, project);
   }
 };
 

@@ -3,6 +3,7 @@
 #include "cuvil/targets/fpga/rtl/RtlPlan.h"
 
 #include "cuvil/support/StatusMacros.h"
+#include "cuvil/targets/fpga/rtl/StreamTiming.h"
 #include "cuvil/targets/fpga/rtl/VerilogModules.h"
 #include "cuvil/targets/fpga/rtl/VerilogText.h"
 
@@ -110,8 +111,63 @@ absl::Status planDense(RtlLayer &rtl, const Device &device, double clockNs) {
                   device.carryNsPerBit * (plan.input.width + plan.weight.width);
   rtl.datapath = denseDatapath(plan, device, rtl.products, mul);
   RETURN_IF_ERROR(schedule(rtl, clockNs, /*pipelined=*/plan.reuse > 1));
-  rtl.latency = static_cast<int>(plan.reuse - 1) + rtl.schedule.length;
-  rtl.ii = static_cast<int>(plan.reuse);
+  rtl.coreLatency = rtl.schedule.length;
+  rtl.coreIi = static_cast<int>(plan.reuse);
+  return absl::OkStatus();
+}
+
+/// A pooling's max tree: one register after it, so the tree must fit the
+/// clock.
+absl::Status planPool(RtlLayer &rtl, const Device &device, double clockNs) {
+  const LayerPlan &plan = *rtl.plan;
+  int levels = rtl::log2Ceil(plan.layer->window.taps());
+  double delayNs = levels * (2 * device.logicLevelNs +
+                             device.carryNsPerBit * rtl::signedWidth(plan.input)) +
+                   device.logicLevelNs;
+  if (delayNs > clockNs)
+    return absl::UnimplementedError(absl::StrFormat(
+        "Verilog: layer %s: its %d-value max tree takes about %.2f ns, over "
+        "the %.2f ns clock, and the Verilog emitter registers it once; "
+        "lengthen the clock (--clock-period) or emit the HLS project "
+        "(--emit=hls)",
+        describeLayer(plan), plan.layer->window.taps(), delayNs, clockNs));
+  rtl.schedule.slackNs = clockNs - delayNs;
+  return absl::OkStatus();
+}
+
+/// The layer's streams, from what its predecessor sends (`in`): pixels
+/// between convolutions and poolings, a vector into and out of the rest.
+absl::Status planStreams(RtlLayer &rtl, const StreamShape *previous) {
+  const LayerPlan &plan = *rtl.plan;
+  const Layer &layer = *plan.layer;
+  bool windowed =
+      layer.kind == LayerKind::Conv2d || layer.kind == LayerKind::MaxPool2d;
+  const Window &w = layer.window;
+  if (previous)
+    rtl.in = *previous;
+  else if (windowed)
+    rtl.in = {w.channels, w.height * w.width, true};
+  else
+    rtl.in = {layer.nIn, 1, false};
+  if (windowed && !rtl.in.pixels)
+    return absl::UnimplementedError(absl::StrCat(
+        "Verilog: layer ", describeLayer(plan), " is a ",
+        layerKindName(layer.kind),
+        " after a layer that outputs a vector; the Verilog emitter streams "
+        "images only from the input through convolutions and poolings: emit "
+        "the HLS project (--emit=hls) for this model"));
+  if (layer.kind == LayerKind::Softmax && rtl.in.pixels)
+    return absl::UnimplementedError(absl::StrCat(
+        "Verilog: layer ", describeLayer(plan),
+        " is a softmax over an image's pixels; the Verilog emitter builds a "
+        "softmax over a vector (flatten it and add a dense layer first)"));
+  if (windowed)
+    rtl.out = {layer.kind == LayerKind::Conv2d ? w.outChannels : w.channels,
+               w.pixels(), true};
+  else if (layer.kind == LayerKind::Relu)
+    rtl.out = rtl.in;
+  else
+    rtl.out = {layer.nOut, 1, false};
   return absl::OkStatus();
 }
 
@@ -207,32 +263,31 @@ absl::StatusOr<RtlDesign> planRtl(const DesignPlan &design) {
     RtlLayer layer;
     layer.plan = &plan;
     layer.device = &design.device;
+    RETURN_IF_ERROR(planStreams(
+        layer, rtl.layers.empty() ? nullptr : &rtl.layers.back().out));
     switch (plan.layer->kind) {
     case LayerKind::Dense:
+    case LayerKind::Conv2d:
       RETURN_IF_ERROR(planDense(layer, design.device, design.clockNs));
       break;
     case LayerKind::Softmax:
       RETURN_IF_ERROR(planSoftmax(layer, design.device, design.clockNs));
+      layer.coreLatency = layer.schedule.length;
+      break;
+    case LayerKind::MaxPool2d:
+      RETURN_IF_ERROR(planPool(layer, design.device, design.clockNs));
       break;
     case LayerKind::Relu:
-      layer.latency = 1;
-      layer.ii = 1;
       break;
-    default:
-      return absl::UnimplementedError(absl::StrCat(
-          "Verilog: layer ", describeLayer(plan), " is a ",
-          layerKindName(plan.layer->kind),
-          " layer; the Verilog emitter builds Dense, ReLU and Softmax layers "
-          "so far "
-          "(issue #22): emit the HLS project (--emit=hls) for this model"));
     }
-    // The estimate counts what the module declares, as Yosys maps it.
-    layer.verilog =
-        layerModule(layer, weightRomFile(layer), layer.estimate);
-    rtl.latency += layer.latency;
-    rtl.ii = std::max(rtl.ii, layer.ii);
-    rtl.total += layer.estimate;
     rtl.layers.push_back(std::move(layer));
+  }
+  RETURN_IF_ERROR(timeDesign(rtl));
+  for (RtlLayer &layer : rtl.layers) {
+    // The estimate counts what the module declares, as Yosys maps it.
+    layer.verilog = layerModule(layer, weightRomFile(layer), layer.estimate,
+                                layer.coreVerilog);
+    rtl.total += layer.estimate;
   }
   const Device &device = design.device;
   for (const Cap &cap : {Cap{"LUT", &Resources::lut, device.logicLuts()},

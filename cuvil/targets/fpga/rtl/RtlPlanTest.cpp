@@ -88,7 +88,9 @@ TEST(RtlPlanTest, ZeroAndPowerOfTwoWeightsTakeNoDsp) {
   EXPECT_EQ(layer.estimate.dsp, 1);
 }
 
-TEST(RtlPlanTest, ConvolutionsAreRefusedNamingTheLayer) {
+/// A 3x3 convolution of a 1x4x4 image into two channels (2x2 pixels),
+/// then a dense layer of the 8 values into 2.
+Network convThenDense() {
   Network network;
   Layer conv;
   conv.kind = LayerKind::Conv2d;
@@ -96,17 +98,67 @@ TEST(RtlPlanTest, ConvolutionsAreRefusedNamingTheLayer) {
   conv.window = Window{1, 4, 4, 2, 2, 2, 3, 3, 1, 1, 0, 0};
   conv.nIn = 16;
   conv.nOut = 8;
-  conv.weights.assign(18, 0.25);
+  conv.weights.assign(18, 0.3);
   conv.bias.assign(2, 0.0);
   network.inputSize = 16;
-  network.outputSize = 8;
-  network.layers = {conv};
+  network.outputSize = 2;
+  network.layers = {conv, dense("fc", 8, 2, std::vector<double>(16, 0.3))};
+  return network;
+}
+
+TEST(RtlPlanTest, ConvolutionsStreamPixelsIntoAGather) {
+  Network network = convThenDense(); // the plan points into it
+  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), options());
+  ASSERT_TRUE(design.ok()) << design.status().message();
+  absl::StatusOr<RtlDesign> rtl = planRtl(*design);
+  ASSERT_TRUE(rtl.ok()) << rtl.status().message();
+  const RtlLayer &conv = rtl->layers[0], &fc = rtl->layers[1];
+  EXPECT_TRUE(conv.in.pixels && conv.out.pixels && fc.in.pixels);
+  EXPECT_EQ(conv.in.values, 1);
+  EXPECT_EQ(conv.in.transfers, 16);
+  EXPECT_EQ(conv.out.values, 2);
+  EXPECT_EQ(conv.out.transfers, 4);
+  EXPECT_FALSE(fc.out.pixels);
+  // A pixel a cycle from cycle 0: the last (3, 3) is stepped in cycle 15,
+  // its window goes to the core in cycle 16, the result comes
+  // coreLatency cycles later. The next image's pixels follow at once.
+  EXPECT_EQ(conv.latency, 16 + conv.coreLatency);
+  EXPECT_EQ(conv.ii, 16);
+  EXPECT_NE(conv.coreVerilog.find("module layer1_core ("), std::string::npos);
+  EXPECT_NE(fc.verilog.find("layer2_core u_core"), std::string::npos);
+  // The gather takes the 4 pixels, then the dense layer's datapath.
+  EXPECT_EQ(fc.latency, 4 + fc.coreLatency);
+}
+
+TEST(RtlPlanTest, AFoldedCoreHoldsTheSweep) {
+  PlanOptions o = options();
+  o.layerReuse["/conv/Conv"] = 3;
+  Network network = convThenDense();
+  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), o);
+  ASSERT_TRUE(design.ok()) << design.status().message();
+  absl::StatusOr<RtlDesign> rtl = planRtl(*design);
+  ASSERT_TRUE(rtl.ok()) << rtl.status().message();
+  const RtlLayer &conv = rtl->layers[0];
+  // Windows end at pixels 10, 11, 14 and 15 (stepped in those cycles). The
+  // core takes one every 3 cycles: in cycles 11, 14, 17 (pixel 14 waits a
+  // cycle for it) and 20; the last result comes 2 + coreLatency after.
+  EXPECT_EQ(conv.latency, 20 + 2 + conv.coreLatency);
+}
+
+TEST(RtlPlanTest, AConvolutionAfterAVectorIsRefused) {
+  Network network = convThenDense();
+  std::swap(network.layers[0], network.layers[1]);
+  network.layers[0].nIn = 16;
+  network.layers[0].nOut = 16;
+  network.layers[0].weights.assign(256, 0.3);
+  network.layers[0].bias.assign(16, 0.0);
   absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), options());
   ASSERT_TRUE(design.ok()) << design.status().message();
   absl::StatusOr<RtlDesign> rtl = planRtl(*design);
   ASSERT_FALSE(rtl.ok());
   EXPECT_EQ(rtl.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(rtl.status().message().find("/conv/Conv (layer1) is a Conv2D"),
+  EXPECT_NE(rtl.status().message().find(
+                "/conv/Conv (layer2) is a Conv2D after a layer that outputs"),
             std::string::npos);
 }
 

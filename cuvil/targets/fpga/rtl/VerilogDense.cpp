@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -148,11 +149,12 @@ int64_t lutProductRegisters(
 
 } // namespace
 
-std::string denseModule(const RtlLayer &rtl, const std::string &romFile,
-                        Resources &tally) {
+std::string denseModule(const RtlLayer &rtl, const ModulePorts &ports,
+                        const std::string &romFile, Resources &tally) {
   const LayerPlan &plan = *rtl.plan;
   const Layer &layer = *plan.layer;
-  int64_t nIn = layer.nIn, nOut = layer.nOut, r = plan.reuse;
+  int64_t nIn = layer.productsIn(), nOut = layer.productsOut();
+  int64_t r = plan.reuse;
   int xw = streamWidth(plan.input), sxw = signedWidth(plan.input);
   int ww = plan.weight.width, sww = signedWidth(plan.weight);
   int aw = plan.accum.width, yw = streamWidth(plan.result);
@@ -163,8 +165,8 @@ std::string denseModule(const RtlLayer &rtl, const std::string &romFile,
   int accOp = static_cast<int>(rtl.datapath.operations.size()) - 1;
   int accStart = rtl.schedule.start[accOp];
   std::vector<std::string> params = {
-      absl::StrCat("localparam N_IN = ", nIn, ";   // values in a sample"),
-      absl::StrCat("localparam N_OUT = ", nOut, ";  // results of a sample"),
+      absl::StrCat("localparam N_IN = ", nIn, ";   // values in a transfer"),
+      absl::StrCat("localparam N_OUT = ", nOut, ";  // results of a transfer"),
       absl::StrCat("localparam X_W = ", xw, ";    // ", plan.input.str()),
       absl::StrCat("localparam W_W = ", ww, ";    // weights ",
                    plan.weight.str()),
@@ -178,7 +180,8 @@ std::string denseModule(const RtlLayer &rtl, const std::string &romFile,
                    ";  // ", rtl.products, " per output"),
       absl::StrCat("localparam MUL_STAGES = ", mulLat,
                    ";  // registers from operands to product"),
-      streamParams(plan)};
+      ports.name == plan.id ? streamParams(rtl)
+                            : std::string("// one transfer in, one out")};
   std::string summary = absl::StrFormat(
       "%d -> %d, reuse factor %d: %s", nIn, nOut, r,
       r == 1 ? (rtl.lutMultipliers
@@ -186,7 +189,7 @@ std::string denseModule(const RtlLayer &rtl, const std::string &romFile,
                     : "constant weights, products in DSP blocks")
              : absl::StrCat("weights from a ROM in ", plan.memory,
                             ", one word a cycle"));
-  std::string out = moduleHeader(rtl, summary, params);
+  std::string out = moduleHeader(rtl, ports, summary, params);
   out += quantizeFunction("quantize", aw, fa, plan.result, false, layer.relu);
 
   std::string decls, regs, flags;
@@ -288,6 +291,24 @@ std::string denseModule(const RtlLayer &rtl, const std::string &romFile,
     // iteration counters.
     tally.ff += (nIn - p) * xw + 2 * cw;
     tally.lut += p * xw * ((r + 3) / 4) + 2 * cw;
+  }
+
+  // Inputs whose weights all quantize to zero: no product reads them.
+  if (r == 1) {
+    std::vector<std::string> unread;
+    for (int64_t q = 0; q < nIn; ++q) {
+      bool used = false;
+      for (int64_t j = 0; j < nOut && !used; ++j)
+        used = rtl.kinds[q * nOut + j] != ProductKind::Zero;
+      if (!used)
+        unread.push_back(absl::StrCat("s_tdata[", q * xw, " +: ", xw, "]"));
+    }
+    if (!unread.empty())
+      absl::StrAppend(&decls, "  /* verilator lint_off UNUSEDSIGNAL */\n",
+                      "  wire [", unread.size() * xw - 1,
+                      ":0] unread = {", absl::StrJoin(unread, ", "),
+                      "};  // every weight of these is zero\n",
+                      "  /* verilator lint_on UNUSEDSIGNAL */\n");
   }
 
   // Products: operand registers (stage 1, shared by every output), the
@@ -487,28 +508,29 @@ std::string denseModule(const RtlLayer &rtl, const std::string &romFile,
 
 std::string reluModule(const RtlLayer &rtl, Resources &tally) {
   const LayerPlan &plan = *rtl.plan;
-  const Layer &layer = *plan.layer;
   int xw = streamWidth(plan.input), yw = streamWidth(plan.result);
+  int64_t n = rtl.in.values;
   std::vector<std::string> params = {
-      absl::StrCat("localparam N = ", layer.nIn, ";  // values in a sample"),
+      absl::StrCat("localparam N = ", n, ";  // values in a transfer"),
       absl::StrCat("localparam X_W = ", xw, ";  // ", plan.input.str()),
       absl::StrCat("localparam Y_W = ", yw, ";  // ", plan.result.str()),
-      streamParams(plan)};
-  std::string out = moduleHeader(rtl, "max(x, 0), one register", params);
+      streamParams(rtl)};
+  std::string out =
+      moduleHeader(rtl, layerPorts(rtl), "max(x, 0), one register", params);
   out += quantizeFunction("quantize", signedWidth(plan.input),
                           plan.input.fraction(), plan.result, true, false);
   absl::StrAppend(&out, "  reg out_valid, out_last;\n",
-                  "  reg [", layer.nOut * yw - 1, ":0] y;\n",
+                  "  reg [", n * yw - 1, ":0] y;\n",
                   "  wire en = !out_valid || m_tready;\n",
                   "  assign s_tready = en;\n",
                   "  always @(posedge clk)\n    if (rst) out_valid <= 0;\n",
                   "    else if (en) out_valid <= s_tvalid;\n");
   std::string body = "    out_last <= s_tlast;\n";
-  tally.ff += layer.nOut * yw + 2;
-  tally.lut += layer.nOut * quantizeLuts(signedWidth(plan.input),
+  tally.ff += n * yw + 2;
+  tally.lut += n * quantizeLuts(signedWidth(plan.input),
                                          plan.input.fraction(), plan.result,
                                          true);
-  for (int64_t i = 0; i < layer.nIn; ++i)
+  for (int64_t i = 0; i < n; ++i)
     absl::StrAppend(&body, "    y[", i * yw, " +: ", yw, "] <= quantize(",
                     asSigned(absl::StrCat("s_tdata[", i * xw, " +: ", xw, "]"),
                              plan.input),

@@ -7,15 +7,29 @@
 namespace cuvil::fpga {
 
 std::string layerModule(const RtlLayer &layer, const std::string &romFile,
-                        Resources &tally) {
-  switch (layer.plan->layer->kind) {
+                        Resources &tally, std::string &core) {
+  const Layer &model = *layer.plan->layer;
+  rtl::ModulePorts dense =
+      rtl::corePorts(layer, model.productsIn(), model.productsOut());
+  core.clear();
+  switch (model.kind) {
   case LayerKind::Dense:
-    return rtl::denseModule(layer, romFile, tally);
+    if (!layer.in.pixels)
+      return rtl::denseModule(layer, rtl::layerPorts(layer), romFile, tally);
+    core = rtl::denseModule(layer, dense, romFile, tally);
+    return rtl::gatherModule(layer, tally);
+  case LayerKind::Conv2d:
+    core = rtl::denseModule(layer, dense, romFile, tally);
+    return rtl::windowModule(layer, tally);
+  case LayerKind::MaxPool2d:
+    core = rtl::poolCoreModule(layer, tally);
+    return rtl::windowModule(layer, tally);
   case LayerKind::Softmax:
     return rtl::softmaxModule(layer, tally);
-  default:
+  case LayerKind::Relu:
     return rtl::reluModule(layer, tally);
   }
+  return "";
 }
 
 std::string weightRomFile(const RtlLayer &layer) {
@@ -24,7 +38,7 @@ std::string weightRomFile(const RtlLayer &layer) {
 
 std::string weightRomHex(const RtlLayer &rtl) {
   const LayerPlan &plan = *rtl.plan;
-  int64_t nOut = plan.layer->nOut, p = rtl.products;
+  int64_t nOut = plan.layer->productsOut(), p = rtl.products;
   int ww = plan.weight.width;
   int64_t bits = p * nOut * ww;
   std::string out;

@@ -19,26 +19,36 @@
 
 namespace cuvil::fpga {
 
-/// The module `layer.plan->id`; `romFile` is the path its weight ROM is
-/// read from (a folded dense layer), as the simulators and synthesis see it.
-/// Adds what it declares, as Yosys maps it, to `tally`.
+/// The module `layer.plan->id`, and in `core` the module `<id>_core` it
+/// instantiates ("" when it has none); `romFile` is the path its weight ROM
+/// is read from (a folded layer), as the simulators and synthesis see it.
+/// Adds what they declare, as Yosys maps it, to `tally`.
 std::string layerModule(const RtlLayer &layer, const std::string &romFile,
-                        Resources &tally);
-/// "rtl/layerN_weights.hex": where a folded dense layer's ROM is read from.
+                        Resources &tally, std::string &core);
+/// "rtl/layerN_weights.hex": where a folded layer's ROM is read from.
 std::string weightRomFile(const RtlLayer &layer);
 
 /// The ROM's contents (one word of hex per line, iteration k on line k) of
-/// a folded dense layer.
+/// a folded dense layer or convolution.
 std::string weightRomHex(const RtlLayer &layer);
 
 /// Bits of one sample's value on a stream of `type`.
 inline int streamWidth(const FixedType &type) { return type.width; }
 
 namespace rtl {
-/// The modules of each kind of layer (layerModule picks one).
-std::string denseModule(const RtlLayer &layer, const std::string &romFile,
-                        Resources &tally);
+struct ModulePorts;
+/// The modules of each kind of layer (layerModule picks them).
+std::string denseModule(const RtlLayer &layer, const ModulePorts &ports,
+                        const std::string &romFile, Resources &tally);
 std::string reluModule(const RtlLayer &layer, Resources &tally);
+/// A convolution's or pooling's window generator, in front of its
+/// `<id>_core` (VerilogWindow.cpp).
+std::string windowModule(const RtlLayer &layer, Resources &tally);
+/// A pooling's per-pixel max tree (`<id>_core`).
+std::string poolCoreModule(const RtlLayer &layer, Resources &tally);
+/// A dense layer fed pixels: a gather of the sample's pixels in front of
+/// its `<id>_core`.
+std::string gatherModule(const RtlLayer &layer, Resources &tally);
 std::string softmaxModule(const RtlLayer &layer, Resources &tally);
 /// Where a softmax's exp (`exp`) or reciprocal table is read from.
 std::string softmaxTableFile(const RtlLayer &layer, bool exp);

@@ -71,9 +71,9 @@ std::string softmaxModule(const RtlLayer &rtl, Resources &tally) {
                    t.invType.str()),
       absl::StrCat("localparam EXP_COPIES = ", rtl.expCopies,
                    ";  // each read by two outputs"),
-      streamParams(plan)};
+      streamParams(rtl)};
   std::string out = moduleHeader(
-      rtl, "y_i = exp_table[m - x_i] * inv_table[sum of them] (docs/fpga.md)",
+      rtl, layerPorts(rtl), "y_i = exp_table[m - x_i] * inv_table[sum of them] (docs/fpga.md)",
       params);
   out += quantizeFunction("quantize", pw, fe + t.invType.fraction(),
                           plan.result, false, false);

@@ -112,6 +112,8 @@ std::string quantizeFunction(const std::string &name, int inWidth, int inFrac,
   absl::StrAppend(&out, "  // ", result.str(), " of v * 2^-", inFrac,
                   reluBefore ? ", after max(v, 0)" : "",
                   reluAfter ? ", then max(., 0)" : "", "\n");
+  // t is wide enough for every mode; some leave its top bits unread.
+  absl::StrAppend(&out, "  /* verilator lint_off UNUSEDSIGNAL */\n");
   absl::StrAppend(&out, "  function [", result.width - 1, ":0] ", name, ";\n",
                   "    input signed [", inWidth - 1, ":0] v;\n",
                   "    reg signed [", tw - 1, ":0] t;\n    begin\n",
@@ -174,28 +176,43 @@ std::string quantizeFunction(const std::string &name, int inWidth, int inFrac,
   if (reluAfter && result.isSigned)
     absl::StrAppend(&out, "      if (t[", result.width - 1, "]) t = ", zero, ";\n");
   absl::StrAppend(&out, "      ", name, " = t[", result.width - 1,
-                  ":0];\n    end\n  endfunction\n\n");
+                  ":0];\n    end\n  endfunction\n"
+                  "  /* verilator lint_on UNUSEDSIGNAL */\n\n");
   return out;
 }
 
-std::string moduleHeader(const RtlLayer &rtl, const std::string &summary,
+ModulePorts layerPorts(const RtlLayer &rtl) {
+  const LayerPlan &plan = *rtl.plan;
+  return {plan.id, rtl.in.values * streamWidth(plan.input),
+          rtl.out.values * streamWidth(plan.result), rtl.latency, rtl.ii};
+}
+
+ModulePorts corePorts(const RtlLayer &rtl, int64_t in, int64_t out) {
+  const LayerPlan &plan = *rtl.plan;
+  return {plan.id + "_core", in * streamWidth(plan.input),
+          out * streamWidth(plan.result), rtl.coreLatency, rtl.coreIi};
+}
+
+std::string moduleHeader(const RtlLayer &rtl, const ModulePorts &ports,
+                         const std::string &summary,
                          const std::vector<std::string> &params) {
   const LayerPlan &plan = *rtl.plan;
   const Layer &layer = *plan.layer;
   std::string out;
-  absl::StrAppend(&out, "`timescale 1ns / 1ps\n// ", plan.id, ": ", layerKindName(layer.kind), " ",
+  absl::StrAppend(&out, "`timescale 1ns / 1ps\n// ", ports.name, ": ",
+                  layerKindName(layer.kind), " ",
                   cCommentText(layer.node.empty() ? layer.location : layer.node),
-                  "\n// ", summary, "\n// Latency ", rtl.latency,
-                  " cycles (handshake in to result out), initiation interval ",
-                  rtl.ii, ".\n");
-  absl::StrAppend(&out, "module ", plan.id, " (\n");
-  int xw = streamWidth(plan.input), yw = streamWidth(plan.result);
+                  "\n// ", summary, "\n// Latency ", ports.latency,
+                  " cycles (first handshake in to last result out), "
+                  "initiation interval ",
+                  ports.ii, ".\n");
+  absl::StrAppend(&out, "module ", ports.name, " (\n");
   absl::StrAppend(
       &out, "    input  wire clk,\n    input  wire rst,\n",
-      "    input  wire [", layer.nIn * xw - 1, ":0] s_tdata,\n",
+      "    input  wire [", ports.inBits - 1, ":0] s_tdata,\n",
       "    input  wire s_tvalid,\n    output wire s_tready,\n",
       "    input  wire s_tlast,\n",
-      "    output wire [", layer.nOut * yw - 1, ":0] m_tdata,\n",
+      "    output wire [", ports.outBits - 1, ":0] m_tdata,\n",
       "    output wire m_tvalid,\n    input  wire m_tready,\n",
       "    output wire m_tlast\n);\n");
   // The generator fixed these; they document the layer (the code below is
@@ -235,11 +252,18 @@ std::string flagAt(const std::string &name, const std::string &in, int cycle) {
   return cycle == 0 ? in : absl::StrCat(name, "_d[", cycle, "]");
 }
 
-std::string streamParams(const LayerPlan &plan) {
+std::string streamParams(const RtlLayer &rtl) {
+  auto layout = [](const StreamShape &shape) {
+    return shape.pixels
+               ? absl::StrFormat("a pixel per transfer (%d channels, %d "
+                                 "pixels, tlast on the last)",
+                                 shape.values, shape.transfers)
+               : std::string("a sample per transfer");
+  };
   return absl::StrFormat(
-      "// inputs %s, results %s; one sample per transfer, element i in "
-      "bits [i*W +: W]",
-      plan.input.str(), plan.result.str());
+      "// inputs %s, %s; results %s, %s; element i in bits [i*W +: W]",
+      rtl.plan->input.str(), layout(rtl.in), rtl.plan->result.str(),
+      layout(rtl.out));
 }
 
 void ScheduledValues::set(int64_t key, const std::string &name, int width,

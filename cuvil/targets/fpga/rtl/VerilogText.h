@@ -55,12 +55,25 @@ std::string quantizeFunction(const std::string &name, int inWidth, int inFrac,
                              const FixedType &result, bool reluBefore,
                              bool reluAfter);
 
+/// A module's name, its streams' widths and timing (for its comment).
+struct ModulePorts {
+  std::string name;
+  int64_t inBits = 0, outBits = 0;
+  int latency = 1, ii = 1;
+};
+/// The layer's own module: its id, its streams.
+ModulePorts layerPorts(const RtlLayer &rtl);
+/// A convolution's or pooling's per-pixel datapath, or the dense datapath
+/// behind a gather: `<id>_core`, `in` values in and `out` out a transfer.
+ModulePorts corePorts(const RtlLayer &rtl, int64_t in, int64_t out);
+
 /// "`timescale", the comment naming the model's layer, the module's ports
 /// (clk, rst, s_t* in, m_t* out) and its documenting localparams.
-std::string moduleHeader(const RtlLayer &rtl, const std::string &summary,
+std::string moduleHeader(const RtlLayer &rtl, const ModulePorts &ports,
+                         const std::string &summary,
                          const std::vector<std::string> &params);
-/// "// inputs T, results T; ...": the stream's layout, for the params.
-std::string streamParams(const LayerPlan &plan);
+/// "// inputs T, results T; ...": the streams' layout, for the params.
+std::string streamParams(const RtlLayer &rtl);
 
 /// `body` in a process clocked when the pipeline advances (`en`).
 std::string clocked(const std::string &body);
