@@ -1,5 +1,6 @@
 """FPGA Verilog (issue #22): the jet tagger (hls4ml's 16-64-32-32-5, ReLU,
-softmax) as Cuvil's RTL, per device and precision: cycles, II, latency in ns
+softmax), and part 1's small CNN (1x28x28) and 1-D convolution model
+streaming pixels, as Cuvil's RTL, per device and precision: cycles, II, latency in ns
 and inferences per second at the device's clock (the schedule's, confirmed
 by the testbench under Icarus Verilog on a larger soak of random traffic
 than the test suite's), and the estimated resources beside Yosys 0.23's
@@ -35,22 +36,37 @@ HLS4ML = [
 ]
 
 DESIGNS = [
-    # name, device, flags (the xcu250 fully parallel design is the hls4ml
-    # comparison; ZU9EG's are what its budget allows).
-    ("zu9eg-16", "xczu9eg", ["--precision=fixed<16,6>"]),
-    ("zu9eg-8", "xczu9eg", ["--precision=fixed<8,3,RND,SAT>"]),
-    ("zu9eg-16-r16", "xczu9eg",
+    # name, model, device, flags (the xcu250 fully parallel design is the
+    # hls4ml comparison; ZU9EG's are what its budget allows).
+    ("zu9eg-16", "jets", "xczu9eg", ["--precision=fixed<16,6>"]),
+    ("zu9eg-8", "jets", "xczu9eg", ["--precision=fixed<8,3,RND,SAT>"]),
+    ("zu9eg-16-r16", "jets", "xczu9eg",
      ["--precision=fixed<16,6>", "--reuse-factor=16", "--strategy=resource"]),
-    ("u250-16-r1", "xcu250", ["--precision=fixed<16,6>", "--strategy=latency"]),
-    ("u250-16-r2", "xcu250",
+    ("u250-16-r1", "jets", "xcu250", ["--precision=fixed<16,6>", "--strategy=latency"]),
+    ("u250-16-r2", "jets", "xcu250",
      ["--precision=fixed<16,6>", "--strategy=latency", "--reuse-factor=2"]),
+    ("cnn-16", "cnn", "xczu9eg", ["--precision=fixed<16,6,RND,SAT>"]),
+    ("cnn-8-folded", "cnn", "xczu9eg", [
+        "--precision=fixed<8,3,RND,SAT>",
+        "--layer-reuse-factor=/0/Conv=3,/3/Conv=4,/7/Gemm=8"]),
+    ("conv1d-16", "conv1d", "xczu9eg", ["--precision=fixed<16,6,RND,SAT>"]),
+    ("conv1d-8-folded", "conv1d", "xczu9eg", [
+        "--precision=fixed<8,3,RND,SAT>",
+        "--layer-reuse-factor=/0/Conv=5,/3/Conv=6,/6/Gemm=7"]),
 ]
 
+# Vectors for the soak: the CNN's 784 pixels a sample make Icarus Verilog
+# slow (about 1.5 s a sample here).
+VECTORS = {"jets": 256, "cnn": 32, "conv1d": 256}
 
-def export_jet_tagger(path):
+
+def export(model, path):
     import torch
-    from test_hls_project import jet_tagger
-    torch.onnx.export(jet_tagger(), torch.randn(1, 16), str(path),
+    from test_hls_project import conv1d_model, jet_tagger, small_cnn
+    net, shape = {"jets": (jet_tagger, (1, 16)),
+                  "cnn": (small_cnn, (1, 1, 28, 28)),
+                  "conv1d": (conv1d_model, (1, 2, 32))}[model]
+    torch.onnx.export(net(), torch.randn(*shape), str(path),
                       input_names=["input"], output_names=["output"],
                       opset_version=13)
 
@@ -61,13 +77,14 @@ def run(cuvilc, work, smoke=False, max_synth_luts=None):
     from yosys_stats import xilinx_resources
 
     work = pathlib.Path(work)
-    onnx = work / "jet_tagger.onnx"
-    export_jet_tagger(onnx)
     designs = DESIGNS[:1] if smoke else DESIGNS
     rows = []
-    for name, device, flags in designs:
+    for name, model, device, flags in designs:
         project = work / name
-        vectors = 16 if smoke else 256
+        onnx = work / f"{model}.onnx"
+        if not onnx.exists():
+            export(model, onnx)
+        vectors = 16 if smoke else VECTORS[model]
         subprocess.run([cuvilc, "--quiet", str(onnx), "--target=fpga",
                         f"--device={device}", "--emit=verilog",
                         f"--test-vectors={vectors}", *flags, "-o", str(project)],
@@ -78,7 +95,8 @@ def run(cuvilc, work, smoke=False, max_synth_luts=None):
                              capture_output=True, text=True)
         verdict = json.loads([l for l in sim.stdout.splitlines()
                               if l.startswith("{")][-1])
-        row = {"name": name, "device": report["device"]["name"],
+        row = {"name": name, "vectors": vectors,
+               "device": report["device"]["name"],
                "clock_ns": report["clock"]["TargetClockPeriod"],
                "reuse": sorted({l["ReuseFactor"] for l in report["layers"]
                                 if "ReuseFactor" in l}),
@@ -106,10 +124,13 @@ def run(cuvilc, work, smoke=False, max_synth_luts=None):
 
 def markdown(results):
     lines = [HEADING, "",
-             "hls4ml's jet tagger as Cuvil's Verilog (`--emit=verilog`). Latency "
-             "and II are the schedule's; the testbench confirmed them under "
-             "Icarus Verilog with random bubbles and back-pressure (40%) on "
-             "256 vectors, every output bit for bit (`sim`). Resources: "
+             "hls4ml's jet tagger (`zu9eg-*`, `u250-*`), and part 1's small "
+             "CNN (1x28x28, pixels streamed) and 1-D convolution model, as "
+             "Cuvil's Verilog (`--emit=verilog`). Latency (a sample's first "
+             "input to its last output) and II are the timing model's; the "
+             "testbench confirmed every sample's under Icarus Verilog, then "
+             "checked random bubbles and back-pressure (40%) on 256 vectors "
+             "(the CNN: 32), every output bit for bit (`sim`). Resources: "
              "Cuvil's estimate / Yosys 0.23 `synth_xilinx -family xcup -abc9` "
              "out of context (UltraScale+ as the proxy for the part; Yosys "
              "keeps the DSP48E2's pipeline registers in the fabric, Vivado "

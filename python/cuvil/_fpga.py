@@ -166,7 +166,9 @@ class VerilogDesign(_Folder):
     def simulate(self, simulator="iverilog", seed=1, bubble=30, stall=30):
         """Runs the testbench under "iverilog" or "verilator" with the
         given random bubbles and back-pressure (percent); returns its
-        verdict, a dict: pass, latency_cycles, ii, mismatches, ..."""
+        verdict, a dict: pass, latency_cycles, ii, mismatches,
+        timing_mismatches (samples done at another cycle than the timing
+        model's), ..."""
         if simulator not in ("iverilog", "verilator"):
             raise ValueError("simulator is 'iverilog' or 'verilator'")
         result = subprocess.run(

@@ -171,6 +171,18 @@ def test_convolution_models_stream_pixels_in_both_simulators(
     assert "layer1_core u_core" in conv and "sr <=" in conv
 
 
+def test_a_relu_before_the_first_convolution_streams_pixels_too(tmp_path):
+    torch.manual_seed(9)
+    model = torch.nn.Sequential(
+        torch.nn.ReLU(), torch.nn.Conv2d(2, 3, 3, stride=2, padding=1),
+        torch.nn.Flatten(), torch.nn.Linear(3 * 3 * 3, 4)).eval()
+    project = build(tmp_path, model, (1, 2, 5, 5), "--device=xczu9eg",
+                    "--precision=fixed<16,6,RND,SAT>", "--test-vectors=5")
+    report = check_design(project, model, simulators=("iverilog",))
+    assert report["rtl"]["input_stream"] == {"pixels": True, "transfers": 25,
+                                             "values": 2}
+
+
 def test_random_traffic_with_other_seeds(tmp_path):
     model = small_mlp()
     project = build(tmp_path, model, 12, "--device=xczu9eg",
@@ -196,6 +208,19 @@ def test_a_wrong_expected_value_fails_the_testbench(tmp_path):
         assert verdict["mismatches"] == 2  # sample 1, in each phase
         assert "FAIL" in result.stdout.split()
         assert "mismatch: phase 0 transfer 1" in result.stdout
+
+
+def test_a_sample_done_off_the_timing_model_fails_the_testbench(tmp_path):
+    model = small_mlp()
+    project = build(tmp_path, model, 12, "--device=xczu9eg", "--test-vectors=3")
+    timing = project / "tb_data" / "timing.hex"
+    lines = timing.read_text().split()
+    lines[1] = format(int(lines[1], 16) + 1, "x")
+    timing.write_text("\n".join(lines) + "\n")
+    verdict, result = simulate(project, "iverilog")
+    assert verdict and not verdict["pass"], result.stdout
+    assert verdict["timing_mismatches"] == 1 and verdict["mismatches"] == 0
+    assert "timing: sample 1 done" in result.stdout
 
 
 def test_the_report_and_sources_say_what_was_built(tmp_path):

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 namespace cuvil::fpga {
 
@@ -135,8 +136,9 @@ absl::Status planPool(RtlLayer &rtl, const Device &device, double clockNs) {
   return absl::OkStatus();
 }
 
-/// The layer's streams, from what its predecessor sends (`in`): pixels
-/// between convolutions and poolings, a vector into and out of the rest.
+/// The layer's streams, from what its predecessor sends (`previous`; the
+/// design's input for the first): pixels between convolutions and
+/// poolings, a vector into and out of the rest.
 absl::Status planStreams(RtlLayer &rtl, const StreamShape *previous) {
   const LayerPlan &plan = *rtl.plan;
   const Layer &layer = *plan.layer;
@@ -145,8 +147,6 @@ absl::Status planStreams(RtlLayer &rtl, const StreamShape *previous) {
   const Window &w = layer.window;
   if (previous)
     rtl.in = *previous;
-  else if (windowed)
-    rtl.in = {w.channels, w.height * w.width, true};
   else
     rtl.in = {layer.nIn, 1, false};
   if (windowed && !rtl.in.pixels)
@@ -259,12 +259,25 @@ struct Cap {
 absl::StatusOr<RtlDesign> planRtl(const DesignPlan &design) {
   RtlDesign rtl;
   rtl.plan = &design;
+  // The input streams pixels when the first layer other than a ReLU takes
+  // an image.
+  std::optional<StreamShape> input;
+  for (const LayerPlan &plan : design.layers) {
+    const Layer &layer = *plan.layer;
+    if (layer.kind == LayerKind::Relu)
+      continue;
+    if (layer.kind == LayerKind::Conv2d || layer.kind == LayerKind::MaxPool2d)
+      input = StreamShape{layer.window.channels,
+                          layer.window.height * layer.window.width, true};
+    break;
+  }
   for (const LayerPlan &plan : design.layers) {
     RtlLayer layer;
     layer.plan = &plan;
     layer.device = &design.device;
     RETURN_IF_ERROR(planStreams(
-        layer, rtl.layers.empty() ? nullptr : &rtl.layers.back().out));
+        layer, rtl.layers.empty() ? (input ? &*input : nullptr)
+                                  : &rtl.layers.back().out));
     switch (plan.layer->kind) {
     case LayerKind::Dense:
     case LayerKind::Conv2d:
