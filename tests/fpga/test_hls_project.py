@@ -86,12 +86,16 @@ def small_cnn():
         torch.nn.Linear(8 * 6 * 6, 10)).eval()
 
 
-def conv1d_model():
-    torch.manual_seed(3)
+def conv1d_model(hidden=(6, 4), kernel=5, length=32, seed=3):
+    """Two 1-D conv + ReLU stages (a max pool between) and a dense layer,
+    on 2 x `length`."""
+    torch.manual_seed(seed)
+    steps = (length // 2 - 3) // 2 + 1
     return torch.nn.Sequential(
-        torch.nn.Conv1d(2, 6, 5, padding=2), torch.nn.ReLU(),
-        torch.nn.MaxPool1d(2), torch.nn.Conv1d(6, 4, 3, stride=2),
-        torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(4 * 7, 5)).eval()
+        torch.nn.Conv1d(2, hidden[0], kernel, padding=kernel // 2),
+        torch.nn.ReLU(), torch.nn.MaxPool1d(2),
+        torch.nn.Conv1d(hidden[0], hidden[1], 3, stride=2), torch.nn.ReLU(),
+        torch.nn.Flatten(), torch.nn.Linear(hidden[1] * steps, 5)).eval()
 
 
 @pytest.mark.parametrize("name,shape", [("cnn", (1, 1, 28, 28)),

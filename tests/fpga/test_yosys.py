@@ -14,6 +14,7 @@ import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
+from test_hls_project import conv1d_model  # noqa: E402
 from test_verilog import build, small_mlp  # noqa: E402
 from yosys_stats import intel_resources, xilinx_resources  # noqa: E402
 
@@ -33,11 +34,7 @@ def tiny_cnn():
 
 
 def tiny_conv1d():
-    torch.manual_seed(8)
-    return torch.nn.Sequential(
-        torch.nn.Conv1d(2, 3, 3, padding=1), torch.nn.ReLU(),
-        torch.nn.MaxPool1d(2), torch.nn.Conv1d(3, 2, 3, stride=2),
-        torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(2 * 3, 3)).eval()
+    return conv1d_model(hidden=(3, 2), kernel=3, length=16, seed=8)
 
 
 DESIGNS = {
