@@ -295,8 +295,12 @@ def test_a_reuse_factor_beyond_the_inputs_is_explained(tmp_path):
     assert "/2/Gemm (layer2): reuse factor 20 exceeds its 10 inputs" in message
 
 
-@pytest.mark.parametrize("name,why", [("module", "a Verilog keyword"),
-                                      ("layer3", "layerN names the layers")])
+@pytest.mark.parametrize("name,why", [
+    ("module", "a Verilog keyword"),
+    ("layer3", "layerN, layerN_core and cuvil_add name the design's modules"),
+    ("layer2_core", "layerN, layerN_core and cuvil_add name"),
+    ("cuvil_add", "layerN, layerN_core and cuvil_add name"),
+])
 def test_a_top_name_verilog_cannot_take_is_refused(tmp_path, name, why):
     message = compile_error(tmp_path, small_mlp(), 12, "--device=xczu9eg",
                             f"--project={name}")

@@ -100,12 +100,17 @@ absl::Status checkVerilogName(const std::string &name) {
       "time", "tri", "wait", "wand", "while", "wire", "wor", "xnor", "xor"};
   bool keyword = std::find(std::begin(kKeywords), std::end(kKeywords), name) !=
                  std::end(kKeywords);
-  bool layer = name.size() > 5 && name.rfind("layer", 0) == 0 &&
-               name.find_first_not_of("0123456789", 5) == std::string::npos;
-  if (keyword || layer)
+  // layerN, layerN_core and cuvil_add name the design's other modules.
+  std::string base = name;
+  if (base.size() > 5 && base.compare(base.size() - 5, 5, "_core") == 0)
+    base.resize(base.size() - 5);
+  bool layer = base.size() > 5 && base.rfind("layer", 0) == 0 &&
+               base.find_first_not_of("0123456789", 5) == std::string::npos;
+  if (keyword || layer || name == "cuvil_add")
     return absl::InvalidArgumentError(absl::StrCat(
         "--project=", name, " cannot name the Verilog top module: ",
-        keyword ? "it is a Verilog keyword" : "layerN names the layers' modules",
+        keyword ? "it is a Verilog keyword"
+                : "layerN, layerN_core and cuvil_add name the design's modules",
         "; choose another name"));
   return absl::OkStatus();
 }

@@ -19,24 +19,15 @@ namespace {
 
 int bitsFor(int64_t n) { return std::max(1, log2Ceil(n + 1)); }
 
-/// A value's significant bits, what an adder of it costs: synthesis drops
-/// the bits that only copy the sign, except of a DSP block's product
-/// (opaque to it: `significant` records those as the accumulator's width).
-/// Its own record, else its declared width.
-int bitsOf(const std::map<int64_t, int> &significant,
-           const ScheduledValues &values, int64_t key) {
-  auto it = significant.find(key);
-  return it != significant.end() ? it->second : values.width(key);
-}
-
 /// Output j's adder tree as the schedule places it (its products set under
-/// keys j * ops + op): an adder with a zero operand is a wire. Returns
-/// the tree's value as the accumulator reads it and its width, or nullopt
-/// when every product is zero.
+/// keys j * ops + op): an adder with a zero operand is a wire. Each adder
+/// is a `cuvil_add` instance (cuvilAddModule) as wide as its operands
+/// need, one bit more than the wider (at most the accumulator's width: the
+/// sums are exact in it). Returns the tree's value as the accumulator
+/// reads it and its width, or nullopt when every product is zero.
 std::optional<std::pair<std::string, int>>
 adderTree(ScheduledValues &values, const RtlLayer &rtl, int64_t j,
-          std::string *decls, std::map<int64_t, int> &significant,
-          Resources &tally) {
+          std::string *decls, Resources &tally) {
   int aw = rtl.plan->accum.width;
   int ops = static_cast<int>(rtl.datapath.operations.size());
   int accOp = ops - 1;
@@ -52,29 +43,22 @@ adderTree(ScheduledValues &values, const RtlLayer &rtl, int64_t j,
       int ready = values.ready(live[0]);
       values.set(key(op), values.at(live[0], ready), values.width(live[0]),
                  ready);
-      significant[key(op)] = bitsOf(significant, values, live[0]);
     } else {
-      // Kept: a tree of two-input adders, each on its carry chain, as
-      // scheduled (merged, Yosys would build one multi-operand adder of
-      // LUTs, larger and unlike what the schedule timed). Each is as wide
-      // as the accumulator: synthesis drops the bits that only repeat the
-      // sign, and Yosys 0.23 maps adders declared at their own widths
-      // (sign-extended between them) to twice the LUTs.
+      // Kept as scheduled: a two-input adder on its carry chain. Inside a
+      // module of its own, because Yosys 0.23's alumacc merges a chain of
+      // adders into one multi-operand adder (carry-save LUTs) even where
+      // the intermediate sums are kept, building them twice.
       int start = values.start(op);
-      int width = aw;
+      int wa = values.width(live[0]), wb = values.width(live[1]);
+      int width = std::min(aw, std::max(wa, wb) + 1);
       std::string name = absl::StrCat("s", j, "_", op);
-      absl::StrAppend(
-          decls, "  (* keep *) wire signed [", width - 1, ":0] ", name,
-          ";\n  assign ", name, " = ",
-          signExtend(values.at(live[0], start), values.width(live[0]), width),
-          " + ",
-          signExtend(values.at(live[1], start), values.width(live[1]), width),
-          ";\n");
+      absl::StrAppend(decls, "  wire signed [", width - 1, ":0] ", name,
+                      ";\n  cuvil_add #(", wa, ", ", wb, ", ", width, ") u_",
+                      name, " (", values.at(live[0], start), ", ",
+                      values.at(live[1], start), ", ", name, ");\n");
       values.set(key(op), name, width, start);
-      significant[key(op)] =
-          std::min(aw, std::max(bitsOf(significant, values, live[0]),
-                                bitsOf(significant, values, live[1])) + 1);
-      tally.lut += significant[key(op)];
+      tally.lut += width - 1; // the top bit's LUT holds the carry's last
+                              // stage with the sign
     }
   }
   int64_t root = key(values.operands(accOp).front());
@@ -113,6 +97,24 @@ std::string constantProduct(const std::string &x, int64_t w, ProductKind kind,
   return out;
 }
 
+/// LUTs of the shift-and-add product by `w` of `pw` bits: each term after
+/// the first adds the bits above its shift; Yosys 0.23 builds the sum as
+/// one multi-operand adder, about two thirds of a LUT per such bit.
+int64_t shiftAddLuts(int64_t w, int pw) {
+  int64_t bits = 0;
+  bool first = true;
+  uint64_t v = std::llabs(w);
+  for (int bit = 0; v; ++bit, v >>= 1) {
+    if (!(v & 1))
+      continue;
+    v = (v & 2) ? v + 1 : v - 1;
+    if (!first)
+      bits += pw - bit;
+    first = false;
+  }
+  return (2 * bits + 2) / 3;
+}
+
 /// The registers of the products built from logic, as synthesis merges
 /// them: bit b of x * w depends only on x and w modulo 2^(b+1), so the
 /// products of one input whose weights agree modulo 2^(b+1) share bit b's
@@ -148,6 +150,23 @@ int64_t lutProductRegisters(
 }
 
 } // namespace
+
+std::string cuvilAddModule() {
+  return "`timescale 1ns / 1ps\n"
+         "// cuvil_add: s = a + b, the operands sign-extended to WS bits. One\n"
+         "// adder of a dense layer's tree; a module of its own so that\n"
+         "// synthesis keeps the tree's adders as the schedule placed them.\n"
+         "module cuvil_add #(\n"
+         "    parameter WA = 8,\n    parameter WB = 8,\n"
+         "    parameter WS = 9\n) (\n"
+         "    input  wire signed [WA-1:0] a,\n"
+         "    input  wire signed [WB-1:0] b,\n"
+         "    output wire signed [WS-1:0] s\n);\n"
+         "  /* verilator lint_off WIDTH */\n"
+         "  assign s = a + b;  // signed: both extended to WS\n"
+         "  /* verilator lint_on WIDTH */\n"
+         "endmodule\n";
+}
 
 std::string denseModule(const RtlLayer &rtl, const ModulePorts &ports,
                         const std::string &romFile, Resources &tally) {
@@ -268,10 +287,9 @@ std::string denseModule(const RtlLayer &rtl, const ModulePorts &ports,
       tally.bram18k += romBlocks(*rtl.device, romWidth, r); // wq inside
     } else {
       // A bit equal in every word is a constant (no LUT, no register);
-      // Yosys keeps a LUT for every other bit (it maps the ROM's logic
-      // first) but one register for bits equal in every word.
+      // bits whose columns (their values by k) are equal share one LUT and
+      // one register.
       std::set<std::vector<bool>> columns;
-      int64_t varying = 0;
       for (int64_t bit = 0; bit < romWidth; ++bit) {
         int64_t slot = bit / ww, q = slot / nOut, j = slot % nOut;
         std::vector<bool> column;
@@ -279,12 +297,10 @@ std::string denseModule(const RtlLayer &rtl, const ModulePorts &ports,
           column.push_back(
               (static_cast<uint64_t>(rtl.weights[(k * p + q) * nOut + j]) >>
                (bit % ww)) & 1);
-        if (std::count(column.begin(), column.end(), column[0]) != r) {
+        if (std::count(column.begin(), column.end(), column[0]) != r)
           columns.insert(column);
-          ++varying;
-        }
       }
-      tally.lut += varying * ((r + 63) / 64);
+      tally.lut += static_cast<int64_t>(columns.size()) * ((r + 63) / 64);
       tally.ff += static_cast<int64_t>(columns.size());
     }
     // The held chunks, their multiplexer (a LUT6 selects among four), the
@@ -382,7 +398,6 @@ std::string denseModule(const RtlLayer &rtl, const ModulePorts &ports,
   // Reuse factor 1: one product per input and distinct weight, shared by
   // the outputs whose weights are equal.
   std::map<std::pair<int64_t, int64_t>, std::pair<std::string, int>> shared;
-  std::map<int64_t, int> significant;
   for (int64_t j = 0; j < nOut; ++j) {
     for (int64_t q = 0; q < rtl.products; ++q) {
       int64_t key = j * ops + q;
@@ -408,13 +423,11 @@ std::string denseModule(const RtlLayer &rtl, const ModulePorts &ports,
           if (kind == ProductKind::Dsp)
             tally.dsp += dspBlocks(*rtl.device, sxw, signedBits(w));
           else if (kind == ProductKind::Lut)
-            tally.lut += static_cast<int64_t>(csdDigits(w) - 1) * pw;
+            tally.lut += shiftAddLuts(w, pw);
           else if (w < 0)
             tally.lut += pw; // the negation
         }
         values.set(key, it->second.first, it->second.second, ready);
-        if (kind == ProductKind::Dsp)
-          significant[key] = aw;
       } else {
         int pw = sxw + sww;
         std::string wname = absl::StrCat("w", j, "_", q);
@@ -431,11 +444,10 @@ std::string denseModule(const RtlLayer &rtl, const ModulePorts &ports,
                     pw, 0);
         tally.dsp += dspBlocks(*rtl.device, sxw, sww);
         values.set(key, term, width, ready);
-        significant[key] = aw;
       }
     }
     std::optional<std::pair<std::string, int>> sum =
-        adderTree(values, rtl, j, &decls, significant, tally);
+        adderTree(values, rtl, j, &decls, tally);
     int64_t bias = static_cast<int64_t>(rtl.bias[j]) << (fa - fb);
     std::string biasLit = signedLiteral(bias, aw);
     std::string sumAw = sum ? signExtend(sum->first, sum->second, aw) : "";
@@ -446,8 +458,15 @@ std::string denseModule(const RtlLayer &rtl, const ModulePorts &ports,
       std::string total = !sum ? biasLit
                           : bias ? absl::StrCat(biasLit, " + ", sumAw)
                                  : sumAw;
-      if (sum && bias)
-        tally.lut += std::min(aw, std::max(sum->second, signedBits(bias)) + 1);
+      if (sum && bias) {
+        // The bias's trailing zeros add nothing; under WRAP the bits above
+        // the result's are never read.
+        int top = std::min(aw, std::max(sum->second, signedBits(bias)) + 1);
+        if (plan.result.overflow == Overflow::WRAP)
+          top = std::min(top, fa - plan.result.fraction() + yw);
+        tally.lut += std::max(
+            0, top - __builtin_ctzll(static_cast<uint64_t>(bias)));
+      }
       absl::StrAppend(&decls, "  reg [", yw - 1, ":0] y", j, ";\n");
       absl::StrAppend(&accRegs, "    y", j, " <= quantize(", total, ");\n");
       absl::StrAppend(&outData, "  assign m_tdata[", j * yw, " +: ", yw,

@@ -46,6 +46,9 @@ std::string reluModule(const RtlLayer &layer, Resources &tally);
 std::string windowModule(const RtlLayer &layer, Resources &tally);
 /// A pooling's per-pixel max tree (`<id>_core`).
 std::string poolCoreModule(const RtlLayer &layer, Resources &tally);
+/// `cuvil_add`, the adder module of the dense datapaths' trees
+/// (rtl/cuvil_add.v).
+std::string cuvilAddModule();
 /// A dense layer fed pixels: a gather of the sample's pixels in front of
 /// its `<id>_core`.
 std::string gatherModule(const RtlLayer &layer, Resources &tally);

@@ -281,7 +281,7 @@ std::string yosysScript(const ProjectOptions &options,
   for (const std::string &s : sources)
     absl::StrAppend(&read, "read_verilog ", s, "\n");
   std::string synth =
-      intel ? absl::StrCat("synth_intel_alm -family cyclonev -top ",
+      intel ? absl::StrCat("synth_intel_alm -family cyclonev -noflatten -top ",
                            options.project)
             : absl::StrCat("synth_xilinx -family xcup -abc9 -top ",
                            options.project);
@@ -291,7 +291,9 @@ std::string yosysScript(const ProjectOptions &options,
             : "a Xilinx UltraScale+ proxy (ZU9EG; approximately Versal)",
       ".\n# Run from the project folder: make synth-", intel ? "intel" : "xilinx",
       ".\n",
-      intel ? ""
+      intel ? "# -noflatten: flattened first, the adder trees' cuvil_add "
+              "instances would be\n# merged into multi-operand adders of "
+              "LUTs (synth_xilinx keeps them too).\n"
             : "# -abc9: Yosys 0.23's default ABC maps parts of wide adders "
               "outside their\n# carry chains (about 1.4x the LUTs); ABC9 "
               "does not. (It warns that it times\n# xcup as xc7: the cells "
@@ -461,6 +463,8 @@ writeVerilogProject(const RtlDesign &rtl, const ProjectOptions &options) {
                        tableHex(t->inv, t->invType.width)});
     }
   }
+  files.push_back({"rtl/cuvil_add.v", rtl::cuvilAddModule()});
+  sources.push_back("rtl/cuvil_add.v");
   files.push_back({absl::StrCat("rtl/", options.project, ".v"),
                    topModule(rtl, options)});
   sources.push_back(absl::StrCat("rtl/", options.project, ".v"));
