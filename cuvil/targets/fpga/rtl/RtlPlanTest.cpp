@@ -51,6 +51,10 @@ TEST(RtlPlanTest, LatencyIsTheScheduleOfTheDatapath) {
   EXPECT_NE(layer.verilog.find("module layer1 ("), std::string::npos);
   EXPECT_NE(layer.verilog.find("localparam REUSE_FACTOR = 1;"),
             std::string::npos);
+  // Products of 16 x 10 bits (0.3 is 307 / 1024); each tree adder is one
+  // bit wider than its operands, in a module of its own.
+  EXPECT_NE(layer.verilog.find("cuvil_add #(26, 26, 27)"), std::string::npos);
+  EXPECT_NE(layer.verilog.find("cuvil_add #(27, 27, 28)"), std::string::npos);
 }
 
 TEST(RtlPlanTest, FoldedLatencyAddsTheIterations) {
