@@ -110,3 +110,21 @@ def test_verilog_design_simulates_and_saves(tmp_path):
         rtl.synthesize("lattice")
     with pytest.raises(ValueError, match="emit= is 'hls' or 'verilog'"):
         cuvil.compile(small_mlp(), SIGNATURE, emit="verilog")
+
+
+def test_a_convolution_streams_pixels_from_python(tmp_path):
+    torch.manual_seed(11)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 2, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+        torch.nn.Linear(2 * 3 * 3, 3)).eval()
+    rtl = cuvil.compile(model, [("image", torch.float32, (1, 1, 6, 6))],
+                        target="fpga", device="xczu9eg",
+                        precision="fixed<16,6,RND,SAT>", emit="verilog",
+                        test_vectors=3)
+    assert "rtl/layer1_core.v" in rtl.files and "rtl/cuvil_add.v" in rtl.files
+    assert rtl.report["rtl"]["input_stream"] == {"pixels": True,
+                                                 "transfers": 36, "values": 1}
+    verdict = rtl.simulate("iverilog", seed=5, bubble=50, stall=50)
+    assert verdict["pass"] and verdict["timing_mismatches"] == 0
+    assert verdict["latency_cycles"] == rtl.report["rtl"]["latency_cycles"]
