@@ -146,36 +146,26 @@ std::unique_ptr<Stage> denseStage(const RtlLayer &layer) {
   return std::make_unique<Folded>(layer.plan->reuse, layer.coreLatency - 1);
 }
 
-/// One sample's first and last handshakes at a boundary of the chain.
-struct SampleTimes {
-  int64_t first = -1, last = -1;
-};
-
 struct Chain {
   std::vector<std::unique_ptr<Stage>> stages;
-  /// Per boundary (0: the input, stages.size(): the output): transfers a
-  /// sample makes across it.
-  std::vector<int64_t> transfers;
+  /// Transfers a sample makes on the chain's input and output.
+  int64_t inTransfers = 1, outTransfers = 1;
 };
 
 Chain buildChain(const std::vector<const RtlLayer *> &layers) {
   Chain chain;
   for (const RtlLayer *each : layers) {
     const RtlLayer &layer = *each;
-    chain.transfers.push_back(layer.in.transfers);
     switch (layer.plan->layer->kind) {
     case LayerKind::Dense:
-      if (layer.in.pixels) {
+      if (layer.in.pixels)
         chain.stages.push_back(std::make_unique<Gather>(layer.in.transfers));
-        chain.transfers.push_back(1);
-      }
       chain.stages.push_back(denseStage(layer));
       break;
     case LayerKind::Conv2d:
     case LayerKind::MaxPool2d:
       chain.stages.push_back(
           std::make_unique<Generator>(layer.plan->layer->window));
-      chain.transfers.push_back(layer.out.transfers);
       chain.stages.push_back(layer.plan->layer->kind == LayerKind::Conv2d
                                  ? denseStage(layer)
                                  : std::make_unique<Pipe>(layer.coreLatency));
@@ -185,7 +175,8 @@ Chain buildChain(const std::vector<const RtlLayer *> &layers) {
       break;
     }
   }
-  chain.transfers.push_back(layers.back()->out.transfers);
+  chain.inTransfers = layers.front()->in.transfers;
+  chain.outTransfers = layers.back()->out.transfers;
   return chain;
 }
 
@@ -193,13 +184,13 @@ Chain buildChain(const std::vector<const RtlLayer *> &layers) {
 
 absl::StatusOr<StreamTimes>
 streamTiming(const std::vector<const RtlLayer *> &layers, int64_t samples) {
+  StreamTimes result;
+  if (samples < 1)
+    return result;
   Chain chain = buildChain(layers);
   size_t n = chain.stages.size();
-  // Per boundary: transfers so far, and each sample's first and last.
-  std::vector<int64_t> count(n + 1, 0);
-  std::vector<std::vector<SampleTimes>> times(
-      n + 1, std::vector<SampleTimes>(samples));
-  int64_t inputs = samples * chain.transfers.front();
+  int64_t inputs = samples * chain.inTransfers;
+  int64_t outputs = samples * chain.outTransfers;
   int64_t limit = 1000;
   for (const RtlLayer *layer : layers) {
     Sweep sweep(layer->plan->layer->window);
@@ -208,9 +199,10 @@ streamTiming(const std::vector<const RtlLayer *> &layers, int64_t samples) {
               layer->out.transfers * layer->plan->reuse) +
              4 * layer->coreLatency;
   }
-  std::vector<bool> ready(n + 1), valid(n + 1);
-  for (int64_t cycle = 0; count[n] < samples * chain.transfers.back();
-       ++cycle) {
+  // Transfers so far on the input and the output; the first input's cycle.
+  int64_t taken = 0, given = 0, origin = -1;
+  std::vector<bool> ready(n + 1), valid(n + 1), fire(n + 1);
+  for (int64_t cycle = 0; given < outputs; ++cycle) {
     if (cycle > limit)
       return absl::InternalError(absl::StrCat(
           "Verilog: the timing model did not drain ", samples,
@@ -218,28 +210,18 @@ streamTiming(const std::vector<const RtlLayer *> &layers, int64_t samples) {
     ready[n] = true;
     for (size_t k = n; k-- > 0;)
       ready[k] = chain.stages[k]->inReady(ready[k + 1]);
-    valid[0] = cycle >= 1 && count[0] < inputs;
+    valid[0] = cycle >= 1 && taken < inputs;
     for (size_t k = 0; k < n; ++k)
       valid[k + 1] = chain.stages[k]->outValid();
-    std::vector<bool> fire(n + 1);
-    for (size_t b = 0; b <= n; ++b) {
+    for (size_t b = 0; b <= n; ++b)
       fire[b] = valid[b] && ready[b];
-      if (!fire[b])
-        continue;
-      int64_t per = chain.transfers[b];
-      SampleTimes &t = times[b][count[b] / per];
-      if (count[b] % per == 0)
-        t.first = cycle;
-      t.last = cycle;
-      ++count[b];
-    }
+    if (fire[0] && taken++ == 0)
+      origin = cycle;
+    if (fire[n] && ++given % chain.outTransfers == 0)
+      result.done.push_back(cycle - origin);
     for (size_t k = 0; k < n; ++k)
       chain.stages[k]->tick(fire[k], fire[k + 1], ready[k + 1]);
   }
-  int64_t origin = times[0][0].first;
-  StreamTimes result;
-  for (const SampleTimes &t : times[n])
-    result.done.push_back(t.last - origin);
   return result;
 }
 
