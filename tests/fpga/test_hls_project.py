@@ -332,6 +332,19 @@ def test_unsupported_layers_name_the_op_and_node(tmp_path):
     assert "sigmoid" in stderr and "it builds dense layers" in stderr
 
 
+class Branch(torch.nn.Module):
+    def forward(self, x):
+        return x * 2 if bool(x.sum() > 0) else x - 1
+
+
+def test_control_flow_is_refused_naming_the_if(tmp_path):
+    # Scripted, the branch becomes an ONNX If (traced, it would be folded).
+    stderr = compile_error(tmp_path, torch.jit.script(Branch()), 4,
+                           "--device=xczu9eg")
+    assert "'/If'" in stderr
+    assert "not control flow (an ONNX If, Loop or Scan" in stderr
+
+
 def test_fpga_flags_are_refused_by_x86(tmp_path):
     onnx_path = export(jet_tagger(), 16, tmp_path / "jet.onnx")
     result = cuvilc(onnx_path, "--precision=fixed<16,6>", "-o",

@@ -165,6 +165,22 @@ def test_hostile_names_stay_text(tmp_path):
     assert report["layers"][0]["where"].startswith("'*/ #include")
 
 
+def test_control_flow_is_refused_naming_the_if(tmp_path):
+    class Branch(torch.nn.Module):
+        def forward(self, x):
+            return x * 2 if bool(x.sum() > 0) else x - 1
+
+    # Scripted, the branch becomes an ONNX If (traced, it would be folded).
+    path = export(torch.jit.script(Branch()), (2, 4), tmp_path / "m.onnx")
+    result = cuvilc(path, "--target=mlu", "--device=mlu270", "-o",
+                    tmp_path / "out")
+    assert result.returncode != 0
+    assert "m.onnx): error: control flow (an ONNX If, Loop or Scan" \
+        in result.stderr and "'/If' (" in result.stderr
+    assert "cannot run on the MLU target yet" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_integer_tensors_are_refused_with_the_node(tmp_path):
     """An embedding lookup (int64 indices): the target computes floats only."""
     torch.manual_seed(0)

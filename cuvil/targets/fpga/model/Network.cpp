@@ -33,6 +33,11 @@ namespace {
 
 /// "what (at LOCATION)": an error about `op` the way every Cuvil error
 /// names the op and where the user wrote it.
+constexpr const char *kNoControlFlow =
+    "the FPGA target builds a dataflow of layers, not control flow (an ONNX "
+    "If, Loop or Scan; a scripted if, for or while on tensors); the CPU "
+    "targets compile it";
+
 absl::Status unsupported(mlir::Operation *op, const std::string &what) {
   op->emitError(what);
   return absl::InvalidArgumentError(absl::StrCat(
@@ -236,6 +241,15 @@ absl::StatusOr<Network> extractNetwork(mlir::ModuleOp module) {
     return absl::InvalidArgumentError(
         "the FPGA target builds a model of one function");
   mlir::func::FuncOp func = funcs.front();
+  // Control flow first: the ops computing its condition would otherwise be
+  // refused one by one, far from the cause.
+  mlir::Operation *flow = nullptr;
+  func.walk([&](mlir::Operation *op) {
+    if (!flow && llvm::isa<l2::IfOp, l2::LoopOp>(op))
+      flow = op;
+  });
+  if (flow)
+    return unsupported(flow, kNoControlFlow);
   // Arguments: the batch size (index), the inputs, the outputs, the arena.
   llvm::SmallVector<mlir::BlockArgument> data;
   for (mlir::BlockArgument arg : func.getArguments())

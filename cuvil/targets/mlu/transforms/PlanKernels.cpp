@@ -34,6 +34,18 @@ struct PlanKernelsPass : impl::CuvilMluPlanKernelsBase<PlanKernelsPass> {
                         : std::string(chip.status().message()));
       return signalPassFailure();
     }
+    // Control flow first: the ops computing its condition (booleans)
+    // would otherwise be refused, far from the cause.
+    mlir::WalkResult flow = module.walk([&](mlir::Operation *op) {
+      if (!llvm::isa<l2::IfOp, l2::LoopOp>(op))
+        return mlir::WalkResult::advance();
+      op->emitError("control flow (an ONNX If, Loop or Scan; a scripted if, "
+                    "for or while on tensors) cannot run on the MLU target "
+                    "yet; the CPU targets compile it");
+      return mlir::WalkResult::interrupt();
+    });
+    if (flow.wasInterrupted())
+      return signalPassFailure();
     bool failed = false;
     int64_t elementBytes = elementBytesOf(module);
     mlir::Builder b(&getContext());
