@@ -270,7 +270,7 @@ absl::StatusOr<Network> extractNetwork(mlir::ModuleOp module) {
   network.outputName = nameOf(data[1]);
   std::optional<int64_t> inputSize = sampleSize(data[0]);
   std::optional<int64_t> outputSize = sampleSize(data[1]);
-  if (!inputSize || !outputSize || data[0].getType() != data[0].getType())
+  if (!inputSize || !outputSize)
     return absl::InvalidArgumentError(
         "the FPGA target builds designs that take one sample per call: the "
         "input and output need static shapes with a batch of 1 (drop "
