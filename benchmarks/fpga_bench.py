@@ -150,6 +150,8 @@ def markdown(results):
         def pair(key):
             if key not in got:
                 return f"{est[key]:,} / -"
+            if est[key] == got[key] == 0:
+                return "0 / 0"
             return f"{est[key]:,} / {got[key]:,} ({got[key] / max(est[key], 1):.2f})"
         ns = row["latency"] * row["clock_ns"]
         rate = 1e9 / (row["ii"] * row["clock_ns"])
@@ -167,7 +169,7 @@ def markdown(results):
         lines.append(f"| {row['reuse']} | {row['latency']} | {row['ii']} "
                      f"| {row['lut']:,} | {row['ff']:,} | {row['dsp']:,} "
                      f"| {row['bram']} |")
-    return lines
+    return lines + [""]
 
 
 def main():
