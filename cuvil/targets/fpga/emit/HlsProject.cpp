@@ -285,8 +285,7 @@ void appendMaxPool(std::string &text, const LayerPlan &plan,
 std::string arrayPartition(const std::string &name, const LayerPlan *producer,
                            const LayerPlan *consumer) {
   auto windowed = [](const LayerPlan *plan) {
-    return !plan || plan->layer->kind == LayerKind::Conv2d ||
-           plan->layer->kind == LayerKind::MaxPool2d;
+    return !plan || plan->layer->windowed();
   };
   if (windowed(producer) && windowed(consumer)) {
     const LayerPlan *plan = consumer ? consumer : producer;
@@ -351,7 +350,7 @@ std::string firmwareSource(const DesignPlan &design,
         plan.ii, plan.latency, plan.id, in, plan.layer->nIn,
         resultType(plan), plan.layer->nOut);
     LayerKind kind = plan.layer->kind;
-    bool windowed = kind == LayerKind::Conv2d || kind == LayerKind::MaxPool2d;
+    bool windowed = plan.layer->windowed();
     allLatency &= !windowed;
     // Windowed layers pipeline their pixel loop instead.
     if (!windowed && (kind != LayerKind::Dense ||

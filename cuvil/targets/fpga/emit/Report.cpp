@@ -94,8 +94,7 @@ llvm::json::Object reportObject(const DesignPlan &design,
         {"II", plan.ii},
         {"Latency", plan.latency},
         {"slack_ns", plan.slackNs}};
-    if (plan.layer->kind == LayerKind::Conv2d ||
-        plan.layer->kind == LayerKind::MaxPool2d) {
+    if (plan.layer->windowed()) {
       const Window &w = plan.layer->window;
       layer["in_shape"] = llvm::json::Array{w.channels, w.height, w.width};
       layer["out_shape"] =

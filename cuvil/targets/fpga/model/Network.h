@@ -69,6 +69,10 @@ struct Layer {
   int64_t productsOut() const {
     return kind == LayerKind::Conv2d ? window.outChannels : nOut;
   }
+  /// A convolution or pooling: it slides a window over an image.
+  bool windowed() const {
+    return kind == LayerKind::Conv2d || kind == LayerKind::MaxPool2d;
+  }
   bool hasWeights() const {
     return kind == LayerKind::Dense || kind == LayerKind::Conv2d;
   }

@@ -17,6 +17,19 @@
 
 namespace cuvil::fpga {
 
+Sweep::Sweep(const Window &window) : w(window) {
+  rows = std::max(w.padTop + w.height,
+                  w.kernelH + (w.outHeight - 1) * w.strideH);
+  cols = std::max(w.padLeft + w.width,
+                  w.kernelW + (w.outWidth - 1) * w.strideW);
+}
+
+bool Sweep::window(int64_t r, int64_t c) const {
+  int64_t dr = r - (w.kernelH - 1), dc = c - (w.kernelW - 1);
+  return dr >= 0 && dc >= 0 && dr % w.strideH == 0 && dc % w.strideW == 0 &&
+         dr / w.strideH < w.outHeight && dc / w.strideW < w.outWidth;
+}
+
 int signedBits(int64_t value) {
   int bits = 1;
   while (value < -(int64_t{1} << (bits - 1)) ||
@@ -142,8 +155,7 @@ absl::Status planPool(RtlLayer &rtl, const Device &device, double clockNs) {
 absl::Status planStreams(RtlLayer &rtl, const StreamShape *previous) {
   const LayerPlan &plan = *rtl.plan;
   const Layer &layer = *plan.layer;
-  bool windowed =
-      layer.kind == LayerKind::Conv2d || layer.kind == LayerKind::MaxPool2d;
+  bool windowed = layer.windowed();
   const Window &w = layer.window;
   if (previous)
     rtl.in = *previous;
@@ -266,7 +278,7 @@ absl::StatusOr<RtlDesign> planRtl(const DesignPlan &design) {
     const Layer &layer = *plan.layer;
     if (layer.kind == LayerKind::Relu)
       continue;
-    if (layer.kind == LayerKind::Conv2d || layer.kind == LayerKind::MaxPool2d)
+    if (layer.windowed())
       input = StreamShape{layer.window.channels,
                           layer.window.height * layer.window.width, true};
     break;

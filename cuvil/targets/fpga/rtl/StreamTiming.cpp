@@ -11,19 +11,6 @@
 
 namespace cuvil::fpga {
 
-Sweep::Sweep(const Window &window) : w(window) {
-  rows = std::max(w.padTop + w.height,
-                  w.kernelH + (w.outHeight - 1) * w.strideH);
-  cols = std::max(w.padLeft + w.width,
-                  w.kernelW + (w.outWidth - 1) * w.strideW);
-}
-
-bool Sweep::window(int64_t r, int64_t c) const {
-  int64_t dr = r - (w.kernelH - 1), dc = c - (w.kernelW - 1);
-  return dr >= 0 && dc >= 0 && dr % w.strideH == 0 && dc % w.strideW == 0 &&
-         dr / w.strideH < w.outHeight && dc / w.strideW < w.outWidth;
-}
-
 namespace {
 
 /// One module's control. Each cycle: its input's readiness from its
