@@ -159,6 +159,21 @@ static std::string bconvbMacros(const RuntimeSelection &selection) {
   return text;
 }
 
+/// The tree walks a model calls, and only those compiled (trees.c,
+/// perfect_*.c): the SIMD walks fall back to the reference walk alone.
+static std::string treesMacros(const RuntimeSelection &selection) {
+  const std::string &walk = selection.forestWalk;
+  if (walk == "none")
+    return "";
+  std::string text = "#define CUVIL_TREES_ONLY\n#define CUVIL_FOREST_WALK "
+                     "cuvil_forest_walk_" + walk +
+                     "\n#define CUVIL_PERFECT_WALK cuvil_perfect_walk_" + walk +
+                     "\n";
+  if (walk != "reference")
+    text += "#define CUVIL_TREES_KEEP_" + walk + "\n";
+  return text;
+}
+
 std::string assembleRuntime(const RuntimeSelection &selection) {
   int64_t l2Bytes = std::max<int64_t>(selection.l2Bytes, 65536);
   std::string text = "#define CUVIL_L2_BYTES " + std::to_string(l2Bytes) + "\n";
@@ -184,12 +199,7 @@ std::string assembleRuntime(const RuntimeSelection &selection) {
             (selection.hgemm4 != "none"
                  ? "#define CUVIL_HGEMM4 cuvil_hgemm4_" + selection.hgemm4 + "\n"
                  : std::string()) +
-            (selection.forestWalk != "none"
-                 ? "#define CUVIL_FOREST_WALK cuvil_forest_walk_" +
-                       selection.forestWalk +
-                       "\n#define CUVIL_PERFECT_WALK cuvil_perfect_walk_" +
-                       selection.forestWalk + "\n"
-                 : std::string());
+            treesMacros(selection);
   // Every artifact's scalar helpers (half conversions) come first: the
   // families may use them.
   appendWithoutOwnIncludes(runtimeFile("math/scalar.h"), text);

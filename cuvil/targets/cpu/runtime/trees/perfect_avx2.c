@@ -7,7 +7,8 @@
 
 #include "cuvil/targets/cpu/runtime/trees/perfect_internal.h"
 
-#if defined(CUVIL_ENABLE_SIMD_KERNELS) && defined(__x86_64__)
+#if defined(CUVIL_ENABLE_SIMD_KERNELS) && defined(__x86_64__) && \
+    (!defined(CUVIL_TREES_ONLY) || defined(CUVIL_TREES_KEEP_avx2))
 #include <immintrin.h>
 
 /* perfect_step16 for 8 lanes: 2i + 1, less one where the row goes left

@@ -253,6 +253,7 @@ void cuvil_forest_predict(cuvil_pool *pool, cuvil_forest_walk_fn walk,
 #if defined(CUVIL_ENABLE_SIMD_KERNELS) && defined(__x86_64__)
 #include <immintrin.h>
 
+#if !defined(CUVIL_TREES_ONLY) || defined(CUVIL_TREES_KEEP_avx512)
 /* Four registers of 16 rows: a block. */
 __attribute__((target("avx512f"))) void
 cuvil_forest_walk_avx512(const cuvil_forest *f, int64_t rows, const float *x,
@@ -342,6 +343,9 @@ cuvil_forest_walk_avx512(const cuvil_forest *f, int64_t rows, const float *x,
   }
 }
 
+#endif
+
+#if !defined(CUVIL_TREES_ONLY) || defined(CUVIL_TREES_KEEP_avx2)
 /* Four registers of 8 rows: a block of 32. */
 __attribute__((target("avx2"))) void
 cuvil_forest_walk_avx2(const cuvil_forest *f, int64_t rows, const float *x,
@@ -430,4 +434,5 @@ cuvil_forest_walk_avx2(const cuvil_forest *f, int64_t rows, const float *x,
         out[(r0 + r) * f->targets + t] = acc[t * K * W + r];
   }
 }
+#endif
 #endif /* CUVIL_ENABLE_SIMD_KERNELS */

@@ -167,7 +167,10 @@ void cuvil_perfect_forest_predict(cuvil_pool *pool, cuvil_perfect_walk_fn walk,
                                   const cuvil_perfect_forest *forest,
                                   int64_t rows, const float *x, void *out);
 
-/* The walks a model's code uses (RuntimeSelection.cpp defines them). */
+/* The walks a model's code uses (RuntimeSelection.cpp defines them). A
+ * model compiles only its own (CUVIL_TREES_ONLY, then CUVIL_TREES_KEEP_avx2
+ * or _avx512: each walk is ~100 KB of unrolled code that clang spends
+ * seconds on); tests and benchmarks all. */
 #ifndef CUVIL_FOREST_WALK
 #define CUVIL_FOREST_WALK cuvil_forest_walk_reference
 #endif
