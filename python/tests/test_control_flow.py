@@ -224,6 +224,53 @@ def test_onnx_scan_reverse_input_and_moved_output_axis():
     np.testing.assert_allclose(sums, running[:, ::-1], rtol=1e-6, atol=1e-6)
 
 
+def scan8_model(batch=2, length=3, sequence_lens=None, **attributes):
+    """ONNX's Scan before opset 9: states [B, 2] and x [B, length, 2], a
+    running sum per batch element; sequence_lens, if given, a constant."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, length, 2])
+    s = helper.make_tensor_value_info("s", TensorProto.FLOAT, [batch, 2])
+    body = helper.make_graph(
+        [helper.make_node("Add", ["acc", "row"], ["next"]),
+         helper.make_node("Identity", ["next"], ["out"])], "body",
+        [helper.make_tensor_value_info("acc", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("row", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("next", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("out", TensorProto.FLOAT, [2])])
+    nodes = []
+    if sequence_lens is not None:
+        nodes.append(helper.make_node("Constant", [], ["lens"], value=helper.make_tensor(
+            "lens", TensorProto.INT32, [batch], sequence_lens)))
+    nodes.append(helper.make_node(
+        "Scan", ["lens" if sequence_lens is not None else "", "s", "x"],
+        ["total", "sums"], name="scan", body=body, num_scan_inputs=1,
+        **attributes))
+    graph = helper.make_graph(
+        nodes, "g", [s, x],
+        [helper.make_tensor_value_info("total", TensorProto.FLOAT, [batch, 2]),
+         helper.make_tensor_value_info("sums", TensorProto.FLOAT,
+                                       [batch, length, 2])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)])
+
+
+@pytest.mark.parametrize("directions, sequence_lens",
+                         [(None, None), ([1], [3, 3])],
+                         ids=["forward", "reverse-full-lengths"])
+def test_opset_8_scan_runs_each_batch_element(directions, sequence_lens):
+    # Before opset 9 a Scan carries a batch dimension: each element's
+    # states and rows are a Scan of their own.
+    attributes = {"directions": directions} if directions else {}
+    compiled = cuvil.compile(scan8_model(sequence_lens=sequence_lens,
+                                         **attributes))
+    rng = np.random.default_rng(3)
+    s0 = rng.standard_normal((2, 2)).astype(np.float32)
+    data = rng.standard_normal((2, 3, 2)).astype(np.float32)
+    total, sums = compiled(s0, data)
+    rows = data[:, ::-1] if directions else data
+    running = s0[:, None, :] + np.cumsum(rows, axis=1)
+    np.testing.assert_allclose(total, running[:, -1], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(sums, running, rtol=1e-6, atol=1e-6)
+
+
 def test_if_branches_of_different_shapes_are_an_error():
     c = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
@@ -322,15 +369,15 @@ def if_model(condition_type, then_outputs=1):
     (lambda: scan_model(["n", 5]),
      "Scan iterates over dimension 0 of 'tensor<?x5xf32>', which is known "
      "only at run time"),
-    (lambda: scan_model([2, 5], opset=8),
-     "Scan of opset 8 (with a batch dimension and sequence_lens) is not "
-     "supported"),
+    (lambda: scan8_model(sequence_lens=[3, 2]),
+     "Scan (opset 8) with sequence_lens shorter than the scan inputs' 3 "
+     "steps is not supported; export with opset 9 or later"),
     (lambda: scan_model([2, 5], scan_input_axes=[0, 1]),
      "Scan's axes and directions need one entry per scan input and output"),
     (lambda: scan_model([2, 5], scan_input_axes=[2]),
      "Scan input axis 2 is out of range for 'tensor<2x5xf32>'"),
 ], ids=["if-condition-type", "if-branch-counts", "scan-dynamic-length",
-        "scan-opset-8", "scan-axes-count", "scan-axis-range"])
+        "scan8-short-sequence", "scan-axes-count", "scan-axis-range"])
 def test_control_flow_errors_name_the_node(model, message):
     with pytest.raises(cuvil.CompileError) as error:
         cuvil.compile(model())

@@ -4,7 +4,8 @@
 // regions (they read the values of the graphs around them, as ONNX's
 // scoping says). Scan is a Loop over its scan axis: each iteration gathers
 // its slice of every scan input, and the stacked scan outputs are
-// transposed and reversed as its attributes say. Shapes are fixed: a
+// transposed and reversed as its attributes say; before opset 9, a Scan
+// per element of its batch dimension. Shapes are fixed: a
 // branch or a carried value whose shape would depend on the data is an
 // error naming the value.
 //
@@ -344,9 +345,7 @@ LogicalResult Importer::convertScan(const onnx::NodeProto &node, Location loc) {
   if (!body)
     return failure();
   if (opset < 9)
-    return emitError(loc) << "Scan of opset " << opset
-                          << " (with a batch dimension and sequence_lens) is "
-                             "not supported; export with opset 9 or later";
+    return convertScan8(node, *body, loc);
   int64_t numScanInputs = attrInt(node, "num_scan_inputs", -1);
   int numStates = node.input_size() - static_cast<int>(numScanInputs);
   if (numScanInputs < 1 || numStates < 0)
@@ -354,28 +353,16 @@ LogicalResult Importer::convertScan(const onnx::NodeProto &node, Location loc) {
                           << node.input_size() << " inputs, got "
                           << numScanInputs;
   int numScanOutputs = body->output_size() - numStates;
-  if (numScanOutputs < 0 ||
-      body->input_size() != numStates + static_cast<int>(numScanInputs))
-    return emitError(loc) << "Scan's body must take its " << numStates
-                          << " states and " << numScanInputs
-                          << " scan slices, and yield the states first";
   auto readAxes = [&](StringRef name, int count) -> SmallVector<int64_t> {
     std::optional<SmallVector<int64_t>> axes = attrInts(node, name);
     return axes ? *axes : SmallVector<int64_t>(count, 0);
   };
-  SmallVector<int64_t> inAxes = readAxes("scan_input_axes", numScanInputs),
-                       inDirs =
-                           readAxes("scan_input_directions", numScanInputs),
-                       outAxes = readAxes("scan_output_axes", numScanOutputs),
-                       outDirs =
-                           readAxes("scan_output_directions", numScanOutputs);
-  if (static_cast<int>(inAxes.size()) != numScanInputs ||
-      static_cast<int>(inDirs.size()) != numScanInputs ||
-      static_cast<int>(outAxes.size()) != numScanOutputs ||
-      static_cast<int>(outDirs.size()) != numScanOutputs)
-    return emitError(loc) << "Scan's axes and directions need one entry per "
-                             "scan input and output";
-
+  ScanAxes axes;
+  axes.inAxes = readAxes("scan_input_axes", numScanInputs);
+  axes.inDirs = readAxes("scan_input_directions", numScanInputs);
+  axes.outAxes = readAxes("scan_output_axes", std::max(numScanOutputs, 0));
+  axes.outDirs =
+      readAxes("scan_output_directions", std::max(numScanOutputs, 0));
   SmallVector<Value> states, scanned;
   for (int i = 0; i < node.input_size(); ++i) {
     FailureOr<Value> v = getValue(node, i);
@@ -383,6 +370,124 @@ LogicalResult Importer::convertScan(const onnx::NodeProto &node, Location loc) {
       return failure();
     (i < numStates ? states : scanned).push_back(*v);
   }
+  FailureOr<SmallVector<Value>> results =
+      buildScan(*body, states, scanned, axes, loc);
+  if (failed(results))
+    return failure();
+  for (auto [i, result] : llvm::enumerate(*results))
+    define(node, i, result);
+  return success();
+}
+
+/// Scan before opset 9: states [B, ...] and scan inputs [B, S, ...], the
+/// body run on each batch element's slices (the scan axis is 1), an
+/// optional sequence_lens first. Each batch element is a Scan of its own
+/// (B is static), stacked back along dimension 0.
+LogicalResult Importer::convertScan8(const onnx::NodeProto &node,
+                                     const onnx::GraphProto &body,
+                                     Location loc) {
+  int64_t numScanInputs = attrInt(node, "num_scan_inputs", -1);
+  int numStates = node.input_size() - 1 - static_cast<int>(numScanInputs);
+  if (numScanInputs < 1 || numStates < 0)
+    return emitError(loc) << "Scan (opset " << opset
+                          << ") needs num_scan_inputs between 1 and its "
+                          << node.input_size() - 1
+                          << " inputs after sequence_lens, got "
+                          << numScanInputs;
+  int numScanOutputs = std::max(body.output_size() - numStates, 0);
+  std::optional<SmallVector<int64_t>> directions = attrInts(node, "directions");
+  ScanAxes axes;
+  axes.inAxes.assign(numScanInputs, 0);
+  axes.inDirs = directions ? *directions
+                           : SmallVector<int64_t>(numScanInputs, 0);
+  axes.outAxes.assign(numScanOutputs, 0);
+  axes.outDirs.assign(numScanOutputs, 0);
+  SmallVector<Value> inputs;
+  int64_t batch = ShapedType::kDynamic, length = ShapedType::kDynamic;
+  for (int i = 1; i < node.input_size(); ++i) {
+    FailureOr<Value> v = getValue(node, i);
+    if (failed(v))
+      return failure();
+    auto type = cast<RankedTensorType>(v->getType());
+    bool scan = i > numStates;
+    if (type.getRank() < (scan ? 2 : 1) || type.isDynamicDim(0) ||
+        (batch != ShapedType::kDynamic && type.getDimSize(0) != batch))
+      return emitError(loc) << "Scan (opset " << opset << ") input '"
+                            << node.input(i) << "' is " << type
+                            << "; every state and scan input needs the same "
+                               "static batch dimension first";
+    batch = type.getDimSize(0);
+    if (scan)
+      length = type.getDimSize(1);
+    inputs.push_back(*v);
+  }
+  if (hasInput(node, 0)) {
+    FailureOr<SmallVector<int64_t>> lens =
+        requireInts(node, 0, "Scan's sequence_lens");
+    if (failed(lens))
+      return failure();
+    if (llvm::any_of(*lens, [&](int64_t n) { return n != length; }))
+      return emitError(loc)
+             << "Scan (opset " << opset << ") with sequence_lens shorter "
+                "than the scan inputs' " << length
+             << " steps is not supported; export with opset 9 or later, "
+                "where every sequence has the full length";
+  }
+  // Each batch element's Scan, its results stacked again.
+  SmallVector<SmallVector<Value>> rows(numStates + numScanOutputs);
+  Type i64 = builder.getI64Type();
+  for (int64_t b = 0; b < batch; ++b) {
+    SmallVector<Value> states, scanned;
+    for (auto [i, x] : llvm::enumerate(inputs)) {
+      FailureOr<Value> slice = create<l1::GatherOp>(
+          loc, x, scalarConstant(loc, i64, b), builder.getI64IntegerAttr(0));
+      if (failed(slice))
+        return failure();
+      (static_cast<int>(i) < numStates ? states : scanned).push_back(*slice);
+    }
+    FailureOr<SmallVector<Value>> results =
+        buildScan(body, states, scanned, axes, loc);
+    if (failed(results))
+      return failure();
+    for (auto [k, result] : llvm::enumerate(*results)) {
+      FailureOr<Value> row = create<l1::UnsqueezeOp>(
+          loc, result, builder.getDenseI64ArrayAttr({0}));
+      if (failed(row))
+        return failure();
+      rows[k].push_back(*row);
+    }
+  }
+  for (auto [k, parts] : llvm::enumerate(rows)) {
+    Value stacked = parts.front();
+    if (parts.size() > 1) {
+      FailureOr<Value> joined =
+          create<l1::ConcatOp>(loc, parts, builder.getI64IntegerAttr(0));
+      if (failed(joined))
+        return failure();
+      stacked = *joined;
+    }
+    define(node, k, stacked);
+  }
+  return success();
+}
+
+FailureOr<SmallVector<Value>>
+Importer::buildScan(const onnx::GraphProto &body, ArrayRef<Value> states,
+                    ArrayRef<Value> scanned, ScanAxes axes, Location loc) {
+  int numStates = states.size(), numScanInputs = scanned.size();
+  int numScanOutputs = body.output_size() - numStates;
+  if (numScanOutputs < 0 || body.input_size() != numStates + numScanInputs)
+    return emitError(loc) << "Scan's body must take its " << numStates
+                          << " states and " << numScanInputs
+                          << " scan slices, and yield the states first";
+  SmallVector<int64_t> &inAxes = axes.inAxes, &inDirs = axes.inDirs,
+                       &outAxes = axes.outAxes, &outDirs = axes.outDirs;
+  if (static_cast<int>(inAxes.size()) != numScanInputs ||
+      static_cast<int>(inDirs.size()) != numScanInputs ||
+      static_cast<int>(outAxes.size()) != numScanOutputs ||
+      static_cast<int>(outDirs.size()) != numScanOutputs)
+    return emitError(loc) << "Scan's axes and directions need one entry per "
+                             "scan input and output";
   // Every scan input has the same static length along its axis.
   int64_t length = -1;
   for (auto [j, x] : llvm::enumerate(scanned)) {
@@ -436,7 +541,7 @@ LogicalResult Importer::convertScan(const onnx::NodeProto &node, Location loc) {
       inputs.push_back(*slice);
     }
   }
-  if (failed(importSubgraph(*body, block, inputs, loc, yields)))
+  if (failed(importSubgraph(body, block, inputs, loc, yields)))
     return failure();
   for (int i = 0; i < numStates; ++i)
     if (yields[i].getType() != states[i].getType())
@@ -465,8 +570,7 @@ LogicalResult Importer::convertScan(const onnx::NodeProto &node, Location loc) {
                                scalarConstant(loc, i1, 1), states,
                                builder.getI64IntegerAttr(length));
   op.getBody().takeBody(*region);
-  for (int i = 0; i < numStates; ++i)
-    define(node, i, op.getResult(i));
+  SmallVector<Value> results(op.getResults().take_front(numStates));
   // Scan outputs: stacked along dimension 0, reversed and moved as asked.
   for (int k = 0; k < numScanOutputs; ++k) {
     Value out = op.getResult(numStates + k);
@@ -501,9 +605,9 @@ LogicalResult Importer::convertScan(const onnx::NodeProto &node, Location loc) {
         return failure();
       out = *t;
     }
-    define(node, numStates + k, out);
+    results.push_back(out);
   }
-  return success();
+  return results;
 }
 
 } // namespace cuvil::onnx_import

@@ -512,6 +512,20 @@ private:
   LogicalResult convertIf(const onnx::NodeProto &, Location);
   LogicalResult convertLoop(const onnx::NodeProto &, Location);
   LogicalResult convertScan(const onnx::NodeProto &, Location);
+  LogicalResult convertScan8(const onnx::NodeProto &node,
+                             const onnx::GraphProto &body, Location loc);
+  /// A Scan's scan axes and directions (0 forward, 1 reverse), one per
+  /// scan input and output.
+  struct ScanAxes {
+    SmallVector<int64_t> inAxes, inDirs, outAxes, outDirs;
+  };
+  /// The cuvil.loop of a Scan over `scanned` from `states`: its final
+  /// states, then its scan outputs stacked (and reversed and moved) as
+  /// `axes` say.
+  FailureOr<SmallVector<Value>> buildScan(const onnx::GraphProto &body,
+                                          ArrayRef<Value> states,
+                                          ArrayRef<Value> scanned,
+                                          ScanAxes axes, Location loc);
   LogicalResult convertLayerNorm(const onnx::NodeProto &, Location);
   LogicalResult convertFlatten(const onnx::NodeProto &, Location);
   LogicalResult convertReshape(const onnx::NodeProto &, Location);
