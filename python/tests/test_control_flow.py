@@ -271,6 +271,89 @@ def test_opset_8_scan_runs_each_batch_element(directions, sequence_lens):
     np.testing.assert_allclose(sums, running, rtol=1e-6, atol=1e-6)
 
 
+def window_model(size=2, ends_op="Add"):
+    """x[:, s:s + size] with s a run-time input (ends computed from it)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5])
+    s = helper.make_tensor_value_info("s", TensorProto.INT64, [1])
+    nodes = [helper.make_node("Constant", [], ["k"], value=helper.make_tensor(
+                 "k", TensorProto.INT64, [1], [size])),
+             helper.make_node(ends_op, ["s", "k"], ["e"]),
+             helper.make_node("Constant", [], ["axes"], value=helper.make_tensor(
+                 "axes", TensorProto.INT64, [1], [1])),
+             helper.make_node("Slice", ["x", "s", "e", "axes"], ["y"],
+                              name="window")]
+    graph = helper.make_graph(nodes, "g", [x, s], [
+        helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, size])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_a_window_at_a_run_time_start_slices_as_onnx_does():
+    # ONNX counts a negative start from the end and clamps the window to
+    # the dimension; a start whose window would not hold its 2 columns
+    # (clamped, or crossing from the end to the front) is the call's error.
+    compiled = cuvil.compile(window_model())
+    data = np.arange(15, dtype=np.float32).reshape(3, 5)
+    for start in range(-7, 7):
+        expected = data[:, start:start + 2]  # Python slices as ONNX does
+        if expected.shape[1] == 2:
+            np.testing.assert_array_equal(
+                compiled(data, np.array([start])), expected, err_msg=str(start))
+        else:
+            with pytest.raises(RuntimeError, match="invalid argument"):
+                compiled(data, np.array([start]))
+
+
+def test_a_loop_slices_its_rows_by_the_iteration():
+    # for i in range(4): y += x[i:i + 1] (the ends: the start plus one), a
+    # scan output stacking every y.
+    body = loop_body(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("Constant", [], ["one"], value=helper.make_tensor(
+             "one", TensorProto.INT64, [], [1])),
+         helper.make_node("Add", ["i", "one"], ["end"]),
+         helper.make_node("Unsqueeze", ["i", "zero"], ["start1"]),
+         helper.make_node("Unsqueeze", ["end", "zero"], ["end1"]),
+         helper.make_node("Slice", ["table", "start1", "end1"], ["row"]),
+         helper.make_node("Reshape", ["row", "shape"], ["flat"]),
+         helper.make_node("Add", ["y_in", "flat"], ["y_out"]),
+         helper.make_node("Identity", ["y_out"], ["scan"])], [4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
+    table = helper.make_tensor_value_info("table", TensorProto.FLOAT, [4, 4])
+    graph = helper.make_graph(
+        [scalar("m", TensorProto.INT64, 4),
+         helper.make_node("Constant", [], ["zero"], value=helper.make_tensor(
+             "zero", TensorProto.INT64, [1], [0])),
+         helper.make_node("Constant", [], ["shape"], value=helper.make_tensor(
+             "shape", TensorProto.INT64, [1], [4])),
+         helper.make_node("Loop", ["m", "", "y"], ["final", "rows"], body=body)],
+        "g", [y, table],
+        [helper.make_tensor_value_info("final", TensorProto.FLOAT, [4]),
+         helper.make_tensor_value_info("rows", TensorProto.FLOAT, [4, 4])])
+    compiled = compile_onnx(graph)
+    rng = np.random.default_rng(4)
+    y0 = rng.standard_normal(4).astype(np.float32)
+    data = rng.standard_normal((4, 4)).astype(np.float32)
+    final, rows = compiled(y0, data)
+    expected = y0 + np.cumsum(data, axis=0)
+    np.testing.assert_allclose(rows, expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(final, expected[-1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("model, message", [
+    (lambda: window_model(ends_op="Mul"),
+     "Slice with starts computed at run time (input 's') needs its ends to be "
+     "the starts plus a constant (a window of fixed size)"),
+    (lambda: window_model(size=0),
+     "Slice with starts computed at run time (input 's') is empty: its ends "
+     "are its starts plus 0"),
+], ids=["ends-not-start-plus-constant", "empty-window"])
+def test_run_time_slices_of_unknown_size_are_errors(model, message):
+    with pytest.raises(cuvil.CompileError) as error:
+        cuvil.compile(model())
+    assert message in str(error.value)
+    assert error.value.node == "window"
+
+
 def test_if_branches_of_different_shapes_are_an_error():
     c = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])

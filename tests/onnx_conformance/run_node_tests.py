@@ -160,6 +160,10 @@ PARAMETER_INPUTS = {
     "ReduceLogSum": [1], "ReduceLogSumExp": [1], "ReduceSumSquare": [1],
     "TopK": [1], "MaxUnpool": [2], "DFT": [1], "STFT": [1, 3], "Compress": [1],
     "MelWeightMatrix": [0, 1, 2, 3, 4],
+    # A Loop's trip count and first condition: with scan outputs, their
+    # length (a scripted `for i in range(n)` exports n and true as
+    # constants).
+    "Loop": [0, 1],
     # Scales and zero points: a quantized model's constants.
     "QuantizeLinear": [1, 2], "DequantizeLinear": [1, 2],
     "QLinearMatMul": [1, 2, 4, 5, 6, 7], "QLinearConv": [1, 2, 4, 5, 6, 7],

@@ -531,6 +531,7 @@ private:
   LogicalResult convertReshape(const onnx::NodeProto &, Location);
   LogicalResult convertTranspose(const onnx::NodeProto &, Location);
   LogicalResult convertConcat(const onnx::NodeProto &, Location);
+  LogicalResult convertRuntimeSlice(const onnx::NodeProto &node, Location loc);
   LogicalResult convertSplit(const onnx::NodeProto &, Location);
   LogicalResult convertSlice(const onnx::NodeProto &, Location);
   LogicalResult convertSqueeze(const onnx::NodeProto &, Location);
