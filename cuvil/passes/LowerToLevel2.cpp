@@ -289,12 +289,14 @@ LogicalResult FunctionLowering::lowerLoop(l1::LoopOp op, bool topLevel) {
   if (failed(lowerBlock(body, /*topLevel=*/false)))
     return failure();
   ValueRange yields = body.getTerminator()->getOperands();
-  SmallVector<Value> targets = {condition};
-  llvm::append_range(targets, states);
-  copyInto(yields.take_front(1 + carried), targets, loc);
+  // The rows first: a row may be a carried value as the iteration found it
+  // (its buffer is the state's), which the copies below overwrite.
   for (auto [row, scan] : llvm::zip(yields.drop_front(1 + carried), scans))
     cuvil::l2::InsertRowOp::create(builder, loc, buffers.lookup(row), scan,
                                    iteration);
+  SmallVector<Value> targets = {condition};
+  llvm::append_range(targets, states);
+  copyInto(yields.take_front(1 + carried), targets, loc);
   cuvil::l2::EndOp::create(builder, loc);
   return success();
 }

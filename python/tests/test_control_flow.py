@@ -166,6 +166,29 @@ def test_onnx_if_reads_outer_values():
     np.testing.assert_array_equal(compiled(np.array(False), data), -data)
 
 
+@pytest.mark.parametrize("value, taken", [(0.25, "then"), (0.0, "else"),
+                                          (float("nan"), "then")])
+def test_a_constant_float_cast_to_bool_is_nonzero(value, taken):
+    # Cast's bool is x != 0 (NaN included), folded at compile time here.
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    then = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"])], "then", [],
+        [helper.make_tensor_value_info("r", TensorProto.FLOAT, [2])])
+    other = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["n"])], "else", [],
+        [helper.make_tensor_value_info("n", TensorProto.FLOAT, [2])])
+    graph = helper.make_graph(
+        [helper.make_node("Constant", [], ["v"], value=helper.make_tensor(
+            "v", TensorProto.FLOAT, [], [value])),
+         helper.make_node("Cast", ["v"], ["c"], to=TensorProto.BOOL),
+         helper.make_node("If", ["c"], ["out"], then_branch=then,
+                          else_branch=other)],
+        "g", [x], [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2])])
+    data = np.array([-1.0, 2.0], np.float32)
+    expected = np.maximum(data, 0) if taken == "then" else -data
+    np.testing.assert_array_equal(compile_onnx(graph)(data), expected)
+
+
 def test_onnx_loop_with_scan_outputs_and_an_early_stop_free_body():
     # y_{i+1} = y_i + x[i]; the scan output stacks every y_{i+1}.
     m = helper.make_tensor_value_info("m", TensorProto.INT64, [])
@@ -191,6 +214,43 @@ def test_onnx_loop_with_scan_outputs_and_an_early_stop_free_body():
     expected = y0 + np.cumsum(data, axis=0)
     np.testing.assert_allclose(rows, expected, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(final, expected[-1], rtol=1e-6, atol=1e-6)
+
+
+def test_range_as_its_onnx_function_computes_it():
+    # ONNX's Range function: a trip count ceil((limit - start) / delta)
+    # computed from constants (folded at compile time), and a Loop whose
+    # scan output is the carried value as each iteration finds it (before
+    # the body's update replaces it).
+    def const(name, value):
+        return helper.make_node("Constant", [], [name], value=helper.make_tensor(
+            name, TensorProto.FLOAT, [], [value]))
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("Add", ["prev", "delta"], ["current"]),
+         helper.make_node("Identity", ["prev"], ["row"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("prev", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("current", TensorProto.FLOAT, []),
+         helper.make_tensor_value_info("row", TensorProto.FLOAT, [])])
+    nodes = [const("start", 1.0), const("limit", 6.5), const("delta", 1.5),
+             helper.make_node("Sub", ["limit", "start"], ["span"]),
+             helper.make_node("Div", ["span", "delta"], ["steps"]),
+             helper.make_node("Ceil", ["steps"], ["up"]),
+             helper.make_node("Relu", ["up"], ["count"]),
+             helper.make_node("Cast", ["count"], ["trips"], to=TensorProto.INT64),
+             helper.make_node("Cast", ["count"], ["go"], to=TensorProto.BOOL),
+             helper.make_node("Loop", ["trips", "go", "start"], ["last", "range"],
+                              body=body)]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    nodes.append(helper.make_node("Mul", ["x", "delta"], ["scaled"]))
+    graph = helper.make_graph(nodes, "g", [x], [
+        helper.make_tensor_value_info("range", TensorProto.FLOAT, [4]),
+        helper.make_tensor_value_info("scaled", TensorProto.FLOAT, [4])])
+    compiled = compile_onnx(graph, opset=13)
+    got, _ = compiled(np.ones(4, np.float32))
+    np.testing.assert_array_equal(got, np.arange(1.0, 6.5, 1.5, dtype=np.float32))
 
 
 def test_onnx_scan_reverse_input_and_moved_output_axis():

@@ -9,6 +9,9 @@
 
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cmath>
+#include <functional>
+
 namespace cuvil::onnx_import {
 
 //===----------------------------------------------------------------------===//
@@ -132,10 +135,37 @@ const llvm::StringMap<Importer::UnaryMaker> &Importer::getUnaryMakers() {
   return makers;
 }
 
+static double roundTo(Type type, double value);
+
+/// Arithmetic on a few host floats (a Range's element count computed by
+/// its ONNX function: ceil, relu), in the tensor's precision.
+static std::optional<HostTensor> foldFloatUnary(StringRef op,
+                                                const HostTensor &x) {
+  std::function<double(double)> f;
+  if (op == "Neg")
+    f = [](double v) { return -v; };
+  else if (op == "Abs")
+    f = [](double v) { return std::abs(v); };
+  else if (op == "Ceil")
+    f = [](double v) { return std::ceil(v); };
+  else if (op == "Floor")
+    f = [](double v) { return std::floor(v); };
+  else if (op == "Relu")
+    f = [](double v) { return v > 0 ? v : (v == v ? 0.0 : v); };
+  if (!f || x.numElements() > 64)
+    return std::nullopt;
+  HostTensor result = x;
+  for (double &v : result.floats)
+    v = roundTo(result.elementType, f(v));
+  return result;
+}
+
 /// Shape arithmetic on host integer tensors: -x, |x|, sign(x); unknown
 /// entries (run-time dimensions) stay unknown.
 static std::optional<HostTensor> foldUnary(StringRef op, const HostTensor &x) {
-  if (x.isFloat() || (op != "Neg" && op != "Abs" && op != "Sign"))
+  if (x.isFloat())
+    return foldFloatUnary(op, x);
+  if (op != "Neg" && op != "Abs" && op != "Sign")
     return std::nullopt;
   HostTensor result = x;
   for (int64_t &v : result.ints) {
@@ -449,6 +479,10 @@ static std::optional<HostTensor> foldCast(const HostTensor &host,
     double v = host.at(i);
     if (toFloat) {
       result.floats.push_back(roundTo(element, v));
+      continue;
+    }
+    if (element.isInteger(1)) {
+      result.ints.push_back(v != 0); // NaN too, as Cast's bool is x != 0
       continue;
     }
     if (!(std::abs(v) < 9.2e18))

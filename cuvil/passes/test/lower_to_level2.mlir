@@ -218,7 +218,8 @@ func.func @if_else(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
 // A loop's carried values live in its result buffers: set from the inits
 // before it, from the yields at the end of each iteration. Two carried
 // values that swap go through a fresh buffer; a scan output's row is
-// written at the iteration number.
+// written at the iteration number first, as the carried value it yields
+// (%a, in A) is before the copies change it.
 // CHECK-LABEL: func @loop_swap_scan
 // CHECK-SAME: (%{{.+}}: index {{.+}}, %[[M:[^:]+]]: memref<i64>, %[[X:[^:]+]]: memref<4xf32>, %[[Y:[^:]+]]: memref<4xf32>, %[[A:[^:]+]]: memref<4xf32>, %[[B:[^:]+]]: memref<4xf32>, %[[S:[^:]+]]: memref<3x4xf32>)
 // CHECK: %[[TRUE:.+]] = memref.get_global
@@ -228,14 +229,14 @@ func.func @if_else(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK: cuvil_l2.copy %[[Y]], %[[B]]
 // CHECK: %[[I:.+]] = memref.alloc() {{.+}} : memref<i64>
 // CHECK: cuvil_l2.loop max(%[[M]] : memref<i64>) while %[[COND]] : memref<i1> iteration(%[[I]] : memref<i64>) {
+// CHECK:   cuvil_l2.insert_row %[[A]], %[[S]][%[[I]]]
 // CHECK:   %[[T:.+]] = memref.alloc() {{.+}} : memref<4xf32>
 // CHECK:   cuvil_l2.copy %[[B]], %[[T]]
 // CHECK:   %[[U:.+]] = memref.alloc() {{.+}} : memref<4xf32>
 // CHECK:   cuvil_l2.copy %[[A]], %[[U]]
 // CHECK:   cuvil_l2.copy %[[T]], %[[A]]
 // CHECK:   cuvil_l2.copy %[[U]], %[[B]]
-// CHECK:   cuvil_l2.insert_row %[[A]], %[[S]][%[[I]]]
-// CHECK: }
+// CHECK-NEXT: }
 func.func @loop_swap_scan(%m: tensor<i64>, %x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<3x4xf32>) {
   %true = cuvil.constant dense<true> : tensor<i1>
   %r:3 = cuvil.loop max(%m : tensor<i64>) while %true : tensor<i1> iter(%x, %y : tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>, tensor<4xf32>, tensor<3x4xf32> {
