@@ -583,6 +583,17 @@ LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *,
                      types);
 }
 
+LogicalResult MaxPool2dIndicesOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  if (failed(inferPool2d(getOperationName(), loc, adaptor,
+                         /*allowDilation=*/true, types)))
+    return failure();
+  types.back() = cast<RankedTensorType>(types.back())
+                     .clone(IntegerType::get(context, 64));
+  return success();
+}
+
 LogicalResult MaxPool2dOp::verify() {
   // Only a per-tensor type keeps one order on all stored integers.
   if (isa<quant::UniformQuantizedPerAxisType>(

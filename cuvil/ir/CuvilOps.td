@@ -278,6 +278,25 @@ def Cuvil_MaxPool2dOp : Cuvil_Pool2dOp<"max_pool2d", (ins),
   }];
   let hasVerifier = 1;
 }
+def Cuvil_MaxPool2dIndicesOp : Cuvil_Op<"max_pool2d_indices",
+    [Pure, Cuvil_InferTypeOpAdaptor]> {
+  let summary = "where 2-D max pooling finds each maximum (ONNX's Indices)";
+  let description = [{
+    The window of `cuvil.max_pool2d` with the same attributes; each output
+    is the index of its window's first largest element in the flattened
+    input: ((n * C + c) * H + h) * W + w, or ((n * C + c) * W + w) * H + h
+    with `column_major` (ONNX's storage_order 1). A window of NaNs gives
+    the first one's index.
+  }];
+  let arguments = (ins Cuvil_FloatTensor:$input,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$strides,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$padding,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$dilations,
+                       UnitAttr:$ceil_mode, UnitAttr:$column_major);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
 def Cuvil_AvgPool2dOp : Cuvil_Pool2dOp<"avg_pool2d", (ins UnitAttr:$count_include_pad)> {
   let summary = "2-D average pooling";
 }

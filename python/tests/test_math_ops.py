@@ -209,6 +209,44 @@ def test_padded_average_pools_match_pytorch():
     check(Pools(), inputs(2, 3, 9, 10))
 
 
+def test_max_pool_indices_match_pytorch():
+    """max_pool2d / max_pool1d with return_indices (as MaxUnpool and
+    segmentation decoders take them): torch.onnx writes MaxPool's Indices
+    output (flattened over N and C) less each plane's offset. Ties take the
+    first position, as PyTorch does; padding, strides, dilation and ceil
+    mode move the windows."""
+
+    class Pools(torch.nn.Module):
+        def forward(self, x):
+            a, i = torch.nn.functional.max_pool2d(x, 3, stride=2, padding=1,
+                                                  return_indices=True)
+            b, j = torch.nn.functional.max_pool2d(
+                x, 2, stride=2, dilation=2, ceil_mode=True, return_indices=True)
+            c, k = torch.nn.functional.max_pool1d(x.flatten(2), 4,
+                                                  return_indices=True)
+            return a, i, b, j, c, k
+
+    x = inputs(2, 3, 9, 10).round()  # ties within windows
+    check(Pools(), x)
+
+
+def test_max_pool_indices_of_a_3d_pool_are_an_error():
+    import onnx
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["y", "i"], name="pool3d",
+                          kernel_shape=[2, 2, 2])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 3, 3, 3]),
+         helper.make_tensor_value_info("i", TensorProto.INT64, [1, 1, 3, 3, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    with pytest.raises(cuvil.CompileError) as error:
+        cuvil.compile(model)
+    assert "MaxPool's Indices output of a 3-D pool is not supported" in str(error.value)
+    assert error.value.node == "pool3d"
+
+
 def test_functional_pad_matches_pytorch():
     """torch.onnx writes F.pad's pads through Reshape, a reversing Slice,
     Transpose and Cast of a constant: the importer folds them (a Pad whose

@@ -450,9 +450,9 @@ FailureOr<Value> Importer::pool2d(const onnx::NodeProto &node, Location loc,
                                             : UnitAttr());
 }
 
-/// A 1-D or 2-D pool.
 FailureOr<Value> Importer::poolUpTo2d(const onnx::NodeProto &node, Location loc,
-                                      Value x, ArrayRef<int64_t> kernel) {
+                                      Value x, ArrayRef<int64_t> kernel,
+                                      Value *indices) {
   FailureOr<WindowInputs> in =
       windowInputs(node, loc, x, SmallVector<int64_t>(kernel));
   if (failed(in))
@@ -463,6 +463,21 @@ FailureOr<Value> Importer::poolUpTo2d(const onnx::NodeProto &node, Location loc,
                   attrString(node, "auto_pad", "NOTSET"));
   if (failed(win))
     return failure();
+  if (indices) {
+    FailureOr<Value> where = windowResult(
+        loc, *in,
+        create<l1::MaxPool2dIndicesOp>(
+            loc, in->x, builder.getDenseI64ArrayAttr(win->kernel),
+            builder.getDenseI64ArrayAttr(win->strides),
+            builder.getDenseI64ArrayAttr(win->padding),
+            builder.getDenseI64ArrayAttr(win->dilations),
+            attrInt(node, "ceil_mode", 0) ? builder.getUnitAttr() : UnitAttr(),
+            attrInt(node, "storage_order", 0) ? builder.getUnitAttr()
+                                              : UnitAttr()));
+    if (failed(where))
+      return failure();
+    *indices = *where;
+  }
   return windowResult(loc, *in,
                       pool2d(node, loc, in->x, win->kernel, win->strides,
                              win->padding, win->dilations));
@@ -472,8 +487,6 @@ LogicalResult Importer::convertPool(const onnx::NodeProto &node, Location loc) {
   FailureOr<Value> x = getValue(node, 0);
   if (failed(x))
     return failure();
-  if (attrInt(node, "storage_order", 0))
-    return emitError(loc) << "MaxPool with storage_order = 1 is not supported";
   std::optional<SmallVector<int64_t>> kernel = attrInts(node, "kernel_shape");
   if (!kernel)
     return emitError(loc) << node.op_type() << " needs kernel_shape";
@@ -485,9 +498,20 @@ LogicalResult Importer::convertPool(const onnx::NodeProto &node, Location loc) {
             .getResult();
   else
     integers = {};
-  FailureOr<Value> r = xType.getRank() == 5
-                           ? pool3d(node, loc, *x, *kernel)
-                           : poolUpTo2d(node, loc, *x, *kernel);
+  // MaxPool's Indices: where each maximum is in the flattened input
+  // (storage_order 1: its spatial dimensions column-major).
+  bool wantsIndices = node.op_type() == "MaxPool" && node.output_size() > 1 &&
+                      !node.output(1).empty();
+  if (wantsIndices && xType.getRank() == 5)
+    return emitError(loc) << "MaxPool's Indices output of a 3-D pool is not "
+                             "supported (1-D and 2-D pools give it)";
+  Value indices;
+  FailureOr<Value> r =
+      xType.getRank() == 5
+          ? pool3d(node, loc, *x, *kernel)
+          : poolUpTo2d(node, loc, *x, *kernel, wantsIndices ? &indices : nullptr);
+  if (succeeded(r) && indices)
+    define(node, 1, indices);
   if (succeeded(r) && integers)
     r = l1::CastOp::create(
             builder, loc,

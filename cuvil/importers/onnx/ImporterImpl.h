@@ -428,8 +428,10 @@ private:
                           ArrayRef<int64_t> dilations);
   FailureOr<Value> pool3d(const onnx::NodeProto &node, Location loc, Value x,
                           ArrayRef<int64_t> kernel);
+  /// A 1-D or 2-D pool; with `indices`, MaxPool's Indices output too.
   FailureOr<Value> poolUpTo2d(const onnx::NodeProto &node, Location loc,
-                              Value x, ArrayRef<int64_t> kernel);
+                              Value x, ArrayRef<int64_t> kernel,
+                              Value *indices = nullptr);
   FailureOr<Window3d> window3d(const onnx::NodeProto &node, Location loc,
                                RankedTensorType input,
                                ArrayRef<int64_t> kernel);

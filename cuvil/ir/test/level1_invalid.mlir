@@ -397,6 +397,15 @@ func.func @f(%x: tensor<1x8x8xf32>) {
 
 // -----
 
+// pool indices rank
+func.func @f(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{'cuvil.max_pool2d_indices' op expects a 4-D NCHW input, got tensor<1x8x8xf32>}}
+  %0 = cuvil.max_pool2d_indices %x {kernel_shape = array<i64: 2, 2>} : tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
 // pool kernel
 func.func @f(%x: tensor<1x1x8x8xf32>) {
   // expected-error @+1 {{'cuvil.max_pool2d' op expects 2 values in 'kernel_shape', got 1}}

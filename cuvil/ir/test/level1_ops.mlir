@@ -239,6 +239,11 @@ func.func @pooling(%x: tensor<1x64x112x112xf32>) {
   // CHECK: cuvil.max_pool2d %{{.+}} {kernel_shape = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x64x112x112xf32>
   %0 = cuvil.max_pool2d %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x64x112x112xf32>
   %1 = cuvil.relu %0 : tensor<1x64x56x56xf32>
+  // Where each maximum is, in int64 (ONNX MaxPool's Indices).
+  // CHECK: %[[I:.+]] = cuvil.max_pool2d_indices %{{.+}} {column_major, kernel_shape = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x64x112x112xf32>
+  // CHECK: cuvil.add %[[I]], %[[I]] : tensor<1x64x56x56xi64>
+  %i = cuvil.max_pool2d_indices %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, column_major} : tensor<1x64x112x112xf32>
+  %i2 = cuvil.add %i, %i : tensor<1x64x56x56xi64>, tensor<1x64x56x56xi64>
   // ceil_mode rounds up: (56 - 3) / 2 + 1 = 27.5 -> 28.
   // CHECK: cuvil.avg_pool2d %{{.+}} {ceil_mode, count_include_pad, kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>}
   %2 = cuvil.avg_pool2d %1 {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, ceil_mode, count_include_pad} : tensor<1x64x56x56xf32>

@@ -45,7 +45,9 @@ std::string familyOf(cuvil::l2::UKernelCallOp call) {
     return "bgemm";
   return llvm::StringSwitch<std::string>(kernel)
       .Cases({"matmul", "gemm"}, "gemm")
-      .Cases({"max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"}, "pool")
+      .Cases({"max_pool2d", "max_pool2d_indices", "avg_pool2d",
+              "adaptive_avg_pool2d"},
+             "pool")
       .Cases({"global_avg_pool", "global_max_pool", "softmax", "log_softmax",
               "layer_norm", "batch_norm", "reduce_sum", "reduce_mean",
               "reduce_max", "reduce_min"},

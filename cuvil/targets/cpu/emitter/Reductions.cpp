@@ -60,6 +60,27 @@ LogicalResult emitPool2d(Emitter &e, const KernelCall &call) {
   return success();
 }
 
+LogicalResult emitMaxPoolIndices(Emitter &e, const KernelCall &call) {
+  const Buffer &x = *call.ins[0], &out = *call.out;
+  SmallVector<int64_t> ks = call.op.getIntsParam("kernel_shape", {});
+  SmallVector<int64_t> st = call.op.getIntsParam("strides", {1, 1});
+  SmallVector<int64_t> pd = call.op.getIntsParam("padding", {0, 0, 0, 0});
+  SmallVector<int64_t> dl = call.op.getIntsParam("dilations", {1, 1});
+  if (x.block != 1 || out.block != 1)
+    return call.op.emitOpError("reads and writes row-major NCHW");
+  if (!x.type.getElementType().isF32())
+    return call.error() << "on " << x.type.getElementType()
+                        << " is not supported by the CPU targets yet";
+  e.c.line("cuvil_max_pool2d_indices_f32(" + dimsRange(x, 0, 2) + ", " +
+           x.dims[2] + ", " + x.dims[3] + ", " + x.name + ", " +
+           absl::StrJoin({ks[0], ks[1], st[0], st[1], pd[0], pd[1], dl[0],
+                          dl[1]},
+                         ", ") +
+           ", " + (call.op.getParam("column_major") ? "1" : "0") + ", " +
+           out.dims[2] + ", " + out.dims[3] + ", " + out.name + ");");
+  return success();
+}
+
 LogicalResult emitGlobalPool(Emitter &e, const KernelCall &call) {
   const Buffer &x = *call.ins[0], &out = *call.out;
   if (out.block > 1)
@@ -333,6 +354,7 @@ LogicalResult emitBatchNorm(Emitter &e, const KernelCall &call) {
 void addReductionKernels(KernelTable &table) {
   table["max_pool2d"] = {emitPool2d}; // float32 or 8-bit: checks its own
   table["avg_pool2d"] = {emitPool2d, true};
+  table["max_pool2d_indices"] = {emitMaxPoolIndices};
   table["global_avg_pool"] = {emitGlobalPool, true};
   table["global_max_pool"] = {emitGlobalPool, true};
   table["adaptive_avg_pool2d"] = {emitAdaptiveAvgPool, true};

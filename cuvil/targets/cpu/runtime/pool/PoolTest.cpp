@@ -3,7 +3,8 @@
 // the positions in the padded image, PyTorch's rule for symmetric padding),
 // adaptive average pooling with PyTorch's bins, and the blocked kernel
 // against the plain one, bit for bit; 8-bit max pooling, plain and
-// blocked, against a naive loop over integers.
+// blocked, against a naive loop over integers; max pooling's indices by
+// hand (ties, NaN, padding, dilation, column-major).
 extern "C" {
 #include "cuvil/targets/cpu/runtime/layout/layout.h"
 #include "cuvil/targets/cpu/runtime/pool/pool.h"
@@ -172,6 +173,37 @@ TEST(PoolTest, IntegerMaxPoolingMatchesNaiveLoops) {
                     << i << ", " << ch << ", " << y << ", " << xx << ")";
               }
       }
+}
+
+TEST(MaxPoolIndices, FirstLargestByHand) {
+  // Plane 0 (3 x 4), then plane 1, whose indices continue after it:
+  //   1 5 5 0     0 0 0 0
+  //   2 5 9 9     0 0 0 0
+  //   3 N 0 9     0 0 0 7    (N: NaN)
+  const float nan = std::nanf("");
+  std::vector<float> x = {1, 5, 5, 0, 2, 5, 9, 9, 3, nan, 0, 9,
+                          0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7};
+  // 2 x 2 windows at stride 2 over rows 0-1: the tied 5s' first, (0, 1);
+  // the first 9, (1, 2).
+  std::vector<int64_t> got(2, -7);
+  cuvil_max_pool2d_indices_f32(1, 3, 4, x.data(), 2, 2, 2, 2, 0, 0, 1, 1, 0,
+                               1, 2, got.data());
+  EXPECT_EQ(got, (std::vector<int64_t>{1, 6}));
+  // With a row and a column of padding before: the windows' rows are
+  // {0} and {1, 2}, their columns {0}, {1, 2} and {3}. Row 0: 1, the first
+  // 5, 0; rows 1-2: 3 at (2, 0), the NaN at (2, 1) over 9, the first 9 of
+  // column 3, (1, 3).
+  got.assign(6, -7);
+  cuvil_max_pool2d_indices_f32(1, 3, 4, x.data(), 2, 2, 2, 2, 1, 1, 1, 1, 0,
+                               2, 3, got.data());
+  EXPECT_EQ(got, (std::vector<int64_t>{0, 1, 3, 8, 9, 7}));
+  // Dilation 2 (rows 0 and 2, columns x and x + 2), both planes, indices
+  // column-major ((p * 4 + col) * 3 + row): plane 0's 5 at (0, 2) is 6, its
+  // NaN at (2, 1) 5; plane 1's first zero (0, 0) is 12, its 7 at (2, 3) 23.
+  got.assign(4, -7);
+  cuvil_max_pool2d_indices_f32(2, 3, 4, x.data(), 2, 2, 1, 1, 0, 0, 2, 2, 1,
+                               1, 2, got.data());
+  EXPECT_EQ(got, (std::vector<int64_t>{6, 5, 12, 23}));
 }
 
 } // namespace

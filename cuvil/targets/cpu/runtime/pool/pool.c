@@ -197,3 +197,43 @@ void cuvil_adaptive_avg_pool2d_f32(int64_t n, int64_t c, int64_t h, int64_t w,
     }
   }
 }
+
+void cuvil_max_pool2d_indices_f32(int64_t planes, int64_t h, int64_t w,
+                                  const float *input, int64_t kh, int64_t kw,
+                                  int64_t stride_h, int64_t stride_w,
+                                  int64_t pad_top, int64_t pad_left,
+                                  int64_t dil_h, int64_t dil_w,
+                                  int column_major, int64_t oh, int64_t ow,
+                                  int64_t *output) {
+  int64_t p, y, x, ky, kx;
+  for (p = 0; p < planes; ++p) {
+    const float *in = input + p * h * w;
+    for (y = 0; y < oh; ++y)
+      for (x = 0; x < ow; ++x) {
+        int64_t best_y = -1, best_x = 0;
+        float best = 0;
+        for (ky = 0; ky < kh; ++ky) {
+          int64_t iy = y * stride_h - pad_top + ky * dil_h;
+          if (iy < 0 || iy >= h)
+            continue;
+          for (kx = 0; kx < kw; ++kx) {
+            int64_t ix = x * stride_w - pad_left + kx * dil_w;
+            float v;
+            if (ix < 0 || ix >= w)
+              continue;
+            v = in[iy * w + ix];
+            /* The first tap, a larger one, or the first NaN. */
+            if (best_y < 0 || (best == best && (v > best || v != v))) {
+              best = v;
+              best_y = iy;
+              best_x = ix;
+            }
+          }
+        }
+        output[(p * oh + y) * ow + x] =
+            best_y < 0 ? -1
+            : column_major ? (p * w + best_x) * h + best_y
+                           : (p * h + best_y) * w + best_x;
+      }
+  }
+}

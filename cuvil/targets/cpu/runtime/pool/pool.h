@@ -45,6 +45,20 @@ void cuvil_max_pool2d_q8(int is_signed, int64_t n, int64_t c, int64_t h,
                          int64_t pad_left, int64_t dil_h, int64_t dil_w,
                          int64_t oh, int64_t ow, void *output, int64_t block);
 
+/* Where max pooling of NCHW `input` finds each maximum (ONNX MaxPool's
+ * Indices): the flattened input index of its window's first largest
+ * element, NaN counting as the largest (as numpy's argmax), which is
+ * ((n * C + c) * H + h) * W + w, or ((n * C + c) * W + w) * H + h when
+ * column_major. `planes` is N * C. A window with no tap inside the image
+ * gives -1. */
+void cuvil_max_pool2d_indices_f32(int64_t planes, int64_t h, int64_t w,
+                                  const float *input, int64_t kh, int64_t kw,
+                                  int64_t stride_h, int64_t stride_w,
+                                  int64_t pad_top, int64_t pad_left,
+                                  int64_t dil_h, int64_t dil_w,
+                                  int column_major, int64_t oh, int64_t ow,
+                                  int64_t *output);
+
 void cuvil_adaptive_avg_pool2d_f32(int64_t n, int64_t c, int64_t h, int64_t w,
                                    const float *input, int64_t oh, int64_t ow,
                                    float *output);
