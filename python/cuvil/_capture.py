@@ -4,7 +4,9 @@ Python does capture only: a TorchScript function or module, a traced
 module, an nn.Module or a plain callable is exported by torch.onnx in
 memory, with each node's Python source position kept (the exporter's
 verbose doc strings), so that compile errors in C++ point at the user's
-line. Nothing is rewritten here; the one importer is the C++ ONNX importer.
+line. Only positions are rewritten here (a scripted model's ops inside
+torch's own functions move to the user's call of them); the one importer
+is the C++ ONNX importer.
 """
 
 import contextlib
@@ -35,6 +37,96 @@ def _user_frame(tb):
         if not _is_library(frame.filename) and frame.filename != __file__:
             return frame
     return frames[-1] if frames else None
+
+
+_SOURCE_POSITION = re.compile(r'\s*File "(.+)", line (\d+)')
+
+
+def _position(source_range):
+    """(file, line) where a TorchScript source range starts, or None."""
+    match = _SOURCE_POSITION.match(source_range)
+    return (match.group(1), int(match.group(2))) if match else None
+
+
+def _is_library_name(qualified_name):
+    name = qualified_name.removeprefix("__torch__.")
+    return name.startswith(("torch.", "torchvision."))
+
+
+def _library_calls(model):
+    """A scripted model's calls into torch's functions and modules, in
+    program order: (the call's source range, every position of the code it
+    runs). TorchScript inlines that code, and ONNX keeps only the innermost
+    position, inside torch."""
+    import torch
+
+    unit = torch.jit._state._python_cu
+    modules = list(model.modules()) if isinstance(model, torch.jit.ScriptModule) else []
+
+    def method(type_name, name):
+        for module in modules:
+            if module._c._type().qualified_name() == type_name:
+                return getattr(module, name, None)
+        return None
+
+    calls, walked = [], set()
+
+    def walk(nodes):
+        for node in nodes:
+            callee, type_name = None, ""
+            if node.kind() == "prim::CallFunction":
+                type_name = str(node.inputsAt(0).type())
+                callee = unit.find_function(type_name)
+            elif node.kind() == "prim::CallMethod":
+                type_name = str(node.inputsAt(0).type())
+                callee = method(type_name, node.s("name"))
+            if callee is not None and _is_library_name(type_name):
+                calls.append((node.sourceRange(), {
+                    p for n in callee.inlined_graph.nodes()
+                    if (p := _position(n.sourceRange()))}))
+            elif callee is not None and id(callee) not in walked:
+                walked.add(id(callee))  # the user's own function or method
+                walk(callee.graph.nodes())
+            for block in node.blocks():
+                walk(block.nodes())
+
+    if isinstance(model, torch.jit.ScriptFunction):
+        walk(model.graph.nodes())
+    for module in modules:
+        if not _is_library_name(module._c._type().qualified_name()) and \
+                hasattr(module, "forward"):
+            walk(module.forward.graph.nodes())
+    return calls
+
+
+def _point_at_user_calls(calls, onnx_bytes):
+    """Moves each node positioned inside torch's code to the user's call
+    that runs it (`calls`: _library_calls's; the first such call, if
+    several run the same code)."""
+    try:
+        import onnx
+    except ImportError:  # positions stay torch's
+        return onnx_bytes
+    if not calls:
+        return onnx_bytes
+    proto = onnx.load_from_string(onnx_bytes)
+    moved = False
+
+    def visit(graph):
+        nonlocal moved
+        for node in graph.node:
+            where = _position(node.doc_string)
+            if where and _is_library(where[0]):
+                for source, positions in calls:
+                    if where in positions:
+                        node.doc_string, moved = source, True
+                        break
+            for attribute in node.attribute:
+                for sub in [attribute.g] + list(attribute.graphs):
+                    visit(sub)
+
+    visit(proto.graph)
+    return proto.SerializeToString() if moved else onnx_bytes
 
 
 def _as_module(function):
@@ -216,6 +308,8 @@ def torch_to_onnx(model, specs):
                                 for i in spec.dynamic_dims}
                     for spec in specs if spec.dynamic_dims}
     buffer = io.BytesIO()
+    # Before exporting, which inlines a scripted function's calls in place.
+    calls = _library_calls(model) if scripted else []
     # Grad stays enabled while exporting (nothing is differentiated):
     # without it torch.nn's attention layers take a "fast path" through
     # fused kernels that ONNX cannot express.
@@ -252,4 +346,4 @@ def torch_to_onnx(model, specs):
         if _BOOL_WARNING in str(warning.message) and \
                 not _is_library(warning.filename):
             raise _control_flow_error(warning)
-    return buffer.getvalue()
+    return _point_at_user_calls(calls, buffer.getvalue())

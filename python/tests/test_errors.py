@@ -111,21 +111,51 @@ class Tagger(torch.nn.Module):
 FOLD_SIGNATURE = [("x", torch.float32, (1, 8, 9))]
 
 
-@pytest.mark.parametrize("kind", ["module", "callable", "library module"])
+@torch.jit.script
+def scripted_fold(x: torch.Tensor) -> torch.Tensor:
+    y = x * 2
+    return torch.nn.functional.fold(y, (4, 4), 2)  # marker: scripted call
+
+
+class ScriptedTagger(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = torch.nn.Fold((4, 4), 2)
+
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            x = x * 2
+        return self.helper(x)
+
+    def helper(self, x):
+        return self.norm(x)  # marker: scripted module call
+
+
+@pytest.mark.parametrize("kind", ["module", "callable", "library module",
+                                  "scripted function", "scripted module"])
 def test_an_op_error_points_at_the_users_line_for_every_kind_of_capture(kind):
     """The innermost frame outside torch and Cuvil's own package: the user's
-    forward, the user's function, or, for a torch module passed as it is,
-    the user's call of cuvil.compile (never Cuvil's _capture.py)."""
+    forward, the user's function, for a torch module passed as it is the
+    user's call of cuvil.compile (never Cuvil's _capture.py), and for
+    scripted code the user's call of torch's function or module (TorchScript
+    inlines it, and ONNX keeps only the position inside torch)."""
     tagger = Tagger()
     model = {"module": tagger,
              "callable": lambda x: tagger.norm(x),  # marker: lambda
-             "library module": tagger.norm}[kind]
+             "library module": tagger.norm,
+             "scripted function": scripted_fold,
+             "scripted module": torch.jit.script(ScriptedTagger())}[kind]
     with pytest.raises(cuvil.CompileError) as error:
         cuvil.compile(model, FOLD_SIGNATURE)  # marker: compile
     text = {"module": "marker: forward", "callable": "marker: lambda",
-            "library module": "marker: compile"}[kind]
+            "library module": "marker: compile",
+            "scripted function": "marker: scripted call",
+            "scripted module": "marker: scripted module call"}[kind]
     assert error.value.op == "col2im"
-    assert error.value.location == f"{HERE}:{line_of(text)}"
+    # TorchScript's positions also give the column.
+    where = f"{HERE}:{line_of(text)}"
+    assert error.value.location == where or \
+        error.value.location.startswith(where + ":"), error.value.location
     assert "_capture.py" not in str(error.value)
 
 
