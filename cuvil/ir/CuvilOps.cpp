@@ -589,8 +589,8 @@ LogicalResult MaxPool2dIndicesOp::inferReturnTypes(
   if (failed(inferPool2d(getOperationName(), loc, adaptor,
                          /*allowDilation=*/true, types)))
     return failure();
-  types.back() = cast<RankedTensorType>(types.back())
-                     .clone(IntegerType::get(context, 64));
+  types.back() =
+      cast<RankedTensorType>(types.back()).clone(IntegerType::get(context, 64));
   return success();
 }
 

@@ -398,8 +398,8 @@ LogicalResult Importer::convertScan8(const onnx::NodeProto &node,
   std::optional<SmallVector<int64_t>> directions = attrInts(node, "directions");
   ScanAxes axes;
   axes.inAxes.assign(numScanInputs, 0);
-  axes.inDirs = directions ? *directions
-                           : SmallVector<int64_t>(numScanInputs, 0);
+  axes.inDirs =
+      directions ? *directions : SmallVector<int64_t>(numScanInputs, 0);
   axes.outAxes.assign(numScanOutputs, 0);
   axes.outDirs.assign(numScanOutputs, 0);
   SmallVector<Value> inputs;
@@ -428,10 +428,10 @@ LogicalResult Importer::convertScan8(const onnx::NodeProto &node,
       return failure();
     if (llvm::any_of(*lens, [&](int64_t n) { return n != length; }))
       return emitError(loc)
-             << "Scan (opset " << opset << ") with sequence_lens shorter "
-                "than the scan inputs' " << length
-             << " steps is not supported; export with opset 9 or later, "
-                "where every sequence has the full length";
+             << "Scan (opset " << opset << ") with sequence_lens shorter than "
+             << "the scan inputs' " << length << " steps is not supported; "
+             << "export with opset 9 or later, where every sequence has the "
+                "full length";
   }
   // Each batch element's Scan, its results stacked again.
   SmallVector<SmallVector<Value>> rows(numStates + numScanOutputs);
@@ -471,9 +471,10 @@ LogicalResult Importer::convertScan8(const onnx::NodeProto &node,
   return success();
 }
 
-FailureOr<SmallVector<Value>>
-Importer::buildScan(const onnx::GraphProto &body, ArrayRef<Value> states,
-                    ArrayRef<Value> scanned, ScanAxes axes, Location loc) {
+FailureOr<SmallVector<Value>> Importer::buildScan(const onnx::GraphProto &body,
+                                                  ArrayRef<Value> states,
+                                                  ArrayRef<Value> scanned,
+                                                  ScanAxes axes, Location loc) {
   int numStates = states.size(), numScanInputs = scanned.size();
   int numScanOutputs = body.output_size() - numStates;
   if (numScanOutputs < 0 || body.input_size() != numStates + numScanInputs)

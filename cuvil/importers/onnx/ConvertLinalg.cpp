@@ -506,10 +506,10 @@ LogicalResult Importer::convertPool(const onnx::NodeProto &node, Location loc) {
     return emitError(loc) << "MaxPool's Indices output of a 3-D pool is not "
                              "supported (1-D and 2-D pools give it)";
   Value indices;
-  FailureOr<Value> r =
-      xType.getRank() == 5
-          ? pool3d(node, loc, *x, *kernel)
-          : poolUpTo2d(node, loc, *x, *kernel, wantsIndices ? &indices : nullptr);
+  FailureOr<Value> r = xType.getRank() == 5
+                           ? pool3d(node, loc, *x, *kernel)
+                           : poolUpTo2d(node, loc, *x, *kernel,
+                                        wantsIndices ? &indices : nullptr);
   if (succeeded(r) && indices)
     define(node, 1, indices);
   if (succeeded(r) && integers)

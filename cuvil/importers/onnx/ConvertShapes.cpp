@@ -281,9 +281,8 @@ Value peelOneElement(Value v) {
 /// The integer a one-element constant holds.
 std::optional<int64_t> oneIntegerConstant(Value v) {
   auto constant = peelOneElement(v).getDefiningOp<l1::ConstantOp>();
-  auto elements = constant
-                      ? dyn_cast<DenseIntElementsAttr>(constant.getValue())
-                      : DenseIntElementsAttr();
+  auto elements = constant ? dyn_cast<DenseIntElementsAttr>(constant.getValue())
+                           : DenseIntElementsAttr();
   if (!elements || elements.getNumElements() != 1)
     return std::nullopt;
   return (*elements.begin()).getSExtValue();
@@ -364,10 +363,11 @@ LogicalResult Importer::convertRuntimeSlice(const onnx::NodeProto &node,
   if (failed(start))
     return failure();
   if (!cast<ShapedType>(start->getType()).getElementType().isInteger(64))
-    start = l1::CastOp::create(builder, loc,
-                               RankedTensorType::get({}, i64), *start)
-                .getResult();
-  Value zero = scalarConstant(loc, i64, 0), dimV = scalarConstant(loc, i64, dim),
+    start =
+        l1::CastOp::create(builder, loc, RankedTensorType::get({}, i64), *start)
+            .getResult();
+  Value zero = scalarConstant(loc, i64, 0),
+        dimV = scalarConstant(loc, i64, dim),
         sizeV = scalarConstant(loc, i64, *size);
   // The first index as ONNX normalizes it, and whether the window has its
   // c elements (else `dim`: out of range).
@@ -376,7 +376,8 @@ LogicalResult Importer::convertRuntimeSlice(const onnx::NodeProto &node,
   FailureOr<Value> end = create<l1::AddOp>(loc, *start, sizeV);
   if (failed(negative) || failed(shifted) || failed(end))
     return failure();
-  FailureOr<Value> first = create<l1::WhereOp>(loc, *negative, *shifted, *start);
+  FailureOr<Value> first =
+      create<l1::WhereOp>(loc, *negative, *shifted, *start);
   if (failed(first))
     return failure();
   FailureOr<Value> last = create<l1::AddOp>(loc, *first, sizeV);
@@ -408,9 +409,9 @@ LogicalResult Importer::convertRuntimeSlice(const onnx::NodeProto &node,
   FailureOr<Value> indices = create<l1::AddOp>(loc, *base, iota);
   if (failed(indices))
     return failure();
-  return defineResult(node, create<l1::GatherOp>(
-                                loc, *x, *indices,
-                                builder.getI64IntegerAttr(axis)));
+  return defineResult(
+      node,
+      create<l1::GatherOp>(loc, *x, *indices, builder.getI64IntegerAttr(axis)));
 }
 
 LogicalResult Importer::convertSlice(const onnx::NodeProto &node,

@@ -16,12 +16,19 @@ using namespace mlir;
 
 namespace {
 
-LogicalResult emitPool2d(Emitter &e, const KernelCall &call) {
-  const Buffer &x = *call.ins[0], &out = *call.out;
+/// A 2-D pool's window as the runtime's pooling functions take it:
+/// "kh, kw, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w".
+std::string poolWindowArgs(const KernelCall &call) {
   SmallVector<int64_t> ks = call.op.getIntsParam("kernel_shape", {});
   SmallVector<int64_t> st = call.op.getIntsParam("strides", {1, 1});
   SmallVector<int64_t> pd = call.op.getIntsParam("padding", {0, 0, 0, 0});
   SmallVector<int64_t> dl = call.op.getIntsParam("dilations", {1, 1});
+  return absl::StrJoin({ks[0], ks[1], st[0], st[1], pd[0], pd[1], dl[0], dl[1]},
+                       ", ");
+}
+
+LogicalResult emitPool2d(Emitter &e, const KernelCall &call) {
+  const Buffer &x = *call.ins[0], &out = *call.out;
   if (x.block != out.block)
     return call.op.emitOpError("pooling keeps its input's layout");
   // Quantized inputs (cuvil-hoist-quantize put the pool after a quantize):
@@ -32,14 +39,10 @@ LogicalResult emitPool2d(Emitter &e, const KernelCall &call) {
       return call.error() << "on " << x.type.getElementType()
                           << " is not supported by the CPU targets (only "
                              "max pooling of 8-bit values to the same type)";
-    e.c.line(std::string("cuvil_max_pool2d_q8(") +
-             (q.isSigned() ? "1" : "0") + ", " + absl::StrJoin(x.dims, ", ") +
-             ", " + x.name + ", " +
-             absl::StrJoin({ks[0], ks[1], st[0], st[1], pd[0], pd[1], dl[0],
-                            dl[1]},
-                           ", ") +
-             ", " + out.dims[2] + ", " + out.dims[3] + ", " + out.name + ", " +
-             std::to_string(x.block) + ");");
+    e.c.line(std::string("cuvil_max_pool2d_q8(") + (q.isSigned() ? "1" : "0") +
+             ", " + absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " +
+             poolWindowArgs(call) + ", " + out.dims[2] + ", " + out.dims[3] +
+             ", " + out.name + ", " + std::to_string(x.block) + ");");
     return success();
   }
   for (const Buffer *b : {&x, &out})
@@ -51,10 +54,8 @@ LogicalResult emitPool2d(Emitter &e, const KernelCall &call) {
                                : "cuvil_pool2d_f32(pool, ") +
            (call.name == "max_pool2d" ? "0" : "1") + ", " +
            absl::StrJoin(x.dims, ", ") + ", " + x.name + ", " +
-           absl::StrJoin({ks[0], ks[1], st[0], st[1], pd[0], pd[1], dl[0],
-                          dl[1]},
-                         ", ") +
-           ", " + (call.op.getParam("count_include_pad") ? "1" : "0") + ", " +
+           poolWindowArgs(call) + ", " +
+           (call.op.getParam("count_include_pad") ? "1" : "0") + ", " +
            out.dims[2] + ", " + out.dims[3] + ", " + out.name +
            (blocked ? ", " + std::to_string(x.block) : std::string()) + ");");
   return success();
@@ -62,10 +63,6 @@ LogicalResult emitPool2d(Emitter &e, const KernelCall &call) {
 
 LogicalResult emitMaxPoolIndices(Emitter &e, const KernelCall &call) {
   const Buffer &x = *call.ins[0], &out = *call.out;
-  SmallVector<int64_t> ks = call.op.getIntsParam("kernel_shape", {});
-  SmallVector<int64_t> st = call.op.getIntsParam("strides", {1, 1});
-  SmallVector<int64_t> pd = call.op.getIntsParam("padding", {0, 0, 0, 0});
-  SmallVector<int64_t> dl = call.op.getIntsParam("dilations", {1, 1});
   if (x.block != 1 || out.block != 1)
     return call.op.emitOpError("reads and writes row-major NCHW");
   if (!x.type.getElementType().isF32())
@@ -73,11 +70,9 @@ LogicalResult emitMaxPoolIndices(Emitter &e, const KernelCall &call) {
                         << " is not supported by the CPU targets yet";
   e.c.line("cuvil_max_pool2d_indices_f32(" + dimsRange(x, 0, 2) + ", " +
            x.dims[2] + ", " + x.dims[3] + ", " + x.name + ", " +
-           absl::StrJoin({ks[0], ks[1], st[0], st[1], pd[0], pd[1], dl[0],
-                          dl[1]},
-                         ", ") +
-           ", " + (call.op.getParam("column_major") ? "1" : "0") + ", " +
-           out.dims[2] + ", " + out.dims[3] + ", " + out.name + ");");
+           poolWindowArgs(call) + ", " +
+           (call.op.getParam("column_major") ? "1" : "0") + ", " + out.dims[2] +
+           ", " + out.dims[3] + ", " + out.name + ");");
   return success();
 }
 
@@ -88,8 +83,8 @@ LogicalResult emitGlobalPool(Emitter &e, const KernelCall &call) {
   // Blocked [N][C/B][HW][B]: reducing the middle of [N*C/B, HW, B] leaves
   // [N][C], the row-major output.
   std::string b = std::to_string(x.block);
-  std::string outer = x.block > 1 ? "(" + dimsRange(x, 0, 2) + ")/" + b
-                                  : dimsRange(x, 0, 2);
+  std::string outer =
+      x.block > 1 ? "(" + dimsRange(x, 0, 2) + ")/" + b : dimsRange(x, 0, 2);
   e.c.line(std::string("cuvil_reduce_f32(") +
            (call.name == "global_avg_pool" ? "1" : "2") + ", " + outer + ", " +
            dimsRange(x, 2, x.dims.size()) + ", " + b + ", " + x.name + ", " +
@@ -126,11 +121,11 @@ std::string lowest(Type type, bool forMax) {
     return forMax ? "-INFINITY" : "INFINITY";
   auto integer = cast<IntegerType>(type);
   unsigned width = integer.getWidth();
-  APInt limit = integer.isUnsigned() || width == 1
-                    ? (forMax ? APInt::getMinValue(width)
-                              : APInt::getMaxValue(width))
-                    : (forMax ? APInt::getSignedMinValue(width)
-                              : APInt::getSignedMaxValue(width));
+  APInt limit =
+      integer.isUnsigned() || width == 1
+          ? (forMax ? APInt::getMinValue(width) : APInt::getMaxValue(width))
+          : (forMax ? APInt::getSignedMinValue(width)
+                    : APInt::getSignedMaxValue(width));
   if (integer.isUnsigned() || width == 1)
     return std::to_string(limit.getZExtValue()) + "u";
   // INT64_MIN has no literal: write it as an expression.
@@ -237,16 +232,16 @@ LogicalResult emitArgReduce(Emitter &e, const KernelCall &call) {
   size_t rank = x.dims.size();
   int64_t axis = normalizeAxis(call.op.getIntParam("axis", 0), rank);
   bool last = call.op.getParam("select_last_index") != nullptr;
-  std::string cmp = call.name == "arg_max" ? (last ? ">=" : ">")
-                                           : (last ? "<=" : "<");
+  std::string cmp =
+      call.name == "arg_max" ? (last ? ">=" : ">") : (last ? "<=" : "<");
   std::string outer = dimsRange(x, 0, axis), n = x.dims[axis],
               inner = dimsRange(x, axis + 1, rank);
   std::string o = e.tmp(), i = e.tmp(), a = e.tmp(), best = e.tmp(),
               index = e.tmp(), v = e.tmp();
-  std::string T = cType(x.type.getElementType().isF16() ||
-                                x.type.getElementType().isBF16()
-                            ? Float32Type::get(call.op.getContext())
-                            : x.type.getElementType());
+  std::string T =
+      cType(x.type.getElementType().isF16() || x.type.getElementType().isBF16()
+                ? Float32Type::get(call.op.getContext())
+                : x.type.getElementType());
   auto at = [&](const std::string &k) {
     return load(x, x.name + "[(" + o + " * " + n + " + " + k + ") * " + inner +
                        " + " + i + "]");
@@ -279,8 +274,8 @@ LogicalResult emitCumSum(Emitter &e, const KernelCall &call) {
   bool reverse = call.op.getParam("reverse") != nullptr;
   std::string outer = dimsRange(x, 0, axis), n = x.dims[axis],
               inner = dimsRange(x, axis + 1, rank);
-  std::string o = e.tmp(), i = e.tmp(), k = e.tmp(), a = e.tmp(),
-              sum = e.tmp(), at = e.tmp();
+  std::string o = e.tmp(), i = e.tmp(), k = e.tmp(), a = e.tmp(), sum = e.tmp(),
+              at = e.tmp();
   e.c.open("for (int64_t " + o + " = 0; " + o + " < " + outer + "; ++" + o +
            ")");
   e.c.open("for (int64_t " + i + " = 0; " + i + " < " + inner + "; ++" + i +
@@ -361,8 +356,7 @@ void addReductionKernels(KernelTable &table) {
   table["softmax"] = {emitSoftmax, true};
   table["log_softmax"] = {emitSoftmax, true};
   for (const char *name :
-       {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min",
-        "reduce_prod"})
+       {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"})
     table[name] = {emitReduce}; // float32 in the runtime, others as loops
   table["cumsum"] = {emitCumSum};
   table["arg_max"] = {emitArgReduce};

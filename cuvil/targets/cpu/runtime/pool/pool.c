@@ -230,10 +230,10 @@ void cuvil_max_pool2d_indices_f32(int64_t planes, int64_t h, int64_t w,
             }
           }
         }
-        output[(p * oh + y) * ow + x] =
-            best_y < 0 ? -1
-            : column_major ? (p * w + best_x) * h + best_y
-                           : (p * h + best_y) * w + best_x;
+        output[(p * oh + y) * ow + x] = best_y < 0 ? -1
+                                        : column_major
+                                            ? (p * w + best_x) * h + best_y
+                                            : (p * h + best_y) * w + best_x;
       }
   }
 }

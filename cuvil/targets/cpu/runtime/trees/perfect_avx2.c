@@ -7,7 +7,7 @@
 
 #include "cuvil/targets/cpu/runtime/trees/perfect_internal.h"
 
-#if defined(CUVIL_ENABLE_SIMD_KERNELS) && defined(__x86_64__) && \
+#if defined(CUVIL_ENABLE_SIMD_KERNELS) && defined(__x86_64__) &&               \
     (!defined(CUVIL_TREES_ONLY) || defined(CUVIL_TREES_KEEP_avx2))
 #include <immintrin.h>
 
