@@ -73,19 +73,22 @@ def _library_calls(model):
 
     def walk(nodes):
         for node in nodes:
-            callee, type_name = None, ""
+            callee, key = None, None
             if node.kind() == "prim::CallFunction":
-                type_name = str(node.inputsAt(0).type())
-                callee = unit.find_function(type_name)
+                key = (str(node.inputsAt(0).type()), "")
+                callee = unit.find_function(key[0])
             elif node.kind() == "prim::CallMethod":
-                type_name = str(node.inputsAt(0).type())
-                callee = method(type_name, node.s("name"))
+                key = (str(node.inputsAt(0).type()), node.s("name"))
+                callee = method(*key)
+            type_name = key[0] if key else ""
             if callee is not None and _is_library_name(type_name):
+                if _position(node.sourceRange()) is None:
+                    continue  # a traced call: no source of its own
                 calls.append((node.sourceRange(), {
                     p for n in callee.inlined_graph.nodes()
                     if (p := _position(n.sourceRange()))}))
-            elif callee is not None and id(callee) not in walked:
-                walked.add(id(callee))  # the user's own function or method
+            elif callee is not None and key not in walked:
+                walked.add(key)  # the user's own function or method
                 walk(callee.graph.nodes())
             for block in node.blocks():
                 walk(block.nodes())
