@@ -406,7 +406,10 @@ def test_a_loop_slices_its_rows_by_the_iteration():
     (lambda: window_model(size=0),
      "Slice with starts computed at run time (input 's') is empty: its ends "
      "are its starts plus 0"),
-], ids=["ends-not-start-plus-constant", "empty-window"])
+    (lambda: window_model(size=6),
+     "Slice with starts computed at run time (input 's') takes a window of 6, "
+     "more than the dimension's 5"),
+], ids=["ends-not-start-plus-constant", "empty-window", "window-too-wide"])
 def test_run_time_slices_of_unknown_size_are_errors(model, message):
     with pytest.raises(cuvil.CompileError) as error:
         cuvil.compile(model())

@@ -309,6 +309,53 @@ std::optional<int64_t> constantOffset(Value ends, Value starts) {
 
 } // namespace
 
+/// The first index of a window of `size` at run-time `starts` (one
+/// element) along a dimension of `dim`, as ONNX normalizes a negative
+/// start; `dim` (out of range: the gather's error) where ONNX would clamp
+/// or empty the window.
+FailureOr<Value> Importer::checkedWindowStart(Location loc, Value starts,
+                                              int64_t dim, int64_t size) {
+  Type i64 = builder.getI64Type();
+  FailureOr<Value> start = asScalar(loc, starts);
+  if (failed(start))
+    return failure();
+  if (!cast<ShapedType>(start->getType()).getElementType().isInteger(64))
+    start =
+        l1::CastOp::create(builder, loc, RankedTensorType::get({}, i64), *start)
+            .getResult();
+  Value zero = scalarConstant(loc, i64, 0),
+        dimV = scalarConstant(loc, i64, dim),
+        sizeV = scalarConstant(loc, i64, size);
+  // The first index as ONNX normalizes it, and whether the window holds
+  // its `size` elements.
+  FailureOr<Value> negative = create<l1::LessOp>(loc, *start, zero);
+  FailureOr<Value> shifted = create<l1::AddOp>(loc, *start, dimV);
+  FailureOr<Value> end = create<l1::AddOp>(loc, *start, sizeV);
+  if (failed(negative) || failed(shifted) || failed(end))
+    return failure();
+  FailureOr<Value> first =
+      create<l1::WhereOp>(loc, *negative, *shifted, *start);
+  if (failed(first))
+    return failure();
+  FailureOr<Value> last = create<l1::AddOp>(loc, *first, sizeV);
+  FailureOr<Value> fromZero = create<l1::GreaterEqualOp>(loc, *first, zero);
+  FailureOr<Value> toDim = create<l1::LessEqualOp>(loc, *last, dimV);
+  FailureOr<Value> endPositive = create<l1::GreaterEqualOp>(loc, *end, zero);
+  if (failed(last) || failed(fromZero) || failed(toDim) || failed(endPositive))
+    return failure();
+  FailureOr<Value> crossing = create<l1::AndOp>(loc, *negative, *endPositive);
+  FailureOr<Value> inside = create<l1::AndOp>(loc, *fromZero, *toDim);
+  if (failed(crossing) || failed(inside))
+    return failure();
+  FailureOr<Value> whole = create<l1::NotOp>(loc, *crossing);
+  if (failed(whole))
+    return failure();
+  FailureOr<Value> valid = create<l1::AndOp>(loc, *inside, *whole);
+  if (failed(valid))
+    return failure();
+  return create<l1::WhereOp>(loc, *valid, *first, dimV);
+}
+
 /// A Slice whose start is computed at run time and whose end is the start
 /// plus a constant c: a gather of c indices from the start, on one axis,
 /// step 1. Where ONNX would clamp the window (a start past dim - c, or one
@@ -358,47 +405,13 @@ LogicalResult Importer::convertRuntimeSlice(const onnx::NodeProto &node,
                        Twine(axis) + " of a rank-" + Twine(type.getRank()) +
                        " input");
   int64_t dim = type.getDimSize(axis);
-  Type i64 = builder.getI64Type();
-  FailureOr<Value> start = asScalar(loc, *starts);
-  if (failed(start))
-    return failure();
-  if (!cast<ShapedType>(start->getType()).getElementType().isInteger(64))
-    start =
-        l1::CastOp::create(builder, loc, RankedTensorType::get({}, i64), *start)
-            .getResult();
-  Value zero = scalarConstant(loc, i64, 0),
-        dimV = scalarConstant(loc, i64, dim),
-        sizeV = scalarConstant(loc, i64, *size);
-  // The first index as ONNX normalizes it, and whether the window has its
-  // c elements (else `dim`: out of range).
-  FailureOr<Value> negative = create<l1::LessOp>(loc, *start, zero);
-  FailureOr<Value> shifted = create<l1::AddOp>(loc, *start, dimV);
-  FailureOr<Value> end = create<l1::AddOp>(loc, *start, sizeV);
-  if (failed(negative) || failed(shifted) || failed(end))
-    return failure();
-  FailureOr<Value> first =
-      create<l1::WhereOp>(loc, *negative, *shifted, *start);
-  if (failed(first))
-    return failure();
-  FailureOr<Value> last = create<l1::AddOp>(loc, *first, sizeV);
-  FailureOr<Value> fromZero = create<l1::GreaterEqualOp>(loc, *first, zero);
-  FailureOr<Value> toDim = create<l1::LessEqualOp>(loc, *last, dimV);
-  FailureOr<Value> endPositive = create<l1::GreaterEqualOp>(loc, *end, zero);
-  if (failed(last) || failed(fromZero) || failed(toDim) || failed(endPositive))
-    return failure();
-  FailureOr<Value> crossing = create<l1::AndOp>(loc, *negative, *endPositive);
-  FailureOr<Value> inside = create<l1::AndOp>(loc, *fromZero, *toDim);
-  if (failed(crossing) || failed(inside))
-    return failure();
-  FailureOr<Value> whole = create<l1::NotOp>(loc, *crossing);
-  if (failed(whole))
-    return failure();
-  FailureOr<Value> valid = create<l1::AndOp>(loc, *inside, *whole);
-  if (failed(valid))
-    return failure();
-  FailureOr<Value> base = create<l1::WhereOp>(loc, *valid, *first, dimV);
+  if (*size > dim)
+    return unsupported("takes a window of " + Twine(*size) +
+                       ", more than the dimension's " + Twine(dim));
+  FailureOr<Value> base = checkedWindowStart(loc, *starts, dim, *size);
   if (failed(base))
     return failure();
+  Type i64 = builder.getI64Type();
   SmallVector<int64_t> offsets;
   for (int64_t i = 0; i < *size; ++i)
     offsets.push_back(i);

@@ -534,6 +534,8 @@ private:
   LogicalResult convertTranspose(const onnx::NodeProto &, Location);
   LogicalResult convertConcat(const onnx::NodeProto &, Location);
   LogicalResult convertRuntimeSlice(const onnx::NodeProto &node, Location loc);
+  FailureOr<Value> checkedWindowStart(Location loc, Value starts, int64_t dim,
+                                      int64_t size);
   LogicalResult convertSplit(const onnx::NodeProto &, Location);
   LogicalResult convertSlice(const onnx::NodeProto &, Location);
   LogicalResult convertSqueeze(const onnx::NodeProto &, Location);
