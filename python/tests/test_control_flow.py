@@ -515,6 +515,9 @@ def if_model(condition_type, then_outputs=1):
     (lambda: scan_model(["n", 5]),
      "Scan iterates over dimension 0 of 'tensor<?x5xf32>', which is known "
      "only at run time"),
+    (lambda: scan8_model(batch=300),
+     "Scan (opset 8) over a batch of 300: Cuvil builds one loop per batch "
+     "element, at most 256; export with opset 9 or later"),
     (lambda: scan8_model(sequence_lens=[3, 2]),
      "Scan (opset 8) with sequence_lens shorter than the scan inputs' 3 "
      "steps is not supported; export with opset 9 or later"),
@@ -523,7 +526,8 @@ def if_model(condition_type, then_outputs=1):
     (lambda: scan_model([2, 5], scan_input_axes=[2]),
      "Scan input axis 2 is out of range for 'tensor<2x5xf32>'"),
 ], ids=["if-condition-type", "if-branch-counts", "scan-dynamic-length",
-        "scan8-short-sequence", "scan-axes-count", "scan-axis-range"])
+        "scan8-batch-too-large", "scan8-short-sequence", "scan-axes-count",
+        "scan-axis-range"])
 def test_control_flow_errors_name_the_node(model, message):
     with pytest.raises(cuvil.CompileError) as error:
         cuvil.compile(model())

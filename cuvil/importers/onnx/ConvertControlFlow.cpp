@@ -433,7 +433,14 @@ LogicalResult Importer::convertScan8(const onnx::NodeProto &node,
              << "export with opset 9 or later, where every sequence has the "
                 "full length";
   }
-  // Each batch element's Scan, its results stacked again.
+  // Each batch element's Scan (its body imported again), its results
+  // stacked again: a bounded number of them.
+  constexpr int64_t kMaxBatch = 256;
+  if (batch > kMaxBatch)
+    return emitError(loc) << "Scan (opset " << opset << ") over a batch of "
+                          << batch << ": Cuvil builds one loop per batch "
+                          << "element, at most " << kMaxBatch
+                          << "; export with opset 9 or later";
   SmallVector<SmallVector<Value>> rows(numStates + numScanOutputs);
   Type i64 = builder.getI64Type();
   for (int64_t b = 0; b < batch; ++b) {
