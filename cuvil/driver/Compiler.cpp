@@ -402,7 +402,8 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
   module->getOperation()->setAttr(l1::TargetAttr::kAttrName, target);
 
   std::vector<std::string> lastNotes; // the last pipeline's warnings
-  auto runPipeline = [&](auto buildPipeline) -> absl::Status {
+  auto runPipelineOn = [&](mlir::ModuleOp target,
+                           auto buildPipeline) -> absl::Status {
     mlir::PassManager pm(&context);
     const std::vector<std::string> &after = options.printIrAfter;
     if (options.printIrAfterAll || !after.empty()) {
@@ -425,7 +426,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
                                          /*genLocalReproducer=*/false);
     }
     buildPipeline(pm);
-    if (failed(pm.run(*module))) {
+    if (failed(pm.run(target))) {
       absl::Status status =
           diagnostics.consumeStatus(absl::StatusCode::kInvalidArgument);
       if (!options.reproducerPath.empty() &&
@@ -452,6 +453,9 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
         options.progress("note: " + lastNotes.back());
     }
     return absl::OkStatus();
+  };
+  auto runPipeline = [&](auto buildPipeline) -> absl::Status {
+    return runPipelineOn(*module, buildPipeline);
   };
 
   // Pass statistics are collected per context: taken after the passes, and
@@ -525,6 +529,20 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
   level1.fuseElementwise = backend->generatesFusedMaps();
   RETURN_IF_ERROR(runPipeline(
       [&](mlir::OpPassManager &pm) { buildLevel1Pipeline(pm, level1); }));
+  {
+    PipelineRunner run =
+        [&](mlir::ModuleOp target,
+            const std::function<void(mlir::OpPassManager &)> &build) {
+          return runPipelineOn(target, build);
+        };
+    absl::Status finished =
+        backend->finishLevel1(*module, options.targetOptions, run);
+    if (!finished.ok()) {
+      // As serialize: the target's diagnostics come first, with their ops.
+      absl::Status diagnosed = diagnostics.consumeStatus(finished.code());
+      return diagnosed.ok() ? finished : diagnosed;
+    }
+  }
   collectStatistics();
   if (artifact.quantizationReport) {
     quantization::QuantizationReport &report = *artifact.quantizationReport;

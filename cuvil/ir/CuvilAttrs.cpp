@@ -10,9 +10,10 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <cstdlib>
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include <cmath>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace cuvil::l1;
@@ -130,4 +131,34 @@ TargetAttr TargetAttr::getDefault(MLIRContext *context, StringRef backend) {
   llvm::printEscapedString(backend, os);
   os << "\">";
   return cast<TargetAttr>(parseAttribute(os.str(), context));
+}
+
+int FixedAttr::getFraction() const {
+  int exponent = 0;
+  std::frexp(getType().getScale(), &exponent);
+  return 1 - exponent; // scale = 2^(exponent - 1)
+}
+
+LogicalResult FixedAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                quant::UniformQuantizedType type,
+                                StringRef rounding, StringRef overflow) {
+  static constexpr StringLiteral kRoundings[] = {
+      "TRN",         "TRN_ZERO", "RND",     "RND_ZERO",
+      "RND_MIN_INF", "RND_INF",  "RND_CONV"};
+  static constexpr StringLiteral kOverflows[] = {"WRAP", "SAT", "SAT_ZERO",
+                                                 "SAT_SYM"};
+  int exponent = 0;
+  double mantissa = std::frexp(type.getScale(), &exponent);
+  if (mantissa != 0.5 || type.getZeroPoint() != 0)
+    return emitError() << "#cuvil.fixed needs a power-of-two scale and zero "
+                          "point 0, got "
+                       << type;
+  if (!llvm::is_contained(kRoundings, rounding))
+    return emitError() << "#cuvil.fixed rounding '" << rounding
+                       << "' is none of TRN, TRN_ZERO, RND, RND_ZERO, "
+                          "RND_MIN_INF, RND_INF, RND_CONV";
+  if (!llvm::is_contained(kOverflows, overflow))
+    return emitError() << "#cuvil.fixed overflow '" << overflow
+                       << "' is none of WRAP, SAT, SAT_ZERO, SAT_SYM";
+  return success();
 }

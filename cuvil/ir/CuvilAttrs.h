@@ -3,6 +3,7 @@
 #ifndef CUVIL_IR_CUVILATTRS_H
 #define CUVIL_IR_CUVILATTRS_H
 
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "mlir/IR/Attributes.h"
 #include "llvm/ADT/APFloat.h"
 #include "mlir/IR/BuiltinAttributes.h"

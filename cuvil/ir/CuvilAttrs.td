@@ -2,7 +2,8 @@
 //
 // The device description a module is compiled for. Target-neutral passes
 // (cost models) and a target's own passes read it from the IR, so lit tests
-// and the driver describe hardware the same way.
+// and the driver describe hardware the same way. And the fixed-point types
+// a target without floating point computes a layer in.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,6 +95,39 @@ def Cuvil_TargetAttr : AttrDef<Cuvil_Dialect, "Target"> {
     /// `backend` with every other parameter at its default.
     static TargetAttr getDefault(::mlir::MLIRContext *context,
                                  ::llvm::StringRef backend);
+  }];
+}
+
+def Cuvil_FixedAttr : AttrDef<Cuvil_Dialect, "Fixed"> {
+  let mnemonic = "fixed";
+  let summary = "a fixed-point type <W, I> with its rounding and overflow";
+  let description = [{
+    The quantization design's scheme for hardware without floating point:
+    `type` is a power-of-two-scaled `!quant.uniform` (storage `iW` or `uiW`,
+    scale 2^-F, zero point 0: Xilinx `ap_fixed<W, W - F>`), and the modes
+    say how a value is fitted into it on assignment, as `ap_fixed` /
+    `ac_fixed` define them: `rounding` one of TRN, TRN_ZERO, RND, RND_ZERO,
+    RND_MIN_INF, RND_INF, RND_CONV; `overflow` one of WRAP, SAT, SAT_ZERO,
+    SAT_SYM. The FPGA target's `cuvil-fpga-assign-fixed-point` sets them on
+    a layer's op as `cuvil.fixed = {result = ..., weight = ..., bias = ...}`
+    and on the model's input.
+
+    ```mlir
+    #cuvil.fixed<!quant.uniform<i16:f32, 9.765625E-4>, "TRN", "WRAP">
+    ```
+  }];
+  let parameters = (ins
+      "::mlir::quant::UniformQuantizedType":$type,
+      StringRefParameter<"the rounding mode">:$rounding,
+      StringRefParameter<"the overflow mode">:$overflow);
+  let assemblyFormat = "`<` $type `,` $rounding `,` $overflow `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// W, the stored bits.
+    int getWidth() const { return getType().getStorageTypeIntegralWidth(); }
+    /// F: the scale is 2^-F.
+    int getFraction() const;
+    bool isSigned() const { return getType().isSigned(); }
   }];
 }
 

@@ -367,12 +367,20 @@ LogicalResult FunctionLowering::lowerOp(Operation &op, bool topLevel) {
   }
   // The level1 op's attributes are the kernel's params (optional
   // operands: its operandSegmentSizes); UKernelCallOp verifies them
-  // against the op's definition.
+  // against the op's definition. What a pass attached beside them (a
+  // target's choices, as an FPGA layer's fixed-point types) stays on the
+  // call for the target to read.
   StringRef mnemonic = kernelOp->getName().stripDialect();
-  DictionaryAttr params = kernelOp->getAttrDictionary();
-  cuvil::l2::UKernelCallOp::create(
+  DictionaryAttr discardable = kernelOp->getDiscardableAttrDictionary();
+  NamedAttrList params;
+  for (NamedAttribute attr : kernelOp->getAttrDictionary())
+    if (!discardable.contains(attr.getName()))
+      params.push_back(attr);
+  auto call = cuvil::l2::UKernelCallOp::create(
       builder, opLoc, builder.getStringAttr(mnemonic), ins, outs,
-      params.empty() ? DictionaryAttr() : params, nullptr, epilogue, nullptr);
+      params.empty() ? DictionaryAttr() : params.getDictionary(context),
+      nullptr, epilogue, nullptr);
+  call->setDiscardableAttrs(discardable);
   return success();
 }
 
@@ -414,9 +422,11 @@ LogicalResult LowerToLevel2::lowerFunction(ModuleOp module, func::FuncOp func) {
                                       builder.getFunctionType(argTypes, {}));
   newFunc.setArgAttr(0, "cuvil.name", builder.getStringAttr("batch"));
   unsigned numInputs = oldType.getNumInputs();
+  // An input's attributes (its name; a target's, as an FPGA design's
+  // input type) carry over.
   for (unsigned i = 0; i < numInputs; ++i)
-    if (auto name = func.getArgAttr(i, "cuvil.name"))
-      newFunc.setArgAttr(1 + i, "cuvil.name", name);
+    if (DictionaryAttr attrs = func.getArgAttrDict(i))
+      newFunc.setArgAttrs(1 + i, attrs);
   for (unsigned i = 0; i < oldType.getNumResults(); ++i)
     if (auto name = func.getResultAttr(i, "cuvil.name"))
       newFunc.setArgAttr(1 + numInputs + i, "cuvil.name", name);

@@ -2,7 +2,8 @@
 //
 // A target (x86, an FPGA, an MLU) is a folder under cuvil/targets and one
 // line in AllTargets.cpp. Through this interface it resolves the device it
-// compiles for (the module's #cuvil.target), contributes its level2 passes
+// compiles for (the module's #cuvil.target), finishes level1 with its own
+// choices (an FPGA's fixed-point types), contributes its level2 passes
 // (kernel selection, layouts, packing) between the target-neutral lowering
 // and memory planning, names the outputs it writes, and serializes the
 // planned module into files. The driver knows targets only through this
@@ -83,6 +84,11 @@ struct ArtifactFile {
   std::string contents;
 };
 
+/// Runs a pass pipeline on a module with the compile's diagnostics (the
+/// error names the failing op and where the user wrote it).
+using PipelineRunner = std::function<absl::Status(
+    mlir::ModuleOp, const std::function<void(mlir::OpPassManager &)> &)>;
+
 class TargetBackend {
 public:
   virtual ~TargetBackend() = default;
@@ -114,6 +120,16 @@ public:
 
   /// Registers this target's passes (for cuvil-opt and pass flags).
   virtual void registerPasses() const = 0;
+
+  /// The target's own level1 step, after the neutral level1 pipeline and
+  /// before --emit=mlir-level1 prints the module: choices the level1 IR
+  /// should show (an FPGA design's fixed-point types). `run` runs passes
+  /// on `module` or on a copy of it.
+  virtual absl::Status finishLevel1(mlir::ModuleOp module,
+                                    const TargetOptions &options,
+                                    const PipelineRunner &run) const {
+    return absl::OkStatus();
+  }
 
   /// Whether the target generates fused elementwise maps (the level2
   /// kernels cuvil-fuse-elementwise's cuvil.map_reduce and

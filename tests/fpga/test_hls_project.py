@@ -9,7 +9,9 @@ whose accuracy after quantization is measured.
 """
 
 import json
+import math
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -280,6 +282,58 @@ def test_digits_accuracy_after_quantization(tmp_path):
           f"auto<8> {accuracy['auto<8>']:.4f}")
     assert accuracy["auto<16>"] >= float_accuracy - 0.005
     assert accuracy["auto<8>"] >= float_accuracy - 0.03
+
+
+FIXED = re.compile(r'#cuvil\.fixed<!quant\.uniform<([iu])(\d+):f32, ([^>]+)>, '
+                   r'"(\w+)", "(\w+)">')
+
+
+def level1_types(text):
+    """(signed, width, integer, rounding, overflow) of each #cuvil.fixed
+    in a level1 module, in print order."""
+    types = []
+    for sign, width, scale, rounding, overflow in FIXED.findall(text):
+        fraction = -math.log2(float(scale))
+        assert fraction == round(fraction), scale
+        types.append((sign == "i", int(width), int(width) - round(fraction),
+                      rounding, overflow))
+    return types
+
+
+def report_type(t):
+    return (t["signed"], t["width"], t["integer"], t["rounding"], t["overflow"])
+
+
+def test_level1_carries_the_types_the_design_uses(tmp_path):
+    """--emit=mlir-level1 shows each layer's #cuvil.fixed, and the HLS
+    project computes in exactly those (auto precision: sized from the
+    calibration data at level1)."""
+    onnx_path = export(jet_tagger(), 16, tmp_path / "jet.onnx")
+    np.savez(tmp_path / "cal.npz",
+             input=np.random.RandomState(1).randn(64, 16).astype(np.float32))
+    flags = ["--target=fpga", "--device=xczu9eg", "--precision=auto<12>",
+             f"--calibration={tmp_path / 'cal.npz'}",
+             "--layer-precision=/2/Gemm=ufixed<10,4,RND_CONV,SAT_SYM>"]
+    level1 = cuvilc(onnx_path, *flags, "--emit=mlir-level1").stdout
+    assert "cuvil.abs_max" not in level1
+    types = level1_types(level1)
+    cuvilc(onnx_path, *flags, "-o", tmp_path / "design")
+    report = json.loads((tmp_path / "design" / "report.json").read_text())
+    layers = report["layers"]
+    # The input's, then per layer its bias, result and weight (a dense
+    # layer's dictionary prints its keys sorted).
+    assert types[0] == report_type(layers[0]["Precision"]["input"])
+    expected = []
+    for layer in layers:
+        precision = layer["Precision"]
+        keys = ("bias", "result", "weight") if "weight" in precision else (
+            "result",)
+        expected += [report_type(precision[k]) for k in keys]
+    assert types[1:] == expected
+    fc2 = next(layer for layer in layers if layer["node"] == "/2/Gemm")
+    assert fc2["Precision"]["result"]["type"] == "ufixed<10,4,RND_CONV,SAT_SYM>"
+    assert {t[1] for t in expected} == {10, 12}
+    assert all(t[3:] == ("RND", "SAT") for t in expected if t[1] == 12)
 
 
 def test_auto_precision_needs_calibration(tmp_path):

@@ -245,3 +245,17 @@ func.func @loop_swap_scan(%m: tensor<i64>, %x: tensor<4xf32>, %y: tensor<4xf32>)
   } {scan_rows = 3 : i64}
   return %r#0, %r#1, %r#2 : tensor<4xf32>, tensor<4xf32>, tensor<3x4xf32>
 }
+
+// -----
+
+// What a pass attached to a level1 op beside its attributes (a target's
+// choice: an FPGA layer's types) stays on the call, outside its params; an
+// input's argument attributes stay on its buffer.
+// CHECK-LABEL: func.func @carried
+// CHECK-SAME: %arg1: memref<1x4xf32> {cuvil.fixed = 1 : i64, cuvil.name = "x"}
+// CHECK: cuvil_l2.ukernel_call "softmax"
+// CHECK-SAME: params {axis = 1 : i64} {cuvil.fixed = {result = 2 : i64}}
+func.func @carried(%x: tensor<1x4xf32> {cuvil.name = "x", cuvil.fixed = 1}) -> tensor<1x4xf32> {
+  %y = cuvil.softmax %x, axis = 1 {cuvil.fixed = {result = 2}} : tensor<1x4xf32>
+  return %y : tensor<1x4xf32>
+}

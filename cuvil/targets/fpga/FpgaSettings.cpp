@@ -44,7 +44,6 @@ bool isIdentifier(const std::string &name) {
 absl::StatusOr<FpgaSettings>
 parseFpgaSettings(const std::map<std::string, std::string> &settings) {
   FpgaSettings result;
-  result.plan.precision = FixedType{16, 6, true, Rounding::TRN, Overflow::WRAP};
   for (const auto &[key, value] : settings) {
     size_t colon = key.find(':');
     std::string name = key.substr(0, colon);
@@ -53,25 +52,18 @@ parseFpgaSettings(const std::map<std::string, std::string> &settings) {
         name != "reuse_factor" && name != "strategy")
       return bad(key, value, "only precision, reuse_factor and strategy are "
                              "set per layer (NAME:NODE)");
-    if (name == "precision" && node.empty() &&
-        (value == "auto" || llvm::StringRef(value).starts_with("auto<"))) {
-      int width = 16;
-      if (value != "auto" &&
-          (!llvm::StringRef(value).ends_with(">") ||
-           !absl::SimpleAtoi(value.substr(5, value.size() - 6), &width) ||
-           width < 2 || width > 32))
-        return bad(key, value, "auto<W> takes a width W from 2 to 32");
-      result.plan.autoWidth = width;
-    } else if (name == "calibration") {
+    if (name == "calibration") {
       result.calibration = value;
     } else if (name == "precision") {
-      absl::StatusOr<FixedType> type = parseFixedType(value);
-      if (!type.ok())
-        return bad(key, value, type.status().message());
+      absl::StatusOr<Precision> precision = parsePrecision(value);
+      if (!precision.ok() || (!node.empty() && precision->autoWidth))
+        return bad(key, value,
+                   precision.ok() ? "auto applies to the whole model"
+                                  : precision.status().message());
       if (node.empty())
-        result.plan.precision = *type;
+        result.precision = *precision;
       else
-        result.plan.layerPrecision[node] = *type;
+        result.layerPrecision[node] = precision->type;
     } else if (name == "reuse_factor") {
       ASSIGN_OR_RETURN(int64_t reuse, reuseFactor(key, value));
       if (node.empty())

@@ -31,6 +31,10 @@
 namespace cuvil::fpga {
 
 struct FpgaSettings {
+  /// The types (cuvil-fpga-assign-fixed-point's options): the model's
+  /// (default hls4ml's ap_fixed<16,6>) and, by node name, a layer's.
+  Precision precision;
+  std::map<std::string, FixedType> layerPrecision;
   PlanOptions plan;
   std::string project = "myproject";
   int testVectors = 16;

@@ -1,6 +1,7 @@
 //===- FpgaTarget.cpp - FPGAs through high-level synthesis ----------------===//
 //
-// From the planned level2 module: the chain of layers (model/Network.h),
+// Level1 ends with the design's fixed-point types (FixedPoint.h). From the
+// planned level2 module: the chain of layers (model/Network.h),
 // planned onto the device (plan/Plan.h), written as an HLS project
 // (emit/HlsProject.h). The level2 pipeline adds nothing: layers are read
 // off the neutral lowering's calls, whose buffers become the design's
@@ -10,21 +11,21 @@
 
 #include "cuvil/targets/fpga/FpgaTarget.h"
 
-#include "cuvil/support/Npz.h"
 #include "cuvil/support/SourceEscape.h"
 #include "cuvil/support/StatusMacros.h"
+#include "cuvil/targets/fpga/FixedPoint.h"
 #include "cuvil/targets/fpga/FpgaSettings.h"
 #include "cuvil/targets/fpga/device/Device.h"
 #include "cuvil/targets/fpga/emit/HlsProject.h"
 #include "cuvil/targets/fpga/model/Network.h"
 #include "cuvil/targets/fpga/plan/Plan.h"
 #include "cuvil/targets/fpga/rtl/VerilogProject.h"
+#include "cuvil/targets/fpga/transforms/Passes.h"
 
 #include "absl/strings/str_cat.h"
 #include "mlir/IR/Builders.h"
 
 #include <algorithm>
-#include <cstring>
 #include <optional>
 #include <random>
 
@@ -43,46 +44,6 @@ std::vector<std::vector<double>> testVectors(const DesignPlan &design,
   for (std::vector<double> &sample : samples)
     for (int64_t i = 0; i < size; ++i)
       sample.push_back(uniform(random));
-  return samples;
-}
-
-/// The samples of a calibration .npz: the array named after the model's
-/// input (or its only array), float32 or float64, samples along dimension 0.
-absl::StatusOr<std::vector<std::vector<double>>>
-readCalibration(const std::string &path, const Network &network) {
-  ASSIGN_OR_RETURN(std::vector<NpyArray> arrays, readNpz(path));
-  const NpyArray *array = nullptr;
-  for (const NpyArray &candidate : arrays)
-    if (candidate.name == network.inputName || arrays.size() == 1)
-      array = &candidate;
-  auto bad = [&](const std::string &why) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--calibration ", path, ": ", why, "; write it with numpy.savez(path, ",
-        printableText(network.inputName), "=samples), samples of ",
-        network.inputSize, " float32 values along dimension 0"));
-  };
-  if (!array)
-    return bad(absl::StrCat("no array named '",
-                            printableText(network.inputName), "'"));
-  if ((array->dtype != "float32" && array->dtype != "float64") ||
-      array->shape.empty() || array->shape[0] < 1 ||
-      array->numElements() != array->shape[0] * network.inputSize)
-    return bad(absl::StrCat("the array is ", array->dtype, " of ",
-                            array->numElements(), " values"));
-  std::vector<std::vector<double>> samples(array->shape[0]);
-  const char *data = array->data.data();
-  for (int64_t n = 0, k = 0; n < array->shape[0]; ++n)
-    for (int64_t i = 0; i < network.inputSize; ++i, ++k) {
-      if (array->dtype == "float32") {
-        float v;
-        std::memcpy(&v, data + 4 * k, 4);
-        samples[n].push_back(v);
-      } else {
-        double v;
-        std::memcpy(&v, data + 8 * k, 8);
-        samples[n].push_back(v);
-      }
-    }
   return samples;
 }
 
@@ -193,7 +154,14 @@ public:
         defaults.getBatchingThreshold(), defaults.getInt8WeightMax(), budget);
   }
 
-  void registerPasses() const override {}
+  void registerPasses() const override { registerCuvilFpgaPasses(); }
+
+  absl::Status finishLevel1(mlir::ModuleOp module, const TargetOptions &options,
+                            const PipelineRunner &run) const override {
+    ASSIGN_OR_RETURN(FpgaSettings settings,
+                     parseFpgaSettings(options.settings));
+    return assignFixedPoint(module, settings, run);
+  }
   void buildLevel2Pipeline(mlir::OpPassManager &) const override {}
 
   absl::StatusOr<std::vector<ArtifactFile>>
@@ -204,8 +172,9 @@ public:
     ASSIGN_OR_RETURN(FpgaSettings settings, parseFpgaSettings(options.settings));
     info.stage("planning the design on the device");
     ASSIGN_OR_RETURN(Network network, extractNetwork(module));
+    std::vector<std::vector<double>> calibration;
     if (!settings.calibration.empty()) {
-      ASSIGN_OR_RETURN(settings.plan.calibration,
+      ASSIGN_OR_RETURN(calibration,
                        readCalibration(settings.calibration, network));
     }
     ASSIGN_OR_RETURN(DesignPlan design,
@@ -225,7 +194,6 @@ public:
     project.compilerVersion = info.compilerVersion;
     project.context = module.getContext();
     // Representative inputs make the better test; random ones otherwise.
-    std::vector<std::vector<double>> &calibration = settings.plan.calibration;
     if (!calibration.empty())
       project.samples.assign(
           calibration.begin(),

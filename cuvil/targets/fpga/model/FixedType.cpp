@@ -2,6 +2,8 @@
 
 #include "cuvil/targets/fpga/model/FixedType.h"
 
+#include "cuvil/support/StatusMacros.h"
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -150,6 +152,28 @@ FixedType::toQuantType(mlir::MLIRContext *context) const {
       static_cast<int64_t>(maxRaw()));
 }
 
+l1::FixedAttr FixedType::toAttr(mlir::MLIRContext *context) const {
+  return l1::FixedAttr::get(context, toQuantType(context),
+                            roundingName(rounding), overflowName(overflow));
+}
+
+FixedType FixedType::fromAttr(l1::FixedAttr attr) {
+  FixedType type;
+  type.width = attr.getWidth();
+  type.integer = type.width - attr.getFraction();
+  type.isSigned = attr.isSigned();
+  type.rounding = *parseMode<Rounding>(attr.getRounding(), kRoundingNames);
+  type.overflow = *parseMode<Overflow>(attr.getOverflow(), kOverflowNames);
+  return type;
+}
+
+FixedType autoFixedType(int width, double maxAbs) {
+  int integer = -24;
+  while (std::ldexp(1.0, integer - 1) <= maxAbs && integer < 64)
+    ++integer;
+  return FixedType{width, integer, true, Rounding::RND, Overflow::SAT};
+}
+
 bool FixedType::operator==(const FixedType &other) const {
   return width == other.width && integer == other.integer &&
          isSigned == other.isSigned && rounding == other.rounding &&
@@ -209,6 +233,22 @@ absl::StatusOr<FixedType> parseFixedType(llvm::StringRef text) {
     type.overflow = *overflow;
   }
   return type;
+}
+
+absl::StatusOr<Precision> parsePrecision(llvm::StringRef text) {
+  Precision precision;
+  if (text != "auto" && !text.starts_with("auto<")) {
+    ASSIGN_OR_RETURN(precision.type, parseFixedType(text));
+    return precision;
+  }
+  precision.autoWidth = 16;
+  if (text != "auto" &&
+      (!text.ends_with(">") ||
+       !absl::SimpleAtoi(absl::string_view(text.data() + 5, text.size() - 6),
+                         &precision.autoWidth) ||
+       precision.autoWidth < 2 || precision.autoWidth > 32))
+    return absl::InvalidArgumentError("auto<W> takes a width W from 2 to 32");
+  return precision;
 }
 
 } // namespace cuvil::fpga

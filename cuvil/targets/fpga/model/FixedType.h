@@ -3,9 +3,9 @@
 // The compiler's view of a fixed-point type <W, I> with its rounding and
 // overflow modes: parsed from what users write (hls4ml's and the vendors'
 // spellings), printed as the generated code's cuvil::fixed type, and as the
-// level1 quantization design's type: a power-of-two-scaled
-// !quant.uniform<iW:f32, 2^-F> (the modes ride beside it, as the type has
-// no place for them).
+// level1 quantization design's #cuvil.fixed: a power-of-two-scaled
+// !quant.uniform<iW:f32, 2^-F> with the modes beside it (the quant type
+// has no place for them).
 //
 // Conversions here are exact integer arithmetic with the documented
 // semantics of Xilinx ap_fixed / Intel ac_fixed (the same rules as
@@ -16,6 +16,8 @@
 
 #ifndef CUVIL_TARGETS_FPGA_MODEL_FIXEDTYPE_H
 #define CUVIL_TARGETS_FPGA_MODEL_FIXEDTYPE_H
+
+#include "cuvil/ir/CuvilAttrs.h"
 
 #include "absl/status/statusor.h"
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
@@ -66,9 +68,27 @@ struct FixedType {
   /// (wider than 32 bits).
   mlir::quant::UniformQuantizedType toQuantType(mlir::MLIRContext *context) const;
 
+  /// The level1 attribute #cuvil.fixed<type, "ROUNDING", "OVERFLOW">.
+  l1::FixedAttr toAttr(mlir::MLIRContext *context) const;
+  static FixedType fromAttr(l1::FixedAttr attr);
+
   bool operator==(const FixedType &other) const;
   bool operator!=(const FixedType &other) const { return !(*this == other); }
 };
+
+/// --precision=auto<W>: the signed W-bit RND / SAT type with the fewest
+/// integer bits holding +-maxAbs.
+FixedType autoFixedType(int width, double maxAbs);
+
+/// A model's precision as users write it: a fixed-point type, or auto /
+/// auto<W> (autoWidth W, 16 for auto).
+struct Precision {
+  FixedType type;
+  int autoWidth = 0;
+};
+
+/// Parses a precision; errors say what it takes.
+absl::StatusOr<Precision> parsePrecision(llvm::StringRef text);
 
 /// Parses fixed<W,I[,Q[,O]]>, ufixed<...>, ap_fixed<W,I[,AP_Q[,AP_O]]>,
 /// ap_ufixed<...> and ac_fixed<W,I[,S[,AC_Q[,AC_O]]]>. Modes may be

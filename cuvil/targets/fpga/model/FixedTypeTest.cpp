@@ -1,5 +1,7 @@
 #include "cuvil/targets/fpga/model/FixedType.h"
 
+#include "cuvil/ir/CuvilDialect.h"
+
 #include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/IR/MLIRContext.h"
 #include "gtest/gtest.h"
@@ -123,6 +125,37 @@ TEST(FixedTypeTest, IsAPowerOfTwoScaledQuantType) {
   ASSERT_TRUE(unsignedQuant);
   EXPECT_FALSE(unsignedQuant.isSigned());
   EXPECT_EQ(unsignedQuant.getStorageTypeMax(), 255);
+}
+
+TEST(FixedTypeTest, RoundTripsThroughTheLevel1Attribute) {
+  mlir::MLIRContext context;
+  context.loadDialect<l1::CuvilDialect, mlir::quant::QuantDialect>();
+  for (const char *text :
+       {"fixed<16,6>", "ufixed<8,0,RND_CONV,SAT_SYM>", "fixed<12,-3,RND,SAT>",
+        "fixed<4,9,TRN_ZERO,SAT_ZERO>", "ufixed<32,32,RND_MIN_INF>"}) {
+    FixedType type = parse(text);
+    l1::FixedAttr attr = type.toAttr(&context);
+    ASSERT_TRUE(attr) << text;
+    EXPECT_EQ(attr.getWidth(), type.width) << text;
+    EXPECT_EQ(attr.getFraction(), type.fraction()) << text;
+    EXPECT_EQ(FixedType::fromAttr(attr), type) << text;
+  }
+}
+
+TEST(FixedTypeTest, PrecisionIsATypeOrAuto) {
+  absl::StatusOr<Precision> given = parsePrecision("ap_fixed<8,3>");
+  ASSERT_TRUE(given.ok());
+  EXPECT_EQ(given->autoWidth, 0);
+  EXPECT_EQ(given->type.str(), "fixed<8,3>");
+  EXPECT_EQ(parsePrecision("auto")->autoWidth, 16);
+  EXPECT_EQ(parsePrecision("auto<10>")->autoWidth, 10);
+  for (const char *bad : {"auto<1>", "auto<33>", "auto<x>", "auto<8", "fix"})
+    EXPECT_FALSE(parsePrecision(bad).ok()) << bad;
+  // auto<W>: the fewest integer bits holding +-maxAbs, RND / SAT.
+  EXPECT_EQ(autoFixedType(8, 3.0).str(), "fixed<8,3,RND,SAT>");
+  EXPECT_EQ(autoFixedType(8, 4.0).integer, 4); // 4 is not below 2^2
+  EXPECT_EQ(autoFixedType(8, 0.75).integer, 1);
+  EXPECT_EQ(autoFixedType(8, 0.0).integer, -24);
 }
 
 } // namespace

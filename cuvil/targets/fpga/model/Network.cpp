@@ -88,12 +88,26 @@ absl::StatusOr<std::vector<double>> constantValues(mlir::Value buffer,
   return values;
 }
 
+/// The #cuvil.fixed named `key` of the op's types, if set.
+std::optional<FixedType> fixedType(mlir::Operation *op, llvm::StringRef key) {
+  auto types = op->getAttrOfType<mlir::DictionaryAttr>(kFixedAttr);
+  auto type = types ? types.getAs<l1::FixedAttr>(key) : nullptr;
+  if (!type)
+    return std::nullopt;
+  return FixedType::fromAttr(type);
+}
+
 Layer namedLayer(mlir::Operation *op, LayerKind kind) {
   Layer layer;
   layer.kind = kind;
   DiagnosticInfo where = describeLocation(op->getLoc());
   layer.node = where.node;
   layer.location = where.location;
+  layer.resultType = fixedType(op, "result");
+  layer.weightType = fixedType(op, "weight");
+  layer.biasType = fixedType(op, "bias");
+  if (auto index = op->getAttrOfType<mlir::IntegerAttr>(kLevel1IndexAttr))
+    layer.level1Index = index.getInt();
   return layer;
 }
 
@@ -281,14 +295,20 @@ absl::StatusOr<Network> extractNetwork(mlir::ModuleOp module) {
         "type is its --precision");
   network.inputSize = *inputSize;
   network.outputSize = *outputSize;
+  if (auto input = func.getArgAttrOfType<l1::FixedAttr>(data[0].getArgNumber(),
+                                                        kFixedAttr))
+    network.input = FixedType::fromAttr(input);
 
   // Follow the chain: each call reads the buffer the previous one wrote.
   mlir::Value current = data[0];
   Aliases aliases;
   int64_t size = *inputSize;
   for (mlir::Operation &op : func.getBody().front()) {
-    if (llvm::isa<mlir::memref::GetGlobalOp, l2::ViewOp,
-                  mlir::func::ReturnOp>(op))
+    // Buffers, planned into the arena or not yet (ranges for auto
+    // precision are observed on the lowering alone), become arrays.
+    if (llvm::isa<mlir::memref::GetGlobalOp, mlir::memref::AllocOp,
+                  mlir::memref::DeallocOp, l2::ViewOp, mlir::func::ReturnOp>(
+            op))
       continue;
     auto call = llvm::dyn_cast<l2::UKernelCallOp>(op);
     if (!call)

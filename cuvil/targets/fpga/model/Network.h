@@ -7,17 +7,22 @@
 // fused ReLU), convolutions (1-D ones arrive as 2-D of height 1), max
 // pooling, standalone ReLUs, softmax, and the flatten / reshape / squeeze
 // views between them. What the FPGA target cannot build yet is refused here,
-// naming the op and the model's source location.
+// naming the op and the model's source location. Each layer's fixed-point
+// types are those cuvil-fpga-assign-fixed-point set at level1 (its
+// `cuvil.fixed`, which the neutral lowering keeps on the call).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CUVIL_TARGETS_FPGA_MODEL_NETWORK_H
 #define CUVIL_TARGETS_FPGA_MODEL_NETWORK_H
 
+#include "cuvil/targets/fpga/model/FixedType.h"
+
 #include "absl/status/statusor.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +63,12 @@ struct Layer {
   std::vector<double> weights;
   std::vector<double> bias;
   bool relu = false;
+  /// Its types (weight and bias: Dense and Conv2d), as level1 assigned
+  /// them; unset before cuvil-fpga-assign-fixed-point ran.
+  std::optional<FixedType> resultType, weightType, biasType;
+  /// The level1 op it came from, where the call carries its index
+  /// (kLevel1IndexAttr); -1 otherwise.
+  int64_t level1Index = -1;
 
   /// The products' shape: a dense layer's inputs and outputs, a
   /// convolution's patch and output channels (per output pixel).
@@ -82,8 +93,18 @@ struct Network {
   /// The model's input and output names (untrusted text).
   std::string inputName, outputName;
   int64_t inputSize = 0, outputSize = 0;
+  /// The input's type, as level1 assigned it.
+  std::optional<FixedType> input;
   std::vector<Layer> layers;
 };
+
+/// Where a layer's types travel: the op's (then its call's) dictionary
+/// {result, weight, bias} of #cuvil.fixed, and the input argument's
+/// #cuvil.fixed.
+inline constexpr llvm::StringLiteral kFixedAttr = "cuvil.fixed";
+/// An index a level1 op may carry into its call, so that what is learnt
+/// of a layer (its range on calibration data) finds its way back.
+inline constexpr llvm::StringLiteral kLevel1IndexAttr = "cuvil.fpga_op_index";
 
 /// The chain of layers of the planned level2 `module`. InvalidArgument
 /// (with the op's location) for ops the FPGA target cannot build.

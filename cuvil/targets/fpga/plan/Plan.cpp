@@ -301,15 +301,6 @@ void scheduleSoftmax(LayerPlan &plan, const Device &device, double clockNs) {
   plan.slackNs = clockNs - compareNs * std::min<int64_t>(perCycle, ceilLog2(n) + 1);
 }
 
-/// The signed W-bit RND / SAT type with the fewest integer bits holding
-/// +-maxAbs.
-FixedType autoType(int width, double maxAbs) {
-  int integer = -24;
-  while (std::ldexp(1.0, integer - 1) <= maxAbs && integer < 64)
-    ++integer;
-  return FixedType{width, integer, true, Rounding::RND, Overflow::SAT};
-}
-
 double maxAbs(const std::vector<double> &values) {
   double max = 0;
   for (double v : values)
@@ -440,41 +431,31 @@ absl::StatusOr<DesignPlan> planDesign(const Network &network,
             absl::StrJoin(nodes, ", "))));
     return absl::OkStatus();
   };
-  RETURN_IF_ERROR(checkNames(options.layerPrecision, "precision"));
   RETURN_IF_ERROR(checkNames(options.layerReuse, "reuse factor"));
   RETURN_IF_ERROR(checkNames(options.layerStrategy, "strategy"));
 
-  std::vector<double> ranges;
-  if (options.autoWidth) {
-    if (options.calibration.empty())
-      return absl::InvalidArgumentError(
-          "--precision=auto sizes each tensor's integer bits from "
-          "representative inputs: give them with --calibration=FILE.npz");
-    ranges = observeRanges(network, options.calibration);
-  }
-  design.input = options.autoWidth ? autoType(options.autoWidth, ranges[0])
-                                   : options.precision;
+  auto untyped = [](const std::string &what) {
+    return absl::InternalError(absl::StrCat(
+        what, " has no fixed-point type: cuvil-fpga-assign-fixed-point "
+              "assigns them at level1"));
+  };
+  if (!network.input)
+    return untyped("the model's input");
+  design.input = *network.input;
   FixedType current = design.input;
   for (size_t i = 0; i < network.layers.size(); ++i) {
     const Layer &layer = network.layers[i];
     LayerPlan plan;
     plan.layer = &layer;
     plan.id = absl::StrCat("layer", i + 1);
-    auto precision = options.layerPrecision.find(layer.node);
-    FixedType type = precision != options.layerPrecision.end()
-                         ? precision->second
-                         : options.precision;
-    bool automatic = options.autoWidth && precision == options.layerPrecision.end();
-    if (automatic)
-      type = autoType(options.autoWidth, ranges[i + 1]);
+    if (!layer.resultType ||
+        (layer.hasWeights() && (!layer.weightType || !layer.biasType)))
+      return untyped(absl::StrCat("layer ", describeLayer(plan)));
     plan.input = current;
-    plan.result = type;
+    plan.result = *layer.resultType;
     if (layer.hasWeights()) {
-      plan.weight = plan.bias = type;
-      if (automatic) {
-        plan.weight = autoType(options.autoWidth, maxAbs(layer.weights));
-        plan.bias = autoType(options.autoWidth, maxAbs(layer.bias));
-      }
+      plan.weight = *layer.weightType;
+      plan.bias = *layer.biasType;
       ASSIGN_OR_RETURN(plan.accum, exactAccumulator(plan));
       auto fixed = options.layerReuse.find(layer.node);
       int64_t requested =

@@ -1,12 +1,11 @@
 //===- Plan.h - a network scheduled onto a device ---------------*- C++ -*-===//
 //
-// The FPGA target's decisions, layer by layer: the fixed-point types (the
-// user's precision, hls4ml-style, with per-layer overrides by node name),
-// the reuse factor and strategy (raised where the design would not fit the
-// device under its utilization caps), the datapath's schedule (II, latency,
-// slack, from schedule/Schedule.h) and the resources it needs (estimates by
-// the formulas in docs/fpga.md). The emitter writes what the plan says and
-// the report shows it.
+// The FPGA target's decisions, layer by layer, on the fixed-point types
+// level1 assigned (cuvil-fpga-assign-fixed-point): the reuse factor and
+// strategy (raised where the design would not fit the device under its
+// utilization caps), the datapath's schedule (II, latency, slack, from
+// schedule/Schedule.h) and the resources it needs (estimates by the formulas in
+// docs/fpga.md). The emitter writes what the plan says and the report shows it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,15 +30,7 @@ enum class Strategy { Latency, Resource };
 
 /// What the user asked (cuvilc flags, cuvil.compile keywords).
 struct PlanOptions {
-  /// The model's precision (hls4ml's default, ap_fixed<16,6>).
-  FixedType precision;
-  /// --precision=auto<W>: W-bit RND / SAT types whose integer bits fit
-  /// the largest magnitude each tensor takes on `calibration` (and each
-  /// layer's weights and biases); 0 when the precision is given.
-  int autoWidth = 0;
-  std::vector<std::vector<double>> calibration;
-  /// Per layer, by node name: its precision, its reuse factor.
-  std::map<std::string, FixedType> layerPrecision;
+  /// Per layer, by node name: its reuse factor.
   std::map<std::string, int64_t> layerReuse;
   /// The reuse factor of every other dense layer (raised to fit).
   int64_t reuse = 1;
@@ -112,15 +103,17 @@ struct DesignPlan {
   std::vector<std::string> decisions;
 };
 
-/// Plans `network` on `device`. InvalidArgument for options that do not
-/// apply (a precision for an unknown node), ResourceExhausted when the
-/// design cannot fit at any reuse factor (naming what it needs).
+/// Plans `network` (its types assigned) on `device`. InvalidArgument for
+/// options that do not apply (a reuse factor for an unknown node),
+/// ResourceExhausted when the design cannot fit at any reuse factor (naming
+/// what it needs).
 absl::StatusOr<DesignPlan> planDesign(const Network &network,
                                       const Device &device,
                                       const PlanOptions &options);
 
 /// The largest magnitude of the network's input and of each layer's
-/// output (in float arithmetic) over `samples`: what auto precision sizes.
+/// output (in float arithmetic) over `samples`: what auto precision sizes
+/// (its types need not be assigned).
 std::vector<double> observeRanges(const Network &network,
                                   const std::vector<std::vector<double>> &samples);
 

@@ -1,5 +1,6 @@
-#include "cuvil/targets/fpga/plan/Interpreter.h"
 #include "cuvil/targets/fpga/plan/Plan.h"
+#include "cuvil/targets/fpga/plan/Interpreter.h"
+#include "cuvil/targets/fpga/plan/PlanTesting.h"
 #include "cuvil/targets/fpga/schedule/ReuseFactor.h"
 
 #include <algorithm>
@@ -37,11 +38,7 @@ Network jetTagger() {
   return network;
 }
 
-PlanOptions defaults() {
-  PlanOptions options;
-  options.precision = FixedType{16, 6, true, Rounding::TRN, Overflow::WRAP};
-  return options;
-}
+PlanOptions defaults() { return PlanOptions(); }
 
 const Device &zu9eg() {
   static const Device device = *lookupDevice("xczu9eg");
@@ -51,7 +48,7 @@ const Device &zu9eg() {
 TEST(PlanTest, JetTaggerAt16BitsFitsVersalFullyParallel) {
   Network network = jetTagger();
   absl::StatusOr<DesignPlan> design =
-      planDesign(network, *lookupDevice("xcvm1802"), defaults());
+      planAt(network, *lookupDevice("xcvm1802"), defaults());
   ASSERT_TRUE(design.ok()) << design.status().message();
   // One DSP per 16 x 16 product: 16*64 + 64*32 + 32*32 + 32*5 products,
   // and one per softmax output (18 x 18).
@@ -75,7 +72,7 @@ TEST(PlanTest, JetTaggerAt16BitsFitsVersalFullyParallel) {
 TEST(PlanTest, JetTaggerAt16BitsIsFoldedOnZu9eg) {
   // 4261 DSPs at reuse factor 1; ZU9EG allows 80% of 2520.
   Network network = jetTagger();
-  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), defaults());
+  absl::StatusOr<DesignPlan> design = planAt(network, zu9eg(), defaults());
   ASSERT_TRUE(design.ok()) << design.status().message();
   EXPECT_LE(design->total.dsp, 2016);
   EXPECT_FALSE(design->decisions.empty());
@@ -89,10 +86,10 @@ TEST(PlanTest, JetTaggerAt16BitsIsFoldedOnZu9eg) {
 }
 
 TEST(PlanTest, JetTaggerAt8BitsUsesLutMultipliers) {
-  PlanOptions options = defaults();
-  options.precision = FixedType{8, 3, true, Rounding::RND, Overflow::SAT};
+  Network network = jetTagger();
   absl::StatusOr<DesignPlan> design =
-      planDesign(jetTagger(), zu9eg(), options);
+      planAt(network, zu9eg(), defaults(),
+             FixedType{8, 3, true, Rounding::RND, Overflow::SAT});
   ASSERT_TRUE(design.ok()) << design.status().message();
   EXPECT_TRUE(design->layers[0].lutMultipliers);
   EXPECT_EQ(design->layers[0].resources.dsp, 0);
@@ -104,7 +101,7 @@ TEST(PlanTest, TooBigAtReuseOneIsFolded) {
   Network network;
   network.inputSize = 128;
   network.layers = {dense("big", 128, 64, true)}; // 8192 products
-  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), defaults());
+  absl::StatusOr<DesignPlan> design = planAt(network, zu9eg(), defaults());
   ASSERT_TRUE(design.ok()) << design.status().message();
   const LayerPlan &plan = design->layers[0];
   EXPECT_GT(plan.reuse, 1);
@@ -129,7 +126,7 @@ TEST(PlanTest, AFixedReuseFactorThatCannotFitSaysSo) {
   network.layers = {dense("big", 128, 64, true)};
   PlanOptions options = defaults();
   options.layerReuse["big"] = 1;
-  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), options);
+  absl::StatusOr<DesignPlan> design = planAt(network, zu9eg(), options);
   ASSERT_FALSE(design.ok());
   EXPECT_EQ(design.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(design.status().message().find("8192 DSP"), std::string::npos)
@@ -146,7 +143,7 @@ TEST(PlanTest, InvalidReuseFactorsAreSnappedWithAMessage) {
   Network network = jetTagger();
   PlanOptions options = defaults();
   options.layerReuse["fc1"] = 5; // 16 x 64: 5 divides no valid count
-  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), options);
+  absl::StatusOr<DesignPlan> design = planAt(network, zu9eg(), options);
   ASSERT_TRUE(design.ok()) << design.status().message();
   EXPECT_EQ(design->layers[0].reuse, 4);
   ASSERT_FALSE(design->decisions.empty());
@@ -155,18 +152,30 @@ TEST(PlanTest, InvalidReuseFactorsAreSnappedWithAMessage) {
 
 TEST(PlanTest, SettingsForUnknownLayersAreRefused) {
   PlanOptions options = defaults();
-  options.layerPrecision["fc9"] = FixedType{8, 3};
-  absl::StatusOr<DesignPlan> design = planDesign(jetTagger(), zu9eg(), options);
+  options.layerReuse["fc9"] = 2;
+  Network network = jetTagger();
+  absl::StatusOr<DesignPlan> design = planAt(network, zu9eg(), options);
   ASSERT_FALSE(design.ok());
   EXPECT_NE(design.status().message().find("'fc9'"), std::string::npos);
   EXPECT_NE(design.status().message().find("fc1"), std::string::npos);
 }
 
+TEST(PlanTest, UntypedLayersAreAnInternalError) {
+  // The types come from level1 (cuvil-fpga-assign-fixed-point).
+  Network network = jetTagger();
+  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), defaults());
+  ASSERT_FALSE(design.ok());
+  EXPECT_EQ(design.status().code(), absl::StatusCode::kInternal);
+  EXPECT_NE(design.status().message().find("cuvil-fpga-assign-fixed-point"),
+            std::string::npos);
+}
+
 TEST(PlanTest, PerLayerPrecisionChangesThatLayerOnly) {
-  PlanOptions options = defaults();
-  options.layerPrecision["fc2"] = FixedType{8, 3, true, Rounding::RND,
-                                            Overflow::SAT};
-  absl::StatusOr<DesignPlan> design = planDesign(jetTagger(), zu9eg(), options);
+  Network network = jetTagger();
+  FixedType fc2{8, 3, true, Rounding::RND, Overflow::SAT};
+  network.layers[1].resultType = network.layers[1].weightType =
+      network.layers[1].biasType = fc2;
+  absl::StatusOr<DesignPlan> design = planAt(network, zu9eg(), defaults());
   ASSERT_TRUE(design.ok());
   EXPECT_EQ(design->layers[1].result.str(), "fixed<8,3,RND,SAT>");
   EXPECT_EQ(design->layers[1].weight.width, 8);
@@ -186,9 +195,9 @@ TEST(PlanTest, InterpreterComputesByHand) {
   layer.weights = {0.5, -1.25};
   layer.bias = {0.0625};
   network.layers = {layer};
-  PlanOptions options;
-  options.precision = FixedType{8, 4, true, Rounding::RND, Overflow::SAT};
-  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), options);
+  absl::StatusOr<DesignPlan> design =
+      planAt(network, zu9eg(), defaults(),
+             FixedType{8, 4, true, Rounding::RND, Overflow::SAT});
   ASSERT_TRUE(design.ok());
   // 1.5 * 0.5 - 0.25 * 1.25 + 0.0625 = 0.5 -> 8 sixteenths.
   EXPECT_EQ(interpretDesign(*design, {1.5, 0.25}), std::vector<int64_t>{8});
@@ -207,9 +216,9 @@ TEST(PlanTest, SoftmaxOfEqualValuesIsUniform) {
   softmax.kind = LayerKind::Softmax;
   softmax.nIn = softmax.nOut = 4;
   network.layers = {softmax};
-  PlanOptions options = defaults();
-  options.precision = FixedType{16, 2, true, Rounding::RND, Overflow::SAT};
-  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), options);
+  absl::StatusOr<DesignPlan> design =
+      planAt(network, zu9eg(), defaults(),
+             FixedType{16, 2, true, Rounding::RND, Overflow::SAT});
   ASSERT_TRUE(design.ok());
   std::vector<int64_t> y = interpretDesign(*design, {1, 1, 1, 1});
   for (int64_t v : y)
@@ -247,7 +256,7 @@ TEST(PlanTest, ConvolutionPixelsWaitForTheirBankOrTheirMultipliers) {
   Network network;
   network.layers = {conv3x3(1, 4, 28)};
   PlanOptions options = defaults();
-  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), options);
+  absl::StatusOr<DesignPlan> design = planAt(network, zu9eg(), options);
   ASSERT_TRUE(design.ok()) << design.status().message();
   // Nine taps from one channel's bank, two ports: a pixel every 5 cycles.
   EXPECT_EQ(design->layers[0].ii, 5);
@@ -255,7 +264,7 @@ TEST(PlanTest, ConvolutionPixelsWaitForTheirBankOrTheirMultipliers) {
   EXPECT_GE(design->layers[0].latency, 26 * 26 * 5);
   // Reuse factor 9: a product per multiplier per cycle, 9 cycles a pixel.
   options.layerReuse["conv"] = 9;
-  design = planDesign(network, zu9eg(), options);
+  design = planAt(network, zu9eg(), options);
   ASSERT_TRUE(design.ok()) << design.status().message();
   EXPECT_EQ(design->layers[0].multipliers, 4);
   EXPECT_EQ(design->layers[0].ii, 9);
@@ -270,7 +279,7 @@ TEST(PlanTest, InterpreterConvolvesWithZeroPadding) {
   layer.window.outHeight = layer.window.outWidth = 3;
   layer.nOut = 9;
   network.layers = {layer};
-  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), defaults());
+  absl::StatusOr<DesignPlan> design = planAt(network, zu9eg(), defaults());
   ASSERT_TRUE(design.ok());
   std::vector<int64_t> y = interpretDesign(*design, std::vector<double>(9, 1.0));
   auto value = [&](int i) { return design->output.toDouble(y[i]); };

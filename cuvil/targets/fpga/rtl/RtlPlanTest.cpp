@@ -1,4 +1,5 @@
 #include "cuvil/targets/fpga/rtl/RtlPlan.h"
+#include "cuvil/targets/fpga/plan/PlanTesting.h"
 #include "cuvil/targets/fpga/rtl/VerilogText.h"
 
 #include "gtest/gtest.h"
@@ -18,11 +19,7 @@ Layer dense(const std::string &node, int64_t nIn, int64_t nOut,
   return layer;
 }
 
-PlanOptions options() {
-  PlanOptions o;
-  o.precision = FixedType{16, 6, true, Rounding::TRN, Overflow::WRAP};
-  return o;
-}
+PlanOptions options() { return PlanOptions(); }
 
 const Device &zu9eg() {
   static const Device device = *lookupDevice("xczu9eg");
@@ -35,7 +32,7 @@ TEST(RtlPlanTest, LatencyIsTheScheduleOfTheDatapath) {
   network.inputSize = 4;
   network.outputSize = 2;
   network.layers = {dense("fc", 4, 2, std::vector<double>(8, 0.3))};
-  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), options());
+  absl::StatusOr<DesignPlan> design = planAt(network, zu9eg(), options());
   ASSERT_TRUE(design.ok()) << design.status().message();
   absl::StatusOr<RtlDesign> rtl = planRtl(*design);
   ASSERT_TRUE(rtl.ok()) << rtl.status().message();
@@ -64,7 +61,7 @@ TEST(RtlPlanTest, FoldedLatencyAddsTheIterations) {
   network.layers = {dense("fc", 8, 2, std::vector<double>(16, 0.3))};
   PlanOptions o = options();
   o.layerReuse["fc"] = 4;
-  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), o);
+  absl::StatusOr<DesignPlan> design = planAt(network, zu9eg(), o);
   ASSERT_TRUE(design.ok()) << design.status().message();
   absl::StatusOr<RtlDesign> rtl = planRtl(*design);
   ASSERT_TRUE(rtl.ok()) << rtl.status().message();
@@ -81,7 +78,7 @@ TEST(RtlPlanTest, ZeroAndPowerOfTwoWeightsTakeNoDsp) {
   network.outputSize = 2;
   // 0, 0.5 (a shift), -0.25 (a negated shift), 0.3 (a DSP).
   network.layers = {dense("fc", 2, 2, {0.0, 0.5, -0.25, 0.3})};
-  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), options());
+  absl::StatusOr<DesignPlan> design = planAt(network, zu9eg(), options());
   ASSERT_TRUE(design.ok());
   absl::StatusOr<RtlDesign> rtl = planRtl(*design);
   ASSERT_TRUE(rtl.ok());
@@ -112,7 +109,7 @@ Network convThenDense() {
 
 TEST(RtlPlanTest, ConvolutionsStreamPixelsIntoAGather) {
   Network network = convThenDense(); // the plan points into it
-  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), options());
+  absl::StatusOr<DesignPlan> design = planAt(network, zu9eg(), options());
   ASSERT_TRUE(design.ok()) << design.status().message();
   absl::StatusOr<RtlDesign> rtl = planRtl(*design);
   ASSERT_TRUE(rtl.ok()) << rtl.status().message();
@@ -138,7 +135,7 @@ TEST(RtlPlanTest, AFoldedCoreHoldsTheSweep) {
   PlanOptions o = options();
   o.layerReuse["/conv/Conv"] = 3;
   Network network = convThenDense();
-  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), o);
+  absl::StatusOr<DesignPlan> design = planAt(network, zu9eg(), o);
   ASSERT_TRUE(design.ok()) << design.status().message();
   absl::StatusOr<RtlDesign> rtl = planRtl(*design);
   ASSERT_TRUE(rtl.ok()) << rtl.status().message();
@@ -156,7 +153,7 @@ TEST(RtlPlanTest, AConvolutionAfterAVectorIsRefused) {
   network.layers[0].nOut = 16;
   network.layers[0].weights.assign(256, 0.3);
   network.layers[0].bias.assign(16, 0.0);
-  absl::StatusOr<DesignPlan> design = planDesign(network, zu9eg(), options());
+  absl::StatusOr<DesignPlan> design = planAt(network, zu9eg(), options());
   ASSERT_TRUE(design.ok()) << design.status().message();
   absl::StatusOr<RtlDesign> rtl = planRtl(*design);
   ASSERT_FALSE(rtl.ok());
