@@ -16,11 +16,12 @@
 #include "cuvil/passes/PassStatistics.h"
 #include "cuvil/targets/AllTargets.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -429,6 +430,13 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
     if (failed(pm.run(target))) {
       absl::Status status =
           diagnostics.consumeStatus(absl::StatusCode::kInvalidArgument);
+      // A failure a pass explained is the user's: its reproducer only
+      // when asked for.
+      bool explained =
+          !absl::StrContains(status.message(), kPipelineFailure.str());
+      if (explained && !options.keepExplainedReproducer &&
+          !options.reproducerPath.empty())
+        llvm::sys::fs::remove(options.reproducerPath);
       if (!options.reproducerPath.empty() &&
           llvm::sys::fs::exists(options.reproducerPath)) {
         absl::Status withReproducer(

@@ -71,6 +71,10 @@ struct CompileOptions {
   /// If set, a failing pass pipeline writes the IR it started from and the
   /// pipeline to this file, which `cuvil-opt --run-reproducer` reruns.
   std::string reproducerPath;
+  /// Keep the reproducer of a failure a pass explained with an error of its
+  /// own (the user's: an op a target cannot build, a design that does not
+  /// fit) too; otherwise only an unexplained failure's is kept.
+  bool keepExplainedReproducer = false;
   /// Post-training static int8 quantization (cuvilc --quantize=int8): the
   /// linear layers are calibrated on `calibration.dataPath` and compiled to
   /// integer kernels, except those `keepFp32` names (node names, module

@@ -55,7 +55,8 @@ def CuvilL2_MemorySpace : I32EnumAttr<"MemorySpace", "where a buffer lives", [
     I32EnumAttrCase<"wram", 2>,   // MLU per-core weight RAM
     I32EnumAttrCase<"sram", 3>,   // MLU cluster-shared SRAM
     I32EnumAttrCase<"bram", 4>,   // FPGA block RAM
-    I32EnumAttrCase<"uram", 5>    // FPGA UltraRAM
+    I32EnumAttrCase<"uram", 5>,   // FPGA UltraRAM
+    I32EnumAttrCase<"lutram", 6>  // FPGA distributed (LUT) RAM
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::cuvil::l2";

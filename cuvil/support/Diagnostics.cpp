@@ -153,6 +153,13 @@ StatusDiagnosticHandler::StatusDiagnosticHandler(mlir::MLIRContext *context)
     : context(context) {
   handlerId =
       context->getDiagEngine().registerHandler([this](mlir::Diagnostic &diag) {
+        // A pass that failed with an error of its own (the user's: an op
+        // the target cannot build, a design that does not fit) needs no
+        // word from MLIR that the pipeline failed.
+        if (diag.getSeverity() == mlir::DiagnosticSeverity::Error &&
+            !errors.empty() &&
+            llvm::StringRef(diag.str()).starts_with(kPipelineFailure))
+          return mlir::success();
         std::string text = formatDiagnostic(diag);
         if (diag.getSeverity() == mlir::DiagnosticSeverity::Error) {
           ++numErrors;

@@ -49,6 +49,12 @@ DiagnosticInfo describeLocation(mlir::Location loc);
 
 std::optional<DiagnosticInfo> getDiagnosticInfo(const absl::Status &status);
 
+/// How MLIR reports a failed pass pipeline (and the reproducer it wrote).
+/// StatusDiagnosticHandler drops it after an error of the failing pass's
+/// own: a reproducer is for failures nobody explained.
+inline constexpr llvm::StringLiteral kPipelineFailure =
+    "Failures have been detected while processing an MLIR pass pipeline";
+
 /// Collects diagnostics emitted on `context` while alive.
 class StatusDiagnosticHandler {
 public:

@@ -64,7 +64,7 @@ int main(void) {
   cuvil_context *context = NULL;
   pthread_t threads[kThreads];
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  int i, max_threads = cuvil_context_max_threads();
+  int i, round, max_threads = cuvil_context_max_threads();
 
   for (i = 0; i < BATCH * 10; ++i)
     input[i] = (float)((i * 37) % 19) / 7.0f - 1.0f;
@@ -91,21 +91,26 @@ int main(void) {
   EXPECT(memcmp(out, reference, sizeof(out)) == 0);
   cuvil_context_destroy(context);
 
-  /* One context, 16 threads. */
+  /* One context, 16 threads. They collide when two run at once, which a
+   * busy machine (one CPU free for them) makes rare: rounds repeat until
+   * a refusal is seen (at most 100). */
   EXPECT(cuvil_context_create(1, &shared) == CUVIL_OK);
-  pthread_barrier_init(&start, NULL, kThreads);
-  for (i = 0; i < kThreads; ++i)
-    EXPECT(pthread_create(&threads[i], NULL, share, NULL) == 0);
-  for (i = 0; i < kThreads; ++i)
-    pthread_join(threads[i], NULL);
-  pthread_barrier_destroy(&start);
-  printf("shared context: %ld calls computed, %ld refused as busy\n", ok_calls,
-         busy_calls);
+  for (round = 0; round < 100 && (round == 0 || busy_calls == 0); ++round) {
+    pthread_barrier_init(&start, NULL, kThreads);
+    for (i = 0; i < kThreads; ++i)
+      EXPECT(pthread_create(&threads[i], NULL, share, NULL) == 0);
+    for (i = 0; i < kThreads; ++i)
+      pthread_join(threads[i], NULL);
+    pthread_barrier_destroy(&start);
+  }
+  printf("shared context: %ld calls computed, %ld refused as busy (%d "
+         "rounds)\n",
+         ok_calls, busy_calls, round);
   EXPECT(wrong_results == 0);
   EXPECT(other_errors == 0);
-  EXPECT(ok_calls + busy_calls == (long)kThreads * kCalls);
+  EXPECT(ok_calls + busy_calls == (long)round * kThreads * kCalls);
   EXPECT(ok_calls > 0);
-  /* 16 threads on a few CPUs collide: the refusal is exercised. */
+  /* The refusal is exercised. */
   EXPECT(busy_calls > 0);
   EXPECT(strstr(cuvil_status_message(CUVIL_ERROR_BUSY), "one context per thread") != NULL);
   /* The context still works for its one caller. */

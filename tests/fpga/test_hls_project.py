@@ -10,6 +10,7 @@ whose accuracy after quantization is measured.
 
 import json
 import math
+import os
 import pathlib
 import re
 import subprocess
@@ -334,6 +335,51 @@ def test_level1_carries_the_types_the_design_uses(tmp_path):
     assert fc2["Precision"]["result"]["type"] == "ufixed<10,4,RND_CONV,SAT_SYM>"
     assert {t[1] for t in expected} == {10, 12}
     assert all(t[3:] == ("RND", "SAT") for t in expected if t[1] == 12)
+
+
+def test_level2_records_the_plan_the_project_builds(tmp_path):
+    """--emit=mlir-level2 shows each layer's fpga.plan; the report's reuse
+    factors, strategies, IIs and weight memories are those."""
+    onnx_path = export(jet_tagger(), 16, tmp_path / "jet.onnx")
+    flags = ["--target=fpga", "--device=xczu9eg", "--reuse-factor=4"]
+    level2 = cuvilc(onnx_path, *flags, "--emit=mlir-level2").stdout
+    plans = re.findall(r"fpga\.plan = \{([^}]*)\}", level2)
+    cuvilc(onnx_path, *flags, "-o", tmp_path / "design")
+    report = json.loads((tmp_path / "design" / "report.json").read_text())
+    assert len(plans) == len(report["layers"]) == 5
+    for plan, layer in zip(plans, report["layers"]):
+        assert f"ii = {layer['II']} : i64" in plan
+        assert f"latency = {layer['Latency']} : i64" in plan
+        if layer["class_name"] != "Dense":
+            continue  # the softmax's tables are its own
+        assert f"reuse_factor = {layer['ReuseFactor']} : i64" in plan
+        assert f'strategy = "{layer["Strategy"].lower()}"' in plan
+        memory = re.search(r"space<(\w+)>", plan)
+        assert (memory.group(1) if memory else "logic") == layer["memory"]
+    assert {layer["ReuseFactor"] for layer in report["layers"][:4]} == {4}
+
+
+def test_a_design_that_does_not_fit_leaves_no_reproducer(tmp_path):
+    """The user's error is explained; a reproducer is for failures nobody
+    explained (unless asked for by name)."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    onnx_path = export(jet_tagger(), 16, tmp_path / "jet.onnx")
+    flags = [onnx_path, "--target=fpga", "--device=xczu9eg",
+             "--layer-reuse-factor=/0/Gemm=1", "--max-utilization=0.1",
+             "-o", tmp_path / "out"]
+    result = subprocess.run([str(CUVILC), "--quiet", *map(str, flags)],
+                            capture_output=True, text=True,
+                            env={**os.environ, "TMPDIR": str(scratch)})
+    assert result.returncode != 0
+    assert "does not fit xczu9eg" in result.stderr
+    assert "Failures have been detected" not in result.stderr
+    assert "reproducer" not in result.stderr
+    assert list(scratch.iterdir()) == []
+    named = tmp_path / "asked.mlir"
+    result = cuvilc(*flags, f"--reproducer={named}", check=False)
+    assert f"A reproducer is in {named}" in result.stderr
+    assert "cuvil-fpga-plan-design" in named.read_text()
 
 
 def test_auto_precision_needs_calibration(tmp_path):

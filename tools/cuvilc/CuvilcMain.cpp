@@ -81,7 +81,9 @@ ABSL_FLAG(bool, time_passes, false,
 ABSL_FLAG(std::string, reproducer, "",
           "Where a failing pass pipeline writes its reproducer (the IR it "
           "started from and the pipeline; rerun it with cuvil-opt "
-          "--run-reproducer). Default: $TMPDIR/cuvilc-<pid>.reproducer.mlir.");
+          "--run-reproducer). Default: $TMPDIR/cuvilc-<pid>.reproducer.mlir, "
+          "kept only when no pass explained the failure with an error of its "
+          "own; given, it is always kept.");
 ABSL_FLAG(std::vector<std::string>, input_shape, {},
           "ONNX input shapes, overriding the model's: NAME=DIMxDIM..., "
           "comma-separated (e.g. x=1x3x224x224,y=1x10; ? is dynamic).");
@@ -540,6 +542,8 @@ int cuvil::cuvilcMain(int argc, char **argv) {
   options.printIrAfter = absl::GetFlag(FLAGS_print_ir_after);
   options.timePasses = absl::GetFlag(FLAGS_time_passes);
   options.reproducerPath = absl::GetFlag(FLAGS_reproducer);
+  // Asked for by name, it is kept whatever the failure.
+  options.keepExplainedReproducer = !options.reproducerPath.empty();
   if (options.reproducerPath.empty()) {
     const char *tmp = std::getenv("TMPDIR");
     options.reproducerPath =

@@ -1,11 +1,12 @@
 //===- FpgaTarget.cpp - FPGAs through high-level synthesis ----------------===//
 //
 // Level1 ends with the design's fixed-point types (FixedPoint.h). From the
-// planned level2 module: the chain of layers (model/Network.h),
-// planned onto the device (plan/Plan.h), written as an HLS project
-// (emit/HlsProject.h). The level2 pipeline adds nothing: layers are read
-// off the neutral lowering's calls, whose buffers become the design's
-// arrays (memory planning's arena has no meaning in hardware).
+// planned level2 module: the chain of layers (model/Network.h), planned
+// onto the device (plan/Plan.h), written as an HLS project
+// (emit/HlsProject.h). Level2 adds cuvil-fpga-plan-design, which records the
+// plan on the neutral lowering's calls; layers are read off those calls,
+// whose buffers become the design's arrays (memory planning's arena has no
+// meaning in hardware).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,8 +22,10 @@
 #include "cuvil/targets/fpga/plan/Plan.h"
 #include "cuvil/targets/fpga/rtl/VerilogProject.h"
 #include "cuvil/targets/fpga/transforms/Passes.h"
+#include "cuvil/targets/fpga/transforms/PlanConfig.h"
 
 #include "absl/strings/str_cat.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
 #include <algorithm>
@@ -74,6 +77,33 @@ absl::Status checkVerilogName(const std::string &name) {
                 : "layerN, layerN_core and cuvil_add name the design's modules",
         "; choose another name"));
   return absl::OkStatus();
+}
+
+/// Planning the recorded layers again keeps their decisions: the weights
+/// live where level2 says.
+absl::Status checkRecordedPlan(const DesignPlan &design) {
+  for (const LayerPlan &plan : design.layers) {
+    const std::optional<Layer::Decision> &planned = plan.layer->planned;
+    if (!planned)
+      return absl::InternalError(absl::StrCat(
+          "layer ", describeLayer(plan),
+          " has no fpga.plan: cuvil-fpga-plan-design plans level2"));
+    if (plan.layer->hasWeights() && planned->memory != plan.memory)
+      return absl::InternalError(absl::StrCat(
+          "layer ", describeLayer(plan), ": level2 keeps its weights in ",
+          planned->memory, ", the plan in ", plan.memory));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> recordedDecisions(mlir::ModuleOp module) {
+  std::vector<std::string> decisions;
+  module.walk([&](mlir::func::FuncOp func) {
+    if (auto recorded = func->getAttrOfType<mlir::ArrayAttr>(kDecisionsAttr))
+      for (auto decision : recorded.getAsRange<mlir::StringAttr>())
+        decisions.push_back(decision.str());
+  });
+  return decisions;
 }
 
 class FpgaTarget : public TargetBackend {
@@ -135,15 +165,22 @@ public:
   resolveTarget(mlir::MLIRContext *context,
                 const TargetOptions &options) const override {
     ASSIGN_OR_RETURN(Device device, lookupDevice(options.cpu));
+    ASSIGN_OR_RETURN(FpgaSettings settings,
+                     parseFpgaSettings(options.settings));
     mlir::Builder b(context);
-    mlir::DictionaryAttr budget = b.getDictionaryAttr({
+    // The device's budget and the user's plan options (PlanConfig.h).
+    double clockNs =
+        settings.plan.clockNs > 0 ? settings.plan.clockNs : device.clockNs;
+    llvm::SmallVector<mlir::NamedAttribute> config = {
         b.getNamedAttr("lut", b.getI64IntegerAttr(device.logicLuts())),
         b.getNamedAttr("ff", b.getI64IntegerAttr(device.ff)),
         b.getNamedAttr("dsp", b.getI64IntegerAttr(device.dsp)),
         b.getNamedAttr("memory_blocks",
                        b.getI64IntegerAttr(device.memoryBlocks())),
-        b.getNamedAttr("clock_ns", b.getF64FloatAttr(device.clockNs)),
-    });
+        b.getNamedAttr("clock_ns", b.getF64FloatAttr(clockNs)),
+    };
+    config.append(planConfig(b, settings.plan));
+    mlir::DictionaryAttr budget = b.getDictionaryAttr(config);
     l1::TargetAttr defaults = l1::TargetAttr::getDefault(context, "fpga");
     return l1::TargetAttr::get(
         context, "fpga", absl::StrCat("fpga-", device.vendor, "-hls"),
@@ -162,7 +199,9 @@ public:
                      parseFpgaSettings(options.settings));
     return assignFixedPoint(module, settings, run);
   }
-  void buildLevel2Pipeline(mlir::OpPassManager &) const override {}
+  void buildLevel2Pipeline(mlir::OpPassManager &pm) const override {
+    pm.addPass(createCuvilFpgaPlanDesign());
+  }
 
   absl::StatusOr<std::vector<ArtifactFile>>
   serialize(mlir::ModuleOp module, llvm::StringRef emit,
@@ -177,8 +216,11 @@ public:
       ASSIGN_OR_RETURN(calibration,
                        readCalibration(settings.calibration, network));
     }
+    // Layers as cuvil-fpga-plan-design recorded them; the notes are its.
     ASSIGN_OR_RETURN(DesignPlan design,
                      planDesign(network, device, settings.plan));
+    RETURN_IF_ERROR(checkRecordedPlan(design));
+    design.decisions = recordedDecisions(module);
     for (const std::string &decision : design.decisions)
       info.note(decision);
     bool verilog = emit == "verilog";

@@ -97,6 +97,22 @@ std::optional<FixedType> fixedType(mlir::Operation *op, llvm::StringRef key) {
   return FixedType::fromAttr(type);
 }
 
+/// The call's planned decisions, if cuvil-fpga-plan-design ran.
+std::optional<Layer::Decision> plannedDecision(mlir::Operation *op) {
+  auto plan = op->getAttrOfType<mlir::DictionaryAttr>(kPlanAttr);
+  auto reuse = plan ? plan.getAs<mlir::IntegerAttr>("reuse_factor") : nullptr;
+  auto strategy = plan ? plan.getAs<mlir::StringAttr>("strategy") : nullptr;
+  if (!reuse || !strategy)
+    return std::nullopt;
+  Layer::Decision decision;
+  decision.reuse = reuse.getInt();
+  decision.resource = strategy.getValue() == "resource";
+  auto memory = plan.getAs<l2::MemorySpaceAttr>("memory");
+  decision.memory =
+      memory ? l2::stringifyMemorySpace(memory.getValue()).str() : "logic";
+  return decision;
+}
+
 Layer namedLayer(mlir::Operation *op, LayerKind kind) {
   Layer layer;
   layer.kind = kind;
@@ -108,6 +124,8 @@ Layer namedLayer(mlir::Operation *op, LayerKind kind) {
   layer.biasType = fixedType(op, "bias");
   if (auto index = op->getAttrOfType<mlir::IntegerAttr>(kLevel1IndexAttr))
     layer.level1Index = index.getInt();
+  layer.call = op;
+  layer.planned = plannedDecision(op);
   return layer;
 }
 

@@ -69,6 +69,16 @@ struct Layer {
   /// The level1 op it came from, where the call carries its index
   /// (kLevel1IndexAttr); -1 otherwise.
   int64_t level1Index = -1;
+  /// The call it was read from.
+  mlir::Operation *call = nullptr;
+  /// What cuvil-fpga-plan-design decided for it (its call's kPlanAttr),
+  /// which planning keeps.
+  struct Decision {
+    int64_t reuse = 1;
+    bool resource = false; ///< the resource strategy (else latency)
+    std::string memory;    ///< "logic", "lutram" or "bram"
+  };
+  std::optional<Decision> planned;
 
   /// The products' shape: a dense layer's inputs and outputs, a
   /// convolution's patch and output channels (per output pixel).
@@ -102,6 +112,11 @@ struct Network {
 /// {result, weight, bias} of #cuvil.fixed, and the input argument's
 /// #cuvil.fixed.
 inline constexpr llvm::StringLiteral kFixedAttr = "cuvil.fixed";
+/// A layer's planned decisions on its call: {reuse_factor, strategy,
+/// memory (a #cuvil_l2.space for weights in memory), ii, latency, hints}.
+inline constexpr llvm::StringLiteral kPlanAttr = "fpga.plan";
+/// The planner's decisions a person should read, on the function.
+inline constexpr llvm::StringLiteral kDecisionsAttr = "fpga.decisions";
 /// An index a level1 op may carry into its call, so that what is learnt
 /// of a layer (its range on calibration data) finds its way back.
 inline constexpr llvm::StringLiteral kLevel1IndexAttr = "cuvil.fpga_op_index";

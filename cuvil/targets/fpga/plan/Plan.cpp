@@ -460,6 +460,8 @@ absl::StatusOr<DesignPlan> planDesign(const Network &network,
       auto fixed = options.layerReuse.find(layer.node);
       int64_t requested =
           fixed != options.layerReuse.end() ? fixed->second : options.reuse;
+      if (layer.planned)
+        requested = layer.planned->reuse;
       ASSIGN_OR_RETURN(ReuseChoice choice,
                        snapReuseFactor(describeLayer(plan), layer.productsIn(),
                                        layer.productsOut(), requested));
@@ -483,6 +485,9 @@ absl::StatusOr<DesignPlan> planDesign(const Network &network,
   // its cap until the design fits (only layers whose factor the user left
   // to the compiler).
   auto strategyOf = [&](const LayerPlan &plan) {
+    if (plan.layer->planned)
+      return plan.layer->planned->resource ? Strategy::Resource
+                                           : Strategy::Latency;
     auto given = options.layerStrategy.find(plan.layer->node);
     if (given != options.layerStrategy.end())
       return given->second;
@@ -522,7 +527,7 @@ absl::StatusOr<DesignPlan> planDesign(const Network &network,
       break;
     LayerPlan *grow = nullptr;
     for (LayerPlan &plan : design.layers) {
-      if (!plan.layer->hasWeights() ||
+      if (!plan.layer->hasWeights() || plan.layer->planned ||
           options.layerReuse.count(plan.layer->node) ||
           plan.reuse == plan.layer->productsIn() * plan.layer->productsOut())
         continue;

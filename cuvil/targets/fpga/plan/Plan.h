@@ -5,7 +5,10 @@
 // strategy (raised where the design would not fit the device under its
 // utilization caps), the datapath's schedule (II, latency, slack, from
 // schedule/Schedule.h) and the resources it needs (estimates by the formulas in
-// docs/fpga.md). The emitter writes what the plan says and the report shows it.
+// docs/fpga.md). cuvil-fpga-plan-design runs it at level2 and records each
+// layer's reuse factor, strategy and weight memory on its call; planning
+// the recorded layers again keeps them, so the emitter writes what level2
+// says and the report shows it.
 //
 //===----------------------------------------------------------------------===//
 

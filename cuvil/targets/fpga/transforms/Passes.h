@@ -1,7 +1,9 @@
-//===- Passes.h - the FPGA target's level1 passes ---------------*- C++ -*-===//
+//===- Passes.h - the FPGA target's passes ----------------------*- C++ -*-===//
 
 #ifndef CUVIL_TARGETS_FPGA_TRANSFORMS_PASSES_H
 #define CUVIL_TARGETS_FPGA_TRANSFORMS_PASSES_H
+
+#include "cuvil/ir/CuvilL2Dialect.h"
 
 #include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/IR/BuiltinOps.h"

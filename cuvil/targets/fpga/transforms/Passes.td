@@ -1,4 +1,4 @@
-//===- Passes.td - the FPGA target's level1 passes ---------*- tablegen -*-===//
+//===- Passes.td - the FPGA target's passes ----------------*- tablegen -*-===//
 
 #ifndef CUVIL_TARGETS_FPGA_TRANSFORMS_PASSES_TD
 #define CUVIL_TARGETS_FPGA_TRANSFORMS_PASSES_TD
@@ -41,6 +41,31 @@ def CuvilFpgaAssignFixedPoint
     Statistic<"numLayers", "layers", "Layers given types">,
   ];
   let dependentDialects = ["::mlir::quant::QuantDialect"];
+}
+
+def CuvilFpgaPlanDesign : Pass<"cuvil-fpga-plan-design", "::mlir::ModuleOp"> {
+  let summary = "Schedule the layers onto the FPGA and record the decisions";
+  let description = [{
+    Level2, on the neutral lowering's calls (their `cuvil.fixed` types from
+    `cuvil-fpga-assign-fixed-point`), for the part the module's
+    `#cuvil.target` names (`cpu`). Its `config` carries the user's
+    `reuse_factor`, `strategy`, `layer_reuse_factor` and `layer_strategy`
+    (dictionaries by node name), `clock_ns` and `max_utilization`. The
+    network is planned as `plan/Plan.h` does (reuse factors snapped to
+    valid ones and raised until the design fits the caps) and each layer's
+    call gets `fpga.plan`: its `reuse_factor`, `strategy`, `ii`, `latency`,
+    `hints` (a `#cuvil_l2.loop_hints` of its pipeline II and the products
+    it unrolls) and, for weights kept in memory, `memory` (a
+    `#cuvil_l2.space`: `lutram` or `bram`; weights in logic have none).
+    What a person should read (a reuse factor raised) goes on the function
+    as `fpga.decisions`. A design that cannot fit, or a layer the target
+    cannot build, is an error.
+  }];
+  let statistics = [
+    Statistic<"numPlanned", "planned", "Layers planned">,
+    Statistic<"numInMemory", "in-memory", "Layers whose weights are in memory">,
+  ];
+  let dependentDialects = ["::cuvil::l2::CuvilL2Dialect"];
 }
 
 #endif // CUVIL_TARGETS_FPGA_TRANSFORMS_PASSES_TD
