@@ -153,7 +153,9 @@ def test_save_and_errors(tmp_path):
     project = cuvil.compile(mlp, signature, target="mlu", device="mlu370")
     project.save(tmp_path / "mlp")
     for name in ("kernels.mlu", "host.cpp", "model.h", "CMakeLists.txt",
-                 "weights.bin", "README.md", "cuvil_bang_emu.h"):
+                 "weights.bin", "README.md", "cuvil_mlu_kernels.h",
+                 "cuvil_mlu_kernels_rows.h", "cuvil_bang_emu.h",
+                 "cuvil_bang_emu_vector.h", "cuvil_bang_emu_cnrt.h"):
         assert (tmp_path / "mlp" / name).exists(), name
     assert "--bang-mlu-arch=mtp_372" in (tmp_path / "mlp" / "CMakeLists.txt").read_text()
     with pytest.raises(ValueError, match="input 'input' has shape"):

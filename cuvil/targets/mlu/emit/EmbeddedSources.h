@@ -1,7 +1,7 @@
 //===- EmbeddedSources.h - files the compiler writes as they are -*- C++ -*-===//
 //
-// bang/cuvil_mlu_kernels.h and emu/cuvil_bang_emu.h, compiled in as raw
-// strings by a genrule (BUILD).
+// bang/cuvil_mlu_kernels.h and emu/cuvil_bang_emu.h with the parts they
+// include, compiled in as raw strings by a genrule (BUILD).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,7 +11,10 @@
 namespace cuvil::mlu {
 
 extern const char kMluKernelsHeader[];
+extern const char kMluKernelsRowsHeader[];
 extern const char kBangEmulatorHeader[];
+extern const char kBangEmulatorVectorHeader[];
+extern const char kBangEmulatorCnrtHeader[];
 
 } // namespace cuvil::mlu
 

@@ -50,7 +50,8 @@ const char kMakefile[] = R"cuvil(# Builds the model for this host against Cuvil'
 CXX ?= c++
 EMUFLAGS = -std=c++17 -O2 -pthread -DCUVIL_BANG_EMULATION -I.
 SOURCES = kernels.mlu kernels.h host.cpp model.h run_model.cpp \
-          cuvil_mlu_kernels.h cuvil_bang_emu.h
+          cuvil_mlu_kernels.h cuvil_mlu_kernels_rows.h cuvil_bang_emu.h \
+          cuvil_bang_emu_vector.h cuvil_bang_emu_cnrt.h
 
 emulate: run_model_emu
 
@@ -104,13 +105,16 @@ rounding of its activation functions.
 ## Files
 
 - `kernels.mlu`: the kernels (BANG C) and their launches; `kernels.h`
-- `cuvil_mlu_kernels.h`: Cuvil's device library the kernels call
+- `cuvil_mlu_kernels.h` (and `cuvil_mlu_kernels_rows.h`, which it
+  includes): Cuvil's device library the kernels call
 - `host.cpp`, `model.h`: CNRT host code and its C API
 - `weights.bin`: every constant, at 128-byte offsets
 - `run_model.cpp`: a runner over raw float32 files
 - `report.json`, `report.txt`: each layer's tiles, on-chip bytes, GDRAM
   traffic, tasks and estimated time
-- `Makefile`, `cuvil_bang_emu.h`: the host build against the emulator
+- `Makefile`, `cuvil_bang_emu.h` (and `cuvil_bang_emu_vector.h`,
+  `cuvil_bang_emu_cnrt.h`, which it includes): the host build against the
+  emulator
 )cuvil",
                          printableText(model.name), model.chip.name,
                          printableText(model.compilerVersion),
@@ -124,6 +128,7 @@ std::vector<ArtifactFile> writeProject(const MluModel &model) {
       {"kernels.mlu", kernelsSource(model)},
       {"kernels.h", kernelsHeader(model)},
       {"cuvil_mlu_kernels.h", kMluKernelsHeader},
+      {"cuvil_mlu_kernels_rows.h", kMluKernelsRowsHeader},
       {"host.cpp", hostSource(model)},
       {"model.h", modelHeader(model)},
       {"run_model.cpp", runnerSource(model)},
@@ -131,6 +136,8 @@ std::vector<ArtifactFile> writeProject(const MluModel &model) {
       {"CMakeLists.txt", cmakeLists(model)},
       {"Makefile", kMakefile},
       {"cuvil_bang_emu.h", kBangEmulatorHeader},
+      {"cuvil_bang_emu_vector.h", kBangEmulatorVectorHeader},
+      {"cuvil_bang_emu_cnrt.h", kBangEmulatorCnrtHeader},
       {"README.md", readme(model)},
       {"report.json", reportJson(model)},
       {"report.txt", reportText(model)},
