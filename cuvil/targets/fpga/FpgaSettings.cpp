@@ -71,19 +71,14 @@ parseFpgaSettings(const std::map<std::string, std::string> &settings) {
       else
         result.plan.layerReuse[node] = reuse;
     } else if (name == "strategy") {
-      std::string lower = absl::AsciiStrToLower(value);
-      Strategy strategy;
-      if (lower == "latency")
-        strategy = Strategy::Latency;
-      else if (lower == "resource")
-        strategy = Strategy::Resource;
-      else
+      std::optional<Strategy> strategy = parseStrategy(value);
+      if (!strategy)
         return bad(key, value, "the strategy is latency (fully parallel) or "
                                "resource (folded, weights in memory)");
       if (node.empty())
-        result.plan.strategy = strategy;
+        result.plan.strategy = *strategy;
       else
-        result.plan.layerStrategy[node] = strategy;
+        result.plan.layerStrategy[node] = *strategy;
     } else if (name == "clock_period") {
       if (!absl::SimpleAtod(value, &result.plan.clockNs) ||
           !(result.plan.clockNs > 0.5 && result.plan.clockNs < 1000))

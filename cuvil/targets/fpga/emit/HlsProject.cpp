@@ -335,20 +335,19 @@ std::string firmwareSource(const DesignPlan &design,
     const LayerPlan &plan = design.layers[i];
     std::string in = inputType(design, i);
     allLatency &= plan.strategy == Strategy::Latency;
-    absl::StrAppendFormat(
-        &text,
-        "// %s\n// %s; II %d, latency %d cycles\n"
-        "static void %s(const %s x[%d], %s y[%d]) {\n"
-        "#pragma HLS INLINE off\n",
-        describeInComment(plan),
-        plan.layer->hasWeights()
-            ? absl::StrCat("reuse factor ", plan.reuse, ", ",
-                           plan.strategy == Strategy::Latency ? "latency"
-                                                              : "resource",
-                           " strategy, weights in ", plan.memory)
-            : std::string("fully parallel"),
-        plan.ii, plan.latency, plan.id, in, plan.layer->nIn,
-        resultType(plan), plan.layer->nOut);
+    absl::StrAppendFormat(&text,
+                          "// %s\n// %s; II %d, latency %d cycles\n"
+                          "static void %s(const %s x[%d], %s y[%d]) {\n"
+                          "#pragma HLS INLINE off\n",
+                          describeInComment(plan),
+                          plan.layer->hasWeights()
+                              ? absl::StrCat("reuse factor ", plan.reuse, ", ",
+                                             strategyName(plan.strategy),
+                                             " strategy, weights in ",
+                                             plan.memory)
+                              : std::string("fully parallel"),
+                          plan.ii, plan.latency, plan.id, in, plan.layer->nIn,
+                          resultType(plan), plan.layer->nOut);
     LayerKind kind = plan.layer->kind;
     bool windowed = plan.layer->windowed();
     allLatency &= !windowed;

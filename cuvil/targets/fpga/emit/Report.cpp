@@ -24,7 +24,8 @@ namespace cuvil::fpga {
 
 namespace {
 
-const char *strategyName(Strategy strategy) {
+/// As hls4ml writes it in its reports.
+const char *hls4mlStrategy(Strategy strategy) {
   return strategy == Strategy::Latency ? "Latency" : "Resource";
 }
 
@@ -108,7 +109,7 @@ llvm::json::Object reportObject(const DesignPlan &design,
       precisions["bias"] = precision(plan.bias, options.context);
       precisions["accum"] = precision(plan.accum, options.context);
       layer["ReuseFactor"] = plan.reuse;
-      layer["Strategy"] = strategyName(plan.strategy);
+      layer["Strategy"] = hls4mlStrategy(plan.strategy);
       layer["multipliers"] = plan.multipliers;
       layer["multiplier_impl"] = plan.lutMultipliers ? "LUT" : "DSP";
       layer["adder_levels"] = plan.chainedAdders;
@@ -217,7 +218,7 @@ std::string reportText(const DesignPlan &design) {
         &text, "%-8s %-11s %-22s %-28s %6s %-9s %4d %7d %8d %8d %6d %5d %-6s\n",
         plan.id, layerKindName(plan.layer->kind), node, plan.result.str(),
         dense ? absl::StrCat(plan.reuse) : "-",
-        dense ? strategyName(plan.strategy) : "-", plan.ii, plan.latency,
+        dense ? hls4mlStrategy(plan.strategy) : "-", plan.ii, plan.latency,
         plan.resources.lut, plan.resources.ff, plan.resources.dsp,
         plan.resources.bram18k, plan.memory.empty() ? "-" : plan.memory);
   }

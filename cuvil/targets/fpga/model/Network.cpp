@@ -106,7 +106,7 @@ std::optional<Layer::Decision> plannedDecision(mlir::Operation *op) {
     return std::nullopt;
   Layer::Decision decision;
   decision.reuse = reuse.getInt();
-  decision.resource = strategy.getValue() == "resource";
+  decision.strategy = strategy.str();
   auto memory = plan.getAs<l2::MemorySpaceAttr>("memory");
   decision.memory =
       memory ? l2::stringifyMemorySpace(memory.getValue()).str() : "logic";

@@ -75,8 +75,8 @@ struct Layer {
   /// which planning keeps.
   struct Decision {
     int64_t reuse = 1;
-    bool resource = false; ///< the resource strategy (else latency)
-    std::string memory;    ///< "logic", "lutram" or "bram"
+    std::string strategy; ///< as recorded: "latency" or "resource"
+    std::string memory;   ///< "logic", "lutram" or "bram"
   };
   std::optional<Decision> planned;
 

@@ -408,6 +408,18 @@ std::vector<double> observeRanges(const Network &network,
   return ranges;
 }
 
+const char *strategyName(Strategy strategy) {
+  return strategy == Strategy::Resource ? "resource" : "latency";
+}
+
+std::optional<Strategy> parseStrategy(llvm::StringRef name) {
+  if (name.equals_insensitive("latency"))
+    return Strategy::Latency;
+  if (name.equals_insensitive("resource"))
+    return Strategy::Resource;
+  return std::nullopt;
+}
+
 absl::StatusOr<DesignPlan> planDesign(const Network &network,
                                       const Device &device,
                                       const PlanOptions &options) {
@@ -486,8 +498,8 @@ absl::StatusOr<DesignPlan> planDesign(const Network &network,
   // to the compiler).
   auto strategyOf = [&](const LayerPlan &plan) {
     if (plan.layer->planned)
-      return plan.layer->planned->resource ? Strategy::Resource
-                                           : Strategy::Latency;
+      return parseStrategy(plan.layer->planned->strategy)
+          .value_or(Strategy::Latency);
     auto given = options.layerStrategy.find(plan.layer->node);
     if (given != options.layerStrategy.end())
       return given->second;

@@ -31,6 +31,11 @@ namespace cuvil::fpga {
 
 enum class Strategy { Latency, Resource };
 
+/// "latency" or "resource", as users write a strategy and the IR records it.
+const char *strategyName(Strategy strategy);
+/// The strategy `name` spells (any case), if any.
+std::optional<Strategy> parseStrategy(llvm::StringRef name);
+
 /// What the user asked (cuvilc flags, cuvil.compile keywords).
 struct PlanOptions {
   /// Per layer, by node name: its reuse factor.

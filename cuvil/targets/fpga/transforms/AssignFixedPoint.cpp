@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/ir/CuvilOps.h"
+#include "cuvil/passes/ConstantUtil.h"
 #include "cuvil/support/Diagnostics.h"
-#include "cuvil/support/ElementsBytes.h"
 #include "cuvil/support/SourceEscape.h"
 #include "cuvil/targets/fpga/model/FixedType.h"
 #include "cuvil/targets/fpga/model/Network.h"
@@ -21,7 +21,6 @@
 #include "mlir/IR/Builders.h"
 
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <set>
 
@@ -57,8 +56,9 @@ l1::FusedGroupOp epilogueGroup(Operation *op, bool &skip) {
   return group;
 }
 
-/// What `value` is outside `op`'s epilogue group (its operand for a block
-/// argument), through views, down to a constant: its largest magnitude.
+/// What `value` is outside its epilogue group (the group's operand for a
+/// block argument), through views, down to a float32 constant: its largest
+/// magnitude.
 FailureOr<double> constantMaxAbs(Value value) {
   while (true) {
     if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(value)) {
@@ -75,19 +75,12 @@ FailureOr<double> constantMaxAbs(Value value) {
       value = def->getOperand(0);
       continue;
     }
-    auto constant = llvm::dyn_cast_or_null<l1::ConstantOp>(def);
-    if (!constant ||
-        !llvm::cast<mlir::ShapedType>(value.getType()).getElementType().isF32())
-      return failure();
-    absl::StatusOr<std::string> bytes = getElementsBytes(constant.getValue());
-    if (!bytes.ok())
+    FailureOr<std::vector<float>> values = getF32Constant(value);
+    if (failed(values))
       return failure();
     double max = 0;
-    for (size_t i = 0; i + 4 <= bytes->size(); i += 4) {
-      float v;
-      std::memcpy(&v, bytes->data() + i, 4);
+    for (float v : *values)
       max = std::max(max, static_cast<double>(std::fabs(v)));
-    }
     return max;
   }
 }

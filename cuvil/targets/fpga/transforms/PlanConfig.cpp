@@ -4,14 +4,6 @@
 
 namespace cuvil::fpga {
 
-static const char *strategyName(Strategy strategy) {
-  return strategy == Strategy::Resource ? "resource" : "latency";
-}
-
-static Strategy parseStrategy(llvm::StringRef name) {
-  return name == "resource" ? Strategy::Resource : Strategy::Latency;
-}
-
 llvm::SmallVector<mlir::NamedAttribute> planConfig(mlir::Builder &b,
                                                    const PlanOptions &options) {
   llvm::SmallVector<mlir::NamedAttribute> reuse, strategy;
@@ -52,8 +44,8 @@ PlanOptions readPlanConfig(mlir::DictionaryAttr config) {
   if (auto layers = config.getAs<mlir::DictionaryAttr>("layer_strategy"))
     for (mlir::NamedAttribute entry : layers)
       if (auto given = llvm::dyn_cast<mlir::StringAttr>(entry.getValue()))
-        options.layerStrategy[entry.getName().str()] =
-            parseStrategy(given.getValue());
+        if (std::optional<Strategy> strategy = parseStrategy(given.getValue()))
+          options.layerStrategy[entry.getName().str()] = *strategy;
   return options;
 }
 

@@ -30,10 +30,7 @@ mlir::DictionaryAttr describePlan(mlir::Builder &b, const LayerPlan &plan) {
   mlir::MLIRContext *context = b.getContext();
   llvm::SmallVector<mlir::NamedAttribute> entries = {
       b.getNamedAttr("reuse_factor", b.getI64IntegerAttr(plan.reuse)),
-      b.getNamedAttr("strategy",
-                     b.getStringAttr(plan.strategy == Strategy::Resource
-                                         ? "resource"
-                                         : "latency")),
+      b.getNamedAttr("strategy", b.getStringAttr(strategyName(plan.strategy))),
       b.getNamedAttr("ii", b.getI64IntegerAttr(plan.ii)),
       b.getNamedAttr("latency", b.getI64IntegerAttr(plan.latency)),
       b.getNamedAttr("hints",
