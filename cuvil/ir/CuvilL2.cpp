@@ -500,7 +500,8 @@ static bool isKernelName(StringRef name) {
 
 LogicalResult EpilogueAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    ArrayRef<EpilogueStep> steps,
-                                   FloatAttr clipMin, FloatAttr clipMax) {
+                                   FloatAttr clipMin, FloatAttr clipMax,
+                                   FloatAttr alpha, FloatAttr beta) {
   // col_bias, then add, then at most one activation, then quantize: the
   // order a kernel applies them in.
   int last = -1;
@@ -513,14 +514,21 @@ LogicalResult EpilogueAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (rank < last || (rank == 2 && activation) ||
         (rank != 2 && rank == last))
       return emitError() << "epilogue steps must be an optional col_bias, an "
-                            "optional add, at most one of relu and clip, "
-                            "then an optional quantize";
+                            "optional add, at most one activation, then an "
+                            "optional quantize";
     activation |= rank == 2;
     last = rank;
   }
   bool clip = llvm::is_contained(steps, EpilogueStep::clip);
   if (!clip && (clipMin || clipMax))
     return emitError() << "epilogue clip bounds without a clip step";
+  bool simple = llvm::none_of(
+      steps, [](EpilogueStep step) { return step >= EpilogueStep::hardswish; });
+  if (!simple && llvm::is_contained(steps, EpilogueStep::quantize))
+    return emitError() << "a quantize epilogue follows relu or clip only (the "
+                          "int8 kernels apply no other activation)";
+  if (!llvm::is_contained(steps, EpilogueStep::hardsigmoid) && (alpha || beta))
+    return emitError() << "epilogue alpha and beta without a hardsigmoid step";
   if (clipMin && clipMax &&
       clipMin.getValueAsDouble() > clipMax.getValueAsDouble())
     return emitError() << "epilogue clips to an empty range (clip_min above "

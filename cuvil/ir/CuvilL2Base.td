@@ -205,7 +205,11 @@ def CuvilL2_EpilogueStep : I32EnumAttr<"EpilogueStep",
     I32EnumAttrCase<"add", 1>,       // + a residual of the output's shape (the next input)
     I32EnumAttrCase<"relu", 2>,
     I32EnumAttrCase<"clip", 3>,      // to [clip_min, clip_max]
-    I32EnumAttrCase<"quantize", 4>   // to the output's quantized type
+    I32EnumAttrCase<"quantize", 4>,  // to the output's quantized type
+    I32EnumAttrCase<"hardswish", 5>,
+    I32EnumAttrCase<"hardsigmoid", 6>, // clip(alpha * x + beta, 0, 1)
+    I32EnumAttrCase<"sigmoid", 7>,
+    I32EnumAttrCase<"silu", 8>
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::cuvil::l2";
@@ -242,8 +246,9 @@ def CuvilL2_EpilogueAttr : AttrDef<CuvilL2_Dialect, "Epilogue"> {
   let summary = "the steps a kernel applies to each block of its output";
   let description = [{
     In order: an optional per-column bias (`col_bias`), an optional residual
-    `add`, then at most one activation (`relu`, or `clip` to its bounds),
-    then an optional `quantize` into the output buffer's quantized element
+    `add`, then at most one activation (`relu`, `clip` to its bounds,
+    `hardswish`, `hardsigmoid` with its `alpha` and `beta`, `sigmoid`,
+    `silu`), then an optional `quantize` into the output buffer's quantized element
     type (8 bits per tensor: `cuvil.quantize`'s arithmetic on the values
     the steps before computed). `col_bias` and `add` each read one more
     input of the call, after the kernel's own, in that order. A kernel
@@ -257,7 +262,9 @@ def CuvilL2_EpilogueAttr : AttrDef<CuvilL2_Dialect, "Epilogue"> {
   }];
   let parameters = (ins CuvilL2_EpilogueStepsParameter:$steps,
                         OptionalParameter<"::mlir::FloatAttr">:$clip_min,
-                        OptionalParameter<"::mlir::FloatAttr">:$clip_max);
+                        OptionalParameter<"::mlir::FloatAttr">:$clip_max,
+                        OptionalParameter<"::mlir::FloatAttr">:$alpha,
+                        OptionalParameter<"::mlir::FloatAttr">:$beta);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

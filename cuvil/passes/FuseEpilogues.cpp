@@ -37,7 +37,21 @@ Operation *soleUser(Value value) {
 }
 
 struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
+  using Base::Base;
+
   void runOnOperation() override {
+    static constexpr llvm::StringLiteral kKnown[] = {
+        "relu", "clip", "hardswish", "hardsigmoid", "sigmoid", "silu"};
+    allowed.assign(activations.begin(), activations.end());
+    if (allowed.empty())
+      allowed = {"relu", "clip"};
+    for (const std::string &name : allowed)
+      if (!llvm::is_contained(kKnown, name)) {
+        getOperation().emitError()
+            << "cuvil-fuse-epilogues: unknown activation '" << name
+            << "' (known: relu, clip, hardswish, hardsigmoid, sigmoid, silu)";
+        return signalPassFailure();
+      }
     SmallVector<Operation *> producers;
     getOperation().walk([&](Operation *op) {
       if (!op->getParentOfType<l1::FusedGroupOp>() &&
@@ -97,7 +111,7 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
   }
 
   /// The epilogue chain after `producer`: [bias add] (matmuls only), [add],
-  /// [relu | clip].
+  /// [activation].
   SmallVector<Operation *> findChain(Operation *producer) {
     SmallVector<Operation *> chain = {producer};
     Value current = producer->getResult(0);
@@ -122,7 +136,7 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
         user = soleUser(current);
       }
     }
-    if (user && isa<l1::ReluOp, l1::ClipOp>(user) &&
+    if (user && isActivation(user, producer) &&
         user->getResult(0).getType() == current.getType()) {
       chain.push_back(user);
       current = user->getResult(0);
@@ -132,6 +146,18 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
         isRequantization(user))
       chain.push_back(user);
     return chain;
+  }
+
+  /// `op` is an activation the target's kernels apply after `producer`:
+  /// one of `activations`, and only relu or clip after an int8 product
+  /// (its kernels' epilogue).
+  bool isActivation(Operation *op, Operation *producer) const {
+    if (!isa<l1::ReluOp, l1::ClipOp, l1::HardSwishOp, l1::HardSigmoidOp,
+             l1::SigmoidOp, l1::SiluOp>(op) ||
+        !llvm::is_contained(allowed, op->getName().stripDialect()))
+      return false;
+    return isa<l1::ReluOp, l1::ClipOp>(op) ||
+           !isa<l1::QuantizedConv2dOp, l1::QuantizedMatmulOp>(producer);
   }
 
   /// A quantize to 8 bits per tensor: the int8 convolutions and linear
@@ -145,6 +171,9 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
         cast<RankedTensorType>(quantize.getType()).getElementType());
     return type && type.getStorageTypeIntegralWidth() == 8;
   }
+
+  /// `activations`, or the default.
+  SmallVector<std::string> allowed;
 
   void fuse(Operation *producer) {
     SmallVector<Operation *> chain = findChain(producer);

@@ -90,7 +90,7 @@ lowerEpilogue(Block &body, llvm::function_ref<Value(Value)> outer,
               SmallVectorImpl<Value> &ins) {
   namespace l2 = cuvil::l2;
   SmallVector<l2::EpilogueStep> steps;
-  FloatAttr clipMin, clipMax;
+  FloatAttr clipMin, clipMax, alpha, beta;
   for (Operation &step : llvm::drop_begin(body.without_terminator())) {
     if (auto add = dyn_cast<l1::AddOp>(step)) {
       steps.push_back(add.getLhs().getType() != add.getRhs().getType()
@@ -104,6 +104,16 @@ lowerEpilogue(Block &body, llvm::function_ref<Value(Value)> outer,
       steps.push_back(l2::EpilogueStep::clip);
       clipMin = clip.getMinAttr();
       clipMax = clip.getMaxAttr();
+    } else if (isa<l1::HardSwishOp>(step)) {
+      steps.push_back(l2::EpilogueStep::hardswish);
+    } else if (auto hardSigmoid = dyn_cast<l1::HardSigmoidOp>(step)) {
+      steps.push_back(l2::EpilogueStep::hardsigmoid);
+      alpha = hardSigmoid.getAlphaAttr();
+      beta = hardSigmoid.getBetaAttr();
+    } else if (isa<l1::SigmoidOp>(step)) {
+      steps.push_back(l2::EpilogueStep::sigmoid);
+    } else if (isa<l1::SiluOp>(step)) {
+      steps.push_back(l2::EpilogueStep::silu);
     } else if (isa<l1::QuantizeOp>(step)) {
       // Into the output buffer's quantized type (the group's result).
       steps.push_back(l2::EpilogueStep::quantize);
@@ -114,7 +124,7 @@ lowerEpilogue(Block &body, llvm::function_ref<Value(Value)> outer,
   auto epilogue = l2::EpilogueAttr::getChecked(
       [&] { return body.getParentOp()->emitOpError(); },
       body.getParentOp()->getContext(), ArrayRef<l2::EpilogueStep>(steps),
-      clipMin, clipMax);
+      clipMin, clipMax, alpha, beta);
   if (!epilogue)
     return failure();
   return epilogue;

@@ -242,14 +242,17 @@ def CuvilMarkSampleParallel
     axes, ...), and, in mode `auto`, when one sample does at least
     `min-reuse` multiply-adds per byte of the weights it reads: a target
     may then give each thread a chunk of the batch and its own workspace,
-    every chunk reading all the weights. Mode `on` marks every separable
+    every chunk reading all the weights. The default, a multiply-add per
+    ten weight bytes, marks every network with products (a 512-wide MLP
+    reuses each byte a quarter of a time per sample) and leaves tables read
+    without arithmetic (tree ensembles). Mode `on` marks every separable
     function and makes any other an error naming the op that mixes samples;
     `off` marks none.
   }];
   let options = [
     Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
            "auto (when the weight reuse pays), on, off">,
-    Option<"minReuse", "min-reuse", "double", /*default=*/"64.0",
+    Option<"minReuse", "min-reuse", "double", /*default=*/"0.1",
            "Multiply-adds per weight byte of one sample that make auto mark">,
   ];
   let statistics = [
@@ -289,11 +292,19 @@ def CuvilFuseEpilogues : Pass<"cuvil-fuse-epilogues", "::mlir::func::FuncOp"> {
     consume its result alone into one `cuvil.fused_group kind = "epilogue"`:
     first an optional
     residual `cuvil.add` of a tensor of the same type, then an optional
-    activation (`cuvil.relu`, `cuvil.clip`). That is the order the x86
-    kernel applies them in, to each block of output while it is still in
-    cache, instead of three passes over memory (ResNet's conv + add + relu,
-    MobileNet's conv + relu6).
+    activation among `activations` (the target's kernels': `cuvil.relu`,
+    `cuvil.clip`, and on CPUs `cuvil.hardswish`, `cuvil.hardsigmoid`,
+    `cuvil.sigmoid`, `cuvil.silu`; an int8 producer's only relu and clip).
+    That is the order the x86 kernel applies them in, to each block of
+    output while it is still in cache, instead of three passes over memory
+    (ResNet's conv + add + relu, MobileNet's conv + relu6, MobileNetV3's
+    conv + hardswish, EfficientNet's conv + SiLU).
   }];
+  let options = [
+    ListOption<"activations", "activations", "std::string",
+               "Activations the target's kernels apply in an epilogue "
+               "(default: relu, clip)">,
+  ];
   let statistics = [
     Statistic<"numGroups", "groups", "Fused groups formed">,
     Statistic<"numOpsFused", "ops-fused", "Epilogue ops fused into a producer">,

@@ -36,7 +36,10 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm,
       createCuvilMarkSampleParallel(sampleParallel));
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilRaiseLayerNorm());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilBatchParallelConvs());
-  pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseEpilogues());
+  CuvilFuseEpiloguesOptions epilogues;
+  epilogues.activations.assign(options.epilogueActivations.begin(),
+                               options.epilogueActivations.end());
+  pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseEpilogues(epilogues));
   if (options.fuseElementwise)
     pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseElementwise());
 }

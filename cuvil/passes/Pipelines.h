@@ -15,6 +15,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
+#include <vector>
 
 namespace cuvil {
 
@@ -27,6 +28,9 @@ struct Level1Options {
   std::string sampleParallel = "auto";
   /// Run cuvil-fuse-elementwise (TargetBackend::generatesFusedMaps).
   bool fuseElementwise = true;
+  /// cuvil-fuse-epilogues's activations
+  /// (TargetBackend::epilogueActivations).
+  std::vector<std::string> epilogueActivations = {"relu", "clip"};
 };
 
 void buildLevel1Pipeline(mlir::OpPassManager &pm,

@@ -137,6 +137,13 @@ public:
   /// own micro-kernel call.
   virtual bool generatesFusedMaps() const { return true; }
 
+  /// The activations this target's convolutions and matrix products apply
+  /// in a fused epilogue (cuvil-fuse-epilogues's `activations`: relu,
+  /// clip, hardswish, hardsigmoid, sigmoid, silu); any other stays an op.
+  virtual std::vector<std::string> epilogueActivations() const {
+    return {"relu", "clip"};
+  }
+
   /// Adds this target's level2 passes: they run on the neutral lowering's
   /// micro-kernel calls, before memory planning.
   virtual void buildLevel2Pipeline(mlir::OpPassManager &pm) const = 0;

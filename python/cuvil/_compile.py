@@ -144,8 +144,8 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     sample_parallel: with a dynamic batch and threads > 1, run a batch as
         one chunk of samples per thread, each on its own workspace, rather
         than every layer split across the threads (the same bits): "auto"
-        where the samples are independent and each reuses the weights
-        enough (convolutional networks), "on" wherever they are
+        where the samples are independent and the model computes
+        products (not tree ensembles), "on" wherever they are
         independent (CompileError naming the op that mixes them), "off"
         (cuvilc --sample-parallel).
     external_weights: keep weights in <name>.weights.bin beside the .so.

@@ -253,8 +253,8 @@ def resnet18_study(quantize, threads=1):
 def test_resnet18_cosine():
     """Every convolution and the classifier in int8, calibrated on random
     inputs. On two threads the batch runs as one chunk of samples per
-    thread (sample_parallel's auto: int8 convolutions reuse their weights
-    enough), each sample's bits what it gets alone."""
+    thread (sample_parallel's auto: a network of products), each
+    sample's bits what it gets alone."""
     compiled, cosine, relative = resnet18_study(
         lambda shape: Int8([torch.randn(4, *shape) for _ in range(2)]),
         threads=2)

@@ -94,8 +94,8 @@ ABSL_FLAG(std::string, sample_parallel, "auto",
           "With a dynamic batch (--max-batch): a context of several threads "
           "runs a batch as one chunk of samples per thread, each with its own "
           "workspace, instead of splitting every layer across the threads. "
-          "auto: when the model's ops keep samples apart and each sample "
-          "reuses the weights enough (convolutional networks); on: whenever "
+          "auto: when the model's ops keep samples apart and it computes "
+          "products (not a tree ensemble); on: whenever "
           "the ops keep samples apart (an error names the op that does "
           "not); off: never. Results are the same bits either way.");
 ABSL_FLAG(std::string, quantize, "",

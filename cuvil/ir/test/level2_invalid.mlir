@@ -395,7 +395,7 @@ func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) {
 // -----
 
 func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) {
-  // expected-error @+2 {{epilogue steps must be an optional col_bias, an optional add, at most one of relu and clip, then an optional quantize}}
+  // expected-error @+2 {{epilogue steps must be an optional col_bias, an optional add, at most one activation, then an optional quantize}}
   cuvil_l2.ukernel_call "relu" ins(%x, %x : memref<4xf32>, memref<4xf32>) outs(%y : memref<4xf32>)
       epilogue #cuvil_l2.epilogue<steps = [relu, add]>
   return
@@ -404,7 +404,7 @@ func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) {
 // -----
 
 func.func @f(%x: memref<4xf32>, %y: memref<4x!quant.uniform<u8:f32, 0.5:3>>) {
-  // expected-error @+2 {{epilogue steps must be an optional col_bias, an optional add, at most one of relu and clip, then an optional quantize}}
+  // expected-error @+2 {{epilogue steps must be an optional col_bias, an optional add, at most one activation, then an optional quantize}}
   cuvil_l2.ukernel_call "relu" ins(%x : memref<4xf32>) outs(%y : memref<4x!quant.uniform<u8:f32, 0.5:3>>)
       epilogue #cuvil_l2.epilogue<steps = [quantize, relu]>
   return
@@ -461,5 +461,32 @@ func.func @f(%c: memref<i1>, %m: memref<2xi64>) {
 func.func @f(%x: memref<4xf32>, %s: memref<3x5xf32>, %i: memref<i64>) {
   // expected-error @+1 {{'cuvil_l2.insert_row' op expects a row-major target of one more (leading) dimension than its source, got 'memref<4xf32>' and 'memref<3x5xf32>'}}
   cuvil_l2.insert_row %x, %s[%i] : memref<4xf32>, memref<3x5xf32>, memref<i64>
+  return
+}
+
+// -----
+
+func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) {
+  // expected-error @+2 {{epilogue alpha and beta without a hardsigmoid step}}
+  cuvil_l2.ukernel_call "relu" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)
+      epilogue #cuvil_l2.epilogue<steps = [hardswish], alpha = 0.2 : f64>
+  return
+}
+
+// -----
+
+func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) {
+  // expected-error @+2 {{epilogue steps must be an optional col_bias, an optional add, at most one activation, then an optional quantize}}
+  cuvil_l2.ukernel_call "relu" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)
+      epilogue #cuvil_l2.epilogue<steps = [silu, relu]>
+  return
+}
+
+// -----
+
+func.func @f(%x: memref<4xf32>, %y: memref<4x!quant.uniform<u8:f32, 0.5:3>>) {
+  // expected-error @+2 {{a quantize epilogue follows relu or clip only (the int8 kernels apply no other activation)}}
+  cuvil_l2.ukernel_call "relu" ins(%x : memref<4xf32>) outs(%y : memref<4x!quant.uniform<u8:f32, 0.5:3>>)
+      epilogue #cuvil_l2.epilogue<steps = [hardswish, quantize]>
   return
 }

@@ -97,6 +97,33 @@ func.func @epilogue_group(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
 
 // -----
 
+// The CPU kernels' other activations: hardsigmoid keeps its alpha and
+// beta; hardswish, sigmoid and SiLU have none.
+// CHECK-LABEL: func.func @epilogue_activations
+// CHECK: cuvil_l2.ukernel_call "conv2d"
+// CHECK-SAME: epilogue <steps = [hardsigmoid], alpha = 2.000000e-01 : f64, beta = 4.000000e-01 : f64>
+// CHECK: cuvil_l2.ukernel_call "conv2d"
+// CHECK-SAME: epilogue <steps = [add, silu]>
+func.func @epilogue_activations(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
+  %w = cuvil.constant dense<0.5> : tensor<4x4x1x1xf32>
+  %y = cuvil.fused_group kind = "epilogue"(%x, %w) : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32> {
+  ^bb0(%a: tensor<1x4x5x5xf32>, %b: tensor<4x4x1x1xf32>):
+    %c = cuvil.conv2d %a, %b : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>
+    %t = cuvil.hardsigmoid %c alpha = 0.2 beta = 0.4 : tensor<1x4x5x5xf32>
+    cuvil.yield %t : tensor<1x4x5x5xf32>
+  }
+  %z = cuvil.fused_group kind = "epilogue"(%y, %w, %x) : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>, tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
+  ^bb0(%a: tensor<1x4x5x5xf32>, %b: tensor<4x4x1x1xf32>, %r: tensor<1x4x5x5xf32>):
+    %c = cuvil.conv2d %a, %b : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>
+    %s = cuvil.add %c, %r : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
+    %t = cuvil.silu %s : tensor<1x4x5x5xf32>
+    cuvil.yield %t : tensor<1x4x5x5xf32>
+  }
+  return %z : tensor<1x4x5x5xf32>
+}
+
+// -----
+
 // An int8 convolution's requantizing group: its quantize is the last
 // epilogue step, the output buffer of the 8-bit type.
 // CHECK-LABEL: func.func @requantized_group

@@ -1,13 +1,17 @@
 // RUN: cuvil-opt %s --cuvil-mark-sample-parallel --split-input-file | FileCheck %s
 // RUN: cuvil-opt %s --cuvil-mark-sample-parallel=mode=on --split-input-file | FileCheck %s --check-prefix=ON
 // RUN: cuvil-opt %s --cuvil-mark-sample-parallel=mode=off --split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: cuvil-opt %s --cuvil-mark-sample-parallel=min-reuse=64 --split-input-file | FileCheck %s --check-prefix=HIGH
 
 // A small CNN: convolution (16 * 8 * 8 outputs of 3 * 3 * 3 taps = 27,648
 // multiply-adds per image over 1,728 weight bytes: 16 per byte), pooling,
-// a linear layer (10 * 16 over 640 bytes). Separable, but below the
-// default reuse of 64 per byte: auto leaves it, on marks it.
+// a linear layer (10 * 16 over 640 bytes). Separable, with products:
+// auto marks it (the default asks for 0.1 per byte); asked for 64 per
+// byte, auto leaves it.
 // CHECK-LABEL: func.func @cnn
-// CHECK-NOT: cuvil.sample_parallel
+// CHECK-SAME: attributes {cuvil.sample_parallel}
+// HIGH-LABEL: func.func @cnn
+// HIGH-NOT: cuvil.sample_parallel
 // ON-LABEL: func.func @cnn
 // ON-SAME: attributes {cuvil.sample_parallel}
 // OFF-NOT: cuvil.sample_parallel
@@ -29,9 +33,11 @@ func.func @cnn(%x: tensor<?x3x8x8xf32>) -> tensor<?x10xf32> {
 // -----
 
 // 64 output channels of 3 * 3 * 64 taps on a 16 x 16 image reuse each
-// weight byte 64 times per image: auto marks it.
+// weight byte 64 times per image: auto marks it, even asked for 64.
 // CHECK-LABEL: func.func @wide_conv
 // CHECK-SAME: attributes {cuvil.sample_parallel}
+// HIGH-LABEL: func.func @wide_conv
+// HIGH-SAME: attributes {cuvil.sample_parallel}
 module attributes {cuvil.max_batch = 4 : i64} {
 func.func @wide_conv(%x: tensor<?x64x16x16xf32>) -> tensor<?x64x16x16xf32> {
   %w = cuvil.constant dense<0.5> : tensor<64x64x3x3xf32>
@@ -43,9 +49,12 @@ func.func @wide_conv(%x: tensor<?x64x16x16xf32>) -> tensor<?x64x16x16xf32> {
 // -----
 
 // Weights from a static input: separable; 9 multiply-adds per weight
-// byte, so auto leaves it.
+// byte, so auto marks it (not when asked for 64).
 // CHECK-LABEL: func.func @batch_weights
-// CHECK-NOT: cuvil.sample_parallel
+// CHECK-SAME: attributes {cuvil.sample_parallel}
+// HIGH-LABEL: func.func @batch_weights
+// HIGH-NOT: cuvil.sample_parallel
+// HIGH: cuvil.conv2d
 module attributes {cuvil.max_batch = 8 : i64} {
 func.func @batch_weights(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<?x4x6x6xf32> {
   %c = cuvil.conv2d %x, %w : tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>

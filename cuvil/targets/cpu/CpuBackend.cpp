@@ -62,6 +62,11 @@ absl::Status CpuBackend::checkOptions(const TargetOptions &options,
 
 void CpuBackend::registerPasses() const { registerCpuPasses(); }
 
+std::vector<std::string> CpuBackend::epilogueActivations() const {
+  // runtime/epilogue/epilogue.h's CUVIL_ACT_*.
+  return {"relu", "clip", "hardswish", "hardsigmoid", "sigmoid", "silu"};
+}
+
 void CpuBackend::buildLevel2Pipeline(mlir::OpPassManager &pm) const {
   buildCpuLevel2Pipeline(pm);
 }

@@ -23,6 +23,7 @@ public:
                             llvm::StringRef emit) const override;
   void registerPasses() const override;
   void buildLevel2Pipeline(mlir::OpPassManager &pm) const override;
+  std::vector<std::string> epilogueActivations() const override;
   absl::StatusOr<std::vector<ArtifactFile>>
   serialize(mlir::ModuleOp module, llvm::StringRef emit,
             const TargetOptions &options,

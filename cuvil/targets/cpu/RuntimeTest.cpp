@@ -50,11 +50,11 @@ std::set<std::string> selected(llvm::StringRef body,
 TEST(RuntimeTest, ClosuresAreInDependencyOrderAndComplete) {
   EXPECT_EQ(runtimeClosure({"reduce"}), (Families{"math", "reduce"}));
   EXPECT_EQ(runtimeClosure({"conv"}),
-            (Families{"contract", "threads", "neon", "epilogue", "gemm",
+            (Families{"contract", "threads", "math", "neon", "epilogue", "gemm",
                       "conv"}));
   EXPECT_EQ(runtimeClosure({"conv_blocked", "layout", "threads"}),
-            (Families{"contract", "threads", "neon", "tiles", "epilogue",
-                      "conv_blocked", "layout"}));
+            (Families{"contract", "threads", "math", "neon", "tiles",
+                      "epilogue", "conv_blocked", "layout"}));
   Families all = runtimeFamilies();
   EXPECT_EQ(runtimeClosure(std::set<std::string>(all.begin(), all.end())), all);
   for (const std::string &family : all) {

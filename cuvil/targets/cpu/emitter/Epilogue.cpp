@@ -33,6 +33,22 @@ Epilogue getEpilogue(const KernelCall &call) {
       if (mlir::FloatAttr hi = steps.getClipMax())
         epilogue.hi = hi.getValueAsDouble();
       break;
+    case EpilogueStep::hardswish:
+      epilogue.activation = "CUVIL_ACT_HARDSWISH";
+      break;
+    case EpilogueStep::hardsigmoid:
+      // lo and hi carry alpha and beta (the op's defaults if absent).
+      epilogue.activation = "CUVIL_ACT_HARDSIGMOID";
+      epilogue.lo =
+          steps.getAlpha() ? steps.getAlpha().getValueAsDouble() : 1.0 / 6.0;
+      epilogue.hi = steps.getBeta() ? steps.getBeta().getValueAsDouble() : 0.5;
+      break;
+    case EpilogueStep::sigmoid:
+      epilogue.activation = "CUVIL_ACT_SIGMOID";
+      break;
+    case EpilogueStep::silu:
+      epilogue.activation = "CUVIL_ACT_SILU";
+      break;
     case EpilogueStep::quantize:
       epilogue.quantize = true;
       break;

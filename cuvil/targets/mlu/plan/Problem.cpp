@@ -37,12 +37,12 @@ llvm::ArrayRef<int64_t> shapeOf(mlir::Value value) {
 
 /// Reads the epilogue: its activation, and which extra inputs hold a
 /// per-column bias and a residual (-1: none).
-void readEpilogue(l2::UKernelCallOp call, Problem &problem, int &colBias,
+bool readEpilogue(l2::UKernelCallOp call, Problem &problem, int &colBias,
                   int &residual) {
   colBias = residual = -1;
   l2::EpilogueAttr epilogue = call.getEpilogueAttr();
   if (!epilogue)
-    return;
+    return true;
   int next = static_cast<int>(call.getKernelInputs().size());
   for (l2::EpilogueStep step : epilogue.getSteps()) {
     switch (step) {
@@ -66,8 +66,14 @@ void readEpilogue(l2::UKernelCallOp call, Problem &problem, int &colBias,
       break;
     case l2::EpilogueStep::quantize:
       break; // refused with the element types
+    case l2::EpilogueStep::hardswish:
+    case l2::EpilogueStep::hardsigmoid:
+    case l2::EpilogueStep::sigmoid:
+    case l2::EpilogueStep::silu:
+      return false; // the MLU target fuses relu and clip only
     }
   }
+  return true;
 }
 
 class Reader {
@@ -156,7 +162,8 @@ FailureOr<Problem> Reader::readProduct() {
   Problem p;
   p.kind = "gemm";
   int colBias, residual;
-  readEpilogue(call, p, colBias, residual);
+  if (!readEpilogue(call, p, colBias, residual))
+    return refuse("a fused activation other than relu or clip");
   auto kernelInputs = call.getKernelInputs();
   llvm::ArrayRef<int64_t> a = shapeOf(kernelInputs[0]),
                           b = shapeOf(kernelInputs[1]),
@@ -214,7 +221,8 @@ FailureOr<Problem> Reader::readWindow() {
   bool conv = kernel == "conv2d";
   p.kind = conv ? "conv2d" : "pool2d";
   int colBias, residual;
-  readEpilogue(call, p, colBias, residual);
+  if (!readEpilogue(call, p, colBias, residual))
+    return refuse("a fused activation other than relu or clip");
   if (colBias >= 0)
     return refuse("a per-column bias on a window is not supported");
   auto kernelInputs = call.getKernelInputs();
@@ -283,7 +291,8 @@ FailureOr<Problem> Reader::readRows() {
   Problem p;
   llvm::StringRef kernel = call.getKernel();
   int colBias, residual;
-  readEpilogue(call, p, colBias, residual);
+  if (!readEpilogue(call, p, colBias, residual))
+    return refuse("a fused activation other than relu or clip");
   if (colBias >= 0 || residual >= 0 || p.act != Activation::None)
     return refuse("a fused epilogue is not supported on it");
   auto inputs = call.getKernelInputs();
@@ -360,7 +369,8 @@ FailureOr<Problem> Reader::readBinary() {
   p.kind = "binary";
   p.op = call.getKernel().str();
   int colBias, residual;
-  readEpilogue(call, p, colBias, residual);
+  if (!readEpilogue(call, p, colBias, residual))
+    return refuse("a fused activation other than relu or clip");
   if (colBias >= 0 || residual >= 0)
     return refuse("a fused bias or residual on an elementwise op");
   auto inputs = call.getKernelInputs();

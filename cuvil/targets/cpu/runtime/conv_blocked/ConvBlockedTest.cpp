@@ -1,8 +1,8 @@
 // The channel-blocked (NCHW<block>c) convolutions: the direct one in each
 // tile variant the CPU has, against a double-precision NCHW convolution
 // (input blocked or plain, strides, paddings, dilations, odd and even block
-// counts, groups, bias and the residual/relu/clip epilogues, batches, and the same
-// bits for any thread count), and the depthwise one likewise.
+// counts, groups, bias and the residual and activation epilogues, batches, and
+// the same bits for any thread count), and the depthwise one likewise.
 extern "C" {
 #include "cuvil/targets/cpu/runtime/contract/contract.h"
 #include "cuvil/targets/cpu/runtime/conv_blocked/conv_blocked.h"
@@ -37,15 +37,28 @@ std::vector<float> reorder(bool toBlocked, int64_t n, int64_t c, int64_t spatial
   return dst;
 }
 
-/// The epilogue in double precision: residual, then relu or clip to
-/// [-0.5, 0.75] (the bounds every case here passes).
+/// The epilogue in double precision: residual, then the activation; lo
+/// and hi are -0.5 and 0.75 in every case here (clip's bounds,
+/// hardsigmoid's alpha and beta).
 double finish(double acc, float residual, int activation) {
+  const double lo = -0.5, hi = 0.75;
   acc += residual;
-  if (activation == CUVIL_ACT_RELU)
-    acc = std::max(acc, 0.0);
-  if (activation == CUVIL_ACT_CLIP)
-    acc = std::min(std::max(acc, -0.5), 0.75);
-  return acc;
+  switch (activation) {
+  case CUVIL_ACT_RELU:
+    return std::max(acc, 0.0);
+  case CUVIL_ACT_CLIP:
+    return std::min(std::max(acc, lo), hi);
+  case CUVIL_ACT_HARDSWISH:
+    return acc * std::min(std::max(acc + 3.0, 0.0), 6.0) / 6.0;
+  case CUVIL_ACT_HARDSIGMOID:
+    return std::min(std::max(lo * acc + hi, 0.0), 1.0);
+  case CUVIL_ACT_SIGMOID:
+    return 1.0 / (1.0 + std::exp(-acc));
+  case CUVIL_ACT_SILU:
+    return acc / (1.0 + std::exp(-acc));
+  default:
+    return acc;
+  }
 }
 
 struct Variant {
@@ -98,6 +111,12 @@ TEST(ConvBlockedTest, MatchesDirectConvolution) {
       {1, 48, 96, 8, 8, 3, 1, 1, 1, false, true, CUVIL_ACT_CLIP, false, 3},
       {1, 64, 32, 6, 5, 1, 1, 0, 1, true, false, CUVIL_ACT_NONE, true, 2},
       {1, 96, 96, 5, 6, 3, 1, 1, 2, true, true, CUVIL_ACT_RELU, false, 6},
+      // The activations applied to each stored tile row (MobileNetV3's,
+      // EfficientNet's), after a residual in one case.
+      {1, 16, 32, 9, 10, 3, 1, 1, 1, true, true, CUVIL_ACT_HARDSWISH, false},
+      {1, 32, 16, 5, 7, 1, 1, 0, 1, true, true, CUVIL_ACT_HARDSIGMOID, false},
+      {2, 16, 16, 7, 9, 3, 2, 1, 1, true, true, CUVIL_ACT_SIGMOID, true},
+      {1, 3, 32, 11, 11, 3, 2, 1, 1, false, true, CUVIL_ACT_SILU, false},
   };
   std::mt19937 rng(11);
   for (const Variant &v : variants()) {
@@ -183,6 +202,11 @@ TEST(ConvBlockedTest, DepthwiseMatchesDirectConvolution) {
       // NCHW4c (NEON's block), 3x3 and 7x7 stride 2.
       {1, 12, 9, 19, 3, 1, 1, 4, CUVIL_ACT_RELU, true},
       {2, 8, 15, 15, 7, 2, 3, 4, CUVIL_ACT_NONE, false},
+      // The activations beyond a clamp, at 3x3, 5x5 and 7x7.
+      {1, 16, 11, 13, 3, 2, 1, 16, CUVIL_ACT_HARDSWISH, false},
+      {1, 24, 9, 9, 5, 1, 2, 8, CUVIL_ACT_SILU, true},
+      {1, 16, 8, 8, 7, 1, 3, 16, CUVIL_ACT_SIGMOID, false},
+      {1, 8, 6, 17, 5, 2, 2, 4, CUVIL_ACT_HARDSIGMOID, true},
   };
   std::mt19937 rng(13);
   for (const Dw &k : cases) {

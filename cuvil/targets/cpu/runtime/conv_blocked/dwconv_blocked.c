@@ -50,6 +50,8 @@ static void cuvil_dwb_finish(const struct cuvil_dwb_args *a, float *out,
       float v = out[i] > a->lo ? out[i] : a->lo;
       out[i] = v < a->hi ? v : a->hi;
     }
+  else
+    cuvil_activate_f32(a->activation, a->lo, a->hi, out, count);
 }
 
 /* B lanes as one vector (GCC/Clang vector extension: one register with the

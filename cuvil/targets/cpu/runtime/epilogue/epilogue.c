@@ -20,14 +20,33 @@ void cuvil_epilogue_row(const cuvil_epilogue *e, float *out, int64_t offset,
   if (residual)
     for (j = 0; j < count; ++j)
       out[j] += residual[j];
-  if (e->activation == CUVIL_ACT_RELU) {
-    for (j = 0; j < count; ++j)
-      out[j] = out[j] > 0.0f ? out[j] : 0.0f;
-  } else if (e->activation == CUVIL_ACT_CLIP) {
-    float lo = e->lo, hi = e->hi;
-    for (j = 0; j < count; ++j) {
-      float v = out[j] < lo ? lo : out[j];
-      out[j] = v > hi ? hi : v;
-    }
+  cuvil_activate_f32(e->activation, e->lo, e->hi, out, count);
+}
+
+/* A loop per activation: `activation` fixed inside, so clang vectorizes
+ * each (cuvil_expf included). */
+#define CUVIL_ACTIVATE_LOOP(KIND)                                              \
+  for (i = 0; i < count; ++i)                                                  \
+    values[i] = cuvil_activate(KIND, values[i], lo, hi);                       \
+  break
+
+void cuvil_activate_f32(int activation, float lo, float hi, float *values,
+                        int64_t count) {
+  int64_t i;
+  switch (activation) {
+  case CUVIL_ACT_RELU:
+    CUVIL_ACTIVATE_LOOP(CUVIL_ACT_RELU);
+  case CUVIL_ACT_CLIP:
+    CUVIL_ACTIVATE_LOOP(CUVIL_ACT_CLIP);
+  case CUVIL_ACT_HARDSWISH:
+    CUVIL_ACTIVATE_LOOP(CUVIL_ACT_HARDSWISH);
+  case CUVIL_ACT_HARDSIGMOID:
+    CUVIL_ACTIVATE_LOOP(CUVIL_ACT_HARDSIGMOID);
+  case CUVIL_ACT_SIGMOID:
+    CUVIL_ACTIVATE_LOOP(CUVIL_ACT_SIGMOID);
+  case CUVIL_ACT_SILU:
+    CUVIL_ACTIVATE_LOOP(CUVIL_ACT_SILU);
+  default:
+    break;
   }
 }

@@ -8,6 +8,8 @@
 #ifndef CUVIL_RUNTIME_EPILOGUE_H
 #define CUVIL_RUNTIME_EPILOGUE_H
 
+#include "cuvil/targets/cpu/runtime/math/vecmath.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -18,12 +20,25 @@ extern "C" {
  * applies to each row of output right after computing it, while it is in
  * cache: out = activation(out + row_bias[row] + col_bias + residual), in that order
  * (the order of the unfused ops, so results are the same bit for bit). */
-enum { CUVIL_ACT_NONE = 0, CUVIL_ACT_RELU = 1, CUVIL_ACT_CLIP = 2 };
+enum {
+  CUVIL_ACT_NONE = 0,
+  CUVIL_ACT_RELU = 1,
+  CUVIL_ACT_CLIP = 2,
+  /* The ones below take more than a compare: kernels apply them to a
+   * block of stored output with cuvil_activate_f32, a loop that
+   * vectorizes. */
+  CUVIL_ACT_HARDSWISH = 3,   /* x * clip(x + 3, 0, 6) / 6 */
+  CUVIL_ACT_HARDSIGMOID = 4, /* clip(lo * x + hi, 0, 1): lo, hi = alpha, beta */
+  CUVIL_ACT_SIGMOID = 5,     /* 1 / (1 + exp(-x)) */
+  CUVIL_ACT_SILU = 6         /* x / (1 + exp(-x)) */
+};
 typedef struct cuvil_epilogue {
   const float *row_bias; /* one per row (a convolution's channel), or NULL */
   const float *residual; /* laid out like the output, or NULL */
   int activation;        /* CUVIL_ACT_* */
-  float lo, hi;          /* CUVIL_ACT_CLIP bounds (-/+ huge if absent) */
+  /* CUVIL_ACT_CLIP's bounds (-/+ huge if absent); CUVIL_ACT_HARDSIGMOID's
+   * alpha and beta. */
+  float lo, hi;
   /* One per column (a linear layer's bias), added after row_bias; last, so
    * initializers that stop before it leave it NULL. */
   const float *col_bias;
@@ -36,6 +51,37 @@ typedef struct cuvil_epilogue {
 void cuvil_epilogue_row(const cuvil_epilogue *e, float *out, int64_t offset,
                         int64_t row, int64_t count);
 
+/* The activation of one value, as the unfused op computes it (the same
+ * expressions as the generated elementwise code, so fusing changes no
+ * bit). */
+static inline __attribute__((always_inline)) float
+cuvil_activate(int activation, float v, float lo, float hi) {
+  float t;
+  switch (activation) {
+  case CUVIL_ACT_RELU:
+    return v > 0.0f ? v : 0.0f;
+  case CUVIL_ACT_CLIP:
+    return v < lo ? lo : v > hi ? hi : v;
+  case CUVIL_ACT_HARDSWISH:
+    t = v + 3.0f;
+    return v * (t < 0.0f ? 0.0f : t > 6.0f ? 6.0f : t) / 6.0f;
+  case CUVIL_ACT_HARDSIGMOID:
+    t = lo * v + hi;
+    return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+  case CUVIL_ACT_SIGMOID:
+    return 1.0f / (1.0f + cuvil_expf(-v));
+  case CUVIL_ACT_SILU:
+    return v / (1.0f + cuvil_expf(-v));
+  default:
+    return v;
+  }
+}
+
+/* `activation` on `count` values in place: one loop per kind, so each
+ * vectorizes. */
+void cuvil_activate_f32(int activation, float lo, float hi, float *values,
+                        int64_t count);
+
 /* One element's tail, in the unfused ops' order: + *bias, + *residual
  * (each if not NULL), then the activation. Every kernel that finishes
  * element by element goes through it. */
@@ -46,11 +92,7 @@ static inline float cuvil_finish_value(float v, const float *bias,
     v += *bias;
   if (residual)
     v += *residual;
-  if (activation == CUVIL_ACT_RELU)
-    v = v > 0.0f ? v : 0.0f;
-  else if (activation == CUVIL_ACT_CLIP)
-    v = v < lo ? lo : v > hi ? hi : v;
-  return v;
+  return cuvil_activate(activation, v, lo, hi);
 }
 
 /* The steps of `e` on one element: `v` at `row`, column `col`, position

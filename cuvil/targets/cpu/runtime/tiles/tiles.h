@@ -66,7 +66,8 @@ static inline int64_t cuvil_tile_width(int64_t u, int64_t tiles, int64_t t) {
 
 /* A float32 tile's NB x U sums `acc` finished and stored, in the unfused
  * ops' order: + bias, + residual, activation (the tile's int loop
- * variables b and j do the counting). */
+ * variables b and j do the counting). Activations beyond a clamp run over
+ * each block's stored row, still in L1. */
 #define CUVIL_TILE_FINISH_F32(r, acc, x0, vec, LANES, NB, U, zero, loadf,      \
                               storef, addf, maxf, minf, set1f)                 \
   CUVIL_UNROLL for (b = 0; b < NB; ++b) {                                      \
@@ -84,6 +85,8 @@ static inline int64_t cuvil_tile_width(int64_t u, int64_t tiles, int64_t t) {
         v = minf(maxf(v, set1f((r)->lo)), set1f((r)->hi));                     \
       storef(out + j * LANES, v);                                              \
     }                                                                          \
+    if ((r)->activation > CUVIL_ACT_CLIP)                                      \
+      cuvil_activate_f32((r)->activation, (r)->lo, (r)->hi, out, U * LANES);   \
   }
 
 #endif /* CUVIL_RUNTIME_TILES_H */

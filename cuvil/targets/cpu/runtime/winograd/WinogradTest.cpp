@@ -65,6 +65,12 @@ TEST(WinogradTest, MatchesDirectConvolution) {
       // A partial vector of input channels; output channels ending half-way
       // into a strip of the packed weights.
       {1, 20, 48, 10, 70, 1, false, CUVIL_ACT_RELU, false},
+      // The activations beyond a clamp (hardsigmoid's alpha, beta: -0.5,
+      // 0.75).
+      {1, 16, 16, 12, 12, 1, true, CUVIL_ACT_HARDSWISH, true},
+      {1, 8, 16, 9, 9, 1, true, CUVIL_ACT_SILU, false},
+      {1, 8, 8, 6, 10, 1, true, CUVIL_ACT_SIGMOID, false},
+      {1, 8, 8, 6, 6, 0, true, CUVIL_ACT_HARDSIGMOID, false},
   };
   std::mt19937 rng(7);
   for (const Case &k : cases) {
@@ -95,6 +101,14 @@ TEST(WinogradTest, MatchesDirectConvolution) {
               acc = std::max(acc, 0.0);
             if (k.activation == CUVIL_ACT_CLIP)
               acc = std::min(std::max(acc, -0.5), 0.75);
+            if (k.activation == CUVIL_ACT_HARDSWISH)
+              acc = acc * std::min(std::max(acc + 3.0, 0.0), 6.0) / 6.0;
+            if (k.activation == CUVIL_ACT_HARDSIGMOID)
+              acc = std::min(std::max(-0.5 * acc + 0.75, 0.0), 1.0);
+            if (k.activation == CUVIL_ACT_SIGMOID)
+              acc = 1.0 / (1.0 + std::exp(-acc));
+            if (k.activation == CUVIL_ACT_SILU)
+              acc = acc / (1.0 + std::exp(-acc));
             worst = std::max(worst, std::fabs(acc - got[at]));
             scale = std::max(scale, std::fabs(acc));
           }

@@ -292,6 +292,9 @@ static void cuvil_winograd_outputs(void *p, int64_t begin, int64_t end) {
           else if (e && e->activation == CUVIL_ACT_CLIP)
             for (l = 0; l < CUVIL_WINO_LANES; ++l)
               v[l] = v[l] < e->lo ? e->lo : v[l] > e->hi ? e->hi : v[l];
+          else if (e && e->activation > CUVIL_ACT_CLIP)
+            cuvil_activate_f32(e->activation, e->lo, e->hi, v,
+                               CUVIL_WINO_LANES);
           cuvil_wino_scatter(x->output + at, v, off, lanes, run);
         }
     }
