@@ -12,7 +12,7 @@ artifact calls with the variant each runs (its metadata).
 
     /usr/bin/python3 benchmarks/zoo_bench.py --cuvilc CUVILC
         [--models a,b] [--threads 1,2] [--batches 1,8]
-        [--update benchmarks/RESULTS.md] [--smoke]
+        [--update benchmarks/RESULTS.md] [--merge PREVIOUS_ZOO_JSON] [--smoke]
 
 scripts/bench runs it too (its section of RESULTS.md, "## Zoo"); run alone,
 it also writes benchmarks/out/zoo.json.
@@ -177,6 +177,20 @@ def markdown(results):
     return lines
 
 
+def merge(previous, results):
+    """`results` with `previous`'s rows of the models it did not run, in
+    the zoo's order (the same cells: threads and batches must agree)."""
+    if (previous["threads"], previous["batches"]) != (results["threads"],
+                                                    results["batches"]):
+        raise ValueError("--merge: the previous run timed other threads or "
+                         "batches")
+    rows = {row["name"]: row for row in previous["models"]}
+    rows.update({row["name"]: row for row in results["models"]})
+    merged = dict(results)
+    merged["models"] = [rows[name] for name, _ in ZOO if name in rows]
+    return merged
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -186,6 +200,9 @@ def main():
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--update", metavar="RESULTS_MD",
                         help="replace the zoo section of this file")
+    parser.add_argument("--merge", metavar="ZOO_JSON",
+                        help="a previous run's zoo.json: its rows of the "
+                        "models not run now are kept (the zoo rerun in parts)")
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
     known = dict(ZOO)
@@ -198,6 +215,8 @@ def main():
         results = run(args.cuvilc, work, args.smoke, models,
                       [int(t) for t in args.threads.split(",")],
                       [int(b) for b in args.batches.split(",")])
+    if args.merge:
+        results = merge(json.loads(pathlib.Path(args.merge).read_text()), results)
     out = pathlib.Path(__file__).resolve().parent / "out"
     out.mkdir(exist_ok=True)
     (out / "zoo.json").write_text(json.dumps(results, indent=1))

@@ -574,6 +574,8 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
     buildLevel2Pipeline(pm, *backend);
   }));
   collectStatistics();
+  if (options.explainKernels)
+    artifact.kernelReport = backend->explainKernels(*module);
   module->walk([&](mlir::func::FuncOp func) {
     auto get = [&](llvm::StringRef name) {
       auto attr = func->getAttrOfType<mlir::IntegerAttr>(name);

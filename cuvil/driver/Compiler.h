@@ -68,6 +68,8 @@ struct CompileOptions {
   std::vector<std::string> printIrAfter;
   /// Report the time each pass took, to stderr.
   bool timePasses = false;
+  /// Fill Artifact::kernelReport (cuvilc --explain-kernels).
+  bool explainKernels = false;
   /// If set, a failing pass pipeline writes the IR it started from and the
   /// pipeline to this file, which `cuvil-opt --run-reproducer` reruns.
   std::string reproducerPath;
@@ -134,6 +136,9 @@ struct Artifact {
   /// What the passes did ("cuvil-fold-batch-norm: 20 folded"; the names are
   /// the statistics in cuvil/passes/Passes.td), one line each.
   std::vector<std::string> passStatistics;
+  /// Which kernel each layer runs and why, one line each, when
+  /// `explainKernels` asked for it (TargetBackend::explainKernels).
+  std::vector<std::string> kernelReport;
   /// What quantization chose, layer by layer, when it was asked for.
   std::optional<quantization::QuantizationReport> quantizationReport;
 };

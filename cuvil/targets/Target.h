@@ -144,6 +144,14 @@ public:
     return {"relu", "clip"};
   }
 
+  /// Which kernel computes each layer of a module this target's level2
+  /// pipeline lowered, and why, one line each (cuvilc --explain-kernels);
+  /// empty if the target has no such report (an FPGA or MLU project has
+  /// its own report).
+  virtual std::vector<std::string> explainKernels(mlir::ModuleOp) const {
+    return {};
+  }
+
   /// Adds this target's level2 passes: they run on the neutral lowering's
   /// micro-kernel calls, before memory planning.
   virtual void buildLevel2Pipeline(mlir::OpPassManager &pm) const = 0;

@@ -368,4 +368,5 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
                               owned_dir=directory)
     report = artifact.get("quantization_report")
     compiled.quantization_report = json.loads(report) if report else None
+    compiled.kernel_report = list(artifact.get("kernel_report", []))
     return compiled

@@ -221,6 +221,9 @@ class CompiledModule:
         # cuvil.compile(quantize=...) sets what quantization chose (a dict:
         # observer, samples, layers with ranges and scales, float32 notes).
         self.quantization_report = None
+        # cuvil.compile sets which kernel computes each layer and why (the
+        # lines of cuvilc --explain-kernels); a loaded .so has none.
+        self.kernel_report = []
         try:
             self._library = ctypes.CDLL(self._path, mode=os.RTLD_LOCAL)
         except OSError as error:

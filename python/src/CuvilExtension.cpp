@@ -95,7 +95,8 @@ struct PyCompileOptions {
 }
 
 /// Compiles a model held in memory; returns {"files": {suffix: bytes},
-/// "memory_report": str, "quantization_report": JSON or None}, or raises
+/// "memory_report": str, "kernel_report": [str], "quantization_report":
+/// JSON or None}, or raises
 /// (raiseCompileError).
 py::dict compileModel(py::bytes model, const PyCompileOptions &py) {
   cuvil::CompileOptions options;
@@ -132,6 +133,8 @@ py::dict compileModel(py::bytes model, const PyCompileOptions &py) {
                                         : cuvil::trees::ForestOutput::kPrediction;
   options.treeMissing = py.treeMissing;
   options.treeFloat32Features = py.treeFloat32Features;
+  // A walk of the lowered module: cheap enough to give every compile.
+  options.explainKernels = true;
   std::optional<py::error_already_set> progressError;
   if (!py.progress.is_none()) {
     options.progress = [&](absl::string_view line) {
@@ -160,6 +163,10 @@ py::dict compileModel(py::bytes model, const PyCompileOptions &py) {
   py::dict result;
   result["files"] = files;
   result["memory_report"] = artifact->memoryReport;
+  py::list kernels;
+  for (const std::string &line : artifact->kernelReport)
+    kernels.append(py::str(line));
+  result["kernel_report"] = kernels;
   result["quantization_report"] =
       artifact->quantizationReport
           ? py::object(py::str(artifact->quantizationReport->toJson()))
@@ -232,8 +239,10 @@ PYBIND11_MODULE(_C, m) {
       .def_readonly("emit", &PyCompileOptions::emit);
   m.def("compile", &compileModel, py::arg("model"), py::arg("options"),
         "Compiles serialized ONNX (or an XGBoost JSON model, or level1 "
-        "MLIR, by options.name's extension); returns {'files': {suffix: bytes}, 'memory_report': "
-        "str, 'quantization_report': JSON str or None}. Raises "
+        "MLIR, by options.name's extension); returns {'files': {suffix: "
+        "bytes}, 'memory_report': "
+        "str, 'kernel_report': [str], 'quantization_report': JSON str or "
+        "None}. Raises "
         "cuvil.CompileError (op, location and node as fields), "
         "FileNotFoundError or PermissionError.");
   m.def("cuvilc_main", &runCuvilc, py::arg("argv"),

@@ -161,6 +161,23 @@ def test_sample_parallel_batches_give_the_same_bits():
     check(chunked, net, x)
 
 
+def test_kernel_report_names_each_layer_and_why():
+    # compiled.kernel_report: cuvilc --explain-kernels' lines, the first the
+    # target, then each kernel call at the user's source line.
+    compiled = cuvil.compile(make_net().eval(), SIGNATURE)
+    report = compiled.kernel_report
+    assert report[0].startswith("kernels for ")
+    convs = [line for line in report if ": conv2d -> " in line]
+    assert len(convs) == 1, report
+    # The 3x3 convolution on 3 channels: im2col (too few channels and too
+    # small an image for Winograd), its batch norm folded, relu fused.
+    assert "test_capture.py" in convs[0], convs[0]
+    assert "+ [relu]" in convs[0] and " -- " in convs[0], convs[0]
+    assert any("matmul" in line or "gemm" in line for line in report), report
+    # A model loaded from a file has no report.
+    assert cuvil.CompiledModule(compiled._path).kernel_report == []
+
+
 def test_sample_parallel_errors():
     with pytest.raises(ValueError, match="sample_parallel must be"):
         cuvil.compile(make_net().eval(), SIGNATURE, sample_parallel=True)

@@ -76,6 +76,11 @@ ABSL_FLAG(std::vector<std::string>, print_ir_after, {},
 ABSL_FLAG(bool, pass_statistics, false,
           "Report what each compiler pass did (batch norms folded, convolutions "
           "merged, ops fused, bytes saved), to standard error.");
+ABSL_FLAG(bool, explain_kernels, false,
+          "List, to standard error, which kernel computes each layer (the "
+          "algorithm, the layout, the fused epilogue) and why, so that a "
+          "layer on a slow path says so: the CPU targets, from "
+          "--emit=mlir-level2 on.");
 ABSL_FLAG(bool, time_passes, false,
           "Report the time each compiler pass took, to standard error.");
 ABSL_FLAG(std::string, reproducer, "",
@@ -541,6 +546,7 @@ int cuvil::cuvilcMain(int argc, char **argv) {
   options.printIrAfterAll = absl::GetFlag(FLAGS_print_ir_after_all);
   options.printIrAfter = absl::GetFlag(FLAGS_print_ir_after);
   options.timePasses = absl::GetFlag(FLAGS_time_passes);
+  options.explainKernels = absl::GetFlag(FLAGS_explain_kernels);
   options.reproducerPath = absl::GetFlag(FLAGS_reproducer);
   // Asked for by name, it is kept whatever the failure.
   options.keepExplainedReproducer = !options.reproducerPath.empty();
@@ -594,6 +600,14 @@ int cuvil::cuvilcMain(int argc, char **argv) {
   if (absl::GetFlag(FLAGS_pass_statistics))
     for (const std::string &line : artifact->passStatistics)
       std::cerr << "cuvilc: " << line << "\n";
+  if (options.explainKernels) {
+    for (const std::string &line : artifact->kernelReport)
+      std::cerr << "cuvilc: kernel: " << line << "\n";
+    if (artifact->kernelReport.empty())
+      std::cerr << "cuvilc: --explain-kernels: no kernel report (the CPU "
+                   "targets give one from --emit=mlir-level2 on; an FPGA or "
+                   "MLU project has its report.txt)\n";
+  }
   // (A hardware design has no arena: its buffers are its arrays.)
   if (!quiet && !folder && !artifact->memoryReport.empty())
     std::cerr << "cuvilc: memory plan: " << artifact->memoryReport << "\n";

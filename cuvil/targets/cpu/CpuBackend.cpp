@@ -4,6 +4,7 @@
 
 #include "cuvil/support/StatusMacros.h"
 #include "cuvil/targets/cpu/CEmitter.h"
+#include "cuvil/targets/cpu/ExplainKernels.h"
 #include "cuvil/targets/cpu/SymbolPrefix.h"
 #include "cuvil/targets/cpu/Toolchain.h"
 #include "cuvil/targets/cpu/transforms/Passes.h"
@@ -65,6 +66,11 @@ void CpuBackend::registerPasses() const { registerCpuPasses(); }
 std::vector<std::string> CpuBackend::epilogueActivations() const {
   // runtime/epilogue/epilogue.h's CUVIL_ACT_*.
   return {"relu", "clip", "hardswish", "hardsigmoid", "sigmoid", "silu"};
+}
+
+std::vector<std::string>
+CpuBackend::explainKernels(mlir::ModuleOp module) const {
+  return cuvil::cpu::explainKernels(module);
 }
 
 void CpuBackend::buildLevel2Pipeline(mlir::OpPassManager &pm) const {

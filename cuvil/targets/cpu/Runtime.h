@@ -11,6 +11,8 @@
 #ifndef CUVIL_TARGETS_CPU_RUNTIME_H
 #define CUVIL_TARGETS_CPU_RUNTIME_H
 
+#include "cuvil/ir/CuvilL2Ops.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -57,6 +59,10 @@ struct RuntimeSelection {
 
 /// The runtime families by name, in dependency order.
 std::vector<std::string> runtimeFamilies();
+
+/// The family of a level2 micro-kernel the emitter calls the runtime for
+/// ("" for the ones it writes as loops in the run function).
+std::string familyOf(cuvil::l2::UKernelCallOp call);
 
 /// `families` and all they depend on, in dependency order. Unknown names
 /// are an internal error (reported through llvm::report_fatal_error).

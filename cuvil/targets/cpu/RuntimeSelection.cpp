@@ -20,12 +20,9 @@
 #include "llvm/ADT/StringSwitch.h"
 
 namespace cuvil::cpu {
-namespace {
 
 using namespace mlir;
 
-/// The family of a level2 micro-kernel the emitter calls the runtime for
-/// ("" for the ones it writes as loops).
 std::string familyOf(cuvil::l2::UKernelCallOp call) {
   StringRef kernel = call.getKernel();
   // A float16 product or convolution (cuvil-convert-products-to-f16).
@@ -58,6 +55,8 @@ std::string familyOf(cuvil::l2::UKernelCallOp call) {
       .Case("quantized_conv2d", "qconv")
       .Default("");
 }
+
+namespace {
 
 /// The bgemm8 variant for `cpu`: bgemm.inc's choice (FMA on widened values
 /// over vdpbf16ps, which runs at half the FMA rate on an Emerald Rapids

@@ -34,9 +34,10 @@
 #include "cuvil/ir/CuvilAttrs.h"
 #include "cuvil/ir/CuvilL2Ops.h"
 #include "cuvil/passes/PassStatistics.h"
+#include "cuvil/support/Diagnostics.h"
+#include "cuvil/support/ElementsBytes.h"
 #include "cuvil/targets/cpu/RuntimeContract.h"
 #include "cuvil/targets/cpu/transforms/Passes.h"
-#include "cuvil/support/ElementsBytes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -158,27 +159,36 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
   /// ungrouped, depthwise (one filter per channel) or (float32) grouped,
   /// and (for the direct kernels) constant weights to pack.
   bool blockableConv(UKernelCallOp call, SymbolTable &symbols) const {
+    return unblockable(call, symbols).empty();
+  }
+
+  /// Why the blocked kernels cannot compute `call`, or "" if they can.
+  StringRef unblockable(UKernelCallOp call, SymbolTable &symbols) const {
     bool quantized = isQuantized(call);
     if ((call.getKernel() != "conv2d" && !quantized) ||
         call.getInputs().size() < 2)
-      return false;
+      return "not a convolution";
     // The int8 and bfloat16 tiles take blocks of 8 or 16 channels.
     if ((quantized || isBf16(call)) && lanes < 8)
-      return false;
+      return "the int8 and bfloat16 tiles need 8 or 16 lanes";
     if (call.getIntParam("groups", 1) != 1 && !isDepthwise(call) &&
         (quantized || isBf16(call)))
-      return false;
+      return "the int8 and bfloat16 tiles are ungrouped or depthwise";
     auto in = cast<MemRefType>(call.getInputs()[0].getType());
     if (!(quantized ? blockableElement(in.getElementType())
                     : in.getElementType().isF32()) ||
-        in.getRank() != 4 ||
-        llvm::any_of(in.getShape().drop_front(), ShapedType::isDynamic))
-      return false;
+        in.getRank() != 4)
+      return "not a float32 (or 8-bit) NCHW image";
+    if (llvm::any_of(in.getShape().drop_front(), ShapedType::isDynamic))
+      return "its image size is only known at run time";
     // An int8 convolution's weights are constant (level1 folds only those);
     // cuvil-cpu-pack-quantized-weights packs them for the algorithm, and a
     // bfloat16 one's (which reads float32 once its cast is fused).
-    return quantized || isWinograd(call) ||
-           constantGlobal(call.getInputs()[1], symbols);
+    if (!quantized && !isWinograd(call) &&
+        !constantGlobal(call.getInputs()[1], symbols))
+      return "its weights are computed at run time (the tiles read weights "
+             "packed at compile time)";
+    return "";
   }
 
   static bool isQuantized(UKernelCallOp call) {
@@ -350,9 +360,21 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
       member(b);
       classes.unionSets(a, b);
     };
-    auto needPlain = [&](Value v) {
-      if (isa<MemRefType>(v.getType()))
-        plainOnly.insert(v);
+    // Why a buffer must stay NCHW (its first reason), for the report of
+    // the convolutions it keeps plain (cpu.layout_why).
+    llvm::DenseMap<Value, std::string> plainWhy;
+    auto needPlain = [&](Value v, const Twine &why) {
+      if (!isa<MemRefType>(v.getType()))
+        return;
+      plainOnly.insert(v);
+      plainWhy.try_emplace(v, why.str());
+    };
+    auto readBy = [](Operation *op) {
+      auto call = dyn_cast<UKernelCallOp>(op);
+      return ("'" + (call ? call.getKernel() : op->getName().getStringRef()) +
+              "' at " + cuvil::formatLocation(op->getLoc()) +
+              " uses it and has no blocked form")
+          .str();
     };
 
     for (Operation &op : func.getBody().front()) {
@@ -406,11 +428,18 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
              spatialReduction(call))) {
           // Reads blocks, writes plain [N, C] (the same bytes as NC11).
           member(call.getInputs()[0]);
-          needPlain(out);
+          needPlain(out, "global pooling writes a plain [N, C]");
           continue;
         }
+        std::string why =
+            form == BlockedForm::Conv
+                ? ("the convolution at " + cuvil::formatLocation(op.getLoc()) +
+                   " uses it and cannot be blocked: " +
+                   unblockable(call, symbols))
+                      .str()
+                : readBy(&op);
         for (Value v : op.getOperands())
-          needPlain(v);
+          needPlain(v, why);
         continue;
       }
       if (auto kernel = dyn_cast<cuvil::l2::KernelOp>(op)) {
@@ -426,7 +455,9 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
             join(kernel.getOutputs()[0], v);
         } else {
           for (Value v : kernel->getOperands())
-            needPlain(v);
+            needPlain(v, "a fused map at " +
+                             cuvil::formatLocation(kernel.getLoc()) +
+                             " reads it with a broadcast");
         }
         continue;
       }
@@ -434,14 +465,17 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
         // Into a model output: becomes a reorder if the source is blocked
         // (float32 reorders only).
         auto source = cast<MemRefType>(copy.getSource().getType());
-        source.getElementType().isF32() ? member(copy.getSource())
-                                        : needPlain(copy.getSource());
+        source.getElementType().isF32()
+            ? member(copy.getSource())
+            : needPlain(copy.getSource(),
+                        "it is a model output of an integer type");
         continue;
       }
       // Control flow: everything its regions touch stays plain.
       op.walk([&](Operation *nested) {
         for (Value v : nested->getOperands())
-          needPlain(v);
+          needPlain(v, "control flow at " + cuvil::formatLocation(op.getLoc()) +
+                           " uses it");
       });
     }
 
@@ -453,35 +487,52 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
     // stays plain too, which can leave another output plain: repeat until
     // nothing moves.
     llvm::DenseMap<Value, int64_t> blocked;
+    // Why each member of a class a convolution produces stays plain.
+    llvm::DenseMap<Value, std::string> classWhy;
     for (bool changed = true; changed;) {
       blocked.clear();
+      classWhy.clear();
       for (const auto *leader : classes) {
         if (!leader->isLeader())
           continue;
         SmallVector<Value> members(classes.members(*leader));
         bool produced = false;
         int64_t block = lanes;
+        std::string why;
         for (Value v : members) {
           produced |= convOutputs.contains(v);
           int64_t c = plainOnly.contains(v) ? 0 : channels(v);
+          int64_t channelCount = c;
           if (auto it = groupWidths.find(v); c != 0 && it != groupWidths.end())
             c = std::gcd(c, it->second);
           while (block >= minBlock && (c == 0 || c % block != 0))
             block /= 2;
+          if (block < minBlock && why.empty())
+            why = plainReason(v, channelCount, c, plainWhy);
         }
         if (produced && block >= minBlock)
           for (Value v : members)
             blocked[v] = block;
+        else if (produced)
+          for (Value v : members)
+            classWhy[v] = why;
       }
       changed = false;
       for (auto call : func.getOps<UKernelCallOp>()) {
         Value in = call.getInputs().empty() ? Value() : call.getInputs()[0];
         if (cuvil::cpu::blockedForm(call.getKernel()) == BlockedForm::Conv &&
             !isBf16(call) && blocked.contains(in) &&
-            !blocked.contains(call.getOutputs()[0]))
+            !blocked.contains(call.getOutputs()[0])) {
           changed |= plainOnly.insert(in).second;
+          plainWhy.try_emplace(in, "the convolution at " +
+                                       cuvil::formatLocation(call.getLoc()) +
+                                       " reads it and writes NCHW");
+        }
       }
     }
+    // Before the outputs go back in place: the reasons are the
+    // intermediates'.
+    explainPlain(func, blocked, classWhy, symbols);
     restoreOutputs(redirected, blocked);
     if (blocked.empty())
       return;
@@ -514,6 +565,48 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
       if (copy.isReorder())
         cuvil::addStatistic(func, *this, numReorders, "reorders");
     });
+  }
+
+  /// Why `v` keeps its class plain: a use with no blocked form, or its
+  /// `channels` (of which `divisible` must split into blocks) not a
+  /// multiple of the smallest block.
+  std::string plainReason(Value v, int64_t channels, int64_t divisible,
+                          const llvm::DenseMap<Value, std::string> &plainWhy) {
+    if (auto it = plainWhy.find(v); it != plainWhy.end())
+      return it->second;
+    if (channels == 0)
+      return "a tensor of its layout class is not a static [N, C, H, W] "
+             "intermediate";
+    if (divisible != channels)
+      return (Twine(channels) + " channels in groups of " + Twine(divisible) +
+              " do not split into blocks of " + Twine(minBlock))
+          .str();
+    return (Twine(channels) + " channels are not a multiple of " +
+            Twine(minBlock))
+        .str();
+  }
+
+  /// Records on each convolution left NCHW why (`cpu.layout_why`), for
+  /// cuvilc --explain-kernels: no fallback is silent.
+  void explainPlain(func::FuncOp func,
+                    const llvm::DenseMap<Value, int64_t> &blocked,
+                    const llvm::DenseMap<Value, std::string> &classWhy,
+                    SymbolTable &symbols) {
+    for (auto call : func.getOps<UKernelCallOp>()) {
+      Value out = call.getOutputs()[0];
+      if (cuvil::cpu::blockedForm(call.getKernel()) != BlockedForm::Conv ||
+          blocked.contains(out))
+        continue;
+      std::string why = unblockable(call, symbols).str();
+      if (why.empty()) {
+        auto it = classWhy.find(out);
+        why = it != classWhy.end() && !it->second.empty()
+                  ? it->second
+                  : "its output is in no class a convolution blocks";
+      }
+      call->setAttr(cuvil::cpu::kLayoutWhyAttr,
+                    StringAttr::get(call.getContext(), why));
+    }
   }
 
   /// Packs the weights of a blocked direct convolution and trades im2col's

@@ -17,6 +17,12 @@ namespace cuvil::cpu {
 #define GEN_PASS_REGISTRATION
 #include "cuvil/targets/cpu/transforms/Passes.h.inc"
 
+/// Why a convolution runs the algorithm it runs (cuvil-cpu-select-kernels)
+/// and why it stays NCHW (cuvil-cpu-assign-layouts): string attributes on
+/// the call that cuvilc --explain-kernels prints.
+inline constexpr llvm::StringLiteral kAlgorithmWhyAttr = "cpu.algorithm_why";
+inline constexpr llvm::StringLiteral kLayoutWhyAttr = "cpu.layout_why";
+
 /// Registers the passes above (cuvil-cpu-*).
 void registerCpuPasses();
 

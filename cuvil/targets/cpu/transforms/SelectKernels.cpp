@@ -32,6 +32,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace cuvil::cpu {
 #define GEN_PASS_DEF_CUVILCPUSELECTKERNELS
@@ -44,10 +45,11 @@ using cuvil::l2::UKernelCallOp;
 namespace {
 
 /// A convolution's algorithm and its scratch (none: the kernel's default,
-/// a product on the image for a pointwise one, else direct).
+/// a product on the image for a pointwise one, else direct), and why.
 struct ConvChoice {
   std::optional<cuvil::l2::Algorithm> algorithm;
   MemRefType scratch;
+  std::string why;
 };
 
 ConvChoice chooseConv(UKernelCallOp call) {
@@ -72,10 +74,14 @@ ConvChoice chooseConv(UKernelCallOp call) {
   // (cuvil_hconv_scratch_halves: [C * KH * KW, positions in strips of 32]).
   if (element.isF16()) {
     if (groups != 1 || !staticDims)
-      return {};
+      return {std::nullopt,
+              {},
+              "float16, grouped or sized at run time: the "
+              "direct kernel"};
     int64_t patch = c * wType.getDimSize(2) * wType.getDimSize(3);
     return {cuvil::l2::Algorithm::im2col,
-            MemRefType::get({patch, cuvil_strip_columns(oh * ow)}, element)};
+            MemRefType::get({patch, cuvil_strip_columns(oh * ow)}, element),
+            "float16: im2col patches times the float16 product"};
   }
   // What the Winograd kernel computes...
   bool winogradForm = staticDims && groups == 1 && wType.getDimSize(2) == 3 &&
@@ -85,16 +91,39 @@ ConvChoice chooseConv(UKernelCallOp call) {
   // ...and where it pays (this pass's heuristic; the kernel runs any size).
   bool winograd = winogradForm && oh * ow >= 28 * 28 && c >= 8 && k >= 8;
   if (winograd)
-    return {cuvil::l2::Algorithm::winograd_f4x3,
-            MemRefType::get({cuvil_winograd_scratch_floats(c, k, oh, ow)},
-                            element)};
+    return {
+        cuvil::l2::Algorithm::winograd_f4x3,
+        MemRefType::get({cuvil_winograd_scratch_floats(c, k, oh, ow)}, element),
+        llvm::formatv("3x3 stride 1 on {0}x{1} outputs and {2} -> {3} "
+                      "channels (Winograd pays from 28x28 and 8)",
+                      oh, ow, c, k)
+            .str()};
+  std::string notWinograd =
+      winogradForm ? llvm::formatv(" ({0}x{1} outputs, {2} -> {3} channels: "
+                                   "too small for Winograd)",
+                                   oh, ow, c, k)
+                         .str()
+                   : "";
   if (!pointwise && groups == 1 && staticDims) {
     // cuvil_im2col_scratch_floats, as [C * KH * KW, positions].
     int64_t patch = c * wType.getDimSize(2) * wType.getDimSize(3);
     return {cuvil::l2::Algorithm::im2col,
-            MemRefType::get({patch, cuvil_strip_columns(oh * ow)}, element)};
+            MemRefType::get({patch, cuvil_strip_columns(oh * ow)}, element),
+            "not pointwise: im2col patches times the packed product" +
+                notWinograd};
   }
-  return {};
+  if (pointwise)
+    return {std::nullopt, {}, "pointwise: a product on the image as it is"};
+  if (!staticDims)
+    return {std::nullopt,
+            {},
+            "its image size is known at run time only: "
+            "the direct kernel"};
+  return {std::nullopt,
+          {},
+          cuvil::cpu::isDepthwiseConv(groups, c, k)
+              ? "depthwise: its own micro-kernels"
+              : llvm::formatv("{0} groups: the direct kernel", groups).str()};
 }
 
 /// Packing scratch for an f32 matrix product worth packing B for: static K
@@ -204,6 +233,8 @@ struct SelectKernels
         continue;
       if (call.getKernel() == "conv2d" && call.getInputs().size() >= 2) {
         ConvChoice choice = chooseConv(call);
+        call->setAttr(cuvil::cpu::kAlgorithmWhyAttr,
+                      StringAttr::get(call.getContext(), choice.why));
         if (choice.scratch || choice.algorithm)
           (void)addScratch(call, choice.scratch, choice.algorithm);
         continue;

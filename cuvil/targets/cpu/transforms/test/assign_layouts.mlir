@@ -79,9 +79,15 @@ func.func @chain_to_grouped(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
 
 // Groups of 4 channels are narrower than the smallest block (8): the
 // grouped convolution must write NCHW, and a plain-output convolution reads
-// NCHW, so the convolutions before it stay plain too.
+// NCHW, so the convolutions before it stay plain too. Each says why
+// (cpu.layout_why, for cuvilc --explain-kernels): the first, that the
+// second reads its output and writes NCHW; the second writes the grouped
+// one's input.
 // CHECK-LABEL: func.func @chain_to_narrow_groups
 // CHECK-NOT: #cuvil_l2.layout
+// CHECK: ukernel_call "conv2d"{{.*}}cpu.layout_why = "the convolution at {{.*}} reads it and writes NCHW"
+// CHECK: ukernel_call "conv2d"{{.*}}cpu.layout_why = "16 channels in groups of 4 do not split into blocks of 8"
+// CHECK: ukernel_call "conv2d"{{.*}}cpu.layout_why = "16 channels in groups of 4 do not split into blocks of 8"
 // CHECK: return
 func.func @chain_to_narrow_groups(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
   %w = cuvil.constant dense<0.02> : tensor<16x16x1x1xf32>

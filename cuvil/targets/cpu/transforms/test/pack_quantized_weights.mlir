@@ -66,7 +66,7 @@ func.func @fused_bias(%x: tensor<?x3xf32>) -> tensor<?x2xf32> {
 // small weights are narrow (vpmaddubsw's kernels may take them).
 // CHECK-LABEL: func.func @conv
 // CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<112xi8>
-// CHECK: cuvil_l2.ukernel_call "quantized_conv2d" ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : memref<1x1x4x4x!quant.uniform<u8:f32, 5.000000e-02:120>>, memref<64xi8>, memref<2xi32>, memref<2xf32>) outs(%{{.+}}, %[[S]] : memref<1x2x3x3xf32>, memref<112xi8>) params {groups = 1 : i64} packed_b {cuvil.kernel_size = array<i64: 2, 2>, cuvil.narrow_weights}
+// CHECK: cuvil_l2.ukernel_call "quantized_conv2d" ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : memref<1x1x4x4x!quant.uniform<u8:f32, 5.000000e-02:120>>, memref<64xi8>, memref<2xi32>, memref<2xf32>) outs(%{{.+}}, %[[S]] : memref<1x2x3x3xf32>, memref<112xi8>) params {groups = 1 : i64} packed_b {{[{]}}{{.*}}cuvil.kernel_size = array<i64: 2, 2>, cuvil.narrow_weights}
 // CHECK-DAG: conv_constant_0_qsums: "0x400000000A000000FEFFFFFF"
 func.func @conv(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x3x3xf32> {
   %q = cuvil.quantize %x : tensor<1x1x4x4xf32> to tensor<1x1x4x4x!quant.uniform<u8:f32, 0.05:120>>
@@ -135,7 +135,7 @@ func.func @f16_computed(%x: tensor<4x3xf16>, %w: tensor<3x2xf16>) -> tensor<4x2x
 // CHECK-LABEL: func.func @blocked
 // CHECK: %[[Y:.+]] = memref.alloc() {{.*}} : memref<1x8x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW8c">>
 // CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<288xi8>
-// CHECK: cuvil_l2.ukernel_call "quantized_conv2d" ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : memref<1x8x4x4x!quant.uniform<u8:f32, 5.000000e-02:120>>, memref<576xi8>, memref<8xi32>, memref<8xf32>) outs(%[[Y]], %[[S]] : {{.*}}) params {{.*}} algorithm <direct_blocked> packed_b {cuvil.kernel_size = array<i64: 3, 3>, cuvil.narrow_weights}
+// CHECK: cuvil_l2.ukernel_call "quantized_conv2d" ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : memref<1x8x4x4x!quant.uniform<u8:f32, 5.000000e-02:120>>, memref<576xi8>, memref<8xi32>, memref<8xf32>) outs(%[[Y]], %[[S]] : {{.*}}) params {{.*}} algorithm <direct_blocked> packed_b {{[{]}}{{.*}}cuvil.kernel_size = array<i64: 3, 3>, cuvil.narrow_weights}
 // CHECK: cuvil_l2.copy %[[Y]], %{{.+}}
 func.func @blocked(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
   %q = cuvil.quantize %x : tensor<1x8x4x4xf32> to tensor<1x8x4x4x!quant.uniform<u8:f32, 0.05:120>>
@@ -152,7 +152,7 @@ func.func @blocked(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
 // are not narrow (which only the blocked tiles care about).
 // CHECK-LABEL: func.func @depthwise
 // CHECK-NOT: cuvil_l2.copy
-// CHECK: cuvil_l2.ukernel_call "quantized_conv2d" ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : memref<1x8x4x4x!quant.uniform<u8:f32, 5.000000e-02:120>>, memref<72xf32>, memref<8xi32>, memref<8xf32>) outs(%{{[a-z0-9]+}} : memref<1x8x4x4xf32>) params {groups = 8 : i64, padding = array<i64: 1, 1, 1, 1>} packed_b {cuvil.kernel_size = array<i64: 3, 3>}
+// CHECK: cuvil_l2.ukernel_call "quantized_conv2d" ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : memref<1x8x4x4x!quant.uniform<u8:f32, 5.000000e-02:120>>, memref<72xf32>, memref<8xi32>, memref<8xf32>) outs(%{{[a-z0-9]+}} : memref<1x8x4x4xf32>) params {groups = 8 : i64, padding = array<i64: 1, 1, 1, 1>} packed_b {{[{]}}{{.*}}cuvil.kernel_size = array<i64: 3, 3>}
 // CHECK-NOT: narrow_weights
 func.func @depthwise(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
   %q = cuvil.quantize %x : tensor<1x8x4x4xf32> to tensor<1x8x4x4x!quant.uniform<u8:f32, 0.05:120>>
@@ -174,7 +174,7 @@ func.func @depthwise(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
 // CHECK-NOT: @bf16_conv_constant_0 :
 // CHECK-LABEL: func.func @bf16_conv
 // CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<64xi8>
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%arg1, %{{.+}}, %{{.+}} : memref<1x2x4x4xbf16>, memref<2xi16>, memref<1xf32>) outs(%arg2, %[[S]] : memref<1x1x4x4xf32>, memref<64xi8>) params {acc_type = f32, groups = 1 : i64} algorithm <direct_blocked> packed_b {cuvil.channel_block = 1 : i64, cuvil.kernel_size = array<i64: 1, 1>}
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%arg1, %{{.+}}, %{{.+}} : memref<1x2x4x4xbf16>, memref<2xi16>, memref<1xf32>) outs(%arg2, %[[S]] : memref<1x1x4x4xf32>, memref<64xi8>) params {acc_type = f32, groups = 1 : i64} algorithm <direct_blocked> packed_b {{[{]}}{{.*}}cuvil.channel_block = 1 : i64, cuvil.kernel_size = array<i64: 1, 1>}
 // CHECK: bf16_conv_constant_0_bpacked: "0x40000000803F823F"
 func.func @bf16_conv(%x: tensor<1x2x4x4xbf16>) -> tensor<1x1x4x4xf32> {
   %w = cuvil.constant dense<[[[[1.0]], [[1.01171875]]]]> : tensor<1x2x1x1xbf16>
@@ -190,7 +190,7 @@ func.func @bf16_conv(%x: tensor<1x2x4x4xbf16>) -> tensor<1x1x4x4xf32> {
 // (64 bytes) and one image's blocked output (24 x 4 x 4 floats).
 // CHECK-LABEL: func.func @bf16_plain_output
 // CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<1600xi8>
-// CHECK: cuvil_l2.ukernel_call "conv2d" {{.*}} outs(%arg2, %[[S]] : memref<1x24x4x4xf32>, memref<1600xi8>) {{.*}} {cuvil.channel_block = 8 : i64, cuvil.kernel_size = array<i64: 1, 1>}
+// CHECK: cuvil_l2.ukernel_call "conv2d" {{.*}} outs(%arg2, %[[S]] : memref<1x24x4x4xf32>, memref<1600xi8>) {{.*}} {{[{]}}{{.*}}cuvil.channel_block = 8 : i64, cuvil.kernel_size = array<i64: 1, 1>}
 module attributes {cuvil.target = #cuvil.target<backend = "x86", vector_bits = 512>} {
 func.func @bf16_plain_output(%x: tensor<1x2x4x4xbf16>) -> tensor<1x24x4x4xf32> {
   %w = cuvil.constant dense<1.0> : tensor<24x2x1x1xbf16>

@@ -24,7 +24,7 @@ func.func @convs(%x: tensor<1x8x6x6xf32>) -> tensor<1x4x6x6xf32> {
 // products (36 x 8 x 49): 37440 floats. A 14x14 one, and a strided one, keep im2col.
 // CHECK-LABEL: func.func @winograd
 // CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<37440xf32>
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}}, %[[S]] : memref<1x8x28x28xf32>, memref<37440xf32>) params {{.*}} algorithm <winograd_f4x3>
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}}, %[[S]] : memref<1x8x28x28xf32>, memref<37440xf32>) params {{.*}} algorithm <winograd_f4x3> {cpu.algorithm_why = "3x3 stride 1 on 28x28 outputs and 8 -> 8 channels (Winograd pays from 28x28 and 8)"}
 // CHECK: cuvil_l2.ukernel_call "conv2d" ins({{.*}}) outs(%{{.+}}, %{{.+}} : memref<1x8x14x14xf32>, memref<72x224xf32>) params {{.*}} algorithm <im2col>
 // CHECK-NOT: winograd
 // CHECK: return
