@@ -27,25 +27,15 @@ using namespace mlir;
 
 namespace {
 
-/// B of an NCHW<B>c buffer, 1 for any other.
-int64_t blockOf(Value value) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  if (!type)
-    return 1;
-  if (auto layout = dyn_cast<l2::LayoutAttr>(type.getLayout()))
-    return layout.getBlockSize(1);
-  return 1;
-}
-
 std::string layoutName(Value value) {
-  int64_t block = blockOf(value);
+  int64_t block = channelBlock(value);
   return block > 1 ? llvm::formatv("NCHW{0}c", block).str() : "NCHW";
 }
 
 /// " on NCHW<B>c" if an operand of `op` is blocked, else "".
 std::string blockedOperands(Operation *op) {
   for (Value operand : op->getOperands())
-    if (blockOf(operand) > 1)
+    if (channelBlock(operand) > 1)
       return " on " + layoutName(operand);
   return "";
 }
@@ -82,7 +72,7 @@ std::pair<std::string, std::string> explainConv(l2::UKernelCallOp call,
   std::string algorithmWhy = why(call, kAlgorithmWhyAttr);
   std::string layoutWhy = why(call, kLayoutWhyAttr);
   std::optional<l2::Algorithm> algorithm = call.getAlgorithm();
-  int64_t block = blockOf(call.getOutputs()[0]);
+  int64_t block = channelBlock(call.getOutputs()[0]);
   std::string narrow =
       block > 1 && block < lanes
           ? llvm::formatv("; {0}-channel blocks on a {1}-lane target: its "

@@ -58,8 +58,9 @@ namespace cuvil::cpu {
 } // namespace cuvil::cpu
 
 using namespace mlir;
-using cuvil::l2::UKernelCallOp;
 using cuvil::cpu::BlockedForm;
+using cuvil::cpu::channelBlock;
+using cuvil::l2::UKernelCallOp;
 
 namespace {
 
@@ -276,14 +277,6 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
     auto out = cast<MemRefType>(call.getOutputs()[0].getType());
     int64_t axis = call.getIntParam("axis", 0);
     return out.getRank() == 4 && (axis == 1 || axis == -3);
-  }
-
-  /// Channels per block of a buffer's layout (1: row-major).
-  static int64_t blockOf(Value value) {
-    auto type = cast<MemRefType>(value.getType());
-    if (auto layout = dyn_cast<cuvil::l2::LayoutAttr>(type.getLayout()))
-      return layout.getBlockSize(1);
-    return 1;
   }
 
   /// A blockable convolution that writes a model output (float32) in place
@@ -618,7 +611,8 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
     auto out = cast<MemRefType>(call.getOutputs()[0].getType());
     bool depthwise = isDepthwise(call);
     // A depthwise filter reads one channel: its packing has no input block.
-    int64_t ib = depthwise ? 1 : blockOf(x), lanes = blockOf(call.getOutputs()[0]);
+    int64_t ib = depthwise ? 1 : channelBlock(x),
+            lanes = channelBlock(call.getOutputs()[0]);
     int64_t oc = wType.getDimSize(0), c = wType.getDimSize(1),
             kh = wType.getDimSize(2), kw = wType.getDimSize(3);
     // Ungrouped: [OC/B][C/ib][KH][KW][ib][B], grouped the same with the

@@ -68,6 +68,7 @@ namespace cuvil::cpu {
 } // namespace cuvil::cpu
 
 using namespace mlir;
+using cuvil::cpu::channelBlock;
 
 namespace {
 
@@ -191,7 +192,8 @@ struct PackQuantizedWeights
         readHalfWeights(call, w, symbols, oc * c * kh * kw, "bfloat16");
     if (failed(weights))
       return failure();
-    int64_t inBlock = blockOf(x), outBlock = blockOf(call.getOutputs()[0]);
+    int64_t inBlock = channelBlock(x),
+            outBlock = channelBlock(call.getOutputs()[0]);
     int64_t block = outBlock > 1 ? outBlock : computeBlock(call, oc);
     std::vector<uint16_t> oihw(oc * c * kh * kw),
         packed(cuvil_bconvb_packed_elements(oc, c, kh, kw, inBlock, block));
@@ -387,14 +389,6 @@ struct PackQuantizedWeights
     return weights;
   }
 
-  /// Channels per block of a buffer's layout (1: row-major).
-  static int64_t blockOf(Value value) {
-    auto type = cast<MemRefType>(value.getType());
-    if (auto layout = dyn_cast<cuvil::l2::LayoutAttr>(type.getLayout()))
-      return layout.getBlockSize(1);
-    return 1;
-  }
-
   /// The packed form of a call's weights for its kernel, and its scratch.
   struct Packed {
     std::vector<char> weights;
@@ -464,7 +458,8 @@ struct PackQuantizedWeights
     auto out = cast<MemRefType>(call.getOutputs()[0].getType());
     int64_t oc = wType.getDimSize(0), c = wType.getDimSize(1),
             kh = wType.getDimSize(2), kw = wType.getDimSize(3);
-    int64_t inBlock = blockOf(x), block = blockOf(call.getOutputs()[0]);
+    int64_t inBlock = channelBlock(x),
+            block = channelBlock(call.getOutputs()[0]);
     if (block != 8 && block != 16)
       return call.emitOpError("a blocked int8 convolution writes NCHW8c or "
                               "NCHW16c on the CPU targets");
@@ -495,8 +490,9 @@ struct PackQuantizedWeights
                                      const std::string &bytes) {
     auto wType = cast<MemRefType>(call.getInputs()[1].getType());
     int64_t c = wType.getDimSize(0), kh = wType.getDimSize(2),
-            kw = wType.getDimSize(3), block = blockOf(call.getOutputs()[0]);
-    if (blockOf(call.getInputs()[0]) != block)
+            kw = wType.getDimSize(3),
+            block = channelBlock(call.getOutputs()[0]);
+    if (channelBlock(call.getInputs()[0]) != block)
       return call.emitOpError("a depthwise int8 convolution reads and writes "
                               "one layout on the CPU targets");
     std::vector<float> floats(c * kh * kw);

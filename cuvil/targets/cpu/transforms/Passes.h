@@ -23,6 +23,15 @@ namespace cuvil::cpu {
 inline constexpr llvm::StringLiteral kAlgorithmWhyAttr = "cpu.algorithm_why";
 inline constexpr llvm::StringLiteral kLayoutWhyAttr = "cpu.layout_why";
 
+/// Channels per block of a buffer's NCHW<B>c layout (1: any other).
+inline int64_t channelBlock(mlir::Value value) {
+  auto type = mlir::dyn_cast<mlir::MemRefType>(value.getType());
+  if (auto layout =
+          type ? mlir::dyn_cast<l2::LayoutAttr>(type.getLayout()) : nullptr)
+    return layout.getBlockSize(1);
+  return 1;
+}
+
 /// Registers the passes above (cuvil-cpu-*).
 void registerCpuPasses();
 
