@@ -27,6 +27,16 @@ perfect_step8(__m256i idx, __m256i word, __m256 th, __m256 v, int cmp_le) {
       go_left);
 }
 
+/* perfect_step8 for values without NaN: one comparison, -1 where the row
+ * goes right, so 2i - (-1). */
+__attribute__((target("avx2"))) static inline __m256i
+perfect_dense_step8(__m256i idx, __m256 th, __m256 v, int cmp_le) {
+  __m256i right =
+      _mm256_castps_si256(cmp_le ? _mm256_cmp_ps(v, th, _CMP_NLE_UQ)
+                                 : _mm256_cmp_ps(v, th, _CMP_NLT_UQ));
+  return _mm256_sub_epi32(_mm256_add_epi32(idx, idx), right);
+}
+
 /* A level's words for 8 lanes: one permute for up to 8 nodes, else a
  * gather. */
 __attribute__((target("avx2"))) static inline __m256i
@@ -50,7 +60,8 @@ perfect_level_floats8(const float *level, int64_t width, __m256i i) {
 }
 
 /* A few rows: 8 trees per register (one lane per tree), four registers at
- * once, their leaves then added in tree order. */
+ * once, their leaves then added in tree order (perfect_by_trees_avx512's
+ * one float32 sum and dense rows likewise). */
 __attribute__((target("avx2"))) static void
 perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
                       const float *x, void *out) {
@@ -59,11 +70,15 @@ perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
   const int cmp_le = f->comparison == CUVIL_TREE_LE;
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i feature_bits = _mm256_set1_epi32(CUVIL_PERFECT_FEATURE);
+  const int one_sum = perfect_one_sum(f);
   int32_t leaves[K * W];
+  float values[K * W];
   float copy[f->features];
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = perfect_clean_row(f, x + r * f->features, copy);
     void *o = perfect_start_row(f, out, r);
+    const int dense = perfect_row_dense(row, f->features);
+    float sum = one_sum ? *(const float *)o : 0.0f;
     for (int64_t t0 = 0; t0 < f->trees; t0 += K * W) {
       __m256i tree[K], idx[K], m[K];
       for (int k = 0; k < K; ++k) {
@@ -89,18 +104,31 @@ perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
           __m256 v = _mm256_mask_i32gather_ps(
               _mm256_setzero_ps(), row, _mm256_and_si256(word, feature_bits),
               _mm256_castsi256_ps(m[k]), 4);
-          idx[k] = perfect_step8(idx[k], word, th, v, cmp_le);
+          idx[k] = dense ? perfect_dense_step8(idx[k], th, v, cmp_le)
+                         : perfect_step8(idx[k], word, th, v, cmp_le);
         }
       }
-      for (int k = 0; k < K; ++k)
-        _mm256_storeu_si256(
-            (__m256i *)(leaves + k * W),
-            _mm256_add_epi32(_mm256_mullo_epi32(
-                                 tree[k], _mm256_set1_epi32((int32_t)(inner + 1))),
-                             idx[k]));
       int64_t n = f->trees - t0 < K * W ? f->trees - t0 : K * W;
-      perfect_add_leaves(f, o, t0, n, leaves);
+      for (int k = 0; k < K; ++k) {
+        __m256i leaf = _mm256_add_epi32(
+            _mm256_mullo_epi32(tree[k],
+                               _mm256_set1_epi32((int32_t)(inner + 1))),
+            idx[k]);
+        if (one_sum)
+          _mm256_storeu_ps(values + k * W,
+                           _mm256_mask_i32gather_ps(
+                               _mm256_setzero_ps(), (const float *)f->leaves,
+                               leaf, _mm256_castsi256_ps(m[k]), 4));
+        else
+          _mm256_storeu_si256((__m256i *)(leaves + k * W), leaf);
+      }
+      if (one_sum)
+        sum = perfect_add_in_order(sum, values, n);
+      else
+        perfect_add_leaves(f, o, t0, n, leaves);
     }
+    if (one_sum)
+      *(float *)o = sum;
   }
 }
 
@@ -157,49 +185,48 @@ perfect_select8(const float *const *columns, int level, int64_t row,
   return part[0];
 }
 
-/* One level of one tree for the block's `live` registers of 8 rows. */
-__attribute__((target("avx2"), always_inline)) static inline void
+/* One level of one tree for register k (rows 8k to 8k + 7) of the block:
+ * its next index. */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
 perfect_level8(const int32_t *words, const float *thresholds, int level,
-               const float *xt, __m256i *idx, int live, int cmp_le,
-               int has_missing) {
+               const float *const *columns, const float *xt, int k, __m256i idx,
+               int cmp_le, int has_missing) {
   enum { W = 8, B = CUVIL_PERFECT_TBLOCK8 };
   const __m256i feature_bits = _mm256_set1_epi32(CUVIL_PERFECT_FEATURE);
   const int loaded = level < CUVIL_PERFECT_LOADED_LEVELS8;
   const int permuted = level <= 5;
-  const float *columns[1 << CUVIL_PERFECT_LOADED_LEVELS8];
+  __m256 th = permuted ? perfect_lookup8(thresholds, level, idx)
+                       : _mm256_i32gather_ps(thresholds, idx, 4);
+  __m256i word = _mm256_setzero_si256();
+  if (!loaded || has_missing)
+    word = permuted ? _mm256_castps_si256(
+                          perfect_lookup8((const float *)words, level, idx))
+                    : _mm256_i32gather_epi32(words, idx, 4);
+  __m256 v;
   if (loaded)
-    for (int j = 0; j < 1 << level; ++j)
-      columns[j] = xt + (int64_t)(words[j] & CUVIL_PERFECT_FEATURE) * B;
-  for (int k = 0; k < live; ++k) {
-    __m256 th = permuted ? perfect_lookup8(thresholds, level, idx[k])
-                         : _mm256_i32gather_ps(thresholds, idx[k], 4);
-    __m256i word = _mm256_setzero_si256();
-    if (!loaded || has_missing)
-      word = permuted ? _mm256_castps_si256(perfect_lookup8(
-                            (const float *)words, level, idx[k]))
-                      : _mm256_i32gather_epi32(words, idx[k], 4);
-    __m256 v;
-    if (loaded)
-      v = perfect_select8(columns, level, k * W, idx[k]);
-    else
-      v = _mm256_i32gather_ps(
-          xt,
-          _mm256_add_epi32(
-              _mm256_mullo_epi32(_mm256_and_si256(word, feature_bits),
-                                 _mm256_set1_epi32(B)),
-              _mm256_setr_epi32(k * W, k * W + 1, k * W + 2, k * W + 3,
-                                k * W + 4, k * W + 5, k * W + 6, k * W + 7)),
-          4);
-    if (has_missing) {
-      idx[k] = perfect_step8(idx[k], word, th, v, cmp_le);
-    } else {
-      /* -1 where the row goes right: 2i - (-1). */
-      __m256i right = _mm256_castps_si256(
-          cmp_le ? _mm256_cmp_ps(v, th, _CMP_NLE_UQ)
-                 : _mm256_cmp_ps(v, th, _CMP_NLT_UQ));
-      idx[k] = _mm256_sub_epi32(_mm256_add_epi32(idx[k], idx[k]), right);
-    }
-  }
+    v = perfect_select8(columns, level, k * W, idx);
+  else
+    v = _mm256_i32gather_ps(
+        xt,
+        _mm256_add_epi32(
+            _mm256_mullo_epi32(_mm256_and_si256(word, feature_bits),
+                               _mm256_set1_epi32(B)),
+            _mm256_setr_epi32(k * W, k * W + 1, k * W + 2, k * W + 3, k * W + 4,
+                              k * W + 5, k * W + 6, k * W + 7)),
+        4);
+  return has_missing ? perfect_step8(idx, word, th, v, cmp_le)
+                     : perfect_dense_step8(idx, th, v, cmp_le);
+}
+
+/* Adds each lane of register k's leaf (of 2^depth) to `target`. */
+__attribute__((target("avx2"), always_inline)) static inline void
+perfect_leaves8(const float *leaves, int depth, int k, __m256i idx,
+                float *target) {
+  enum { W = 8 };
+  __m256 value = depth <= 5 ? perfect_lookup8(leaves, depth, idx)
+                            : _mm256_i32gather_ps(leaves, idx, 4);
+  _mm256_storeu_ps(target + k * W,
+                   _mm256_add_ps(_mm256_loadu_ps(target + k * W), value));
 }
 
 /* A tree's walk of the block (float32 leaves of one value) and its leaves
@@ -207,10 +234,11 @@ perfect_level8(const int32_t *words, const float *thresholds, int level,
 __attribute__((target("avx2"), always_inline)) static inline void
 perfect_tree8(const cuvil_perfect_forest *f, int64_t t, const float *xt,
               float *target, int live, int has_missing, int cmp_le) {
-  enum { K = 8, W = 8 };
+  enum { K = 8, B = CUVIL_PERFECT_TBLOCK8 };
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
   const int32_t *nodes = f->nodes + t * inner;
   const float *thresholds = f->thresholds + t * inner;
+  const float *columns[1 << CUVIL_PERFECT_LOADED_LEVELS8];
   __m256i idx[K];
   for (int k = 0; k < K; ++k)
     idx[k] = _mm256_setzero_si256();
@@ -218,30 +246,43 @@ perfect_tree8(const cuvil_perfect_forest *f, int64_t t, const float *xt,
     const int32_t *w = nodes + ((int64_t)1 << level) - 1;
     const float *th = thresholds + ((int64_t)1 << level) - 1;
     switch (level) {
-#define PERFECT_LEVEL8(n)                                                      \
-  case n:                                                                      \
-    perfect_level8(w, th, n, xt, idx, live, cmp_le, has_missing);              \
-    break;
+#define PERFECT_STEP8(k)                                                       \
+  idx[k] =                                                                     \
+      perfect_level8(w, th, n, columns, xt, k, idx[k], cmp_le, has_missing);
+#define PERFECT_LEVEL8(level_n)                                                \
+  case level_n: {                                                              \
+    const int n = level_n;                                                     \
+    perfect_level_columns(w, n, CUVIL_PERFECT_LOADED_LEVELS8, xt, B, columns); \
+    PERFECT_EACH_LIVE(live, PERFECT_STEP8);                                    \
+    break;                                                                     \
+  }
+      /* clang-format off */
       PERFECT_LEVEL8(0) PERFECT_LEVEL8(1) PERFECT_LEVEL8(2)
       PERFECT_LEVEL8(3) PERFECT_LEVEL8(4) PERFECT_LEVEL8(5)
-#undef PERFECT_LEVEL8
     default:
-      perfect_level8(w, th, 6, xt, idx, live, cmp_le, has_missing);
+      PERFECT_LEVEL8(6)
+      /* clang-format on */
+#undef PERFECT_LEVEL8
+#undef PERFECT_STEP8
     }
   }
   const float *leaves = (const float *)f->leaves + t * (inner + 1);
-  for (int k = 0; k < live; ++k) {
-    __m256 value;
-    switch (f->depth) {
-    case 1: value = perfect_lookup8(leaves, 1, idx[k]); break;
-    case 2: value = perfect_lookup8(leaves, 2, idx[k]); break;
-    case 3: value = perfect_lookup8(leaves, 3, idx[k]); break;
-    case 4: value = perfect_lookup8(leaves, 4, idx[k]); break;
-    case 5: value = perfect_lookup8(leaves, 5, idx[k]); break;
-    default: value = _mm256_i32gather_ps(leaves, idx[k], 4);
-    }
-    _mm256_storeu_ps(target + k * W,
-                     _mm256_add_ps(_mm256_loadu_ps(target + k * W), value));
+  switch (f->depth) {
+#define PERFECT_ADD8(k) perfect_leaves8(leaves, n, k, idx[k], target);
+#define PERFECT_LEAVES8(depth_n)                                               \
+  case depth_n: {                                                              \
+    const int n = depth_n;                                                     \
+    PERFECT_EACH_LIVE(live, PERFECT_ADD8);                                     \
+    break;                                                                     \
+  }
+    /* clang-format off */
+    PERFECT_LEAVES8(1) PERFECT_LEAVES8(2) PERFECT_LEAVES8(3)
+    PERFECT_LEAVES8(4) PERFECT_LEAVES8(5)
+  default:
+    PERFECT_LEAVES8(6)
+    /* clang-format on */
+#undef PERFECT_LEAVES8
+#undef PERFECT_ADD8
   }
 }
 

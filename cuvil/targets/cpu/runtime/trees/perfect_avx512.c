@@ -28,6 +28,16 @@ perfect_step16(__m512i idx, __m512i word, __m512 th, __m512 v, int cmp_le) {
                                _mm512_set1_epi32(1));
 }
 
+/* perfect_step16 for values without NaN: one comparison, true for a right
+ * turn. */
+__attribute__((target("avx512f"))) static inline __m512i
+perfect_dense_step16(__m512i idx, __m512 th, __m512 v, int cmp_le) {
+  __mmask16 right = cmp_le ? _mm512_cmp_ps_mask(v, th, _CMP_NLE_UQ)
+                           : _mm512_cmp_ps_mask(v, th, _CMP_NLT_UQ);
+  __m512i twice = _mm512_add_epi32(idx, idx);
+  return _mm512_mask_add_epi32(twice, right, twice, _mm512_set1_epi32(1));
+}
+
 /* A level's node words at each lane's index: a permute of one register for
  * up to 16 nodes, of two for 32, else a gather. */
 __attribute__((target("avx512f"))) static inline __m512i
@@ -53,7 +63,10 @@ perfect_level_floats16(const float *level, int64_t width, __m512i i) {
 }
 
 /* A few rows: 16 trees per register (one lane per tree), four registers
- * at once, their leaves then added in tree order. */
+ * at once, their leaves then added in tree order (gathered and summed in a
+ * register for one float32 sum; its chain of additions, not the walk, is
+ * what bounds a row of a large forest). A row without NaN takes the
+ * one-comparison step. */
 __attribute__((target("avx512f"))) static void
 perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
                         const float *x, void *out) {
@@ -63,11 +76,15 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
   const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
                                           11, 12, 13, 14, 15);
   const __m512i feature_bits = _mm512_set1_epi32(CUVIL_PERFECT_FEATURE);
+  const int one_sum = perfect_one_sum(f);
   int32_t leaves[K * W];
+  float values[K * W];
   float copy[f->features];
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = perfect_clean_row(f, x + r * f->features, copy);
     void *o = perfect_start_row(f, out, r);
+    const int dense = perfect_row_dense(row, f->features);
+    float sum = one_sum ? *(const float *)o : 0.0f;
     /* A row of up to 32 features in two registers: its values by permutes
      * rather than gathers. */
     int64_t lo = f->features < 16 ? f->features : 16;
@@ -104,18 +121,30 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
                          ? _mm512_permutex2var_ps(row_lo, feature, row_hi)
                          : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m[k],
                                                     feature, row, 4);
-          idx[k] = perfect_step16(idx[k], word, th, v, cmp_le);
+          idx[k] = dense ? perfect_dense_step16(idx[k], th, v, cmp_le)
+                         : perfect_step16(idx[k], word, th, v, cmp_le);
         }
       }
-      for (int k = 0; k < K; ++k)
-        _mm512_storeu_si512(
-            leaves + k * W,
-            _mm512_add_epi32(_mm512_mullo_epi32(
-                                 tree[k], _mm512_set1_epi32((int32_t)(inner + 1))),
-                             idx[k]));
       int64_t n = f->trees - t0 < K * W ? f->trees - t0 : K * W;
-      perfect_add_leaves(f, o, t0, n, leaves);
+      for (int k = 0; k < K; ++k) {
+        __m512i leaf = _mm512_add_epi32(
+            _mm512_mullo_epi32(tree[k],
+                               _mm512_set1_epi32((int32_t)(inner + 1))),
+            idx[k]);
+        if (one_sum)
+          _mm512_storeu_ps(values + k * W,
+                           _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m[k],
+                                                    leaf, f->leaves, 4));
+        else
+          _mm512_storeu_si512(leaves + k * W, leaf);
+      }
+      if (one_sum)
+        sum = perfect_add_in_order(sum, values, n);
+      else
+        perfect_add_leaves(f, o, t0, n, leaves);
     }
+    if (one_sum)
+      *(float *)o = sum;
   }
 }
 
@@ -169,93 +198,75 @@ perfect_select16(const float *const *columns, int level, int64_t row,
   return part[0];
 }
 
-/* One level of one tree for the block's `live` registers of rows. Without
- * missing values a step is one comparison that is true for a right turn;
- * with them, perfect_step16. */
-__attribute__((target("avx512f"), always_inline)) static inline void
+/* One level of one tree for register k (rows 16k to 16k + 15) of the
+ * block: its next index. Without missing values a step is one comparison
+ * that is true for a right turn; with them, perfect_step16. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512i
 perfect_level16(const int32_t *words, const float *thresholds, int level,
-                const float *xt, __m512i *idx, int live, int cmp_le,
-                int has_missing) {
+                const float *const *columns, const float *xt, int k,
+                __m512i idx, int cmp_le, int has_missing) {
   enum { W = 16 };
   const __m512i feature_bits = _mm512_set1_epi32(CUVIL_PERFECT_FEATURE);
   const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
                                           11, 12, 13, 14, 15);
   const int loaded = level < CUVIL_PERFECT_LOADED_LEVELS;
   const int permuted = level <= 7;
-  const float *columns[1 << CUVIL_PERFECT_LOADED_LEVELS];
+  __m512 th = permuted ? perfect_lookup16(thresholds, level, idx)
+                       : _mm512_i32gather_ps(idx, thresholds, 4);
+  __m512i word = _mm512_setzero_si512();
+  if (!loaded || has_missing)
+    word = permuted ? _mm512_castps_si512(
+                          perfect_lookup16((const float *)words, level, idx))
+                    : _mm512_i32gather_epi32(idx, words, 4);
+  __m512 v;
   if (loaded)
-    for (int j = 0; j < 1 << level; ++j)
-      columns[j] = xt + (int64_t)(words[j] & CUVIL_PERFECT_FEATURE)
-                            * CUVIL_PERFECT_TBLOCK;
-  for (int k = 0; k < live; ++k) {
-    __m512 th = permuted ? perfect_lookup16(thresholds, level, idx[k])
-                         : _mm512_i32gather_ps(idx[k], thresholds, 4);
-    __m512i word = _mm512_setzero_si512();
-    if (!loaded || has_missing)
-      word = permuted ? _mm512_castps_si512(perfect_lookup16(
-                            (const float *)words, level, idx[k]))
-                      : _mm512_i32gather_epi32(idx[k], words, 4);
-    __m512 v;
-    if (loaded)
-      v = perfect_select16(columns, level, k * W, idx[k]);
-    else
-      v = _mm512_i32gather_ps(
-          _mm512_add_epi32(
-              _mm512_slli_epi32(_mm512_and_si512(word, feature_bits),
-                                CUVIL_PERFECT_TBLOCK_LOG2),
-              _mm512_add_epi32(lanes, _mm512_set1_epi32(k * W))),
-          xt, 4);
-    if (has_missing) {
-      idx[k] = perfect_step16(idx[k], word, th, v, cmp_le);
-    } else {
-      __mmask16 right = cmp_le ? _mm512_cmp_ps_mask(v, th, _CMP_NLE_UQ)
-                               : _mm512_cmp_ps_mask(v, th, _CMP_NLT_UQ);
-      __m512i twice = _mm512_add_epi32(idx[k], idx[k]);
-      idx[k] = _mm512_mask_add_epi32(twice, right, twice, _mm512_set1_epi32(1));
-    }
-  }
+    v = perfect_select16(columns, level, k * W, idx);
+  else
+    v = _mm512_i32gather_ps(
+        _mm512_add_epi32(_mm512_slli_epi32(_mm512_and_si512(word, feature_bits),
+                                           CUVIL_PERFECT_TBLOCK_LOG2),
+                         _mm512_add_epi32(lanes, _mm512_set1_epi32(k * W))),
+        xt, 4);
+  return has_missing ? perfect_step16(idx, word, th, v, cmp_le)
+                     : perfect_dense_step16(idx, th, v, cmp_le);
 }
 
-/* Adds each lane's leaf (of 2^depth) to `target`. */
+/* Adds each lane of register k's leaf (of 2^depth) to `target`. */
 __attribute__((target("avx512f"), always_inline)) static inline void
-perfect_leaves16(const float *leaves, int depth, const __m512i *idx, int live,
+perfect_leaves16(const float *leaves, int depth, int k, __m512i idx,
                  float *target) {
   enum { W = 16 };
-  for (int k = 0; k < live; ++k) {
-    __m512 value = depth <= 8 ? perfect_lookup16(leaves, depth, idx[k])
-                              : _mm512_i32gather_ps(idx[k], leaves, 4);
-    _mm512_storeu_ps(target + k * W,
-                     _mm512_add_ps(_mm512_loadu_ps(target + k * W), value));
-  }
+  __m512 value = depth <= 8 ? perfect_lookup16(leaves, depth, idx)
+                            : _mm512_i32gather_ps(idx, leaves, 4);
+  _mm512_storeu_ps(target + k * W,
+                   _mm512_add_ps(_mm512_loadu_ps(target + k * W), value));
 }
 
-/* Adds each lane's leaf values to `target`'s rows, target v at `target`
- * + v * CUVIL_PERFECT_TBLOCK, by gathers: float64 leaves (two registers
- * of 8 per 16 rows) and leaves of several values. */
-__attribute__((target("avx512f"))) static void
+/* Adds each lane of register k's leaf values to `target`'s rows, target v
+ * at `target` + v * CUVIL_PERFECT_TBLOCK, by gathers: float64 leaves (two
+ * registers of 8 per 16 rows) and leaves of several values. */
+__attribute__((target("avx512f"), always_inline)) static inline void
 perfect_leaves16_gathered(const cuvil_perfect_forest *f, const void *leaves,
-                          const __m512i *idx, int live, void *target) {
+                          int k, __m512i idx, void *target) {
   enum { W = 16, B = CUVIL_PERFECT_TBLOCK };
   const int64_t values = f->values;
-  for (int k = 0; k < live; ++k)
-    for (int64_t v = 0; v < values; ++v) {
-      __m512i at = _mm512_add_epi32(
-          _mm512_mullo_epi32(idx[k], _mm512_set1_epi32((int32_t)values)),
-          _mm512_set1_epi32((int32_t)v));
-      if (f->acc_f64) {
-        const double *l = (const double *)leaves;
-        double *o = (double *)target + v * B + k * W;
-        __m512d lo = _mm512_i32gather_pd(_mm512_castsi512_si256(at), l, 8);
-        __m512d hi =
-            _mm512_i32gather_pd(_mm512_extracti64x4_epi64(at, 1), l, 8);
-        _mm512_storeu_pd(o, _mm512_add_pd(_mm512_loadu_pd(o), lo));
-        _mm512_storeu_pd(o + 8, _mm512_add_pd(_mm512_loadu_pd(o + 8), hi));
-      } else {
-        float *o = (float *)target + v * B + k * W;
-        __m512 value = _mm512_i32gather_ps(at, (const float *)leaves, 4);
-        _mm512_storeu_ps(o, _mm512_add_ps(_mm512_loadu_ps(o), value));
-      }
+  for (int64_t v = 0; v < values; ++v) {
+    __m512i at = _mm512_add_epi32(
+        _mm512_mullo_epi32(idx, _mm512_set1_epi32((int32_t)values)),
+        _mm512_set1_epi32((int32_t)v));
+    if (f->acc_f64) {
+      const double *l = (const double *)leaves;
+      double *o = (double *)target + v * B + k * W;
+      __m512d lo = _mm512_i32gather_pd(_mm512_castsi512_si256(at), l, 8);
+      __m512d hi = _mm512_i32gather_pd(_mm512_extracti64x4_epi64(at, 1), l, 8);
+      _mm512_storeu_pd(o, _mm512_add_pd(_mm512_loadu_pd(o), lo));
+      _mm512_storeu_pd(o + 8, _mm512_add_pd(_mm512_loadu_pd(o + 8), hi));
+    } else {
+      float *o = (float *)target + v * B + k * W;
+      __m512 value = _mm512_i32gather_ps(at, (const float *)leaves, 4);
+      _mm512_storeu_ps(o, _mm512_add_ps(_mm512_loadu_ps(o), value));
     }
+  }
 }
 
 /* A tree's walk of the block and its leaves added to `target` (float, or
@@ -263,10 +274,11 @@ perfect_leaves16_gathered(const cuvil_perfect_forest *f, const void *leaves,
 __attribute__((target("avx512f"), always_inline)) static inline void
 perfect_tree16(const cuvil_perfect_forest *f, int64_t t, const float *xt,
                void *target, int live, int has_missing, int cmp_le) {
-  enum { K = 8, W = 16 };
+  enum { K = 8 };
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
   const int32_t *nodes = f->nodes + t * inner;
   const float *thresholds = f->thresholds + t * inner;
+  const float *columns[1 << CUVIL_PERFECT_LOADED_LEVELS];
   __m512i idx[K];
   for (int k = 0; k < K; ++k)
     idx[k] = _mm512_setzero_si512();
@@ -276,37 +288,57 @@ perfect_tree16(const cuvil_perfect_forest *f, int64_t t, const float *xt,
     const int32_t *w = nodes + ((int64_t)1 << level) - 1;
     const float *th = thresholds + ((int64_t)1 << level) - 1;
     switch (level) {
-#define PERFECT_LEVEL16(n)                                                     \
-  case n:                                                                      \
-    perfect_level16(w, th, n, xt, idx, live, cmp_le, has_missing);             \
-    break;
+#define PERFECT_STEP16(k)                                                      \
+  idx[k] =                                                                     \
+      perfect_level16(w, th, n, columns, xt, k, idx[k], cmp_le, has_missing);
+#define PERFECT_LEVEL16(level_n)                                               \
+  case level_n: {                                                              \
+    const int n = level_n;                                                     \
+    perfect_level_columns(w, n, CUVIL_PERFECT_LOADED_LEVELS, xt,               \
+                          CUVIL_PERFECT_TBLOCK, columns);                      \
+    PERFECT_EACH_LIVE(live, PERFECT_STEP16);                                   \
+    break;                                                                     \
+  }
+      /* clang-format off */
       PERFECT_LEVEL16(0) PERFECT_LEVEL16(1) PERFECT_LEVEL16(2)
       PERFECT_LEVEL16(3) PERFECT_LEVEL16(4) PERFECT_LEVEL16(5)
       PERFECT_LEVEL16(6) PERFECT_LEVEL16(7)
-#undef PERFECT_LEVEL16
     default:
-      perfect_level16(w, th, 8, xt, idx, live, cmp_le, has_missing);
+      PERFECT_LEVEL16(8)
+      /* clang-format on */
+#undef PERFECT_LEVEL16
+#undef PERFECT_STEP16
     }
   }
   if (f->acc_f64 || f->values != 1) {
     size_t size = f->acc_f64 ? sizeof(double) : sizeof(float);
-    perfect_leaves16_gathered(
-        f, (const char *)f->leaves + t * (inner + 1) * f->values * size, idx,
-        live, target);
+    const void *leaves =
+        (const char *)f->leaves + t * (inner + 1) * f->values * size;
+#define PERFECT_GATHERED16(k)                                                  \
+  perfect_leaves16_gathered(f, leaves, k, idx[k], target);
+    PERFECT_EACH_LIVE(live, PERFECT_GATHERED16);
+#undef PERFECT_GATHERED16
     return;
   }
   const float *leaves = (const float *)f->leaves + t * (inner + 1);
   switch (f->depth) {
-#define PERFECT_LEAVES16(n)                                                    \
-  case n:                                                                      \
-    perfect_leaves16(leaves, n, idx, live, (float *)target);                   \
-    break;
+#define PERFECT_ADD16(k)                                                       \
+  perfect_leaves16(leaves, n, k, idx[k], (float *)target);
+#define PERFECT_LEAVES16(depth_n)                                              \
+  case depth_n: {                                                              \
+    const int n = depth_n;                                                     \
+    PERFECT_EACH_LIVE(live, PERFECT_ADD16);                                    \
+    break;                                                                     \
+  }
+    /* clang-format off */
     PERFECT_LEAVES16(1) PERFECT_LEAVES16(2) PERFECT_LEAVES16(3)
     PERFECT_LEAVES16(4) PERFECT_LEAVES16(5) PERFECT_LEAVES16(6)
     PERFECT_LEAVES16(7) PERFECT_LEAVES16(8)
-#undef PERFECT_LEAVES16
   default:
-    perfect_leaves16(leaves, 9, idx, live, (float *)target);
+    PERFECT_LEAVES16(9)
+    /* clang-format on */
+#undef PERFECT_LEAVES16
+#undef PERFECT_ADD16
   }
 }
 

@@ -27,6 +27,46 @@ enum {
   CUVIL_PERFECT_TFEATURES = 128
 };
 
+/* Runs STEP(k) for each of the block's `live` registers of rows, written
+ * out rather than looped: indexed only by constants, the registers' idx
+ * stay in registers through a tree's levels. (Kept on the stack, each
+ * gather waits behind the previous register's store: a third slower.) */
+#define PERFECT_EACH_LIVE(live, STEP)                                          \
+  do {                                                                         \
+    STEP(0)                                                                    \
+    if ((live) > 1) {                                                          \
+      STEP(1)                                                                  \
+    }                                                                          \
+    if ((live) > 2) {                                                          \
+      STEP(2)                                                                  \
+    }                                                                          \
+    if ((live) > 3) {                                                          \
+      STEP(3)                                                                  \
+    }                                                                          \
+    if ((live) > 4) {                                                          \
+      STEP(4)                                                                  \
+    }                                                                          \
+    if ((live) > 5) {                                                          \
+      STEP(5)                                                                  \
+    }                                                                          \
+    if ((live) > 6) {                                                          \
+      STEP(6)                                                                  \
+    }                                                                          \
+    if ((live) > 7) {                                                          \
+      STEP(7)                                                                  \
+    }                                                                          \
+  } while (0)
+
+/* The columns of a transposed block (`block` rows per feature) that a
+ * level of the first `loaded` levels reads by loads: node j's feature's. */
+static inline void perfect_level_columns(const int32_t *words, int level,
+                                         int loaded, const float *xt,
+                                         int64_t block, const float **columns) {
+  if (level < loaded)
+    for (int j = 0; j < 1 << level; ++j)
+      columns[j] = xt + (int64_t)(words[j] & CUVIL_PERFECT_FEATURE) * block;
+}
+
 /* Row `r` of `out` (the leaves' type), set to the base values. */
 static inline void *perfect_start_row(const cuvil_perfect_forest *f,
                                       void *out, int64_t r) {
@@ -70,6 +110,30 @@ static inline void perfect_add_leaf(const cuvil_perfect_forest *f, void *o,
     for (int64_t v = 0; v < values; ++v)
       target[v] += value[v];
   }
+}
+
+/* Whether the walks may keep a row's sums in one float32 register: one
+ * target, one value per leaf, float32 leaves (a binary classifier's or a
+ * regression's margin). Each tree's leaf then comes by a gather. */
+static inline int perfect_one_sum(const cuvil_perfect_forest *f) {
+  return !f->acc_f64 && f->values == 1 && f->targets == 1;
+}
+
+/* `sum` plus values[0..n), added in order (the trees' order). */
+static inline float perfect_add_in_order(float sum, const float *values,
+                                         int64_t n) {
+  for (int64_t j = 0; j < n; ++j)
+    sum += values[j];
+  return sum;
+}
+
+/* Whether `row` (missing value already NaN) has no NaN: its steps are then
+ * one comparison each. */
+static inline int perfect_row_dense(const float *row, int64_t features) {
+  int dense = 1;
+  for (int64_t c = 0; c < features; ++c)
+    dense &= row[c] == row[c];
+  return dense;
 }
 
 /* Adds trees [t0, t0 + n)'s leaves to row `o`, in order. */
