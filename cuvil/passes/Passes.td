@@ -229,6 +229,25 @@ def CuvilRaiseLayerNorm : Pass<"cuvil-raise-layer-norm", "::mlir::func::FuncOp">
   let dependentDialects = ["::cuvil::l1::CuvilDialect"];
 }
 
+def CuvilRaiseActivations
+    : Pass<"cuvil-raise-activations", "::mlir::func::FuncOp"> {
+  let summary = "Replace x * sigmoid(x) by cuvil.silu and x * "
+                "hardsigmoid(x) by cuvil.hardswish";
+  let description = [{
+    ONNX spells nn.SiLU as Mul(x, Sigmoid(x)), and nn.Hardswish before
+    opset 14 as Mul(x, HardSigmoid(x)) with alpha 1/6 and beta 1/2. Each
+    such product whose gate has no other user, on operands of the
+    product's type, becomes `cuvil.silu` or `cuvil.hardswish`, so that
+    x's producer has one user and cuvil-fuse-epilogues can take the
+    activation into a convolution's epilogue. (A HardSigmoid of other
+    parameters is left alone.)
+  }];
+  let statistics = [
+    Statistic<"numRaised", "raised", "Gated products replaced">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
+}
+
 def CuvilMarkSampleParallel
     : Pass<"cuvil-mark-sample-parallel", "::mlir::func::FuncOp"> {
   let summary = "Mark functions whose batch may run as chunks of samples";

@@ -35,6 +35,7 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm,
   pm.addNestedPass<mlir::func::FuncOp>(
       createCuvilMarkSampleParallel(sampleParallel));
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilRaiseLayerNorm());
+  pm.addNestedPass<mlir::func::FuncOp>(createCuvilRaiseActivations());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilBatchParallelConvs());
   CuvilFuseEpiloguesOptions epilogues;
   epilogues.activations.assign(options.epilogueActivations.begin(),
