@@ -4,8 +4,8 @@ Needs numpy only: torch is used when the caller passes torch tensors, and is
 never imported otherwise. ctypes releases the GIL for the duration of each
 call into the .so, so Python threads run models concurrently; each thread
 gets its own context (workspace and worker threads) from the .so. The common
-call with torch tensors runs in C (cuvil._lean, the CPython API only), which
-also releases the GIL around the model.
+call with torch tensors or numpy arrays runs in C (cuvil._lean, the CPython
+API only), which also releases the GIL around the model.
 """
 
 import ctypes
@@ -57,6 +57,23 @@ def _templates(torch, outputs, cache, batch):
             break
         one = torch.empty((1,) * len(shape), dtype=getattr(torch, spec["dtype"]))
         templates.append(one.expand(shape))
+    templates = cache[batch] = tuple(templates)
+    return templates
+
+
+def _numpy_templates(outputs, cache, batch):
+    """_templates for numpy arrays: one zero-stride array per output that
+    numpy.empty_like(order="C") turns into a fresh output. Empty when an
+    output has no elements or no numpy type (bfloat16)."""
+    templates = []
+    for spec in outputs:
+        shape = _batched(spec["shape"], batch)
+        dtype = _NUMPY_DTYPES.get(spec["dtype"])
+        if None in shape or 0 in shape or dtype is None:
+            templates = []
+            break
+        templates.append(np.broadcast_to(np.empty((1,) * len(shape), dtype),
+                                         shape))
     templates = cache[batch] = tuple(templates)
     return templates
 
@@ -252,8 +269,9 @@ class CompiledModule:
                 self._lean_inputs = None
                 break
             self._lean_inputs.append((t["dtype"], rest, dynamic))
-        # Output templates per batch (_templates).
+        # Output templates per batch (_templates, _numpy_templates).
         self._output_templates = {}
+        self._numpy_output_templates = {}
         self._run_address = ctypes.cast(self._library.cuvil_context_run,
                                         ctypes.c_void_p).value
 
@@ -291,6 +309,16 @@ class CompiledModule:
                 if type(result) is int:
                     self._raise(self._thread_state()[0], result)
                 return result
+        if self._lean_inputs is not None:
+            state = getattr(self._local, "lean_numpy", None)
+            if state is None:
+                state = self._lean_numpy_state()
+            if state:
+                result = _lean.call(state, inputs)
+                if result is not None:
+                    if type(result) is int:
+                        self._raise(self._thread_state()[0], result)
+                    return result
         if len(inputs) != len(self.inputs):
             raise ValueError(f"the model takes {len(self.inputs)} input(s) "
                              f"({', '.join(t['name'] for t in self.inputs)}), "
@@ -385,7 +413,26 @@ class CompiledModule:
             # Not a bound method: the state must not keep the module alive.
             functools.partial(_templates, torch, self.outputs,
                               self._output_templates),
-            torch.empty_like, torch.contiguous_format)
+            torch.empty_like, torch.contiguous_format, False)
+        return state
+
+    def _lean_numpy_state(self):
+        """_lean_state for numpy arrays (C-contiguous, of the model's dtypes
+        and shapes), or False when an input has no numpy type."""
+        dtypes = [_NUMPY_DTYPES.get(dtype) for dtype, _, _ in self._lean_inputs]
+        if None in dtypes:
+            self._local.lean_numpy = False
+            return False
+        context = self._thread_state()[0]
+        specs = tuple((numpy_dtype, tuple(dims), dynamic)
+                      for numpy_dtype, (_, dims, dynamic)
+                      in zip(dtypes, self._lean_inputs))
+        state = self._local.lean_numpy = (
+            self._run_address, context.handle.value, np.ndarray, specs,
+            self.max_batch or 0, self._numpy_output_templates,
+            functools.partial(_numpy_templates, self.outputs,
+                              self._numpy_output_templates),
+            np.empty_like, "C", True)
         return state
 
     def _raise(self, context, status):

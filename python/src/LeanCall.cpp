@@ -1,12 +1,14 @@
 //===- LeanCall.cpp - cuvil._lean, CompiledModule's common call in C ------===//
 //
-// The call most users make, contiguous CPU torch tensors of the model's
-// dtypes and shapes, without the interpreter in between: the checks, the
-// outputs (torch.empty_like of zero-stride templates) and the .so's
-// cuvil_context_run with the GIL released. On the quick-start model that is
-// under half of what the same steps cost in Python. Anything else returns
-// None, and CompiledModule's Python path runs the call or explains what is
-// wrong. Only the CPython API: no torch headers, no pybind11.
+// The call most users make, contiguous CPU torch tensors or C-contiguous
+// numpy arrays of the model's dtypes and shapes, without the interpreter in
+// between: the checks, the outputs (torch.empty_like / numpy.empty_like of
+// zero-stride templates) and the .so's cuvil_context_run with the GIL
+// released. On the quick-start model that is under half of what the same
+// steps cost in Python. Anything else returns None, and CompiledModule's
+// Python path runs the call or explains what is wrong. Only the CPython API
+// (numpy through the buffer protocol): no torch or numpy headers, no
+// pybind11.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,11 +36,13 @@ enum StateField : Py_ssize_t {
   kMakeTemplates, // callable(batch or None) -> that tuple, stored in kTemplates
   kEmptyLike,     // torch.empty_like
   kContiguous,    // torch.contiguous_format
+  kNumpy,         // True: numpy arrays instead (kTensorType numpy.ndarray,
+                  // kEmptyLike numpy.empty_like, kContiguous "C")
   kStateSize
 };
 
 PyObject *strDtype, *strRequiresGrad, *strIsCpu, *strIsContiguous, *strShape,
-    *strDataPtr, *memoryFormatKwnames;
+    *strDataPtr, *memoryFormatKwnames, *orderKwnames;
 
 /// Whether `object.name` is `expected`; false (and no error) otherwise.
 bool attrIs(PyObject *object, PyObject *name, PyObject *expected) {
@@ -58,8 +62,29 @@ bool pointerFrom(PyObject *object, void **pointer) {
   return !PyErr_Occurred();
 }
 
-/// Checks one input against its spec; sets *batch from a dynamic batch.
-bool inputMatches(PyObject *value, PyObject *spec, int64_t *batch) {
+/// Whether `shape` (`rank` dims) is the spec's; sets *batch from a dynamic
+/// batch (and checks it against an earlier input's).
+bool shapeMatches(const int64_t *shape, Py_ssize_t rank, PyObject *spec,
+                  int64_t *batch) {
+  PyObject *dims = PyTuple_GET_ITEM(spec, 1);
+  bool dynamic = PyTuple_GET_ITEM(spec, 2) == Py_True;
+  Py_ssize_t first = dynamic ? 1 : 0;
+  if (rank != PyTuple_GET_SIZE(dims) + first)
+    return false;
+  for (Py_ssize_t d = 0; d < PyTuple_GET_SIZE(dims); ++d)
+    if (shape[d + first] != PyLong_AsLongLong(PyTuple_GET_ITEM(dims, d)))
+      return false;
+  if (dynamic) {
+    if (*batch >= 0 && shape[0] != *batch)
+      return false;
+    *batch = shape[0];
+  }
+  return !PyErr_Occurred();
+}
+
+/// Checks one torch input against its spec; its data pointer in *pointer.
+bool torchInput(PyObject *value, PyObject *spec, int64_t *batch,
+                void **pointer) {
   if (!attrIs(value, strDtype, PyTuple_GET_ITEM(spec, 0)) ||
       !attrIs(value, strRequiresGrad, Py_False) ||
       !attrIs(value, strIsCpu, Py_True))
@@ -70,24 +95,50 @@ bool inputMatches(PyObject *value, PyObject *spec, int64_t *batch) {
   if (!ok)
     return false;
   PyObject *shape = PyObject_GetAttr(value, strShape);
-  if (!shape || !PyTuple_Check(shape)) {
+  if (!shape || !PyTuple_Check(shape) ||
+      PyTuple_GET_SIZE(shape) > kMaxTensors) {
     Py_XDECREF(shape);
     return false;
   }
-  PyObject *dims = PyTuple_GET_ITEM(spec, 1);
-  bool dynamic = PyTuple_GET_ITEM(spec, 2) == Py_True;
-  Py_ssize_t rank = PyTuple_GET_SIZE(dims) + (dynamic ? 1 : 0);
-  ok = PyTuple_GET_SIZE(shape) == rank;
-  for (Py_ssize_t d = 0; ok && d < PyTuple_GET_SIZE(dims); ++d)
-    ok = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d + (dynamic ? 1 : 0))) ==
-         PyLong_AsLongLong(PyTuple_GET_ITEM(dims, d));
-  if (ok && dynamic) {
-    int64_t got = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, 0));
-    ok = *batch < 0 || got == *batch;
-    *batch = got;
-  }
+  int64_t dims[kMaxTensors];
+  Py_ssize_t rank = PyTuple_GET_SIZE(shape);
+  for (Py_ssize_t d = 0; d < rank; ++d)
+    dims[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
   Py_DECREF(shape);
-  return ok && !PyErr_Occurred();
+  return shapeMatches(dims, rank, spec, batch) && pointerFrom(value, pointer);
+}
+
+/// Checks one numpy input (a C-contiguous array of the spec's dtype)
+/// against its spec, through the buffer protocol; its data in *pointer
+/// (valid while the array lives: the caller's inputs hold it).
+bool numpyInput(PyObject *value, PyObject *spec, int64_t *batch,
+                void **pointer) {
+  if (!attrIs(value, strDtype, PyTuple_GET_ITEM(spec, 0)))
+    return false;
+  Py_buffer view;
+  if (PyObject_GetBuffer(value, &view, PyBUF_C_CONTIGUOUS) != 0)
+    return false;
+  bool ok = view.ndim <= kMaxTensors;
+  int64_t dims[kMaxTensors];
+  for (int d = 0; ok && d < view.ndim; ++d)
+    dims[d] = view.shape[d];
+  ok = ok && shapeMatches(dims, view.ndim, spec, batch);
+  *pointer = view.buf;
+  PyBuffer_Release(&view);
+  return ok;
+}
+
+/// A fresh output's data pointer: torch's data_ptr(), or numpy's buffer.
+bool outputPointer(PyObject *tensor, bool numpy, void **pointer) {
+  if (!numpy)
+    return pointerFrom(tensor, pointer);
+  Py_buffer view;
+  if (PyObject_GetBuffer(tensor, &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) !=
+      0)
+    return false;
+  *pointer = view.buf;
+  PyBuffer_Release(&view);
+  return true;
 }
 
 /// call(state, inputs) -> output(s), a nonzero status (int), or None.
@@ -104,13 +155,15 @@ PyObject *call(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
     Py_RETURN_NONE;
   PyTypeObject *tensorType =
       reinterpret_cast<PyTypeObject *>(PyTuple_GET_ITEM(state, kTensorType));
+  bool numpy = PyTuple_GET_ITEM(state, kNumpy) == Py_True;
   void *in[kMaxTensors], *out[kMaxTensors];
   int64_t batch = -1;
   for (Py_ssize_t i = 0; i < count; ++i) {
     PyObject *value = PyTuple_GET_ITEM(inputs, i);
+    PyObject *spec = PyTuple_GET_ITEM(specs, i);
     if (Py_TYPE(value) != tensorType ||
-        !inputMatches(value, PyTuple_GET_ITEM(specs, i), &batch) ||
-        !pointerFrom(value, &in[i])) {
+        !(numpy ? numpyInput(value, spec, &batch, &in[i])
+                : torchInput(value, spec, &batch, &in[i]))) {
       PyErr_Clear();
       Py_RETURN_NONE;
     }
@@ -146,14 +199,15 @@ PyObject *call(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   }
   PyObject *emptyLike = PyTuple_GET_ITEM(state, kEmptyLike);
   for (Py_ssize_t o = 0; o < outputs; ++o) {
-    // empty_like(template, memory_format=contiguous_format); slot 0 is
-    // scratch for the callee (PY_VECTORCALL_ARGUMENTS_OFFSET).
+    // empty_like(template, memory_format=contiguous_format) (numpy:
+    // order="C"); slot 0 is scratch for the callee
+    // (PY_VECTORCALL_ARGUMENTS_OFFSET).
     PyObject *callArgs[3] = {nullptr, PyTuple_GET_ITEM(templates, o),
                              PyTuple_GET_ITEM(state, kContiguous)};
-    PyObject *tensor = PyObject_Vectorcall(emptyLike, callArgs + 1,
-                                           1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                           memoryFormatKwnames);
-    if (!tensor || !pointerFrom(tensor, &out[o])) {
+    PyObject *tensor = PyObject_Vectorcall(
+        emptyLike, callArgs + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+        numpy ? orderKwnames : memoryFormatKwnames);
+    if (!tensor || !outputPointer(tensor, numpy, &out[o])) {
       Py_XDECREF(tensor);
       Py_DECREF(results);
       Py_DECREF(templates);
@@ -185,7 +239,8 @@ PyMethodDef methods[] = {
     {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(call)),
      METH_FASTCALL,
      "call(state, inputs): the model's outputs, a nonzero cuvil status, or "
-     "None when the inputs need CompiledModule's general path."},
+     "None when the inputs need CompiledModule's general path (torch "
+     "tensors or numpy arrays, as the state says)."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT,
@@ -208,8 +263,9 @@ PyMODINIT_FUNC PyInit__lean() {
   strShape = PyUnicode_InternFromString("shape");
   strDataPtr = PyUnicode_InternFromString("data_ptr");
   memoryFormatKwnames = Py_BuildValue("(s)", "memory_format");
+  orderKwnames = Py_BuildValue("(s)", "order");
   if (!strDtype || !strRequiresGrad || !strIsCpu || !strIsContiguous ||
-      !strShape || !strDataPtr || !memoryFormatKwnames)
+      !strShape || !strDataPtr || !memoryFormatKwnames || !orderKwnames)
     return nullptr;
   return PyModule_Create(&module);
 }

@@ -107,8 +107,10 @@ def test_calls_release_the_gil():
 
     compiled = cuvil.compile(deep, [("x", torch.float32, (256, 512))])
     x = np.random.default_rng(0).standard_normal((256, 512), dtype=np.float32)
-    # numpy goes through ctypes, torch tensors through cuvil._lean.
-    for value in (x, torch.from_numpy(x)):
+    # Contiguous numpy arrays and torch tensors go through cuvil._lean, a
+    # transposed copy through the general path (ctypes).
+    strided = np.asfortranarray(x)
+    for value in (x, torch.from_numpy(x), strided):
         intervals = []
 
         def worker():
@@ -148,6 +150,34 @@ def test_lean_call_takes_only_the_common_call(mlp):
                    (torch.nn.Parameter(x),),           # a Tensor subclass
                    (x.numpy(),),                       # numpy
                    (x, x)]:                            # count
+        assert _lean.call(state, inputs) is None, inputs
+
+
+def test_lean_call_takes_numpy_arrays(mlp):
+    # The same for C-contiguous numpy arrays of the model's dtypes and
+    # shapes: outputs are fresh numpy arrays, equal to the general path's;
+    # anything else is None.
+    from cuvil import _lean
+    _, compiled = mlp
+    state = compiled._lean_numpy_state()
+    x = np.random.default_rng(0).standard_normal((3, 64), dtype=np.float32)
+    y = _lean.call(state, (x,))
+    assert type(y) is np.ndarray and y.shape == (3, 10) and y.flags.c_contiguous
+    # A Fortran-ordered copy takes the general path: the same numbers.
+    np.testing.assert_array_equal(y, compiled(np.asfortranarray(x)))
+    assert _lean.call(state, (x,)) is not y  # a new output every call
+    wide = np.ones((3, 128), np.float32)
+    for inputs in [(np.asfortranarray(x),),          # not C-contiguous
+                   (wide[:, ::2],),                  # strided
+                   (x.astype(np.float64),),          # dtype
+                   (np.ones((3, 65), np.float32),),  # shape
+                   (x[..., None],),                  # rank
+                   (np.ones((17, 64), np.float32),), # batch > max_batch
+                   (np.ones((0, 64), np.float32),),  # batch 0
+                   (x.view(np.matrix),),             # an ndarray subclass
+                   (memoryview(x),),                 # a buffer, not an array
+                   (torch.from_numpy(x),),           # torch
+                   (x, x)]:                          # count
         assert _lean.call(state, inputs) is None, inputs
 
 
