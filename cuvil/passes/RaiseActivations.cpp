@@ -19,6 +19,9 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <type_traits>
+#include <utility>
+
 namespace cuvil {
 #define GEN_PASS_DEF_CUVILRAISEACTIVATIONS
 #include "cuvil/passes/Passes.h.inc"

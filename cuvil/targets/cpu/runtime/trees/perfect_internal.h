@@ -30,7 +30,8 @@ enum {
 /* Runs STEP(k) for each of the block's `live` registers of rows, written
  * out rather than looped: indexed only by constants, the registers' idx
  * stay in registers through a tree's levels. (Kept on the stack, each
- * gather waits behind the previous register's store: a third slower.) */
+ * gather can wait behind the previous register's store: up to a third
+ * slower, by how the stack falls.) */
 #define PERFECT_EACH_LIVE(live, STEP)                                          \
   do {                                                                         \
     STEP(0)                                                                    \
