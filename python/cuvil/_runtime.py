@@ -302,23 +302,22 @@ class CompiledModule:
         # The hot path of every call from Python: kept to plain attribute
         # checks (a few microseconds); the model's own work is in the .so.
         torch = sys.modules.get("torch")
-        if torch is not None and self._lean_inputs is not None:
-            state = getattr(self._local, "lean", None) or self._lean_state(torch)
-            result = _lean.call(state, inputs)
+        if self._lean_inputs is not None:
+            # The lean call for the first input's kind (numpy or torch).
+            if inputs and type(inputs[0]) is np.ndarray:
+                state = getattr(self._local, "lean_numpy", None)
+                if state is None:
+                    state = self._lean_numpy_state()
+            elif torch is not None:
+                state = (getattr(self._local, "lean", None)
+                         or self._lean_state(torch))
+            else:
+                state = False
+            result = _lean.call(state, inputs) if state else None
             if result is not None:
                 if type(result) is int:
                     self._raise(self._thread_state()[0], result)
                 return result
-        if self._lean_inputs is not None:
-            state = getattr(self._local, "lean_numpy", None)
-            if state is None:
-                state = self._lean_numpy_state()
-            if state:
-                result = _lean.call(state, inputs)
-                if result is not None:
-                    if type(result) is int:
-                        self._raise(self._thread_state()[0], result)
-                    return result
         if len(inputs) != len(self.inputs):
             raise ValueError(f"the model takes {len(self.inputs)} input(s) "
                              f"({', '.join(t['name'] for t in self.inputs)}), "

@@ -23,6 +23,8 @@ using RunFn = int (*)(void *, int64_t, void *const *, void *const *);
 
 /// At most this many inputs or outputs go through here (the rest: Python).
 constexpr Py_ssize_t kMaxTensors = 64;
+/// Nor inputs of more dimensions than this.
+constexpr Py_ssize_t kMaxRank = 64;
 
 /// The fields of the per-thread state tuple CompiledModule._lean_state builds.
 enum StateField : Py_ssize_t {
@@ -96,11 +98,11 @@ bool torchInput(PyObject *value, PyObject *spec, int64_t *batch,
     return false;
   PyObject *shape = PyObject_GetAttr(value, strShape);
   if (!shape || !PyTuple_Check(shape) ||
-      PyTuple_GET_SIZE(shape) > kMaxTensors) {
+      PyTuple_GET_SIZE(shape) > kMaxRank) {
     Py_XDECREF(shape);
     return false;
   }
-  int64_t dims[kMaxTensors];
+  int64_t dims[kMaxRank];
   Py_ssize_t rank = PyTuple_GET_SIZE(shape);
   for (Py_ssize_t d = 0; d < rank; ++d)
     dims[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
@@ -118,8 +120,8 @@ bool numpyInput(PyObject *value, PyObject *spec, int64_t *batch,
   Py_buffer view;
   if (PyObject_GetBuffer(value, &view, PyBUF_C_CONTIGUOUS) != 0)
     return false;
-  bool ok = view.ndim <= kMaxTensors;
-  int64_t dims[kMaxTensors];
+  bool ok = view.ndim <= kMaxRank;
+  int64_t dims[kMaxRank];
   for (int d = 0; ok && d < view.ndim; ++d)
     dims[d] = view.shape[d];
   ok = ok && shapeMatches(dims, view.ndim, spec, batch);
