@@ -473,7 +473,7 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
     }
 
     // Decide per class: the target's lanes per block, or half as many
-    // (AVX-512 running 8-channel blocks with AVX2 tiles) when some member's
+    // (AVX-512 running two 8-channel blocks per register) when some member's
     // channels are only a multiple of that. A convolution whose output stays
     // plain cannot read blocks (the plain kernels read NCHW; a bfloat16 one,
     // whose tiles write blocks it may unblock, can), so its input's class

@@ -77,7 +77,7 @@ std::vector<Variant> variants() {
     v.push_back({"avx2", cuvil_convb_avx2, 8});
   if (cpuHas("avx512f")) {
     v.push_back({"avx512", cuvil_convb_avx512, 16});
-    v.push_back({"avx512", cuvil_convb_avx512, 8}); // runs the AVX2 tiles
+    v.push_back({"avx512", cuvil_convb_avx512, 8}); // two blocks per register
   }
 #elif defined(__aarch64__)
   if (cpuHas("neon"))
@@ -111,6 +111,17 @@ TEST(ConvBlockedTest, MatchesDirectConvolution) {
       {1, 48, 96, 8, 8, 3, 1, 1, 1, false, true, CUVIL_ACT_CLIP, false, 3},
       {1, 64, 32, 6, 5, 1, 1, 0, 1, true, false, CUVIL_ACT_NONE, true, 2},
       {1, 96, 96, 5, 6, 3, 1, 1, 2, true, true, CUVIL_ACT_RELU, false, 6},
+      // 8-channel groups, an odd number of them (RegNetY's), on blocked and
+      // plain input: at block 8 each block is a group of its own, and the
+      // AVX-512 tiles run two groups per register.
+      {1, 40, 40, 7, 30, 3, 1, 1, 1, true, true, CUVIL_ACT_CLIP, true, 5},
+      {2, 32, 32, 9, 9, 3, 2, 1, 1, false, true, CUVIL_ACT_SILU, false, 4},
+      // An odd number of 8-channel blocks, ungrouped: pairs, then one.
+      {1, 24, 40, 9, 13, 3, 1, 1, 1, true, true, CUVIL_ACT_RELU, true},
+      // Pointwise at stride 1 (the plane read as one row of 28-column
+      // spans): a 7 x 7 plane, 7 blocks of 8; a plane of 12 x 37.
+      {1, 16, 56, 7, 7, 1, 1, 0, 1, true, true, CUVIL_ACT_RELU, true},
+      {2, 48, 32, 12, 37, 1, 1, 0, 1, true, false, CUVIL_ACT_NONE, true},
       // The activations applied to each stored tile row (MobileNetV3's,
       // EfficientNet's), after a residual in one case.
       {1, 16, 32, 9, 10, 3, 1, 1, 1, true, true, CUVIL_ACT_HARDSWISH, false},

@@ -49,9 +49,11 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
                               int64_t block, const cuvil_epilogue *epilogue);
 /* Its register tiles (convb.inc; the emitter passes CUVIL_CONVB,
  * chosen like CUVIL_SGEMM4): one call computes columns [x0, x0 + u) of one
- * output row for `nb` (1 or 2) channel blocks. A SIMD variant returns 0 when
- * it cannot (another block size; the AVX-512 one runs blocks of 8 with the
- * AVX2 tiles); the driver then uses the reference. */
+ * output row (or of a pointwise plane read as one row) for `nb` (1 or 2)
+ * channel blocks, which share a group or are one 8-channel group each. A
+ * SIMD variant returns 0 when it cannot (another block size; the AVX-512
+ * one runs two blocks of 8 per register, one on the AVX2 tiles); the
+ * driver then uses the reference. */
 #define CUVIL_CONVB_DECLARE(name)                                              \
   int cuvil_convb_##name(const struct cuvil_convb_row *r, int64_t nb,          \
                          int64_t x0, int64_t u);

@@ -25,6 +25,8 @@ struct cuvil_convb_row {
   int64_t kh, kw, stride_w, dil_h, dil_w;
   int64_t weight_stride; /* floats from one channel block's weights to the next */
   int64_t out_stride;    /* floats from one output channel block to the next */
+  int64_t in_step;       /* floats from one block's input to the next block's:
+                          * 0 when they share a group (or none) */
   int activation;
   float lo, hi;
 };
@@ -46,7 +48,7 @@ int cuvil_convb_reference(const struct cuvil_convb_row *r, int64_t nb,
   for (b = 0; b < nb; ++b)
     for (x = x0; x < x0 + u; ++x) {
       const float *wt = r->weight + b * r->weight_stride;
-      const float *in = r->in + x * r->stride_w * ib;
+      const float *in = r->in + b * r->in_step + x * r->stride_w * ib;
       for (l = 0; l < B; ++l)
         acc[l] = 0.0f;
       for (c = 0; c < r->in_blocks; ++c)
@@ -63,6 +65,26 @@ int cuvil_convb_reference(const struct cuvil_convb_row *r, int64_t nb,
             cuvil_convb_finish(r, b, x, l, acc[l]);
     }
   return 1;
+}
+
+/* Tiles that multiply two blocks by one input (their NB = 2 cases) take two
+ * blocks of different groups (r->in_step on) one at a time. */
+static inline int cuvil_convb_by_group(cuvil_convb_fn tiles,
+                                       const struct cuvil_convb_row *r,
+                                       int64_t nb, int64_t x0, int64_t u) {
+  struct cuvil_convb_row one;
+  if (nb != 2 || !r->in_step)
+    return tiles(r, nb, x0, u);
+  one = *r;
+  one.in_step = 0;
+  if (!tiles(&one, 1, x0, u))
+    return 0;
+  one.in += r->in_step;
+  one.weight += r->weight_stride;
+  one.bias = r->bias ? r->bias + r->block : 0;
+  one.out += r->out_stride;
+  one.residual = r->residual ? r->residual + r->out_stride : 0;
+  return tiles(&one, 1, x0, u);
 }
 
 #if defined(CUVIL_ENABLE_SIMD_KERNELS) && !defined(CUVIL_OMIT_CONVB_TILES)
@@ -133,17 +155,136 @@ int cuvil_convb_reference(const struct cuvil_convb_row *r, int64_t nb,
 /* AVX-512: 32 registers, 2 x 14 accumulators; AVX2: 16, 2 x 6. */
 CUVIL_CONVB_W14(CUVIL_CONVB_AVX512, 1)
 CUVIL_CONVB_W14(CUVIL_CONVB_AVX512, 2)
-/* NCHW8c on an AVX-512 target (channel counts that are multiples of 8, not
- * 16) runs the AVX2 tiles, which that CPU has. */
-CUVIL_CONVB_ENTRY(avx512, "avx512f", 16, 14,
-                  cuvil_convb_avx2(r, nb, x0, u),
-                  CUVIL_CONVB_W14(CUVIL_CONVB_CASE_AVX512, 1)
-                      CUVIL_CONVB_W14(CUVIL_CONVB_CASE_AVX512, 2))
 CUVIL_CONVB_W6(CUVIL_CONVB_AVX2, 1)
 CUVIL_CONVB_W6(CUVIL_CONVB_AVX2, 2)
-CUVIL_CONVB_ENTRY(avx2, "avx2,fma", 8, 6, 0,
+CUVIL_CONVB_ENTRY(avx2_tiles, "avx2,fma", 8, 6, 0,
                   CUVIL_CONVB_W6(CUVIL_CONVB_CASE_AVX2, 1)
                       CUVIL_CONVB_W6(CUVIL_CONVB_CASE_AVX2, 2))
+int cuvil_convb_avx2(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
+                     int64_t u) {
+  return cuvil_convb_by_group(cuvil_convb_avx2_tiles, r, nb, x0, u);
+}
+
+/* Two 8-channel blocks side by side in one 16-lane register: an NCHW8c net
+ * on an AVX-512 target (channel counts that 16 does not divide, and
+ * ResNeXt's and RegNet's 8-channel groups) at the full vector width rather
+ * than on the AVX2 tiles. Lanes 0-7 are block b's, 8-15 block b + 1's: the
+ * weights of the two blocks joined per input lane, and in GROUPED tiles each
+ * half multiplied by its own group's input (r->in_step on). */
+__attribute__((target("avx512f"))) static inline __m512
+cuvil_convb_join8(__m256 lo, __m256 hi) {
+  return _mm512_castpd_ps(_mm512_insertf64x4(
+      _mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
+}
+
+/* The pair's sums finished in the unfused ops' order (+ bias, + residual,
+ * activation), each half stored to its own block's row. */
+#define CUVIL_CONVB_PAIR8_FINISH(r, acc, x0, U)                                \
+  {                                                                            \
+    __m512 bv = (r)->bias ? _mm512_loadu_ps((r)->bias) : _mm512_setzero_ps();  \
+    float *lo = (r)->out + (x0)*8, *hi = lo + (r)->out_stride;                 \
+    const float *res = (r)->residual ? (r)->residual + (x0)*8 : 0;             \
+    CUVIL_UNROLL for (j = 0; j < U; ++j) {                                     \
+      __m512 v = _mm512_add_ps(acc[j], bv);                                    \
+      if (res)                                                                 \
+        v = _mm512_add_ps(                                                     \
+            v, cuvil_convb_join8(                                              \
+                   _mm256_loadu_ps(res + j * 8),                               \
+                   _mm256_loadu_ps(res + (r)->out_stride + j * 8)));           \
+      if ((r)->activation == CUVIL_ACT_RELU)                                   \
+        v = _mm512_max_ps(v, _mm512_setzero_ps());                             \
+      else if ((r)->activation == CUVIL_ACT_CLIP)                              \
+        v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps((r)->lo)),           \
+                          _mm512_set1_ps((r)->hi));                            \
+      _mm256_storeu_ps(lo + j * 8, _mm512_castps512_ps256(v));                 \
+      _mm256_storeu_ps(hi + j * 8, _mm256_castpd_ps(_mm512_extractf64x4_pd(    \
+                                       _mm512_castps_pd(v), 1)));              \
+    }                                                                          \
+    if ((r)->activation > CUVIL_ACT_CLIP) {                                    \
+      cuvil_activate_f32((r)->activation, (r)->lo, (r)->hi, lo, U * 8);        \
+      cuvil_activate_f32((r)->activation, (r)->lo, (r)->hi, hi, U * 8);        \
+    }                                                                          \
+  }
+
+#define CUVIL_CONVB_PAIR8(KIND, GROUPED, U)                                    \
+  __attribute__((target("avx512f"), noinline)) static void                     \
+      cuvil_convb_pair8##KIND##_##U(const struct cuvil_convb_row *r,           \
+                                    int64_t x0) {                              \
+    __m512 acc[U];                                                             \
+    const int64_t ib = r->in_block, step = r->stride_w * ib;                   \
+    const int64_t other = GROUPED ? r->in_step : 0;                            \
+    const float *in = r->in + x0 * step, *wt = r->weight;                      \
+    int64_t c, ky, kx, i;                                                      \
+    int j;                                                                     \
+    CUVIL_UNROLL for (j = 0; j < U; ++j) acc[j] = _mm512_setzero_ps();         \
+    for (c = 0; c < r->in_blocks; ++c)                                         \
+      for (ky = 0; ky < r->kh; ++ky)                                           \
+        for (kx = 0; kx < r->kw; ++kx) {                                       \
+          const float *ip = in + c * r->plane_stride +                         \
+                            ky * r->dil_h * r->row_stride +                    \
+                            kx * r->dil_w * ib;                                \
+          for (i = 0; i < ib; ++i, wt += 8) {                                  \
+            __m512 wv = cuvil_convb_join8(                                     \
+                _mm256_loadu_ps(wt), _mm256_loadu_ps(wt + r->weight_stride));  \
+            CUVIL_UNROLL for (j = 0; j < U; ++j) {                             \
+              const float *xp = ip + j * step + i;                             \
+              __m512 xv = GROUPED                                              \
+                              ? cuvil_convb_join8(_mm256_set1_ps(xp[0]),       \
+                                                  _mm256_set1_ps(xp[other]))   \
+                              : _mm512_set1_ps(xp[0]);                         \
+              acc[j] = _mm512_fmadd_ps(xv, wv, acc[j]);                        \
+            }                                                                  \
+          }                                                                    \
+        }                                                                      \
+    CUVIL_CONVB_PAIR8_FINISH(r, acc, x0, U)                                    \
+  }
+#define CUVIL_CONVB_PAIR8_SHARED(NB, U) CUVIL_CONVB_PAIR8(s, 0, U)
+#define CUVIL_CONVB_PAIR8_GROUPED(NB, U) CUVIL_CONVB_PAIR8(g, 1, U)
+#define CUVIL_CONVB_PAIR8_CASE_SHARED(NB, U)                                   \
+  case U:                                                                      \
+    cuvil_convb_pair8s_##U(r, x0);                                             \
+    break;
+#define CUVIL_CONVB_PAIR8_CASE_GROUPED(NB, U)                                  \
+  case U:                                                                      \
+    cuvil_convb_pair8g_##U(r, x0);                                             \
+    break;
+CUVIL_CONVB_W14(CUVIL_CONVB_PAIR8_SHARED, 2)
+CUVIL_CONVB_W14(CUVIL_CONVB_PAIR8_GROUPED, 2)
+
+/* Columns [x0, x0 + u) of a pair of 8-channel blocks, in tiles of at most
+ * 14 columns. */
+__attribute__((target("avx512f"))) static int
+cuvil_convb_avx512_pairs(const struct cuvil_convb_row *r, int64_t x0,
+                         int64_t u) {
+  int64_t tiles = (u + 13) / 14, t;
+  for (t = 0; t < tiles; ++t) {
+    int64_t width = cuvil_tile_width(u, tiles, t);
+    if (r->in_step) {
+      switch (width) { CUVIL_CONVB_W14(CUVIL_CONVB_PAIR8_CASE_GROUPED, 2) }
+    } else {
+      switch (width) { CUVIL_CONVB_W14(CUVIL_CONVB_PAIR8_CASE_SHARED, 2) }
+    }
+    x0 += width;
+  }
+  return 1;
+}
+
+CUVIL_CONVB_ENTRY(avx512_tiles, "avx512f", 16, 14, 0,
+                  CUVIL_CONVB_W14(CUVIL_CONVB_CASE_AVX512, 1)
+                      CUVIL_CONVB_W14(CUVIL_CONVB_CASE_AVX512, 2))
+int cuvil_convb_avx512(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
+                       int64_t u) {
+  if (r->block == 8)
+    return nb == 2 ? cuvil_convb_avx512_pairs(r, x0, u)
+                   : cuvil_convb_avx2(r, nb, x0, u);
+  return cuvil_convb_by_group(cuvil_convb_avx512_tiles, r, nb, x0, u);
+}
+#undef CUVIL_CONVB_PAIR8_FINISH
+#undef CUVIL_CONVB_PAIR8
+#undef CUVIL_CONVB_PAIR8_SHARED
+#undef CUVIL_CONVB_PAIR8_GROUPED
+#undef CUVIL_CONVB_PAIR8_CASE_SHARED
+#undef CUVIL_CONVB_PAIR8_CASE_GROUPED
 #undef CUVIL_CONVB_AVX512
 #undef CUVIL_CONVB_AVX2
 #undef CUVIL_CONVB_CASE_AVX512
@@ -157,9 +298,13 @@ CUVIL_CONVB_ENTRY(avx2, "avx2,fma", 8, 6, 0,
 #define CUVIL_CONVB_CASE_NEON(NB, U) CUVIL_CONVB_CASE(neon, NB, U)
 CUVIL_CONVB_W12(CUVIL_CONVB_NEON, 1)
 CUVIL_CONVB_W12(CUVIL_CONVB_NEON, 2)
-CUVIL_CONVB_ENTRY(neon, "+neon", 4, 12, 0,
+CUVIL_CONVB_ENTRY(neon_tiles, "+neon", 4, 12, 0,
                   CUVIL_CONVB_W12(CUVIL_CONVB_CASE_NEON, 1)
                       CUVIL_CONVB_W12(CUVIL_CONVB_CASE_NEON, 2))
+int cuvil_convb_neon(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
+                     int64_t u) {
+  return cuvil_convb_by_group(cuvil_convb_neon_tiles, r, nb, x0, u);
+}
 #undef CUVIL_CONVB_NEON
 #undef CUVIL_CONVB_CASE_NEON
 #endif
@@ -179,7 +324,11 @@ struct cuvil_convb_args {
   const float *input, *image, *weight, *bias, *residual;
   float *padded, *output;
   int64_t h, w, hp, wp, pad_top, pad_left, planes;
-  int64_t oh, ow, stride_h, nb, pairs;
+  int64_t oh, ow, stride_h, blocks, nb, units;
+  /* Each unit's output in `spans` of up to `span` columns: the output rows,
+   * or (pointwise, stride 1, unpadded) the plane read as one row, cut so
+   * that small planes still fill whole tiles. */
+  int64_t span, spans, flat;
   int64_t group_blocks; /* output blocks per group (all when ungrouped) */
 };
 
@@ -214,25 +363,31 @@ static void cuvil_convb_pad(void *p, int64_t begin, int64_t end) {
   }
 }
 
-/* Output rows [begin, end) of (nb channel blocks, row) pairs: their
- * weights stay in cache across their rows. The nb blocks are of one
- * convolution group, which reads its own input blocks. */
+/* Output rows [begin, end) of (unit of nb channel blocks, row) pairs:
+ * their weights stay in cache across their rows. Each block reads its own
+ * group's input blocks: the unit's blocks share one group, or are one group
+ * each (base.in_step apart). The last unit of an odd count has one block. */
 static void cuvil_convb_rows(void *p, int64_t begin, int64_t end) {
   const struct cuvil_convb_args *a = (const struct cuvil_convb_args *)p;
   int64_t t, B = a->base.block;
   for (t = begin; t < end; ++t) {
-    int64_t g = t / a->oh, y = t % a->oh, first = g * a->nb;
+    int64_t g = t / a->spans, y = t % a->spans, first = g * a->nb;
     int64_t group = first / a->group_blocks;
+    int64_t nb = a->blocks - first < a->nb ? a->blocks - first : a->nb;
+    int64_t x0 = y * a->span, u = a->span,
+            in_at = y * a->stride_h * a->base.row_stride;
     struct cuvil_convb_row r = a->base;
-    r.in = a->image + group * r.in_blocks * r.plane_stride +
-           y * a->stride_h * r.row_stride;
+    if (a->flat) {
+      u = a->oh * a->ow - x0 < u ? a->oh * a->ow - x0 : u;
+      in_at = x0 * r.in_block;
+    }
+    r.in = a->image + group * r.in_blocks * r.plane_stride + in_at;
     r.weight = a->weight + first * r.weight_stride;
     r.bias = a->bias ? a->bias + first * B : 0;
-    r.out = a->output + first * r.out_stride + y * a->ow * B;
-    r.residual =
-        a->residual ? a->residual + first * r.out_stride + y * a->ow * B : 0;
-    if (!a->tile || !a->tile(&r, a->nb, 0, a->ow))
-      cuvil_convb_reference(&r, a->nb, 0, a->ow);
+    r.out = a->output + first * r.out_stride + x0 * B;
+    r.residual = a->residual ? a->residual + first * r.out_stride + x0 * B : 0;
+    if (!a->tile || !a->tile(&r, nb, 0, u))
+      cuvil_convb_reference(&r, nb, 0, u);
   }
 }
 
@@ -267,9 +422,14 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
   a.oh = oh;
   a.ow = ow;
   a.stride_h = stride_h;
+  a.blocks = blocks;
   a.group_blocks = blocks / groups;
-  a.nb = a.group_blocks % 2 == 0 ? 2 : 1;
-  a.pairs = blocks / a.nb;
+  /* Units of two blocks, but not across groups of more than one block. */
+  a.nb = groups == 1 || a.group_blocks % 2 == 0 || a.group_blocks == 1 ? 2 : 1;
+  a.units = (blocks + a.nb - 1) / a.nb;
+  a.flat = !padded && kh == 1 && kw == 1 && stride_h == 1 && stride_w == 1;
+  a.span = a.flat && ow < 28 ? 28 : ow;
+  a.spans = a.flat ? (oh * ow + a.span - 1) / a.span : oh;
   a.weight = weight;
   a.bias = bias;
   a.padded = scratch;
@@ -285,6 +445,9 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
   a.base.dil_w = dil_w;
   a.base.weight_stride = group_planes * kh * kw * in_block * block;
   a.base.out_stride = oh * ow * block;
+  a.base.in_step = groups > 1 && a.group_blocks == 1
+                       ? group_planes * a.base.plane_stride
+                       : 0;
   a.base.activation = epilogue ? epilogue->activation : CUVIL_ACT_NONE;
   a.base.lo = epilogue ? epilogue->lo : 0.0f;
   a.base.hi = epilogue ? epilogue->hi : 0.0f;
@@ -300,6 +463,6 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
     } else {
       a.image = a.input;
     }
-    cuvil_parallel_for(pool, a.pairs * oh, cuvil_convb_rows, &a);
+    cuvil_parallel_for(pool, a.units * a.spans, cuvil_convb_rows, &a);
   }
 }
