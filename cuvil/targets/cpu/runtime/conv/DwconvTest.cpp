@@ -42,9 +42,21 @@ TEST(DwconvTest, VariantsMatchDoublePrecision) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   const Case cases[] = {
-      {5, 5, 3, 1, 1, 1},    {7, 40, 3, 1, 1, 1},  {12, 37, 3, 2, 1, 1},
-      {9, 33, 5, 1, 2, 1},   {8, 50, 3, 1, 2, 2},  {6, 17, 3, 1, 0, 1},
-      {112, 112, 3, 1, 1, 1}, {4, 3, 3, 1, 1, 1},  {10, 64, 1, 1, 0, 1},
+      {5, 5, 3, 1, 1, 1},
+      {7, 40, 3, 1, 1, 1},
+      {12, 37, 3, 2, 1, 1},
+      {9, 33, 5, 1, 2, 1},
+      {8, 50, 3, 1, 2, 2},
+      {6, 17, 3, 1, 0, 1},
+      {112, 112, 3, 1, 1, 1},
+      {4, 3, 3, 1, 1, 1},
+      {10, 64, 1, 1, 0, 1},
+      // Stride 2 over rows wider than a vector (5x5, dilated 3x3, 7x7 at
+      // stride 1), and stride 3 (tap by tap).
+      {9, 47, 5, 2, 2, 1},
+      {11, 40, 3, 2, 2, 2},
+      {8, 45, 7, 1, 3, 1},
+      {10, 30, 3, 3, 1, 1},
   };
   int tested = 0;
   for (const Variant &v : variants()) {

@@ -93,8 +93,72 @@ void cuvil_dwconv_reference(int64_t h, int64_t w, const float *input,
 #include <immintrin.h>
 CUVIL_DWCONV_SIMD(avx2, "avx2,fma", __m256, 8, _mm256_set1_ps, _mm256_loadu_ps,
                   _mm256_storeu_ps, _mm256_fmadd_ps)
-CUVIL_DWCONV_SIMD(avx512, "avx512f", __m512, 16, _mm512_set1_ps,
+CUVIL_DWCONV_SIMD(avx512_taps, "avx512f", __m512, 16, _mm512_set1_ps,
                   _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps)
+
+/* Lanes l of [0, n) whose element base + l lies in [0, w). */
+static inline uint32_t cuvil_dwconv_inside(int64_t base, int64_t n, int64_t w) {
+  int64_t lo = base < 0 ? -base : 0, hi = w - base < n ? w - base : n;
+  if (hi <= lo)
+    return 0;
+  return (uint32_t)((((uint64_t)1 << hi) - 1) & ~(((uint64_t)1 << lo) - 1));
+}
+
+/* 16 output columns from x0 at stride 1 or 2, the taps' elements outside
+ * the row read as zeros by masked loads (which do not touch masked-out
+ * memory). */
+__attribute__((target("avx512f"))) static inline __m512
+cuvil_dwconv_columns16(const float *row, int64_t base, int64_t stride,
+                       int64_t w) {
+  if (stride == 1)
+    return _mm512_maskz_loadu_ps((__mmask16)cuvil_dwconv_inside(base, 16, w),
+                                 row + base);
+  {
+    uint32_t m = cuvil_dwconv_inside(base, 32, w);
+    __m512 lo = _mm512_maskz_loadu_ps((__mmask16)m, row + base);
+    __m512 hi = _mm512_maskz_loadu_ps((__mmask16)(m >> 16), row + base + 16);
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14,
+                                          12, 10, 8, 6, 4, 2, 0);
+    return _mm512_permutex2var_ps(lo, even, hi);
+  }
+}
+
+/* AVX-512, stride 1 or 2: each output row in vectors of 16 columns that
+ * stay in a register across all taps (ky, kx in order, as the reference
+ * sums them), the row's edges and tail by masks; a tap outside the image
+ * adds w * 0. Other strides: tap by tap over the plane. */
+__attribute__((target("avx512f"))) void
+cuvil_dwconv_avx512(int64_t h, int64_t w, const float *input, int64_t kh,
+                    int64_t kw, const float *weight, float bias,
+                    int64_t stride_h, int64_t stride_w, int64_t pad_top,
+                    int64_t pad_left, int64_t dil_h, int64_t dil_w, int64_t oh,
+                    int64_t ow, float *output) {
+  int64_t y, x0, ky, kx;
+  if (stride_w != 1 && stride_w != 2) {
+    cuvil_dwconv_avx512_taps(h, w, input, kh, kw, weight, bias, stride_h,
+                             stride_w, pad_top, pad_left, dil_h, dil_w, oh, ow,
+                             output);
+    return;
+  }
+  for (y = 0; y < oh; ++y)
+    for (x0 = 0; x0 < ow; x0 += 16) {
+      __mmask16 cols = (__mmask16)cuvil_dwconv_inside(x0, 16, ow);
+      __m512 acc = _mm512_set1_ps(bias);
+      for (ky = 0; ky < kh; ++ky) {
+        int64_t iy = y * stride_h - pad_top + ky * dil_h;
+        const float *row = input + iy * w;
+        if (iy < 0 || iy >= h)
+          continue;
+        for (kx = 0; kx < kw; ++kx)
+          acc = _mm512_fmadd_ps(
+              _mm512_set1_ps(weight[ky * kw + kx]),
+              cuvil_dwconv_columns16(row, x0 * stride_w - pad_left + kx * dil_w,
+                                     stride_w, w),
+              acc);
+      }
+      _mm512_mask_storeu_ps(output + y * ow + x0, cols, acc);
+    }
+}
 #elif defined(__aarch64__)
 CUVIL_DWCONV_SIMD(neon, "+neon", float32x4_t, 4, vdupq_n_f32, vld1q_f32,
                   vst1q_f32, cuvil_neon_fmadd)

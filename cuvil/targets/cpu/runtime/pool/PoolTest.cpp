@@ -42,41 +42,49 @@ struct Window {
 
 TEST(PoolTest, MatchesNaiveLoops) {
   std::mt19937 rng(7);
-  const int64_t n = 2, c = 3, h = 11, w = 9;
-  std::vector<float> x = random(n * c * h * w, rng);
-  for (Window win : {Window{3, 2, 1, 1}, Window{2, 2, 0, 1}, Window{3, 1, 1, 2}, Window{5, 3, 2, 1}})
-    for (int kind : {0, 1})
-      for (int includePad : {0, 1}) {
-        int64_t oh = (h + 2 * win.pad - win.dil * (win.k - 1) - 1) / win.stride + 1;
-        int64_t ow = (w + 2 * win.pad - win.dil * (win.k - 1) - 1) / win.stride + 1;
-        std::vector<float> got(n * c * oh * ow, NAN);
-        cuvil_pool2d_f32(nullptr, kind, n, c, h, w, x.data(), win.k, win.k, win.stride, win.stride,
-                         win.pad, win.pad, win.dil, win.dil, includePad, oh, ow, got.data());
-        for (int64_t p = 0; p < n * c; ++p)
-          for (int64_t y = 0; y < oh; ++y)
-            for (int64_t xx = 0; xx < ow; ++xx) {
-              double acc = kind == 0 ? -INFINITY : 0.0;
-              int64_t inside = 0, padded = 0;
-              for (int64_t ky = 0; ky < win.k; ++ky)
-                for (int64_t kx = 0; kx < win.k; ++kx) {
-                  int64_t iy = y * win.stride - win.pad + ky * win.dil;
-                  int64_t ix = xx * win.stride - win.pad + kx * win.dil;
-                  if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
-                    double v = x[(p * h + iy) * w + ix];
-                    acc = kind == 0 ? std::max(acc, v) : acc + v;
-                    ++inside;
-                  } else if (iy < h + win.pad && ix < w + win.pad) {
-                    ++padded;
+  // A wide image too: plain max pooling runs the columns whose windows are
+  // inside the image as vectors.
+  for (auto [h, w] : {std::pair<int64_t, int64_t>{11, 9}, {6, 53}})
+    for (Window win : {Window{3, 2, 1, 1}, Window{2, 2, 0, 1},
+                       Window{3, 1, 1, 2}, Window{5, 3, 2, 1}})
+      for (int kind : {0, 1})
+        for (int includePad : {0, 1}) {
+          int64_t oh =
+              (h + 2 * win.pad - win.dil * (win.k - 1) - 1) / win.stride + 1;
+          int64_t ow =
+              (w + 2 * win.pad - win.dil * (win.k - 1) - 1) / win.stride + 1;
+          const int64_t n = 2, c = 3;
+          std::vector<float> x = random(n * c * h * w, rng);
+          std::vector<float> got(n * c * oh * ow, NAN);
+          cuvil_pool2d_f32(nullptr, kind, n, c, h, w, x.data(), win.k, win.k,
+                           win.stride, win.stride, win.pad, win.pad, win.dil,
+                           win.dil, includePad, oh, ow, got.data());
+          for (int64_t p = 0; p < n * c; ++p)
+            for (int64_t y = 0; y < oh; ++y)
+              for (int64_t xx = 0; xx < ow; ++xx) {
+                double acc = kind == 0 ? -INFINITY : 0.0;
+                int64_t inside = 0, padded = 0;
+                for (int64_t ky = 0; ky < win.k; ++ky)
+                  for (int64_t kx = 0; kx < win.k; ++kx) {
+                    int64_t iy = y * win.stride - win.pad + ky * win.dil;
+                    int64_t ix = xx * win.stride - win.pad + kx * win.dil;
+                    if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
+                      double v = x[(p * h + iy) * w + ix];
+                      acc = kind == 0 ? std::max(acc, v) : acc + v;
+                      ++inside;
+                    } else if (iy < h + win.pad && ix < w + win.pad) {
+                      ++padded;
+                    }
                   }
-                }
-              if (kind == 1)
-                acc /= double(includePad ? inside + padded : inside);
-              EXPECT_NEAR(got[(p * oh + y) * ow + xx], acc, 1e-6)
-                  << "kind " << kind << " include_pad " << includePad << " k" << win.k << " s"
-                  << win.stride << " p" << win.pad << " d" << win.dil << " at (" << p << ", "
-                  << y << ", " << xx << ")";
-            }
-      }
+                if (kind == 1)
+                  acc /= double(includePad ? inside + padded : inside);
+                EXPECT_NEAR(got[(p * oh + y) * ow + xx], acc, 1e-6)
+                    << "kind " << kind << " include_pad " << includePad << " k"
+                    << win.k << " s" << win.stride << " p" << win.pad << " d"
+                    << win.dil << " at (" << p << ", " << y << ", " << xx
+                    << ")";
+              }
+        }
 }
 
 TEST(PoolTest, AdaptiveAverageUsesPyTorchBins) {

@@ -58,15 +58,70 @@ struct cuvil_pool2d_args {
     memcpy(out + x * (BLOCK), acc_, (size_t)(BLOCK) * sizeof(float));        \
   } while (0)
 
+/* Columns [x0, x1) of output row y of a plain (NCHW) max pooling whose
+ * windows lie inside the image's columns: tap by tap, (ky, kx) in the
+ * order of CUVIL_POOL_F32_POSITION, each over the whole run of columns,
+ * which the compiler vectorizes (one lane per column, strided loads); a
+ * lane's sequence of comparisons is the position's own. */
+#define CUVIL_MAXPOOL_TAP(STRIDE)                                              \
+  do {                                                                         \
+    for (x = x0; x < x1; ++x) {                                                \
+      float v = row[x * (STRIDE)];                                             \
+      out[x] = v > out[x] ? v : out[x];                                        \
+    }                                                                          \
+  } while (0)
+static void cuvil_maxpool_plain_run(const struct cuvil_pool2d_args *a,
+                                    const float *in, float *out, int64_t y,
+                                    int64_t x0, int64_t x1) {
+  int64_t ky, kx, x, sw = a->stride_w;
+  for (x = x0; x < x1; ++x)
+    out[x] = -INFINITY;
+  for (ky = 0; ky < a->kh; ++ky) {
+    int64_t iy = y * a->stride_h - a->pad_top + ky * a->dil_h;
+    if (iy < 0 || iy >= a->h)
+      continue;
+    for (kx = 0; kx < a->kw; ++kx) {
+      const float *row = in + iy * a->w - a->pad_left + kx * a->dil_w;
+      /* Constant strides for the common windows: contiguous or pairwise
+       * loads rather than gathers. */
+      if (sw == 1)
+        CUVIL_MAXPOOL_TAP(1);
+      else if (sw == 2)
+        CUVIL_MAXPOOL_TAP(2);
+      else
+        CUVIL_MAXPOOL_TAP(sw);
+    }
+  }
+}
+
+#undef CUVIL_MAXPOOL_TAP
+
 /* Output rows [begin, end) of (plane, y) pairs. */
 static void cuvil_pool2d_rows(void *p, int64_t begin, int64_t end) {
   const struct cuvil_pool2d_args *a = (const struct cuvil_pool2d_args *)p;
   int64_t r, x, B = a->block;
+  /* Plain max pooling: the columns whose windows are inside the image
+   * [x0, x1) as one vectorized run, the others one at a time. */
+  int64_t x0 = 0, x1 = 0, reach = (a->kw - 1) * a->dil_w;
+  if (B == 1 && a->kind == 0) {
+    x0 = (a->pad_left + a->stride_w - 1) / a->stride_w;
+    x1 = a->w - 1 - reach + a->pad_left < 0
+             ? 0
+             : (a->w - 1 - reach + a->pad_left) / a->stride_w + 1;
+    x1 = x1 < a->ow ? x1 : a->ow;
+    x0 = x0 < x1 ? x0 : x1;
+  }
   for (r = begin; r < end; ++r) {
     int64_t plane = r / a->oh, y = r % a->oh;
     const float *in = a->input + plane * a->h * a->w * B;
     float *out = a->output + (plane * a->oh + y) * a->ow * B;
+    if (x1 > x0)
+      cuvil_maxpool_plain_run(a, in, out, y, x0, x1);
     for (x = 0; x < a->ow; ++x) {
+      if (x == x0 && x1 > x0)
+        x = x1;
+      if (x >= a->ow)
+        break;
       if (B == 16)
         CUVIL_POOL_F32_POSITION(16);
       else if (B == 8)
