@@ -67,6 +67,7 @@ int cuvil_convb_reference(const struct cuvil_convb_row *r, int64_t nb,
   return 1;
 }
 
+#if defined(CUVIL_ENABLE_SIMD_KERNELS) && !defined(CUVIL_OMIT_CONVB_TILES)
 /* Tiles that multiply two blocks by one input (their NB = 2 cases) take two
  * blocks of different groups (r->in_step on) one at a time. */
 static inline int cuvil_convb_by_group(cuvil_convb_fn tiles,
@@ -87,7 +88,6 @@ static inline int cuvil_convb_by_group(cuvil_convb_fn tiles,
   return tiles(&one, 1, x0, u);
 }
 
-#if defined(CUVIL_ENABLE_SIMD_KERNELS) && !defined(CUVIL_OMIT_CONVB_TILES)
 /* NB x U accumulators of LANES outputs; fully unrolled, so that they live in
  * registers (U <= the variant's UMAX keeps them from spilling). */
 #define CUVIL_CONVB_TILE(name, isa, vec, LANES, NB, U, set1, loadu, storeu,    \
