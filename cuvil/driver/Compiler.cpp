@@ -535,6 +535,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
   level1.integerIo = options.integerIo;
   level1.sampleParallel = options.sampleParallel;
   level1.fuseElementwise = backend->generatesFusedMaps();
+  level1.affineBatchNorm = backend->affineBatchNorm();
   level1.epilogueActivations = backend->epilogueActivations();
   RETURN_IF_ERROR(runPipeline(
       [&](mlir::OpPassManager &pm) { buildLevel1Pipeline(pm, level1); }));

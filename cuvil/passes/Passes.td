@@ -229,6 +229,24 @@ def CuvilRaiseLayerNorm : Pass<"cuvil-raise-layer-norm", "::mlir::func::FuncOp">
   let dependentDialects = ["::cuvil::l1::CuvilDialect"];
 }
 
+def CuvilBatchNormToAffine
+    : Pass<"cuvil-batch-norm-to-affine", "::mlir::func::FuncOp"> {
+  let summary = "Make batch norms with constant statistics x * s + t";
+  let description = [{
+    A `cuvil.batch_norm` on a static-channel f32 tensor whose scale, bias,
+    mean and variance are constants becomes `cuvil.mul` by
+    s = scale / sqrt(variance + epsilon) and `cuvil.add` of
+    t = bias - mean * s, [C, 1, ...] constants computed in double. Run
+    after cuvil-fold-batch-norm (which absorbs the norms that follow a
+    convolution) on targets that fuse elementwise maps: the norm and the
+    activation after it become one pass over the tensor.
+  }];
+  let statistics = [
+    Statistic<"numRewritten", "rewritten", "Batch norms made affine maps">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
+}
+
 def CuvilRaiseActivations
     : Pass<"cuvil-raise-activations", "::mlir::func::FuncOp"> {
   let summary = "Replace x * sigmoid(x) by cuvil.silu and x * "

@@ -26,6 +26,8 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm,
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilHoistQuantize());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldPads());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldBatchNorm());
+  if (options.affineBatchNorm)
+    pm.addNestedPass<mlir::func::FuncOp>(createCuvilBatchNormToAffine());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilPrepackWeights());
   // Drops the constants folding and prepacking replaced.
   pm.addPass(mlir::createCanonicalizerPass());

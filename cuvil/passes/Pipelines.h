@@ -28,6 +28,8 @@ struct Level1Options {
   std::string sampleParallel = "auto";
   /// Run cuvil-fuse-elementwise (TargetBackend::generatesFusedMaps).
   bool fuseElementwise = true;
+  /// Run cuvil-batch-norm-to-affine (TargetBackend::affineBatchNorm).
+  bool affineBatchNorm = false;
   /// cuvil-fuse-epilogues's activations
   /// (TargetBackend::epilogueActivations).
   std::vector<std::string> epilogueActivations = {"relu", "clip"};

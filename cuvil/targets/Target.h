@@ -137,6 +137,11 @@ public:
   /// own micro-kernel call.
   virtual bool generatesFusedMaps() const { return true; }
 
+  /// Whether batch norms no convolution absorbs become x * s + t
+  /// (cuvil-batch-norm-to-affine), to fuse with the ops around them into
+  /// maps, rather than staying batch norms for the target's own kernel.
+  virtual bool affineBatchNorm() const { return false; }
+
   /// The activations this target's convolutions and matrix products apply
   /// in a fused epilogue (cuvil-fuse-epilogues's `activations`: relu,
   /// clip, hardswish, hardsigmoid, sigmoid, silu); any other stays an op.
