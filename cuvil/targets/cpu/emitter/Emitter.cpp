@@ -332,15 +332,34 @@ void Emitter::emitLoopNest(
     const std::vector<std::string> &dims,
     const std::function<void(ArrayRef<std::string>)> &inner) {
   std::vector<std::string> vars;
-  for (const std::string &d : dims) {
+  // A parallel map's units: its first two dimensions (of three or more) or
+  // first (of two) as one loop over [begin_, end_), each index by / and %.
+  size_t fused = !units ? 0 : dims.size() >= 3 ? 2 : dims.size() == 2 ? 1 : 0;
+  if (fused) {
+    std::string u = tmp();
+    *units = fused == 2 ? joinProduct({dims[0], dims[1]}) : dims[0];
+    units = nullptr;
+    c.open("for (int64_t " + u + " = begin_; " + u + " < end_; ++" + u + ")");
+    vars.push_back(tmp());
+    if (fused == 2) {
+      vars.push_back(tmp());
+      c.line("const int64_t " + vars[0] + " = " + u + " / (" + dims[1] + ");");
+      c.line("const int64_t " + vars[1] + " = " + u + " % (" + dims[1] + ");");
+    } else {
+      c.line("const int64_t " + vars[0] + " = " + u + ";");
+    }
+  }
+  for (size_t d = fused; d < dims.size(); ++d) {
     std::string v = tmp();
-    c.open("for (int64_t " + v + " = 0; " + v + " < " + d + "; ++" + v + ")");
+    c.open("for (int64_t " + v + " = 0; " + v + " < " + dims[d] + "; ++" + v +
+           ")");
     vars.push_back(v);
   }
   if (dims.empty())
     c.open();
   inner(vars);
-  for (size_t i = 0; i < std::max<size_t>(dims.size(), 1); ++i)
+  size_t loops = dims.size() - fused + (fused ? 1 : 0);
+  for (size_t i = 0; i < std::max<size_t>(loops, 1); ++i)
     c.close();
 }
 
@@ -409,6 +428,22 @@ void Emitter::emitParallelLoop(
     flat &= b->dims == out.dims;
     for (size_t d = 0; d < s.size(); ++d)
       flat &= s[d] == static_cast<int64_t>(d);
+  }
+  if (flat && units) {
+    // Chunks of kParallelChunk elements, the last one short.
+    std::string u = tmp(), i = tmp(), end = tmp(), n = numel(out);
+    std::string chunk = std::to_string(kParallelChunk);
+    *units = "((" + n + " + " + chunk + " - 1) / " + chunk + ")";
+    units = nullptr;
+    c.open("for (int64_t " + u + " = begin_; " + u + " < end_; ++" + u + ")");
+    c.line("const int64_t " + end + " = (" + u + " + 1) * " + chunk + " < " +
+           n + " ? (" + u + " + 1) * " + chunk + " : " + n + ";");
+    c.open("for (int64_t " + i + " = " + u + " * " + chunk + "; " + i + " < " +
+           end + "; ++" + i + ")");
+    inner(std::vector<std::string>(ins.size(), i), i);
+    c.close();
+    c.close();
+    return;
   }
   if (flat) {
     std::string i = tmp();
@@ -525,6 +560,30 @@ std::vector<size_t> identifiersIn(StringRef code,
 
 } // namespace
 
+std::string Emitter::parallelMapFunctions() const {
+  if (parallelMaps.empty())
+    return "";
+  // What a run part hands its maps: everything their pointers derive from.
+  std::string text = "typedef struct {\n  int64_t batch;\n"
+                     "  const void *const *inputs;\n  void *const *outputs;\n"
+                     "  unsigned char *arena;\n} cuvil_map_args;\n\n";
+  for (const auto &[name, body] : parallelMaps) {
+    text += "static void " + name +
+            "(void *p_, int64_t begin_, int64_t end_) {\n"
+            "  const cuvil_map_args *a_ = (const cuvil_map_args *)p_;\n"
+            "  const int64_t batch = a_->batch;\n"
+            "  const void *const *inputs = a_->inputs;\n"
+            "  void *const *outputs = a_->outputs;\n"
+            "  unsigned char *arena = a_->arena;\n"
+            "  (void)batch;\n  (void)inputs;\n  (void)outputs;\n"
+            "  (void)arena;\n";
+    for (size_t index : identifiersIn(body, declarationIndex))
+      text += "  " + declarations[index] + "\n";
+    text += body + "}\n\n";
+  }
+  return text;
+}
+
 bool Emitter::sampleParallel() const {
   return func->hasAttr(kSampleParallelAttr);
 }
@@ -537,7 +596,7 @@ std::string Emitter::runFunctions() const {
   const char *params = "(int64_t batch, const void *const *inputs,\n"
                        "    void *const *outputs, unsigned char *arena,\n"
                        "    cuvil_pool *pool)";
-  std::string parts, calls;
+  std::string parts = parallelMapFunctions(), calls;
   int numParts = 0;
   for (size_t begin = 0; begin < opCode.size();) {
     size_t end = begin, bytes = 0;

@@ -111,6 +111,8 @@ public:
   void close();
   /// The text written since the last take().
   std::string take();
+  /// Lines another writer at this depth took.
+  void append(const std::string &lines) { text_ += lines; }
   bool empty() const { return text_.empty(); }
 
 private:
@@ -148,6 +150,14 @@ public:
   const Buffer &buffer(mlir::Value value) { return buffers[value]; }
   /// A fresh C local name.
   std::string tmp() { return "t" + std::to_string(tmpCounter++); }
+  /// Set while a map is written as its own function for cuvil_parallel_for
+  /// (emitMap): the next loop emitted covers units [begin_, end_) of its
+  /// outer iterations (emitLoopNest fuses the first two of three or more
+  /// dimensions, or the first of two; a flat loop runs chunks of
+  /// kParallelChunk elements) and sets *units to their count, then clears
+  /// this.
+  std::string *units = nullptr;
+  static constexpr int64_t kParallelChunk = 4096;
   /// A loop nest over `dims` whose body gets the index variable names.
   void emitLoopNest(const std::vector<std::string> &dims,
                     const std::function<void(llvm::ArrayRef<std::string>)>
@@ -185,6 +195,11 @@ public:
 private:
   /// plainView's buffers (stable addresses).
   std::deque<Buffer> plainViews;
+  /// Maps written as functions run over the context's threads: each one's
+  /// name and body (the pointers it uses are declared by runFunctions).
+  std::vector<std::pair<std::string, std::string>> parallelMaps;
+  /// The functions of parallelMaps and the argument struct they share.
+  std::string parallelMapFunctions() const;
   mlir::LogicalResult emitOp(mlir::Operation *op);
   mlir::LogicalResult emitView(cuvil::l2::ViewOp view);
   mlir::LogicalResult emitCopy(cuvil::l2::CopyOp copy);

@@ -132,6 +132,18 @@ FailureOr<DimSources> inputSources(cuvil::l2::KernelOp kernel,
 
 } // namespace
 
+/// Elements of `type` counting a dynamic dimension (the batch) as 1.
+static int64_t staticElements(MemRefType type) {
+  int64_t count = 1;
+  for (int64_t d : type.getShape())
+    count *= ShapedType::isDynamic(d) ? 1 : d;
+  return count;
+}
+
+/// Maps smaller than this run on the calling thread: waking the context's
+/// workers costs about as much as a pass over 32K floats.
+static constexpr int64_t kParallelElements = 32768;
+
 LogicalResult Emitter::emitMap(cuvil::l2::KernelOp kernel) {
   Block &body = kernel.getBody().front();
   // The body: scalar constants (hoisted out of the generic by
@@ -198,6 +210,18 @@ LogicalResult Emitter::emitMap(cuvil::l2::KernelOp kernel) {
                                 "per channel, or as one element");
   Block &region = generic.getRegion().front();
   LogicalResult status = success();
+  // A large map at the function's top level (not inside a loop or branch,
+  // whose C locals it would need) is written as a function of a range of
+  // its outer iterations, run over the context's threads.
+  std::string units;
+  bool parallel = kernel->getParentOp() == func.getOperation() &&
+                  staticElements(out->type) >= kParallelElements;
+  CWriter runPart;
+  if (parallel) {
+    runPart = std::move(c);
+    c = CWriter();
+    this->units = &units;
+  }
   emitParallelLoop(
       *out, ins, sources,
       [&](ArrayRef<std::string> index, const std::string &o) {
@@ -225,6 +249,23 @@ LogicalResult Emitter::emitMap(cuvil::l2::KernelOp kernel) {
                      values.lookup(region.getTerminator()->getOperand(0))) +
                ";");
       });
+  if (!parallel)
+    return status;
+  this->units = nullptr;
+  std::string loop = c.take();
+  c = std::move(runPart);
+  if (units.empty()) {
+    // No loop to split (a map of one dimension that broadcasts): inline.
+    c.append(loop);
+    return status;
+  }
+  std::string name = "cuvil_map" + std::to_string(parallelMaps.size());
+  parallelMaps.emplace_back(name, std::move(loop));
+  c.open();
+  c.line("const cuvil_map_args args = {batch, inputs, outputs, arena};");
+  c.line("cuvil_parallel_for(pool, " + units + ", " + name +
+         ", (void *)&args);");
+  c.close();
   return status;
 }
 

@@ -134,6 +134,104 @@ int main(void) {
   EXPECT_EQ(printed, "2\n0\n4\n5\n0\n9\n");
 }
 
+// A map of more than 32K elements at the function's top level runs over
+// the context's threads (its loop written as a function of a range of
+// channels): relu(x * s + t), s and t per channel, on [2, 4, 96, 96].
+constexpr char kLargeMap[] = R"mlir(
+#id = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#ch = affine_map<(n, c, h, w) -> (c, 0, 0)>
+module attributes {cuvil.max_batch = 1 : i64} {
+  func.func @model(%batch: index, %x: memref<2x4x96x96xf32> {cuvil.name = "x"},
+                   %s: memref<4x1x1xf32> {cuvil.name = "s"},
+                   %t: memref<4x1x1xf32> {cuvil.name = "t"},
+                   %y: memref<2x4x96x96xf32> {cuvil.name = "y"},
+                   %arena: memref<64xi8> {cuvil_l2.arena})
+      attributes {cuvil.arena_bytes = 64 : i64, cuvil.num_inputs = 3 : i64,
+                  cuvil.num_outputs = 1 : i64} {
+    cuvil_l2.kernel "map" ins(%x, %s, %t : memref<2x4x96x96xf32>, memref<4x1x1xf32>, memref<4x1x1xf32>)
+        outs(%y : memref<2x4x96x96xf32>) {
+    ^bb0(%a: memref<2x4x96x96xf32>, %b: memref<4x1x1xf32>, %c: memref<4x1x1xf32>, %o: memref<2x4x96x96xf32>):
+      %zero = arith.constant 0.0 : f32
+      linalg.generic {indexing_maps = [#id, #ch, #ch, #id],
+                      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+          ins(%a, %b, %c : memref<2x4x96x96xf32>, memref<4x1x1xf32>, memref<4x1x1xf32>)
+          outs(%o : memref<2x4x96x96xf32>) {
+      ^bb0(%e: f32, %f: f32, %g: f32, %out: f32):
+        %m = arith.mulf %e, %f : f32
+        %p = arith.addf %m, %g : f32
+        %r = arith.maximumf %p, %zero : f32
+        linalg.yield %r : f32
+      }
+    }
+    return
+  }
+}
+)mlir";
+
+TEST_F(EmitterTest, LargeMapRunsOverTheContextsThreads) {
+  absl::StatusOr<EmittedModel> emitted = emit(kLargeMap);
+  ASSERT_TRUE(emitted.ok()) << emitted.status();
+  std::string source = emitted->singleSource();
+  // (Checked on the run function's text, not the whole source, so that a
+  // failure prints something readable.)
+  std::string code =
+      source.substr(source.find("typedef struct {\n  int64_t batch;"));
+  code = code.substr(0, code.find("cuvil_run_batch"));
+  EXPECT_THAT(
+      code,
+      HasSubstr(
+          "static void cuvil_map0(void *p_, int64_t begin_, int64_t end_)"));
+  EXPECT_THAT(code, HasSubstr("cuvil_parallel_for(pool, 8, cuvil_map0"));
+  // Run on 1 and 3 threads: every element as this main computes it, and the
+  // same bits either way.
+  std::string program = source + R"c(
+#include <stdio.h>
+#include <string.h>
+static float x[2 * 4 * 96 * 96], out1[2 * 4 * 96 * 96], out3[2 * 4 * 96 * 96];
+static int run(int threads, float *y) {
+  static const float s[4] = {0.5f, -2.0f, 1.0f, 3.0f}, t[4] = {1.0f, 0.25f, -1.0f, 0.0f};
+  const void *inputs[3] = {x, s, t};
+  void *outputs[1] = {y};
+  cuvil_context *context;
+  int status = cuvil_context_create(threads, &context);
+  if (status != CUVIL_OK)
+    return status;
+  status = cuvil_context_run(context, 1, inputs, outputs);
+  cuvil_context_destroy(context);
+  return status;
+}
+int main(void) {
+  static const float s[4] = {0.5f, -2.0f, 1.0f, 3.0f}, t[4] = {1.0f, 0.25f, -1.0f, 0.0f};
+  long i, wrong = 0;
+  for (i = 0; i < 2 * 4 * 96 * 96; ++i)
+    x[i] = (float)((i * 7919) % 1000) / 250.0f - 2.0f;
+  if (run(1, out1) != CUVIL_OK || run(3, out3) != CUVIL_OK)
+    return 2;
+  for (i = 0; i < 2 * 4 * 96 * 96; ++i) {
+    int c = (int)(i / (96 * 96) % 4);
+    float want = x[i] * s[c] + t[c];
+    want = want > 0.0f ? want : 0.0f;
+    wrong += out1[i] != want;
+  }
+  printf("%ld wrong, threads %s\n", wrong,
+         memcmp(out1, out3, sizeof out1) ? "differ" : "agree");
+  return 0;
+}
+)c";
+  const char *tmp = std::getenv("TEST_TMPDIR");
+  std::string dir = std::string(tmp ? tmp : "/tmp");
+  ASSERT_TRUE(writeFileAtomically(dir + "/large_map.c", program).ok());
+  int status = 0;
+  std::string log =
+      run("gcc -std=c99 -pedantic -Wall -Werror -O1 " + dir +
+              "/large_map.c -o " + dir + "/large_map -lm -lpthread 2>&1",
+          &status);
+  ASSERT_EQ(status, 0) << log;
+  std::string printed = run(dir + "/large_map", &status);
+  ASSERT_EQ(status, 0) << printed;
+  EXPECT_EQ(printed, "0 wrong, threads agree\n");
+}
+
 TEST_F(EmitterTest, LevelTwoItCannotWriteIsAnErrorNamingTheOp) {
   absl::StatusOr<EmittedModel> unknown = emit(R"mlir(
 module {
