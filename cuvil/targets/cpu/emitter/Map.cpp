@@ -213,14 +213,14 @@ LogicalResult Emitter::emitMap(cuvil::l2::KernelOp kernel) {
   // A large map at the function's top level (not inside a loop or branch,
   // whose C locals it would need) is written as a function of a range of
   // its outer iterations, run over the context's threads.
-  std::string units;
+  std::string unitCount;
   bool parallel = kernel->getParentOp() == func.getOperation() &&
                   staticElements(out->type) >= kParallelElements;
   CWriter runPart;
   if (parallel) {
     runPart = std::move(c);
     c = CWriter();
-    this->units = &units;
+    units = &unitCount;
   }
   emitParallelLoop(
       *out, ins, sources,
@@ -251,10 +251,10 @@ LogicalResult Emitter::emitMap(cuvil::l2::KernelOp kernel) {
       });
   if (!parallel)
     return status;
-  this->units = nullptr;
+  units = nullptr;
   std::string loop = c.take();
   c = std::move(runPart);
-  if (units.empty()) {
+  if (unitCount.empty()) {
     // No loop to split (a map of one dimension that broadcasts): inline.
     c.append(loop);
     return status;
@@ -263,7 +263,7 @@ LogicalResult Emitter::emitMap(cuvil::l2::KernelOp kernel) {
   parallelMaps.emplace_back(name, std::move(loop));
   c.open();
   c.line("const cuvil_map_args args = {batch, inputs, outputs, arena};");
-  c.line("cuvil_parallel_for(pool, " + units + ", " + name +
+  c.line("cuvil_parallel_for(pool, " + unitCount + ", " + name +
          ", (void *)&args);");
   c.close();
   return status;

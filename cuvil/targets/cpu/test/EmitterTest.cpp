@@ -96,6 +96,28 @@ std::string run(const std::string &command, int *status) {
   return output;
 }
 
+/// Compiles `program` with gcc as strict C99 into `name` in the test's
+/// temporary folder and runs it, setting `printed` to its standard output.
+::testing::AssertionResult compileAndRun(const std::string &program,
+                                         const std::string &name,
+                                         std::string *printed) {
+  const char *tmp = std::getenv("TEST_TMPDIR");
+  std::string path = std::string(tmp ? tmp : "/tmp") + "/" + name;
+  if (!writeFileAtomically(path + ".c", program).ok())
+    return ::testing::AssertionFailure() << "cannot write " << path << ".c";
+  int status = 0;
+  std::string log = run("gcc -std=c99 -pedantic -Wall -Werror -O1 " + path +
+                            ".c -o " + path + " -lm -lpthread 2>&1",
+                        &status);
+  if (status != 0)
+    return ::testing::AssertionFailure() << log;
+  *printed = run(path, &status);
+  if (status != 0)
+    return ::testing::AssertionFailure()
+           << name << " exited with " << status << ": " << *printed;
+  return ::testing::AssertionSuccess();
+}
+
 TEST_F(EmitterTest, HandWrittenLevel2CompilesAndComputes) {
   absl::StatusOr<EmittedModel> emitted = emit(kPlanned);
   ASSERT_TRUE(emitted.ok()) << emitted.status();
@@ -120,16 +142,8 @@ int main(void) {
   return 0;
 }
 )c";
-  const char *tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp ? tmp : "/tmp");
-  ASSERT_TRUE(writeFileAtomically(dir + "/model.c", program).ok());
-  int status = 0;
-  std::string log = run("gcc -std=c99 -pedantic -Wall -Werror -O1 " + dir +
-                            "/model.c -o " + dir + "/model -lm -lpthread 2>&1",
-                        &status);
-  ASSERT_EQ(status, 0) << log;
-  std::string printed = run(dir + "/model", &status);
-  ASSERT_EQ(status, 0) << printed;
+  std::string printed;
+  ASSERT_TRUE(compileAndRun(program, "model", &printed));
   // relu(x @ W + 1), computed by hand: rows [1,-2]+1, [3,4]+1, [-1,8]+1.
   EXPECT_EQ(printed, "2\n0\n4\n5\n0\n9\n");
 }
@@ -218,17 +232,8 @@ int main(void) {
   return 0;
 }
 )c";
-  const char *tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp ? tmp : "/tmp");
-  ASSERT_TRUE(writeFileAtomically(dir + "/large_map.c", program).ok());
-  int status = 0;
-  std::string log =
-      run("gcc -std=c99 -pedantic -Wall -Werror -O1 " + dir +
-              "/large_map.c -o " + dir + "/large_map -lm -lpthread 2>&1",
-          &status);
-  ASSERT_EQ(status, 0) << log;
-  std::string printed = run(dir + "/large_map", &status);
-  ASSERT_EQ(status, 0) << printed;
+  std::string printed;
+  ASSERT_TRUE(compileAndRun(program, "large_map", &printed));
   EXPECT_EQ(printed, "0 wrong, threads agree\n");
 }
 
