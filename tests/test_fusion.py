@@ -91,3 +91,38 @@ def test_vit_gelu_is_one_map_and_layer_norms_one_kernel(tmp_path):
     # per block and the final one) is nine ops, raised to one layer_norm.
     assert len(re.findall(r"= cuvil\.layer_norm ", level1)) == 7
     assert "cuvil.reduce_mean" not in level1
+
+
+def test_densenet_batch_norms_are_maps_over_the_threads(tmp_path):
+    code, report = compile_model(tmp_path, "densenet121", "c", "--cpu=x86-64-v4",
+                                 "--explain-kernels", "--pass-statistics")
+    # Each dense layer's first batch norm follows a concatenation, so no
+    # convolution absorbs it: cuvil-batch-norm-to-affine makes it x * s + t,
+    # one map with the ReLU after it (58 layers, 3 transitions and the final
+    # norm5). No batch norm kernel is called.
+    assert "cuvil-batch-norm-to-affine: 62 rewritten" in report, report
+    assert not re.search(r"cuvil_batch_norm_f32\(batch", code)
+    norms = [line for line in report.splitlines()
+             if "/norm1/BatchNormalization'" in line]
+    assert len(norms) == 58 and all("Relu'" in line and ": map -> " in line
+                                    for line in norms), norms[:2]
+    # Maps of 32K elements or more run over the context's threads, each its
+    # own function of a range of channel blocks; smaller ones (7 x 7 planes
+    # of fewer than 669 channels) stay inline in the run function.
+    calls = re.findall(r"cuvil_parallel_for\(pool, ([^,]+), (cuvil_map\d+),", code)
+    assert calls and len({name for _, name in calls}) == len(calls), calls
+    maps = [line for line in report.splitlines() if ": map -> " in line]
+    assert len(calls) < len(maps), (len(calls), len(maps))
+    assert all(f"static void {name}(void *p_, int64_t begin_, int64_t end_)" in code
+               for _, name in calls)
+
+
+def test_eight_channel_groups_run_two_per_register(tmp_path):
+    # RegNetY's groups of 8 channels on AVX-512: NCHW8c, as the report says,
+    # and two blocks per 16-lane register.
+    _, report = compile_model(tmp_path, "regnet_y_400mf", "mlir-level2", "--cpu=x86-64-v4",
+                              "--explain-kernels")
+    grouped = [line for line in report.splitlines()
+               if "groups) + [relu]" in line and "NCHW8c" in line]
+    assert grouped and all("8-channel blocks on a 16-lane target (two per register)" in line
+                           for line in grouped), grouped[:2]

@@ -73,11 +73,14 @@ std::pair<std::string, std::string> explainConv(l2::UKernelCallOp call,
   std::string layoutWhy = why(call, kLayoutWhyAttr);
   std::optional<l2::Algorithm> algorithm = call.getAlgorithm();
   int64_t block = channelBlock(call.getOutputs()[0]);
+  // The float32 direct tiles run two 8-channel blocks per 16-lane register.
+  bool paired = block * 2 == lanes && !int8 && !bf16 && !depthwise &&
+                algorithm == l2::Algorithm::direct_blocked;
   std::string narrow =
       block > 1 && block < lanes
-          ? llvm::formatv("; {0}-channel blocks on a {1}-lane target: its "
+          ? llvm::formatv("; {0}-channel blocks on a {1}-lane target{2}: its "
                           "channels (per group) divide only those",
-                          block, lanes)
+                          block, lanes, paired ? " (two per register)" : "")
                 .str()
           : "";
   if (algorithm == l2::Algorithm::winograd_f4x3)
