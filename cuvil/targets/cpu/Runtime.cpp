@@ -178,28 +178,33 @@ std::string assembleRuntime(const RuntimeSelection &selection) {
   int64_t l2Bytes = std::max<int64_t>(selection.l2Bytes, 65536);
   std::string text = "#define CUVIL_L2_BYTES " + std::to_string(l2Bytes) + "\n";
   if (selection.simd)
-    text += "#define CUVIL_ENABLE_SIMD_KERNELS\n"
-            "#define CUVIL_SGEMM4 cuvil_sgemm4_" + selection.sgemm4 +
-            "\n#define CUVIL_DWCONV cuvil_dwconv_" + selection.dwconv + "\n" +
-            (selection.convb != "none"
-                 ? "#define CUVIL_CONVB cuvil_convb_" + selection.convb
-                 : std::string("#define CUVIL_OMIT_CONVB_TILES")) +
-            "\n" +
-            (selection.qgemm4 != "none"
-                 ? "#define CUVIL_QGEMM4 cuvil_qgemm4_" + selection.qgemm4 + "\n"
-                 : std::string()) +
-            (selection.qgemm4Narrow != "none"
-                 ? "#define CUVIL_QGEMM4_NARROW cuvil_qgemm4_" +
-                       selection.qgemm4Narrow + "\n"
-                 : std::string()) +
-            (selection.bgemm8 != "none"
-                 ? "#define CUVIL_BGEMM8 cuvil_bgemm8_" + selection.bgemm8 + "\n"
-                 : std::string()) +
-            qconvbMacros(selection) + bconvbMacros(selection) +
-            (selection.hgemm4 != "none"
-                 ? "#define CUVIL_HGEMM4 cuvil_hgemm4_" + selection.hgemm4 + "\n"
-                 : std::string()) +
-            treesMacros(selection);
+    text +=
+        "#define CUVIL_ENABLE_SIMD_KERNELS\n"
+        "#define CUVIL_SGEMM4 cuvil_sgemm4_" +
+        selection.sgemm4 + "\n#define CUVIL_DWCONV cuvil_dwconv_" +
+        selection.dwconv + "\n" +
+        (selection.convb != "none"
+             ? "#define CUVIL_CONVB cuvil_convb_" + selection.convb
+             : std::string("#define CUVIL_OMIT_CONVB_TILES")) +
+        "\n" +
+        (selection.convb != "none" && !selection.convbPairs
+             ? "#define CUVIL_OMIT_CONVB_PAIRS\n"
+             : std::string()) +
+        (selection.qgemm4 != "none"
+             ? "#define CUVIL_QGEMM4 cuvil_qgemm4_" + selection.qgemm4 + "\n"
+             : std::string()) +
+        (selection.qgemm4Narrow != "none"
+             ? "#define CUVIL_QGEMM4_NARROW cuvil_qgemm4_" +
+                   selection.qgemm4Narrow + "\n"
+             : std::string()) +
+        (selection.bgemm8 != "none"
+             ? "#define CUVIL_BGEMM8 cuvil_bgemm8_" + selection.bgemm8 + "\n"
+             : std::string()) +
+        qconvbMacros(selection) + bconvbMacros(selection) +
+        (selection.hgemm4 != "none"
+             ? "#define CUVIL_HGEMM4 cuvil_hgemm4_" + selection.hgemm4 + "\n"
+             : std::string()) +
+        treesMacros(selection);
   // Every artifact's scalar helpers (half conversions) come first: the
   // families may use them.
   appendWithoutOwnIncludes(runtimeFile("math/scalar.h"), text);

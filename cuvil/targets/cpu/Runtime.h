@@ -38,6 +38,10 @@ struct RuntimeSelection {
   /// conv/dwconv.inc, conv_blocked/convb.inc); convb "none" when no
   /// blocked direct convolution runs (its ~40 tile functions are left out).
   std::string sgemm4 = "reference", dwconv = "reference", convb = "none";
+  /// Whether a blocked direct convolution writes 8-channel blocks, which
+  /// the AVX-512 tiles run two per register (those ~28 functions are
+  /// compiled only then: CUVIL_OMIT_CONVB_PAIRS otherwise).
+  bool convbPairs = false;
   /// The int8 product's (qgemm/qgemm.inc) and the bfloat16 product's
   /// (bgemm/bgemm.inc); "none" when nothing calls them.
   std::string qgemm4 = "none", bgemm8 = "none";

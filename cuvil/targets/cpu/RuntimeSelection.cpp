@@ -80,10 +80,20 @@ bool isDepthwise(cuvil::l2::UKernelCallOp call) {
 }
 
 /// Whether `call` runs the blocked direct convolution's register tiles
-/// (a depthwise one runs its own kernel).
+/// (a depthwise one runs its own kernel; the int8 family unfolds grouped
+/// ones onto its GEMM).
 bool runsConvbTiles(cuvil::l2::UKernelCallOp call) {
   return call.getAlgorithm() == cuvil::l2::Algorithm::direct_blocked &&
-         call.getIntParam("groups", 1) == 1;
+         (call.getKernel() == "conv2d" ? !isDepthwise(call)
+                                       : call.getIntParam("groups", 1) == 1);
+}
+
+/// Channels per block of the NCHW<B>c buffer `value` (1: any other).
+int64_t channelBlock(Value value) {
+  auto type = cast<MemRefType>(value.getType());
+  if (auto layout = dyn_cast<cuvil::l2::LayoutAttr>(type.getLayout()))
+    return layout.getBlockSize(1);
+  return 1;
 }
 
 /// The int8 tiles (qconvb.inc) by the weights they take: every variant
@@ -117,6 +127,9 @@ RuntimeSelection selectRuntime(func::FuncOp func, const std::string &cpu,
       selection.families.insert(family.empty() ? "math" : family);
       bool quantizedConv = call.getKernel() == "quantized_conv2d";
       convbTiles |= family == "conv_blocked" && runsConvbTiles(call);
+      selection.convbPairs |= family == "conv_blocked" &&
+                              runsConvbTiles(call) &&
+                              channelBlock(call.getOutputs()[0]) == 8;
       qconvbTiles |= quantizedConv && runsConvbTiles(call);
       qconvbNarrow |= quantizedConv && runsConvbTiles(call) &&
                       call->hasAttr("cuvil.narrow_weights");

@@ -123,6 +123,24 @@ TEST(RuntimeTest, ConvolutionsSelectTheirAlgorithmsFamily) {
            {"avx512f", "avx2", "fma"}, /*simd=*/true, &selection);
   EXPECT_EQ(selection.convb, "none");
   EXPECT_EQ(selection.sgemm4, "avx512");
+  // Grouped, not depthwise: the tiles; in NCHW16c, without the AVX-512
+  // tiles of 8-channel pairs.
+  selected(withAttrs("params {groups = 2 : i64} algorithm "
+                     "#cuvil_l2.algorithm<direct_blocked>"),
+           {"avx512f", "avx2", "fma"}, /*simd=*/true, &selection);
+  EXPECT_EQ(selection.convb, "avx512");
+  EXPECT_FALSE(selection.convbPairs);
+  // Writing NCHW8c: with them.
+  std::string eight = withAttrs(blocked);
+  eight.replace(
+      eight.find("%y: memref<1x8x6x6xf32>"), 23,
+      "%y: memref<1x8x6x6xf32, #cuvil_l2.layout<\"NCHW\" to \"NCHW8c\">>");
+  eight.replace(eight.find("outs(%y : memref<1x8x6x6xf32>)"), 30,
+                "outs(%y : memref<1x8x6x6xf32, #cuvil_l2.layout<\"NCHW\" to "
+                "\"NCHW8c\">>)");
+  selected(eight, {"avx512f", "avx2", "fma"}, /*simd=*/true, &selection);
+  EXPECT_EQ(selection.convb, "avx512");
+  EXPECT_TRUE(selection.convbPairs);
   // --emit=c keeps to the references.
   selected(withAttrs(blocked), {"avx512f", "avx2", "fma"}, /*simd=*/false,
            &selection);
@@ -164,7 +182,12 @@ TEST(RuntimeTest, MacrosChooseTheVariants) {
                    "#define CUVIL_OMIT_CONVB_TILES\n"),
             std::string::npos);
   selection.convb = "avx512";
-  EXPECT_NE(assembleRuntime(selection).find("#define CUVIL_CONVB cuvil_convb_avx512\n"),
+  EXPECT_NE(
+      assembleRuntime(selection).find("#define CUVIL_CONVB cuvil_convb_avx512\n"
+                                      "#define CUVIL_OMIT_CONVB_PAIRS\n"),
+      std::string::npos);
+  selection.convbPairs = true;
+  EXPECT_EQ(assembleRuntime(selection).find("CUVIL_OMIT_CONVB_PAIRS"),
             std::string::npos);
   // Only the pool's code: no other family's functions, no own includes.
   EXPECT_NE(c.find("cuvil_parallel_for("), std::string::npos);

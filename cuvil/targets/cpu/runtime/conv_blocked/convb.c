@@ -165,6 +165,7 @@ int cuvil_convb_avx2(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
   return cuvil_convb_by_group(cuvil_convb_avx2_tiles, r, nb, x0, u);
 }
 
+#if !defined(CUVIL_OMIT_CONVB_PAIRS)
 /* Two 8-channel blocks side by side in one 16-lane register: an NCHW8c net
  * on an AVX-512 target (channel counts that 16 does not divide, and
  * ResNeXt's and RegNet's 8-channel groups) at the full vector width rather
@@ -269,14 +270,20 @@ cuvil_convb_avx512_pairs(const struct cuvil_convb_row *r, int64_t x0,
   return 1;
 }
 
+#endif /* !CUVIL_OMIT_CONVB_PAIRS */
+
 CUVIL_CONVB_ENTRY(avx512_tiles, "avx512f", 16, 14, 0,
                   CUVIL_CONVB_W14(CUVIL_CONVB_CASE_AVX512, 1)
                       CUVIL_CONVB_W14(CUVIL_CONVB_CASE_AVX512, 2))
 int cuvil_convb_avx512(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
                        int64_t u) {
   if (r->block == 8)
+#if !defined(CUVIL_OMIT_CONVB_PAIRS)
     return nb == 2 ? cuvil_convb_avx512_pairs(r, x0, u)
                    : cuvil_convb_avx2(r, nb, x0, u);
+#else
+    return cuvil_convb_avx2(r, nb, x0, u);
+#endif
   return cuvil_convb_by_group(cuvil_convb_avx512_tiles, r, nb, x0, u);
 }
 #undef CUVIL_CONVB_PAIR8_FINISH
