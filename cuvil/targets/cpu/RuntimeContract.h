@@ -17,6 +17,15 @@
 
 namespace cuvil::cpu {
 
+/// Channels per block of a buffer's NCHW<B>c layout (1: any other).
+inline int64_t channelBlock(mlir::Value value) {
+  auto type = mlir::dyn_cast<mlir::MemRefType>(value.getType());
+  if (auto layout =
+          type ? mlir::dyn_cast<l2::LayoutAttr>(type.getLayout()) : nullptr)
+    return layout.getBlockSize(1);
+  return 1;
+}
+
 /// How a level2 kernel's runtime kernels take NCHW<B>c buffers
 /// (runtime/contract/blocked_kernels.inc).
 enum class BlockedForm {

@@ -88,13 +88,6 @@ bool runsConvbTiles(cuvil::l2::UKernelCallOp call) {
                                        : call.getIntParam("groups", 1) == 1);
 }
 
-/// Channels per block of the NCHW<B>c buffer `value` (1: any other).
-int64_t channelBlock(Value value) {
-  auto type = cast<MemRefType>(value.getType());
-  if (auto layout = dyn_cast<cuvil::l2::LayoutAttr>(type.getLayout()))
-    return layout.getBlockSize(1);
-  return 1;
-}
 
 /// The int8 tiles (qconvb.inc) by the weights they take: every variant
 /// for narrow weights (cuvil-cpu-pack-quantized-weights marks them), those

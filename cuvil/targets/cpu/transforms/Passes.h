@@ -4,6 +4,7 @@
 #define CUVIL_TARGETS_CPU_TRANSFORMS_PASSES_H
 
 #include "cuvil/ir/CuvilL2Dialect.h"
+#include "cuvil/targets/cpu/RuntimeContract.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -22,15 +23,6 @@ namespace cuvil::cpu {
 /// the call that cuvilc --explain-kernels prints.
 inline constexpr llvm::StringLiteral kAlgorithmWhyAttr = "cpu.algorithm_why";
 inline constexpr llvm::StringLiteral kLayoutWhyAttr = "cpu.layout_why";
-
-/// Channels per block of a buffer's NCHW<B>c layout (1: any other).
-inline int64_t channelBlock(mlir::Value value) {
-  auto type = mlir::dyn_cast<mlir::MemRefType>(value.getType());
-  if (auto layout =
-          type ? mlir::dyn_cast<l2::LayoutAttr>(type.getLayout()) : nullptr)
-    return layout.getBlockSize(1);
-  return 1;
-}
 
 /// Registers the passes above (cuvil-cpu-*).
 void registerCpuPasses();
