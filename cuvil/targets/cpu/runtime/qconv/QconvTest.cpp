@@ -58,6 +58,8 @@ struct Problem {
   float lo = -1.0f, hi = 1.0f;
   bool exactScales = true;
   bool quantizedOut = false, outSigned = false;
+  // Residuals with NaN, infinities and values far past the 8-bit range.
+  bool extremes = false;
 
   int64_t oh() const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
   int64_t ow() const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
@@ -94,6 +96,19 @@ Data makeData(const Problem &p, std::mt19937 &rng) {
   d.residual.resize(p.n * p.oc * p.oh() * p.ow());
   for (float &v : d.residual)
     v = float(int(rng() % 2001) - 1000) / 64.0f;
+  if (p.extremes) {
+    const float special[] = {std::numeric_limits<float>::quiet_NaN(),
+                             std::numeric_limits<float>::infinity(),
+                             -std::numeric_limits<float>::infinity(),
+                             3e38f,
+                             -3e38f,
+                             1e10f,
+                             -1e10f,
+                             300.0f,
+                             -300.0f};
+    for (size_t i = 0; i < d.residual.size(); i += 3)
+      d.residual[i] = special[(i / 3) % 9];
+  }
   d.qout.is_signed = p.outSigned;
   d.qout.scale = p.exactScales ? 0.5f : 0.0371f;
   d.qout.zero = p.outSigned ? -3.0f : 117.0f;
@@ -187,9 +202,10 @@ void expectMatches(const Problem &p, const Data &d, const std::vector<uint8_t> &
         } else {
           float got;
           std::memcpy(&got, out.data() + at * 4, 4);
-          bool ok = p.exactScales
-                        ? got == v
-                        : std::fabs(got - v) <= 1e-6f * std::max(1.0f, std::fabs(v));
+          bool ok =
+              p.exactScales
+                  ? got == v || (std::isnan(got) && std::isnan(v))
+                  : std::fabs(got - v) <= 1e-6f * std::max(1.0f, std::fabs(v));
           EXPECT_TRUE(ok) << where << ": " << got << " vs " << v;
           reported += !ok;
         }
@@ -244,6 +260,25 @@ std::vector<uint8_t> runBlocked(const Problem &p, const Data &d, cuvil_qconvb_fn
   if (pool)
     cuvil_pool_destroy(pool);
   return out;
+}
+
+/// `p` with residuals past every bound (NaN, infinities, beyond int32 once
+/// divided by the output scale): clipped to int8 of a negative zero point,
+/// ReLU to uint8, and clipped to float32.
+std::vector<Problem> extremeProblems(Problem p) {
+  p.extremes = true;
+  p.w = 23;
+  p.activation = CUVIL_ACT_CLIP;
+  p.lo = -1e20f;
+  p.hi = 1e20f;
+  p.quantizedOut = true;
+  p.outSigned = true;
+  Problem relu = p;
+  relu.activation = CUVIL_ACT_RELU;
+  relu.outSigned = false;
+  Problem floats = p;
+  floats.quantizedOut = false;
+  return {p, relu, floats};
 }
 
 /// The problems every tile runs: input layouts, signedness, windows,
@@ -302,6 +337,8 @@ std::vector<Problem> blockedProblems(int64_t block, int weightMax) {
   Problem anyQ = any;
   anyQ.quantizedOut = true;
   problems.push_back(anyQ);
+  for (Problem extreme : extremeProblems(base))
+    problems.push_back(extreme);
   return problems;
 }
 
@@ -407,6 +444,8 @@ TEST(QconvTest, DepthwiseMatchesADirectIntegerConvolution) {
     Problem any = p;
     any.exactScales = false;
     problems.push_back(any);
+    for (Problem extreme : extremeProblems(p))
+      problems.push_back(extreme);
     for (const Problem &q : problems) {
       Data d = makeData(q, rng);
       std::vector<uint8_t> out = runDepthwise(q, d, block, 1);

@@ -131,24 +131,58 @@ int cuvil_qconvb_reference(const struct cuvil_qconvb_row *r, int64_t nb,
 /* Four bytes of the image, read as one int32 wherever they are. */
 typedef int32_t cuvil_qconvb_i32 __attribute__((aligned(1), may_alias));
 
-/* The activation of the epilogue on a vector of values. */
+/* The activation of the epilogue on a vector of values, NaN as the
+ * scalar steps treat it (cuvil_activate): ReLU makes it 0 (maxps returns
+ * its second operand when either is NaN), clip keeps it (the bound first). */
 #define CUVIL_QCONVB_ACTIVATE(v, e, maxv, minv, set1, zero)                    \
   do {                                                                         \
     if ((e) && (e)->activation == CUVIL_ACT_RELU)                              \
       v = maxv(v, zero());                                                     \
     else if ((e) && (e)->activation == CUVIL_ACT_CLIP)                         \
-      v = minv(maxv(v, set1((e)->lo)), set1((e)->hi));                         \
+      v = minv(set1((e)->hi), maxv(set1((e)->lo), v));                         \
   } while (0)
 
-/* Eight outputs of block b at column x, from their sums less the zero
- * point's correction `corr`: scaled, biased, residual and activation,
+/* cuvil_qout_store's requantization, in fewer steps that give the same
+ * bytes: t = v / scale is clamped to [bottom - zero, top - zero] before
+ * rounding, so that round(t) + zero is in range and exact in int32. Only a
+ * residual can make v NaN (the sums, scales and biases are finite), so
+ * only then are NaN lanes sent to the zero point. Rounding is the default
+ * MXCSR mode's (to nearest even), as nearbyintf's. Sets the int32 vector
+ * `iv`. */
+#define CUVIL_QCONVB_REQUANT(iv, q, v, has_nan, divv, minv, maxv, set1,        \
+                             cmpnan, blend, cvt, addi, set1i, vzero)           \
+  do {                                                                         \
+    const float bottom_ = (q)->is_signed ? -128.0f : 0.0f;                     \
+    v = divv(v, set1((q)->scale));                                             \
+    if (has_nan) {                                                             \
+      nan_ = cmpnan(v);                                                        \
+      v = blend(maxv(minv(v, set1(bottom_ + 255.0f - (q)->zero)),              \
+                     set1(bottom_ - (q)->zero)),                               \
+                vzero(), nan_);                                                \
+    } else {                                                                   \
+      v = maxv(minv(v, set1(bottom_ + 255.0f - (q)->zero)),                    \
+               set1(bottom_ - (q)->zero));                                     \
+    }                                                                          \
+    iv = addi(cvt(v), set1i((int32_t)(q)->zero));                              \
+  } while (0)
+
+#define CUVIL_QCONVB_NAN8(v) _mm256_cmp_ps(v, v, _CMP_UNORD_Q)
+#define CUVIL_QCONVB_BLEND8(a, b, m) _mm256_blendv_ps(a, b, m)
+#define CUVIL_QCONVB_NAN16(v) _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q)
+#define CUVIL_QCONVB_BLEND16(a, b, m) _mm512_mask_blend_ps(m, a, b)
+
+/* Eight outputs of block b at column x, from their sums (the zero point's
+ * correction taken off already): scaled, biased, residual and activation,
  * stored as float32 or requantized. */
 __attribute__((target("avx2"))) static inline void
 cuvil_qconvb_finish8(const struct cuvil_qconvb_row *r, int b, int64_t x,
-                     __m256i acc, __m256i corr) {
+                     __m256i acc) {
   int64_t at = b * r->out_stride + x * 8;
-  __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(acc, corr)),
-                           _mm256_loadu_ps(r->scale + b * 8));
+  __m256 v =
+      _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(r->scale + b * 8));
+  __m256i iv;
+  __m256 nan_;
+  __m128i i16;
   if (r->bias)
     v = _mm256_add_ps(v, _mm256_loadu_ps(r->bias + b * 8));
   if (r->residual)
@@ -157,36 +191,28 @@ cuvil_qconvb_finish8(const struct cuvil_qconvb_row *r, int b, int64_t x,
                         _mm256_set1_ps, _mm256_setzero_ps);
   if (!r->qout) {
     _mm256_storeu_ps((float *)r->out + at, v);
-  } else {
-    const cuvil_qout *q = r->qout;
-    __m256 zero = _mm256_set1_ps(q->zero);
-    __m256 rq = _mm256_add_ps(
-        _mm256_round_ps(_mm256_div_ps(v, _mm256_set1_ps(q->scale)),
-                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-        zero);
-    __m256 nan = _mm256_cmp_ps(rq, rq, _CMP_UNORD_Q);
-    __m128i i16;
-    rq = _mm256_min_ps(_mm256_max_ps(rq, _mm256_set1_ps(q->is_signed ? -128.0f
-                                                                      : 0.0f)),
-                       _mm256_set1_ps(q->is_signed ? 127.0f : 255.0f));
-    rq = _mm256_blendv_ps(rq, zero, nan);
-    {
-      __m256i i32 = _mm256_cvtps_epi32(rq);
-      i16 = _mm_packs_epi32(_mm256_castsi256_si128(i32),
-                            _mm256_extracti128_si256(i32, 1));
-    }
-    _mm_storel_epi64((__m128i *)((uint8_t *)r->out + at),
-                     q->is_signed ? _mm_packs_epi16(i16, i16)
-                                  : _mm_packus_epi16(i16, i16));
+    return;
   }
+  CUVIL_QCONVB_REQUANT(iv, r->qout, v, r->residual, _mm256_div_ps,
+                       _mm256_min_ps, _mm256_max_ps, _mm256_set1_ps,
+                       CUVIL_QCONVB_NAN8, CUVIL_QCONVB_BLEND8,
+                       _mm256_cvtps_epi32, _mm256_add_epi32, _mm256_set1_epi32,
+                       _mm256_setzero_ps);
+  i16 = _mm_packs_epi32(_mm256_castsi256_si128(iv),
+                        _mm256_extracti128_si256(iv, 1));
+  _mm_storel_epi64((__m128i *)((uint8_t *)r->out + at),
+                   r->qout->is_signed ? _mm_packs_epi16(i16, i16)
+                                      : _mm_packus_epi16(i16, i16));
 }
 
 __attribute__((target("avx512f,avx512bw"))) static inline void
 cuvil_qconvb_finish16(const struct cuvil_qconvb_row *r, int b, int64_t x,
-                      __m512i acc, __m512i corr) {
+                      __m512i acc) {
   int64_t at = b * r->out_stride + x * 16;
-  __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, corr)),
+  __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc),
                            _mm512_loadu_ps(r->scale + b * 16));
+  __m512i iv;
+  __mmask16 nan_;
   if (r->bias)
     v = _mm512_add_ps(v, _mm512_loadu_ps(r->bias + b * 16));
   if (r->residual)
@@ -195,22 +221,16 @@ cuvil_qconvb_finish16(const struct cuvil_qconvb_row *r, int b, int64_t x,
                         _mm512_set1_ps, _mm512_setzero_ps);
   if (!r->qout) {
     _mm512_storeu_ps((float *)r->out + at, v);
-  } else {
-    const cuvil_qout *q = r->qout;
-    __m512 zero = _mm512_set1_ps(q->zero);
-    __m512 rq = _mm512_add_ps(
-        _mm512_roundscale_ps(_mm512_div_ps(v, _mm512_set1_ps(q->scale)),
-                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-        zero);
-    __mmask16 nan = _mm512_cmp_ps_mask(rq, rq, _CMP_UNORD_Q);
-    rq = _mm512_min_ps(_mm512_max_ps(rq, _mm512_set1_ps(q->is_signed ? -128.0f
-                                                                      : 0.0f)),
-                       _mm512_set1_ps(q->is_signed ? 127.0f : 255.0f));
-    rq = _mm512_mask_blend_ps(nan, rq, zero);
-    /* In range already: vpmovdb's truncation keeps each value's byte. */
-    _mm_storeu_si128((__m128i *)((uint8_t *)r->out + at),
-                     _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(rq)));
+    return;
   }
+  CUVIL_QCONVB_REQUANT(iv, r->qout, v, r->residual, _mm512_div_ps,
+                       _mm512_min_ps, _mm512_max_ps, _mm512_set1_ps,
+                       CUVIL_QCONVB_NAN16, CUVIL_QCONVB_BLEND16,
+                       _mm512_cvtps_epi32, _mm512_add_epi32, _mm512_set1_epi32,
+                       _mm512_setzero_ps);
+  /* In range already: vpmovdb's truncation keeps each value's byte. */
+  _mm_storeu_si128((__m128i *)((uint8_t *)r->out + at),
+                   _mm512_cvtepi32_epi8(iv));
 }
 
 /* The dot products of four bytes of input (broadcast to every lane) with
@@ -309,11 +329,11 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
  * 0, is the input block and SW the stride of a convolution known at
  * compile time: the U columns are then constant offsets from one pointer
  * (not U pointers, which outnumber the general registers and spill). */
-#define CUVIL_QCONVB_TILE(name, isa, V, vec, LANES, NB, U, vzero, loadi, set1i, \
-                          mullo, finish, IB, SW)                                \
+#define CUVIL_QCONVB_TILE(name, isa, V, vec, LANES, NB, U, loadi, set1i,       \
+                          mullo, finish, IB, SW)                               \
   __attribute__((target(isa), noinline)) static void                           \
-      cuvil_qconvb_##name##_##NB##_##U(const struct cuvil_qconvb_row *r,        \
-                                       int64_t x0) {                            \
+      cuvil_qconvb_##name##_##NB##_##U(const struct cuvil_qconvb_row *r,       \
+                                       int64_t x0) {                           \
     vec acc[NB][U];                                                            \
     const int64_t ib = (IB) ? (IB) : r->in_block;                              \
     const int64_t step = (IB) ? (IB) * (SW) : r->stride_w * ib;                \
@@ -321,8 +341,11 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
     const int8_t *wt = r->weight;                                              \
     int64_t c, ky, kx, g;                                                      \
     int b, j;                                                                  \
-    CUVIL_UNROLL for (b = 0; b < NB; ++b) CUVIL_UNROLL for (j = 0; j < U; ++j) \
-        acc[b][j] = vzero();                                                   \
+    /* The sums start at -zero x (the weights' sums): exact in int32. */       \
+    CUVIL_UNROLL for (b = 0; b < NB; ++b) {                                    \
+      vec corr = mullo(set1i(-r->zero), loadi(r->sums + b * LANES));           \
+      CUVIL_UNROLL for (j = 0; j < U; ++j) acc[b][j] = corr;                   \
+    }                                                                          \
     for (c = 0; c < r->in_blocks; ++c)                                         \
       for (ky = 0; ky < r->kh; ++ky)                                           \
         for (kx = 0; kx < r->kw; ++kx) {                                       \
@@ -334,17 +357,15 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
             CUVIL_UNROLL for (b = 0; b < NB; ++b) wv[b] =                      \
                 CUVIL_QCONVB_##V##_W(wt + b * r->weight_stride);               \
             CUVIL_UNROLL for (j = 0; j < U; ++j) {                             \
-              CUVIL_QCONVB_##V##_ATYPE av = CUVIL_QCONVB_##V##_A(ip + j * step + g); \
+              CUVIL_QCONVB_##V##_ATYPE av =                                    \
+                  CUVIL_QCONVB_##V##_A(ip + j * step + g);                     \
               CUVIL_UNROLL for (b = 0; b < NB; ++b) acc[b][j] =                \
                   CUVIL_QCONVB_##V##_DOT(acc[b][j], av, wv[b]);                \
             }                                                                  \
           }                                                                    \
         }                                                                      \
-    CUVIL_UNROLL for (b = 0; b < NB; ++b) {                                    \
-      vec corr = mullo(set1i(r->zero), loadi(r->sums + b * LANES));            \
-      CUVIL_UNROLL for (j = 0; j < U; ++j)                                     \
-          finish(r, b, x0 + j, acc[b][j], corr);                               \
-    }                                                                          \
+    CUVIL_UNROLL for (b = 0; b < NB; ++b) CUVIL_UNROLL for (j = 0; j < U; ++j) \
+        finish(r, b, x0 + j, acc[b][j]);                                       \
   }
 
 /* A variant's entry (tiles.h): the row in tiles of at most UMAX;
@@ -358,9 +379,9 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
                    NARROWER, IB, SW, CASES, IB_CASES)
 
 #define CUVIL_QCONVB_YMM(name, isa, V, NB, U)                                  \
-  CUVIL_QCONVB_TILE(name, isa, V, __m256i, 8, NB, U, _mm256_setzero_si256,     \
-                    CUVIL_QCONVB_LOADU256, _mm256_set1_epi32,                  \
-                    _mm256_mullo_epi32, cuvil_qconvb_finish8, 0, 1)
+  CUVIL_QCONVB_TILE(name, isa, V, __m256i, 8, NB, U, CUVIL_QCONVB_LOADU256,    \
+                    _mm256_set1_epi32, _mm256_mullo_epi32,                     \
+                    cuvil_qconvb_finish8, 0, 1)
 #define CUVIL_QCONVB_LOADU256(p) _mm256_loadu_si256((const __m256i *)(p))
 #define CUVIL_QCONVB_LOADU512(p) _mm512_loadu_si512((const void *)(p))
 #define CUVIL_QCONVB_T_AVX2(NB, U) CUVIL_QCONVB_YMM(avx2, "avx2", AVX2, NB, U)
@@ -369,9 +390,9 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
 #define CUVIL_QCONVB_T_VNNI(NB, U)                                             \
   CUVIL_QCONVB_YMM(avxvnni, "avx2,avxvnni", VNNI, NB, U)
 #define CUVIL_QCONVB_ZMM(name, isa, V, NB, U, IB, SW)                          \
-  CUVIL_QCONVB_TILE(name, isa, V, __m512i, 16, NB, U, _mm512_setzero_si512,    \
-                    CUVIL_QCONVB_LOADU512, _mm512_set1_epi32,                  \
-                    _mm512_mullo_epi32, cuvil_qconvb_finish16, IB, SW)
+  CUVIL_QCONVB_TILE(name, isa, V, __m512i, 16, NB, U, CUVIL_QCONVB_LOADU512,   \
+                    _mm512_set1_epi32, _mm512_mullo_epi32,                     \
+                    cuvil_qconvb_finish16, IB, SW)
 #define CUVIL_QCONVB_ISA_VNNI512 "avx512f,avx512bw,avx512vnni"
 #define CUVIL_QCONVB_T_VNNI512(NB, U)                                          \
   CUVIL_QCONVB_ZMM(avx512vnni, CUVIL_QCONVB_ISA_VNNI512, VNNI512, NB, U, 0, 1)

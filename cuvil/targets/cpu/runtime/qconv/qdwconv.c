@@ -157,7 +157,8 @@ CUVIL_QDW_ROUND_LANES(16)
 /* What finishing a block's outputs needs, loaded once per row. */
 #define CUVIL_QDW_PUT(B)                                                       \
   struct cuvil_qdw_k##B {                                                      \
-    cuvil_qdw_f##B zero, scale, bias, lo, hi, qs, qz, qlo, qhi;                \
+    cuvil_qdw_f##B zero, scale, bias, lo, hi, qs, qbottom, qtop;               \
+    cuvil_qdw_m##B qz;                                                         \
     int has_bias, act;                                                         \
   };                                                                           \
   static void cuvil_qdw_k##B##_init(const struct cuvil_qdw_args *a,            \
@@ -171,15 +172,19 @@ CUVIL_QDW_ROUND_LANES(16)
     k->act = e ? e->activation : CUVIL_ACT_NONE;                               \
     k->lo = zero + (e ? e->lo : 0.0f);                                         \
     k->hi = zero + (e ? e->hi : 0.0f);                                         \
-    k->qs = zero + (a->qout ? a->qout->scale : 1.0f);                          \
-    k->qz = zero + (a->qout ? a->qout->zero : 0.0f);                           \
-    k->qlo = zero + (a->qout && a->qout->is_signed ? -128.0f : 0.0f);          \
-    k->qhi = zero + (a->qout && a->qout->is_signed ? 127.0f : 255.0f);         \
+    if (a->qout) {                                                             \
+      const float bottom = a->qout->is_signed ? -128.0f : 0.0f;                \
+      const cuvil_qdw_m##B izero = {0};                                        \
+      k->qs = zero + a->qout->scale;                                           \
+      k->qbottom = zero + (bottom - a->qout->zero);                            \
+      k->qtop = zero + (bottom + 255.0f - a->qout->zero);                      \
+      k->qz = izero + (int32_t)a->qout->zero;                                  \
+    }                                                                          \
   }                                                                            \
   /* qconv.h's steps on one vector of sums, stored at output element at. */    \
-  static inline void cuvil_qdw_put_##B(const struct cuvil_qdw_args *a,         \
-                                       const struct cuvil_qdw_k##B *k,         \
-                                       const cuvil_qdw_f##B *sum, int64_t at) {\
+  static inline void cuvil_qdw_put_##B(                                        \
+      const struct cuvil_qdw_args *a, const struct cuvil_qdw_k##B *k,          \
+      const cuvil_qdw_f##B *sum, int64_t at) {                                 \
     cuvil_qdw_m##B m;                                                          \
     cuvil_qdw_f##B v = *sum;                                                   \
     v = v * k->scale;                                                          \
@@ -198,19 +203,23 @@ CUVIL_QDW_ROUND_LANES(16)
       *(cuvil_qdw_f##B *)((float *)a->output + at) = v;                        \
       return;                                                                  \
     }                                                                          \
+    /* qconvb.c's CUVIL_QCONVB_REQUANT: v / scale clamped to [bottom - zero,   \
+     * top - zero] (forms that compile to minps / maxps), rounded, plus the    \
+     * zero point in int32; NaN (only a residual brings it) to the zero        \
+     * point. */                                                               \
     v = v / k->qs;                                                             \
-    v = CUVIL_QDW_ROUND(B, v) + k->qz;                                         \
     m = v != v;                                                                \
-    v = CUVIL_QDW_SELECT(B, v < k->qlo, k->qlo,                                \
-                         CUVIL_QDW_SELECT(B, v > k->qhi, k->qhi, v));          \
-    v = CUVIL_QDW_SELECT(B, m, k->qz, v);                                      \
+    v = CUVIL_QDW_SELECT(B, v < k->qtop, v, k->qtop);                          \
+    v = CUVIL_QDW_SELECT(B, v > k->qbottom, v, k->qbottom);                    \
+    if (a->residual)                                                           \
+      v = CUVIL_QDW_SELECT(B, m, k->zero, v);                                  \
+    m = __builtin_convertvector(CUVIL_QDW_ROUND(B, v), cuvil_qdw_m##B) +       \
+        k->qz;                                                                 \
     if (a->qout->is_signed) {                                                  \
-      cuvil_qdw_s##B q = __builtin_convertvector(                              \
-          __builtin_convertvector(v, cuvil_qdw_m##B), cuvil_qdw_s##B);         \
+      cuvil_qdw_s##B q = __builtin_convertvector(m, cuvil_qdw_s##B);           \
       memcpy(a->output + at, &q, B);                                           \
     } else {                                                                   \
-      cuvil_qdw_b##B q = __builtin_convertvector(                              \
-          __builtin_convertvector(v, cuvil_qdw_m##B), cuvil_qdw_b##B);         \
+      cuvil_qdw_b##B q = __builtin_convertvector(m, cuvil_qdw_b##B);           \
       memcpy(a->output + at, &q, B);                                           \
     }                                                                          \
   }
