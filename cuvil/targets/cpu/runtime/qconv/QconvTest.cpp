@@ -444,6 +444,23 @@ TEST(QconvTest, DepthwiseMatchesADirectIntegerConvolution) {
     Problem any = p;
     any.exactScales = false;
     problems.push_back(any);
+    // The unrolled groups of 3x3 and 5x5 windows at strides 1 and 2: rows
+    // whose last group overlaps the one before (no residual), edges read
+    // from padded copies, int8 and uint8 input.
+    for (int64_t k : {3, 5})
+      for (int64_t stride : {1, 2}) {
+        Problem g = p;
+        g.kh = g.kw = k;
+        g.pt = g.pl = g.pb = g.pr = k / 2;
+        g.sh = g.sw = stride;
+        g.w = stride == 1 ? 21 : 37;
+        g.h = 5;
+        g.residual = false;
+        g.xSigned = stride == 2;
+        g.xZero = stride == 2 ? -7 : 131;
+        g.quantizedOut = k == 3;
+        problems.push_back(g);
+      }
     for (Problem extreme : extremeProblems(p))
       problems.push_back(extreme);
     for (const Problem &q : problems) {

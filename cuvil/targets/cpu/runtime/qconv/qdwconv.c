@@ -237,6 +237,123 @@ CUVIL_QDW_PUT(16)
                                          cuvil_qdw_f##B)                       \
                : __builtin_convertvector(*(const cuvil_qdw_u##B *)(p),         \
                                          cuvil_qdw_f##B))
+/* A full interior group of 8 columns for a window KW wide at stride S
+ * (dilation 1), input bytes of type T: each input pixel of a window row is
+ * converted once and multiplied into every column whose window holds it,
+ * all unrolled, so that the 8 sums stay in registers and the weights come
+ * as memory operands. The sums and the zero point's part as below. */
+#define CUVIL_QDW_GROUP(B, KW, S, SIGN, T)                                     \
+  static void cuvil_qdw_group_##B##_##KW##_##S##_##SIGN(                       \
+      const struct cuvil_qdw_args *a, const struct cuvil_qdw_k##B *k,          \
+      const uint8_t *row, int64_t row_step, int64_t rows, const float *wr,     \
+      cuvil_qdw_f##B corr, int64_t at) {                                       \
+    const cuvil_qdw_f##B zero = {0};                                           \
+    cuvil_qdw_f##B acc[CUVIL_QDW_COLS];                                        \
+    int64_t r;                                                                 \
+    int s, j;                                                                  \
+    CUVIL_UNROLL for (j = 0; j < CUVIL_QDW_COLS; ++j) acc[j] = zero;           \
+    for (r = 0; r < rows; ++r, row += row_step, wr += (KW)*B) {                \
+      CUVIL_UNROLL for (s = 0; s < (CUVIL_QDW_COLS - 1) * (S) + (KW); ++s) {   \
+        const cuvil_qdw_f##B xv = __builtin_convertvector(                     \
+            *(const T *)(row + s * B), cuvil_qdw_f##B);                        \
+        CUVIL_UNROLL for (j = 0; j < CUVIL_QDW_COLS; ++j) {                    \
+          if (s - j * (S) >= 0 && s - j * (S) < (KW))                          \
+            acc[j] += xv * *(const cuvil_qdw_f##B *)(wr + (s - j * (S)) * B);  \
+        }                                                                      \
+      }                                                                        \
+    }                                                                          \
+    CUVIL_UNROLL for (j = 0; j < CUVIL_QDW_COLS; ++j) {                        \
+      acc[j] -= corr;                                                          \
+      cuvil_qdw_put_##B(a, k, &acc[j], at + j * B);                            \
+    }                                                                          \
+  }
+#define CUVIL_QDW_GROUPS(B, KW, S)                                             \
+  CUVIL_QDW_GROUP(B, KW, S, u, cuvil_qdw_u##B)                                 \
+  CUVIL_QDW_GROUP(B, KW, S, s, cuvil_qdw_i##B)
+/* The windows with a group of their own: MobileNet's, MnasNet's and
+ * EfficientNet's depthwise convolutions. */
+#define CUVIL_QDW_SHAPES(X, B) X(B, 3, 1) X(B, 3, 2) X(B, 5, 1) X(B, 5, 2)
+CUVIL_QDW_SHAPES(CUVIL_QDW_GROUPS, 8)
+CUVIL_QDW_SHAPES(CUVIL_QDW_GROUPS, 16)
+#undef CUVIL_QDW_GROUPS
+#undef CUVIL_QDW_GROUP
+
+/* The group function of `a`'s window, or NULL. */
+#define CUVIL_QDW_PICK(B, KW, S)                                               \
+  if (a->kw == (KW) && a->stride_w == (S))                                     \
+    return a->x_signed ? cuvil_qdw_group_##B##_##KW##_##S##_s                  \
+                       : cuvil_qdw_group_##B##_##KW##_##S##_u;
+#define CUVIL_QDW_GROUP_OF(B)                                                  \
+  typedef void (*cuvil_qdw_group_##B##_fn)(                                    \
+      const struct cuvil_qdw_args *, const struct cuvil_qdw_k##B *,            \
+      const uint8_t *, int64_t, int64_t, const float *, cuvil_qdw_f##B,        \
+      int64_t);                                                                \
+  static cuvil_qdw_group_##B##_fn cuvil_qdw_group_of_##B(                      \
+      const struct cuvil_qdw_args *a) {                                        \
+    if (a->dil_w != 1)                                                         \
+      return 0;                                                                \
+    CUVIL_QDW_SHAPES(CUVIL_QDW_PICK, B)                                        \
+    return 0;                                                                  \
+  }
+CUVIL_QDW_GROUP_OF(8)
+CUVIL_QDW_GROUP_OF(16)
+#undef CUVIL_QDW_GROUP_OF
+#undef CUVIL_QDW_PICK
+#undef CUVIL_QDW_SHAPES
+
+/* Window rows a group reads from a padded copy (the specialized windows'
+ * heights, and more). */
+#define CUVIL_QDW_COPY_ROWS 8
+/* The row's columns in full groups (cuvil_qdw_group_of), from `row`, the
+ * image block at its first window row inside the image, for `rows` window
+ * rows from weights `wr`: a group whose window leaves the image reads a
+ * copy of its input span padded with the zero point's byte (which adds
+ * (zero - zero) x w = 0), and the last group, if the row is not a whole
+ * number of groups, ends with the row, computing some columns again (the
+ * same bytes; not with a residual, which could be the output itself).
+ * Returns the columns done; the caller does the rest. */
+#define CUVIL_QDW_ROW_GROUPS(B)                                                \
+  static int64_t cuvil_qdw_row_groups_##B(                                     \
+      const struct cuvil_qdw_args *a, const struct cuvil_qdw_k##B *k,          \
+      cuvil_qdw_group_##B##_fn group, const uint8_t *row, int64_t rows,        \
+      const float *wr, cuvil_qdw_f##B corr, int64_t at) {                      \
+    const int64_t span = (CUVIL_QDW_COLS - 1) * a->stride_w + a->kw;           \
+    const int64_t row_step = a->dil_h * a->w * B;                              \
+    uint8_t copy[CUVIL_QDW_COPY_ROWS * CUVIL_QDW_SPAN * B];                    \
+    const uint8_t pad = (uint8_t)(int32_t)a->zero;                             \
+    int64_t x, r, lo, hi;                                                      \
+    if (a->ow < CUVIL_QDW_COLS || rows > CUVIL_QDW_COPY_ROWS ||                \
+        span > CUVIL_QDW_SPAN)                                                 \
+      return 0;                                                                \
+    for (x = 0; x < a->ow; x += CUVIL_QDW_COLS) {                              \
+      int64_t x0 = x, ix0;                                                     \
+      if (x0 + CUVIL_QDW_COLS > a->ow) {                                       \
+        if (a->residual)                                                       \
+          return x;                                                            \
+        x0 = a->ow - CUVIL_QDW_COLS;                                           \
+      }                                                                        \
+      ix0 = x0 * a->stride_w - a->pad_left;                                    \
+      if (ix0 >= 0 && ix0 + span <= a->w) {                                    \
+        group(a, k, row + ix0 * B, row_step, rows, wr, corr, at + x0 * B);     \
+        continue;                                                              \
+      }                                                                        \
+      lo = ix0 < 0 ? -ix0 : 0;                                                 \
+      hi = a->w - ix0 < span ? a->w - ix0 : span;                              \
+      for (r = 0; r < rows; ++r) {                                             \
+        uint8_t *to = copy + r * span * B;                                     \
+        memset(to, pad, (size_t)(lo * B));                                     \
+        memcpy(to + lo * B, row + r * row_step + (ix0 + lo) * B,               \
+               (size_t)((hi - lo) * B));                                       \
+        memset(to + hi * B, pad, (size_t)((span - hi) * B));                   \
+      }                                                                        \
+      group(a, k, copy, span *B, rows, wr, corr, at + x0 * B);                 \
+    }                                                                          \
+    return a->ow;                                                              \
+  }
+CUVIL_QDW_ROW_GROUPS(8)
+CUVIL_QDW_ROW_GROUPS(16)
+#undef CUVIL_QDW_ROW_GROUPS
+
 /* An interior group sums x * w over whole window rows [ky0, ky1) and takes
  * the zero point's part, zero * (the sum of those weights), off once: both
  * are whole numbers below 2^24 (CUVIL_QDWCONV_MAX_TAPS), so it is exact.
@@ -245,7 +362,8 @@ CUVIL_QDW_PUT(16)
   static void cuvil_qdw_row_##B(const struct cuvil_qdw_args *a, int64_t t) {   \
     const int64_t y = t % a->oh, q = t / a->oh, block = q % a->blocks;         \
     int64_t x = 0, ky, kx, j, s, ky0, ky1, xa = 0, xb = a->ow, k0, k1;         \
-    const int64_t kh = a->kh, kw = a->kw, dil_w = a->dil_w, stride = a->stride_w; \
+    const int64_t kh = a->kh, kw = a->kw, dil_w = a->dil_w,                    \
+                  stride = a->stride_w;                                        \
     const uint8_t *in = a->input + q * a->h * a->w * B;                        \
     const float *wt = a->weight + block * kh * kw * B;                         \
     const cuvil_qdw_f##B zero = {0}, fzero = zero + a->zero;                   \
@@ -253,6 +371,7 @@ CUVIL_QDW_PUT(16)
     const int64_t iy0 = y * a->stride_h - a->pad_top, sw = stride * B;         \
     const int64_t span = (CUVIL_QDW_COLS - 1) * stride + (kw - 1) * dil_w + 1; \
     cuvil_qdw_f##B acc[CUVIL_QDW_COLS], xs[CUVIL_QDW_SPAN], corr = zero;       \
+    const cuvil_qdw_group_##B##_fn group = cuvil_qdw_group_of_##B(a);          \
     struct cuvil_qdw_k##B k;                                                   \
     cuvil_qdw_k##B##_init(a, block, &k);                                       \
     cuvil_qdw_taps(iy0, kh, a->dil_h, a->h, &ky0, &ky1);                       \
@@ -260,8 +379,12 @@ CUVIL_QDW_PUT(16)
       for (kx = 0; kx < kw; ++kx)                                              \
         corr += *(const cuvil_qdw_f##B *)(wt + (ky * kw + kx) * B);            \
     corr *= fzero;                                                             \
-    while (xa < a->ow) {                                                       \
-      cuvil_qdw_taps(xa * stride - a->pad_left, kw, dil_w, a->w, &k0, &k1);    \
+    if (group && ky1 > ky0)                                                    \
+      x = cuvil_qdw_row_groups_##B(a, &k, group,                               \
+                                   in + (iy0 + ky0 * a->dil_h) * a->w * B,     \
+                                   ky1 - ky0, wt + ky0 * kw * B, corr, at);    \
+    while (x < a->ow && xa < a->ow) {                                          \
+      cuvil_qdw_taps(xa *stride - a->pad_left, kw, dil_w, a->w, &k0, &k1);     \
       if (k0 == 0 && k1 == kw)                                                 \
         break;                                                                 \
       ++xa;                                                                    \
@@ -274,7 +397,7 @@ CUVIL_QDW_PUT(16)
       --xb;                                                                    \
     }                                                                          \
     while (x < a->ow) {                                                        \
-      /* Interior columns in groups of 8, the last group of the interior      \
+      /* Interior columns in groups of 8, the last group of the interior       \
        * shorter (a loop, not unrolled); edge columns one at a time. */        \
       int64_t cols = x >= xa && x < xb ? xb - x : 1;                           \
       cols = cols > CUVIL_QDW_COLS ? CUVIL_QDW_COLS : cols;                    \
@@ -304,14 +427,16 @@ CUVIL_QDW_PUT(16)
             for (s = 0; s < span; ++s)                                         \
               xs[s] = CUVIL_QDW_LOAD(B, row + s * B);                          \
             for (kx = 0; kx < kw; ++kx) {                                      \
-              const cuvil_qdw_f##B wk = *(const cuvil_qdw_f##B *)(wr + kx * B); \
+              const cuvil_qdw_f##B wk =                                        \
+                  *(const cuvil_qdw_f##B *)(wr + kx * B);                      \
               CUVIL_UNROLL for (j = 0; j < CUVIL_QDW_COLS; ++j) acc[j] +=      \
                   xs[j * stride + kx * dil_w] * wk;                            \
             }                                                                  \
           } else {                                                             \
             for (kx = 0; kx < kw; ++kx) {                                      \
               const uint8_t *p = row + kx * dil_w * B;                         \
-              const cuvil_qdw_f##B wk = *(const cuvil_qdw_f##B *)(wr + kx * B); \
+              const cuvil_qdw_f##B wk =                                        \
+                  *(const cuvil_qdw_f##B *)(wr + kx * B);                      \
               CUVIL_UNROLL for (j = 0; j < CUVIL_QDW_COLS; ++j) acc[j] +=      \
                   CUVIL_QDW_LOAD(B, p + j * sw) * wk;                          \
             }                                                                  \
@@ -325,8 +450,9 @@ CUVIL_QDW_PUT(16)
         for (ky = ky0; ky < ky1; ++ky) {                                       \
           const uint8_t *row = in + (iy0 + ky * a->dil_h) * a->w * B;          \
           for (kx = k0; kx < k1; ++kx)                                         \
-            acc[0] += (CUVIL_QDW_LOAD(B, row + (ix0 + kx * dil_w) * B) - fzero) * \
-                      *(const cuvil_qdw_f##B *)(wt + (ky * kw + kx) * B);      \
+            acc[0] +=                                                          \
+                (CUVIL_QDW_LOAD(B, row + (ix0 + kx * dil_w) * B) - fzero) *    \
+                *(const cuvil_qdw_f##B *)(wt + (ky * kw + kx) * B);            \
         }                                                                      \
       }                                                                        \
       for (j = 0; j < cols; ++j)                                               \
