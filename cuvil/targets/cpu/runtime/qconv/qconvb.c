@@ -387,6 +387,14 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
 #define CUVIL_QCONVB_T_AVX2(NB, U) CUVIL_QCONVB_YMM(avx2, "avx2", AVX2, NB, U)
 #define CUVIL_QCONVB_T_NARROW(NB, U)                                           \
   CUVIL_QCONVB_YMM(avx2_narrow, "avx2", NARROW, NB, U)
+#define CUVIL_QCONVB_YMM_IB(name, V, NB, U, IB, SW)                            \
+  CUVIL_QCONVB_TILE(name, "avx2", V, __m256i, 8, NB, U, CUVIL_QCONVB_LOADU256, \
+                    _mm256_set1_epi32, _mm256_mullo_epi32,                     \
+                    cuvil_qconvb_finish8, IB, SW)
+#define CUVIL_QCONVB_T_NARROW_IB8(NB, U)                                       \
+  CUVIL_QCONVB_YMM_IB(avx2_narrow_ib8, NARROW, NB, U, 8, 1)
+#define CUVIL_QCONVB_T_NARROW_IB4S2(NB, U)                                     \
+  CUVIL_QCONVB_YMM_IB(avx2_narrow_ib4s2, NARROW, NB, U, 4, 2)
 #define CUVIL_QCONVB_T_VNNI(NB, U)                                             \
   CUVIL_QCONVB_YMM(avxvnni, "avx2,avxvnni", VNNI, NB, U)
 #define CUVIL_QCONVB_ZMM(name, isa, V, NB, U, IB, SW)                          \
@@ -409,6 +417,10 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
   CUVIL_QCONVB_ZMM(avx512bw_narrow, "avx512f,avx512bw", NARROW512, NB, U, 0, 1)
 #define CUVIL_QCONVB_C_AVX2(NB, U) CUVIL_QCONVB_CASE(avx2, NB, U)
 #define CUVIL_QCONVB_C_NARROW(NB, U) CUVIL_QCONVB_CASE(avx2_narrow, NB, U)
+#define CUVIL_QCONVB_C_NARROW_IB8(NB, U)                                       \
+  CUVIL_QCONVB_CASE(avx2_narrow_ib8, NB, U)
+#define CUVIL_QCONVB_C_NARROW_IB4S2(NB, U)                                     \
+  CUVIL_QCONVB_CASE(avx2_narrow_ib4s2, NB, U)
 #define CUVIL_QCONVB_C_VNNI(NB, U) CUVIL_QCONVB_CASE(avxvnni, NB, U)
 #define CUVIL_QCONVB_C_VNNI512(NB, U) CUVIL_QCONVB_CASE(avx512vnni, NB, U)
 #define CUVIL_QCONVB_C_VNNI512_IB16(NB, U)                                     \
@@ -439,9 +451,31 @@ CUVIL_QCONVB_ENTRY(avx2, "avx2", 8, 4, 0,
                    CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W4, CUVIL_QCONVB_C_AVX2))
 #endif
 #if !defined(CUVIL_QCONVB_ONLY) || defined(CUVIL_QCONVB_KEEP_avx2_narrow)
+/* As the VNNI ones below: stride-1 layers on blocks of 8 and stems (3 or 4
+ * channels, stride 2) take tiles whose columns are constant offsets from
+ * one pointer. */
 CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5, CUVIL_QCONVB_T_NARROW)
-CUVIL_QCONVB_ENTRY(avx2_narrow, "avx2", 8, 5, 0,
-                   CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5, CUVIL_QCONVB_C_NARROW))
+CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5, CUVIL_QCONVB_T_NARROW_IB8)
+CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5, CUVIL_QCONVB_T_NARROW_IB4S2)
+int cuvil_qconvb_avx2_narrow_any(const struct cuvil_qconvb_row *r, int64_t nb,
+                                 int64_t x0, int64_t u);
+int cuvil_qconvb_avx2_narrow_stem(const struct cuvil_qconvb_row *r, int64_t nb,
+                                  int64_t x0, int64_t u);
+CUVIL_QCONVB_ENTRY_IB(avx2_narrow_any, "avx2", 8, 5, 0, 8, 1,
+                      CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5, CUVIL_QCONVB_C_NARROW),
+                      CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5,
+                                        CUVIL_QCONVB_C_NARROW_IB8))
+CUVIL_QCONVB_ENTRY_IB(avx2_narrow_stem, "avx2", 8, 5, 0, 4, 2,
+                      CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5, CUVIL_QCONVB_C_NARROW),
+                      CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5,
+                                        CUVIL_QCONVB_C_NARROW_IB4S2))
+__attribute__((target("avx2"))) int
+cuvil_qconvb_avx2_narrow(const struct cuvil_qconvb_row *r, int64_t nb,
+                         int64_t x0, int64_t u) {
+  return r->in_block == 4 && r->stride_w == 2
+             ? cuvil_qconvb_avx2_narrow_stem(r, nb, x0, u)
+             : cuvil_qconvb_avx2_narrow_any(r, nb, x0, u);
+}
 #endif
 #if !defined(CUVIL_QCONVB_ONLY) || defined(CUVIL_QCONVB_KEEP_avxvnni)
 CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W6, CUVIL_QCONVB_T_VNNI)
@@ -540,6 +574,18 @@ static void cuvil_qconvb_convert(void *p, int64_t begin, int64_t end) {
           x1 = x0;
         }
         memset(row + x1 * ib, a->pad, (size_t)((a->wp - x1) * ib));
+        continue;
+      }
+      if (sb == 1) {
+        /* A plain image: each channel's row into every ib-th byte. */
+        int64_t x0 = a->pad_left < a->wp ? a->pad_left : a->wp;
+        int64_t x1 = a->pad_left + a->w < a->wp ? a->pad_left + a->w : a->wp;
+        memset(row, a->pad, (size_t)(a->wp * ib));
+        for (s = 0; s < ib && q * ib + s < a->c; ++s) {
+          const uint8_t *src = a->input + ((q * ib + s) * a->h + iy) * a->w;
+          for (x = x0; x < x1; ++x)
+            row[x * ib + s] = (uint8_t)(src[x - a->pad_left] ^ a->flip);
+        }
         continue;
       }
       for (x = 0; x < a->wp; ++x) {
