@@ -163,8 +163,7 @@ void cuvil_pool2d_f32(cuvil_pool *pool, int kind, int64_t n, int64_t c,
 }
 
 /* One output position's `block` lanes: the max over the window's taps
- * inside the image. A constant `block` lets the compiler keep the lanes in
- * vector registers (one vpmaxub/vpmaxsb per tap). */
+ * inside the image. */
 #define CUVIL_MAXPOOL_Q8_POSITION(T, LOWEST, BLOCK)                           \
   do {                                                                        \
     T acc_[64];                                                               \
@@ -188,35 +187,86 @@ void cuvil_pool2d_f32(cuvil_pool *pool, int kind, int64_t n, int64_t c,
     memcpy(out + (y * ow + x) * (BLOCK), acc_, (size_t)(BLOCK) * sizeof(T));  \
   } while (0)
 
-/* The pooling of one storage type; `block` picks a specialized body. */
-#define CUVIL_DEFINE_MAXPOOL_Q8(NAME, T, LOWEST)                              \
-  static void NAME(int64_t planes, int64_t h, int64_t w, const T *input,      \
-                   int64_t kh, int64_t kw, int64_t stride_h,                  \
-                   int64_t stride_w, int64_t pad_top, int64_t pad_left,       \
-                   int64_t dil_h, int64_t dil_w, int64_t oh, int64_t ow,      \
-                   T *output, int64_t block) {                                \
-    int64_t p, y, x;                                                          \
-    for (p = 0; p < planes; ++p) {                                            \
-      const T *in = input + p * h * w * block;                                \
-      T *out = output + p * oh * ow * block;                                  \
-      for (y = 0; y < oh; ++y)                                                \
-        for (x = 0; x < ow; ++x) {                                            \
-          if (block == 64)                                                    \
-            CUVIL_MAXPOOL_Q8_POSITION(T, LOWEST, 64);                         \
-          else if (block == 32)                                               \
-            CUVIL_MAXPOOL_Q8_POSITION(T, LOWEST, 32);                         \
-          else if (block == 16)                                               \
-            CUVIL_MAXPOOL_Q8_POSITION(T, LOWEST, 16);                         \
-          else if (block == 8)                                                \
-            CUVIL_MAXPOOL_Q8_POSITION(T, LOWEST, 8);                          \
-          else                                                                \
-            CUVIL_MAXPOOL_Q8_POSITION(T, LOWEST, block);                      \
-        }                                                                     \
-    }                                                                         \
+/* The same for a block of B lanes held in one vector (GCC/Clang vector
+ * extensions: one vpmaxub / vpmaxsb per tap), taps in the image first
+ * found per row. */
+#define CUVIL_MAXPOOL_Q8_VECTOR(T, S, B)                                       \
+  typedef T cuvil_mp_##S##B                                                    \
+      __attribute__((vector_size(B), aligned(1), may_alias));                  \
+  static void cuvil_mp_row_##S##B(                                             \
+      const T *in, int64_t h, int64_t w, int64_t kh, int64_t kw,               \
+      int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left,   \
+      int64_t dil_h, int64_t dil_w, int64_t y, int64_t ow, T lowest, T *out) { \
+    int64_t x, ky, kx, ky0 = 0, ky1 = kh;                                      \
+    const int64_t iy0 = y * stride_h - pad_top;                                \
+    while (ky0 < kh && iy0 + ky0 * dil_h < 0)                                  \
+      ++ky0;                                                                   \
+    while (ky1 > ky0 && iy0 + (ky1 - 1) * dil_h >= h)                          \
+      --ky1;                                                                   \
+    for (x = 0; x < ow; ++x) {                                                 \
+      const int64_t ix0 = x * stride_w - pad_left;                             \
+      cuvil_mp_##S##B acc = {0};                                               \
+      acc += lowest;                                                           \
+      for (ky = ky0; ky < ky1; ++ky) {                                         \
+        const T *row = in + (iy0 + ky * dil_h) * w * (B);                      \
+        for (kx = 0; kx < kw; ++kx) {                                          \
+          const int64_t ix = ix0 + kx * dil_w;                                 \
+          cuvil_mp_##S##B v, m;                                                \
+          if (ix < 0 || ix >= w)                                               \
+            continue;                                                          \
+          v = *(const cuvil_mp_##S##B *)(row + ix * (B));                      \
+          m = (cuvil_mp_##S##B)(v > acc);                                      \
+          acc = (v & m) | (acc & ~m);                                          \
+        }                                                                      \
+      }                                                                        \
+      memcpy(out + x * (B), &acc, (B));                                        \
+    }                                                                          \
+  }
+CUVIL_MAXPOOL_Q8_VECTOR(uint8_t, u, 8)
+CUVIL_MAXPOOL_Q8_VECTOR(uint8_t, u, 16)
+CUVIL_MAXPOOL_Q8_VECTOR(uint8_t, u, 32)
+CUVIL_MAXPOOL_Q8_VECTOR(uint8_t, u, 64)
+CUVIL_MAXPOOL_Q8_VECTOR(int8_t, s, 8)
+CUVIL_MAXPOOL_Q8_VECTOR(int8_t, s, 16)
+CUVIL_MAXPOOL_Q8_VECTOR(int8_t, s, 32)
+CUVIL_MAXPOOL_Q8_VECTOR(int8_t, s, 64)
+#undef CUVIL_MAXPOOL_Q8_VECTOR
+
+/* The pooling of one storage type (S: u or s); blocks of 8 to 64 lanes
+ * take the vector rows, others one position at a time. */
+#define CUVIL_DEFINE_MAXPOOL_Q8(NAME, T, S, LOWEST)                            \
+  static void NAME(int64_t planes, int64_t h, int64_t w, const T *input,       \
+                   int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w, \
+                   int64_t pad_top, int64_t pad_left, int64_t dil_h,           \
+                   int64_t dil_w, int64_t oh, int64_t ow, T *output,           \
+                   int64_t block) {                                            \
+    int64_t p, y, x;                                                           \
+    for (p = 0; p < planes; ++p) {                                             \
+      const T *in = input + p * h * w * block;                                 \
+      T *out = output + p * oh * ow * block;                                   \
+      for (y = 0; y < oh; ++y) {                                               \
+        T *row = out + y * ow * block;                                         \
+        if (block == 8)                                                        \
+          cuvil_mp_row_##S##8(in, h, w, kh, kw, stride_h, stride_w, pad_top,   \
+                              pad_left, dil_h, dil_w, y, ow, LOWEST, row);     \
+        else if (block == 16)                                                  \
+          cuvil_mp_row_##S##16(in, h, w, kh, kw, stride_h, stride_w, pad_top,  \
+                               pad_left, dil_h, dil_w, y, ow, LOWEST, row);    \
+        else if (block == 32)                                                  \
+          cuvil_mp_row_##S##32(in, h, w, kh, kw, stride_h, stride_w, pad_top,  \
+                               pad_left, dil_h, dil_w, y, ow, LOWEST, row);    \
+        else if (block == 64)                                                  \
+          cuvil_mp_row_##S##64(in, h, w, kh, kw, stride_h, stride_w, pad_top,  \
+                               pad_left, dil_h, dil_w, y, ow, LOWEST, row);    \
+        else                                                                   \
+          for (x = 0; x < ow; ++x)                                             \
+            CUVIL_MAXPOOL_Q8_POSITION(T, LOWEST, block);                       \
+      }                                                                        \
+    }                                                                          \
   }
 
-CUVIL_DEFINE_MAXPOOL_Q8(max_pool_u8, uint8_t, 0)
-CUVIL_DEFINE_MAXPOOL_Q8(max_pool_s8, int8_t, -128)
+CUVIL_DEFINE_MAXPOOL_Q8(max_pool_u8, uint8_t, u, 0)
+CUVIL_DEFINE_MAXPOOL_Q8(max_pool_s8, int8_t, s, -128)
 
 void cuvil_max_pool2d_q8(int is_signed, int64_t n, int64_t c, int64_t h,
                          int64_t w, const void *input, int64_t kh, int64_t kw,
