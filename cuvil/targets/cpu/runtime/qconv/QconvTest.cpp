@@ -461,6 +461,16 @@ TEST(QconvTest, DepthwiseMatchesADirectIntegerConvolution) {
         g.quantizedOut = k == 3;
         problems.push_back(g);
       }
+    Problem narrow = p; // rows narrower than a group, with a residual
+    narrow.w = 7;
+    narrow.h = 7;
+    problems.push_back(narrow);
+    Problem tiny = narrow; // 5x5 window wider than the 3-wide image
+    tiny.w = 3;
+    tiny.kh = tiny.kw = 5;
+    tiny.pt = tiny.pl = tiny.pb = tiny.pr = 2;
+    tiny.quantizedOut = true;
+    problems.push_back(tiny);
     for (Problem extreme : extremeProblems(p))
       problems.push_back(extreme);
     for (const Problem &q : problems) {

@@ -246,7 +246,7 @@ CUVIL_QDW_PUT(16)
   static void cuvil_qdw_group_##B##_##KW##_##S##_##SIGN(                       \
       const struct cuvil_qdw_args *a, const struct cuvil_qdw_k##B *k,          \
       const uint8_t *row, int64_t row_step, int64_t rows, const float *wr,     \
-      cuvil_qdw_f##B corr, int64_t at) {                                       \
+      cuvil_qdw_f##B corr, int64_t at, int64_t cols) {                         \
     const cuvil_qdw_f##B zero = {0};                                           \
     cuvil_qdw_f##B acc[CUVIL_QDW_COLS];                                        \
     int64_t r;                                                                 \
@@ -264,7 +264,8 @@ CUVIL_QDW_PUT(16)
     }                                                                          \
     CUVIL_UNROLL for (j = 0; j < CUVIL_QDW_COLS; ++j) {                        \
       acc[j] -= corr;                                                          \
-      cuvil_qdw_put_##B(a, k, &acc[j], at + j * B);                            \
+      if (j < cols)                                                            \
+        cuvil_qdw_put_##B(a, k, &acc[j], at + j * B);                          \
     }                                                                          \
   }
 #define CUVIL_QDW_GROUPS(B, KW, S)                                             \
@@ -287,7 +288,7 @@ CUVIL_QDW_SHAPES(CUVIL_QDW_GROUPS, 16)
   typedef void (*cuvil_qdw_group_##B##_fn)(                                    \
       const struct cuvil_qdw_args *, const struct cuvil_qdw_k##B *,            \
       const uint8_t *, int64_t, int64_t, const float *, cuvil_qdw_f##B,        \
-      int64_t);                                                                \
+      int64_t, int64_t);                                                       \
   static cuvil_qdw_group_##B##_fn cuvil_qdw_group_of_##B(                      \
       const struct cuvil_qdw_args *a) {                                        \
     if (a->dil_w != 1)                                                         \
@@ -304,14 +305,13 @@ CUVIL_QDW_GROUP_OF(16)
 /* Window rows a group reads from a padded copy (the specialized windows'
  * heights, and more). */
 #define CUVIL_QDW_COPY_ROWS 8
-/* The row's columns in full groups (cuvil_qdw_group_of), from `row`, the
- * image block at its first window row inside the image, for `rows` window
- * rows from weights `wr`: a group whose window leaves the image reads a
- * copy of its input span padded with the zero point's byte (which adds
- * (zero - zero) x w = 0), and the last group, if the row is not a whole
- * number of groups, ends with the row, computing some columns again (the
- * same bytes; not with a residual, which could be the output itself).
- * Returns the columns done; the caller does the rest. */
+/* The row's columns in groups of 8 (cuvil_qdw_group_of; the last one may
+ * store fewer), from `row`, the image block at its first window row inside
+ * the image, for `rows` window rows from weights `wr`: a group whose
+ * window leaves the image reads a copy of its input span padded with the
+ * zero point's byte (which adds (zero - zero) x w = 0). Returns the
+ * columns done (all, or none if the window is too tall or wide for the
+ * copy); the caller does the rest. */
 #define CUVIL_QDW_ROW_GROUPS(B)                                                \
   static int64_t cuvil_qdw_row_groups_##B(                                     \
       const struct cuvil_qdw_args *a, const struct cuvil_qdw_k##B *k,          \
@@ -320,33 +320,28 @@ CUVIL_QDW_GROUP_OF(16)
     const int64_t span = (CUVIL_QDW_COLS - 1) * a->stride_w + a->kw;           \
     const int64_t row_step = a->dil_h * a->w * B;                              \
     uint8_t copy[CUVIL_QDW_COPY_ROWS * CUVIL_QDW_SPAN * B];                    \
-    const uint8_t pad = (uint8_t)(int32_t)a->zero;                             \
-    int64_t x, r, lo, hi;                                                      \
-    if (a->ow < CUVIL_QDW_COLS || rows > CUVIL_QDW_COPY_ROWS ||                \
-        span > CUVIL_QDW_SPAN)                                                 \
+    uint8_t pads[B];                                                           \
+    int64_t x, r, s;                                                           \
+    if (rows > CUVIL_QDW_COPY_ROWS || span > CUVIL_QDW_SPAN)                   \
       return 0;                                                                \
+    memset(pads, (uint8_t)(int32_t)a->zero, B);                                \
     for (x = 0; x < a->ow; x += CUVIL_QDW_COLS) {                              \
-      int64_t x0 = x, ix0;                                                     \
-      if (x0 + CUVIL_QDW_COLS > a->ow) {                                       \
-        if (a->residual)                                                       \
-          return x;                                                            \
-        x0 = a->ow - CUVIL_QDW_COLS;                                           \
-      }                                                                        \
-      ix0 = x0 * a->stride_w - a->pad_left;                                    \
+      const int64_t ix0 = x * a->stride_w - a->pad_left;                       \
+      const int64_t cols =                                                     \
+          a->ow - x < CUVIL_QDW_COLS ? a->ow - x : CUVIL_QDW_COLS;             \
       if (ix0 >= 0 && ix0 + span <= a->w) {                                    \
-        group(a, k, row + ix0 * B, row_step, rows, wr, corr, at + x0 * B);     \
+        group(a, k, row + ix0 * B, row_step, rows, wr, corr, at + x * B,       \
+              cols);                                                           \
         continue;                                                              \
       }                                                                        \
-      lo = ix0 < 0 ? -ix0 : 0;                                                 \
-      hi = a->w - ix0 < span ? a->w - ix0 : span;                              \
-      for (r = 0; r < rows; ++r) {                                             \
-        uint8_t *to = copy + r * span * B;                                     \
-        memset(to, pad, (size_t)(lo * B));                                     \
-        memcpy(to + lo * B, row + r * row_step + (ix0 + lo) * B,               \
-               (size_t)((hi - lo) * B));                                       \
-        memset(to + hi * B, pad, (size_t)((span - hi) * B));                   \
-      }                                                                        \
-      group(a, k, copy, span *B, rows, wr, corr, at + x0 * B);                 \
+      for (r = 0; r < rows; ++r)                                               \
+        for (s = 0; s < span; ++s)                                             \
+          memcpy(copy + (r * span + s) * B,                                    \
+                 ix0 + s < 0 || ix0 + s >= a->w                                \
+                     ? pads                                                    \
+                     : row + r * row_step + (ix0 + s) * B,                     \
+                 B);                                                           \
+      group(a, k, copy, span *B, rows, wr, corr, at + x * B, cols);            \
     }                                                                          \
     return a->ow;                                                              \
   }
