@@ -339,6 +339,16 @@ std::vector<Problem> blockedProblems(int64_t block, int weightMax) {
   problems.push_back(anyQ);
   for (Problem extreme : extremeProblems(base))
     problems.push_back(extreme);
+  // Requantized clips folded into the 8-bit range's clamp: one crossing
+  // its top, one wholly above it (every output the top byte).
+  for (float lo : {2.0f, 100.0f}) {
+    Problem clip = pointwise;
+    clip.activation = CUVIL_ACT_CLIP;
+    clip.lo = lo;
+    clip.hi = lo == 2.0f ? 1e6f : 200.0f;
+    clip.outSigned = false;
+    problems.push_back(clip);
+  }
   return problems;
 }
 

@@ -90,7 +90,33 @@ struct cuvil_qconvb_row {
   int64_t out_stride;    /* elements from one output block to the next */
   const cuvil_epilogue *epilogue;
   const cuvil_qout *qout;
+  /* With a requantized output and no residual: the bounds of v / scale
+   * that give the activation and the 8-bit range at once (less the zero
+   * point; cuvil_qconvb_bounds), and `folded` set. */
+  int folded;
+  float lo, hi;
 };
+
+/* `r`'s folded bounds. Correctly rounded division is monotonic, so
+ * clip(v, lo, hi) / s = clip(v / s, lo / s, hi / s) bit for bit (ReLU's
+ * bound is 0), and two clamps in a row are one whose bounds are the first
+ * one's clamped by the second. */
+static void cuvil_qconvb_bounds(struct cuvil_qconvb_row *r) {
+  const cuvil_qout *q = r->qout;
+  const cuvil_epilogue *e = r->epilogue;
+  const float bottom = q->is_signed ? -128.0f : 0.0f;
+  const float lo8 = bottom - q->zero, hi8 = bottom + 255.0f - q->zero;
+  float lo = -INFINITY, hi = INFINITY;
+  if (e && e->activation == CUVIL_ACT_RELU)
+    lo = 0.0f;
+  else if (e && e->activation == CUVIL_ACT_CLIP) {
+    lo = e->lo / q->scale;
+    hi = e->hi / q->scale;
+  }
+  r->folded = 1;
+  r->lo = lo < lo8 ? lo8 : lo > hi8 ? hi8 : lo;
+  r->hi = hi < lo8 ? lo8 : hi > hi8 ? hi8 : hi;
+}
 
 int cuvil_qconvb_reference(const struct cuvil_qconvb_row *r, int64_t nb,
                            int64_t x0, int64_t u) {
@@ -146,15 +172,20 @@ typedef int32_t cuvil_qconvb_i32 __attribute__((aligned(1), may_alias));
  * bytes: t = v / scale is clamped to [bottom - zero, top - zero] before
  * rounding, so that round(t) + zero is in range and exact in int32. Only a
  * residual can make v NaN (the sums, scales and biases are finite), so
- * only then are NaN lanes sent to the zero point. Rounding is the default
+ * only then are NaN lanes sent to the zero point. `folded` (lo_ and hi_):
+ * the activation is yet to do, in one clamp with the range's (the row's
+ * lo and hi). Rounding is the default
  * MXCSR mode's (to nearest even), as nearbyintf's. Sets the int32 vector
  * `iv`. */
-#define CUVIL_QCONVB_REQUANT(iv, q, v, has_nan, divv, minv, maxv, set1,        \
-                             cmpnan, blend, cvt, addi, set1i, vzero)           \
+#define CUVIL_QCONVB_REQUANT(iv, q, v, folded, lo_, hi_, has_nan, divv, minv,  \
+                             maxv, set1, cmpnan, blend, cvt, addi, set1i,      \
+                             vzero)                                            \
   do {                                                                         \
     const float bottom_ = (q)->is_signed ? -128.0f : 0.0f;                     \
     v = divv(v, set1((q)->scale));                                             \
-    if (has_nan) {                                                             \
+    if (folded) {                                                              \
+      v = maxv(minv(v, set1(hi_)), set1(lo_));                                 \
+    } else if (has_nan) {                                                      \
       nan_ = cmpnan(v);                                                        \
       v = blend(maxv(minv(v, set1(bottom_ + 255.0f - (q)->zero)),              \
                      set1(bottom_ - (q)->zero)),                               \
@@ -187,15 +218,16 @@ cuvil_qconvb_finish8(const struct cuvil_qconvb_row *r, int b, int64_t x,
     v = _mm256_add_ps(v, _mm256_loadu_ps(r->bias + b * 8));
   if (r->residual)
     v = _mm256_add_ps(v, _mm256_loadu_ps(r->residual + at));
-  CUVIL_QCONVB_ACTIVATE(v, r->epilogue, _mm256_max_ps, _mm256_min_ps,
-                        _mm256_set1_ps, _mm256_setzero_ps);
+  if (!r->folded)
+    CUVIL_QCONVB_ACTIVATE(v, r->epilogue, _mm256_max_ps, _mm256_min_ps,
+                          _mm256_set1_ps, _mm256_setzero_ps);
   if (!r->qout) {
     _mm256_storeu_ps((float *)r->out + at, v);
     return;
   }
-  CUVIL_QCONVB_REQUANT(iv, r->qout, v, r->residual, _mm256_div_ps,
-                       _mm256_min_ps, _mm256_max_ps, _mm256_set1_ps,
-                       CUVIL_QCONVB_NAN8, CUVIL_QCONVB_BLEND8,
+  CUVIL_QCONVB_REQUANT(iv, r->qout, v, r->folded, r->lo, r->hi, r->residual,
+                       _mm256_div_ps, _mm256_min_ps, _mm256_max_ps,
+                       _mm256_set1_ps, CUVIL_QCONVB_NAN8, CUVIL_QCONVB_BLEND8,
                        _mm256_cvtps_epi32, _mm256_add_epi32, _mm256_set1_epi32,
                        _mm256_setzero_ps);
   i16 = _mm_packs_epi32(_mm256_castsi256_si128(iv),
@@ -217,15 +249,16 @@ cuvil_qconvb_finish16(const struct cuvil_qconvb_row *r, int b, int64_t x,
     v = _mm512_add_ps(v, _mm512_loadu_ps(r->bias + b * 16));
   if (r->residual)
     v = _mm512_add_ps(v, _mm512_loadu_ps(r->residual + at));
-  CUVIL_QCONVB_ACTIVATE(v, r->epilogue, _mm512_max_ps, _mm512_min_ps,
-                        _mm512_set1_ps, _mm512_setzero_ps);
+  if (!r->folded)
+    CUVIL_QCONVB_ACTIVATE(v, r->epilogue, _mm512_max_ps, _mm512_min_ps,
+                          _mm512_set1_ps, _mm512_setzero_ps);
   if (!r->qout) {
     _mm512_storeu_ps((float *)r->out + at, v);
     return;
   }
-  CUVIL_QCONVB_REQUANT(iv, r->qout, v, r->residual, _mm512_div_ps,
-                       _mm512_min_ps, _mm512_max_ps, _mm512_set1_ps,
-                       CUVIL_QCONVB_NAN16, CUVIL_QCONVB_BLEND16,
+  CUVIL_QCONVB_REQUANT(iv, r->qout, v, r->folded, r->lo, r->hi, r->residual,
+                       _mm512_div_ps, _mm512_min_ps, _mm512_max_ps,
+                       _mm512_set1_ps, CUVIL_QCONVB_NAN16, CUVIL_QCONVB_BLEND16,
                        _mm512_cvtps_epi32, _mm512_add_epi32, _mm512_set1_epi32,
                        _mm512_setzero_ps);
   /* In range already: vpmovdb's truncation keeps each value's byte. */
@@ -685,6 +718,8 @@ void cuvil_qconv2d_blocked(cuvil_qconvb_fn tile, cuvil_pool *pool,
   a.base.out_stride = oh * ow * block;
   a.base.epilogue = epilogue;
   a.base.qout = qout;
+  if (qout && !(epilogue && epilogue->residual))
+    cuvil_qconvb_bounds(&a.base);
   for (b = 0; b < n; ++b) {
     a.input = (const uint8_t *)x + b * c * h * w;
     a.output = (uint8_t *)y + b * oc * oh * ow * a.out_bytes;
