@@ -469,6 +469,11 @@ TEST(QconvTest, DepthwiseMatchesADirectIntegerConvolution) {
         g.xSigned = stride == 2;
         g.xZero = stride == 2 ? -7 : 131;
         g.quantizedOut = k == 3;
+        if (stride == 2) { // folded into the requantization's clamp
+          g.activation = CUVIL_ACT_CLIP;
+          g.lo = -3.0f;
+          g.hi = 5.0f;
+        }
         problems.push_back(g);
       }
     Problem narrow = p; // rows narrower than a group, with a residual

@@ -42,6 +42,29 @@ static inline float cuvil_qconv_value(int32_t sum, float scale,
                             e ? e->lo : 0.0f, e ? e->hi : 0.0f);
 }
 
+/* The bounds of v / out_scale, less the zero point, that give an
+ * epilogue's activation (ReLU or clip) and the 8-bit range in one clamp,
+ * for a requantized output without a residual (whose v can be NaN).
+ * Correctly rounded division is monotonic, so clip(v, lo, hi) / s =
+ * clip(v / s, lo / s, hi / s) bit for bit (ReLU's bound is 0), and two
+ * clamps in a row are one whose bounds are the first one's clamped by the
+ * second. */
+static inline void cuvil_qout_bounds(const cuvil_qout *q,
+                                     const cuvil_epilogue *e, float *lo,
+                                     float *hi) {
+  const float bottom = q->is_signed ? -128.0f : 0.0f;
+  const float lo8 = bottom - q->zero, hi8 = bottom + 255.0f - q->zero;
+  float l = -INFINITY, h = INFINITY;
+  if (e && e->activation == CUVIL_ACT_RELU) {
+    l = 0.0f;
+  } else if (e && e->activation == CUVIL_ACT_CLIP) {
+    l = e->lo / q->scale;
+    h = e->hi / q->scale;
+  }
+  *lo = l < lo8 ? lo8 : l > hi8 ? hi8 : l;
+  *hi = h < lo8 ? lo8 : h > hi8 ? hi8 : h;
+}
+
 /*===- Blocked direct convolutions (qconvb.c) ----------------------------===*
  *
  * Output NCHW<block>c (block 8 or 16), float32 or 8-bit; input 8-bit

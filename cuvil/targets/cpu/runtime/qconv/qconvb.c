@@ -90,33 +90,11 @@ struct cuvil_qconvb_row {
   int64_t out_stride;    /* elements from one output block to the next */
   const cuvil_epilogue *epilogue;
   const cuvil_qout *qout;
-  /* With a requantized output and no residual: the bounds of v / scale
-   * that give the activation and the 8-bit range at once (less the zero
-   * point; cuvil_qconvb_bounds), and `folded` set. */
+  /* With a requantized output and no residual: `folded`, and
+   * cuvil_qout_bounds's lo and hi. */
   int folded;
   float lo, hi;
 };
-
-/* `r`'s folded bounds. Correctly rounded division is monotonic, so
- * clip(v, lo, hi) / s = clip(v / s, lo / s, hi / s) bit for bit (ReLU's
- * bound is 0), and two clamps in a row are one whose bounds are the first
- * one's clamped by the second. */
-static void cuvil_qconvb_bounds(struct cuvil_qconvb_row *r) {
-  const cuvil_qout *q = r->qout;
-  const cuvil_epilogue *e = r->epilogue;
-  const float bottom = q->is_signed ? -128.0f : 0.0f;
-  const float lo8 = bottom - q->zero, hi8 = bottom + 255.0f - q->zero;
-  float lo = -INFINITY, hi = INFINITY;
-  if (e && e->activation == CUVIL_ACT_RELU)
-    lo = 0.0f;
-  else if (e && e->activation == CUVIL_ACT_CLIP) {
-    lo = e->lo / q->scale;
-    hi = e->hi / q->scale;
-  }
-  r->folded = 1;
-  r->lo = lo < lo8 ? lo8 : lo > hi8 ? hi8 : lo;
-  r->hi = hi < lo8 ? lo8 : hi > hi8 ? hi8 : hi;
-}
 
 int cuvil_qconvb_reference(const struct cuvil_qconvb_row *r, int64_t nb,
                            int64_t x0, int64_t u) {
@@ -718,8 +696,10 @@ void cuvil_qconv2d_blocked(cuvil_qconvb_fn tile, cuvil_pool *pool,
   a.base.out_stride = oh * ow * block;
   a.base.epilogue = epilogue;
   a.base.qout = qout;
-  if (qout && !(epilogue && epilogue->residual))
-    cuvil_qconvb_bounds(&a.base);
+  if (qout && !(epilogue && epilogue->residual)) {
+    a.base.folded = 1;
+    cuvil_qout_bounds(qout, epilogue, &a.base.lo, &a.base.hi);
+  }
   for (b = 0; b < n; ++b) {
     a.input = (const uint8_t *)x + b * c * h * w;
     a.output = (uint8_t *)y + b * oc * oh * ow * a.out_bytes;

@@ -179,6 +179,13 @@ CUVIL_QDW_ROUND_LANES(16)
       k->qbottom = zero + (bottom - a->qout->zero);                            \
       k->qtop = zero + (bottom + 255.0f - a->qout->zero);                      \
       k->qz = izero + (int32_t)a->qout->zero;                                  \
+      if (!a->residual) { /* the activation in the range's clamp */            \
+        float lo, hi;                                                          \
+        cuvil_qout_bounds(a->qout, e, &lo, &hi);                               \
+        k->qbottom = zero + lo;                                                \
+        k->qtop = zero + hi;                                                   \
+        k->act = CUVIL_ACT_NONE;                                               \
+      }                                                                        \
     }                                                                          \
   }                                                                            \
   /* qconv.h's steps on one vector of sums, stored at output element at. */    \
