@@ -339,6 +339,19 @@ std::vector<Problem> blockedProblems(int64_t block, int weightMax) {
   problems.push_back(anyQ);
   for (Problem extreme : extremeProblems(base))
     problems.push_back(extreme);
+  // Stride 2 across rows as well (the constant-offset tiles of blocks of 8
+  // at stride 2): 3x3 padded, and 1x1 read in place.
+  for (int64_t k : {3, 1}) {
+    Problem s2 = base;
+    s2.kh = s2.kw = k;
+    s2.pt = s2.pl = s2.pb = s2.pr = k / 2;
+    s2.sh = s2.sw = 2;
+    s2.w = 37;
+    s2.h = 9;
+    s2.residual = k == 3;
+    s2.quantizedOut = true;
+    problems.push_back(s2);
+  }
   // Requantized clips folded into the 8-bit range's clamp: one crossing
   // its top, one wholly above it (every output the top byte).
   for (float lo : {2.0f, 100.0f}) {

@@ -406,6 +406,8 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
   CUVIL_QCONVB_YMM_IB(avx2_narrow_ib8, NARROW, NB, U, 8, 1)
 #define CUVIL_QCONVB_T_NARROW_IB4S2(NB, U)                                     \
   CUVIL_QCONVB_YMM_IB(avx2_narrow_ib4s2, NARROW, NB, U, 4, 2)
+#define CUVIL_QCONVB_T_NARROW_IB8S2(NB, U)                                     \
+  CUVIL_QCONVB_YMM_IB(avx2_narrow_ib8s2, NARROW, NB, U, 8, 2)
 #define CUVIL_QCONVB_T_VNNI(NB, U)                                             \
   CUVIL_QCONVB_YMM(avxvnni, "avx2,avxvnni", VNNI, NB, U)
 #define CUVIL_QCONVB_ZMM(name, isa, V, NB, U, IB, SW)                          \
@@ -432,6 +434,8 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
   CUVIL_QCONVB_CASE(avx2_narrow_ib8, NB, U)
 #define CUVIL_QCONVB_C_NARROW_IB4S2(NB, U)                                     \
   CUVIL_QCONVB_CASE(avx2_narrow_ib4s2, NB, U)
+#define CUVIL_QCONVB_C_NARROW_IB8S2(NB, U)                                     \
+  CUVIL_QCONVB_CASE(avx2_narrow_ib8s2, NB, U)
 #define CUVIL_QCONVB_C_VNNI(NB, U) CUVIL_QCONVB_CASE(avxvnni, NB, U)
 #define CUVIL_QCONVB_C_VNNI512(NB, U) CUVIL_QCONVB_CASE(avx512vnni, NB, U)
 #define CUVIL_QCONVB_C_VNNI512_IB16(NB, U)                                     \
@@ -462,20 +466,27 @@ CUVIL_QCONVB_ENTRY(avx2, "avx2", 8, 4, 0,
                    CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W4, CUVIL_QCONVB_C_AVX2))
 #endif
 #if !defined(CUVIL_QCONVB_ONLY) || defined(CUVIL_QCONVB_KEEP_avx2_narrow)
-/* As the VNNI ones below: stride-1 layers on blocks of 8 and stems (3 or 4
- * channels, stride 2) take tiles whose columns are constant offsets from
- * one pointer. */
+/* As the VNNI ones below, layers on blocks of 8 at strides 1 and 2 and
+ * stems (3 or 4 channels, stride 2) take tiles whose columns are constant
+ * offsets from one pointer. */
 CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5, CUVIL_QCONVB_T_NARROW)
 CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5, CUVIL_QCONVB_T_NARROW_IB8)
+CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5, CUVIL_QCONVB_T_NARROW_IB8S2)
 CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5, CUVIL_QCONVB_T_NARROW_IB4S2)
 int cuvil_qconvb_avx2_narrow_any(const struct cuvil_qconvb_row *r, int64_t nb,
                                  int64_t x0, int64_t u);
+int cuvil_qconvb_avx2_narrow_s2(const struct cuvil_qconvb_row *r, int64_t nb,
+                                int64_t x0, int64_t u);
 int cuvil_qconvb_avx2_narrow_stem(const struct cuvil_qconvb_row *r, int64_t nb,
                                   int64_t x0, int64_t u);
 CUVIL_QCONVB_ENTRY_IB(avx2_narrow_any, "avx2", 8, 5, 0, 8, 1,
                       CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5, CUVIL_QCONVB_C_NARROW),
                       CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5,
                                         CUVIL_QCONVB_C_NARROW_IB8))
+CUVIL_QCONVB_ENTRY_IB(avx2_narrow_s2, "avx2", 8, 5, 0, 8, 2,
+                      CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5, CUVIL_QCONVB_C_NARROW),
+                      CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5,
+                                        CUVIL_QCONVB_C_NARROW_IB8S2))
 CUVIL_QCONVB_ENTRY_IB(avx2_narrow_stem, "avx2", 8, 5, 0, 4, 2,
                       CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5, CUVIL_QCONVB_C_NARROW),
                       CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W5,
@@ -483,9 +494,10 @@ CUVIL_QCONVB_ENTRY_IB(avx2_narrow_stem, "avx2", 8, 5, 0, 4, 2,
 __attribute__((target("avx2"))) int
 cuvil_qconvb_avx2_narrow(const struct cuvil_qconvb_row *r, int64_t nb,
                          int64_t x0, int64_t u) {
-  return r->in_block == 4 && r->stride_w == 2
-             ? cuvil_qconvb_avx2_narrow_stem(r, nb, x0, u)
-             : cuvil_qconvb_avx2_narrow_any(r, nb, x0, u);
+  if (r->stride_w != 2)
+    return cuvil_qconvb_avx2_narrow_any(r, nb, x0, u);
+  return r->in_block == 4 ? cuvil_qconvb_avx2_narrow_stem(r, nb, x0, u)
+                          : cuvil_qconvb_avx2_narrow_s2(r, nb, x0, u);
 }
 #endif
 #if !defined(CUVIL_QCONVB_ONLY) || defined(CUVIL_QCONVB_KEEP_avxvnni)
