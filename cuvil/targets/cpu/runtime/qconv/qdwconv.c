@@ -253,8 +253,8 @@ CUVIL_QDW_PUT(16)
   static void cuvil_qdw_group_##B##_##KW##_##S##_##SIGN(                       \
       const struct cuvil_qdw_args *a, const struct cuvil_qdw_k##B *k,          \
       const uint8_t *row, int64_t row_step, int64_t rows, const float *wr,     \
-      cuvil_qdw_f##B corr, int64_t at, int64_t cols) {                         \
-    const cuvil_qdw_f##B zero = {0};                                           \
+      const cuvil_qdw_f##B *corr, int64_t at, int64_t cols) {                  \
+    const cuvil_qdw_f##B zero = {0}, c = *corr;                                \
     cuvil_qdw_f##B acc[CUVIL_QDW_COLS];                                        \
     int64_t r;                                                                 \
     int s, j;                                                                  \
@@ -270,7 +270,7 @@ CUVIL_QDW_PUT(16)
       }                                                                        \
     }                                                                          \
     CUVIL_UNROLL for (j = 0; j < CUVIL_QDW_COLS; ++j) {                        \
-      acc[j] -= corr;                                                          \
+      acc[j] -= c;                                                             \
       if (j < cols)                                                            \
         cuvil_qdw_put_##B(a, k, &acc[j], at + j * B);                          \
     }                                                                          \
@@ -294,8 +294,8 @@ CUVIL_QDW_SHAPES(CUVIL_QDW_GROUPS, 16)
 #define CUVIL_QDW_GROUP_OF(B)                                                  \
   typedef void (*cuvil_qdw_group_##B##_fn)(                                    \
       const struct cuvil_qdw_args *, const struct cuvil_qdw_k##B *,            \
-      const uint8_t *, int64_t, int64_t, const float *, cuvil_qdw_f##B,        \
-      int64_t, int64_t);                                                       \
+      const uint8_t *, int64_t, int64_t, const float *,                        \
+      const cuvil_qdw_f##B *, int64_t, int64_t);                               \
   static cuvil_qdw_group_##B##_fn cuvil_qdw_group_of_##B(                      \
       const struct cuvil_qdw_args *a) {                                        \
     if (a->dil_w != 1)                                                         \
@@ -323,7 +323,7 @@ CUVIL_QDW_GROUP_OF(16)
   static int64_t cuvil_qdw_row_groups_##B(                                     \
       const struct cuvil_qdw_args *a, const struct cuvil_qdw_k##B *k,          \
       cuvil_qdw_group_##B##_fn group, const uint8_t *row, int64_t rows,        \
-      const float *wr, cuvil_qdw_f##B corr, int64_t at) {                      \
+      const float *wr, const cuvil_qdw_f##B *corr, int64_t at) {               \
     const int64_t span = (CUVIL_QDW_COLS - 1) * a->stride_w + a->kw;           \
     const int64_t row_step = a->dil_h * a->w * B;                              \
     uint8_t copy[CUVIL_QDW_COPY_ROWS * CUVIL_QDW_SPAN * B];                    \
@@ -384,7 +384,7 @@ CUVIL_QDW_ROW_GROUPS(16)
     if (group && ky1 > ky0)                                                    \
       x = cuvil_qdw_row_groups_##B(a, &k, group,                               \
                                    in + (iy0 + ky0 * a->dil_h) * a->w * B,     \
-                                   ky1 - ky0, wt + ky0 * kw * B, corr, at);    \
+                                   ky1 - ky0, wt + ky0 * kw * B, &corr, at);   \
     while (x < a->ow && xa < a->ow) {                                          \
       cuvil_qdw_taps(xa *stride - a->pad_left, kw, dil_w, a->w, &k0, &k1);     \
       if (k0 == 0 && k1 == kw)                                                 \
