@@ -197,6 +197,36 @@ class CuvilModel:
         return run
 
 
+# cuvilc's flags for the CPU the kernels are built for (--cpu; empty:
+# --cpu=native, its default), and whether that CPU has AVX-512 (the peaks
+# count only what the kernels may use).
+CPU_FLAGS = []
+AVX512 = True
+
+
+def cpu_has_avx512(cpu):
+    """Whether clang's -march=`cpu` enables AVX-512."""
+    macros = subprocess.run([CLANG, f"-march={cpu}", "-dM", "-E", "-x", "c",
+                             "/dev/null"], check=True, capture_output=True,
+                            text=True).stdout
+    return "__AVX512F__" in macros
+
+
+def onednn_isa():
+    """The instruction set PyTorch's oneDNN runs here, as it reports it
+    (ONEDNN_MAX_CPU_ISA lowers it), or None."""
+    out = subprocess.run(
+        [sys.executable, "-c", "import torch; torch.jit.optimize_for_inference("
+         "torch.jit.freeze(torch.jit.script(torch.nn.Conv2d(8, 8, 3).eval())))"
+         "(torch.randn(1, 8, 16, 16))"],
+        env={**os.environ, "ONEDNN_VERBOSE": "1", "DNNL_VERBOSE": "1"},
+        capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if ",isa:" in line:
+            return line.split(",isa:", 1)[1].strip()
+    return None
+
+
 def export_and_compile(cuvilc, model, example, work, index):
     onnx_path = work / f"model{index}.onnx"
     so = work / f"model{index}.so"  # distinct: dlopen caches by path
@@ -207,7 +237,7 @@ def export_and_compile(cuvilc, model, example, work, index):
                       dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
     start = time.perf_counter()
     subprocess.run([cuvilc, "--quiet", str(onnx_path), f"--max-batch={MAX_BATCH}",
-                    "-o", str(so)], check=True)
+                    *CPU_FLAGS, "-o", str(so)], check=True)
     return so, time.perf_counter() - start
 
 
@@ -225,7 +255,7 @@ def compile_int8(cuvilc, example, work, index):
         CALIBRATION_SAMPLES, *example.shape[1:]).numpy())
     so = work / f"model{index}.int8.so"
     subprocess.run([cuvilc, "--quiet", str(work / f"model{index}.onnx"),
-                    f"--max-batch={MAX_BATCH}", "--quantize=int8",
+                    f"--max-batch={MAX_BATCH}", "--quantize=int8", *CPU_FLAGS,
                     f"--calibration={calibration}", "-o", str(so)], check=True)
     return so
 
@@ -254,8 +284,8 @@ def compile_bf16(cuvilc, work, index):
     and ungrouped convolutions (cuvilc --quantize=bf16)."""
     so = work / f"model{index}.bf16.so"
     subprocess.run([cuvilc, "--quiet", str(work / f"model{index}.onnx"),
-                    f"--max-batch={MAX_BATCH}", "--quantize=bf16", "-o", str(so)],
-                   check=True)
+                    f"--max-batch={MAX_BATCH}", "--quantize=bf16", *CPU_FLAGS,
+                    "-o", str(so)], check=True)
     return so
 
 
@@ -387,7 +417,9 @@ def probe_peak(work, threads, name):
                                        capture_output=True, text=True).stdout)
     if not result:
         return None
-    best = {n: max(isa[n] for isa in result.values()) for n in ("1", str(threads))}
+    # The peak of the instruction sets the kernels may use (--cpu).
+    usable = {k: v for k, v in result.items() if AVX512 or "512" not in k} or result
+    best = {n: max(isa[n] for isa in usable.values()) for n in ("1", str(threads))}
     return {"by_isa": result, "core": best["1"], "machine": best[str(threads)]}
 
 
@@ -717,6 +749,10 @@ def main():
     parser.add_argument("--cuvilc", required=True)
     parser.add_argument("--wheel")
     parser.add_argument("--kernel-benchmark")
+    parser.add_argument("--cpu", help="build Cuvil's models for this CPU "
+                        "(cuvilc --cpu; default: this machine's), e.g. "
+                        "x86-64-v3 to measure the AVX2 kernels on an AVX-512 "
+                        "machine, with ONEDNN_MAX_CPU_ISA=AVX2 for PyTorch's")
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--models", default=",".join(MODELS))
@@ -761,8 +797,12 @@ def main():
     atexit.register(shutil.rmtree, work, True)
     cores = os.cpu_count()
 
+    global AVX512
+    if args.cpu:
+        CPU_FLAGS.append(f"--cpu={args.cpu}")
+        AVX512 = cpu_has_avx512(args.cpu)
     results = {"date": str(datetime.date.today()), "runs": args.runs,
-               "warmup": args.warmup, "models": {}, "isa": isa_line()}
+               "warmup": args.warmup, "models": {}, "isa": isa_line(args.cpu)}
     results["peak_gflops"] = peak = fma_peak(work, cores)
     print(f"FMA peak: {peak['core']:.0f} GFLOP/s per core, "
           f"{peak['machine']:.0f} on {cores} cores", flush=True)
@@ -1028,8 +1068,16 @@ def bf16_tables(results):
     return lines
 
 
-def isa_line():
-    """The instruction sets this machine has that the kernels choose by."""
+def isa_line(cpu=None):
+    """The instruction sets this machine has that the kernels choose by, or
+    with `cpu` (--cpu) what the kernels were built for and what oneDNN ran."""
+    if cpu:
+        return (f"Cuvil built with `--cpu={cpu}` "
+                f"({'with' if cpu_has_avx512(cpu) else 'without'} AVX-512) on a "
+                f"machine whose instruction sets are: "
+                f"{isa_line()[len('Instruction sets: '):].split(' (')[0]}; "
+                f"PyTorch's oneDNN ran {onednn_isa() or 'an unreported ISA'} "
+                f"(ONEDNN_MAX_CPU_ISA={os.environ.get('ONEDNN_MAX_CPU_ISA', 'unset')}).")
     flags = set()
     with open("/proc/cpuinfo") as f:
         for line in f:

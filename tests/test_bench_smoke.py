@@ -57,3 +57,28 @@ def test_bench_smoke(tmp_path):
             "HistGradientBoostingRegressor, float32 features"}
         assert all(c["cuvil_1"] > 0 and c["sklearn"] > 0 for c in forests)
         assert "scikit-learn (1.2) `predict`" in text
+
+
+def test_bench_smoke_for_another_cpu(tmp_path):
+    """--cpu builds Cuvil's models for that CPU (the AVX2 kernels on any
+    x86-64 machine), counts only its instruction sets in the peak, and says
+    what it built for and which ISA oneDNN ran beside it."""
+    cuvilc = ROOT / "bazel-bin" / "tools" / "cuvilc"
+    assert cuvilc.exists(), "build //tools:cuvilc first (scripts/test does)"
+    results = tmp_path / "RESULTS.md"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench.py"), "--smoke",
+         "--cpu=x86-64-v3", "--cuvilc", str(cuvilc), "--out-dir", str(tmp_path),
+         "--results", str(results), "--no-trees", "--no-fpga", "--no-zoo",
+         "--no-edge", "--no-held-out"],
+        env={**os.environ, "ONEDNN_MAX_CPU_ISA": "AVX2"},
+        capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert "--cpu=x86-64-v3` (without AVX-512)" in data["isa"]
+    assert "PyTorch's oneDNN ran Intel AVX2 (ONEDNN_MAX_CPU_ISA=AVX2)" in data["isa"]
+    peak = data["peak_gflops"]
+    assert peak["core"] == peak["by_isa"]["avx2"]["1"]
+    cell = data["models"]["classifier"]["runs"]["t1_b1"]
+    assert cell["cuvil"]["p50"] > 0 and cell["max_abs_error"] < 1e-6
+    assert data["isa"] in results.read_text()
