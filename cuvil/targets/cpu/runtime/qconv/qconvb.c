@@ -150,11 +150,10 @@ typedef int32_t cuvil_qconvb_i32 __attribute__((aligned(1), may_alias));
  * bytes: t = v / scale is clamped to [bottom - zero, top - zero] before
  * rounding, so that round(t) + zero is in range and exact in int32. Only a
  * residual can make v NaN (the sums, scales and biases are finite), so
- * only then are NaN lanes sent to the zero point. `folded` (lo_ and hi_):
- * the activation is yet to do, in one clamp with the range's (the row's
- * lo and hi). Rounding is the default
- * MXCSR mode's (to nearest even), as nearbyintf's. Sets the int32 vector
- * `iv`. */
+ * only then are NaN lanes sent to the zero point. When `folded`, the
+ * activation is still to do and [lo_, hi_] (cuvil_qout_bounds) clamps for
+ * both. Rounding is the default MXCSR mode's (to nearest even), as
+ * nearbyintf's. Sets the int32 vector `iv`. */
 #define CUVIL_QCONVB_REQUANT(iv, q, v, folded, lo_, hi_, has_nan, divv, minv,  \
                              maxv, set1, cmpnan, blend, cvt, addi, set1i,      \
                              vzero)                                            \

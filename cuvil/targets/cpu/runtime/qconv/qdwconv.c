@@ -156,6 +156,8 @@ CUVIL_QDW_ROUND_LANES(16)
 #endif
 /* What finishing a block's outputs needs, loaded once per row. */
 #define CUVIL_QDW_PUT(B)                                                       \
+  /* qbottom and qtop bound v / qs, less the zero point: the 8-bit range,      \
+   * or with no residual cuvil_qout_bounds's (the activation folded in). */    \
   struct cuvil_qdw_k##B {                                                      \
     cuvil_qdw_f##B zero, scale, bias, lo, hi, qs, qbottom, qtop;               \
     cuvil_qdw_m##B qz;                                                         \
@@ -210,10 +212,9 @@ CUVIL_QDW_ROUND_LANES(16)
       *(cuvil_qdw_f##B *)((float *)a->output + at) = v;                        \
       return;                                                                  \
     }                                                                          \
-    /* qconvb.c's CUVIL_QCONVB_REQUANT: v / scale clamped to [bottom - zero,   \
-     * top - zero] (forms that compile to minps / maxps), rounded, plus the    \
-     * zero point in int32; NaN (only a residual brings it) to the zero        \
-     * point. */                                                               \
+    /* qconvb.c's CUVIL_QCONVB_REQUANT: v / scale clamped to [qbottom,         \
+     * qtop] (forms that compile to minps / maxps), rounded, plus the zero     \
+     * point in int32; NaN (only a residual brings it) to the zero point. */   \
     v = v / k->qs;                                                             \
     m = v != v;                                                                \
     v = CUVIL_QDW_SELECT(B, v < k->qtop, v, k->qtop);                          \
@@ -244,11 +245,13 @@ CUVIL_QDW_PUT(16)
                                          cuvil_qdw_f##B)                       \
                : __builtin_convertvector(*(const cuvil_qdw_u##B *)(p),         \
                                          cuvil_qdw_f##B))
-/* A full interior group of 8 columns for a window KW wide at stride S
- * (dilation 1), input bytes of type T: each input pixel of a window row is
- * converted once and multiplied into every column whose window holds it,
- * all unrolled, so that the 8 sums stay in registers and the weights come
- * as memory operands. The sums and the zero point's part as below. */
+/* A group of 8 columns (of which the first `cols` are stored) for a window
+ * KW wide at stride S (dilation 1), input bytes of type T, from `row`, the
+ * group's span of its first window row: each input pixel of a window row
+ * is converted once and multiplied into every column whose window holds
+ * it, all unrolled, so that the 8 sums stay in registers and the weights
+ * come as memory operands. The sums and the zero point's part (`corr`) as
+ * in cuvil_qdw_row_B's interior groups. */
 #define CUVIL_QDW_GROUP(B, KW, S, SIGN, T)                                     \
   static void cuvil_qdw_group_##B##_##KW##_##S##_##SIGN(                       \
       const struct cuvil_qdw_args *a, const struct cuvil_qdw_k##B *k,          \
@@ -348,7 +351,7 @@ CUVIL_QDW_GROUP_OF(16)
                      ? pads                                                    \
                      : row + r * row_step + (ix0 + s) * B,                     \
                  B);                                                           \
-      group(a, k, copy, span *B, rows, wr, corr, at + x * B, cols);            \
+      group(a, k, copy, B *span, rows, wr, corr, at + x * B, cols);            \
     }                                                                          \
     return a->ow;                                                              \
   }
@@ -386,7 +389,7 @@ CUVIL_QDW_ROW_GROUPS(16)
                                    in + (iy0 + ky0 * a->dil_h) * a->w * B,     \
                                    ky1 - ky0, wt + ky0 * kw * B, &corr, at);   \
     while (x < a->ow && xa < a->ow) {                                          \
-      cuvil_qdw_taps(xa *stride - a->pad_left, kw, dil_w, a->w, &k0, &k1);     \
+      cuvil_qdw_taps(stride *xa - a->pad_left, kw, dil_w, a->w, &k0, &k1);     \
       if (k0 == 0 && k1 == kw)                                                 \
         break;                                                                 \
       ++xa;                                                                    \
