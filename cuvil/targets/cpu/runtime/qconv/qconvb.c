@@ -327,6 +327,14 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
 #define CUVIL_QCONVB_VNNI_ATYPE __m256i
 #define CUVIL_QCONVB_VNNI_WTYPE __m256i
 
+/* AVX-512 VNNI's on ymm (EVEX vpdpbusd, AVX512VL): blocks of 8 with 32
+ * registers, so twice the columns of AVX-VNNI's. */
+#define CUVIL_QCONVB_VNNIY_A CUVIL_QCONVB_NARROW_A
+#define CUVIL_QCONVB_VNNIY_W CUVIL_QCONVB_NARROW_W
+#define CUVIL_QCONVB_VNNIY_DOT(acc, a, w) _mm256_dpbusd_epi32(acc, a, w)
+#define CUVIL_QCONVB_VNNIY_ATYPE __m256i
+#define CUVIL_QCONVB_VNNIY_WTYPE __m256i
+
 #define CUVIL_QCONVB_VNNI512_A(p)                                              \
   _mm512_set1_epi32(*(const cuvil_qconvb_i32 *)(p))
 #define CUVIL_QCONVB_VNNI512_W(p) _mm512_loadu_si512((const void *)(p))
@@ -416,6 +424,9 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
 #define CUVIL_QCONVB_ISA_VNNI512 "avx512f,avx512bw,avx512vnni"
 #define CUVIL_QCONVB_T_VNNI512(NB, U)                                          \
   CUVIL_QCONVB_ZMM(avx512vnni, CUVIL_QCONVB_ISA_VNNI512, VNNI512, NB, U, 0, 1)
+#define CUVIL_QCONVB_ISA_VNNIY "avx512f,avx512bw,avx512vl,avx512vnni"
+#define CUVIL_QCONVB_T_VNNIY(NB, U)                                            \
+  CUVIL_QCONVB_YMM(avx512vnni_ymm, CUVIL_QCONVB_ISA_VNNIY, VNNIY, NB, U)
 #define CUVIL_QCONVB_T_VNNI512_IB16(NB, U)                                     \
   CUVIL_QCONVB_ZMM(avx512vnni_ib16, CUVIL_QCONVB_ISA_VNNI512, VNNI512, NB, U,  \
                    16, 1)
@@ -437,6 +448,7 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
   CUVIL_QCONVB_CASE(avx2_narrow_ib8s2, NB, U)
 #define CUVIL_QCONVB_C_VNNI(NB, U) CUVIL_QCONVB_CASE(avxvnni, NB, U)
 #define CUVIL_QCONVB_C_VNNI512(NB, U) CUVIL_QCONVB_CASE(avx512vnni, NB, U)
+#define CUVIL_QCONVB_C_VNNIY(NB, U) CUVIL_QCONVB_CASE(avx512vnni_ymm, NB, U)
 #define CUVIL_QCONVB_C_VNNI512_IB16(NB, U)                                     \
   CUVIL_QCONVB_CASE(avx512vnni_ib16, NB, U)
 #define CUVIL_QCONVB_C_VNNI512_IB4S2(NB, U)                                    \
@@ -522,25 +534,34 @@ CUVIL_QCONVB_ENTRY(avx512bw_narrow, "avx512f,avx512bw", 16, 12,
 CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_T_VNNI512)
 CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_T_VNNI512_IB16)
 CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_T_VNNI512_IB4S2)
-/* Blocks of 8 (channel counts that are multiples of 8, not 16) run the
- * exact AVX2 tiles, which every AVX-512 CPU runs (kept with this one).
- * Stride-1 layers on blocks of 16 and stems (3 or 4 channels, stride 2)
- * take tiles whose columns are constant offsets; the stem's at 2.5x the
- * general tiles' speed. */
+CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_T_VNNIY)
+/* Blocks of 8 (channel counts that are multiples of 8, not 16, as
+ * MobileNetV2's 24) run vpdpbusd on ymm, 14 columns of 2 blocks in the 32
+ * registers (they ran the exact AVX2 tiles: 4 columns, two vpmaddwd and
+ * their widening per 4 products, about 3x slower). Stride-1 layers on
+ * blocks of 16 and stems (3 or 4 channels, stride 2) take tiles whose
+ * columns are constant offsets; the stem's at 2.5x the general tiles'
+ * speed. */
+int cuvil_qconvb_avx512vnni_ymm(const struct cuvil_qconvb_row *r, int64_t nb,
+                                int64_t x0, int64_t u);
 int cuvil_qconvb_avx512vnni_any(const struct cuvil_qconvb_row *r, int64_t nb,
                                 int64_t x0, int64_t u);
 int cuvil_qconvb_avx512vnni_stem(const struct cuvil_qconvb_row *r,
                                  int64_t nb, int64_t x0, int64_t u);
-CUVIL_QCONVB_ENTRY_IB(
-    avx512vnni_any, CUVIL_QCONVB_ISA_VNNI512, 16, 14,
-    cuvil_qconvb_avx2(r, nb, x0, u), 16, 1,
-    CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_C_VNNI512),
-    CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_C_VNNI512_IB16))
-CUVIL_QCONVB_ENTRY_IB(
-    avx512vnni_stem, CUVIL_QCONVB_ISA_VNNI512, 16, 14,
-    cuvil_qconvb_avx2(r, nb, x0, u), 4, 2,
-    CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_C_VNNI512),
-    CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_C_VNNI512_IB4S2))
+CUVIL_QCONVB_ENTRY(avx512vnni_ymm, CUVIL_QCONVB_ISA_VNNIY, 8, 14, 0,
+                   CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14, CUVIL_QCONVB_C_VNNIY))
+CUVIL_QCONVB_ENTRY_IB(avx512vnni_any, CUVIL_QCONVB_ISA_VNNI512, 16, 14,
+                      cuvil_qconvb_avx512vnni_ymm(r, nb, x0, u), 16, 1,
+                      CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14,
+                                        CUVIL_QCONVB_C_VNNI512),
+                      CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14,
+                                        CUVIL_QCONVB_C_VNNI512_IB16))
+CUVIL_QCONVB_ENTRY_IB(avx512vnni_stem, CUVIL_QCONVB_ISA_VNNI512, 16, 14,
+                      cuvil_qconvb_avx512vnni_ymm(r, nb, x0, u), 4, 2,
+                      CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14,
+                                        CUVIL_QCONVB_C_VNNI512),
+                      CUVIL_QCONVB_BOTH(CUVIL_QCONVB_W14,
+                                        CUVIL_QCONVB_C_VNNI512_IB4S2))
 __attribute__((target(CUVIL_QCONVB_ISA_VNNI512))) int
 cuvil_qconvb_avx512vnni(const struct cuvil_qconvb_row *r, int64_t nb,
                         int64_t x0, int64_t u) {
