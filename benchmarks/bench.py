@@ -883,7 +883,7 @@ def main():
                     run16()
                     engines["cuvil_bf16"] = run16
                     x16 = x.to(torch.bfloat16)
-                    if torch_b:
+                    if torch_b is not None:
                         engines["torch_bf16"] = lambda: torch_b(x16)
                 with torch.inference_mode():
                     timings = timed_together(engines, args.warmup, args.runs)
@@ -909,7 +909,7 @@ def main():
                 if bf16:
                     cell.update({"cuvil_bf16": timings["cuvil_bf16"],
                                  "bf16_cosine": cosine(run16.outputs[0], reference)})
-                    if torch_b:
+                    if torch_b is not None:
                         with torch.inference_mode():
                             theirs = torch_b(x16).float().numpy()
                         cell.update({"torch_bf16": timings["torch_bf16"],

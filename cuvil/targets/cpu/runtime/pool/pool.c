@@ -187,9 +187,9 @@ void cuvil_pool2d_f32(cuvil_pool *pool, int kind, int64_t n, int64_t c,
     memcpy(out + (y * ow + x) * (BLOCK), acc_, (size_t)(BLOCK) * sizeof(T));  \
   } while (0)
 
-/* The same for a block of B lanes held in one vector (GCC/Clang vector
- * extensions: one vpmaxub / vpmaxsb per tap), taps in the image first
- * found per row. */
+/* Output row y of one plane for a block of B lanes held in one vector
+ * (GCC/Clang vector extensions: one vpmaxub / vpmaxsb per tap), the
+ * window rows inside the image found once for the row. */
 #define CUVIL_MAXPOOL_Q8_VECTOR(T, S, B)                                       \
   typedef T cuvil_mp_##S##B                                                    \
       __attribute__((vector_size(B), aligned(1), may_alias));                  \
