@@ -468,8 +468,8 @@ TEST(QconvTest, DepthwiseMatchesADirectIntegerConvolution) {
     any.exactScales = false;
     problems.push_back(any);
     // The unrolled groups of 3x3 and 5x5 windows at strides 1 and 2: rows
-    // whose last group overlaps the one before (no residual), edges read
-    // from padded copies, int8 and uint8 input.
+    // whose last group stores fewer than 8 columns, edges read from padded
+    // copies, int8 and uint8 input.
     for (int64_t k : {3, 5})
       for (int64_t stride : {1, 2}) {
         Problem g = p;
