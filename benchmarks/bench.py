@@ -1080,16 +1080,8 @@ def bf16_tables(results):
     return lines
 
 
-def isa_line(cpu=None):
-    """The instruction sets this machine has that the kernels choose by, or
-    with `cpu` (--cpu) what the kernels were built for and what oneDNN ran."""
-    if cpu:
-        return (f"Cuvil built with `--cpu={cpu}` "
-                f"({'with' if cpu_has_avx512(cpu) else 'without'} AVX-512) on a "
-                f"machine whose instruction sets are: "
-                f"{isa_line()[len('Instruction sets: '):].split(' (')[0]}; "
-                f"PyTorch's oneDNN ran {onednn_isa() or 'an unreported ISA'} "
-                f"(ONEDNN_MAX_CPU_ISA={os.environ.get('ONEDNN_MAX_CPU_ISA', 'unset')}).")
+def machine_isas():
+    """The instruction sets this machine has that the kernels choose by."""
     flags = set()
     with open("/proc/cpuinfo") as f:
         for line in f:
@@ -1098,8 +1090,21 @@ def isa_line(cpu=None):
                 break
     wanted = ["avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni",
               "avx512_bf16", "amx_int8"]
-    return ("Instruction sets: " + ", ".join(f for f in wanted if f in flags) +
-            " (the kernels are chosen from these; `--cpu=native`).")
+    return ", ".join(f for f in wanted if f in flags)
+
+
+def isa_line(cpu=None):
+    """The instruction sets the kernels were chosen from, or with `cpu`
+    (--cpu) what they were built for (AVX512 set from it) and what oneDNN
+    ran."""
+    if not cpu:
+        return (f"Instruction sets: {machine_isas()} (the kernels are chosen "
+                "from these; `--cpu=native`).")
+    return (f"Cuvil built with `--cpu={cpu}` "
+            f"({'with' if AVX512 else 'without'} AVX-512) on a machine whose "
+            f"instruction sets are: {machine_isas()}; PyTorch's oneDNN ran "
+            f"{onednn_isa() or 'an unreported ISA'} "
+            f"(ONEDNN_MAX_CPU_ISA={os.environ.get('ONEDNN_MAX_CPU_ISA', 'unset')}).")
 
 
 def write_markdown(results, args, path, cores):
