@@ -419,7 +419,14 @@ void Emitter::emitParallelLoop(
     ArrayRef<DimSources> sources,
     const std::function<void(ArrayRef<std::string>, const std::string &)>
         &inner) {
-  if (out.block > 1) {
+  // Operands in the output's own blocked layout make one flat loop too
+  // (the blocked nest's innermost 16 or 8 lanes are too short for clang to
+  // vectorize once its loads and byte stores need alias checks).
+  if (out.block > 1 &&
+      !llvm::all_of(llvm::zip(ins, sources), [&](auto operand) {
+        return blockedRead(*std::get<0>(operand), std::get<1>(operand), out) ==
+               BlockedRead::Same;
+      })) {
     emitBlockedLoop(out, ins, sources, inner);
     return;
   }
