@@ -301,10 +301,13 @@ def test_calibrated_cnn_quantizes_every_convolution(tmp_path):
     assert {layer["node"] for layer in report["layers"] if layer["quantized"]} == {
         "stem", "block.conv1", "block.conv2", "dw", "pw", "fc"}
     level2 = cuvilc("--quiet", path, *flags, "--emit=mlir-level2").stdout
-    # conv1, conv2 (after its residual) and the depthwise write the next
-    # layer's uint8 input; the stem (its output is conv2's residual too) and
-    # pw (global pooling reads it) write float32.
-    assert level2.count("quantize]>") == 3
+    # The stem, conv1, conv2 (after its residual) and the depthwise write the
+    # next layer's uint8 input; pw (global pooling reads it) writes float32.
+    # conv2 adds the stem's output as those uint8 bytes (its shortcut): no
+    # float32 copy of it, and no dequantize of its own.
+    assert level2.count("quantize]>") == 4
+    assert level2.count("steps = [add, relu, quantize]>") == 1
+    assert 'ukernel_call "dequantize"' not in level2
     cuvilc("--quiet", path, "--max-batch=8", "-o", tmp_path / "fp32.so")
     fp32, int8 = CompiledModel(tmp_path / "fp32.so"), CompiledModel(tmp_path / "int8.so")
     x = rng.normal(0, 1, (8, 3, 16, 16)).astype(np.float32)

@@ -537,6 +537,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
   level1.fuseElementwise = backend->generatesFusedMaps();
   level1.affineBatchNorm = backend->affineBatchNorm();
   level1.epilogueActivations = backend->epilogueActivations();
+  level1.quantizedResiduals = backend->quantizedResiduals();
   RETURN_IF_ERROR(runPipeline(
       [&](mlir::OpPassManager &pm) { buildLevel1Pipeline(pm, level1); }));
   {

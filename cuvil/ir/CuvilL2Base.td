@@ -202,7 +202,7 @@ def CuvilL2_AlgorithmAttr : EnumAttr<CuvilL2_Dialect, CuvilL2_Algorithm,
 def CuvilL2_EpilogueStep : I32EnumAttr<"EpilogueStep",
     "an elementwise step a kernel applies to its results", [
     I32EnumAttrCase<"col_bias", 0>,  // + one value per column (the next input)
-    I32EnumAttrCase<"add", 1>,       // + a residual of the output's shape (the next input)
+    I32EnumAttrCase<"add", 1>,       // + a residual of the output's shape (the next input; a quantized one dequantized)
     I32EnumAttrCase<"relu", 2>,
     I32EnumAttrCase<"clip", 3>,      // to [clip_min, clip_max]
     I32EnumAttrCase<"quantize", 4>,  // to the output's quantized type
@@ -246,7 +246,8 @@ def CuvilL2_EpilogueAttr : AttrDef<CuvilL2_Dialect, "Epilogue"> {
   let summary = "the steps a kernel applies to each block of its output";
   let description = [{
     In order: an optional per-column bias (`col_bias`), an optional residual
-    `add`, then at most one activation (`relu`, `clip` to its bounds,
+    `add` (a residual of a quantized type is added dequantized: an int8
+    convolution's 8-bit shortcut), then at most one activation (`relu`, `clip` to its bounds,
     `hardswish`, `hardsigmoid` with its `alpha` and `beta`, `sigmoid`,
     `silu`), then an optional `quantize` into the output buffer's quantized element
     type (8 bits per tensor: `cuvil.quantize`'s arithmetic on the values

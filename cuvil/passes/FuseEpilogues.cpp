@@ -7,7 +7,9 @@
 // kernel's order (residual add, then activation), so the group computes
 // exactly what the ops did. An int8 convolution's chain may end with the
 // quantize of the next int8 layer's input: the group then yields 8-bit
-// values (a conv + requantize + relu is one kernel).
+// values (a conv + requantize + relu is one kernel). With
+// `quantized-residuals`, its residual may be the dequantize of an 8-bit
+// tensor, which joins the group: the kernel reads the bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -131,6 +133,8 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
       // Same type: an elementwise residual, no broadcasting.
       if (other != current && other.getType() == current.getType() &&
           add.getType() == current.getType()) {
+        if (auto bytes = quantizedResidual(producer, other))
+          chain.insert(chain.begin() + 1, bytes);
         chain.push_back(add);
         current = add.getResult();
         user = soleUser(current);
@@ -146,6 +150,22 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
         isRequantization(user))
       chain.push_back(user);
     return chain;
+  }
+
+  /// The dequantize of 8 bits per tensor that `residual` is, when
+  /// `producer` is an int8 convolution that may read it as bytes; else null.
+  l1::DequantizeOp quantizedResidual(Operation *producer,
+                                     Value residual) const {
+    auto dequantize = residual.getDefiningOp<l1::DequantizeOp>();
+    if (!quantizedResiduals || !dequantize ||
+        !isa<l1::QuantizedConv2dOp>(producer))
+      return {};
+    auto type = dyn_cast<quant::UniformQuantizedType>(
+        cast<RankedTensorType>(dequantize.getInput().getType())
+            .getElementType());
+    if (!type || type.getStorageTypeIntegralWidth() != 8)
+      return {};
+    return dequantize;
   }
 
   /// `op` is an activation the target's kernels apply after `producer`:
@@ -201,6 +221,9 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
 
     last->getResult(0).replaceAllUsesWith(group.getResult(0));
     for (Operation *op : llvm::reverse(chain)) {
+      // A dequantized residual may have other users (its group has a copy).
+      if (isa<l1::DequantizeOp>(op) && !op->use_empty())
+        continue;
       if (op != last)
         cuvil::addStatistic(
             getOperation(), *this, bytesSaved, "bytes-saved",

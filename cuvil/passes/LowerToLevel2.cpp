@@ -79,25 +79,39 @@ void lowerMap(OpBuilder &builder, l1::MapReduceOp map, ValueRange ins,
   cuvil::l2::EndOp::create(builder, loc);
 }
 
-
 /// The epilogue of a fused group's ops after its producer: a same-shape
 /// add is the residual (`add`), an add of one value per column a linear
-/// layer's bias (`col_bias`); the values they add become inputs. A final
-/// quantize (an int8 convolution's requantization) writes the output's
-/// quantized type.
+/// layer's bias (`col_bias`); the values they add become inputs. A
+/// residual dequantized in the group (an int8 convolution's 8-bit
+/// shortcut) is its quantized buffer: the kernel reads it dequantized. A
+/// final quantize (an int8 convolution's requantization) writes the
+/// output's quantized type.
 FailureOr<cuvil::l2::EpilogueAttr>
 lowerEpilogue(Block &body, llvm::function_ref<Value(Value)> outer,
               SmallVectorImpl<Value> &ins) {
   namespace l2 = cuvil::l2;
   SmallVector<l2::EpilogueStep> steps;
   FloatAttr clipMin, clipMax, alpha, beta;
+  // The group's input an add reads: a block argument, or the one a
+  // dequantize in the group reads.
+  auto addend = [](Value operand) -> Value {
+    if (auto dequantize = operand.getDefiningOp<l1::DequantizeOp>())
+      operand = dequantize.getInput();
+    return isa<BlockArgument>(operand) ? operand : Value();
+  };
   for (Operation &step : llvm::drop_begin(body.without_terminator())) {
     if (auto add = dyn_cast<l1::AddOp>(step)) {
       steps.push_back(add.getLhs().getType() != add.getRhs().getType()
                           ? l2::EpilogueStep::col_bias
                           : l2::EpilogueStep::add);
-      ins.push_back(outer(isa<BlockArgument>(add.getRhs()) ? add.getRhs()
-                                                           : add.getLhs()));
+      Value input = addend(add.getRhs());
+      if (!input)
+        input = addend(add.getLhs());
+      if (!input)
+        return add.emitOpError("adds no input of its fused group");
+      ins.push_back(outer(input));
+    } else if (isa<l1::DequantizeOp>(step)) {
+      continue; // the add's residual, read by the kernel
     } else if (isa<l1::ReluOp>(step)) {
       steps.push_back(l2::EpilogueStep::relu);
     } else if (auto clip = dyn_cast<l1::ClipOp>(step)) {

@@ -212,6 +212,31 @@ def CuvilHoistQuantize
   let dependentDialects = ["::cuvil::l1::CuvilDialect"];
 }
 
+def CuvilQuantizeResiduals
+    : Pass<"cuvil-quantize-residuals", "::mlir::func::FuncOp"> {
+  let summary = "Residual shortcuts of int8 convolutions read their 8-bit "
+                "tensor";
+  let description = [{
+    Where an int8 convolution's output is added to a float32 tensor `y`
+    that is also quantized to 8 bits per tensor (`q = cuvil.quantize y`,
+    the next layer's input), the add takes `cuvil.dequantize q` instead of
+    `y`: ResNet's and MobileNetV2's shortcuts. Then `y` often has no user
+    but its quantize, so the block's last convolution writes the bytes in
+    its epilogue, and (with cuvil-fuse-epilogues' `quantized-residuals`)
+    the next block's convolution reads the shortcut as bytes: the float32
+    tensor between blocks, written once and read twice, is gone. The
+    shortcut is then rounded to the 8-bit grid like every other
+    activation, as in PyTorch's quantized ResNet (whose add takes 8-bit
+    operands). For targets whose int8 convolutions read such residuals
+    (TargetBackend::quantizedResiduals).
+  }];
+  let statistics = [
+    Statistic<"numShortcuts", "shortcuts",
+              "Residual adds that read a quantized tensor">,
+  ];
+  let dependentDialects = ["::cuvil::l1::CuvilDialect"];
+}
+
 def CuvilRaiseLayerNorm : Pass<"cuvil-raise-layer-norm", "::mlir::func::FuncOp"> {
   let summary = "Replace decomposed layer norms by cuvil.layer_norm";
   let description = [{
@@ -341,6 +366,10 @@ def CuvilFuseEpilogues : Pass<"cuvil-fuse-epilogues", "::mlir::func::FuncOp"> {
     ListOption<"activations", "activations", "std::string",
                "Activations the target's kernels apply in an epilogue "
                "(default: relu, clip)">,
+    Option<"quantizedResiduals", "quantized-residuals", "bool", "false",
+           "An int8 convolution's residual may be the dequantize of an "
+           "8-bit tensor quantized per tensor: the group reads the bytes "
+           "(TargetBackend::quantizedResiduals)">,
   ];
   let statistics = [
     Statistic<"numGroups", "groups", "Fused groups formed">,

@@ -24,6 +24,8 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm,
   // that cuvil-fuse-epilogues finds it after the int8 convolution.
   pm.addPass(mlir::createCSEPass());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilHoistQuantize());
+  if (options.quantizedResiduals)
+    pm.addNestedPass<mlir::func::FuncOp>(createCuvilQuantizeResiduals());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldPads());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldBatchNorm());
   if (options.affineBatchNorm)
@@ -42,6 +44,7 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm,
   CuvilFuseEpiloguesOptions epilogues;
   epilogues.activations.assign(options.epilogueActivations.begin(),
                                options.epilogueActivations.end());
+  epilogues.quantizedResiduals = options.quantizedResiduals;
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseEpilogues(epilogues));
   if (options.fuseElementwise)
     pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseElementwise());
@@ -66,6 +69,11 @@ struct Level1PipelineOptions
       *this, "sample-parallel",
       llvm::cl::desc("cuvil-mark-sample-parallel's mode: auto, on, off"),
       llvm::cl::init("auto")};
+  Option<bool> quantizedResiduals{
+      *this, "quantized-residuals",
+      llvm::cl::desc("int8 convolutions read 8-bit residuals "
+                     "(cuvil-quantize-residuals)"),
+      llvm::cl::init(false)};
 };
 
 struct Level2PipelineOptions
@@ -89,6 +97,7 @@ void registerCuvilPipelines(const TargetRegistry &targets) {
         Level1Options level1;
         level1.integerIo = options.integerIo;
         level1.sampleParallel = options.sampleParallel;
+        level1.quantizedResiduals = options.quantizedResiduals;
         buildLevel1Pipeline(pm, level1);
       });
   mlir::PassPipelineRegistration<Level2PipelineOptions>(

@@ -33,6 +33,9 @@ struct Level1Options {
   /// cuvil-fuse-epilogues's activations
   /// (TargetBackend::epilogueActivations).
   std::vector<std::string> epilogueActivations = {"relu", "clip"};
+  /// Run cuvil-quantize-residuals, and let int8 convolutions' epilogues
+  /// read 8-bit residuals (TargetBackend::quantizedResiduals).
+  bool quantizedResiduals = false;
 };
 
 void buildLevel1Pipeline(mlir::OpPassManager &pm,

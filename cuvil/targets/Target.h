@@ -149,6 +149,13 @@ public:
     return {"relu", "clip"};
   }
 
+  /// Whether this target's int8 convolutions add residuals quantized to 8
+  /// bits per tensor, read dequantized in their epilogue: residual
+  /// shortcuts then read the next layer's 8-bit input rather than a
+  /// float32 copy (cuvil-quantize-residuals; cuvil-fuse-epilogues's
+  /// `quantized-residuals`).
+  virtual bool quantizedResiduals() const { return false; }
+
   /// Which kernel computes each layer of a module this target's level2
   /// pipeline lowered, and why, one line each (cuvilc --explain-kernels);
   /// empty if the target has no such report (an FPGA or MLU project has

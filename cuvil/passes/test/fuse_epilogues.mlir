@@ -1,4 +1,5 @@
 // RUN: cuvil-opt %s --cuvil-fuse-epilogues --split-input-file | FileCheck %s
+// RUN: cuvil-opt %s --cuvil-fuse-epilogues="quantized-residuals=1" --split-input-file | FileCheck %s --check-prefix=BYTES
 
 // A ResNet basic block: conv + relu, and conv + residual add + relu, each
 // become one group; the group takes the producer's operands, then the
@@ -211,4 +212,40 @@ func.func @requantized(%x: tensor<1x8x5x5x!q>) -> (tensor<1x8x5x5x!q>, tensor<1x
   %y2 = cuvil.quantized_conv2d %q1, %w : tensor<1x8x5x5x!q>, tensor<8x8x1x1x!w>
   %q2 = cuvil.quantize %y2 : tensor<1x8x5x5xf32> to tensor<1x8x5x5x!q>
   return %q2, %y2 : tensor<1x8x5x5x!q>, tensor<1x8x5x5xf32>
+}
+
+// -----
+
+// An int8 convolution's shortcut read as bytes (cuvil-quantize-residuals'
+// form): with quantized-residuals, the dequantize joins the group, whose
+// input is the 8-bit tensor; without, the group takes the float32 value.
+!q = !quant.uniform<u8:f32, 0.05:3>
+!w = !quant.uniform<i8:f32, 0.5>
+// CHECK-LABEL: func.func @quantized_residual
+// CHECK: %[[Q:.+]] = cuvil.quantize %arg0
+// CHECK: %[[D:.+]] = cuvil.dequantize %[[Q]]
+// CHECK: cuvil.fused_group kind = "epilogue"(%arg1, %{{.+}}, %[[D]])
+// CHECK: cuvil.add
+// CHECK-NEXT: cuvil.relu
+// BYTES-LABEL: func.func @quantized_residual
+// BYTES: %[[Q:.+]] = cuvil.quantize %arg0
+// BYTES-NOT: cuvil.dequantize
+// BYTES: cuvil.fused_group kind = "epilogue"(%arg1, %{{.+}}, %[[Q]]) : {{.+}} -> tensor<1x8x5x5x!quant.uniform<u8:f32, 5.000000e-02:3>> {
+// BYTES-NEXT: ^bb0(%[[X:.+]]: tensor<1x8x5x5x!quant.uniform<u8:f32, 5.000000e-02:3>>, %[[W:.+]]: tensor<8x8x1x1x!quant.uniform<i8:f32, 5.000000e-01>>, %[[R:.+]]: tensor<1x8x5x5x!quant.uniform<u8:f32, 5.000000e-02:3>>):
+// BYTES-NEXT: %[[C:.+]] = cuvil.quantized_conv2d %[[X]], %[[W]]
+// BYTES-NEXT: %[[RD:.+]] = cuvil.dequantize %[[R]]
+// BYTES-NEXT: %[[S:.+]] = cuvil.add %[[RD]], %[[C]]
+// BYTES-NEXT: %[[RELU:.+]] = cuvil.relu %[[S]]
+// BYTES-NEXT: %[[OUT:.+]] = cuvil.quantize %[[RELU]]
+// BYTES-NEXT: cuvil.yield %[[OUT]]
+func.func @quantized_residual(%y: tensor<1x8x5x5xf32>, %x: tensor<1x8x5x5x!q>) -> tensor<1x8x5x5x!q> {
+  %c = cuvil.constant dense<1> : tensor<8x8x1x1xi8>
+  %w = cuvil.storage_cast %c : tensor<8x8x1x1xi8> to tensor<8x8x1x1x!w>
+  %q = cuvil.quantize %y : tensor<1x8x5x5xf32> to tensor<1x8x5x5x!q>
+  %d = cuvil.dequantize %q : tensor<1x8x5x5x!q>
+  %conv = cuvil.quantized_conv2d %x, %w : tensor<1x8x5x5x!q>, tensor<8x8x1x1x!w>
+  %s = cuvil.add %d, %conv : tensor<1x8x5x5xf32>, tensor<1x8x5x5xf32>
+  %r = cuvil.relu %s : tensor<1x8x5x5xf32>
+  %out = cuvil.quantize %r : tensor<1x8x5x5xf32> to tensor<1x8x5x5x!q>
+  return %out : tensor<1x8x5x5x!q>
 }

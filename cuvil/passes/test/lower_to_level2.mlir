@@ -145,6 +145,30 @@ func.func @requantized_group(%x: tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05>>) -
 
 // -----
 
+// A residual dequantized in the group (an int8 shortcut read as bytes):
+// the add's input is the 8-bit buffer itself.
+// CHECK-LABEL: func.func @quantized_residual
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<1x8x5x5x!quant.uniform<u8:f32, 5.000000e-02:3>>, %[[R:[a-z0-9]+]]: memref<1x8x5x5x!quant.uniform<u8:f32, 5.000000e-02:3>>
+// CHECK-NOT: "dequantize"
+// CHECK: cuvil_l2.ukernel_call "quantized_conv2d" ins(%{{.+}}, %{{.+}}, %[[R]] : {{.+}}) outs
+// CHECK-SAME: epilogue <steps = [add, relu, quantize]>
+func.func @quantized_residual(%x: tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05:3>>, %r: tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05:3>>) -> tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05:3>> {
+  %c = cuvil.constant dense<1> : tensor<8x8x1x1xi8>
+  %w = cuvil.storage_cast %c : tensor<8x8x1x1xi8> to tensor<8x8x1x1x!quant.uniform<i8:f32, 0.5>>
+  %y = cuvil.fused_group kind = "epilogue"(%x, %w, %r) : (tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05:3>>, tensor<8x8x1x1x!quant.uniform<i8:f32, 0.5>>, tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05:3>>) -> tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05:3>> {
+  ^bb0(%a: tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05:3>>, %b: tensor<8x8x1x1x!quant.uniform<i8:f32, 0.5>>, %s: tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05:3>>):
+    %conv = cuvil.quantized_conv2d %a, %b : tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05:3>>, tensor<8x8x1x1x!quant.uniform<i8:f32, 0.5>>
+    %d = cuvil.dequantize %s : tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05:3>>
+    %sum = cuvil.add %d, %conv : tensor<1x8x5x5xf32>, tensor<1x8x5x5xf32>
+    %relu = cuvil.relu %sum : tensor<1x8x5x5xf32>
+    %q = cuvil.quantize %relu : tensor<1x8x5x5xf32> to tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05:3>>
+    cuvil.yield %q : tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05:3>>
+  }
+  return %y : tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05:3>>
+}
+
+// -----
+
 // Other groups are not supported by the x86 lowering yet.
 func.func @other_group(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'cuvil.fused_group' op is not supported by the x86 target yet}}

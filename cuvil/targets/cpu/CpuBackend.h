@@ -25,6 +25,7 @@ public:
   void buildLevel2Pipeline(mlir::OpPassManager &pm) const override;
   std::vector<std::string> epilogueActivations() const override;
   bool affineBatchNorm() const override { return true; }
+  bool quantizedResiduals() const override { return true; }
   std::vector<std::string> explainKernels(mlir::ModuleOp module) const override;
   absl::StatusOr<std::vector<ArtifactFile>>
   serialize(mlir::ModuleOp module, llvm::StringRef emit,

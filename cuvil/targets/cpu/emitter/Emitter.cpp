@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_join.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
 
 #include <algorithm>
 
@@ -305,6 +306,18 @@ LogicalResult Emitter::emitKernel(cuvil::l2::UKernelCallOp op) {
       call.name != "quantized_conv2d" && call.name != "quantized_matmul")
     return call.error() << "cannot requantize its results on the CPU targets "
                            "(int8 convolutions and linear layers can)";
+  if (epilogue && epilogue.has(cuvil::l2::EpilogueStep::add)) {
+    // A quantized residual is read dequantized, by the int8 convolutions,
+    // from 8 bits per tensor (cuvil_epilogue's residual8).
+    Type residual = call.ins.back()->type.getElementType();
+    auto q = dyn_cast<quant::UniformQuantizedType>(residual);
+    if (isa<quant::QuantizedType>(residual) &&
+        (call.name != "quantized_conv2d" || !q ||
+         q.getStorageTypeIntegralWidth() != 8 || !q.getExpressedType().isF32()))
+      return call.error() << "cannot add a residual of " << residual
+                          << " on the CPU targets (int8 convolutions add "
+                             "8-bit residuals quantized per tensor)";
+  }
   auto it = kernelTable().find(call.name);
   if (it == kernelTable().end())
     return call.error() << "is not supported by the CPU targets yet";

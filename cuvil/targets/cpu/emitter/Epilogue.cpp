@@ -2,6 +2,8 @@
 
 #include "cuvil/targets/cpu/emitter/Emitter.h"
 
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
+
 namespace cuvil::cpu::emitter {
 
 Epilogue getEpilogue(const KernelCall &call) {
@@ -62,10 +64,21 @@ std::string Epilogue::initializer(const std::string &rowBias,
   std::string col = !colBiasName.empty() ? colBiasName
                     : colBias            ? colBias->name
                                          : std::string("NULL");
+  // A quantized residual (8 bits per tensor: the emitter checked) goes in
+  // the fields after col_bias, read dequantized.
+  auto quantized = residual ? mlir::dyn_cast<mlir::quant::UniformQuantizedType>(
+                                  residual->type.getElementType())
+                            : nullptr;
+  std::string residual8;
+  if (quantized)
+    residual8 = ", " + residual->name + ", " +
+                (quantized.isSigned() ? "1" : "0") + ", " +
+                literal(quantized.getScale(), quantized.getExpressedType()) +
+                ", " + std::to_string(quantized.getZeroPoint()) + ".0f";
   return "{" + rowBias + ", " +
-         (residual ? residual->name : std::string("NULL")) + ", " +
-         activation + ", " + floatLiteral(lo) + ", " + floatLiteral(hi) +
-         ", " + col + "}";
+         (residual && !quantized ? residual->name : std::string("NULL")) +
+         ", " + activation + ", " + floatLiteral(lo) + ", " + floatLiteral(hi) +
+         ", " + col + residual8 + "}";
 }
 
 } // namespace cuvil::cpu::emitter

@@ -253,8 +253,11 @@ TEST(BconvTest, EveryVariantSumsInTheSpecifiedOrder) {
         continue;
       auto run = [&](int threads) {
         std::vector<float> out(k.n * k.oc * oh * ow, -7.0f);
-        cuvil_epilogue e = {nullptr, k.residual ? res.data() : nullptr, k.activation, -0.5f,
-                            0.75f, nullptr};
+        cuvil_epilogue e = {nullptr,      k.residual ? res.data() : nullptr,
+                            k.activation, -0.5f,
+                            0.75f,        nullptr,
+                            nullptr,      0,
+                            0.0f,         0.0f};
         cuvil_pool *pool = cuvil_pool_create(threads);
         cuvil_bconv2d_blocked(v.fn, pool, scratch.data(), k.n, k.c, k.h, k.w,
                               k.bf16Input ? static_cast<const void *>(xb.data()) : xf.data(),

@@ -142,8 +142,9 @@ TEST(BgemmTest, EpilogueAndThreadsGiveTheSameBits) {
   std::vector<float> bias(n);
   for (int64_t j = 0; j < n; ++j)
     bias[j] = 0.25f * float(j % 7) - 1.0f;
-  cuvil_epilogue epilogue = {nullptr, nullptr, CUVIL_ACT_RELU, 0.0f, 0.0f,
-                             bias.data()};
+  cuvil_epilogue epilogue = {nullptr, nullptr,     CUVIL_ACT_RELU, 0.0f,
+                             0.0f,    bias.data(), nullptr,        0,
+                             0.0f,    0.0f};
   cuvil_pool *pool = cuvil_pool_create(3);
   for (const Variant &v : variants()) {
     if (!cpuHas(v.features))

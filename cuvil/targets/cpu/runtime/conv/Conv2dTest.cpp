@@ -57,8 +57,11 @@ TEST(Conv2dTest, EveryPathMatchesDoublePrecision) {
       std::vector<float> out(k.n * k.oc * oh * ow, NAN);
       std::vector<float> scratch(
           k.scratch ? cuvil_im2col_scratch_floats(k.c, k.k, k.k, oh, ow) : 0);
-      cuvil_epilogue e = {nullptr, k.residual ? res.data() : nullptr, k.activation, -0.5f,
-                          0.75f, nullptr};
+      cuvil_epilogue e = {nullptr,      k.residual ? res.data() : nullptr,
+                          k.activation, -0.5f,
+                          0.75f,        nullptr,
+                          nullptr,      0,
+                          0.0f,         0.0f};
       cuvil_pool *pool = cuvil_pool_create(threads);
       cuvil_conv2d_f32(pool, k.scratch ? scratch.data() : nullptr, k.n, k.c, k.h, k.w, x.data(),
                        k.oc, k.k, k.k, wt.data(), b.data(), k.groups, k.stride, k.stride,

@@ -343,7 +343,8 @@ void cuvil_conv2d_f32(cuvil_pool *pool, float *scratch, int64_t n, int64_t c,
                       float *output, const cuvil_epilogue *epilogue) {
   struct cuvil_conv2d_args args;
   /* As a matrix product, the bias joins the epilogue of each image. */
-  cuvil_epilogue image_epilogue = {0, 0, CUVIL_ACT_NONE, 0.0f, 0.0f, 0};
+  cuvil_epilogue image_epilogue = {0, 0, CUVIL_ACT_NONE, 0.0f, 0.0f, 0,
+                                   0, 0, 0.0f,           0.0f};
   int as_product = (scratch && groups == 1) ||
                    (kh == 1 && kw == 1 && stride_h == 1 && stride_w == 1 &&
                     pad_top == 0 && pad_left == 0 && groups == 1 && oh == h &&

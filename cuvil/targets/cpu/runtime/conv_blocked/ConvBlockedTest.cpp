@@ -156,8 +156,12 @@ TEST(ConvBlockedTest, MatchesDirectConvolution) {
         std::vector<float> scratch(std::max<int64_t>(
             1, cuvil_conv2d_blocked_scratch_floats(k.c, k.h, k.w, k.k, k.k, k.stride, k.stride,
                                                    k.pad, k.pad, k.dil, k.dil, oh, ow)));
-        cuvil_epilogue e = {nullptr, k.residual ? blockedRes.data() : nullptr, k.activation,
-                            -0.5f, 0.75f, nullptr};
+        cuvil_epilogue e = {
+            nullptr,      k.residual ? blockedRes.data() : nullptr,
+            k.activation, -0.5f,
+            0.75f,        nullptr,
+            nullptr,      0,
+            0.0f,         0.0f};
         cuvil_pool *pool = cuvil_pool_create(threads);
         cuvil_conv2d_blocked_f32(v.fn, pool, scratch.data(), k.n, k.c, k.h, k.w, in.data(), ib,
                                  k.oc, k.groups, k.k, k.k, packed.data(), k.bias ? b.data() : nullptr,
@@ -235,8 +239,11 @@ TEST(ConvBlockedTest, DepthwiseMatchesDirectConvolution) {
     std::vector<float> resb = reorder(true, k.n, k.c, oh * ow, B, res);
     auto run = [&](int threads) {
       std::vector<float> out(k.n * k.c * oh * ow, -7.0f);
-      cuvil_epilogue e = {nullptr, k.residual ? resb.data() : nullptr, k.activation, -0.5f,
-                          0.75f, nullptr};
+      cuvil_epilogue e = {nullptr,      k.residual ? resb.data() : nullptr,
+                          k.activation, -0.5f,
+                          0.75f,        nullptr,
+                          nullptr,      0,
+                          0.0f,         0.0f};
       cuvil_pool *pool = cuvil_pool_create(threads);
       EXPECT_EQ(cuvil_dwconv_blocked_f32(pool, k.n, k.c, k.h, k.w, in.data(), k.k, k.k,
                                          packed.data(), b.data(), k.stride, k.stride, k.pad,

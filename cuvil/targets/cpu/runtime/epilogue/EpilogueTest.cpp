@@ -32,7 +32,11 @@ TEST(EpilogueTest, MatchesTheUnfusedOpsBitForBit) {
                           activation,
                           -0.5f,
                           0.75f,
-                          useCol ? colBias.data() : nullptr};
+                          useCol ? colBias.data() : nullptr,
+                          nullptr,
+                          0,
+                          0.0f,
+                          0.0f};
       std::vector<float> got = out;
       cuvil_epilogue_row(&e, got.data(), offset, row, count);
       for (int64_t j = 0; j < count; ++j) {
@@ -93,8 +97,9 @@ TEST(EpilogueTest, ActivationsMatchTheUnfusedOps) {
        [](double x) { return x / (1.0 + std::exp(-x)); }},
   };
   for (const Kind &kind : kinds) {
-    cuvil_epilogue e = {nullptr, nullptr, kind.activation,
-                        alpha,   beta,    nullptr};
+    cuvil_epilogue e = {nullptr, nullptr, kind.activation, alpha,
+                        beta,    nullptr, nullptr,         0,
+                        0.0f,    0.0f};
     std::vector<float> got = in;
     cuvil_epilogue_row(&e, got.data(), 0, 0, static_cast<int64_t>(got.size()));
     for (size_t j = 0; j < in.size(); ++j) {

@@ -39,10 +39,27 @@ typedef struct cuvil_epilogue {
   /* CUVIL_ACT_CLIP's bounds (-/+ huge if absent); CUVIL_ACT_HARDSIGMOID's
    * alpha and beta. */
   float lo, hi;
-  /* One per column (a linear layer's bias), added after row_bias; last, so
-   * initializers that stop before it leave it NULL. */
+  /* One per column (a linear layer's bias), added after row_bias; after
+   * the fields every initializer sets, so those that stop before it leave
+   * it NULL. */
   const float *col_bias;
+  /* In place of `residual`, for the int8 convolutions only: a residual
+   * quantized to 8 bits per tensor (int8 if residual8_signed, else uint8),
+   * read as cuvil.dequantize computes it (cuvil_residual8). */
+  const void *residual8;
+  int residual8_signed;
+  float residual8_scale, residual8_zero;
 } cuvil_epilogue;
+
+/* Element `at` of `bytes` (e->residual8 or a place in it) as the float it
+ * stands for: ((float)q - zero) * scale, the generated dequantize's
+ * expression, so that reading the residual fused changes no bit. */
+static inline float cuvil_residual8(const cuvil_epilogue *e, const void *bytes,
+                                    int64_t at) {
+  float q = e->residual8_signed ? (float)((const int8_t *)bytes)[at]
+                                : (float)((const uint8_t *)bytes)[at];
+  return (q - e->residual8_zero) * e->residual8_scale;
+}
 
 /* Applies `e` to `count` elements of one output row; `offset` is the row's
  * position in the output (where its residual is), `row` its bias index.

@@ -60,6 +60,9 @@ struct Problem {
   bool quantizedOut = false, outSigned = false;
   // Residuals with NaN, infinities and values far past the 8-bit range.
   bool extremes = false;
+  // The residual quantized to 8 bits (cuvil_epilogue's residual8): 0 for
+  // float32, 8 for uint8, -8 for int8.
+  int residual8 = 0;
 
   int64_t oh() const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
   int64_t ow() const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
@@ -70,6 +73,10 @@ struct Data {
   std::vector<uint8_t> x; // NCHW stored bytes (int8 as two's complement)
   std::vector<int8_t> weights; // OIHW, I = C / groups
   std::vector<float> scale, bias, residual; // residual NCHW
+  // An 8-bit residual (NCHW bytes) and what it stands for: `residual` holds
+  // its values dequantized.
+  std::vector<uint8_t> residual8;
+  float r8scale = 0.0f, r8zero = 0.0f;
   cuvil_qout qout{};
 };
 
@@ -96,6 +103,17 @@ Data makeData(const Problem &p, std::mt19937 &rng) {
   d.residual.resize(p.n * p.oc * p.oh() * p.ow());
   for (float &v : d.residual)
     v = float(int(rng() % 2001) - 1000) / 64.0f;
+  if (p.residual8) {
+    d.r8scale = p.exactScales ? 0.25f : 0.0731f;
+    d.r8zero = p.residual8 < 0 ? -5.0f : 121.0f;
+    d.residual8.resize(d.residual.size());
+    for (size_t i = 0; i < d.residual.size(); ++i) {
+      d.residual8[i] = uint8_t(rng() % 256);
+      float q = p.residual8 < 0 ? float(int8_t(d.residual8[i]))
+                                : float(d.residual8[i]);
+      d.residual[i] = (q - d.r8zero) * d.r8scale; // cuvil.dequantize's
+    }
+  }
   if (p.extremes) {
     const float special[] = {std::numeric_limits<float>::quiet_NaN(),
                              std::numeric_limits<float>::infinity(),
@@ -217,13 +235,31 @@ std::vector<float> blockedResidual(const Problem &p, const Data &d, int64_t bloc
   return toBlocked(d.residual, p.n, p.oc, p.oh() * p.ow(), block);
 }
 
-/// As the emitter writes it: clip bounds infinite unless clipping.
-cuvil_epilogue epilogueOf(const Problem &p, const std::vector<float> &residual) {
+/// An 8-bit residual as the kernels read it: like the output.
+std::vector<uint8_t> blockedResidual8(const Problem &p, const Data &d,
+                                      int64_t block) {
+  if (d.residual8.empty())
+    return {};
+  return toBlocked(d.residual8, p.n, p.oc, p.oh() * p.ow(), block);
+}
+
+/// As the emitter writes it: clip bounds infinite unless clipping; the
+/// residual as float32 or (p.residual8) its 8-bit bytes.
+cuvil_epilogue epilogueOf(const Problem &p, const Data &d,
+                          const std::vector<float> &residual,
+                          const std::vector<uint8_t> &residual8) {
   bool clip = p.activation == CUVIL_ACT_CLIP;
   float inf = std::numeric_limits<float>::infinity();
-  cuvil_epilogue e = {nullptr, p.residual ? residual.data() : nullptr,
-                      p.activation, clip ? p.lo : -inf, clip ? p.hi : inf,
-                      nullptr};
+  cuvil_epilogue e = {nullptr,
+                      p.residual && !p.residual8 ? residual.data() : nullptr,
+                      p.activation,
+                      clip ? p.lo : -inf,
+                      clip ? p.hi : inf,
+                      nullptr,
+                      p.residual && p.residual8 ? residual8.data() : nullptr,
+                      p.residual8 < 0,
+                      d.r8scale,
+                      d.r8zero};
   return e;
 }
 
@@ -248,7 +284,8 @@ std::vector<uint8_t> runBlocked(const Problem &p, const Data &d, cuvil_qconvb_fn
       p.c, inBlock, p.xSigned, p.h, p.w, p.kh, p.kw, p.sh, p.sw, p.pt, p.pl,
       p.dh, p.dw, p.oh(), p.ow()));
   std::vector<float> residual = blockedResidual(p, d, block);
-  cuvil_epilogue e = epilogueOf(p, residual);
+  std::vector<uint8_t> residual8 = blockedResidual8(p, d, block);
+  cuvil_epilogue e = epilogueOf(p, d, residual, residual8);
   std::vector<uint8_t> out(outputBytes(p), 0xcd);
   cuvil_pool *pool = threads > 1 ? cuvil_pool_create(threads) : nullptr;
   cuvil_qconv2d_blocked(tile, pool, scratch.data(), p.n, p.c, p.h, p.w,
@@ -352,6 +389,23 @@ std::vector<Problem> blockedProblems(int64_t block, int weightMax) {
     s2.quantizedOut = true;
     problems.push_back(s2);
   }
+  // 8-bit residuals (a shortcut the next block reads as the bytes its
+  // convolution does): uint8 into a requantized ReLU, int8 into float32
+  // out, and through 3x3 windows.
+  for (int kind : {8, -8}) {
+    Problem shortcut = pointwise;
+    shortcut.residual = true;
+    shortcut.residual8 = kind;
+    shortcut.activation = CUVIL_ACT_RELU;
+    shortcut.quantizedOut = kind > 0;
+    shortcut.outSigned = false;
+    problems.push_back(shortcut);
+    Problem window = base;
+    window.residual8 = kind;
+    window.exactScales = kind > 0;
+    window.quantizedOut = true;
+    problems.push_back(window);
+  }
   // Requantized clips folded into the 8-bit range's clamp: one crossing
   // its top, one wholly above it (every output the top byte).
   for (float lo : {2.0f, 100.0f}) {
@@ -425,7 +479,8 @@ std::vector<uint8_t> runDepthwise(const Problem &p, const Data &d, int64_t block
   cuvil_qdwconv_pack(p.c, p.kh, p.kw, d.weights.data(), block, packed.data());
   std::vector<uint8_t> x = toBlocked(d.x, p.n, p.c, p.h * p.w, block);
   std::vector<float> residual = blockedResidual(p, d, block);
-  cuvil_epilogue e = epilogueOf(p, residual);
+  std::vector<uint8_t> residual8 = blockedResidual8(p, d, block);
+  cuvil_epilogue e = epilogueOf(p, d, residual, residual8);
   std::vector<uint8_t> out(outputBytes(p), 0xcd);
   cuvil_pool *pool = threads > 1 ? cuvil_pool_create(threads) : nullptr;
   cuvil_qdwconv(pool, p.n, p.c, p.h, p.w, x.data(), p.xSigned, p.xZero, p.kh,
@@ -501,6 +556,12 @@ TEST(QconvTest, DepthwiseMatchesADirectIntegerConvolution) {
     problems.push_back(tiny);
     for (Problem extreme : extremeProblems(p))
       problems.push_back(extreme);
+    for (int kind : {8, -8}) { // 8-bit residuals, quantized out or not
+      Problem shortcut = p;
+      shortcut.residual8 = kind;
+      shortcut.quantizedOut = kind > 0;
+      problems.push_back(shortcut);
+    }
     for (const Problem &q : problems) {
       Data d = makeData(q, rng);
       std::vector<uint8_t> out = runDepthwise(q, d, block, 1);
@@ -531,7 +592,9 @@ TEST(QconvTest, Im2colMatchesADirectIntegerConvolution) {
   grouped.groups = 3;
   grouped.xSigned = false;
   grouped.xZero = 3;
-  for (Problem q : {p, grouped})
+  Problem shortcut = grouped; // an int8 residual
+  shortcut.residual8 = -8;
+  for (Problem q : {p, grouped, shortcut})
     for (bool quantized : {false, true}) {
       q.quantizedOut = quantized;
       Data d = makeData(q, rng);
@@ -552,7 +615,7 @@ TEST(QconvTest, Im2colMatchesADirectIntegerConvolution) {
       }
       std::vector<uint8_t> scratch(
           cuvil_qconv2d_scratch_bytes(q.c, q.kh, q.kw, q.oh(), q.ow(), q.groups));
-      cuvil_epilogue e = epilogueOf(q, d.residual);
+      cuvil_epilogue e = epilogueOf(q, d, d.residual, d.residual8);
       cuvil_pool *pool = cuvil_pool_create(2);
       std::vector<uint8_t> out(outputBytes(q), 0xcd);
       cuvil_qconv2d(pool, CUVIL_QGEMM4, q.n, q.c, q.h, q.w, d.x.data(), q.xSigned, q.xZero,

@@ -50,6 +50,7 @@ struct cuvil_qconv_out {
   void *y; /* this image's [O][OH * OW] */
   int64_t pixels;
   const float *col_scale, *bias, *residual; /* residual: this image's */
+  const uint8_t *residual8;                 /* or this image's 8-bit residual */
   const cuvil_epilogue *epilogue;
   const cuvil_qout *qout;
 };
@@ -63,9 +64,13 @@ static void cuvil_qconv_store(void *out, int64_t i, int64_t rows, int64_t j,
   for (q = 0; q < cols; ++q)
     for (r = 0; r < rows; ++r) {
       int64_t at = (j + q) * o->pixels + i + r;
+      float r8 =
+          o->residual8 ? cuvil_residual8(o->epilogue, o->residual8, at) : 0.0f;
       float v = cuvil_qconv_value(acc[r * 16 + q], o->col_scale[j + q],
                                   o->bias ? o->bias + j + q : 0,
-                                  o->residual ? o->residual + at : 0,
+                                  o->residual    ? o->residual + at
+                                  : o->residual8 ? &r8
+                                                 : 0,
                                   o->epilogue);
       cuvil_qout_store(o->qout, o->y, at, v);
     }
@@ -102,6 +107,9 @@ void cuvil_qconv2d(cuvil_pool *pool, cuvil_qgemm4_fn kernel, int64_t n,
       out.residual = epilogue && epilogue->residual
                          ? epilogue->residual + first * p
                          : NULL;
+      out.residual8 = epilogue && epilogue->residual8
+                          ? (const uint8_t *)epilogue->residual8 + first * p
+                          : NULL;
       cuvil_qgemm_run(pool, kernel, p, og, k, cols, k, x_signed, x_zero,
                       packed_w + g * group_bytes, col_sums + g * og, panels,
                       cuvil_qconv_store, NULL, &out);

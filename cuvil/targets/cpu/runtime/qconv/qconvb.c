@@ -80,6 +80,9 @@ struct cuvil_qconvb_row {
   const float *scale;    /* the first block's output scales */
   const float *bias;     /* the first block's bias, or NULL */
   const float *residual; /* the row in the first block's residual, or NULL */
+  /* Or the row in an 8-bit residual (cuvil_epilogue's residual8), read with
+   * the epilogue's sign, scale and zero point. */
+  const uint8_t *residual8;
   void *out;             /* the row in the first block of the output */
   int32_t zero;          /* the image's zero point (as uint8) */
   int64_t in_blocks, in_block, block;
@@ -119,9 +122,13 @@ int cuvil_qconvb_reference(const struct cuvil_qconvb_row *r, int64_t nb,
           }
       for (l = 0; l < B; ++l) {
         int64_t o = b * B + l, at = b * r->out_stride + x * B + l;
-        float v = cuvil_qconv_value(acc[l] - r->zero * r->sums[o],
-                                    r->scale[o], r->bias ? r->bias + o : 0,
-                                    r->residual ? r->residual + at : 0,
+        float r8 =
+            r->residual8 ? cuvil_residual8(r->epilogue, r->residual8, at) : 0;
+        float v = cuvil_qconv_value(acc[l] - r->zero * r->sums[o], r->scale[o],
+                                    r->bias ? r->bias + o : 0,
+                                    r->residual    ? r->residual + at
+                                    : r->residual8 ? &r8
+                                                   : 0,
                                     r->epilogue);
         cuvil_qout_store(r->qout, r->out, at, v);
       }
@@ -179,6 +186,29 @@ typedef int32_t cuvil_qconvb_i32 __attribute__((aligned(1), may_alias));
 #define CUVIL_QCONVB_NAN16(v) _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q)
 #define CUVIL_QCONVB_BLEND16(a, b, m) _mm512_mask_blend_ps(m, a, b)
 
+/* 8 or 16 residual bytes from element `at`, dequantized
+ * (cuvil_residual8's steps). */
+__attribute__((target("avx2"))) static inline __m256
+cuvil_qconvb_residual8_8(const struct cuvil_qconvb_row *r, int64_t at) {
+  const cuvil_epilogue *e = r->epilogue;
+  __m128i q = _mm_loadl_epi64((const __m128i *)(r->residual8 + at));
+  __m256i i =
+      e->residual8_signed ? _mm256_cvtepi8_epi32(q) : _mm256_cvtepu8_epi32(q);
+  return _mm256_mul_ps(
+      _mm256_sub_ps(_mm256_cvtepi32_ps(i), _mm256_set1_ps(e->residual8_zero)),
+      _mm256_set1_ps(e->residual8_scale));
+}
+__attribute__((target("avx512f,avx512bw"))) static inline __m512
+cuvil_qconvb_residual8_16(const struct cuvil_qconvb_row *r, int64_t at) {
+  const cuvil_epilogue *e = r->epilogue;
+  __m128i q = _mm_loadu_si128((const __m128i *)(r->residual8 + at));
+  __m512i i =
+      e->residual8_signed ? _mm512_cvtepi8_epi32(q) : _mm512_cvtepu8_epi32(q);
+  return _mm512_mul_ps(
+      _mm512_sub_ps(_mm512_cvtepi32_ps(i), _mm512_set1_ps(e->residual8_zero)),
+      _mm512_set1_ps(e->residual8_scale));
+}
+
 /* Eight outputs of block b at column x, from their sums (the zero point's
  * correction taken off already): scaled, biased, residual and activation,
  * stored as float32 or requantized. */
@@ -195,6 +225,8 @@ cuvil_qconvb_finish8(const struct cuvil_qconvb_row *r, int b, int64_t x,
     v = _mm256_add_ps(v, _mm256_loadu_ps(r->bias + b * 8));
   if (r->residual)
     v = _mm256_add_ps(v, _mm256_loadu_ps(r->residual + at));
+  else if (r->residual8)
+    v = _mm256_add_ps(v, cuvil_qconvb_residual8_8(r, at));
   if (!r->folded)
     CUVIL_QCONVB_ACTIVATE(v, r->epilogue, _mm256_max_ps, _mm256_min_ps,
                           _mm256_set1_ps, _mm256_setzero_ps);
@@ -226,6 +258,8 @@ cuvil_qconvb_finish16(const struct cuvil_qconvb_row *r, int b, int64_t x,
     v = _mm512_add_ps(v, _mm512_loadu_ps(r->bias + b * 16));
   if (r->residual)
     v = _mm512_add_ps(v, _mm512_loadu_ps(r->residual + at));
+  else if (r->residual8)
+    v = _mm512_add_ps(v, cuvil_qconvb_residual8_16(r, at));
   if (!r->folded)
     CUVIL_QCONVB_ACTIVATE(v, r->epilogue, _mm512_max_ps, _mm512_min_ps,
                           _mm512_set1_ps, _mm512_setzero_ps);
@@ -596,6 +630,7 @@ struct cuvil_qconvb_args {
   const int8_t *weight;
   const int32_t *sums;
   const float *scale, *bias, *residual;
+  const uint8_t *residual8;
   uint8_t *converted, *output;
   int64_t c, h, w, hp, wp, pad_top, pad_left, src_block, out_bytes;
   uint8_t flip, pad;
@@ -681,6 +716,7 @@ static void cuvil_qconvb_rows(void *p, int64_t begin, int64_t end) {
     r.bias = a->bias ? a->bias + first * B : 0;
     r.out = a->output + at * a->out_bytes;
     r.residual = a->residual ? a->residual + at : 0;
+    r.residual8 = a->residual8 ? a->residual8 + at : 0;
     if (!a->tile || !a->tile(&r, nb, 0, a->ow))
       cuvil_qconvb_reference(&r, nb, 0, a->ow);
   }
@@ -747,7 +783,7 @@ void cuvil_qconv2d_blocked(cuvil_qconvb_fn tile, cuvil_pool *pool,
   a.base.out_stride = oh * ow * block;
   a.base.epilogue = epilogue;
   a.base.qout = qout;
-  if (qout && !(epilogue && epilogue->residual)) {
+  if (qout && !(epilogue && (epilogue->residual || epilogue->residual8))) {
     a.base.folded = 1;
     cuvil_qout_bounds(qout, epilogue, &a.base.lo, &a.base.hi);
   }
@@ -757,6 +793,9 @@ void cuvil_qconv2d_blocked(cuvil_qconvb_fn tile, cuvil_pool *pool,
     a.residual = epilogue && epilogue->residual
                      ? epilogue->residual + b * oc * oh * ow
                      : 0;
+    a.residual8 = epilogue && epilogue->residual8
+                      ? (const uint8_t *)epilogue->residual8 + b * oc * oh * ow
+                      : 0;
     if (converts) {
       cuvil_parallel_for(pool, planes, cuvil_qconvb_convert, &a);
       a.image = scratch;

@@ -34,6 +34,7 @@ void cuvil_qdwconv_pack(int64_t c, int64_t kh, int64_t kw,
 struct cuvil_qdw_args {
   const uint8_t *input;
   const float *weight, *scale, *bias, *residual;
+  const void *residual8; /* the epilogue's 8-bit residual, or NULL */
   uint8_t *output;
   int64_t blocks, h, w, kh, kw, stride_h, stride_w, pad_top, pad_left, dil_h,
       dil_w, oh, ow, block, out_bytes;
@@ -69,16 +70,17 @@ typedef int8_t cuvil_qdw_i16 __attribute__((vector_size(16), aligned(1), may_ali
  * element `at` on. Loops with a constant lane count, so each step is a
  * few vector instructions per column. */
 #define CUVIL_QDW_FINISH(B)                                                    \
-  static void cuvil_qdw_finish_##B(const struct cuvil_qdw_args *a,            \
-                                   float *sums_, int64_t block_index,         \
-                                   int64_t at, int64_t cols) {                \
+  static void cuvil_qdw_finish_##B(const struct cuvil_qdw_args *a,             \
+                                   float *sums_, int64_t block_index,          \
+                                   int64_t at, int64_t cols) {                 \
     float *CUVIL_RESTRICT sums = sums_;                                        \
     const float *CUVIL_RESTRICT scale = a->scale + block_index * B;            \
-    const float *CUVIL_RESTRICT bias = a->bias ? a->bias + block_index * B : 0; \
+    const float *CUVIL_RESTRICT bias =                                         \
+        a->bias ? a->bias + block_index * B : 0;                               \
     const float *CUVIL_RESTRICT res = a->residual ? a->residual + at : 0;      \
     const cuvil_epilogue *e = a->epilogue;                                     \
     const int act = e ? e->activation : CUVIL_ACT_NONE;                        \
-    const float lo = e ? e->lo : 0.0f, hi = e ? e->hi : 0.0f;                 \
+    const float lo = e ? e->lo : 0.0f, hi = e ? e->hi : 0.0f;                  \
     const int64_t n = cols * B;                                                \
     int64_t j, l;                                                              \
     for (j = 0; j < cols; ++j)                                                 \
@@ -91,6 +93,9 @@ typedef int8_t cuvil_qdw_i16 __attribute__((vector_size(16), aligned(1), may_ali
     if (res)                                                                   \
       for (j = 0; j < n; ++j)                                                  \
         sums[j] = sums[j] + res[j];                                            \
+    else if (a->residual8)                                                     \
+      for (j = 0; j < n; ++j)                                                  \
+        sums[j] = sums[j] + cuvil_residual8(e, a->residual8, at + j);          \
     if (act == CUVIL_ACT_RELU)                                                 \
       for (j = 0; j < n; ++j)                                                  \
         sums[j] = sums[j] > 0.0f ? sums[j] : 0.0f;                             \
@@ -154,6 +159,22 @@ CUVIL_QDW_ROUND_LANES(8)
 CUVIL_QDW_ROUND_LANES(16)
 #undef CUVIL_QDW_ROUND_LANES
 #endif
+/* B bytes of the 8-bit residual from element `at`, dequantized
+ * (cuvil_residual8's steps). */
+#define cuvil_qdw_residual8_8(a, at) CUVIL_QDW_RESIDUAL8(8, a, at)
+#define cuvil_qdw_residual8_16(a, at) CUVIL_QDW_RESIDUAL8(16, a, at)
+#define CUVIL_QDW_RESIDUAL8(B, a, at)                                          \
+  ((((a)->epilogue->residual8_signed                                           \
+         ? __builtin_convertvector(                                            \
+               *(const cuvil_qdw_i##B *)((const int8_t *)(a)->residual8 +      \
+                                         (at)),                                \
+               cuvil_qdw_f##B)                                                 \
+         : __builtin_convertvector(                                            \
+               *(const cuvil_qdw_u##B *)((const uint8_t *)(a)->residual8 +     \
+                                         (at)),                                \
+               cuvil_qdw_f##B)) -                                              \
+    (a)->epilogue->residual8_zero) *                                           \
+   (a)->epilogue->residual8_scale)
 /* What finishing a block's outputs needs, loaded once per row. */
 #define CUVIL_QDW_PUT(B)                                                       \
   /* qbottom and qtop bound v / qs, less the zero point: the 8-bit range,      \
@@ -181,7 +202,7 @@ CUVIL_QDW_ROUND_LANES(16)
       k->qbottom = zero + (bottom - a->qout->zero);                            \
       k->qtop = zero + (bottom + 255.0f - a->qout->zero);                      \
       k->qz = izero + (int32_t)a->qout->zero;                                  \
-      if (!a->residual) { /* the activation in the range's clamp */            \
+      if (!a->residual && !a->residual8) { /* the activation in the clamp */   \
         float lo, hi;                                                          \
         cuvil_qout_bounds(a->qout, e, &lo, &hi);                               \
         k->qbottom = zero + lo;                                                \
@@ -201,6 +222,8 @@ CUVIL_QDW_ROUND_LANES(16)
       v = v + k->bias;                                                         \
     if (a->residual)                                                           \
       v = v + *(const cuvil_qdw_f##B *)(a->residual + at);                     \
+    else if (a->residual8)                                                     \
+      v = v + cuvil_qdw_residual8_##B(a, at);                                  \
     if (k->act == CUVIL_ACT_RELU) {                                            \
       m = v > k->zero;                                                         \
       v = (cuvil_qdw_f##B)((cuvil_qdw_m##B)v & m);                             \
@@ -518,6 +541,7 @@ void cuvil_qdwconv(cuvil_pool *pool, int64_t n, int64_t c, int64_t h,
   a.scale = scale;
   a.bias = bias;
   a.residual = epilogue ? epilogue->residual : 0;
+  a.residual8 = epilogue ? epilogue->residual8 : 0;
   a.output = (uint8_t *)y;
   a.blocks = c / block;
   a.h = h;

@@ -185,8 +185,11 @@ TEST(QgemmTest, EpilogueAndThreadsGiveTheSameBits) {
   std::vector<int32_t> sums(n);
   std::vector<uint8_t> scratch(cuvil_qgemm_scratch_bytes(m, k));
   cuvil_qgemm_pack_b(k, n, b.data(), n, packed.data(), sums.data());
-  cuvil_epilogue epilogue = {nullptr, residual.data(), CUVIL_ACT_RELU,
-                             -1e30f, 1e30f, bias.data()};
+  cuvil_epilogue epilogue = {nullptr,        residual.data(),
+                             CUVIL_ACT_RELU, -1e30f,
+                             1e30f,          bias.data(),
+                             nullptr,        0,
+                             0.0f,           0.0f};
   cuvil_pool *pool = cuvil_pool_create(3);
   for (const Variant &v : variants()) {
     if (!cpuHas(v.features) || v.narrowOnly)
@@ -233,8 +236,9 @@ TEST(QgemmTest, RequantizedOutputs) {
   std::vector<int32_t> sums(n);
   std::vector<uint8_t> scratch(cuvil_qgemm_scratch_bytes(m, k));
   cuvil_qgemm_pack_b(k, n, b.data(), n, packed.data(), sums.data());
-  cuvil_epilogue epilogue = {nullptr, nullptr, CUVIL_ACT_CLIP, -6.0f, 6.0f,
-                             bias.data()};
+  cuvil_epilogue epilogue = {nullptr, nullptr,     CUVIL_ACT_CLIP, -6.0f,
+                             6.0f,    bias.data(), nullptr,        0,
+                             0.0f,    0.0f};
   cuvil_pool *pool = cuvil_pool_create(3);
   for (int isSigned : {0, 1}) {
     // A scale that saturates some outputs and leaves ties on others.

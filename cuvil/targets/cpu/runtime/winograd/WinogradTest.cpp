@@ -46,7 +46,11 @@ std::vector<float> run(const Case &k, const std::vector<float> &x, const std::ve
   int64_t oh = k.h + 2 * k.pad - 2, ow = k.w + 2 * k.pad - 2;
   std::vector<float> out(k.n * k.oc * oh * ow, -7.0f);
   std::vector<float> scratch(cuvil_winograd_scratch_floats(k.c, k.oc, oh, ow));
-  cuvil_epilogue e = {nullptr, k.residual ? res.data() : nullptr, k.activation, -0.5f, 0.75f, nullptr};
+  cuvil_epilogue e = {nullptr,      k.residual ? res.data() : nullptr,
+                      k.activation, -0.5f,
+                      0.75f,        nullptr,
+                      nullptr,      0,
+                      0.0f,         0.0f};
   cuvil_pool *pool = cuvil_pool_create(threads);
   cuvil_conv2d_winograd_f32(pool, scratch.data(), k.n, k.c, k.h, k.w, x.data(), 1, k.oc,
                             wt.data(), k.bias ? b.data() : nullptr, k.pad, k.pad, oh, ow,
@@ -138,8 +142,9 @@ TEST(WinogradTest, BlockedLayoutsMatchPlain) {
     std::vector<float> resb = reorder(true, n, oc, oh * ow, wb, res);
     std::vector<float> scratch(cuvil_winograd_scratch_floats(wc, oc, oh, ow));
     std::vector<float> plain(n * oc * oh * ow), blocked(plain.size());
-    cuvil_epilogue e = {nullptr, res.data(), CUVIL_ACT_RELU,
-                        0.0f,    0.0f,       nullptr};
+    cuvil_epilogue e = {nullptr, res.data(), CUVIL_ACT_RELU, 0.0f,
+                        0.0f,    nullptr,    nullptr,        0,
+                        0.0f,    0.0f};
     cuvil_conv2d_winograd_f32(nullptr, scratch.data(), n, wc, h, w, wx.data(),
                               1, oc, wt.data(), b.data(), 1, 1, oh, ow,
                               plain.data(), 1, &e);

@@ -330,7 +330,8 @@ void cuvil_conv2d_winograd_f32(cuvil_pool *pool, float *scratch, int64_t n, int6
   x.m = x.v + 36 * c * x.tiles;
   cuvil_parallel_for(pool, groups_out, cuvil_winograd_weights, &x);
   for (b = 0; b < n; ++b) {
-    cuvil_epilogue image = {0, 0, CUVIL_ACT_NONE, 0.0f, 0.0f, 0};
+    cuvil_epilogue image = {0, 0, CUVIL_ACT_NONE, 0.0f, 0.0f, 0,
+                            0, 0, 0.0f,           0.0f};
     x.input = input + b * c * h * w;
     x.output = output + b * oc * oh * ow;
     if (epilogue) {
