@@ -426,6 +426,28 @@ module {
               HasSubstr("'relu' cannot requantize its results on the CPU "
                         "targets (int8 convolutions and linear layers can)"));
 
+  // Only the int8 convolutions add a quantized residual (read dequantized).
+  absl::StatusOr<EmittedModel> residual = emit(R"mlir(
+module {
+  func.func @model(%batch: index, %a: memref<2x2xf32>, %b: memref<2x2xf32>,
+                   %r: memref<2x2x!quant.uniform<u8:f32, 0.5>>,
+                   %y: memref<2x2xf32>, %arena: memref<64xi8> {cuvil_l2.arena})
+      attributes {cuvil.num_inputs = 3 : i64, cuvil.num_outputs = 1 : i64} {
+    cuvil_l2.ukernel_call "matmul"
+        ins(%a, %b, %r : memref<2x2xf32>, memref<2x2xf32>, memref<2x2x!quant.uniform<u8:f32, 0.5>>)
+        outs(%y : memref<2x2xf32>)
+        epilogue #cuvil_l2.epilogue<steps = [add]>
+    return
+  }
+}
+)mlir");
+  ASSERT_FALSE(residual.ok());
+  EXPECT_THAT(residual.status().message(),
+              HasSubstr("'matmul' cannot add a residual of "
+                        "'!quant.uniform<u8:f32, 5.000000e-01>' on the CPU "
+                        "targets (int8 convolutions add 8-bit residuals "
+                        "quantized per tensor)"));
+
   absl::StatusOr<EmittedModel> unplanned = emit(R"mlir(
 module {
   func.func @model(%x: tensor<4xf32>) -> tensor<4xf32> {
