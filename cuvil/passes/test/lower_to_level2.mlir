@@ -169,6 +169,21 @@ func.func @quantized_residual(%x: tensor<1x8x5x5x!quant.uniform<u8:f32, 0.05:3>>
 
 // -----
 
+// An epilogue add must add one of the group's inputs (or its dequantize).
+func.func @add_of_no_input(%x: tensor<1x4x5x5xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32> {
+  %y = cuvil.fused_group kind = "epilogue"(%x, %w) : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32> {
+  ^bb0(%a: tensor<1x4x5x5xf32>, %b: tensor<4x4x1x1xf32>):
+    %conv = cuvil.conv2d %a, %b : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>
+    %r = cuvil.relu %conv : tensor<1x4x5x5xf32>
+    // expected-error @+1 {{'cuvil.add' op adds no input of its fused group}}
+    %s = cuvil.add %r, %r : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
+    cuvil.yield %s : tensor<1x4x5x5xf32>
+  }
+  return %y : tensor<1x4x5x5xf32>
+}
+
+// -----
+
 // Other groups are not supported by the x86 lowering yet.
 func.func @other_group(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'cuvil.fused_group' op is not supported by the x86 target yet}}
