@@ -53,7 +53,8 @@ typedef struct cuvil_epilogue {
 
 /* Element `at` of `bytes` (e->residual8 or a place in it) as the float it
  * stands for: ((float)q - zero) * scale, the generated dequantize's
- * expression, so that reading the residual fused changes no bit. */
+ * expression (a model built with -ffp-contract=fast may fuse the product
+ * with the add that follows, as it fuses the bias's). */
 static inline float cuvil_residual8(const cuvil_epilogue *e, const void *bytes,
                                     int64_t at) {
   float q = e->residual8_signed ? (float)((const int8_t *)bytes)[at]
