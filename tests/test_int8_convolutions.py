@@ -88,13 +88,14 @@ class Layer:
         return v + self.b[None, :, None, None]
 
 
-def network(tmp_path, rng, exact, weight_max=127):
+def network(tmp_path, rng, exact, weight_max=127, float_shortcut=False):
     """x [batch, 3, 12, 12] -> Q -> conv 3x3 (3 -> 16) + relu -> max pool
     3x3 -> Q ->
     depthwise 3x3 stride 2 + relu6 -> Q -> conv 1x1 (16 -> 16) + the
     depthwise's dequantized output -> relu: a plain input, a requantizing
     convolution (its quantize moved before the pool, so the pool runs on
-    uint8), a requantizing depthwise one, and one adding a residual."""
+    uint8), a requantizing depthwise one, and one adding a residual. With
+    `float_shortcut`, the residual is the depthwise's float32 output."""
     scales = [np.float32(2.0 ** -5), np.float32(2.0 ** -3), np.float32(2.0 ** -4)]
     zeros = [np.uint8(128), np.uint8(0), np.uint8(3)]
     if not exact:
@@ -128,7 +129,7 @@ def network(tmp_path, rng, exact, weight_max=127):
     nodes.append(helper.make_node("Clip", ["c1", "lo", "hi"], ["r1"]))
     d2 = qdq("r1", 2)
     nodes.append(helper.make_node("Conv", [d2, "wd2", "b2"], ["c2"], name="pointwise"))
-    nodes.append(helper.make_node("Add", ["c2", d2], ["a2"]))
+    nodes.append(helper.make_node("Add", ["c2", "r1" if float_shortcut else d2], ["a2"]))
     nodes.append(helper.make_node("Relu", ["a2"], ["y"]))
     path = tmp_path / "net.onnx"
     save(path, nodes,
@@ -143,7 +144,8 @@ def network(tmp_path, rng, exact, weight_max=127):
         v1 = np.clip(layers[1].value(q1, int(zeros[1]), scales[1], stride=2), 0, 6)
         q2 = quantize(v1, scales[2], zeros[2], np.uint8)
         v2 = layers[2].value(q2, int(zeros[2]), scales[2])
-        return np.maximum(v2 + dequantize(q2, scales[2], zeros[2]), 0), (q1, q2)
+        shortcut = v1 if float_shortcut else dequantize(q2, scales[2], zeros[2])
+        return np.maximum(v2 + shortcut, 0), (q1, q2)
 
     return path, reference, scales, layers
 
@@ -174,6 +176,20 @@ def test_a_qdq_network_runs_on_int8_kernels_bit_for_bit(tmp_path):
     np.testing.assert_array_equal(y, expected)
     (two,) = model(x, batch=3, threads=2)
     np.testing.assert_array_equal(two, y)
+
+
+def test_a_qdq_float_shortcut_stays_float(tmp_path):
+    """An imported QDQ graph computes what it says: its float32 shortcut is
+    not read as the 8-bit tensor beside it (cuvil-quantize-residuals runs
+    only on models Cuvil quantizes), so the outputs are the reference's bit
+    for bit."""
+    rng = np.random.default_rng(6)
+    path, reference, _, _ = network(tmp_path, rng, exact=True, float_shortcut=True)
+    model = compile_model(str(CUVILC), path, tmp_path / "net.so", "--max-batch=4")
+    x = rng.normal(0, 2, (3, 3, 12, 12)).astype(np.float32)
+    (y,) = model(x, batch=3)
+    expected, _ = reference(x)
+    np.testing.assert_array_equal(y, expected)
 
 
 def without_vnni():

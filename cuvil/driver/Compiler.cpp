@@ -538,6 +538,8 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
   level1.affineBatchNorm = backend->affineBatchNorm();
   level1.epilogueActivations = backend->epilogueActivations();
   level1.quantizedResiduals = backend->quantizedResiduals();
+  level1.quantizeShortcuts =
+      backend->quantizedResiduals() && options.quantization.has_value();
   RETURN_IF_ERROR(runPipeline(
       [&](mlir::OpPassManager &pm) { buildLevel1Pipeline(pm, level1); }));
   {

@@ -227,8 +227,10 @@ def CuvilQuantizeResiduals
     tensor between blocks, written once and read twice, is gone. The
     shortcut is then rounded to the 8-bit grid like every other
     activation, as in PyTorch's quantized ResNet (whose add takes 8-bit
-    operands). For targets whose int8 convolutions read such residuals
-    (TargetBackend::quantizedResiduals).
+    operands). It changes what the graph computes, so the pipeline runs it
+    only where Cuvil chose the quantization (`--quantize=int8`), for
+    targets whose int8 convolutions read such residuals
+    (TargetBackend::quantizedResiduals); never on an imported QDQ graph.
   }];
   let statistics = [
     Statistic<"numShortcuts", "shortcuts",

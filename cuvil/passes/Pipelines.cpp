@@ -24,7 +24,7 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm,
   // that cuvil-fuse-epilogues finds it after the int8 convolution.
   pm.addPass(mlir::createCSEPass());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilHoistQuantize());
-  if (options.quantizedResiduals)
+  if (options.quantizeShortcuts)
     pm.addNestedPass<mlir::func::FuncOp>(createCuvilQuantizeResiduals());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldPads());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldBatchNorm());
@@ -71,8 +71,8 @@ struct Level1PipelineOptions
       llvm::cl::init("auto")};
   Option<bool> quantizedResiduals{
       *this, "quantized-residuals",
-      llvm::cl::desc("int8 convolutions read 8-bit residuals "
-                     "(cuvil-quantize-residuals)"),
+      llvm::cl::desc("int8 convolutions read 8-bit residuals, and shortcuts "
+                     "read their 8-bit tensor (cuvil-quantize-residuals)"),
       llvm::cl::init(false)};
 };
 
@@ -98,6 +98,7 @@ void registerCuvilPipelines(const TargetRegistry &targets) {
         level1.integerIo = options.integerIo;
         level1.sampleParallel = options.sampleParallel;
         level1.quantizedResiduals = options.quantizedResiduals;
+        level1.quantizeShortcuts = options.quantizedResiduals;
         buildLevel1Pipeline(pm, level1);
       });
   mlir::PassPipelineRegistration<Level2PipelineOptions>(

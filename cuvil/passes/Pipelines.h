@@ -33,9 +33,14 @@ struct Level1Options {
   /// cuvil-fuse-epilogues's activations
   /// (TargetBackend::epilogueActivations).
   std::vector<std::string> epilogueActivations = {"relu", "clip"};
-  /// Run cuvil-quantize-residuals, and let int8 convolutions' epilogues
-  /// read 8-bit residuals (TargetBackend::quantizedResiduals).
+  /// int8 convolutions' epilogues may read 8-bit residuals
+  /// (TargetBackend::quantizedResiduals; cuvil-fuse-epilogues's
+  /// `quantized-residuals`).
   bool quantizedResiduals = false;
+  /// Run cuvil-quantize-residuals: shortcuts read their 8-bit tensor. It
+  /// changes what the graph computes, so only where Cuvil chose the
+  /// quantization (--quantize=int8), never on an imported QDQ graph.
+  bool quantizeShortcuts = false;
 };
 
 void buildLevel1Pipeline(mlir::OpPassManager &pm,
