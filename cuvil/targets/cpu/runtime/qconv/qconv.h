@@ -65,7 +65,7 @@ static inline void cuvil_qout_bounds(const cuvil_qout *q,
   *hi = h < lo8 ? lo8 : h > hi8 ? hi8 : h;
 }
 
-/*===- Blocked direct convolutions (qconvb.c) ----------------------------===*
+/*===- Blocked direct convolutions (qconvb*.c) ---------------------------===*
  *
  * Output NCHW<block>c (block 8 or 16), float32 or 8-bit; input 8-bit
  * NCHW<in_block>c (8 or 16) or NCHW (in_block 1). The tiles read 4 input
@@ -101,10 +101,35 @@ int64_t cuvil_qconvb_scratch_bytes(int64_t c, int64_t in_block, int x_signed,
                                    int64_t pad_left, int64_t dil_h,
                                    int64_t dil_w, int64_t oh, int64_t ow);
 
+/* One output row of cuvil_qconv2d_blocked as its tiles see it. */
+struct cuvil_qconvb_row {
+  const uint8_t *in;     /* the image at the row's first input row */
+  const int8_t *weight;  /* the first of the row's channel blocks' weights */
+  const int32_t *sums;   /* the first block's weight sums */
+  const float *scale;    /* the first block's output scales */
+  const float *bias;     /* the first block's bias, or NULL */
+  const float *residual; /* the row in the first block's residual, or NULL */
+  /* Or the row in an 8-bit residual (cuvil_epilogue's residual8), read with
+   * the epilogue's sign, scale and zero point. */
+  const uint8_t *residual8;
+  void *out;             /* the row in the first block of the output */
+  int32_t zero;          /* the image's zero point (as uint8) */
+  int64_t in_blocks, in_block, block;
+  int64_t row_stride;    /* bytes from one image row to the next */
+  int64_t plane_stride;  /* bytes from one input block to the next */
+  int64_t kh, kw, stride_w, dil_h, dil_w;
+  int64_t weight_stride; /* bytes from one channel block's weights to the next */
+  int64_t out_stride;    /* elements from one output block to the next */
+  const cuvil_epilogue *epilogue;
+  const cuvil_qout *qout;
+  /* With a requantized output and no residual: `folded`, and
+   * cuvil_qout_bounds's lo and hi. */
+  int folded;
+  float lo, hi;
+};
 /* The register tiles (qconvb.inc): one call computes columns [x0, x0 + u)
  * of one output row for nb (1 or 2) channel blocks, or returns 0 when it
  * cannot (another block size); the driver then runs the reference. */
-struct cuvil_qconvb_row;
 typedef int (*cuvil_qconvb_fn)(const struct cuvil_qconvb_row *r, int64_t nb,
                                int64_t x0, int64_t u);
 #define CUVIL_QCONVB_DECLARE(name)                                             \
