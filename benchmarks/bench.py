@@ -809,6 +809,8 @@ def main():
     if args.kernel_benchmark and not args.smoke:
         results["kernels"], results["int8_kernels"] = kernel_benchmarks(
             args.kernel_benchmark)
+    # The int8 table's "% of peak" needs the probe whenever int8 rows run.
+    if set(args.models.split(",")) & set(INT8_MODELS):
         results["peak_int8_gops"] = int8_peak(work, cores)
     if args.wheel and "classifier" in args.models.split(","):
         torch.set_num_threads(1)
@@ -1008,7 +1010,10 @@ def int8_tables(results, cores):
              "sums uint8 x int8 pairs in saturating int16, so its outputs are "
              "not exact there: see its cosine). GOP/s counts the model's float "
              "ops at Cuvil int8's p50, against the 1-core int8 peak (2 cores "
-             "for 2 threads).", "",
+             "for 2 threads)." + (
+                 f" Measured int8 peak (benchmarks/int8_peak.c, a multiply-add "
+                 f"is 2 ops): {peak['core']:.0f} GOP/s on one core, "
+                 f"{peak['machine']:.0f} on {cores}." if peak else ""), "",
              "| model | threads | batch | Cuvil fp32 | Cuvil int8 | PyTorch int8 "
              "| int8 vs Cuvil fp32 | int8 vs PyTorch int8 | cosine vs fp32 "
              "(Cuvil / PyTorch) | Cuvil int8 GOP/s (% of peak) |",

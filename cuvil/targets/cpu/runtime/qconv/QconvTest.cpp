@@ -562,10 +562,13 @@ TEST(QconvTest, DepthwiseMatchesADirectIntegerConvolution) {
       shortcut.quantizedOut = kind > 0;
       problems.push_back(shortcut);
     }
-    for (const Problem &q : problems) {
+    for (size_t i = 0; i < problems.size(); ++i) {
+      const Problem &q = problems[i];
       Data d = makeData(q, rng);
       std::vector<uint8_t> out = runDepthwise(q, d, block, 1);
-      expectMatches(q, d, out, block, "depthwise block " + std::to_string(block));
+      expectMatches(q, d, out, block,
+                    "depthwise problem " + std::to_string(i) + " block " +
+                        std::to_string(block));
       EXPECT_EQ(runDepthwise(q, d, block, 3), out);
     }
   }

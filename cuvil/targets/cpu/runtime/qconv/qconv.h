@@ -65,6 +65,45 @@ static inline void cuvil_qout_bounds(const cuvil_qout *q,
   *hi = h < lo8 ? lo8 : h > hi8 ? hi8 : h;
 }
 
+/* The vector kernels' requantization multiplies by 1 / scale where it may,
+ * since a division costs 8-10 cycles per vector and bounds the 1x1 and
+ * depthwise layers. Let e = RN(v / scale), the quotient the steps above
+ * round, and t = RN(v * rcp + zero) with rcp = RN(1 / scale) (or with two
+ * roundings): |t - (e + zero)| <= 2u|e| + u|t| + u^2... with u = 2^-24,
+ * under 1.2e-4 when |e| <= 512. Beyond that, both lie past the same bound
+ * of the clamp (in [-255, 255] less the zero point); within it, clamping
+ * (to bounds off by at most 2^-16) cannot take them further apart. So
+ * where t clamped is closer than CUVIL_QOUT_MARGIN to its nearest integer
+ * n, the steps above give n too; a vector with a lane that is not divides
+ * instead. The constants: rcp (0 where it cannot stand in: a scale or
+ * reciprocal that is not a normal float), the zero point, and the clamp's
+ * bounds plus the zero point (cuvil_qout_bounds's when `folded`, else the
+ * 8-bit range's). */
+#define CUVIL_QOUT_MARGIN 0.4990234375f /* 0.5 - 2^-10 */
+typedef struct cuvil_qout_fast {
+  float rcp, zero, lo, hi;
+} cuvil_qout_fast;
+static inline cuvil_qout_fast
+cuvil_qout_fast_for(const cuvil_qout *q, const cuvil_epilogue *e, int folded) {
+  cuvil_qout_fast f = {0.0f, 0.0f, 0.0f, 0.0f};
+  float lo, hi;
+  if (!q || !isnormal(q->scale) || !isnormal(1.0f / q->scale))
+    return f;
+  if (folded) {
+    cuvil_qout_bounds(q, e, &lo, &hi);
+    lo += q->zero;
+    hi += q->zero;
+  } else {
+    lo = q->is_signed ? -128.0f : 0.0f;
+    hi = lo + 255.0f;
+  }
+  f.rcp = 1.0f / q->scale;
+  f.zero = q->zero;
+  f.lo = lo;
+  f.hi = hi;
+  return f;
+}
+
 /*===- Blocked direct convolutions (qconvb*.c) ---------------------------===*
  *
  * Output NCHW<block>c (block 8 or 16), float32 or 8-bit; input 8-bit
@@ -126,6 +165,10 @@ struct cuvil_qconvb_row {
    * cuvil_qout_bounds's lo and hi. */
   int folded;
   float lo, hi;
+  cuvil_qout_fast fast; /* its requantization's constants */
+  /* Requantized, folded, by the reciprocal, with a bias in range: the
+   * epilogue's common case (qconvb.c's plain finish). */
+  int plain;
 };
 /* The register tiles (qconvb.inc): one call computes columns [x0, x0 + u)
  * of one output row for nb (1 or 2) channel blocks, or returns 0 when it

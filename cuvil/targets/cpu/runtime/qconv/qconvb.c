@@ -72,13 +72,15 @@ typedef int32_t cuvil_qconvb_i32 __attribute__((aligned(1), may_alias));
  * only then are NaN lanes sent to the zero point. When `folded`, the
  * activation is still to do and [lo_, hi_] (cuvil_qout_bounds) clamps for
  * both. Rounding is the default MXCSR mode's (to nearest even), as
- * nearbyintf's. Sets the int32 vector `iv`. */
-#define CUVIL_QCONVB_REQUANT(iv, q, v, folded, lo_, hi_, has_nan, divv, minv,  \
-                             maxv, set1, cmpnan, blend, cvt, addi, set1i,      \
-                             vzero)                                            \
+ * nearbyintf's. `scalev(v, set1(by))` is the division by the scale, or the
+ * multiplication by its reciprocal (cuvil_qout_reciprocal). Leaves t
+ * clamped in v and round(t) in the int32 vector `iv`, the zero point not
+ * yet added. */
+#define CUVIL_QCONVB_REQUANT(iv, q, v, scalev, by, folded, lo_, hi_, has_nan,  \
+                             minv, maxv, set1, cmpnan, blend, cvt, vzero)      \
   do {                                                                         \
     const float bottom_ = (q)->is_signed ? -128.0f : 0.0f;                     \
-    v = divv(v, set1((q)->scale));                                             \
+    v = scalev(v, set1(by));                                                   \
     if (folded) {                                                              \
       v = maxv(minv(v, set1(hi_)), set1(lo_));                                 \
     } else if (has_nan) {                                                      \
@@ -90,13 +92,95 @@ typedef int32_t cuvil_qconvb_i32 __attribute__((aligned(1), may_alias));
       v = maxv(minv(v, set1(bottom_ + 255.0f - (q)->zero)),                    \
                set1(bottom_ - (q)->zero));                                     \
     }                                                                          \
-    iv = addi(cvt(v), set1i((int32_t)(q)->zero));                              \
+    iv = cvt(v);                                                               \
   } while (0)
 
 #define CUVIL_QCONVB_NAN8(v) _mm256_cmp_ps(v, v, _CMP_UNORD_Q)
 #define CUVIL_QCONVB_BLEND8(a, b, m) _mm256_blendv_ps(a, b, m)
 #define CUVIL_QCONVB_NAN16(v) _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q)
 #define CUVIL_QCONVB_BLEND16(a, b, m) _mm512_mask_blend_ps(m, a, b)
+#define CUVIL_QCONVB_REQUANT8(iv, r, v, scalev, by)                            \
+  CUVIL_QCONVB_REQUANT(iv, (r)->qout, v, scalev, by, (r)->folded, (r)->lo,     \
+                       (r)->hi, (r)->residual, _mm256_min_ps, _mm256_max_ps,   \
+                       _mm256_set1_ps, CUVIL_QCONVB_NAN8, CUVIL_QCONVB_BLEND8, \
+                       _mm256_cvtps_epi32, _mm256_setzero_ps)
+#define CUVIL_QCONVB_REQUANT16(iv, r, v, scalev, by)                           \
+  CUVIL_QCONVB_REQUANT(iv, (r)->qout, v, scalev, by, (r)->folded, (r)->lo,     \
+                       (r)->hi, (r)->residual, _mm512_min_ps, _mm512_max_ps,   \
+                       _mm512_set1_ps, CUVIL_QCONVB_NAN16,                     \
+                       CUVIL_QCONVB_BLEND16, _mm512_cvtps_epi32,               \
+                       _mm512_setzero_ps)
+
+/* The requantized int32 values of v, the zero point added: by the
+ * reciprocal (cuvil_qout_fast) where every lane rounds as the quotient
+ * would, else by CUVIL_QCONVB_REQUANT's division. NaN (only a residual
+ * brings it) goes to the zero point either way. */
+__attribute__((target("avx2"))) static inline __m256i
+cuvil_qconvb_divide8(const struct cuvil_qconvb_row *r, __m256 v) {
+  __m256i iv;
+  __m256 nan_;
+  CUVIL_QCONVB_REQUANT8(iv, r, v, _mm256_div_ps, r->qout->scale);
+  (void)nan_;
+  return _mm256_add_epi32(iv, _mm256_set1_epi32((int32_t)r->qout->zero));
+}
+/* Whether every lane of t (clamped) rounds to n as the quotient would. */
+__attribute__((target("avx2"), always_inline)) static inline int
+cuvil_qconvb_rounds_alike8(__m256 t, __m256i n) {
+  __m256 d = _mm256_andnot_ps(_mm256_set1_ps(-0.0f),
+                              _mm256_sub_ps(t, _mm256_cvtepi32_ps(n)));
+  return _mm256_movemask_ps(_mm256_cmp_ps(d, _mm256_set1_ps(CUVIL_QOUT_MARGIN),
+                                          _CMP_LT_OQ)) == 0xff;
+}
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+cuvil_qconvb_requant8(const struct cuvil_qconvb_row *r, __m256 v) {
+  const cuvil_qout_fast *f = &r->fast;
+  __m256 t;
+  __m256i n;
+  if (!f->rcp)
+    return cuvil_qconvb_divide8(r, v);
+  t = _mm256_add_ps(_mm256_mul_ps(v, _mm256_set1_ps(f->rcp)),
+                    _mm256_set1_ps(f->zero));
+  t = _mm256_max_ps(_mm256_min_ps(t, _mm256_set1_ps(f->hi)),
+                    _mm256_set1_ps(f->lo));
+  if (r->residual) /* NaN lanes, which the clamp made f->hi */
+    t = _mm256_blendv_ps(t, _mm256_set1_ps(f->zero), CUVIL_QCONVB_NAN8(v));
+  n = _mm256_cvtps_epi32(t);
+  if (__builtin_expect(!cuvil_qconvb_rounds_alike8(t, n), 0))
+    return cuvil_qconvb_divide8(r, v);
+  return n;
+}
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i
+cuvil_qconvb_divide16(const struct cuvil_qconvb_row *r, __m512 v) {
+  __m512i iv;
+  __mmask16 nan_;
+  CUVIL_QCONVB_REQUANT16(iv, r, v, _mm512_div_ps, r->qout->scale);
+  (void)nan_;
+  return _mm512_add_epi32(iv, _mm512_set1_epi32((int32_t)r->qout->zero));
+}
+/* Whether every lane of t (clamped) rounds to n as the quotient would. */
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline int
+cuvil_qconvb_rounds_alike16(__m512 t, __m512i n) {
+  return _mm512_cmp_ps_mask(
+             _mm512_abs_ps(_mm512_sub_ps(t, _mm512_cvtepi32_ps(n))),
+             _mm512_set1_ps(CUVIL_QOUT_MARGIN), _CMP_LT_OQ) == 0xffff;
+}
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline __m512i
+cuvil_qconvb_requant16(const struct cuvil_qconvb_row *r, __m512 v) {
+  const cuvil_qout_fast *f = &r->fast;
+  __m512 t;
+  __m512i n;
+  if (!f->rcp)
+    return cuvil_qconvb_divide16(r, v);
+  t = _mm512_fmadd_ps(v, _mm512_set1_ps(f->rcp), _mm512_set1_ps(f->zero));
+  t = _mm512_max_ps(_mm512_min_ps(t, _mm512_set1_ps(f->hi)),
+                    _mm512_set1_ps(f->lo));
+  if (r->residual) /* NaN lanes, which the clamp made f->hi */
+    t = _mm512_mask_blend_ps(CUVIL_QCONVB_NAN16(v), t, _mm512_set1_ps(f->zero));
+  n = _mm512_cvtps_epi32(t);
+  if (__builtin_expect(!cuvil_qconvb_rounds_alike16(t, n), 0))
+    return cuvil_qconvb_divide16(r, v);
+  return n;
+}
 
 /* 8 or 16 residual bytes from element `at`, dequantized
  * (cuvil_residual8's steps). */
@@ -124,14 +208,13 @@ cuvil_qconvb_residual8_16(const struct cuvil_qconvb_row *r, int64_t at) {
 /* Eight outputs of block b at column x, from their sums (the zero point's
  * correction taken off already): scaled, biased, residual and activation,
  * stored as float32 or requantized. */
-__attribute__((target("avx2"))) static inline void
+__attribute__((target("avx2"), always_inline)) static inline void
 cuvil_qconvb_finish8(const struct cuvil_qconvb_row *r, int b, int64_t x,
                      __m256i acc) {
   int64_t at = b * r->out_stride + x * 8;
   __m256 v =
       _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(r->scale + b * 8));
   __m256i iv;
-  __m256 nan_;
   __m128i i16;
   if (r->bias)
     v = _mm256_add_ps(v, _mm256_loadu_ps(r->bias + b * 8));
@@ -146,11 +229,7 @@ cuvil_qconvb_finish8(const struct cuvil_qconvb_row *r, int b, int64_t x,
     _mm256_storeu_ps((float *)r->out + at, v);
     return;
   }
-  CUVIL_QCONVB_REQUANT(iv, r->qout, v, r->folded, r->lo, r->hi, r->residual,
-                       _mm256_div_ps, _mm256_min_ps, _mm256_max_ps,
-                       _mm256_set1_ps, CUVIL_QCONVB_NAN8, CUVIL_QCONVB_BLEND8,
-                       _mm256_cvtps_epi32, _mm256_add_epi32, _mm256_set1_epi32,
-                       _mm256_setzero_ps);
+  iv = cuvil_qconvb_requant8(r, v);
   i16 = _mm_packs_epi32(_mm256_castsi256_si128(iv),
                         _mm256_extracti128_si256(iv, 1));
   _mm_storel_epi64((__m128i *)((uint8_t *)r->out + at),
@@ -158,14 +237,13 @@ cuvil_qconvb_finish8(const struct cuvil_qconvb_row *r, int b, int64_t x,
                                       : _mm_packus_epi16(i16, i16));
 }
 
-__attribute__((target("avx512f,avx512bw"))) static inline void
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
 cuvil_qconvb_finish16(const struct cuvil_qconvb_row *r, int b, int64_t x,
                       __m512i acc) {
   int64_t at = b * r->out_stride + x * 16;
   __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc),
                            _mm512_loadu_ps(r->scale + b * 16));
   __m512i iv;
-  __mmask16 nan_;
   if (r->bias)
     v = _mm512_add_ps(v, _mm512_loadu_ps(r->bias + b * 16));
   if (r->residual)
@@ -179,14 +257,98 @@ cuvil_qconvb_finish16(const struct cuvil_qconvb_row *r, int b, int64_t x,
     _mm512_storeu_ps((float *)r->out + at, v);
     return;
   }
-  CUVIL_QCONVB_REQUANT(iv, r->qout, v, r->folded, r->lo, r->hi, r->residual,
-                       _mm512_div_ps, _mm512_min_ps, _mm512_max_ps,
-                       _mm512_set1_ps, CUVIL_QCONVB_NAN16, CUVIL_QCONVB_BLEND16,
-                       _mm512_cvtps_epi32, _mm512_add_epi32, _mm512_set1_epi32,
-                       _mm512_setzero_ps);
+  iv = cuvil_qconvb_requant16(r, v);
   /* In range already: vpmovdb's truncation keeps each value's byte. */
   _mm_storeu_si128((__m128i *)((uint8_t *)r->out + at),
                    _mm512_cvtepi32_epi8(iv));
+}
+
+/* The plain case (cuvil_qconvb_row's `plain`) in the fewest steps: t =
+ * sum x (scale / out_scale) + (bias / out_scale + zero), constants made
+ * once per block of a tile. Its error and the quotient's own are at most
+ * 2^13 u = 2^-11 (u = 2^-24) together while |sum x scale / out_scale| <=
+ * 1024 and |bias / out_scale| <= 256 (which `plain` requires); beyond,
+ * both are past the same bound of the clamp. So where t rounds alike
+ * (qconv.h's CUVIL_QOUT_MARGIN), it gives the steps' bytes; elsewhere the
+ * steps run. */
+typedef struct {
+  __m256 s, b;
+} cuvil_qconvb_finish8_k;
+__attribute__((target("avx2"),
+               always_inline)) static inline cuvil_qconvb_finish8_k
+cuvil_qconvb_finish8_consts(const struct cuvil_qconvb_row *r, int b) {
+  const cuvil_qout_fast *f = &r->fast;
+  cuvil_qconvb_finish8_k k;
+  k.s =
+      _mm256_mul_ps(_mm256_loadu_ps(r->scale + b * 8), _mm256_set1_ps(f->rcp));
+  k.b = _mm256_set1_ps(f->zero);
+  if (r->bias)
+    k.b = _mm256_add_ps(
+        _mm256_mul_ps(_mm256_loadu_ps(r->bias + b * 8), _mm256_set1_ps(f->rcp)),
+        k.b);
+  return k;
+}
+__attribute__((target("avx2"), always_inline)) static inline void
+cuvil_qconvb_finish8_plain(const struct cuvil_qconvb_row *r,
+                           const cuvil_qconvb_finish8_k *k, int b, int64_t x,
+                           __m256i acc) {
+  const cuvil_qout_fast *f = &r->fast;
+  int64_t at = b * r->out_stride + x * 8;
+  __m256 a = _mm256_cvtepi32_ps(acc);
+  __m256 t = _mm256_add_ps(_mm256_mul_ps(a, k->s), k->b);
+  __m256i n;
+  __m128i i16;
+  t = _mm256_max_ps(_mm256_min_ps(t, _mm256_set1_ps(f->hi)),
+                    _mm256_set1_ps(f->lo));
+  n = _mm256_cvtps_epi32(t);
+  if (__builtin_expect(!cuvil_qconvb_rounds_alike8(t, n), 0)) {
+    __m256 v = _mm256_mul_ps(a, _mm256_loadu_ps(r->scale + b * 8));
+    if (r->bias)
+      v = _mm256_add_ps(v, _mm256_loadu_ps(r->bias + b * 8));
+    n = cuvil_qconvb_divide8(r, v);
+  }
+  i16 = _mm_packs_epi32(_mm256_castsi256_si128(n),
+                        _mm256_extracti128_si256(n, 1));
+  _mm_storel_epi64((__m128i *)((uint8_t *)r->out + at),
+                   r->qout->is_signed ? _mm_packs_epi16(i16, i16)
+                                      : _mm_packus_epi16(i16, i16));
+}
+typedef struct {
+  __m512 s, b;
+} cuvil_qconvb_finish16_k;
+__attribute__((target("avx512f,avx512bw"),
+               always_inline)) static inline cuvil_qconvb_finish16_k
+cuvil_qconvb_finish16_consts(const struct cuvil_qconvb_row *r, int b) {
+  const cuvil_qout_fast *f = &r->fast;
+  cuvil_qconvb_finish16_k k;
+  k.s =
+      _mm512_mul_ps(_mm512_loadu_ps(r->scale + b * 16), _mm512_set1_ps(f->rcp));
+  k.b = _mm512_set1_ps(f->zero);
+  if (r->bias)
+    k.b = _mm512_fmadd_ps(_mm512_loadu_ps(r->bias + b * 16),
+                          _mm512_set1_ps(f->rcp), k.b);
+  return k;
+}
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
+cuvil_qconvb_finish16_plain(const struct cuvil_qconvb_row *r,
+                            const cuvil_qconvb_finish16_k *k, int b, int64_t x,
+                            __m512i acc) {
+  const cuvil_qout_fast *f = &r->fast;
+  int64_t at = b * r->out_stride + x * 16;
+  __m512 a = _mm512_cvtepi32_ps(acc);
+  __m512 t = _mm512_fmadd_ps(a, k->s, k->b);
+  __m512i n;
+  t = _mm512_max_ps(_mm512_min_ps(t, _mm512_set1_ps(f->hi)),
+                    _mm512_set1_ps(f->lo));
+  n = _mm512_cvtps_epi32(t);
+  if (__builtin_expect(!cuvil_qconvb_rounds_alike16(t, n), 0)) {
+    __m512 v = _mm512_mul_ps(a, _mm512_loadu_ps(r->scale + b * 16));
+    if (r->bias)
+      v = _mm512_add_ps(v, _mm512_loadu_ps(r->bias + b * 16));
+    n = cuvil_qconvb_divide16(r, v);
+  }
+  _mm_storeu_si128((__m128i *)((uint8_t *)r->out + at),
+                   _mm512_cvtepi32_epi8(n));
 }
 
 /* The dot products of four bytes of input (broadcast to every lane) with
@@ -328,8 +490,22 @@ cuvil_qconvb_avx512bw_w(const int8_t *p) {
             }                                                                  \
           }                                                                    \
         }                                                                      \
-    CUVIL_UNROLL for (b = 0; b < NB; ++b) CUVIL_UNROLL for (j = 0; j < U; ++j) \
-        finish(r, b, x0 + j, acc[b][j]);                                       \
+    {                                                                          \
+      /* A copy the byte stores cannot alias: its fields and the constants     \
+       * made from them stay in registers across the tile's stores. */         \
+      const struct cuvil_qconvb_row fr = *r;                                   \
+      if (fr.plain) {                                                          \
+        CUVIL_UNROLL for (b = 0; b < NB; ++b) {                                \
+          const finish##_k k = finish##_consts(&fr, b);                        \
+          CUVIL_UNROLL for (j = 0; j < U; ++j)                                 \
+              finish##_plain(&fr, &k, b, x0 + j, acc[b][j]);                   \
+        }                                                                      \
+      } else {                                                                 \
+        CUVIL_UNROLL for (b = 0; b < NB; ++b)                                  \
+            CUVIL_UNROLL for (j = 0; j < U; ++j)                               \
+                finish(&fr, b, x0 + j, acc[b][j]);                             \
+      }                                                                        \
+    }                                                                          \
   }
 
 /* A variant's entry (tiles.h): the row in tiles of at most UMAX;

@@ -56,6 +56,15 @@ static void cuvil_qdw_taps(int64_t start, int64_t k, int64_t dil, int64_t size,
     --*k1;
 }
 
+/* The blocked kernels' vectors of 16 floats are whole zmm registers even
+ * where the CPU's tuning prefers 256-bit ones (clang's for Intel's AVX-512
+ * cores): split in two, they double the instructions. */
+#if defined(__clang__)
+#define CUVIL_QDW_WIDE __attribute__((min_vector_width(512)))
+#else
+#define CUVIL_QDW_WIDE
+#endif
+
 /* B lanes as one vector (GCC/Clang vector extensions); unaligned, allowed
  * to alias what they are loaded from. */
 typedef float cuvil_qdw_f8 __attribute__((vector_size(32), aligned(4), may_alias));
@@ -175,6 +184,17 @@ CUVIL_QDW_ROUND_LANES(16)
                cuvil_qdw_f##B)) -                                              \
     (a)->epilogue->residual8_zero) *                                           \
    (a)->epilogue->residual8_scale)
+/* B requantized values (int32, in the 8-bit range) stored as bytes. */
+#define CUVIL_QDW_STORE(B, a, m, at)                                           \
+  do {                                                                         \
+    if ((a)->qout->is_signed) {                                                \
+      cuvil_qdw_s##B q_ = __builtin_convertvector(m, cuvil_qdw_s##B);          \
+      memcpy((a)->output + (at), &q_, B);                                      \
+    } else {                                                                   \
+      cuvil_qdw_b##B q_ = __builtin_convertvector(m, cuvil_qdw_b##B);          \
+      memcpy((a)->output + (at), &q_, B);                                      \
+    }                                                                          \
+  } while (0)
 /* What finishing a block's outputs needs, loaded once per row. */
 #define CUVIL_QDW_PUT(B)                                                       \
   /* qbottom and qtop bound v / qs, less the zero point: the 8-bit range,      \
@@ -182,17 +202,24 @@ CUVIL_QDW_ROUND_LANES(16)
   struct cuvil_qdw_k##B {                                                      \
     cuvil_qdw_f##B zero, scale, bias, lo, hi, qs, qbottom, qtop;               \
     cuvil_qdw_m##B qz;                                                         \
-    int has_bias, act;                                                         \
+    /* cuvil_qout_fast's constants, when `fast` */                             \
+    cuvil_qdw_f##B rcp, fzero, flo, fhi;                                       \
+    /* When `plain` (qconvb.c's plain finish): scale / out_scale and           \
+     * bias / out_scale + zero */                                              \
+    cuvil_qdw_f##B pscale, pbias;                                              \
+    int has_bias, act, fast, plain;                                            \
   };                                                                           \
   static void cuvil_qdw_k##B##_init(const struct cuvil_qdw_args *a,            \
                                     int64_t block, struct cuvil_qdw_k##B *k) { \
     const cuvil_qdw_f##B zero = {0};                                           \
     const cuvil_epilogue *e = a->epilogue;                                     \
+    int l;                                                                     \
     k->zero = zero;                                                            \
     k->scale = *(const cuvil_qdw_f##B *)(a->scale + block * B);                \
     k->has_bias = a->bias != 0;                                                \
     k->bias = a->bias ? *(const cuvil_qdw_f##B *)(a->bias + block * B) : zero; \
     k->act = e ? e->activation : CUVIL_ACT_NONE;                               \
+    k->fast = k->plain = 0;                                                    \
     k->lo = zero + (e ? e->lo : 0.0f);                                         \
     k->hi = zero + (e ? e->hi : 0.0f);                                         \
     if (a->qout) {                                                             \
@@ -202,21 +229,64 @@ CUVIL_QDW_ROUND_LANES(16)
       k->qbottom = zero + (bottom - a->qout->zero);                            \
       k->qtop = zero + (bottom + 255.0f - a->qout->zero);                      \
       k->qz = izero + (int32_t)a->qout->zero;                                  \
-      if (!a->residual && !a->residual8) { /* the activation in the clamp */   \
+      const int folded = !a->residual && !a->residual8;                        \
+      const cuvil_qout_fast f = cuvil_qout_fast_for(a->qout, e, folded);       \
+      if (folded) { /* the activation in the clamp */                          \
         float lo, hi;                                                          \
         cuvil_qout_bounds(a->qout, e, &lo, &hi);                               \
         k->qbottom = zero + lo;                                                \
         k->qtop = zero + hi;                                                   \
         k->act = CUVIL_ACT_NONE;                                               \
       }                                                                        \
+      k->fast = f.rcp != 0.0f;                                                 \
+      k->rcp = zero + f.rcp;                                                   \
+      k->fzero = zero + f.zero;                                                \
+      k->flo = zero + f.lo;                                                    \
+      k->fhi = zero + f.hi;                                                    \
+      k->pscale = k->scale * k->rcp;                                           \
+      k->pbias = k->bias * k->rcp + k->fzero;                                  \
+      k->plain = k->fast && folded;                                            \
+      for (l = 0; l < B; ++l)                                                  \
+        k->plain &= fabsf(k->bias[l] * f.rcp) <= 256.0f;                       \
     }                                                                          \
   }                                                                            \
+  /* t clamped to [flo, fhi] and stored rounded, if every lane rounds as       \
+   * the quotient would (qconv.h's CUVIL_QOUT_MARGIN); else 0. */              \
+  static inline CUVIL_QDW_WIDE int cuvil_qdw_store_rounded_##B(                \
+      const struct cuvil_qdw_args *a, const struct cuvil_qdw_k##B *k,          \
+      const cuvil_qdw_f##B *tp, int64_t at) {                                  \
+    cuvil_qdw_f##B t = *tp, n, d;                                              \
+    cuvil_qdw_m##B m;                                                          \
+    int ok = -1, l;                                                            \
+    t = CUVIL_QDW_SELECT(B, t < k->fhi, t, k->fhi);                            \
+    t = CUVIL_QDW_SELECT(B, t > k->flo, t, k->flo);                            \
+    n = t;                                                                     \
+    n = CUVIL_QDW_ROUND(B, n);                                                 \
+    d = t - n;                                                                 \
+    m = (d < CUVIL_QOUT_MARGIN) & (d > -CUVIL_QOUT_MARGIN);                    \
+    for (l = 0; l < B; ++l)                                                    \
+      ok &= m[l];                                                              \
+    if (__builtin_expect(!ok, 0))                                              \
+      return 0;                                                                \
+    m = __builtin_convertvector(n, cuvil_qdw_m##B);                            \
+    CUVIL_QDW_STORE(B, a, m, at);                                              \
+    return 1;                                                                  \
+  }                                                                            \
+  /* The plain case in the fewest steps: qconvb.c's plain finish. */           \
+  static inline CUVIL_QDW_WIDE int cuvil_qdw_put_plain_##B(                    \
+      const struct cuvil_qdw_args *a, const struct cuvil_qdw_k##B *k,          \
+      const cuvil_qdw_f##B *sum, int64_t at) {                                 \
+    const cuvil_qdw_f##B t = *sum * k->pscale + k->pbias;                      \
+    return cuvil_qdw_store_rounded_##B(a, k, &t, at);                          \
+  }                                                                            \
   /* qconv.h's steps on one vector of sums, stored at output element at. */    \
-  static inline void cuvil_qdw_put_##B(                                        \
+  static inline CUVIL_QDW_WIDE void cuvil_qdw_put_##B(                         \
       const struct cuvil_qdw_args *a, const struct cuvil_qdw_k##B *k,          \
       const cuvil_qdw_f##B *sum, int64_t at) {                                 \
     cuvil_qdw_m##B m;                                                          \
     cuvil_qdw_f##B v = *sum;                                                   \
+    if (k->plain && cuvil_qdw_put_plain_##B(a, k, sum, at))                    \
+      return;                                                                  \
     v = v * k->scale;                                                          \
     if (k->has_bias)                                                           \
       v = v + k->bias;                                                         \
@@ -235,6 +305,13 @@ CUVIL_QDW_ROUND_LANES(16)
       *(cuvil_qdw_f##B *)((float *)a->output + at) = v;                        \
       return;                                                                  \
     }                                                                          \
+    if (k->fast) { /* by the reciprocal, where it rounds alike (qconv.h) */    \
+      cuvil_qdw_f##B t = v * k->rcp + k->fzero;                                \
+      if (a->residual)                                                         \
+        t = CUVIL_QDW_SELECT(B, v != v, k->fzero, t);                          \
+      if (cuvil_qdw_store_rounded_##B(a, k, &t, at))                           \
+        return;                                                                \
+    }                                                                          \
     /* qconvb.c's CUVIL_QCONVB_REQUANT: v / scale clamped to [qbottom,         \
      * qtop] (forms that compile to minps / maxps), rounded, plus the zero     \
      * point in int32; NaN (only a residual brings it) to the zero point. */   \
@@ -246,13 +323,7 @@ CUVIL_QDW_ROUND_LANES(16)
       v = CUVIL_QDW_SELECT(B, m, k->zero, v);                                  \
     m = __builtin_convertvector(CUVIL_QDW_ROUND(B, v), cuvil_qdw_m##B) +       \
         k->qz;                                                                 \
-    if (a->qout->is_signed) {                                                  \
-      cuvil_qdw_s##B q = __builtin_convertvector(m, cuvil_qdw_s##B);           \
-      memcpy(a->output + at, &q, B);                                           \
-    } else {                                                                   \
-      cuvil_qdw_b##B q = __builtin_convertvector(m, cuvil_qdw_b##B);           \
-      memcpy(a->output + at, &q, B);                                           \
-    }                                                                          \
+    CUVIL_QDW_STORE(B, a, m, at);                                              \
   }
 CUVIL_QDW_PUT(8)
 CUVIL_QDW_PUT(16)
@@ -276,7 +347,7 @@ CUVIL_QDW_PUT(16)
  * come as memory operands. The sums and the zero point's part (`corr`) as
  * in cuvil_qdw_row_B's interior groups. */
 #define CUVIL_QDW_GROUP(B, KW, S, SIGN, T)                                     \
-  static void cuvil_qdw_group_##B##_##KW##_##S##_##SIGN(                       \
+  static CUVIL_QDW_WIDE void cuvil_qdw_group_##B##_##KW##_##S##_##SIGN(        \
       const struct cuvil_qdw_args *a, const struct cuvil_qdw_k##B *k,          \
       const uint8_t *row, int64_t row_step, int64_t rows, const float *wr,     \
       const cuvil_qdw_f##B *corr, int64_t at, int64_t cols) {                  \
@@ -387,7 +458,8 @@ CUVIL_QDW_ROW_GROUPS(16)
  * are whole numbers below 2^24 (CUVIL_QDWCONV_MAX_TAPS), so it is exact.
  * Edge columns sum (x - zero) * w over their taps inside the image. */
 #define CUVIL_QDW_ROW(B)                                                       \
-  static void cuvil_qdw_row_##B(const struct cuvil_qdw_args *a, int64_t t) {   \
+  static CUVIL_QDW_WIDE void cuvil_qdw_row_##B(const struct cuvil_qdw_args *a, \
+                                               int64_t t) {                    \
     const int64_t y = t % a->oh, q = t / a->oh, block = q % a->blocks;         \
     int64_t x = 0, ky, kx, j, s, ky0, ky1, xa = 0, xb = a->ow, k0, k1;         \
     const int64_t kh = a->kh, kw = a->kw, dil_w = a->dil_w,                    \
@@ -494,6 +566,101 @@ CUVIL_QDW_ROW(16)
 #undef CUVIL_QDW_LOAD
 
 /* NCHW (one channel per block): one output at a time over its valid taps. */
+/* Images are done a band of output rows of one channel block at a time
+ * from a copy of the input rows it reads, padded with the zero point's
+ * byte: every column group is then an interior one, and what a row sets up
+ * is set up once per band. The copy holds the columns the windows read,
+ * and past them those that the last group of 8 reads for the lanes it does
+ * not store. */
+#define CUVIL_QDW_BAND_BYTES 16384
+struct cuvil_qdw_bands {
+  int64_t wp;    /* the copy's width in pixels */
+  int64_t rows;  /* output rows per band (0: the image takes rows) */
+  int64_t bands; /* bands per plane */
+};
+static struct cuvil_qdw_bands
+cuvil_qdw_bands_of(const struct cuvil_qdw_args *a) {
+  const int64_t groups = (a->ow + CUVIL_QDW_COLS - 1) / CUVIL_QDW_COLS;
+  const int64_t read = (groups * CUVIL_QDW_COLS - 1) * a->stride_w + a->kw;
+  const int64_t reach = (a->kh - 1) * a->dil_h + 1; /* a window's rows */
+  struct cuvil_qdw_bands b = {0, 0, 0};
+  int64_t fit;
+  b.wp = a->w + a->pad_left > read ? a->w + a->pad_left : read;
+  fit = a->block > 1 ? CUVIL_QDW_BAND_BYTES / (b.wp * a->block) : 0;
+  if (a->dil_w != 1 || fit < reach)
+    return b;
+  b.rows = (fit - reach) / a->stride_h + 1;
+  b.rows = b.rows > a->oh ? a->oh : b.rows;
+  b.bands = (a->oh + b.rows - 1) / b.rows;
+  return b;
+}
+/* Input rows [iy0, iy0 + rows) into the copy at column pad_left, the rest
+ * the zero point. */
+static void cuvil_qdw_pad_rows(const struct cuvil_qdw_args *a,
+                               const uint8_t *in, int64_t wp, int64_t iy0,
+                               int64_t rows, uint8_t *copy) {
+  const int64_t B = a->block, row = wp * B;
+  const uint8_t pad = (uint8_t)(int32_t)a->zero;
+  int64_t r;
+  for (r = 0; r < rows; ++r) {
+    const int64_t iy = iy0 + r;
+    uint8_t *dst = copy + r * row;
+    if (iy < 0 || iy >= a->h) {
+      memset(dst, pad, (size_t)row);
+      continue;
+    }
+    memset(dst, pad, (size_t)(a->pad_left * B));
+    memcpy(dst + a->pad_left * B, in + iy * a->w * B, (size_t)(a->w * B));
+    memset(dst + (a->pad_left + a->w) * B, pad,
+           (size_t)((wp - a->pad_left - a->w) * B));
+  }
+}
+#define CUVIL_QDW_BAND(B)                                                      \
+  static CUVIL_QDW_WIDE void cuvil_qdw_band_##B(                               \
+      const struct cuvil_qdw_args *a, cuvil_qdw_group_##B##_fn group,          \
+      const struct cuvil_qdw_bands *bs, int64_t t) {                           \
+    const int64_t q = t / bs->bands, y0 = t % bs->bands * bs->rows;            \
+    const int64_t y1 = y0 + bs->rows < a->oh ? y0 + bs->rows : a->oh;          \
+    const int64_t block = q % a->blocks, taps = a->kh * a->kw;                 \
+    const int64_t wp = bs->wp, step = a->dil_h * wp * B;                       \
+    const float *wt = a->weight + block * taps * B;                            \
+    const cuvil_qdw_f##B zero = {0};                                           \
+    uint8_t copy[CUVIL_QDW_BAND_BYTES];                                        \
+    cuvil_qdw_f##B corr = zero;                                                \
+    struct cuvil_qdw_k##B k;                                                   \
+    int64_t y, x, i;                                                           \
+    cuvil_qdw_pad_rows(                                                        \
+        a, a->input + q * a->h * a->w * B, wp, y0 * a->stride_h - a->pad_top,  \
+        (y1 - 1 - y0) * a->stride_h + (a->kh - 1) * a->dil_h + 1, copy);       \
+    cuvil_qdw_k##B##_init(a, block, &k);                                       \
+    for (i = 0; i < taps; ++i)                                                 \
+      corr += *(const cuvil_qdw_f##B *)(wt + i * B);                           \
+    corr *= zero + a->zero;                                                    \
+    for (y = y0; y < y1; ++y) {                                                \
+      const uint8_t *row = copy + (y - y0) * a->stride_h * wp * B;             \
+      const int64_t at = (q * a->oh + y) * a->ow * B;                          \
+      for (x = 0; x < a->ow; x += CUVIL_QDW_COLS)                              \
+        group(a, &k, row + x * a->stride_w * B, step, a->kh, wt, &corr,        \
+              at + x * B,                                                      \
+              a->ow - x < CUVIL_QDW_COLS ? a->ow - x : CUVIL_QDW_COLS);        \
+    }                                                                          \
+  }
+CUVIL_QDW_BAND(8)
+CUVIL_QDW_BAND(16)
+#undef CUVIL_QDW_BAND
+
+static void cuvil_qdw_band_items(void *p, int64_t begin, int64_t end) {
+  const struct cuvil_qdw_args *a = (const struct cuvil_qdw_args *)p;
+  const struct cuvil_qdw_bands bs = cuvil_qdw_bands_of(a);
+  int64_t t;
+  for (t = begin; t < end; ++t) {
+    if (a->block == 16)
+      cuvil_qdw_band_16(a, cuvil_qdw_group_of_16(a), &bs, t);
+    else
+      cuvil_qdw_band_8(a, cuvil_qdw_group_of_8(a), &bs, t);
+  }
+}
+
 static void cuvil_qdw_row_1(const struct cuvil_qdw_args *a, int64_t t) {
   int64_t y = t % a->oh, q = t / a->oh, ch = q % a->blocks, x, ky, kx;
   int64_t ky0, ky1, k0, k1, iy0 = y * a->stride_h - a->pad_top;
@@ -536,6 +703,7 @@ void cuvil_qdwconv(cuvil_pool *pool, int64_t n, int64_t c, int64_t h,
                    void *y, int64_t block, const cuvil_qout *qout,
                    const cuvil_epilogue *epilogue) {
   struct cuvil_qdw_args a;
+  struct cuvil_qdw_bands bands;
   a.input = (const uint8_t *)x;
   a.weight = packed;
   a.scale = scale;
@@ -562,5 +730,14 @@ void cuvil_qdwconv(cuvil_pool *pool, int64_t n, int64_t c, int64_t h,
   a.zero = (float)x_zero;
   a.epilogue = epilogue;
   a.qout = qout;
-  cuvil_parallel_for(pool, n * a.blocks * oh, cuvil_qdw_rows, &a);
+  bands = cuvil_qdw_bands_of(&a);
+  /* Bands where a copy holds one and they are enough to share out evenly. */
+  if (bands.rows &&
+      (block == 16 ? cuvil_qdw_group_of_16(&a) != 0
+                   : block == 8 && cuvil_qdw_group_of_8(&a) != 0) &&
+      n * a.blocks * bands.bands >= 4 * (int64_t)cuvil_pool_threads(pool))
+    cuvil_parallel_for(pool, n * a.blocks * bands.bands, cuvil_qdw_band_items,
+                       &a);
+  else
+    cuvil_parallel_for(pool, n * a.blocks * oh, cuvil_qdw_rows, &a);
 }
