@@ -57,6 +57,13 @@ struct Problem {
   int activation = CUVIL_ACT_RELU;
   float lo = -1.0f, hi = 1.0f;
   bool exactScales = true;
+  // An output scale of 3 (no exact reciprocal) over values that are whole
+  // multiples of 1.5: half the quotients are ties, which only the division
+  // rounds exactly, so the kernels' multiplication by 1 / 3 must divide
+  // there. `tieBias` shifts every bias by that many output steps (past 256:
+  // the finish that folds the bias into one multiply-add may not run).
+  bool ties = false;
+  float tieBias = 0.0f;
   bool quantizedOut = false, outSigned = false;
   // Residuals with NaN, infinities and values far past the 8-bit range.
   bool extremes = false;
@@ -96,9 +103,12 @@ Data makeData(const Problem &p, std::mt19937 &rng) {
     d.x[p.h * p.w] = d.x[0];
   }
   for (int64_t o = 0; o < p.oc; ++o) {
-    d.scale.push_back(p.exactScales ? std::ldexp(1.0f, -int(4 + rng() % 3))
-                                    : float(rng() % 1000 + 1) * 1.3e-4f);
-    d.bias.push_back(float(int(rng() % 2001) - 1000) / 64.0f);
+    d.scale.push_back(p.ties          ? 1.5f
+                      : p.exactScales ? std::ldexp(1.0f, -int(4 + rng() % 3))
+                                      : float(rng() % 1000 + 1) * 1.3e-4f);
+    d.bias.push_back(p.ties
+                         ? 1.5f * float(int(rng() % 81) - 40) + 3.0f * p.tieBias
+                         : float(int(rng() % 2001) - 1000) / 64.0f);
   }
   d.residual.resize(p.n * p.oc * p.oh() * p.ow());
   for (float &v : d.residual)
@@ -128,7 +138,7 @@ Data makeData(const Problem &p, std::mt19937 &rng) {
       d.residual[i] = special[(i / 3) % 9];
   }
   d.qout.is_signed = p.outSigned;
-  d.qout.scale = p.exactScales ? 0.5f : 0.0371f;
+  d.qout.scale = p.ties ? 3.0f : p.exactScales ? 0.5f : 0.0371f;
   d.qout.zero = p.outSigned ? -3.0f : 117.0f;
   return d;
 }
@@ -352,6 +362,14 @@ std::vector<Problem> blockedProblems(int64_t block, int weightMax) {
   pointwise.quantizedOut = true;
   pointwise.outSigned = true;
   problems.push_back(pointwise);
+  for (float shift : {0.0f, -300.0f}) { // ties, as the division rounds them
+    Problem ties = pointwise;
+    ties.ties = true;
+    ties.tieBias = shift;
+    ties.outSigned = shift == 0.0f;
+    ties.weightMax = std::min(weightMax, 3); // sums near the 8-bit range
+    problems.push_back(ties);
+  }
   Problem strided = base; // int8 input, stride 2, dilation 2, clip
   strided.xSigned = true;
   strided.xZero = -9;
@@ -544,6 +562,12 @@ TEST(QconvTest, DepthwiseMatchesADirectIntegerConvolution) {
         }
         problems.push_back(g);
       }
+    Problem ties = p; // ties, as the division rounds them
+    ties.ties = true;
+    ties.residual = false;
+    ties.quantizedOut = true;
+    ties.weightMax = 3;
+    problems.push_back(ties);
     Problem narrow = p; // rows narrower than a group, with a residual
     narrow.w = 7;
     narrow.h = 7;
