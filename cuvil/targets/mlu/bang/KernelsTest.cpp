@@ -92,6 +92,66 @@ TEST(KernelsTest, GemmWithBiasResidualAndClipOverUnevenTiles) {
   expectNear(dc.read(), want, 1e-5);
 }
 
+/// An integer at position `pos`: x / 2^pos to nearest, ties away from zero
+/// (BANG C's _rd), saturated to int8.
+int toInt8(double x, int pos) {
+  double q = std::round(std::ldexp(x, -pos));
+  return int(std::min(127.0, std::max(-128.0, q)));
+}
+
+/// cuvil_gemm_int8 over uneven tiles against the fixed-point arithmetic
+/// written out in integers: each sum is exact, then scaled by
+/// 2^(pos_a + pos_w) (a float32 rounding), biased and clipped.
+template <class T> void checkGemmInt8(bool residual) {
+  const int M = 5, N = 100, K = 150, Np = 128, Kp = 256;
+  cuvil_gemm_int8_shape s{M, N, K, Np, Kp, 2, 64, -6, -7, CUVIL_ACT_CLIP};
+  std::vector<float> a = randoms(M * K, 5), bias = randoms(N, 6),
+                     res = randoms(M * N, 7);
+  std::vector<int8_t> w(Np * Kp, 0);
+  std::mt19937 rng(8);
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k)
+      w[n * Kp + k] = int8_t(int(rng() % 255) - 127);
+  std::vector<T> ta(a.begin(), a.end()), tbias(bias.begin(), bias.end()),
+      tres(res.begin(), res.end());
+  Device<T> da(ta), dbias(tbias), dres(tres), dc(std::vector<T>(M * N));
+  Device<int8_t> dw(w);
+  cuvil_emu::launch(
+      "gemm_int8",
+      [&] {
+        CUVIL_NRAM(T, row, Kp);
+        CUVIL_NRAM(int8_t, q, Kp);
+        CUVIL_NRAM(float, acc, s.Mt *s.Nt);
+        CUVIL_NRAM(float, tmp, s.Nt);
+        CUVIL_NRAM(T, vec, s.Nt);
+        CUVIL_NRAM(float, vecf, s.Nt);
+        CUVIL_NRAM(T, nres, s.Mt * s.Nt);
+        CUVIL_NRAM(T, out, s.Mt * s.Nt);
+        CUVIL_WRAM(int8_t, wt, s.Nt * Kp);
+        cuvil_gemm_int8<T>(s, dc.ptr, da.ptr, dw.ptr, dbias.ptr,
+                           residual ? dres.ptr : nullptr, -0.5f, 0.75f, row, q,
+                           acc, tmp, vec, vecf, nres, out, wt);
+      },
+      kThreeTasks, cnrtFuncTypeBlock, nullptr);
+  std::vector<T> got = dc.read();
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      long long sum = 0;
+      for (int k = 0; k < K; ++k)
+        sum += (long long)toInt8(double(ta[m * K + k]), -6) * w[n * Kp + k];
+      double v = double(float(std::ldexp(double(sum), -13))) +
+                 double(tbias[n]) + (residual ? double(tres[m * N + n]) : 0.0);
+      double want = std::min(0.75, std::max(-0.5, v));
+      ASSERT_NEAR(float(got[m * N + n]), want, sizeof(T) == 2 ? 1e-3 : 1e-6)
+          << m << "," << n;
+    }
+}
+
+TEST(KernelsTest, Int8GemmOnTheTensorUnitIsTheFixedPointArithmetic) {
+  checkGemmInt8<float>(true);
+  checkGemmInt8<half>(false);
+}
+
 /// A grouped, strided, dilated, padded convolution, against a direct loop.
 TEST(KernelsTest, ConvolutionStreamsItsInputChannels) {
   cuvil_window_shape s{};

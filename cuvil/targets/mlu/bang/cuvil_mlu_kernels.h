@@ -197,6 +197,75 @@ __mlu_func__ void cuvil_gemm(const cuvil_gemm_shape &s, T *c, const T *a,
 }
 
 //===----------------------------------------------------------------------===//
+// int8 products on the tensor unit (MLU2xx computes fixed point only there):
+// C = A W^T (+ bias[N]) (+ R), act. A is quantized row by row to int8 at
+// position pos_a (to nearest, ties away from zero: _rd); W is int8 at
+// position pos_w, stored [Np][Kp]: N padded to a multiple of 64 and K to a
+// multiple of 128 (the conversion's count), with zeros. Items are (row
+// tile, column tile): an item's Nt columns of weights go to WRAM once, and
+// each of its rows is converted and multiplied by __bang_mlp, which sums
+// exactly and scales by 2^(pos_a + pos_w). Bias, residual and activation
+// then run in float32, as in cuvil_gemm.
+//===----------------------------------------------------------------------===//
+
+struct cuvil_gemm_int8_shape {
+  int M, N, K;
+  int Np, Kp;       // N padded to a multiple of 64, K to a multiple of 128
+  int Mt, Nt;       // tiles; Nt a multiple of 64
+  int pos_a, pos_w; // fix_positions: a value is its integer times 2^pos
+  int act;
+};
+
+__mlu_func__ void cuvil_to_int8(int8_t *q, float *x, int n, int pos) {
+  __bang_float2int8_rd(q, x, n, pos);
+}
+__mlu_func__ void cuvil_to_int8(int8_t *q, half *x, int n, int pos) {
+  __bang_half2int8_rd(q, x, n, pos);
+}
+
+// row: Kp of T; q: Kp int8; acc: Mt*Nt, tmp: Nt, vecf: Nt (float16 only)
+// of float; vec: Nt, nram_res: Mt*Nt (only with a residual), out: Mt*Nt
+// (float16 only) of T; wt: Nt*Kp int8 in WRAM.
+template <typename T>
+__mlu_func__ void
+cuvil_gemm_int8(const cuvil_gemm_int8_shape &s, T *c, const T *a,
+                const int8_t *w, const T *bias, const T *res, float lo,
+                float hi, T *row, int8_t *q, float *acc, float *tmp, T *vec,
+                float *vecf, T *nram_res, T *out, int8_t *wt) {
+  int mtiles = (s.M + s.Mt - 1) / s.Mt, ntiles = (s.N + s.Nt - 1) / s.Nt;
+  for (int item = taskId; item < mtiles * ntiles; item += taskDim) {
+    int m0 = item / ntiles * s.Mt, n0 = item % ntiles * s.Nt;
+    int ms = cuvil_min(s.Mt, s.M - m0), ns = cuvil_min(s.Nt, s.N - n0);
+    int rows = cuvil_min(s.Nt, s.Np - n0); // whole 64s, zero past N
+    __memcpy(wt, (void *)(w + (long)n0 * s.Kp), rows * s.Kp, GDRAM2WRAM);
+    for (int m = 0; m < ms; ++m) {
+      __bang_write_value(row, s.Kp, (T)0);
+      __memcpy(row, (void *)(a + (long)(m0 + m) * s.K), s.K * sizeof(T),
+               GDRAM2NRAM);
+      cuvil_to_int8(q, row, s.Kp, s.pos_a);
+      __bang_mlp(acc + m * s.Nt, q, wt, rows, s.Kp, s.pos_a + s.pos_w);
+    }
+    if (bias) {
+      __memcpy(vec, (void *)(bias + n0), ns * sizeof(T), GDRAM2NRAM);
+      float *fv = cuvil_widen(vecf, vec, s.Nt);
+      for (int m = 0; m < ms; ++m)
+        __bang_add(acc + m * s.Nt, acc + m * s.Nt, fv, s.Nt);
+    }
+    T *cp = c + (long)m0 * s.N + n0;
+    if (res) {
+      cuvil_copy2d(nram_res, res + (cp - c), ns * sizeof(T), GDRAM2NRAM,
+                   s.Nt * sizeof(T), s.N * sizeof(T), ms);
+      for (int m = 0; m < ms; ++m)
+        __bang_add(acc + m * s.Nt, acc + m * s.Nt,
+                   cuvil_widen(tmp, nram_res + m * s.Nt, s.Nt), s.Nt);
+    }
+    cuvil_activate(acc, s.Mt * s.Nt, s.act, lo, hi, tmp, s.Nt);
+    cuvil_copy2d(cp, cuvil_narrow(out, acc, s.Mt * s.Nt), ns * sizeof(T),
+                 NRAM2GDRAM, s.N * sizeof(T), s.Nt * sizeof(T), ms);
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Sliding windows (convolution, pooling) on NCHW, by patches: for a tile
 // of output rows, each (channel, kh, kw) is a row of the patch matrix in
 // NRAM (padding stays the fill value), built by NRAM-to-NRAM copies.
