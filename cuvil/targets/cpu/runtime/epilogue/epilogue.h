@@ -62,6 +62,12 @@ static inline float cuvil_residual8(const cuvil_epilogue *e, const void *bytes,
   return (q - e->residual8_zero) * e->residual8_scale;
 }
 
+/* Whether `e` adds a residual, float32 or 8-bit: an output that may then be
+ * NaN, whose requantization cannot fold the activation into its clamp. */
+static inline int cuvil_has_residual(const cuvil_epilogue *e) {
+  return e && (e->residual || e->residual8);
+}
+
 /* Applies `e` to `count` elements of one output row; `offset` is the row's
  * position in the output (where its residual is), `row` its bias index.
  * For the kernels that apply it row by row (the matrix products, the NCHW

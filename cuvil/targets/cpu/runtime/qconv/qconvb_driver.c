@@ -86,6 +86,31 @@ struct cuvil_qconvb_args {
   int64_t oh, ow, stride_h, blocks, groups;
 };
 
+/* Row iy of a plain image's channels [4q, 4q + 4) into `count` pixels of
+ * 4 bytes from `dst` (the image's first column), flipped to uint8, the
+ * channels past c the zero point: as 32-bit words, which vectorize (a byte
+ * store every 4th byte does not). */
+static void cuvil_qconvb_interleave4(const struct cuvil_qconvb_args *a,
+                                     int64_t q, int64_t iy, uint8_t *dst,
+                                     int64_t count) {
+  const uint8_t *p[4];
+  uint32_t keep = 0, fill, flip;
+  int64_t x, s;
+  for (s = 0; s < 4; ++s) {
+    int present = q * 4 + s < a->c;
+    p[s] = a->input + (((present ? q * 4 + s : q * 4) * a->h + iy) * a->w);
+    keep |= present ? 0xffu << (8 * s) : 0;
+  }
+  fill = (uint32_t)a->pad * 0x01010101u & ~keep;
+  flip = (uint32_t)a->flip * 0x01010101u;
+  for (x = 0; x < count; ++x) {
+    uint32_t v = (uint32_t)p[0][x] | (uint32_t)p[1][x] << 8 |
+                 (uint32_t)p[2][x] << 16 | (uint32_t)p[3][x] << 24;
+    v = ((v ^ flip) & keep) | fill;
+    memcpy(dst + 4 * x, &v, 4);
+  }
+}
+
 /* Image blocks [begin, end) into the converted image: blocked by the
  * tiles' input block, padded with the zero point, int8 flipped to uint8. */
 static void cuvil_qconvb_convert(void *p, int64_t begin, int64_t end) {
@@ -124,6 +149,10 @@ static void cuvil_qconvb_convert(void *p, int64_t begin, int64_t end) {
         int64_t x0 = a->pad_left < a->wp ? a->pad_left : a->wp;
         int64_t x1 = a->pad_left + a->w < a->wp ? a->pad_left + a->w : a->wp;
         memset(row, a->pad, (size_t)(a->wp * ib));
+        if (ib == 4 && x1 > x0) { /* a stem's: whole pixels at a time */
+          cuvil_qconvb_interleave4(a, q, iy, row + x0 * 4, x1 - x0);
+          continue;
+        }
         for (s = 0; s < ib && q * ib + s < a->c; ++s) {
           const uint8_t *src = a->input + ((q * ib + s) * a->h + iy) * a->w;
           for (x = x0; x < x1; ++x)
@@ -242,7 +271,7 @@ void cuvil_qconv2d_blocked(cuvil_qconvb_fn tile, cuvil_pool *pool,
   a.base.out_stride = oh * ow * block;
   a.base.epilogue = epilogue;
   a.base.qout = qout;
-  if (qout && !(epilogue && (epilogue->residual || epilogue->residual8))) {
+  if (qout && !cuvil_has_residual(epilogue)) {
     a.base.folded = 1;
     cuvil_qout_bounds(qout, epilogue, &a.base.lo, &a.base.hi);
   }

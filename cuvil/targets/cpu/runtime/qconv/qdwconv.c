@@ -170,8 +170,6 @@ CUVIL_QDW_ROUND_LANES(16)
 #endif
 /* B bytes of the 8-bit residual from element `at`, dequantized
  * (cuvil_residual8's steps). */
-#define cuvil_qdw_residual8_8(a, at) CUVIL_QDW_RESIDUAL8(8, a, at)
-#define cuvil_qdw_residual8_16(a, at) CUVIL_QDW_RESIDUAL8(16, a, at)
 #define CUVIL_QDW_RESIDUAL8(B, a, at)                                          \
   ((((a)->epilogue->residual8_signed                                           \
          ? __builtin_convertvector(                                            \
@@ -229,7 +227,7 @@ CUVIL_QDW_ROUND_LANES(16)
       k->qbottom = zero + (bottom - a->qout->zero);                            \
       k->qtop = zero + (bottom + 255.0f - a->qout->zero);                      \
       k->qz = izero + (int32_t)a->qout->zero;                                  \
-      const int folded = !a->residual && !a->residual8;                        \
+      const int folded = !cuvil_has_residual(e);                               \
       const cuvil_qout_fast f = cuvil_qout_fast_for(a->qout, e, folded);       \
       if (folded) { /* the activation in the clamp */                          \
         float lo, hi;                                                          \
@@ -293,7 +291,7 @@ CUVIL_QDW_ROUND_LANES(16)
     if (a->residual)                                                           \
       v = v + *(const cuvil_qdw_f##B *)(a->residual + at);                     \
     else if (a->residual8)                                                     \
-      v = v + cuvil_qdw_residual8_##B(a, at);                                  \
+      v = v + CUVIL_QDW_RESIDUAL8(B, a, at);                                   \
     if (k->act == CUVIL_ACT_RELU) {                                            \
       m = v > k->zero;                                                         \
       v = (cuvil_qdw_f##B)((cuvil_qdw_m##B)v & m);                             \
