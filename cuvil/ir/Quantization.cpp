@@ -318,4 +318,24 @@ quant::UniformQuantizedType activationType(MLIRContext *context, double lo,
       scale, zero, 0, 255);
 }
 
+double powerOfTwoScale(double maxAbs, double limit) {
+  if (!(maxAbs > 0) || !std::isfinite(maxAbs))
+    return 1.0;
+  int position = static_cast<int>(std::ceil(std::log2(maxAbs / limit)));
+  // log2 may round across an exact power: the smallest scale that holds it.
+  while (maxAbs > limit * std::ldexp(1.0, position))
+    ++position;
+  while (maxAbs <= limit * std::ldexp(1.0, position - 1))
+    --position;
+  return std::ldexp(1.0, std::clamp(position, -126, 127));
+}
+
+quant::UniformQuantizedType fixedPointActivationType(MLIRContext *context,
+                                                     double lo, double hi) {
+  double scale = powerOfTwoScale(std::max(std::fabs(lo), std::fabs(hi)), 127);
+  return quant::UniformQuantizedType::get(
+      quant::QuantizationFlags::Signed, IntegerType::get(context, 8),
+      Float32Type::get(context), scale, 0, -128, 127);
+}
+
 } // namespace cuvil::l1

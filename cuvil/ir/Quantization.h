@@ -65,6 +65,15 @@ double kernelScale(double scale);
 mlir::quant::UniformQuantizedType activationType(mlir::MLIRContext *context,
                                                  double lo, double hi);
 
+/// The smallest power of two s with max_abs <= limit * s (1 when max_abs is
+/// zero or not finite): a fixed-point scale, 2^position.
+double powerOfTwoScale(double maxAbs, double limit);
+
+/// The fixed-point type of an activation observed over [lo, hi]: int8 per
+/// tensor, zero point 0, scale powerOfTwoScale(max(|lo|, |hi|), 127).
+mlir::quant::UniformQuantizedType
+fixedPointActivationType(mlir::MLIRContext *context, double lo, double hi);
+
 } // namespace cuvil::l1
 
 #endif // CUVIL_IR_QUANTIZATION_H

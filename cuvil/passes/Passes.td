@@ -87,7 +87,17 @@ def CuvilQuantizeProducts
     bias added in float32. `cuvil-fold-quantized-products` then turns it
     into a `cuvil.quantized_matmul`. A marked op that cannot be quantized
     is an error.
+
+    With `power-of-two` (fixed point, as Cambricon MLU2xx's tensor unit
+    takes it: a value is its integer times 2^position), the activation is
+    symmetric int8 per tensor and the weights symmetric int8 per tensor,
+    each scale the smallest power of two that holds its largest magnitude
+    (zero point 0): the same types, whose scales are exact powers of two.
   }];
+  let options = [
+    Option<"powerOfTwo", "power-of-two", "bool", "false",
+           "Symmetric int8 per tensor with power-of-two scales">,
+  ];
   let statistics = [
     Statistic<"numQuantized", "quantized", "Ops quantized from calibration">,
   ];

@@ -11,7 +11,10 @@
 // and post-ReLU tensors get all 256 levels. Weights are symmetric int8 per
 // output column (a convolution's: per output channel), in [-m, m] with m
 // the target's `int8_weight_max` (127, or 64 where its int8 products
-// would saturate on wider weights: #cuvil.target).
+// would saturate on wider weights: #cuvil.target). With `power-of-two`
+// (fixed point: MLU2xx's tensor unit scales a product by one power of two),
+// both are symmetric int8 per tensor, each scale the smallest power of two
+// that holds the tensor's largest magnitude.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,17 +50,22 @@ struct QuantizedWeights {
 };
 
 /// Symmetric per column: scale_j = max_k |w[k][j]| / m, q = round half to
-/// even (w / scale_j), so |q| <= m.
-QuantizedWeights quantizeWeights(const cuvil::LinearLayer &layer,
-                                 int64_t m) {
+/// even (w / scale_j), so |q| <= m. `powerOfTwo`: one scale for every
+/// column, the power of two for the largest |w|.
+QuantizedWeights quantizeWeights(const cuvil::LinearLayer &layer, int64_t m,
+                                 bool powerOfTwo) {
   QuantizedWeights out;
   out.bytes.resize(layer.k * layer.n);
+  const double limit = static_cast<double>(m);
+  float all = 0;
+  for (float w : layer.weights)
+    all = std::max(all, std::fabs(w));
   for (int64_t j = 0; j < layer.n; ++j) {
     float amax = 0;
     for (int64_t i = 0; i < layer.k; ++i)
       amax = std::max(amax, std::fabs(layer.weights[i * layer.n + j]));
-    double limit = static_cast<double>(m);
-    double scale = l1::kernelScale(amax / limit);
+    double scale = powerOfTwo ? l1::powerOfTwoScale(all, limit)
+                              : l1::kernelScale(amax / limit);
     out.scales.push_back(scale);
     for (int64_t i = 0; i < layer.k; ++i) {
       double q = std::nearbyint(layer.weights[i * layer.n + j] / scale);
@@ -70,6 +78,8 @@ QuantizedWeights quantizeWeights(const cuvil::LinearLayer &layer,
 
 struct QuantizeProducts
     : cuvil::impl::CuvilQuantizeProductsBase<QuantizeProducts> {
+  using CuvilQuantizeProductsBase::CuvilQuantizeProductsBase;
+
   void runOnOperation() override {
     SmallVector<Operation *> marked;
     getOperation().walk([&](Operation *op) {
@@ -88,14 +98,30 @@ struct QuantizeProducts
     return cuvil::l1::TargetAttr::lookupOrDefault(op).getInt8WeightMax();
   }
 
-  /// `value` through uint8 over [lo, hi]: dequantize(quantize(value)).
-  static Value quantizedActivation(OpBuilder &builder, Location loc,
-                                   Value value, double lo, double hi) {
+  /// `value` through 8 bits over [lo, hi]: dequantize(quantize(value)).
+  Value quantizedActivation(OpBuilder &builder, Location loc, Value value,
+                            double lo, double hi) {
     auto type = cast<RankedTensorType>(value.getType());
+    MLIRContext *context = builder.getContext();
     Value q = l1::QuantizeOp::create(
         builder, loc,
-        type.clone(l1::activationType(builder.getContext(), lo, hi)), value);
+        type.clone(powerOfTwo ? l1::fixedPointActivationType(context, lo, hi)
+                              : l1::activationType(context, lo, hi)),
+        value);
     return l1::DequantizeOp::create(builder, loc, q);
+  }
+
+  /// The int8 weights' type: per tensor for powerOfTwo, else per `axis`.
+  Type weightType(MLIRContext *context, const QuantizedWeights &w,
+                  int32_t axis) {
+    auto i8 = IntegerType::get(context, 8);
+    if (powerOfTwo)
+      return quant::UniformQuantizedType::get(quant::QuantizationFlags::Signed,
+                                              i8, Float32Type::get(context),
+                                              w.scales.front(), 0, -128, 127);
+    return quant::UniformQuantizedPerAxisType::get(
+        quant::QuantizationFlags::Signed, i8, Float32Type::get(context),
+        w.scales, SmallVector<int64_t>(w.scales.size(), 0), axis, -128, 127);
   }
 
   /// A convolution in place: its input through uint8, its OIHW weights
@@ -112,7 +138,7 @@ struct QuantizeProducts
     for (int64_t c = 0; c < o; ++c)
       for (int64_t i = 0; i < k; ++i)
         columns.weights[i * o + c] = values[c * k + i];
-    QuantizedWeights q = quantizeWeights(columns, weightMax(conv));
+    QuantizedWeights q = quantizeWeights(columns, weightMax(conv), powerOfTwo);
     std::string oihw(q.bytes.size(), '\0');
     for (int64_t c = 0; c < o; ++c)
       for (int64_t i = 0; i < k; ++i)
@@ -121,10 +147,7 @@ struct QuantizeProducts
     Location loc = conv.getLoc();
     OpBuilder builder(conv);
     auto i8 = IntegerType::get(context, 8);
-    auto wType = quant::UniformQuantizedPerAxisType::get(
-        quant::QuantizationFlags::Signed, i8, Float32Type::get(context),
-        q.scales, SmallVector<int64_t>(o, 0), /*quantizedDimension=*/0, -128,
-        127);
+    Type wType = weightType(context, q, /*axis=*/0);
     Value stored = cuvil::createResourceConstant(builder, loc, type.clone(i8),
                                                  "qweights", oihw);
     Value weights = l1::DequantizeOp::create(
@@ -158,13 +181,10 @@ struct QuantizeProducts
     Value activation =
         quantizedActivation(builder, loc, layer.activation, range[0], range[1]);
 
-    QuantizedWeights w = quantizeWeights(layer, weightMax(op));
+    QuantizedWeights w = quantizeWeights(layer, weightMax(op), powerOfTwo);
     auto i8 = IntegerType::get(context, 8);
     auto storage = RankedTensorType::get({layer.k, layer.n}, i8);
-    auto wType = quant::UniformQuantizedPerAxisType::get(
-        quant::QuantizationFlags::Signed, i8, Float32Type::get(context),
-        w.scales, SmallVector<int64_t>(layer.n, 0), /*quantizedDimension=*/1,
-        -128, 127);
+    Type wType = weightType(context, w, /*axis=*/1);
     Value stored = cuvil::createResourceConstant(builder, loc, storage,
                                                  "qweights", w.bytes);
     Value weights = l1::DequantizeOp::create(
