@@ -72,8 +72,7 @@ typedef int32_t cuvil_qconvb_i32 __attribute__((aligned(1), may_alias));
  * only then are NaN lanes sent to the zero point. When `folded`, the
  * activation is still to do and [lo_, hi_] (cuvil_qout_bounds) clamps for
  * both. Rounding is the default MXCSR mode's (to nearest even), as
- * nearbyintf's. `scalev(v, set1(by))` is the division by the scale, or the
- * multiplication by its reciprocal (cuvil_qout_reciprocal). Leaves t
+ * nearbyintf's. `scalev(v, set1(by))` is the division by the scale. Leaves t
  * clamped in v and round(t) in the int32 vector `iv`, the zero point not
  * yet added. */
 #define CUVIL_QCONVB_REQUANT(iv, q, v, scalev, by, folded, lo_, hi_, has_nan,  \

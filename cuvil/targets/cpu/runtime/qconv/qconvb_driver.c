@@ -200,12 +200,14 @@ static void cuvil_qconvb_rows(void *p, int64_t begin, int64_t end) {
   }
 }
 
-/* Whether every |bias / out_scale| is at most 256, as the tiles' plain
- * finish requires (qconvb.c). */
-static int cuvil_qconvb_bias_fits(const float *bias, int64_t n, float rcp) {
+/* Whether the tiles' plain finish (qconvb.c) may run: every |bias /
+ * out_scale| at most 256 and every scale / out_scale finite. */
+static int cuvil_qconvb_plain_fits(const float *scale, const float *bias,
+                                   int64_t n, float rcp) {
   int64_t i;
-  for (i = 0; bias && i < n; ++i)
-    if (!(fabsf(bias[i] * rcp) <= 256.0f))
+  for (i = 0; i < n; ++i)
+    if (!isfinite(scale[i] * rcp) ||
+        (bias && !(fabsf(bias[i] * rcp) <= 256.0f)))
       return 0;
   return 1;
 }
@@ -277,7 +279,7 @@ void cuvil_qconv2d_blocked(cuvil_qconvb_fn tile, cuvil_pool *pool,
   }
   a.base.fast = cuvil_qout_fast_for(qout, epilogue, a.base.folded);
   a.base.plain = a.base.folded && a.base.fast.rcp != 0.0f &&
-                 cuvil_qconvb_bias_fits(bias, oc, a.base.fast.rcp);
+                 cuvil_qconvb_plain_fits(scale, bias, oc, a.base.fast.rcp);
   for (b = 0; b < n; ++b) {
     a.input = (const uint8_t *)x + b * c * h * w;
     a.output = (uint8_t *)y + b * oc * oh * ow * a.out_bytes;

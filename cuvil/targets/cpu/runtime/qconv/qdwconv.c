@@ -244,8 +244,9 @@ CUVIL_QDW_ROUND_LANES(16)
       k->pscale = k->scale * k->rcp;                                           \
       k->pbias = k->bias * k->rcp + k->fzero;                                  \
       k->plain = k->fast && folded;                                            \
-      for (l = 0; l < B; ++l)                                                  \
-        k->plain &= fabsf(k->bias[l] * f.rcp) <= 256.0f;                       \
+      for (l = 0; l < B; ++l) /* as qconvb_driver.c's plain_fits */            \
+        k->plain &= fabsf(k->bias[l] * f.rcp) <= 256.0f &&                     \
+                    isfinite(k->scale[l] * f.rcp);                             \
     }                                                                          \
   }                                                                            \
   /* t clamped to [flo, fhi] and stored rounded, if every lane rounds as       \
