@@ -142,6 +142,32 @@ __mlu_func__ void cuvil_gemm_load(const cuvil_gemm_shape &s, const T *a,
   }
 }
 
+// An item's sums `acc` (ms of Mt rows of Nt, ns columns used) plus the
+// bias from `bias` and the residual rows from `res` (row stride n), the
+// activation, stored to `c` (row stride n): the products' shared finish.
+template <typename T>
+__mlu_func__ void cuvil_gemm_finish(T *c, const T *bias, const T *res, int ms,
+                                    int ns, int Mt, int Nt, int n, int act,
+                                    float lo, float hi, float *acc, float *tmp,
+                                    T *vec, float *vecf, T *nram_res, T *out) {
+  if (bias) {
+    __memcpy(vec, (void *)bias, ns * sizeof(T), GDRAM2NRAM);
+    float *fv = cuvil_widen(vecf, vec, Nt);
+    for (int m = 0; m < ms; ++m)
+      __bang_add(acc + m * Nt, acc + m * Nt, fv, Nt);
+  }
+  if (res) {
+    cuvil_copy2d(nram_res, res, ns * sizeof(T), GDRAM2NRAM, Nt * sizeof(T),
+                 n * sizeof(T), ms);
+    for (int m = 0; m < ms; ++m)
+      __bang_add(acc + m * Nt, acc + m * Nt,
+                 cuvil_widen(tmp, nram_res + m * Nt, Nt), Nt);
+  }
+  cuvil_activate(acc, Mt * Nt, act, lo, hi, tmp, Nt);
+  cuvil_copy2d(c, cuvil_narrow(out, acc, Mt * Nt), ns * sizeof(T), NRAM2GDRAM,
+               n * sizeof(T), Nt * sizeof(T), ms);
+}
+
 // na: 2 x Mt*Kt, nb: 2 x Kt*Nt, vec: Nt, res: Mt*Nt (only with a
 // residual), out: Mt*Nt (float16 only) of T; bf: Kt*Nt (float16 only), acc:
 // Mt*Nt, tmp: Nt, vecf: Nt (float16 only) of float.
@@ -176,23 +202,10 @@ __mlu_func__ void cuvil_gemm(const cuvil_gemm_shape &s, T *c, const T *a,
         }
       __sync();
     }
-    if (bias) {
-      __memcpy(vec, (void *)(bias + n0), ns * sizeof(T), GDRAM2NRAM);
-      float *fv = cuvil_widen(vecf, vec, s.Nt);
-      for (int m = 0; m < ms; ++m)
-        __bang_add(acc + m * s.Nt, acc + m * s.Nt, fv, s.Nt);
-    }
-    T *cp = c + bi * s.c_batch + (long)m0 * s.N + n0;
-    if (res) {
-      cuvil_copy2d(nram_res, res + (cp - c), ns * sizeof(T), GDRAM2NRAM,
-                   s.Nt * sizeof(T), s.N * sizeof(T), ms);
-      for (int m = 0; m < ms; ++m)
-        __bang_add(acc + m * s.Nt, acc + m * s.Nt,
-                   cuvil_widen(tmp, nram_res + m * s.Nt, s.Nt), s.Nt);
-    }
-    cuvil_activate(acc, s.Mt * s.Nt, s.act, lo, hi, tmp, s.Nt);
-    cuvil_copy2d(cp, cuvil_narrow(out, acc, s.Mt * s.Nt), ns * sizeof(T),
-                 NRAM2GDRAM, s.N * sizeof(T), s.Nt * sizeof(T), ms);
+    long at = bi * s.c_batch + (long)m0 * s.N + n0;
+    cuvil_gemm_finish(c + at, bias ? bias + n0 : 0, res ? res + at : 0, ms, ns,
+                      s.Mt, s.Nt, s.N, s.act, lo, hi, acc, tmp, vec, vecf,
+                      nram_res, out);
   }
 }
 
@@ -245,23 +258,10 @@ cuvil_gemm_int8(const cuvil_gemm_int8_shape &s, T *c, const T *a,
       cuvil_to_int8(q, row, s.Kp, s.pos_a);
       __bang_mlp(acc + m * s.Nt, q, wt, rows, s.Kp, s.pos_a + s.pos_w);
     }
-    if (bias) {
-      __memcpy(vec, (void *)(bias + n0), ns * sizeof(T), GDRAM2NRAM);
-      float *fv = cuvil_widen(vecf, vec, s.Nt);
-      for (int m = 0; m < ms; ++m)
-        __bang_add(acc + m * s.Nt, acc + m * s.Nt, fv, s.Nt);
-    }
-    T *cp = c + (long)m0 * s.N + n0;
-    if (res) {
-      cuvil_copy2d(nram_res, res + (cp - c), ns * sizeof(T), GDRAM2NRAM,
-                   s.Nt * sizeof(T), s.N * sizeof(T), ms);
-      for (int m = 0; m < ms; ++m)
-        __bang_add(acc + m * s.Nt, acc + m * s.Nt,
-                   cuvil_widen(tmp, nram_res + m * s.Nt, s.Nt), s.Nt);
-    }
-    cuvil_activate(acc, s.Mt * s.Nt, s.act, lo, hi, tmp, s.Nt);
-    cuvil_copy2d(cp, cuvil_narrow(out, acc, s.Mt * s.Nt), ns * sizeof(T),
-                 NRAM2GDRAM, s.N * sizeof(T), s.Nt * sizeof(T), ms);
+    long at = (long)m0 * s.N + n0;
+    cuvil_gemm_finish(c + at, bias ? bias + n0 : 0, res ? res + at : 0, ms, ns,
+                      s.Mt, s.Nt, s.N, s.act, lo, hi, acc, tmp, vec, vecf,
+                      nram_res, out);
   }
 }
 
