@@ -568,6 +568,16 @@ TEST(QconvTest, DepthwiseMatchesADirectIntegerConvolution) {
     ties.quantizedOut = true;
     ties.weightMax = 3;
     problems.push_back(ties);
+    Problem tall = p; // several bands of rows per plane (qdwconv.c)
+    tall.h = 70;
+    tall.w = 45;
+    tall.quantizedOut = true;
+    problems.push_back(tall);
+    Problem tallS2 = tall; // ... at stride 2, 5x5, whose bands overlap
+    tallS2.kh = tallS2.kw = 5;
+    tallS2.pt = tallS2.pl = tallS2.pb = tallS2.pr = 2;
+    tallS2.sh = tallS2.sw = 2;
+    problems.push_back(tallS2);
     Problem narrow = p; // rows narrower than a group, with a residual
     narrow.w = 7;
     narrow.h = 7;
