@@ -57,15 +57,18 @@ QuantizedWeights quantizeWeights(const cuvil::LinearLayer &layer, int64_t m,
   QuantizedWeights out;
   out.bytes.resize(layer.k * layer.n);
   const double limit = static_cast<double>(m);
-  float all = 0;
-  for (float w : layer.weights)
-    all = std::max(all, std::fabs(w));
+  double tensorScale = 0;
+  if (powerOfTwo) {
+    float all = 0;
+    for (float w : layer.weights)
+      all = std::max(all, std::fabs(w));
+    tensorScale = l1::powerOfTwoScale(all, limit);
+  }
   for (int64_t j = 0; j < layer.n; ++j) {
     float amax = 0;
-    for (int64_t i = 0; i < layer.k; ++i)
+    for (int64_t i = 0; !powerOfTwo && i < layer.k; ++i)
       amax = std::max(amax, std::fabs(layer.weights[i * layer.n + j]));
-    double scale = powerOfTwo ? l1::powerOfTwoScale(all, limit)
-                              : l1::kernelScale(amax / limit);
+    double scale = powerOfTwo ? tensorScale : l1::kernelScale(amax / limit);
     out.scales.push_back(scale);
     for (int64_t i = 0; i < layer.k; ++i) {
       double q = std::nearbyint(layer.weights[i * layer.n + j] / scale);

@@ -104,6 +104,19 @@ cuvil_qout_fast_for(const cuvil_qout *q, const cuvil_epilogue *e, int folded) {
   return f;
 }
 
+/* Whether the plain finish (qconvb.c's, and qdwconv.c's) may run on n
+ * channels: every |bias / out_scale| at most 256 and every scale /
+ * out_scale finite, as its error bound needs (bias may be NULL). */
+static inline int cuvil_qout_plain_fits(const float *scale, const float *bias,
+                                        int64_t n, float rcp) {
+  int64_t i;
+  for (i = 0; i < n; ++i)
+    if (!isfinite(scale[i] * rcp) ||
+        (bias && !(fabsf(bias[i] * rcp) <= 256.0f)))
+      return 0;
+  return 1;
+}
+
 /*===- Blocked direct convolutions (qconvb*.c) ---------------------------===*
  *
  * Output NCHW<block>c (block 8 or 16), float32 or 8-bit; input 8-bit

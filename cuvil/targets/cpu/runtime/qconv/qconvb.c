@@ -72,14 +72,13 @@ typedef int32_t cuvil_qconvb_i32 __attribute__((aligned(1), may_alias));
  * only then are NaN lanes sent to the zero point. When `folded`, the
  * activation is still to do and [lo_, hi_] (cuvil_qout_bounds) clamps for
  * both. Rounding is the default MXCSR mode's (to nearest even), as
- * nearbyintf's. `scalev(v, set1(by))` is the division by the scale. Leaves t
- * clamped in v and round(t) in the int32 vector `iv`, the zero point not
- * yet added. */
-#define CUVIL_QCONVB_REQUANT(iv, q, v, scalev, by, folded, lo_, hi_, has_nan,  \
-                             minv, maxv, set1, cmpnan, blend, cvt, vzero)      \
+ * nearbyintf's. Sets the int32 vector `iv`. */
+#define CUVIL_QCONVB_REQUANT(iv, q, v, folded, lo_, hi_, has_nan, divv, minv,  \
+                             maxv, set1, cmpnan, blend, cvt, addi, set1i,      \
+                             vzero)                                            \
   do {                                                                         \
     const float bottom_ = (q)->is_signed ? -128.0f : 0.0f;                     \
-    v = scalev(v, set1(by));                                                   \
+    v = divv(v, set1((q)->scale));                                             \
     if (folded) {                                                              \
       v = maxv(minv(v, set1(hi_)), set1(lo_));                                 \
     } else if (has_nan) {                                                      \
@@ -91,24 +90,13 @@ typedef int32_t cuvil_qconvb_i32 __attribute__((aligned(1), may_alias));
       v = maxv(minv(v, set1(bottom_ + 255.0f - (q)->zero)),                    \
                set1(bottom_ - (q)->zero));                                     \
     }                                                                          \
-    iv = cvt(v);                                                               \
+    iv = addi(cvt(v), set1i((int32_t)(q)->zero));                              \
   } while (0)
 
 #define CUVIL_QCONVB_NAN8(v) _mm256_cmp_ps(v, v, _CMP_UNORD_Q)
 #define CUVIL_QCONVB_BLEND8(a, b, m) _mm256_blendv_ps(a, b, m)
 #define CUVIL_QCONVB_NAN16(v) _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q)
 #define CUVIL_QCONVB_BLEND16(a, b, m) _mm512_mask_blend_ps(m, a, b)
-#define CUVIL_QCONVB_REQUANT8(iv, r, v, scalev, by)                            \
-  CUVIL_QCONVB_REQUANT(iv, (r)->qout, v, scalev, by, (r)->folded, (r)->lo,     \
-                       (r)->hi, (r)->residual, _mm256_min_ps, _mm256_max_ps,   \
-                       _mm256_set1_ps, CUVIL_QCONVB_NAN8, CUVIL_QCONVB_BLEND8, \
-                       _mm256_cvtps_epi32, _mm256_setzero_ps)
-#define CUVIL_QCONVB_REQUANT16(iv, r, v, scalev, by)                           \
-  CUVIL_QCONVB_REQUANT(iv, (r)->qout, v, scalev, by, (r)->folded, (r)->lo,     \
-                       (r)->hi, (r)->residual, _mm512_min_ps, _mm512_max_ps,   \
-                       _mm512_set1_ps, CUVIL_QCONVB_NAN16,                     \
-                       CUVIL_QCONVB_BLEND16, _mm512_cvtps_epi32,               \
-                       _mm512_setzero_ps)
 
 /* The requantized int32 values of v, the zero point added: by the
  * reciprocal (cuvil_qout_fast) where every lane rounds as the quotient
@@ -118,9 +106,13 @@ __attribute__((target("avx2"))) static inline __m256i
 cuvil_qconvb_divide8(const struct cuvil_qconvb_row *r, __m256 v) {
   __m256i iv;
   __m256 nan_;
-  CUVIL_QCONVB_REQUANT8(iv, r, v, _mm256_div_ps, r->qout->scale);
+  CUVIL_QCONVB_REQUANT(iv, r->qout, v, r->folded, r->lo, r->hi, r->residual,
+                       _mm256_div_ps, _mm256_min_ps, _mm256_max_ps,
+                       _mm256_set1_ps, CUVIL_QCONVB_NAN8, CUVIL_QCONVB_BLEND8,
+                       _mm256_cvtps_epi32, _mm256_add_epi32, _mm256_set1_epi32,
+                       _mm256_setzero_ps);
   (void)nan_;
-  return _mm256_add_epi32(iv, _mm256_set1_epi32((int32_t)r->qout->zero));
+  return iv;
 }
 /* Whether every lane of t (clamped) rounds to n as the quotient would. */
 __attribute__((target("avx2"), always_inline)) static inline int
@@ -152,9 +144,13 @@ __attribute__((target("avx512f,avx512bw"))) static inline __m512i
 cuvil_qconvb_divide16(const struct cuvil_qconvb_row *r, __m512 v) {
   __m512i iv;
   __mmask16 nan_;
-  CUVIL_QCONVB_REQUANT16(iv, r, v, _mm512_div_ps, r->qout->scale);
+  CUVIL_QCONVB_REQUANT(iv, r->qout, v, r->folded, r->lo, r->hi, r->residual,
+                       _mm512_div_ps, _mm512_min_ps, _mm512_max_ps,
+                       _mm512_set1_ps, CUVIL_QCONVB_NAN16, CUVIL_QCONVB_BLEND16,
+                       _mm512_cvtps_epi32, _mm512_add_epi32, _mm512_set1_epi32,
+                       _mm512_setzero_ps);
   (void)nan_;
-  return _mm512_add_epi32(iv, _mm512_set1_epi32((int32_t)r->qout->zero));
+  return iv;
 }
 /* Whether every lane of t (clamped) rounds to n as the quotient would. */
 __attribute__((target("avx512f,avx512bw"), always_inline)) static inline int

@@ -200,18 +200,6 @@ static void cuvil_qconvb_rows(void *p, int64_t begin, int64_t end) {
   }
 }
 
-/* Whether the tiles' plain finish (qconvb.c) may run: every |bias /
- * out_scale| at most 256 and every scale / out_scale finite. */
-static int cuvil_qconvb_plain_fits(const float *scale, const float *bias,
-                                   int64_t n, float rcp) {
-  int64_t i;
-  for (i = 0; i < n; ++i)
-    if (!isfinite(scale[i] * rcp) ||
-        (bias && !(fabsf(bias[i] * rcp) <= 256.0f)))
-      return 0;
-  return 1;
-}
-
 void cuvil_qconv2d_blocked(cuvil_qconvb_fn tile, cuvil_pool *pool,
                            uint8_t *scratch, int64_t n, int64_t c, int64_t h,
                            int64_t w, const void *x, int64_t in_block,
@@ -279,7 +267,7 @@ void cuvil_qconv2d_blocked(cuvil_qconvb_fn tile, cuvil_pool *pool,
   }
   a.base.fast = cuvil_qout_fast_for(qout, epilogue, a.base.folded);
   a.base.plain = a.base.folded && a.base.fast.rcp != 0.0f &&
-                 cuvil_qconvb_plain_fits(scale, bias, oc, a.base.fast.rcp);
+                 cuvil_qout_plain_fits(scale, bias, oc, a.base.fast.rcp);
   for (b = 0; b < n; ++b) {
     a.input = (const uint8_t *)x + b * c * h * w;
     a.output = (uint8_t *)y + b * oc * oh * ow * a.out_bytes;

@@ -211,7 +211,6 @@ CUVIL_QDW_ROUND_LANES(16)
                                     int64_t block, struct cuvil_qdw_k##B *k) { \
     const cuvil_qdw_f##B zero = {0};                                           \
     const cuvil_epilogue *e = a->epilogue;                                     \
-    int l;                                                                     \
     k->zero = zero;                                                            \
     k->scale = *(const cuvil_qdw_f##B *)(a->scale + block * B);                \
     k->has_bias = a->bias != 0;                                                \
@@ -243,10 +242,10 @@ CUVIL_QDW_ROUND_LANES(16)
       k->fhi = zero + f.hi;                                                    \
       k->pscale = k->scale * k->rcp;                                           \
       k->pbias = k->bias * k->rcp + k->fzero;                                  \
-      k->plain = k->fast && folded;                                            \
-      for (l = 0; l < B; ++l) /* as qconvb_driver.c's plain_fits */            \
-        k->plain &= fabsf(k->bias[l] * f.rcp) <= 256.0f &&                     \
-                    isfinite(k->scale[l] * f.rcp);                             \
+      k->plain =                                                               \
+          k->fast && folded &&                                                 \
+          cuvil_qout_plain_fits(a->scale + block * B,                          \
+                                a->bias ? a->bias + block * B : 0, B, f.rcp);  \
     }                                                                          \
   }                                                                            \
   /* t clamped to [flo, fhi] and stored rounded, if every lane rounds as       \
