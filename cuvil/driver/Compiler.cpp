@@ -356,6 +356,18 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
           options.fp16.has_value() > 1)
     return absl::InvalidArgumentError(
         "int8 quantization, bfloat16 and float16 are exclusive: choose one");
+  if (backend->asksInt8(options.targetOptions) && !options.quantization)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "int8 on the ", backend->getName().str(),
+        " target needs calibration data: --calibration=FILE.npz "
+        "(numpy.savez(FILE, input_name=samples); in Python, calibration=) "
+        "to choose each activation's position from"));
+  if (options.quantization && backend->int8Form().powerOfTwoScales &&
+      !backend->asksInt8(options.targetOptions))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the ", backend->getName().str(),
+        " target's numbers are its precision: ask for int8 with "
+        "--precision=int8 (precision=\"int8\") and the calibration data"));
   if (options.integerIo && (options.bf16 || options.fp16))
     return absl::InvalidArgumentError(absl::StrCat(
         "integer I/O passes 8-bit quantized tensors; a ",
@@ -488,6 +500,7 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
       CuvilMarkQuantizationCandidatesOptions mark;
       mark.keepFp32.assign(options.quantization->keepFp32.begin(),
                            options.quantization->keepFp32.end());
+      mark.groupedConvolutions = backend->int8Form().groupedConvolutions;
       pm.addNestedPass<mlir::func::FuncOp>(
           createCuvilMarkQuantizationCandidates(mark));
     }));
@@ -540,6 +553,8 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
   level1.quantizedResiduals = backend->quantizedResiduals();
   level1.quantizeShortcuts =
       backend->quantizedResiduals() && options.quantization.has_value();
+  level1.powerOfTwoScales = backend->int8Form().powerOfTwoScales;
+  level1.requantizingEpilogues = backend->int8Form().requantizingEpilogues;
   RETURN_IF_ERROR(runPipeline(
       [&](mlir::OpPassManager &pm) { buildLevel1Pipeline(pm, level1); }));
   {

@@ -598,8 +598,9 @@ LogicalResult UKernelCallOp::verify() {
   if (failed(verifyLevel1Params(*this)))
     return failure();
   StringRef kernel = getKernel();
-  bool product =
-      kernel == "matmul" || kernel == "gemm" || kernel == "quantized_matmul";
+  bool product = kernel == "matmul" || kernel == "gemm" ||
+                 kernel == "quantized_matmul" ||
+                 kernel == "fixed_matmul"; // an MLU's (LowerFixedPoint)
   if (EpilogueAttr epilogue = getEpilogueAttr()) {
     if (epilogue.has(EpilogueStep::col_bias) && !product)
       return emitOpError("a col_bias epilogue needs a matrix product, not '")

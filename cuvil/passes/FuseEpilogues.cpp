@@ -146,7 +146,8 @@ struct FuseEpilogues : cuvil::impl::CuvilFuseEpiloguesBase<FuseEpilogues> {
       current = user->getResult(0);
       user = soleUser(current);
     }
-    if (isa<l1::QuantizedConv2dOp, l1::QuantizedMatmulOp>(producer) &&
+    if (requantize &&
+        isa<l1::QuantizedConv2dOp, l1::QuantizedMatmulOp>(producer) &&
         isRequantization(user))
       chain.push_back(user);
     return chain;

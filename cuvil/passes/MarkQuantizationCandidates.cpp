@@ -29,6 +29,13 @@ namespace l1 = cuvil::l1;
 
 namespace {
 
+bool isGroupedOrDilated(Operation *op) {
+  auto conv = dyn_cast<l1::Conv2dOp>(op);
+  return conv &&
+         (conv.getGroups() != 1 ||
+          llvm::any_of(conv.getDilations(), [](int64_t d) { return d != 1; }));
+}
+
 struct MarkQuantizationCandidates
     : cuvil::impl::CuvilMarkQuantizationCandidatesBase<
           MarkQuantizationCandidates> {
@@ -56,6 +63,11 @@ struct MarkQuantizationCandidates
       }
       if (std::optional<std::string> why = cuvil::whyNotIntegerLinear(op)) {
         op->emitWarning("stays float32: ") << *why;
+        return;
+      }
+      if (!groupedConvolutions && isGroupedOrDilated(op)) {
+        op->emitWarning("stays float32: this target's int8 convolutions "
+                        "have no groups or dilation");
         return;
       }
       op->setAttr("cuvil.calibration_point",

@@ -67,6 +67,10 @@ def CuvilMarkQuantizationCandidates
   let options = [
     ListOption<"keepFp32", "keep-fp32", "std::string",
                "Node names, module paths or op kinds to keep in float32">,
+    Option<"groupedConvolutions", "grouped-convolutions", "bool", "true",
+           "Mark grouped, depthwise and dilated convolutions too (false: "
+           "the target's int8 convolutions have no groups or dilation; "
+           "those stay float32, with a note)">,
   ];
   let statistics = [
     Statistic<"numMarked", "marked", "Ops marked for int8 quantization">,
@@ -382,6 +386,10 @@ def CuvilFuseEpilogues : Pass<"cuvil-fuse-epilogues", "::mlir::func::FuncOp"> {
            "An int8 convolution's residual may be the dequantize of an "
            "8-bit tensor quantized per tensor: the group reads the bytes "
            "(TargetBackend::quantizedResiduals)">,
+    Option<"requantize", "requantize", "bool", "true",
+           "An int8 product's group may end in the quantize of the next "
+           "int8 layer's input, writing 8-bit values "
+           "(TargetBackend::Int8Form::requantizingEpilogues)">,
   ];
   let statistics = [
     Statistic<"numGroups", "groups", "Fused groups formed">,

@@ -14,7 +14,9 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm,
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   // Calibrated layers (if any) become QDQ, then integer products.
-  pm.addNestedPass<mlir::func::FuncOp>(createCuvilQuantizeProducts());
+  CuvilQuantizeProductsOptions quantize;
+  quantize.powerOfTwo = options.powerOfTwoScales;
+  pm.addNestedPass<mlir::func::FuncOp>(createCuvilQuantizeProducts(quantize));
   // Before the fold, so that the first layer reads the input and the last
   // layer's epilogue takes the output's quantize.
   if (options.integerIo)
@@ -23,7 +25,8 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm,
   // One quantize per tensor and type, then moved before max pools, so
   // that cuvil-fuse-epilogues finds it after the int8 convolution.
   pm.addPass(mlir::createCSEPass());
-  pm.addNestedPass<mlir::func::FuncOp>(createCuvilHoistQuantize());
+  if (options.requantizingEpilogues)
+    pm.addNestedPass<mlir::func::FuncOp>(createCuvilHoistQuantize());
   if (options.quantizeShortcuts)
     pm.addNestedPass<mlir::func::FuncOp>(createCuvilQuantizeResiduals());
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFoldPads());
@@ -45,6 +48,7 @@ void buildLevel1Pipeline(mlir::OpPassManager &pm,
   epilogues.activations.assign(options.epilogueActivations.begin(),
                                options.epilogueActivations.end());
   epilogues.quantizedResiduals = options.quantizedResiduals;
+  epilogues.requantize = options.requantizingEpilogues;
   pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseEpilogues(epilogues));
   if (options.fuseElementwise)
     pm.addNestedPass<mlir::func::FuncOp>(createCuvilFuseElementwise());

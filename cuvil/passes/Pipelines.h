@@ -41,6 +41,12 @@ struct Level1Options {
   /// changes what the graph computes, so only where Cuvil chose the
   /// quantization (--quantize=int8), never on an imported QDQ graph.
   bool quantizeShortcuts = false;
+  /// int8 in fixed point: power-of-two scales (cuvil-quantize-products's
+  /// `power-of-two`; TargetBackend::Int8Form).
+  bool powerOfTwoScales = false;
+  /// int8 products may write the next layer's 8-bit input: quantizes are
+  /// hoisted over max pools and fused into their producers' epilogues.
+  bool requantizingEpilogues = true;
 };
 
 void buildLevel1Pipeline(mlir::OpPassManager &pm,

@@ -156,6 +156,26 @@ public:
   /// `quantized-residuals`).
   virtual bool quantizedResiduals() const { return false; }
 
+  /// What this target's int8 kernels take, for the int8 level1 passes.
+  struct Int8Form {
+    /// Symmetric per-tensor types whose scales are powers of two (fixed
+    /// point: Cambricon MLU2xx's tensor unit), not per-channel weights and
+    /// asymmetric activations (cuvil-quantize-products's `power-of-two`).
+    bool powerOfTwoScales = false;
+    /// Whether grouped, depthwise and dilated convolutions are quantized
+    /// too (cuvil-mark-quantization-candidates's `grouped-convolutions`).
+    bool groupedConvolutions = true;
+    /// Whether an int8 product may write the next layer's 8-bit input
+    /// itself (cuvil-hoist-quantize; cuvil-fuse-epilogues's
+    /// `requantize`), rather than each product quantizing what it reads.
+    bool requantizingEpilogues = true;
+  };
+  virtual Int8Form int8Form() const { return {}; }
+
+  /// Whether `options` choose int8 through the target's own setting (an
+  /// MLU's precision int8): the compile then needs calibration data.
+  virtual bool asksInt8(const TargetOptions &options) const { return false; }
+
   /// Which kernel computes each layer of a module this target's level2
   /// pipeline lowered, and why, one line each (cuvilc --explain-kernels);
   /// empty if the target has no such report (an FPGA or MLU project has

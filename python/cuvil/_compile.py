@@ -192,7 +192,10 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
     With target="mlu" (docs/mlu.md):
     device: the chip, "mlu270", "mlu290" or "mlu370".
     precision: "fp32" (the default) or "fp16" (float16 weights and
-        tensors, products summed in float32; int8 is not built yet).
+        tensors, products summed in float32) or "int8" (fixed point with
+        power-of-two positions, products on the tensor unit; needs
+        calibration=, representative inputs as cuvil.quantization.Int8
+        takes them).
 
     Raises CompileError (unsupported op or construct, shape or dtype
     mismatch: with the op and the source line), ValueError (bad arguments)
@@ -205,10 +208,17 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
                         max_utilization=max_utilization, project=project,
                         test_vectors=test_vectors)
     if mlu:
-        given = [k for k, v in dict(fpga_options, calibration=calibration,
-                                    precision=None).items() if v is not None]
+        given = [k for k, v in dict(fpga_options, precision=None).items()
+                 if v is not None]
         if given:
             raise ValueError(f"{', '.join(given)} apply to target='fpga'")
+        if (precision == "int8") != (calibration is not None):
+            raise ValueError(
+                "precision='int8' needs calibration= (representative inputs, "
+                "as cuvil.quantization.Int8 takes them) to choose each "
+                "activation's fixed-point position"
+                if precision == "int8" else
+                "calibration= applies to target='mlu' with precision='int8'")
     elif not fpga and (device is not None or calibration is not None or any(
             v is not None for v in fpga_options.values())):
         given = [k for k, v in dict(fpga_options, device=device,
@@ -225,6 +235,9 @@ def compile(model, input_signature=None, target="x86_64-linux-gnu", *,
         raise ValueError(f"a {target.upper()} project's numbers are its "
                          "precision=, not quantize=")
     specs = _signature.parse(input_signature)
+    if mlu and precision == "int8":
+        from cuvil import quantization
+        quantize = quantization.Int8(calibration)
     if not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be an int >= 1, got {threads!r}")
     if max_batch is not None and (not isinstance(max_batch, int)

@@ -36,6 +36,22 @@ def small_cnn():
         torch.nn.Flatten(), torch.nn.Linear(16, 4), torch.nn.Softmax(1))
 
 
+def build_and_run(folder, tmp_path):
+    """Builds `folder` with its Makefile against the emulator and runs
+    small_cnn's input through run_model_emu: (input, output)."""
+    build = subprocess.run(["make", "-s", "emulate", f"CXX={CXX}"],
+                           cwd=folder, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    torch.manual_seed(3)
+    x = torch.randn(2, 3, 20, 20)
+    x.numpy().tofile(tmp_path / "x.bin")
+    run = subprocess.run([folder / "run_model_emu", folder / "weights.bin",
+                          tmp_path / "x.bin", tmp_path / "y.bin"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return x, np.fromfile(tmp_path / "y.bin", np.float32).reshape(2, 4)
+
+
 def test_folder_builds_and_runs(tmp_path):
     model = small_cnn()
     onnx_path = export(model, (2, 3, 20, 20), tmp_path / "cnn.onnx")
@@ -51,17 +67,7 @@ def test_folder_builds_and_runs(tmp_path):
     assert "__mlu_global__ void cuvil_layer0(" in kernels
     assert "<<<dim, type, queue>>>" in kernels
     assert "cnrtQueueCreate" in (folder / "host.cpp").read_text()
-    build = subprocess.run(["make", "-s", "emulate", f"CXX={CXX}"],
-                           cwd=folder, capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr
-    torch.manual_seed(3)
-    x = torch.randn(2, 3, 20, 20)
-    x.numpy().tofile(tmp_path / "x.bin")
-    run = subprocess.run([folder / "run_model_emu", folder / "weights.bin",
-                          tmp_path / "x.bin", tmp_path / "y.bin"],
-                         capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    y = np.fromfile(tmp_path / "y.bin", np.float32).reshape(2, 4)
+    x, y = build_and_run(folder, tmp_path)
     with torch.no_grad():
         expected = model(x).numpy()
     assert np.abs(y - expected).sum() / np.abs(expected).sum() <= 1e-5
@@ -72,6 +78,31 @@ def test_folder_builds_and_runs(tmp_path):
                          capture_output=True, text=True)
     assert run.returncode == 1
     assert "holds 16 bytes; this model's weights.bin has" in run.stderr
+
+
+def test_int8_folder_builds_and_runs(tmp_path):
+    """--precision=int8 with --calibration: the products on the tensor unit
+    (their weights in WRAM), built by the folder's Makefile and run; within
+    int8's error of float32 PyTorch (test_mlu.py checks the fixed point
+    exactly)."""
+    model = small_cnn()
+    onnx_path = export(model, (2, 3, 20, 20), tmp_path / "cnn.onnx")
+    torch.manual_seed(2)
+    np.savez(tmp_path / "cal.npz", x=torch.randn(16, 3, 20, 20).numpy())
+    folder = tmp_path / "cnn_mlu"
+    result = cuvilc(onnx_path, "--target=mlu", "--device=mlu270",
+                    "--precision=int8", f"--calibration={tmp_path / 'cal.npz'}",
+                    "-o", folder)
+    assert result.returncode == 0, result.stderr
+    report = json.loads((folder / "report.json").read_text())
+    assert report["precision"] == "int8"
+    functions = [layer["library_function"] for layer in report["layers"]]
+    assert functions.count("conv2d_int8") == 2 and "gemm_int8" in functions
+    assert "cuvil_wram_area" in (folder / "kernels.mlu").read_text()
+    x, y = build_and_run(folder, tmp_path)
+    with torch.no_grad():
+        expected = model(x).numpy()
+    assert np.abs(y - expected).sum() / np.abs(expected).sum() <= 0.05
 
 
 def test_level2_shows_the_plan(tmp_path):
@@ -96,9 +127,12 @@ def test_list_devices_and_help():
     (["--device=mlu100"], "unknown MLU 'mlu100'; --device takes one of "
                           "mlu270, mlu290, mlu370"),
     (["--device=mlu270", "--precision=int8"],
-     "precision 'int8' is not built for the MLU target yet"),
+     "--precision=int8 needs --calibration=FILE.npz"),
+    (["--device=mlu270", "--quantize=int8", "--calibration=cal.npz"],
+     "the mlu target's numbers are its precision: ask for int8 with "
+     "--precision=int8"),
     (["--device=mlu270", "--precision=bf16"],
-     "precision 'bf16' is not one the MLU target knows: fp32 or fp16"),
+     "precision 'bf16' is not one the MLU target knows: fp32, fp16 or int8"),
     (["--device=mlu270", "--external-weights"],
      "--external-weights applies to the CPU targets"),
 ])

@@ -140,7 +140,8 @@ ABSL_FLAG(std::string, calibration, "",
           "representative inputs, one array per model input by name, samples "
           "along dimension 0 (a few hundred samples of real data). With "
           "--target=fpga: the same, sizing --precision=auto's integer bits "
-          "and giving the testbench its vectors.");
+          "and giving the testbench its vectors. With --target=mlu "
+          "--precision=int8: as with --quantize.");
 ABSL_FLAG(std::string, observer, "minmax",
           "How calibration chooses each activation's range: minmax (the "
           "extremes seen), percentile (clips beyond --percentile), entropy "
@@ -161,8 +162,10 @@ ABSL_FLAG(std::string, device, "",
           "lists them), e.g. xczu9eg. --target=mlu: the Cambricon chip, "
           "mlu270, mlu290 or mlu370.");
 ABSL_FLAG(std::string, precision, "",
-          "--target=mlu: fp32 (the default) or fp16 (float16 tensors, "
-          "float32 sums). --target=fpga: the model's fixed-point type, as hls4ml and the "
+          "--target=mlu: fp32 (the default), fp16 (float16 tensors, "
+          "float32 sums) or int8 (fixed point with power-of-two positions "
+          "on the tensor unit, calibrated on --calibration). --target=fpga: "
+          "the model's fixed-point type, as hls4ml and the "
           "vendors write it: fixed<W,I> or fixed<W,I,ROUNDING,OVERFLOW> "
           "(ap_fixed<16,6,AP_RND,AP_SAT> too); W bits, I of them integer "
           "bits with the sign. Default ap_fixed<16,6> (TRN, WRAP). auto (or "
@@ -281,6 +284,16 @@ void printTargets() {
                "tensor IR), --emit=mlir-level2 (the planned buffer IR).\n";
 }
 
+/// --quantize, or int8 when an MLU's --precision asks for it (whose
+/// calibration flags are then int8's).
+std::string quantizeScheme() {
+  if (absl::GetFlag(FLAGS_quantize).empty() &&
+      absl::GetFlag(FLAGS_target) == "mlu" &&
+      absl::GetFlag(FLAGS_precision) == "int8")
+    return "int8";
+  return absl::GetFlag(FLAGS_quantize);
+}
+
 /// The --target=fpga flags as TargetOptions::settings.
 absl::Status parseTargetSettings(cuvil::TargetOptions &options) {
   std::map<std::string, std::string> &settings = options.settings;
@@ -326,8 +339,7 @@ absl::Status parseTargetSettings(cuvil::TargetOptions &options) {
     settings["test_vectors"] = absl::StrCat(vectors);
   if (std::string device = absl::GetFlag(FLAGS_device); !device.empty()) {
     // An FPGA design's calibration data sizes its types (--precision=auto).
-    if (absl::GetFlag(FLAGS_quantize).empty() &&
-        !absl::GetFlag(FLAGS_calibration).empty())
+    if (quantizeScheme().empty() && !absl::GetFlag(FLAGS_calibration).empty())
       settings["calibration"] = absl::GetFlag(FLAGS_calibration);
     if (options.cpu != "native")
       return absl::InvalidArgumentError(
@@ -350,7 +362,7 @@ const char *givenCalibrationFlag(bool withData = true) {
 
 /// --quantize and the flags that go with it.
 absl::Status parseQuantizationFlags(cuvil::CompileOptions &options) {
-  std::string scheme = absl::GetFlag(FLAGS_quantize);
+  std::string scheme = quantizeScheme();
   std::string data = absl::GetFlag(FLAGS_calibration);
   if (scheme.empty()) {
     // An FPGA design reads --calibration itself (parseTargetSettings).
@@ -381,6 +393,11 @@ absl::Status parseQuantizationFlags(cuvil::CompileOptions &options) {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown --quantize value '", scheme,
         "'; expected int8, bf16 or fp16"));
+  if (data.empty() && absl::GetFlag(FLAGS_quantize).empty())
+    return absl::InvalidArgumentError(
+        "--precision=int8 needs --calibration=FILE.npz: representative "
+        "inputs (numpy.savez(FILE, input_name=samples)) to choose each "
+        "activation's fixed-point position from");
   if (data.empty())
     return absl::InvalidArgumentError(
         "--quantize=int8 needs --calibration=FILE.npz: representative inputs "

@@ -1,5 +1,6 @@
 // RUN: cuvil-opt %s --cuvil-fuse-epilogues --split-input-file | FileCheck %s
 // RUN: cuvil-opt %s --cuvil-fuse-epilogues="quantized-residuals=1" --split-input-file | FileCheck %s --check-prefix=BYTES
+// RUN: cuvil-opt %s --cuvil-fuse-epilogues="requantize=0" --split-input-file | FileCheck %s --check-prefix=FLOATOUT
 
 // A ResNet basic block: conv + relu, and conv + residual add + relu, each
 // become one group; the group takes the producer's operands, then the
@@ -175,6 +176,13 @@ func.func @int8_linear(%x: tensor<?x3xf32>) -> tensor<?x2xf32> {
 // CHECK-NEXT: cuvil.relu
 // CHECK-NEXT: cuvil.quantize
 // CHECK: cuvil.quantized_matmul %[[G]]
+// Without `requantize` (a target whose products quantize what they read),
+// the group ends at the relu, and the quantize stays after it.
+// FLOATOUT-LABEL: func.func @requantized_linear
+// FLOATOUT: %[[G:.+]] = cuvil.fused_group kind = "epilogue"({{.+}}) : ({{.+}}) -> tensor<?x3xf32> {
+// FLOATOUT: cuvil.relu
+// FLOATOUT-NEXT: cuvil.yield
+// FLOATOUT: cuvil.quantize %[[G]]
 func.func @requantized_linear(%x: tensor<?x3x!a>) -> tensor<?x3xf32> {
   %c = cuvil.constant dense<1> : tensor<3x3xi8>
   %w = cuvil.storage_cast %c : tensor<3x3xi8> to tensor<3x3x!w>

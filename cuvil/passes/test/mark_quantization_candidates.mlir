@@ -1,5 +1,7 @@
 // RUN: cuvil-opt %s --cuvil-mark-quantization-candidates --split-input-file -verify-diagnostics | FileCheck %s
 // RUN: cuvil-opt %s '--cuvil-mark-quantization-candidates=keep-fp32=fc2,Conv' --split-input-file 2>&1 | FileCheck %s --check-prefix=KEEP
+// RUN: cuvil-opt %s '--cuvil-mark-quantization-candidates=grouped-convolutions=false' --split-input-file 2>/dev/null | FileCheck %s --check-prefix=PLAIN
+// RUN: cuvil-opt %s '--cuvil-mark-quantization-candidates=grouped-convolutions=false' --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=PLAINWARN
 
 // Linear layers and convolutions with constant weights are numbered in
 // program order; a product of two activations stays float32, with a
@@ -41,14 +43,28 @@ func.func @trans_a(%x: tensor<3x4xf32>) -> tensor<4x2xf32> {
 
 // -----
 
-// Grouped convolutions are candidates too (each group's sums are exact);
-// depthwise ones up to 512 taps.
+// Grouped and dilated convolutions are candidates too (each group's sums
+// are exact); depthwise ones up to 512 taps. Not for a target whose int8
+// convolutions have neither (an MLU's tensor unit): they stay float32,
+// with a warning, and the plain one is still marked.
 // CHECK-LABEL: func.func @grouped
 // CHECK: cuvil.conv2d {{.+}} {cuvil.calibration_point = 0 : i64, groups = 2 : i64
-func.func @grouped(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
+// CHECK: cuvil.conv2d {{.+}} {cuvil.calibration_point = 1 : i64, dilations = array<i64: 2, 2>
+// CHECK: cuvil.conv2d {{.+}} {cuvil.calibration_point = 2 : i64}
+// PLAIN-LABEL: func.func @grouped
+// PLAINWARN-COUNT-2: warning: stays float32: this target's int8 convolutions have no groups or dilation
+// PLAINWARN-NOT: no groups or dilation
+// PLAIN: cuvil.conv2d {{.+}} {groups = 2 : i64
+// PLAIN: cuvil.conv2d {{.+}} {dilations = array<i64: 2, 2>
+// PLAIN: cuvil.conv2d {{.+}} {cuvil.calibration_point = 0 : i64}
+func.func @grouped(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x3x3xf32>, tensor<1x4x5x5xf32>) {
   %w = cuvil.constant dense<1.0> : tensor<4x2x3x3xf32>
   %y = cuvil.conv2d %x, %w {groups = 2 : i64, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x5x5xf32>, tensor<4x2x3x3xf32>
-  return %y : tensor<1x4x5x5xf32>
+  %v = cuvil.constant dense<1.0> : tensor<4x4x2x2xf32>
+  %d = cuvil.conv2d %x, %v {dilations = array<i64: 2, 2>} : tensor<1x4x5x5xf32>, tensor<4x4x2x2xf32>
+  %u = cuvil.constant dense<1.0> : tensor<4x4x1x1xf32>
+  %p = cuvil.conv2d %x, %u : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>
+  return %y, %d, %p : tensor<1x4x5x5xf32>, tensor<1x4x3x3xf32>, tensor<1x4x5x5xf32>
 }
 
 // -----

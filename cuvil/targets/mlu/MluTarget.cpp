@@ -61,14 +61,11 @@ public:
       if (name != "precision")
         return absl::InvalidArgumentError(absl::StrCat(
             "the MLU target has no setting '", name, "' (it takes precision)"));
-      if (value == "int8")
-        return absl::UnimplementedError(
-            "precision 'int8' is not built for the MLU target yet; it "
-            "compiles fp32 and fp16");
-      if (value != "fp32" && value != "fp16")
-        return absl::InvalidArgumentError(absl::StrCat(
-            "precision '", value, "' is not one the MLU target knows: fp32 "
-            "or fp16"));
+      if (value != "fp32" && value != "fp16" && value != "int8")
+        return absl::InvalidArgumentError(
+            absl::StrCat("precision '", value,
+                         "' is not one the MLU target knows: fp32, "
+                         "fp16 or int8"));
     }
     return absl::OkStatus();
   }
@@ -102,12 +99,30 @@ public:
         defaults.getInt8WeightMax(), config);
   }
 
+  // MLU2xx's tensor unit: fixed point per tensor, no groups or dilation;
+  // each product quantizes its float32 input on chip.
+  Int8Form int8Form() const override {
+    Int8Form form;
+    form.powerOfTwoScales = true;
+    form.groupedConvolutions = false;
+    form.requantizingEpilogues = false;
+    return form;
+  }
+  bool asksInt8(const TargetOptions &options) const override {
+    auto precision = options.settings.find("precision");
+    return precision != options.settings.end() && precision->second == "int8";
+  }
+
   // Elementwise ops run one kernel each: the device library has no
   // generator for fused maps yet.
   bool generatesFusedMaps() const override { return false; }
 
-  void registerPasses() const override { registerCuvilMluPlanKernels(); }
+  void registerPasses() const override {
+    registerCuvilMluLowerFixedPoint();
+    registerCuvilMluPlanKernels();
+  }
   void buildLevel2Pipeline(mlir::OpPassManager &pm) const override {
+    pm.addPass(createCuvilMluLowerFixedPoint());
     pm.addPass(createCuvilMluPlanKernels());
   }
 

@@ -41,6 +41,7 @@
 
 #include "cuvil/ir/CuvilAttrs.h"
 #include "cuvil/ir/CuvilL2Ops.h"
+#include "cuvil/passes/GlobalConstants.h"
 #include "cuvil/passes/PassStatistics.h"
 #include "cuvil/support/ElementsBytes.h"
 #include "cuvil/targets/cpu/RuntimeContract.h"
@@ -337,18 +338,10 @@ struct PackQuantizedWeights
   /// A new private constant global of `type` holding `bytes`.
   Value addGlobal(cuvil::l2::UKernelCallOp call, SymbolTable &symbols,
                   const Twine &name, MemRefType type, ArrayRef<char> bytes) {
-    AsmResourceBlob blob =
-        HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, 64);
-    auto value = DenseResourceElementsAttr::get(
-        RankedTensorType::get(type.getShape(), type.getElementType()),
-        name.str(), std::move(blob));
-    auto func = call->getParentOfType<func::FuncOp>();
-    OpBuilder builder(func);
-    auto global = memref::GlobalOp::create(
-        builder, call.getLoc(), name.str(), builder.getStringAttr("private"),
-        type, value, /*constant=*/true, builder.getI64IntegerAttr(64));
-    symbols.insert(global); // Renames on a clash.
-    builder.setInsertionPoint(call);
+    memref::GlobalOp global = cuvil::createConstantGlobal(
+        symbols, call->getParentOfType<func::FuncOp>(), call.getLoc(),
+        name.str(), type, bytes);
+    OpBuilder builder(call);
     return memref::GetGlobalOp::create(builder, call.getLoc(), type,
                                        global.getSymName());
   }

@@ -92,64 +92,135 @@ TEST(KernelsTest, GemmWithBiasResidualAndClipOverUnevenTiles) {
   expectNear(dc.read(), want, 1e-5);
 }
 
-/// An integer at position `pos`: x / 2^pos to nearest, ties away from zero
-/// (BANG C's _rd), saturated to int8.
+/// An integer at position `pos`: x / 2^pos to nearest, ties to even (as
+/// cuvil.quantize rounds), saturated to int8.
 int toInt8(double x, int pos) {
-  double q = std::round(std::ldexp(x, -pos));
+  double q = std::nearbyint(std::ldexp(x, -pos)); // the default: to even
   return int(std::min(127.0, std::max(-128.0, q)));
+}
+
+/// Inputs on a grid of half steps at position `pos`: every other one a tie
+/// (k + 0.5 steps), which _rd alone would round away from zero.
+std::vector<float> halfSteps(size_t n, int pos, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = std::ldexp(float(int(rng() % 301) - 150), pos - 1);
+  return v;
 }
 
 /// cuvil_gemm_int8 over uneven tiles against the fixed-point arithmetic
 /// written out in integers: each sum is exact, then scaled by
 /// 2^(pos_a + pos_w) (a float32 rounding), biased and clipped.
-template <class T> void checkGemmInt8(bool residual) {
+void checkGemmInt8(bool residual) {
   const int M = 5, N = 100, K = 150, Np = 128, Kp = 256;
   cuvil_gemm_int8_shape s{M, N, K, Np, Kp, 2, 64, -6, -7, CUVIL_ACT_CLIP};
-  std::vector<float> a = randoms(M * K, 5), bias = randoms(N, 6),
+  std::vector<float> a = halfSteps(M * K, -6, 5), bias = randoms(N, 6),
                      res = randoms(M * N, 7);
   std::vector<int8_t> w(Np * Kp, 0);
   std::mt19937 rng(8);
   for (int n = 0; n < N; ++n)
     for (int k = 0; k < K; ++k)
       w[n * Kp + k] = int8_t(int(rng() % 255) - 127);
-  std::vector<T> ta(a.begin(), a.end()), tbias(bias.begin(), bias.end()),
-      tres(res.begin(), res.end());
-  Device<T> da(ta), dbias(tbias), dres(tres), dc(std::vector<T>(M * N));
+  Device da(a), dbias(bias), dres(res), dc(std::vector<float>(M * N));
   Device<int8_t> dw(w);
   cuvil_emu::launch(
       "gemm_int8",
       [&] {
-        CUVIL_NRAM(T, row, Kp);
+        CUVIL_NRAM(float, row, Kp);
         CUVIL_NRAM(int8_t, q, Kp);
         CUVIL_NRAM(float, acc, s.Mt *s.Nt);
         CUVIL_NRAM(float, tmp, s.Nt);
-        CUVIL_NRAM(T, vec, s.Nt);
-        CUVIL_NRAM(float, vecf, s.Nt);
-        CUVIL_NRAM(T, nres, s.Mt * s.Nt);
-        CUVIL_NRAM(T, out, s.Mt * s.Nt);
+        CUVIL_NRAM(float, vec, s.Nt);
+        CUVIL_NRAM(float, nres, s.Mt *s.Nt);
         CUVIL_WRAM(int8_t, wt, s.Nt * Kp);
-        cuvil_gemm_int8<T>(s, dc.ptr, da.ptr, dw.ptr, dbias.ptr,
-                           residual ? dres.ptr : nullptr, -0.5f, 0.75f, row, q,
-                           acc, tmp, vec, vecf, nres, out, wt);
+        cuvil_gemm_int8(s, dc.ptr, da.ptr, dw.ptr, dbias.ptr,
+                        residual ? dres.ptr : nullptr, -0.5f, 0.75f, row, q,
+                        acc, tmp, vec, nullptr, nres, nullptr, wt);
       },
       kThreeTasks, cnrtFuncTypeBlock, nullptr);
-  std::vector<T> got = dc.read();
+  std::vector<float> got = dc.read();
   for (int m = 0; m < M; ++m)
     for (int n = 0; n < N; ++n) {
       long long sum = 0;
       for (int k = 0; k < K; ++k)
-        sum += (long long)toInt8(double(ta[m * K + k]), -6) * w[n * Kp + k];
-      double v = double(float(std::ldexp(double(sum), -13))) +
-                 double(tbias[n]) + (residual ? double(tres[m * N + n]) : 0.0);
+        sum += (long long)toInt8(double(a[m * K + k]), -6) * w[n * Kp + k];
+      double v = double(float(std::ldexp(double(sum), -13))) + double(bias[n]) +
+                 (residual ? double(res[m * N + n]) : 0.0);
       double want = std::min(0.75, std::max(-0.5, v));
-      ASSERT_NEAR(float(got[m * N + n]), want, sizeof(T) == 2 ? 1e-3 : 1e-6)
-          << m << "," << n;
+      ASSERT_NEAR(got[m * N + n], want, 1e-6) << m << "," << n;
     }
 }
 
 TEST(KernelsTest, Int8GemmOnTheTensorUnitIsTheFixedPointArithmetic) {
-  checkGemmInt8<float>(true);
-  checkGemmInt8<half>(false);
+  checkGemmInt8(true);
+  checkGemmInt8(false);
+}
+
+/// cuvil_conv2d_int8 (strided, padded, uneven output tiles, three chunks
+/// of input channels, two tiles of output channels, a residual and relu)
+/// against the fixed-point arithmetic written out in integers: the tiles
+/// move, the numbers do not.
+TEST(KernelsTest, Int8ConvolutionOnTheTensorUnitIsTheFixedPointArithmetic) {
+  cuvil_window_shape s{};
+  s.N = 2, s.C = 150, s.H = 9, s.W = 7, s.OC = 70, s.G = 1, s.KH = 3, s.KW = 3;
+  s.SH = 2, s.SW = 2, s.PT = 1, s.PL = 1, s.DH = 1, s.DW = 1;
+  s.OH = (9 + 2 - 3) / 2 + 1, s.OW = (7 + 2 - 3) / 2 + 1;
+  s.OCt = 64, s.Ht = 2, s.Ct = 64, s.act = CUVIL_ACT_RELU;
+  s.Pt = up(s.Ht * s.OW), s.RowsIn = (s.Ht - 1) * s.SH + s.KH;
+  cuvil_fixed_conv f{192, 128, (s.OW - 1) * s.SW + s.KW, -5, -7};
+  int taps = 9;
+  std::vector<float> x = halfSteps(2 * 150 * 9 * 7, -5, 5),
+                     bias = randoms(70, 7),
+                     res = randoms(2 * 70 * s.OH * s.OW, 8);
+  std::vector<int8_t> w(f.OCp * taps * f.Cp, 0); // [OCp][KH][KW][Cp]
+  std::mt19937 rng(6);
+  for (int o = 0; o < s.OC; ++o)
+    for (int t = 0; t < taps; ++t)
+      for (int c = 0; c < s.C; ++c)
+        w[(o * taps + t) * f.Cp + c] = int8_t(int(rng() % 255) - 127);
+  size_t outputs = 2 * 70 * s.OH * s.OW;
+  Device dx(x), dbias(bias), dres(res), dy{std::vector<float>(outputs)};
+  Device<int8_t> dw(w);
+  int nq = (s.Ct * s.RowsIn * s.W + 127) / 128 * 128;
+  cuvil_emu::launch(
+      "conv_int8",
+      [&] {
+        CUVIL_NRAM(float, nx, nq);
+        CUVIL_NRAM(int8_t, q, nq);
+        CUVIL_NRAM(int8_t, xh, (s.RowsIn * f.Wp * s.Ct + 127) / 128 * 128);
+        CUVIL_NRAM(float, part, s.OCt *s.Pt);
+        CUVIL_NRAM(float, acc, s.OCt *s.Pt);
+        CUVIL_NRAM(float, tmp, s.Pt);
+        CUVIL_NRAM(float, vec, s.OCt);
+        CUVIL_NRAM(float, nres, s.OCt *s.Pt);
+        CUVIL_WRAM(int8_t, wt, s.OCt * taps * s.Ct);
+        cuvil_conv2d_int8(s, f, dy.ptr, dx.ptr, dw.ptr, dbias.ptr, dres.ptr,
+                          0.0f, 0.0f, nx, q, xh, wt, part, acc, tmp, vec, nres);
+      },
+      kThreeTasks, cnrtFuncTypeBlock, nullptr);
+  std::vector<float> got = dy.read();
+  for (int n = 0; n < 2; ++n)
+    for (int o = 0; o < s.OC; ++o)
+      for (int oh = 0; oh < s.OH; ++oh)
+        for (int ow = 0; ow < s.OW; ++ow) {
+          long long sum = 0;
+          for (int kh = 0; kh < 3; ++kh)
+            for (int kw = 0; kw < 3; ++kw) {
+              int ih = oh * 2 - 1 + kh, iw = ow * 2 - 1 + kw;
+              if (ih < 0 || ih >= s.H || iw < 0 || iw >= s.W)
+                continue;
+              for (int c = 0; c < s.C; ++c)
+                sum += (long long)toInt8(
+                           x[((n * s.C + c) * s.H + ih) * s.W + iw], -5) *
+                       w[(o * taps + kh * 3 + kw) * f.Cp + c];
+            }
+          size_t at = ((n * s.OC + o) * s.OH + oh) * s.OW + ow;
+          double v = double(float(std::ldexp(double(sum), -12))) +
+                     double(bias[o]) + double(res[at]);
+          ASSERT_NEAR(got[at], std::max(0.0, v), 1e-5)
+              << n << "," << o << "," << oh << "," << ow;
+        }
 }
 
 /// A grouped, strided, dilated, padded convolution, against a direct loop.

@@ -212,7 +212,7 @@ __mlu_func__ void cuvil_gemm(const cuvil_gemm_shape &s, T *c, const T *a,
 //===----------------------------------------------------------------------===//
 // int8 products on the tensor unit (MLU2xx computes fixed point only there):
 // C = A W^T (+ bias[N]) (+ R), act. A is quantized row by row to int8 at
-// position pos_a (to nearest, ties away from zero: _rd); W is int8 at
+// position pos_a (to nearest, ties to even: cuvil_to_int8); W is int8 at
 // position pos_w, stored [Np][Kp]: N padded to a multiple of 64 and K to a
 // multiple of 128 (the conversion's count), with zeros. Items are (row
 // tile, column tile): an item's Nt columns of weights go to WRAM once, and
@@ -229,22 +229,38 @@ struct cuvil_gemm_int8_shape {
   int act;
 };
 
-__mlu_func__ void cuvil_to_int8(int8_t *q, float *x, int n, int pos) {
-  __bang_float2int8_rd(q, x, n, pos);
-}
-__mlu_func__ void cuvil_to_int8(int8_t *q, half *x, int n, int pos) {
-  __bang_half2int8_rd(q, x, n, pos);
+// 2^e, for e in [-126, 127].
+__mlu_func__ float cuvil_pow2(int e) {
+  union {
+    int i;
+    float f;
+  } u;
+  u.i = (e + 127) << 23;
+  return u.f;
 }
 
-// row: Kp of T; q: Kp int8; acc: Mt*Nt, tmp: Nt, vecf: Nt (float16 only)
-// of float; vec: Nt, nram_res: Mt*Nt (only with a residual), out: Mt*Nt
-// (float16 only) of T; wt: Nt*Kp int8 in WRAM.
-template <typename T>
-__mlu_func__ void
-cuvil_gemm_int8(const cuvil_gemm_int8_shape &s, T *c, const T *a,
-                const int8_t *w, const T *bias, const T *res, float lo,
-                float hi, T *row, int8_t *q, float *acc, float *tmp, T *vec,
-                float *vecf, T *nram_res, T *out, int8_t *wt) {
+// q = x / 2^pos rounded to nearest with ties to even (cuvil.quantize's
+// rounding; MLU2xx's conversions have no _rn, and _rd rounds ties away
+// from zero), saturated. Adding and subtracting 1.5 * 2^(23 + pos) leaves
+// x a multiple of 2^pos, rounded by the float32 adds to nearest even
+// (|x| below 2^(22 + pos): beyond, x saturates either way); _rd then
+// converts it exactly. x (n of them, a multiple of 128) is scratch.
+__mlu_func__ void cuvil_to_int8(int8_t *q, float *x, int n, int pos) {
+  float magic = 1.5f * cuvil_pow2(23 + pos);
+  __bang_add_scalar(x, x, magic, n);
+  __bang_add_scalar(x, x, -magic, n);
+  __bang_float2int8_rd(q, x, n, pos);
+}
+
+// row: Kp, acc: Mt*Nt, tmp: Nt, vec: Nt, nram_res: Mt*Nt (only with a
+// residual) of float; q: Kp int8; wt: Nt*Kp int8 in WRAM. (vecf and out
+// are the float16 finish's, unused.)
+__mlu_func__ void cuvil_gemm_int8(const cuvil_gemm_int8_shape &s, float *c,
+                                  const float *a, const int8_t *w,
+                                  const float *bias, const float *res, float lo,
+                                  float hi, float *row, int8_t *q, float *acc,
+                                  float *tmp, float *vec, float *vecf,
+                                  float *nram_res, float *out, int8_t *wt) {
   int mtiles = (s.M + s.Mt - 1) / s.Mt, ntiles = (s.N + s.Nt - 1) / s.Nt;
   for (int item = taskId; item < mtiles * ntiles; item += taskDim) {
     int m0 = item / ntiles * s.Mt, n0 = item % ntiles * s.Nt;
@@ -252,8 +268,8 @@ cuvil_gemm_int8(const cuvil_gemm_int8_shape &s, T *c, const T *a,
     int rows = cuvil_min(s.Nt, s.Np - n0); // whole 64s, zero past N
     __memcpy(wt, (void *)(w + (long)n0 * s.Kp), rows * s.Kp, GDRAM2WRAM);
     for (int m = 0; m < ms; ++m) {
-      __bang_write_value(row, s.Kp, (T)0);
-      __memcpy(row, (void *)(a + (long)(m0 + m) * s.K), s.K * sizeof(T),
+      __bang_write_value(row, s.Kp, 0.0f);
+      __memcpy(row, (void *)(a + (long)(m0 + m) * s.K), s.K * sizeof(float),
                GDRAM2NRAM);
       cuvil_to_int8(q, row, s.Kp, s.pos_a);
       __bang_mlp(acc + m * s.Nt, q, wt, rows, s.Kp, s.pos_a + s.pos_w);
@@ -348,6 +364,30 @@ __mlu_func__ void cuvil_window_rows(const cuvil_window_shape &s, T *gdram,
                  s.OH * s.OW * sizeof(T), ocs);
 }
 
+// A window's outputs [OCt][Pt] in acc: bias, residual and activation in
+// float32, then stored to channels [oc, oc + ocs) of image n from row oh0.
+template <typename T>
+__mlu_func__ void cuvil_window_finish(const cuvil_window_shape &s, T *y,
+                                      const T *bias, const T *res, float lo,
+                                      float hi, int n, int oc, int ocs, int oh0,
+                                      int hs, float *acc, float *tmp, T *vec,
+                                      T *nres, T *out) {
+  if (bias) {
+    __memcpy(vec, (void *)(bias + oc), ocs * sizeof(T), GDRAM2NRAM);
+    for (int o = 0; o < ocs; ++o)
+      __bang_add_scalar(acc + o * s.Pt, acc + o * s.Pt, (float)vec[o], s.Pt);
+  }
+  if (res) {
+    cuvil_window_rows(s, (T *)res, nres, n, oc, ocs, oh0, hs, false);
+    for (int o = 0; o < ocs; ++o)
+      __bang_add(acc + o * s.Pt, acc + o * s.Pt,
+                 cuvil_widen(tmp, nres + o * s.Pt, s.Pt), s.Pt);
+  }
+  cuvil_activate(acc, s.OCt * s.Pt, s.act, lo, hi, tmp, s.Pt);
+  cuvil_window_rows(s, y, cuvil_narrow(out, acc, s.OCt * s.Pt), n, oc, ocs, oh0,
+                    hs, true);
+}
+
 // Convolution: weights [OC][C / G][KH][KW], bias [OC] or null, residual of
 // the output's shape or null. Of T: nx: 2 x Ct*RowsIn*W, nw: 2 x
 // OCt*Ct*KH*KW, p: Ct*KH*KW*Pt, vec: OCt (padded), res: OCt*Pt, out: OCt*Pt
@@ -396,20 +436,79 @@ __mlu_func__ void cuvil_conv2d(const cuvil_window_shape &s, T *y, const T *x,
         }
       __sync();
     }
-    if (bias) {
-      __memcpy(vec, (void *)(bias + oc), ocs * sizeof(T), GDRAM2NRAM);
-      for (int o = 0; o < ocs; ++o)
-        __bang_add_scalar(acc + o * s.Pt, acc + o * s.Pt, (float)vec[o], s.Pt);
+    cuvil_window_finish(s, y, bias, res, lo, hi, n, oc, ocs, oh0, hs, acc, tmp,
+                        vec, nres, out);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// int8 convolutions on the tensor unit (one group, no dilation). An item is
+// (image, tile of OCt output channels, a multiple of 64, tile of Ht output
+// rows). Its input rows are loaded Ct channels at a time (a multiple of
+// 64) as float32, quantized at pos_x (cuvil_to_int8) and scattered into a
+// zero-padded [rows_in][Wp][Ct] int8 tile, the HWC order __bang_conv reads
+// (Wp = (OW - 1) * SW + KW: the padded width the windows read); the chunk's
+// weights [OCt][KH][KW][Ct] go to WRAM, and __bang_conv gives the chunk's
+// [hs][OW][OCt] sums, scaled by 2^(pos_x + pos_w), added over the chunks in
+// float32. The sums are then turned into [OCt][Pt] rows for cuvil_conv2d's
+// finish (bias, residual, activation, store).
+//===----------------------------------------------------------------------===//
+
+struct cuvil_fixed_conv {
+  int Cp, OCp, Wp;  // C and OC padded to 64, the padded input width
+  int pos_x, pos_w; // fix_positions of the input and the weights
+};
+
+// Zeroes `bytes` (a multiple of 128) of NRAM of any type.
+__mlu_func__ void cuvil_zero_bytes(void *p, int bytes) {
+  __bang_write_value((float *)p, bytes / 4, 0.0f);
+}
+
+// nx: Ct*RowsIn*W floats (padded to 128 elements) and q as many int8; xh:
+// RowsIn*Wp*Ct int8 (padded to 128 bytes); wt (WRAM): OCt*KH*KW*Ct int8;
+// part, acc: OCt*Pt floats (>= Ht*OW*OCt); tmp: Pt, vec: OCt, nres:
+// OCt*Pt floats.
+__mlu_func__ void
+cuvil_conv2d_int8(const cuvil_window_shape &s, const cuvil_fixed_conv &f,
+                  float *y, const float *x, const int8_t *w, const float *bias,
+                  const float *res, float lo, float hi, float *nx, int8_t *q,
+                  int8_t *xh, int8_t *wt, float *part, float *acc, float *tmp,
+                  float *vec, float *nres) {
+  int taps = s.KH * s.KW, octiles = (s.OC + s.OCt - 1) / s.OCt;
+  int htiles = (s.OH + s.Ht - 1) / s.Ht, ctiles = (s.C + s.Ct - 1) / s.Ct;
+  int nq = (s.Ct * s.RowsIn * s.W + 127) / 128 * 128;
+  int nxh = (s.RowsIn * f.Wp * s.Ct + 127) / 128 * 128;
+  int cols = cuvil_min(s.W, f.Wp - s.PL); // input columns a window reads
+  for (int item = taskId; item < s.N * octiles * htiles; item += taskDim) {
+    int n = item / (octiles * htiles), oc = item / htiles % octiles * s.OCt;
+    int oh0 = item % htiles * s.Ht, ih0 = oh0 * s.SH - s.PT;
+    int ocs = cuvil_min(s.OCt, s.OC - oc), hs = cuvil_min(s.Ht, s.OH - oh0);
+    int rows = cuvil_min(s.OCt, f.OCp - oc); // whole 64s, zero past OC
+    int rows_in = (hs - 1) * s.SH + s.KH, positions = hs * s.OW;
+    __bang_write_value(acc, s.OCt * s.Pt, 0.0f);
+    for (int ct = 0; ct < ctiles; ++ct) {
+      int c0 = ct * s.Ct, cs = cuvil_min(s.Ct, s.C - c0);
+      __bang_write_value(nx, nq, 0.0f); // rows outside the image: zero
+      cuvil_window_load_input(s, x, n, c0, cs, ih0, nx, false);
+      cuvil_to_int8(q, nx, nq, f.pos_x);
+      cuvil_zero_bytes(xh, nxh); // the padding, and channels past cs
+      for (int c = 0; c < cs; ++c)
+        for (int r = 0; r < rows_in; ++r)
+          cuvil_copy2d(xh + ((long)r * f.Wp + s.PL) * s.Ct + c,
+                       q + ((long)c * s.RowsIn + r) * s.W, 1, NRAM2NRAM, s.Ct,
+                       1, cols);
+      cuvil_copy2d(wt, w + (long)oc * taps * f.Cp + c0, s.Ct, GDRAM2WRAM, s.Ct,
+                   f.Cp, (long)rows * taps);
+      __bang_conv(part, xh, wt, s.Ct, rows_in, f.Wp, s.KH, s.KW, s.SW, s.SH,
+                  rows, f.pos_x + f.pos_w);
+      __bang_add(acc, acc, part, positions * rows);
     }
-    if (res) {
-      cuvil_window_rows(s, (T *)res, nres, n, oc, ocs, oh0, hs, false);
-      for (int o = 0; o < ocs; ++o)
-        __bang_add(acc + o * s.Pt, acc + o * s.Pt,
-                   cuvil_widen(tmp, nres + o * s.Pt, s.Pt), s.Pt);
-    }
-    cuvil_activate(acc, s.OCt * s.Pt, s.act, lo, hi, tmp, s.Pt);
-    cuvil_window_rows(s, y, cuvil_narrow(out, acc, s.OCt * s.Pt), n, oc, ocs,
-                      oh0, hs, true);
+    // [position][rows] -> [channel][Pt], into part.
+    for (int o = 0; o < ocs; ++o)
+      cuvil_copy2d(part + o * s.Pt, acc + o, sizeof(float), NRAM2NRAM,
+                   sizeof(float), rows * sizeof(float), positions);
+    cuvil_window_finish(s, y, bias, res, lo, hi, n, oc, ocs, oh0, hs, part, tmp,
+                        vec, nres, (float *)0);
   }
 }
 

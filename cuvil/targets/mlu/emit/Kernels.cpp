@@ -22,24 +22,34 @@
 namespace cuvil::mlu {
 namespace {
 
-int64_t nramBytes(const KernelPlan &plan, int64_t elementBytes) {
-  return std::max<int64_t>(kAlignBytes,
-                           plan.bytesIn(l2::MemorySpace::nram, elementBytes));
+int64_t onChipBytes(const KernelPlan &plan, int64_t elementBytes,
+                    l2::MemorySpace space = l2::MemorySpace::nram) {
+  return std::max<int64_t>(kAlignBytes, plan.bytesIn(space, elementBytes));
 }
 
-/// Declares the plan's buffers; returns their names, or "nullptr" for
+/// Declares the plan's buffers, carved from one NRAM and (for the tensor
+/// unit's weights) one WRAM area; returns their names, or "nullptr" for
 /// those the plan has none of, by name.
 std::string declareBuffers(const KernelPlan &plan, int64_t elementBytes,
                            std::map<std::string, std::string> &names) {
   std::string text = absl::StrFormat("  CUVIL_NRAM(char, nram, %d);\n",
-                                     nramBytes(plan, elementBytes));
-  int64_t offset = 0;
+                                     onChipBytes(plan, elementBytes));
+  bool wram = plan.bytesIn(l2::MemorySpace::wram, elementBytes) > 0;
+  if (wram)
+    absl::StrAppendFormat(
+        &text, "  CUVIL_WRAM(char, wram, %d);\n",
+        onChipBytes(plan, elementBytes, l2::MemorySpace::wram));
+  int64_t nramOffset = 0, wramOffset = 0;
   for (const OnChipBuffer &buffer : plan.buffers) {
-    std::string name = absl::StrCat("n_", buffer.name);
-    const char *type = elementCType(
-        (buffer.elementBytes ? buffer.elementBytes : elementBytes) == 2);
-    absl::StrAppendFormat(&text, "  %s *%s = (%s *)(nram + %d);\n", type,
-                          name, type, offset);
+    std::string name = absl::StrCat(
+        buffer.space == l2::MemorySpace::wram ? "w_" : "n_", buffer.name);
+    int64_t bytes = buffer.elementBytes ? buffer.elementBytes : elementBytes;
+    const char *type = bytes == 1 ? "int8_t" : elementCType(bytes == 2);
+    int64_t &offset =
+        buffer.space == l2::MemorySpace::wram ? wramOffset : nramOffset;
+    absl::StrAppendFormat(
+        &text, "  %s *%s = (%s *)(%s + %d);\n", type, name, type,
+        buffer.space == l2::MemorySpace::wram ? "wram" : "nram", offset);
     offset += buffer.bytes(elementBytes);
     names[buffer.name] = name;
   }
@@ -86,7 +96,20 @@ std::string layerBody(const Layer &layer,
                          buffer("out"), ");\n");
     return text;
   }
-  if (p.kind == "conv2d" || p.kind == "pool2d") {
+  if (p.kind == "gemm_int8") {
+    text += "  cuvil_gemm_int8_shape s;\n";
+    for (const char *name : {"M", "N", "K", "Np", "Kp", "pos_a", "pos_w"})
+      text += field(name, p.dim(name));
+    text += field("Mt", tile[0]) + field("Nt", tile[2]);
+    text += absl::StrCat("  s.act = ", act, ";\n");
+    text += absl::StrCat("  cuvil_gemm_int8(s, p0, p1, p2, p3, p4, ", lo, ", ",
+                         hi, ", ", buffer("row"), ", ", buffer("q"), ", ",
+                         buffer("acc"), ", ", buffer("tmp"), ", ",
+                         buffer("vec"), ", nullptr, ", buffer("res"),
+                         ", nullptr, ", buffer("wt"), ");\n");
+    return text;
+  }
+  if (p.kind == "conv2d" || p.kind == "pool2d" || p.kind == "conv2d_int8") {
     text += "  cuvil_window_shape s;\n";
     for (const char *name : {"N", "C", "H", "W", "OC", "OH", "OW", "KH", "KW",
                              "SH", "SW", "PT", "PL", "DH", "DW", "G"})
@@ -96,7 +119,20 @@ std::string layerBody(const Layer &layer,
     text += field("Pt", windowPositions(p, Ht));
     text += field("RowsIn", windowRowsIn(p, Ht));
     text += absl::StrCat("  s.act = ", act, ";\n");
-    if (p.kind == "conv2d")
+    if (p.kind == "conv2d_int8") {
+      text += "  cuvil_fixed_conv f;\n";
+      text += absl::StrFormat(
+          "  f.Cp = %d;\n  f.OCp = %d;\n  f.Wp = %d;\n  f.pos_x = %d;\n"
+          "  f.pos_w = %d;\n",
+          p.dim("Cp"), p.dim("OCp"),
+          (p.dim("OW") - 1) * p.dim("SW") + p.dim("KW"), p.dim("pos_x"),
+          p.dim("pos_w"));
+      text += absl::StrCat(
+          "  cuvil_conv2d_int8(s, f, p0, p1, p2, p3, p4, ", lo, ", ", hi, ", ",
+          buffer("x"), ", ", buffer("q"), ", ", buffer("xh"), ", ",
+          buffer("wt"), ", ", buffer("part"), ", ", buffer("acc"), ", ",
+          buffer("tmp"), ", ", buffer("vec"), ", ", buffer("res"), ");\n");
+    } else if (p.kind == "conv2d")
       text += absl::StrCat("  cuvil_conv2d<float>(s, p0, p1, p2, p3, p4, ", lo,
                            ", ", hi, ", ", buffer("x"), ", ", buffer("w"),
                            ", ", buffer("p"), ", ", buffer("pf"), ", ",
@@ -227,7 +263,11 @@ std::string layerCode(const MluModel &model, const Layer &layer,
 std::string parameters(const MluModel &model, const Layer &layer) {
   std::vector<std::string> params;
   for (size_t i = 0; i < layer.pointers.size(); ++i)
-    params.push_back(absl::StrCat(elementCType(model.half), " *p", i));
+    params.push_back(absl::StrCat(
+        llvm::is_contained(layer.problem.byteOperands, static_cast<int>(i))
+            ? "int8_t"
+            : elementCType(model.half),
+        " *p", i));
   return absl::StrJoin(params, ", ");
 }
 
@@ -291,6 +331,9 @@ std::string kernelsSource(const MluModel &model) {
 // as large as the largest kernel's plan.
 __nram__ char cuvil_nram_area[%d] __attribute__((aligned(128)));
 #define CUVIL_NRAM(type, name, count) type *name = (type *)cuvil_nram_area
+// Likewise WRAM, for the tensor unit's weights.
+__wram__ char cuvil_wram_area[%d] __attribute__((aligned(128)));
+#define CUVIL_WRAM(type, name, count) type *name = (type *)cuvil_wram_area
 #define CUVIL_LAUNCH(kernel, dim, type, queue, ...) \
   kernel<<<dim, type, queue>>>(__VA_ARGS__)
 #endif
@@ -298,10 +341,20 @@ __nram__ char cuvil_nram_area[%d] __attribute__((aligned(128)));
 #include "kernels.h"
 )cuvil",
       cCommentText(model.name), model.chip.name, model.chip.arch,
-      cCommentText(model.compilerVersion), [&] {
+      cCommentText(model.compilerVersion),
+      [&] {
         int64_t most = kAlignBytes;
         for (const Layer &layer : model.layers)
-          most = std::max(most, nramBytes(layer.plan, layer.problem.elementBytes));
+          most = std::max(most,
+                          onChipBytes(layer.plan, layer.problem.elementBytes));
+        return most;
+      }(),
+      [&] {
+        int64_t most = kAlignBytes;
+        for (const Layer &layer : model.layers)
+          most =
+              std::max(most, onChipBytes(layer.plan, layer.problem.elementBytes,
+                                         l2::MemorySpace::wram));
         return most;
       }());
   for (size_t i = 0; i < model.layers.size(); ++i) {

@@ -49,6 +49,7 @@ struct MluModel {
   /// fp16: the kernels, weights and device tensors are float16 (the C API
   /// still takes float32 host tensors, converted by host.cpp).
   bool half = false;
+  std::string precision = "fp32"; // fp32, fp16 or int8
   std::string weights; // weights.bin: constants at 128-byte offsets
   int64_t workspaceBytes = 0;
   std::string modelHash, compilerVersion;

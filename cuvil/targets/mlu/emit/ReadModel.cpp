@@ -60,7 +60,8 @@ public:
 
 private:
   absl::Status readArguments(mlir::func::FuncOp func);
-  absl::StatusOr<std::string> addConstant(llvm::StringRef bytes);
+  absl::StatusOr<std::string> addConstant(llvm::StringRef bytes,
+                                          bool int8 = false);
   absl::Status readCall(l2::UKernelCallOp call);
 
   mlir::ModuleOp module;
@@ -69,14 +70,19 @@ private:
   llvm::StringMap<std::string> globals;
 };
 
-absl::StatusOr<std::string> ModelReader::addConstant(llvm::StringRef bytes) {
+absl::StatusOr<std::string> ModelReader::addConstant(llvm::StringRef bytes,
+                                                     bool int8) {
   model.weights.resize((model.weights.size() + kAlignBytes - 1) / kAlignBytes *
                        kAlignBytes);
   int64_t offset = static_cast<int64_t>(model.weights.size());
-  if (model.half)
+  if (int8) // the fixed-point products' packed weights, as they are
+    model.weights.append(bytes.data(), bytes.size());
+  else if (model.half)
     model.weights += toHalf(bytes);
   else
     model.weights.append(bytes.data(), bytes.size());
+  if (int8)
+    return absl::StrCat("(int8_t *)(m->weights + ", offset, ")");
   return pointer(model.half, "weights", offset);
 }
 
@@ -170,7 +176,9 @@ absl::Status ModelReader::read() {
               "constant @", get.getName().str(), " has no value"));
         ASSIGN_OR_RETURN(std::string bytes,
                          getElementsBytes(*global.getInitialValue()));
-        ASSIGN_OR_RETURN(cached, addConstant(bytes));
+        ASSIGN_OR_RETURN(
+            cached,
+            addConstant(bytes, global.getType().getElementType().isInteger(8)));
       }
       pointers[get.getResult()] = cached;
     } else if (auto view = llvm::dyn_cast<l2::ViewOp>(op)) {
@@ -196,6 +204,7 @@ absl::StatusOr<MluModel> readModel(mlir::ModuleOp module, const Chip &chip) {
   MluModel model;
   model.chip = chip;
   model.half = elementBytesOf(module) == 2;
+  model.precision = precisionOf(module);
   ModelReader reader(module, model);
   RETURN_IF_ERROR(reader.read());
   return model;

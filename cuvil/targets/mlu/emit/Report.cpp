@@ -28,7 +28,10 @@ LayerEstimate estimateLayer(const Layer &layer, const Chip &chip) {
   // rows and unary ops compute in float32 whatever the storage.
   bool float32 = layer.problem.elementBytes == 4 ||
                  layer.problem.kind != "binary";
-  double peak = chip.peakFp32 * (float32 ? 1 : 2);
+  // The fixed-point products run on the tensor unit, at its int8 peak.
+  bool tensorUnit =
+      layer.problem.kind == "gemm_int8" || layer.problem.kind == "conv2d_int8";
+  double peak = tensorUnit ? chip.peakInt8 : chip.peakFp32 * (float32 ? 1 : 2);
   e.computeSeconds = layer.problem.ops / (peak * std::min(1.0, share));
   e.memorySeconds = layer.plan.gdramBytes / chip.gdramBytesPerSecond;
   e.bound = e.computeSeconds > e.memorySeconds ? "compute" : "memory";
@@ -117,18 +120,17 @@ std::string reportJson(const MluModel &model) {
       {"model", jsonText(model.name)},
       {"compiler", jsonText(model.compilerVersion)},
       {"model_hash", model.modelHash},
-      {"precision", model.half ? "fp16" : "fp32"},
+      {"precision", model.precision},
       {"device", std::move(device)},
       {"inputs", tensors(model.inputs)},
       {"outputs", tensors(model.outputs)},
       {"weights_bytes", static_cast<int64_t>(model.weights.size())},
       {"workspace_bytes", model.workspaceBytes},
       {"layers", std::move(layers)},
-      {"total",
-       llvm::json::Object{{"estimated_seconds", seconds},
-                          {"ops", ops},
-                          {"gdram_bytes", traffic},
-                          {"nram_bytes_most", nramMost}}}};
+      {"total", llvm::json::Object{{"estimated_seconds", seconds},
+                                   {"ops", ops},
+                                   {"gdram_bytes", traffic},
+                                   {"nram_bytes_most", nramMost}}}};
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
@@ -140,10 +142,10 @@ std::string reportText(const MluModel &model) {
   std::string text = absl::StrFormat(
       "%s in %s on %s (%s): %d clusters x %d cores, NRAM %d KB/core (%d KB "
       "planned into), GDRAM %.1f GB/s, fp32 vector peak %.2f TOP/s\n\n",
-      printableText(model.name), model.half ? "fp16" : "fp32", chip.name,
-      chip.arch, chip.clusters,
-      chip.coresPerCluster, chip.nramBytes / 1024, chip.nramBudget() / 1024,
-      chip.gdramBytesPerSecond / 1e9, chip.peakFp32 / 1e12);
+      printableText(model.name), model.precision, chip.name, chip.arch,
+      chip.clusters, chip.coresPerCluster, chip.nramBytes / 1024,
+      chip.nramBudget() / 1024, chip.gdramBytesPerSecond / 1e9,
+      chip.peakFp32 / 1e12);
   absl::StrAppendFormat(&text, "%-5s %-16s %-20s %-14s %5s %9s %10s %9s %-7s %s\n",
                         "layer", "op", "tile", "function", "tasks", "NRAM KB",
                         "GDRAM KB", "est. us", "bound", "where");

@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace cuvil::mlu {
 namespace {
@@ -35,18 +36,26 @@ struct Planner {
 
   int64_t up(int64_t elements) const { return alignElements(elements, p.elementBytes); }
   bool half() const { return p.elementBytes == 2; }
-  /// Bytes of the buffers, each padded to whole vectors.
-  int64_t total(const std::vector<OnChipBuffer> &buffers) const {
+  /// Bytes of the buffers in `space`, each padded to whole vectors.
+  int64_t total(const std::vector<OnChipBuffer> &buffers,
+                l2::MemorySpace space = l2::MemorySpace::nram) const {
     int64_t sum = 0;
     for (const OnChipBuffer &b : buffers)
-      sum += b.bytes(p.elementBytes);
+      if (b.space == space)
+        sum += b.bytes(p.elementBytes);
     return sum;
   }
   bool fits(const std::vector<OnChipBuffer> &buffers) const {
-    return total(buffers) <= chip.nramBudget();
+    return total(buffers) <= chip.nramBudget() &&
+           total(buffers, l2::MemorySpace::wram) <= chip.wramBytes;
   }
   absl::Status tooBig(const std::vector<OnChipBuffer> &buffers,
                       const std::string &what) const {
+    if (total(buffers, l2::MemorySpace::wram) > chip.wramBytes)
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "its smallest tile (", what, ") needs ",
+          total(buffers, l2::MemorySpace::wram), " bytes of WRAM; ", chip.name,
+          " has ", chip.wramBytes, " per core"));
     return absl::ResourceExhaustedError(absl::StrCat(
         "its smallest tile (", what, ") needs ", total(buffers),
         " bytes of NRAM; ", chip.name,
@@ -55,7 +64,9 @@ struct Planner {
   }
 
   absl::StatusOr<KernelPlan> gemm();
+  absl::StatusOr<KernelPlan> gemmInt8();
   absl::StatusOr<KernelPlan> window();
+  absl::StatusOr<KernelPlan> convInt8();
   absl::StatusOr<KernelPlan> rows();
   absl::StatusOr<KernelPlan> binary();
   KernelPlan gather();
@@ -70,6 +81,113 @@ OnChipBuffer nram(const char *name, int64_t elements, int64_t copies = 1) {
 /// A float32 buffer of sums, whatever the model's precision.
 OnChipBuffer sums(const char *name, int64_t elements) {
   return {name, l2::MemorySpace::nram, elements, 1, 4};
+}
+
+/// Fixed-point values: int8 in NRAM, or the tensor unit's weights in WRAM.
+OnChipBuffer bytes(const char *name, int64_t elements,
+                   l2::MemorySpace space = l2::MemorySpace::nram) {
+  return {name, space, elements, 1, 1};
+}
+
+/// The fixed-point products' work items: every core gets one while the
+/// column (channel) tile stays a multiple of the tensor unit's 64 rows.
+int64_t splitForCores(int64_t &tile, int64_t &other, int64_t cores,
+                      const std::function<int64_t()> &items) {
+  while (items() < cores && (tile > 64 || other > 1)) {
+    if (tile > 64)
+      tile = std::max<int64_t>(64, tile / 2 / 64 * 64);
+    else
+      other = ceilDiv(other, 2);
+  }
+  return items();
+}
+
+absl::StatusOr<KernelPlan> Planner::gemmInt8() {
+  int64_t M = p.dim("M"), N = p.dim("N"), K = p.dim("K"), Np = p.dim("Np"),
+          Kp = p.dim("Kp");
+  bool residual = p.operands[4] >= 0;
+  int64_t Mt = std::min<int64_t>(M, 64), Nt = std::min<int64_t>(Np, 256);
+  auto buffers = [&] {
+    std::vector<OnChipBuffer> b = {
+        nram("row", Kp),      bytes("q", Kp),
+        sums("acc", Mt * Nt), sums("tmp", Nt),
+        nram("vec", Nt),      bytes("wt", Nt * Kp, l2::MemorySpace::wram)};
+    if (residual)
+      b.push_back(nram("res", Mt * Nt));
+    return b;
+  };
+  while (!fits(buffers())) {
+    if (Mt > 1)
+      Mt = ceilDiv(Mt, 2);
+    else if (Nt > 64)
+      Nt = Nt / 2 / 64 * 64;
+    else
+      return tooBig(buffers(), "1 row, 64 columns of all of K");
+  }
+  auto items = [&] { return ceilDiv(M, Mt) * ceilDiv(N, Nt); };
+  KernelPlan plan;
+  plan.workItems = splitForCores(Nt, Mt, chip.cores(), items);
+  plan.tile = {Mt, Kp, Nt};
+  plan.buffers = buffers();
+  // A is read once per column tile, the weights once per row tile.
+  plan.gdramBytes = 4 * (M * K * ceilDiv(N, Nt) + M * N * (residual ? 2 : 1) +
+                         (p.operands[3] >= 0 ? ceilDiv(M, Mt) * N : 0)) +
+                    ceilDiv(M, Mt) * Np * Kp;
+  return plan;
+}
+
+absl::StatusOr<KernelPlan> Planner::convInt8() {
+  int64_t C = p.dim("C"), W = p.dim("W"), OC = p.dim("OC"), OH = p.dim("OH"),
+          OW = p.dim("OW"), Cp = p.dim("Cp"), OCp = p.dim("OCp"),
+          taps = p.dim("KH") * p.dim("KW");
+  int64_t Wp = (OW - 1) * p.dim("SW") + p.dim("KW");
+  bool residual = p.operands[4] >= 0;
+  // Channel chunks divide Cp, so that a chunk's weights never read past it.
+  int64_t Ct = Cp, OCt = std::min<int64_t>(OCp, 128);
+  int64_t Ht = std::clamp<int64_t>(ceilDiv(1024, OW), 1, OH);
+  auto buffers = [&] {
+    int64_t rowsIn = windowRowsIn(p, Ht), Pt = windowPositions(p, Ht);
+    std::vector<OnChipBuffer> b = {
+        sums("x", alignElements(Ct * rowsIn * W, 1)), // whole 128s
+        bytes("q", alignElements(Ct * rowsIn * W, 1)),
+        bytes("xh", rowsIn * Wp * Ct),
+        sums("part", OCt * Pt),
+        sums("acc", OCt * Pt),
+        sums("tmp", Pt),
+        sums("vec", OCt),
+        bytes("wt", OCt * taps * Ct, l2::MemorySpace::wram)};
+    if (residual)
+      b.push_back(sums("res", OCt * Pt));
+    return b;
+  };
+  auto halveChannels = [&] {
+    for (int64_t c = Ct - 64; c >= 64; c -= 64)
+      if (Cp % c == 0 && c <= Ct / 2)
+        return Ct = c, true;
+    return Ct > 64 ? (Ct = 64, true) : false;
+  };
+  while (!fits(buffers())) {
+    if (Ct > 64 && Ht == 1)
+      halveChannels();
+    else if (Ht > 1)
+      Ht = ceilDiv(Ht, 2);
+    else if (OCt > 64)
+      OCt = OCt / 2 / 64 * 64;
+    else if (!halveChannels())
+      return tooBig(buffers(), "one output row, 64 channels in and out");
+  }
+  int64_t N = p.dim("N");
+  auto items = [&] { return N * ceilDiv(OC, OCt) * ceilDiv(OH, Ht); };
+  KernelPlan plan;
+  plan.workItems = splitForCores(OCt, Ht, chip.cores(), items);
+  plan.tile = {OCt, Ct, Ht};
+  plan.buffers = buffers();
+  int64_t inputReads =
+      N * C * windowRowsIn(p, Ht) * W * ceilDiv(OH, Ht) * ceilDiv(OC, OCt);
+  int64_t outputs = N * OC * OH * OW;
+  plan.gdramBytes = 4 * (inputReads + outputs * (residual ? 2 : 1)) +
+                    OCp * taps * Cp * N * ceilDiv(OH, Ht);
+  return plan;
 }
 
 absl::StatusOr<KernelPlan> Planner::gemm() {
@@ -338,6 +456,10 @@ absl::StatusOr<KernelPlan> planKernel(const Problem &problem, const Chip &chip) 
   absl::StatusOr<KernelPlan> plan = [&]() -> absl::StatusOr<KernelPlan> {
     if (problem.kind == "gemm")
       return planner.gemm();
+    if (problem.kind == "gemm_int8")
+      return planner.gemmInt8();
+    if (problem.kind == "conv2d_int8")
+      return planner.convInt8();
     if (problem.kind == "conv2d" || problem.kind == "pool2d")
       return planner.window();
     if (problem.kind == "softmax" || problem.kind == "layer_norm" ||
@@ -372,8 +494,10 @@ mlir::DictionaryAttr KernelPlan::toAttr(mlir::MLIRContext *context,
     if (buffer.copies > 1)
       shape.push_back(buffer.copies);
     shape.push_back(buffer.elements);
-    mlir::Type element =
-        buffer.elementBytes == 4 ? mlir::Type(b.getF32Type()) : elementType;
+    mlir::Type element = buffer.elementBytes == 4 ? mlir::Type(b.getF32Type())
+                         : buffer.elementBytes == 1
+                             ? mlir::Type(b.getIntegerType(8))
+                             : elementType;
     auto type = mlir::MemRefType::get(
         shape, element, mlir::MemRefLayoutAttrInterface(),
         l2::MemorySpaceAttr::get(context, buffer.space));

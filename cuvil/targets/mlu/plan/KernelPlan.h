@@ -38,11 +38,14 @@ enum class Activation { None = 0, Relu = 1, Clip = 2 };
 /// (bang/cuvil_mlu_kernels.h). `operands` maps each kernel argument, in
 /// the library function's order, to the call's operand index (-1: none).
 struct Problem {
-  std::string kind; // gemm, conv2d, pool2d, softmax, layer_norm,
+  std::string kind; // gemm, gemm_int8, conv2d, conv2d_int8, pool2d,
+                    // softmax, layer_norm,
                     // rows_reduce, batch_norm, binary, unary, concat,
                     // split, pad, gather
   int64_t elementBytes = 4;
   std::vector<int> operands;
+  /// Positions in `operands` whose elements are int8 (fixed-point weights).
+  std::vector<int> byteOperands;
   /// The shape fields the kind uses, by the library struct's names
   /// (cuvil_gemm_shape: batch, M, N, K, a_batch, ...).
   std::vector<std::pair<std::string, int64_t>> dims;
@@ -78,8 +81,12 @@ struct Problem {
 mlir::FailureOr<Problem> describeCall(l2::UKernelCallOp call,
                                       int64_t elementBytes);
 
-/// The bytes of the elements the module's kernels compute on: 2 when its
-/// #cuvil.target's config asks precision fp16, else 4.
+/// The precision the module's #cuvil.target's config asks: fp32 (also
+/// when it names none), fp16 or int8.
+std::string precisionOf(mlir::ModuleOp module);
+
+/// The bytes of the elements the module's kernels compute on: 2 for fp16,
+/// else 4 (int8's kernels compute in float32 around the tensor unit).
 int64_t elementBytesOf(mlir::ModuleOp module);
 
 enum class FunctionType { Block, Union1, Union2, Union4 };

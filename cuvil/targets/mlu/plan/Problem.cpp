@@ -101,12 +101,24 @@ private:
 };
 
 mlir::LogicalResult Reader::checkTypes() {
+  bool fixed = call.getKernel().starts_with("fixed_");
+  if (call.getKernel() == "quantize" || call.getKernel() == "dequantize" ||
+      call.getKernel() == "requantize" ||
+      call.getKernel().starts_with("quantized_"))
+    return refuse("the MLU target runs int8 as its fixed-point products "
+                  "(--precision=int8), which quantize their float32 inputs "
+                  "on chip; this model's 8-bit tensors outside them (an "
+                  "imported QDQ model's) are not supported");
   for (mlir::Value value : llvm::concat<mlir::Value>(call.getInputs(),
                                                      call.getOutputs())) {
     auto type = llvm::dyn_cast<mlir::MemRefType>(value.getType());
     if (!type)
       return refuse("an operand is not a buffer");
-    if (!type.getElementType().isF32())
+    // The fixed-point products' packed weights (cuvil-mlu-lower-fixed-point).
+    bool weights = fixed && value == call.getInputs()[1];
+    if (weights && !type.getElementType().isInteger(8))
+      return refuse("its fixed-point weights are not packed int8");
+    if (!weights && !type.getElementType().isF32())
       return refuse("it computes on ")
              << type.getElementType()
              << "; this target compiles float32 models (--precision=fp16 "
@@ -125,9 +137,10 @@ FailureOr<Problem> Reader::read() {
   if (mlir::failed(checkTypes()))
     return failure();
   llvm::StringRef kernel = call.getKernel();
-  if (kernel == "gemm" || kernel == "matmul")
+  if (kernel == "gemm" || kernel == "matmul" || kernel == "fixed_matmul")
     return readProduct();
-  if (kernel == "conv2d" || kernel == "max_pool2d" || kernel == "avg_pool2d")
+  if (kernel == "conv2d" || kernel == "fixed_conv2d" ||
+      kernel == "max_pool2d" || kernel == "avg_pool2d")
     return readWindow();
   if (kernel == "softmax" || kernel == "log_softmax" ||
       kernel == "layer_norm" || kernel == "global_avg_pool" ||
@@ -191,7 +204,23 @@ FailureOr<Problem> Reader::readProduct() {
   }
   if (a.size() < 2 || b.size() < 2)
     return refuse("matrix products of vectors are not supported yet");
-  int64_t M = a[a.size() - 2], K = a.back(), N = b.back();
+  bool fixed = call.getKernel() == "fixed_matmul";
+  int64_t M = a[a.size() - 2], K = a.back(), N = fixed ? c.back() : b.back();
+  if (fixed) { // B is [Np][Kp], shared by every row
+    p.kind = "gemm_int8";
+    p.operands = {static_cast<int>(call.getInputs().size()), 0, 1, colBias,
+                  residual};
+    p.byteOperands = {2};
+    p.dims = {{"M", product(a.drop_back())},
+              {"N", N},
+              {"K", K},
+              {"Np", b[0]},
+              {"Kp", b[1]},
+              {"pos_a", call.getIntParam("input_position", 0)},
+              {"pos_w", call.getIntParam("weight_position", 0)}};
+    p.ops = 2.0 * product(a.drop_back()) * N * K;
+    return p;
+  }
   int64_t batchA = product(a.drop_back(2)), batchB = product(b.drop_back(2));
   int64_t batch = product(c.drop_back(2));
   int64_t aBatch = M * K, bBatch = K * N;
@@ -218,8 +247,9 @@ FailureOr<Problem> Reader::readProduct() {
 FailureOr<Problem> Reader::readWindow() {
   Problem p;
   llvm::StringRef kernel = call.getKernel();
-  bool conv = kernel == "conv2d";
-  p.kind = conv ? "conv2d" : "pool2d";
+  bool fixed = kernel == "fixed_conv2d";
+  bool conv = kernel == "conv2d" || fixed;
+  p.kind = fixed ? "conv2d_int8" : conv ? "conv2d" : "pool2d";
   int colBias, residual;
   if (!readEpilogue(call, p, colBias, residual))
     return refuse("a fused activation other than relu or clip");
@@ -236,7 +266,16 @@ FailureOr<Problem> Reader::readWindow() {
     if (call.getParam("acc_type"))
       return refuse("bfloat16 convolutions are not built for this target");
     llvm::ArrayRef<int64_t> w = shapeOf(kernelInputs[1]);
-    kernelShape = {w[2], w[3]};
+    // Packed for the tensor unit: [OCp][KH][KW][Cp].
+    kernelShape = fixed ? llvm::SmallVector<int64_t>{w[1], w[2]}
+                        : llvm::SmallVector<int64_t>{w[2], w[3]};
+    if (fixed)
+      llvm::append_range(
+          p.dims, llvm::ArrayRef<std::pair<std::string, int64_t>>{
+                      {"OCp", w[0]},
+                      {"Cp", w[3]},
+                      {"pos_x", call.getIntParam("input_position", 0)},
+                      {"pos_w", call.getIntParam("weight_position", 0)}});
     groups = call.getIntParam("groups", 1);
   } else {
     kernelShape = call.getIntsParam("kernel_shape");
@@ -246,17 +285,29 @@ FailureOr<Problem> Reader::readWindow() {
   padding = call.getIntsParam("padding", {0, 0, 0, 0});
   dilations = call.getIntsParam("dilations", {1, 1});
   int64_t OH = y[2], OW = y[3];
-  p.dims = {{"N", x[0]},          {"C", x[1]},           {"H", x[2]},
-            {"W", x[3]},          {"OC", y[1]},          {"OH", OH},
-            {"OW", OW},           {"KH", kernelShape[0]}, {"KW", kernelShape[1]},
-            {"SH", strides[0]},   {"SW", strides[1]},    {"PT", padding[0]},
-            {"PL", padding[1]},   {"DH", dilations[0]},  {"DW", dilations[1]},
-            {"G", groups}};
+  p.dims.insert(p.dims.begin(), {{"N", x[0]},
+                                 {"C", x[1]},
+                                 {"H", x[2]},
+                                 {"W", x[3]},
+                                 {"OC", y[1]},
+                                 {"OH", OH},
+                                 {"OW", OW},
+                                 {"KH", kernelShape[0]},
+                                 {"KW", kernelShape[1]},
+                                 {"SH", strides[0]},
+                                 {"SW", strides[1]},
+                                 {"PT", padding[0]},
+                                 {"PL", padding[1]},
+                                 {"DH", dilations[0]},
+                                 {"DW", dilations[1]},
+                                 {"G", groups}});
   int out = static_cast<int>(call.getInputs().size());
   double taps = kernelShape[0] * kernelShape[1];
   if (conv) {
     int bias = kernelInputs.size() == 3 ? 2 : -1;
     p.operands = {out, 0, 1, bias, residual};
+    if (fixed)
+      p.byteOperands = {2};
     p.ops = 2.0 * product(y) * taps * (x[1] / groups);
     return p;
   }
@@ -582,12 +633,16 @@ FailureOr<Problem> describeCall(l2::UKernelCallOp call,
   return problem;
 }
 
-int64_t elementBytesOf(mlir::ModuleOp module) {
+std::string precisionOf(mlir::ModuleOp module) {
   l1::TargetAttr target = l1::TargetAttr::lookup(module);
   mlir::DictionaryAttr config = target ? target.getConfig() : nullptr;
   auto precision =
       config ? config.getAs<mlir::StringAttr>("precision") : nullptr;
-  return precision && precision.getValue() == "fp16" ? 2 : 4;
+  return precision ? precision.getValue().str() : "fp32";
+}
+
+int64_t elementBytesOf(mlir::ModuleOp module) {
+  return precisionOf(module) == "fp16" ? 2 : 4;
 }
 
 } // namespace cuvil::mlu

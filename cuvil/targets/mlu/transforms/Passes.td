@@ -30,4 +30,27 @@ def CuvilMluPlanKernels : Pass<"cuvil-mlu-plan-kernels", "::mlir::ModuleOp"> {
   let dependentDialects = ["::cuvil::l2::CuvilL2Dialect"];
 }
 
+def CuvilMluLowerFixedPoint
+    : Pass<"cuvil-mlu-lower-fixed-point", "::mlir::ModuleOp"> {
+  let summary = "int8 products in the form of the MLU's fixed-point tensor unit";
+  let description = [{
+    Level2, before planning. Each `quantized_matmul` and `quantized_conv2d`
+    call (of the power-of-two types `--precision=int8` gives: int8 per
+    tensor, zero point 0, scale 2^p) becomes `fixed_matmul` or
+    `fixed_conv2d`: it reads the float32 buffer the model quantized (the
+    kernel quantizes it on chip; the `quantize` call goes once nothing else
+    reads its output) and its constant weights packed as the tensor unit
+    reads them (a product's [K, N] as [Np][Kp], N padded to 64 and K to
+    128; a convolution's OIHW as [OCp][KH][KW][Cp], channels padded to 64),
+    with params `input_position` and `weight_position`. Other types, a
+    grouped or dilated convolution, or weights that are not constant are
+    an error at the call.
+  }];
+  let statistics = [
+    Statistic<"numLowered", "lowered", "int8 products put in fixed point">,
+  ];
+  let dependentDialects = ["::cuvil::l2::CuvilL2Dialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // CUVIL_TARGETS_MLU_TRANSFORMS_PASSES_TD
