@@ -274,6 +274,37 @@ def test_fp16(name):
     assert max(diff1, diff2) > 1e-5  # float16 did run
 
 
+def test_weights_staged_in_sram():
+    """Layers whose weights many items share run as Union1 tasks, each
+    cluster copying the weights into its SRAM once (512 rows of products by
+    one B; a convolution over 32 rows): emulated with real cluster barriers,
+    against PyTorch and the x86 artifact."""
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(64, 64, 3, padding=1)
+            self.fc = torch.nn.Linear(64, 64)
+
+        def forward(self, x):
+            y = torch.relu(self.conv(x))  # [1, 64, 32, 32]
+            return self.fc(y.flatten(2).transpose(1, 2))  # 1024 rows
+
+    torch.manual_seed(0)
+    project = check(Net(), (1, 64, 32, 32))
+    staged = [layer for layer in project.report["layers"]
+              if layer["function_type"] == "union1"]
+    assert {layer["library_function"] for layer in staged} == {"conv2d", "gemm"}
+    for layer in staged:
+        assert 0 < layer["sram_bytes"] <= \
+            project.report["device"]["sram_limit_bytes"]
+        assert layer["tasks"] == 16
+    kernels = project.files["kernels.mlu"].decode()
+    assert "cuvil_conv2d_staged<float>" in kernels
+    assert "cuvil_gemm_staged<float>" in kernels
+    assert "cnrtFuncTypeUnion1" in kernels
+
+
 def test_clip_with_one_bound_in_an_epilogue():
     """torch.clamp with only a maximum, fused into the convolution's
     epilogue: the missing bound does not clip (it crashed the planner)."""

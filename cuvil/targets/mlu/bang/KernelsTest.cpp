@@ -60,7 +60,14 @@ void expectNear(const std::vector<float> &got, const std::vector<double> &want,
 
 int up(int n) { return (n + 31) / 32 * 32; }
 
-TEST(KernelsTest, GemmWithBiasResidualAndClipOverUnevenTiles) {
+/// Union1 jobs on two clusters of four cores: the staged kernels' weights
+/// go through each cluster's SRAM.
+constexpr cnrtDim3_t kTwoClusters = {8, 1, 1};
+
+class KernelsStagedTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(KernelsStagedTest, GemmWithBiasResidualAndClipOverUnevenTiles) {
+  bool staged = GetParam();
   cuvil_gemm_shape s{2, 5, 70, 37, 5 * 37, 37 * 70, 5 * 70, 2, 32, 16,
                      CUVIL_ACT_CLIP};
   std::vector<float> a = randoms(2 * 5 * 37, 1), b = randoms(2 * 37 * 70, 2),
@@ -75,11 +82,19 @@ TEST(KernelsTest, GemmWithBiasResidualAndClipOverUnevenTiles) {
         CUVIL_NRAM(float, tmp, s.Nt);
         CUVIL_NRAM(float, vec, s.Nt);
         CUVIL_NRAM(float, nres, s.Mt * s.Nt);
-        cuvil_gemm<float>(s, dc.ptr, da.ptr, db.ptr, dbias.ptr, dres.ptr,
-                          -0.5f, 0.75f, na, nb, nullptr, acc, tmp, vec,
-                          nullptr, nres, nullptr);
+        if (!staged) {
+          cuvil_gemm<float>(s, dc.ptr, da.ptr, db.ptr, dbias.ptr, dres.ptr,
+                            -0.5f, 0.75f, na, nb, nullptr, acc, tmp, vec,
+                            nullptr, nres, nullptr);
+          return;
+        }
+        CUVIL_SRAM(float, sb, s.K *s.Nt);
+        cuvil_gemm_staged<float>(s, dc.ptr, da.ptr, db.ptr, dbias.ptr, dres.ptr,
+                                 -0.5f, 0.75f, na, nb, nullptr, acc, tmp, vec,
+                                 nullptr, nres, nullptr, sb);
       },
-      kThreeTasks, cnrtFuncTypeBlock, nullptr);
+      staged ? kTwoClusters : kThreeTasks,
+      staged ? cnrtFuncTypeUnion1 : cnrtFuncTypeBlock, nullptr);
   std::vector<double> want;
   for (int bi = 0; bi < 2; ++bi)
     for (int m = 0; m < 5; ++m)
@@ -224,7 +239,8 @@ TEST(KernelsTest, Int8ConvolutionOnTheTensorUnitIsTheFixedPointArithmetic) {
 }
 
 /// A grouped, strided, dilated, padded convolution, against a direct loop.
-TEST(KernelsTest, ConvolutionStreamsItsInputChannels) {
+TEST_P(KernelsStagedTest, ConvolutionStreamsItsInputChannels) {
+  bool staged = GetParam();
   cuvil_window_shape s{};
   s.N = 2, s.C = 6, s.H = 9, s.W = 7, s.OC = 4, s.G = 2, s.KH = 3, s.KW = 2;
   s.SH = 2, s.SW = 1, s.PT = 1, s.PL = 0, s.DH = 1, s.DW = 2;
@@ -245,11 +261,19 @@ TEST(KernelsTest, ConvolutionStreamsItsInputChannels) {
         CUVIL_NRAM(float, acc, s.OCt * s.Pt);
         CUVIL_NRAM(float, tmp, s.Pt);
         CUVIL_NRAM(float, vec, 32);
-        cuvil_conv2d<float>(s, dy.ptr, dx.ptr, dw.ptr, dbias.ptr, nullptr, 0,
-                            0, nx, nw, p, nullptr, acc, tmp, vec, nullptr,
-                            nullptr);
+        if (!staged) {
+          cuvil_conv2d<float>(s, dy.ptr, dx.ptr, dw.ptr, dbias.ptr, nullptr, 0,
+                              0, nx, nw, p, nullptr, acc, tmp, vec, nullptr,
+                              nullptr);
+          return;
+        }
+        CUVIL_SRAM(float, sw, s.OCt *cg *taps);
+        cuvil_conv2d_staged<float>(s, dy.ptr, dx.ptr, dw.ptr, dbias.ptr,
+                                   nullptr, 0, 0, nx, nw, p, nullptr, acc, tmp,
+                                   vec, nullptr, nullptr, sw);
       },
-      kThreeTasks, cnrtFuncTypeBlock, nullptr);
+      staged ? kTwoClusters : kThreeTasks,
+      staged ? cnrtFuncTypeUnion1 : cnrtFuncTypeBlock, nullptr);
   std::vector<double> want;
   for (int n = 0; n < 2; ++n)
     for (int oc = 0; oc < 4; ++oc)
@@ -270,6 +294,9 @@ TEST(KernelsTest, ConvolutionStreamsItsInputChannels) {
         }
   expectNear(dy.read(), want, 1e-5);
 }
+
+INSTANTIATE_TEST_SUITE_P(BlockAndStagedInSram, KernelsStagedTest,
+                         ::testing::Bool());
 
 TEST(KernelsTest, MaxAndAveragePoolingWithPadding) {
   cuvil_window_shape s{};

@@ -122,24 +122,21 @@ struct cuvil_gemm_shape {
   int act;
 };
 
+// Loads the tiles at k0 of an item: A's rows [m0, m0 + ms) of batch bi,
+// and B's from `wb`, the item's columns at row 0 (`w_stride` elements a
+// row, read by `w_dir`: GDRAM, or a cluster's staged copy in SRAM).
 template <typename T>
-__mlu_func__ void cuvil_gemm_load(const cuvil_gemm_shape &s, const T *a,
-                                  const T *b, int bi, int m0, int ms, int n0,
-                                  int ns, int k0, T *na, T *nb, bool async) {
+__mlu_func__ void
+cuvil_gemm_load(const cuvil_gemm_shape &s, const T *a, const T *wb,
+                long w_stride, mluMemcpyDirection_t w_dir, int bi, int m0,
+                int ms, int ns, int k0, T *na, T *nb, bool async) {
   int ks = cuvil_min(s.Kt, s.K - k0);
   const T *ap = a + bi * s.a_batch + (long)m0 * s.K + k0;
-  const T *bp = b + bi * s.b_batch + (long)k0 * s.N + n0;
-  if (async) {
-    cuvil_copy2d_async(na, ap, ks * sizeof(T), GDRAM2NRAM, s.Kt * sizeof(T),
-                       s.K * sizeof(T), ms);
-    cuvil_copy2d_async(nb, bp, ns * sizeof(T), GDRAM2NRAM, s.Nt * sizeof(T),
-                       s.N * sizeof(T), ks);
-  } else {
-    cuvil_copy2d(na, ap, ks * sizeof(T), GDRAM2NRAM, s.Kt * sizeof(T),
-                 s.K * sizeof(T), ms);
-    cuvil_copy2d(nb, bp, ns * sizeof(T), GDRAM2NRAM, s.Nt * sizeof(T),
-                 s.N * sizeof(T), ks);
-  }
+  const T *bp = wb + k0 * w_stride;
+  cuvil_copy2d_any(na, ap, ks * sizeof(T), GDRAM2NRAM, s.Kt * sizeof(T),
+                   s.K * sizeof(T), ms, async);
+  cuvil_copy2d_any(nb, bp, ns * sizeof(T), w_dir, s.Nt * sizeof(T),
+                   w_stride * sizeof(T), ks, async);
 }
 
 // An item's sums `acc` (ms of Mt rows of Nt, ns columns used) plus the
@@ -168,9 +165,61 @@ __mlu_func__ void cuvil_gemm_finish(T *c, const T *bias, const T *res, int ms,
                n * sizeof(T), Nt * sizeof(T), ms);
 }
 
-// na: 2 x Mt*Kt, nb: 2 x Kt*Nt, vec: Nt, res: Mt*Nt (only with a
-// residual), out: Mt*Nt (float16 only) of T; bf: Kt*Nt (float16 only), acc:
-// Mt*Nt, tmp: Nt, vecf: Nt (float16 only) of float.
+// Copies block rows [0, rows) of `bytes` each from GDRAM (`src_stride`
+// bytes apart) into the cluster's SRAM (`dst_stride` apart), each core of
+// the cluster a share of the rows, then waits for the cluster: weights one
+// GDRAM read per cluster instead of one per item.
+__mlu_func__ void cuvil_stage(void *sram, const void *src, int bytes, int rows,
+                              int dst_stride, int src_stride) {
+  int share = (rows + coreDim - 1) / coreDim, r0 = coreId * share;
+  if (rows - r0 > 0)
+    cuvil_copy2d((char *)sram + (long)r0 * dst_stride,
+                 (const char *)src + (long)r0 * src_stride, bytes, GDRAM2SRAM,
+                 dst_stride, src_stride, cuvil_min(share, rows - r0));
+  __sync_cluster();
+}
+
+// One item (batch bi, rows [m0, ...), columns [n0, ...)), its B columns
+// from `wb` (see cuvil_gemm_load). na: 2 x Mt*Kt, nb: 2 x Kt*Nt, vec: Nt,
+// res: Mt*Nt (only with a residual), out: Mt*Nt (float16 only) of T; bf:
+// Kt*Nt (float16 only), acc: Mt*Nt, tmp: Nt, vecf: Nt (float16 only) of
+// float.
+template <typename T>
+__mlu_func__ void
+cuvil_gemm_item(const cuvil_gemm_shape &s, T *c, const T *a, const T *wb,
+                long w_stride, mluMemcpyDirection_t w_dir, const T *bias,
+                const T *res, float lo, float hi, int bi, int m0, int n0,
+                T *nram_a, T *nram_b, float *bf, float *acc, float *tmp, T *vec,
+                float *vecf, T *nram_res, T *out) {
+  int ktiles = (s.K + s.Kt - 1) / s.Kt;
+  int ms = cuvil_min(s.Mt, s.M - m0), ns = cuvil_min(s.Nt, s.N - n0);
+  __bang_write_value(acc, s.Mt * s.Nt, 0.0f);
+  cuvil_gemm_load(s, a, wb, w_stride, w_dir, bi, m0, ms, ns, 0, nram_a, nram_b,
+                  false);
+  for (int kt = 0; kt < ktiles; ++kt) {
+    int cur = kt % 2;
+    if (kt + 1 < ktiles)
+      cuvil_gemm_load(s, a, wb, w_stride, w_dir, bi, m0, ms, ns,
+                      (kt + 1) * s.Kt, nram_a + (1 - cur) * s.Mt * s.Kt,
+                      nram_b + (1 - cur) * s.Kt * s.Nt, true);
+    T *ta = nram_a + cur * s.Mt * s.Kt;
+    float *fb = cuvil_widen(bf, nram_b + cur * s.Kt * s.Nt, s.Kt * s.Nt);
+    int ks = cuvil_min(s.Kt, s.K - kt * s.Kt);
+    for (int m = 0; m < ms; ++m)
+      for (int k = 0; k < ks; ++k) {
+        __bang_mul_scalar(tmp, fb + k * s.Nt, (float)ta[m * s.Kt + k], s.Nt);
+        __bang_add(acc + m * s.Nt, acc + m * s.Nt, tmp, s.Nt);
+      }
+    __sync();
+  }
+  long at = bi * s.c_batch + (long)m0 * s.N + n0;
+  cuvil_gemm_finish(c + at, bias ? bias + n0 : 0, res ? res + at : 0, ms, ns,
+                    s.Mt, s.Nt, s.N, s.act, lo, hi, acc, tmp, vec, vecf,
+                    nram_res, out);
+}
+
+// Block tasks: items (batch, row tile, column tile) over the tasks, each
+// reading its B tiles from GDRAM. Buffers as cuvil_gemm_item's.
 template <typename T>
 __mlu_func__ void cuvil_gemm(const cuvil_gemm_shape &s, T *c, const T *a,
                              const T *b, const T *bias, const T *res, float lo,
@@ -178,34 +227,36 @@ __mlu_func__ void cuvil_gemm(const cuvil_gemm_shape &s, T *c, const T *a,
                              float *acc, float *tmp, T *vec, float *vecf,
                              T *nram_res, T *out) {
   int mtiles = (s.M + s.Mt - 1) / s.Mt, ntiles = (s.N + s.Nt - 1) / s.Nt;
-  int ktiles = (s.K + s.Kt - 1) / s.Kt;
-  int items = s.batch * mtiles * ntiles;
-  for (int item = taskId; item < items; item += taskDim) {
+  for (int item = taskId; item < s.batch * mtiles * ntiles; item += taskDim) {
     int bi = item / (mtiles * ntiles);
     int m0 = (item / ntiles) % mtiles * s.Mt, n0 = item % ntiles * s.Nt;
-    int ms = cuvil_min(s.Mt, s.M - m0), ns = cuvil_min(s.Nt, s.N - n0);
-    __bang_write_value(acc, s.Mt * s.Nt, 0.0f);
-    cuvil_gemm_load(s, a, b, bi, m0, ms, n0, ns, 0, nram_a, nram_b, false);
-    for (int kt = 0; kt < ktiles; ++kt) {
-      int cur = kt % 2;
-      if (kt + 1 < ktiles)
-        cuvil_gemm_load(s, a, b, bi, m0, ms, n0, ns, (kt + 1) * s.Kt,
-                        nram_a + (1 - cur) * s.Mt * s.Kt,
-                        nram_b + (1 - cur) * s.Kt * s.Nt, true);
-      T *ta = nram_a + cur * s.Mt * s.Kt;
-      float *fb = cuvil_widen(bf, nram_b + cur * s.Kt * s.Nt, s.Kt * s.Nt);
-      int ks = cuvil_min(s.Kt, s.K - kt * s.Kt);
-      for (int m = 0; m < ms; ++m)
-        for (int k = 0; k < ks; ++k) {
-          __bang_mul_scalar(tmp, fb + k * s.Nt, (float)ta[m * s.Kt + k], s.Nt);
-          __bang_add(acc + m * s.Nt, acc + m * s.Nt, tmp, s.Nt);
-        }
-      __sync();
-    }
-    long at = bi * s.c_batch + (long)m0 * s.N + n0;
-    cuvil_gemm_finish(c + at, bias ? bias + n0 : 0, res ? res + at : 0, ms, ns,
-                      s.Mt, s.Nt, s.N, s.act, lo, hi, acc, tmp, vec, vecf,
+    cuvil_gemm_item(s, c, a, b + bi * s.b_batch + n0, s.N, GDRAM2NRAM, bias,
+                    res, lo, hi, bi, m0, n0, nram_a, nram_b, bf, acc, tmp, vec,
+                    vecf, nram_res, out);
+  }
+}
+
+// Union1 tasks: for each column block (batch, column tile), every cluster
+// stages B's K x Nt block in its SRAM (sb: K*Nt of T), then the row tiles
+// go over all the tasks, reading B from SRAM; the cluster waits before
+// the next block overwrites it.
+template <typename T>
+__mlu_func__ void cuvil_gemm_staged(const cuvil_gemm_shape &s, T *c, const T *a,
+                                    const T *b, const T *bias, const T *res,
+                                    float lo, float hi, T *nram_a, T *nram_b,
+                                    float *bf, float *acc, float *tmp, T *vec,
+                                    float *vecf, T *nram_res, T *out, T *sb) {
+  int mtiles = (s.M + s.Mt - 1) / s.Mt, ntiles = (s.N + s.Nt - 1) / s.Nt;
+  for (int block = 0; block < s.batch * ntiles; ++block) {
+    int bi = block / ntiles, n0 = block % ntiles * s.Nt;
+    cuvil_stage(sb, b + bi * s.b_batch + n0,
+                cuvil_min(s.Nt, s.N - n0) * sizeof(T), s.K, s.Nt * sizeof(T),
+                s.N * sizeof(T));
+    for (int mt = taskId; mt < mtiles; mt += taskDim)
+      cuvil_gemm_item(s, c, a, sb, s.Nt, SRAM2NRAM, bias, res, lo, hi, bi,
+                      mt * s.Mt, n0, nram_a, nram_b, bf, acc, tmp, vec, vecf,
                       nram_res, out);
+    __sync_cluster();
   }
 }
 
@@ -388,11 +439,57 @@ __mlu_func__ void cuvil_window_finish(const cuvil_window_shape &s, T *y,
                     hs, true);
 }
 
-// Convolution: weights [OC][C / G][KH][KW], bias [OC] or null, residual of
-// the output's shape or null. Of T: nx: 2 x Ct*RowsIn*W, nw: 2 x
-// OCt*Ct*KH*KW, p: Ct*KH*KW*Pt, vec: OCt (padded), res: OCt*Pt, out: OCt*Pt
-// (float16 only); of float: pf: Ct*KH*KW*Pt (float16 only), acc: OCt*Pt,
-// tmp: Pt.
+// One convolution item: image n, group g, output channels [oc0, ...) of
+// the group, output rows [oh0, ...). Its weights come from `wp`, the
+// item's first output channel ([ocs][C / G][KH][KW], C / G * KH * KW a
+// row), read by `w_dir` (GDRAM, or a cluster's staged copy in SRAM).
+// Weights [OC][C / G][KH][KW], bias [OC] or null, residual of the output's
+// shape or null. Of T: nx: 2 x Ct*RowsIn*W, nw: 2 x OCt*Ct*KH*KW, p:
+// Ct*KH*KW*Pt, vec: OCt (padded), res: OCt*Pt, out: OCt*Pt (float16 only);
+// of float: pf: Ct*KH*KW*Pt (float16 only), acc: OCt*Pt, tmp: Pt.
+template <typename T>
+__mlu_func__ void
+cuvil_conv2d_item(const cuvil_window_shape &s, T *y, const T *x, const T *wp,
+                  mluMemcpyDirection_t w_dir, const T *bias, const T *res,
+                  float lo, float hi, int n, int g, int oc0, int oh0, T *nx,
+                  T *nw, T *p, float *pf, float *acc, float *tmp, T *vec,
+                  T *nres, T *out) {
+  int cg = s.C / s.G, ocg = s.OC / s.G, taps = s.KH * s.KW;
+  int ctiles = (cg + s.Ct - 1) / s.Ct;
+  int ocs = cuvil_min(s.OCt, ocg - oc0), hs = cuvil_min(s.Ht, s.OH - oh0);
+  int oc = g * ocg + oc0, ih0 = oh0 * s.SH - s.PT;
+  int row = cg * taps * sizeof(T), tile = s.Ct * taps * sizeof(T);
+  __bang_write_value(acc, s.OCt * s.Pt, 0.0f);
+  cuvil_window_load_input(s, x, n, g * cg, cuvil_min(s.Ct, cg), ih0, nx, false);
+  cuvil_copy2d(nw, wp, cuvil_min(s.Ct, cg) * taps * sizeof(T), w_dir, tile, row,
+               ocs);
+  for (int ct = 0; ct < ctiles; ++ct) {
+    int cur = ct % 2, c0 = ct * s.Ct, cs = cuvil_min(s.Ct, cg - c0);
+    T *cx = nx + cur * s.Ct * s.RowsIn * s.W,
+      *cw = nw + cur * s.OCt * s.Ct * taps;
+    if (ct + 1 < ctiles) {
+      int c1 = c0 + s.Ct, cs1 = cuvil_min(s.Ct, cg - c1);
+      cuvil_window_load_input(s, x, n, g * cg + c1, cs1, ih0,
+                              nx + (1 - cur) * s.Ct * s.RowsIn * s.W, true);
+      cuvil_copy2d_async(nw + (1 - cur) * s.OCt * s.Ct * taps, wp + c1 * taps,
+                         cs1 * taps * sizeof(T), w_dir, tile, row, ocs);
+    }
+    cuvil_window_patches(s, cx, cs, oh0, hs, (T)0, p);
+    float *fp = cuvil_widen(pf, p, cs * taps * s.Pt);
+    for (int o = 0; o < ocs; ++o)
+      for (int k = 0; k < cs * taps; ++k) {
+        __bang_mul_scalar(tmp, fp + k * s.Pt, (float)cw[o * s.Ct * taps + k],
+                          s.Pt);
+        __bang_add(acc + o * s.Pt, acc + o * s.Pt, tmp, s.Pt);
+      }
+    __sync();
+  }
+  cuvil_window_finish(s, y, bias, res, lo, hi, n, oc, ocs, oh0, hs, acc, tmp,
+                      vec, nres, out);
+}
+
+// Block tasks: items (image, group, output channel tile, row tile) over
+// the tasks, weights from GDRAM. Buffers as cuvil_conv2d_item's.
 template <typename T>
 __mlu_func__ void cuvil_conv2d(const cuvil_window_shape &s, T *y, const T *x,
                                const T *w, const T *bias, const T *res,
@@ -401,43 +498,39 @@ __mlu_func__ void cuvil_conv2d(const cuvil_window_shape &s, T *y, const T *x,
                                T *nres, T *out) {
   int cg = s.C / s.G, ocg = s.OC / s.G, taps = s.KH * s.KW;
   int octiles = (ocg + s.OCt - 1) / s.OCt, htiles = (s.OH + s.Ht - 1) / s.Ht;
-  int ctiles = (cg + s.Ct - 1) / s.Ct;
-  int items = s.N * s.G * octiles * htiles;
-  for (int item = taskId; item < items; item += taskDim) {
+  for (int item = taskId; item < s.N * s.G * octiles * htiles;
+       item += taskDim) {
     int n = item / (s.G * octiles * htiles);
     int g = item / (octiles * htiles) % s.G;
     int oc0 = item / htiles % octiles * s.OCt, oh0 = item % htiles * s.Ht;
-    int ocs = cuvil_min(s.OCt, ocg - oc0), hs = cuvil_min(s.Ht, s.OH - oh0);
-    int oc = g * ocg + oc0, ih0 = oh0 * s.SH - s.PT;
-    const T *wp = w + (long)oc * cg * taps;
-    __bang_write_value(acc, s.OCt * s.Pt, 0.0f);
-    cuvil_window_load_input(s, x, n, g * cg, cuvil_min(s.Ct, cg), ih0, nx,
-                            false);
-    cuvil_copy2d(nw, wp, cuvil_min(s.Ct, cg) * taps * sizeof(T), GDRAM2NRAM,
-                 s.Ct * taps * sizeof(T), cg * taps * sizeof(T), ocs);
-    for (int ct = 0; ct < ctiles; ++ct) {
-      int cur = ct % 2, c0 = ct * s.Ct, cs = cuvil_min(s.Ct, cg - c0);
-      T *cx = nx + cur * s.Ct * s.RowsIn * s.W, *cw = nw + cur * s.OCt * s.Ct * taps;
-      if (ct + 1 < ctiles) {
-        int c1 = c0 + s.Ct, cs1 = cuvil_min(s.Ct, cg - c1);
-        cuvil_window_load_input(s, x, n, g * cg + c1, cs1, ih0,
-                                nx + (1 - cur) * s.Ct * s.RowsIn * s.W, true);
-        cuvil_copy2d_async(nw + (1 - cur) * s.OCt * s.Ct * taps, wp + c1 * taps,
-                           cs1 * taps * sizeof(T), GDRAM2NRAM,
-                           s.Ct * taps * sizeof(T), cg * taps * sizeof(T), ocs);
-      }
-      cuvil_window_patches(s, cx, cs, oh0, hs, (T)0, p);
-      float *fp = cuvil_widen(pf, p, cs * taps * s.Pt);
-      for (int o = 0; o < ocs; ++o)
-        for (int k = 0; k < cs * taps; ++k) {
-          __bang_mul_scalar(tmp, fp + k * s.Pt, (float)cw[o * s.Ct * taps + k],
-                            s.Pt);
-          __bang_add(acc + o * s.Pt, acc + o * s.Pt, tmp, s.Pt);
-        }
-      __sync();
-    }
-    cuvil_window_finish(s, y, bias, res, lo, hi, n, oc, ocs, oh0, hs, acc, tmp,
-                        vec, nres, out);
+    cuvil_conv2d_item(s, y, x, w + (long)(g * ocg + oc0) * cg * taps,
+                      GDRAM2NRAM, bias, res, lo, hi, n, g, oc0, oh0, nx, nw, p,
+                      pf, acc, tmp, vec, nres, out);
+  }
+}
+
+// Union1 tasks: for each weight block (group, output channel tile), every
+// cluster stages its OCt rows of weights in SRAM (sw: OCt*C/G*KH*KW of T),
+// then the (image, row tile) items go over all the tasks, reading the
+// weights from SRAM; the cluster waits before the next block.
+template <typename T>
+__mlu_func__ void
+cuvil_conv2d_staged(const cuvil_window_shape &s, T *y, const T *x, const T *w,
+                    const T *bias, const T *res, float lo, float hi, T *nx,
+                    T *nw, T *p, float *pf, float *acc, float *tmp, T *vec,
+                    T *nres, T *out, T *sw) {
+  int cg = s.C / s.G, ocg = s.OC / s.G, taps = s.KH * s.KW;
+  int octiles = (ocg + s.OCt - 1) / s.OCt, htiles = (s.OH + s.Ht - 1) / s.Ht;
+  int row = cg * taps * sizeof(T);
+  for (int block = 0; block < s.G * octiles; ++block) {
+    int g = block / octiles, oc0 = block % octiles * s.OCt;
+    cuvil_stage(sw, w + (long)(g * ocg + oc0) * cg * taps, row,
+                cuvil_min(s.OCt, ocg - oc0), row, row);
+    for (int item = taskId; item < s.N * htiles; item += taskDim)
+      cuvil_conv2d_item(s, y, x, sw, SRAM2NRAM, bias, res, lo, hi,
+                        item / htiles, g, oc0, item % htiles * s.Ht, nx, nw, p,
+                        pf, acc, tmp, vec, nres, out);
+    __sync_cluster();
   }
 }
 

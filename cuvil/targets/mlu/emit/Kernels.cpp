@@ -34,23 +34,28 @@ std::string declareBuffers(const KernelPlan &plan, int64_t elementBytes,
                            std::map<std::string, std::string> &names) {
   std::string text = absl::StrFormat("  CUVIL_NRAM(char, nram, %d);\n",
                                      onChipBytes(plan, elementBytes));
-  bool wram = plan.bytesIn(l2::MemorySpace::wram, elementBytes) > 0;
-  if (wram)
-    absl::StrAppendFormat(
-        &text, "  CUVIL_WRAM(char, wram, %d);\n",
-        onChipBytes(plan, elementBytes, l2::MemorySpace::wram));
-  int64_t nramOffset = 0, wramOffset = 0;
+  struct Area {
+    l2::MemorySpace space;
+    const char *macro, *name, *prefix;
+    int64_t offset = 0;
+  };
+  Area areas[] = {{l2::MemorySpace::nram, "CUVIL_NRAM", "nram", "n_"},
+                  {l2::MemorySpace::wram, "CUVIL_WRAM", "wram", "w_"},
+                  {l2::MemorySpace::sram, "CUVIL_SRAM", "sram", "s_"}};
+  for (const Area &area : llvm::ArrayRef(areas).drop_front())
+    if (plan.bytesIn(area.space, elementBytes) > 0)
+      absl::StrAppendFormat(&text, "  %s(char, %s, %d);\n", area.macro,
+                            area.name,
+                            onChipBytes(plan, elementBytes, area.space));
   for (const OnChipBuffer &buffer : plan.buffers) {
-    std::string name = absl::StrCat(
-        buffer.space == l2::MemorySpace::wram ? "w_" : "n_", buffer.name);
+    Area &area = *llvm::find_if(
+        areas, [&](const Area &a) { return a.space == buffer.space; });
+    std::string name = absl::StrCat(area.prefix, buffer.name);
     int64_t bytes = buffer.elementBytes ? buffer.elementBytes : elementBytes;
     const char *type = bytes == 1 ? "int8_t" : elementCType(bytes == 2);
-    int64_t &offset =
-        buffer.space == l2::MemorySpace::wram ? wramOffset : nramOffset;
-    absl::StrAppendFormat(
-        &text, "  %s *%s = (%s *)(%s + %d);\n", type, name, type,
-        buffer.space == l2::MemorySpace::wram ? "wram" : "nram", offset);
-    offset += buffer.bytes(elementBytes);
+    absl::StrAppendFormat(&text, "  %s *%s = (%s *)(%s + %d);\n", type, name,
+                          type, area.name, area.offset);
+    area.offset += buffer.bytes(elementBytes);
     names[buffer.name] = name;
   }
   return text;
@@ -88,12 +93,14 @@ std::string layerBody(const Layer &layer,
       text += field(name, p.dim(name));
     text += field("Mt", tile[0]) + field("Kt", tile[1]) + field("Nt", tile[2]);
     text += absl::StrCat("  s.act = ", act, ";\n");
-    text += absl::StrCat("  cuvil_gemm<float>(s, p0, p1, p2, p3, p4, ", lo,
-                         ", ", hi, ", ", buffer("a"), ", ", buffer("b"), ", ",
-                         buffer("bf"), ", ", buffer("acc"), ", ",
-                         buffer("tmp"), ", ", buffer("vec"), ", ",
-                         buffer("vecf"), ", ", buffer("res"), ", ",
-                         buffer("out"), ");\n");
+    bool staged = layer.plan.functionType != FunctionType::Block;
+    text += absl::StrCat(
+        "  cuvil_gemm", staged ? "_staged" : "",
+        "<float>(s, p0, p1, p2, p3, p4, ", lo, ", ", hi, ", ", buffer("a"),
+        ", ", buffer("b"), ", ", buffer("bf"), ", ", buffer("acc"), ", ",
+        buffer("tmp"), ", ", buffer("vec"), ", ", buffer("vecf"), ", ",
+        buffer("res"), ", ", buffer("out"),
+        staged ? absl::StrCat(", ", buffer("sb")) : "", ");\n");
     return text;
   }
   if (p.kind == "gemm_int8") {
@@ -132,14 +139,16 @@ std::string layerBody(const Layer &layer,
           buffer("x"), ", ", buffer("q"), ", ", buffer("xh"), ", ",
           buffer("wt"), ", ", buffer("part"), ", ", buffer("acc"), ", ",
           buffer("tmp"), ", ", buffer("vec"), ", ", buffer("res"), ");\n");
-    } else if (p.kind == "conv2d")
-      text += absl::StrCat("  cuvil_conv2d<float>(s, p0, p1, p2, p3, p4, ", lo,
-                           ", ", hi, ", ", buffer("x"), ", ", buffer("w"),
-                           ", ", buffer("p"), ", ", buffer("pf"), ", ",
-                           buffer("acc"), ", ", buffer("tmp"), ", ",
-                           buffer("vec"), ", ", buffer("res"), ", ",
-                           buffer("out"), ");\n");
-    else
+    } else if (p.kind == "conv2d") {
+      bool staged = layer.plan.functionType != FunctionType::Block;
+      text += absl::StrCat(
+          "  cuvil_conv2d", staged ? "_staged" : "",
+          "<float>(s, p0, p1, p2, p3, p4, ", lo, ", ", hi, ", ", buffer("x"),
+          ", ", buffer("w"), ", ", buffer("p"), ", ", buffer("pf"), ", ",
+          buffer("acc"), ", ", buffer("tmp"), ", ", buffer("vec"), ", ",
+          buffer("res"), ", ", buffer("out"),
+          staged ? absl::StrCat(", ", buffer("sw")) : "", ");\n");
+    } else
       text += absl::StrCat("  cuvil_pool2d<float>(s, p0, p1, ",
                            p.isMax ? "nullptr, true" : "p2, false", ", ",
                            buffer("x"), ", ", buffer("p"), ", ",
@@ -288,6 +297,16 @@ const char *functionTypeEnum(FunctionType type) {
   return "cnrtFuncTypeBlock";
 }
 
+/// The largest area of `space` a layer's plan declares: one area serves
+/// every kernel under cncc (one kernel runs on a core at a time).
+int64_t mostBytes(const MluModel &model, l2::MemorySpace space) {
+  int64_t most = kAlignBytes;
+  for (const Layer &layer : model.layers)
+    most = std::max(most,
+                    onChipBytes(layer.plan, layer.problem.elementBytes, space));
+  return most;
+}
+
 std::string describe(const Layer &layer, size_t index) {
   return absl::StrCat("layer ", index, ": ", layer.op,
                       layer.where.empty() ? "" : " at ",
@@ -331,9 +350,12 @@ std::string kernelsSource(const MluModel &model) {
 // as large as the largest kernel's plan.
 __nram__ char cuvil_nram_area[%d] __attribute__((aligned(128)));
 #define CUVIL_NRAM(type, name, count) type *name = (type *)cuvil_nram_area
-// Likewise WRAM, for the tensor unit's weights.
+// Likewise WRAM, for the tensor unit's weights, and the cluster's SRAM,
+// where Union1 kernels stage the weights their cores share.
 __wram__ char cuvil_wram_area[%d] __attribute__((aligned(128)));
 #define CUVIL_WRAM(type, name, count) type *name = (type *)cuvil_wram_area
+__mlu_shared__ char cuvil_sram_area[%d] __attribute__((aligned(128)));
+#define CUVIL_SRAM(type, name, count) type *name = (type *)cuvil_sram_area
 #define CUVIL_LAUNCH(kernel, dim, type, queue, ...) \
   kernel<<<dim, type, queue>>>(__VA_ARGS__)
 #endif
@@ -342,21 +364,9 @@ __wram__ char cuvil_wram_area[%d] __attribute__((aligned(128)));
 )cuvil",
       cCommentText(model.name), model.chip.name, model.chip.arch,
       cCommentText(model.compilerVersion),
-      [&] {
-        int64_t most = kAlignBytes;
-        for (const Layer &layer : model.layers)
-          most = std::max(most,
-                          onChipBytes(layer.plan, layer.problem.elementBytes));
-        return most;
-      }(),
-      [&] {
-        int64_t most = kAlignBytes;
-        for (const Layer &layer : model.layers)
-          most =
-              std::max(most, onChipBytes(layer.plan, layer.problem.elementBytes,
-                                         l2::MemorySpace::wram));
-        return most;
-      }());
+      mostBytes(model, l2::MemorySpace::nram),
+      mostBytes(model, l2::MemorySpace::wram),
+      mostBytes(model, l2::MemorySpace::sram));
   for (size_t i = 0; i < model.layers.size(); ++i) {
     const Layer &layer = model.layers[i];
     std::map<std::string, std::string> buffers;

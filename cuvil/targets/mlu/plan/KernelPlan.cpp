@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 namespace cuvil::mlu {
 namespace {
@@ -64,8 +65,14 @@ struct Planner {
   }
 
   absl::StatusOr<KernelPlan> gemm();
+  std::optional<KernelPlan> stagedGemm(int64_t Mt, int64_t Kt, int64_t Nt,
+                                       std::vector<OnChipBuffer> buffers);
   absl::StatusOr<KernelPlan> gemmInt8();
   absl::StatusOr<KernelPlan> window();
+  std::vector<OnChipBuffer> windowBuffers(int64_t OCt, int64_t Ct,
+                                          int64_t Ht) const;
+  KernelPlan windowPlan(int64_t OCt, int64_t Ct, int64_t Ht) const;
+  std::optional<KernelPlan> stagedConv(int64_t OCt, int64_t Ct, int64_t Ht);
   absl::StatusOr<KernelPlan> convInt8();
   absl::StatusOr<KernelPlan> rows();
   absl::StatusOr<KernelPlan> binary();
@@ -100,6 +107,65 @@ int64_t splitForCores(int64_t &tile, int64_t &other, int64_t cores,
       other = ceilDiv(other, 2);
   }
   return items();
+}
+
+/// The staged form of a product whose B is shared by many row tiles:
+/// Union1 tasks, each cluster copying a K x Nt block of B into its SRAM
+/// once and every task's row tiles reading it from there, instead of each
+/// item reading it from GDRAM (cuvil_gemm_staged). Chosen when the row
+/// tiles, Mt made small enough that every task has one per block, would
+/// read each block more often than there are clusters, and the block fits
+/// SRAM.
+std::optional<KernelPlan>
+Planner::stagedGemm(int64_t Mt, int64_t Kt, int64_t Nt,
+                    std::vector<OnChipBuffer> buffers) {
+  int64_t batch = p.dim("batch"), M = p.dim("M"), N = p.dim("N"),
+          K = p.dim("K");
+  int64_t sramBytes = K * Nt * p.elementBytes;
+  if (ceilDiv(M, Mt) <= chip.clusters || M < chip.cores() ||
+      sramBytes > chip.sramBudget())
+    return std::nullopt;
+  Mt = std::min(Mt, ceilDiv(M, chip.cores()));
+  KernelPlan plan;
+  plan.tile = {Mt, Kt, Nt};
+  plan.buffers = std::move(buffers);
+  plan.buffers.push_back({"sb", l2::MemorySpace::sram, K * Nt, 1, 0});
+  plan.functionType = FunctionType::Union1;
+  plan.workItems = batch * ceilDiv(M, Mt) * ceilDiv(N, Nt);
+  plan.doubleBuffered = ceilDiv(K, Kt) > 1;
+  // A once per column block; B once per cluster.
+  plan.gdramBytes =
+      p.elementBytes *
+      (batch * M * K * ceilDiv(N, Nt) + chip.clusters * batch * K * N +
+       batch * M * N * (p.operands[4] >= 0 ? 2 : 1) +
+       (p.operands[3] >= 0 ? batch * ceilDiv(M, Mt) * N : 0));
+  return plan;
+}
+
+/// The staged form of an ungrouped convolution whose weights many items
+/// share: Union1 tasks, each cluster copying an output channel tile's
+/// weights into its SRAM once and every task's (image, row tile) items
+/// reading them from there (cuvil_conv2d_staged). Chosen when rows can be
+/// split so that every task has an item per block, and the block fits.
+std::optional<KernelPlan> Planner::stagedConv(int64_t OCt, int64_t Ct,
+                                              int64_t Ht) {
+  int64_t N = p.dim("N"), C = p.dim("C"), W = p.dim("W"), OC = p.dim("OC"),
+          OH = p.dim("OH"), OW = p.dim("OW"), taps = p.dim("KH") * p.dim("KW");
+  int64_t sramBytes = OCt * C * taps * p.elementBytes;
+  if (p.dim("G") != 1 || N * OH < chip.cores() ||
+      sramBytes > chip.sramBudget() || sramBytes < 4096)
+    return std::nullopt;
+  while (N * ceilDiv(OH, Ht) < chip.cores())
+    Ht = ceilDiv(Ht, 2);
+  KernelPlan plan = windowPlan(OCt, Ct, Ht);
+  plan.buffers.push_back({"sw", l2::MemorySpace::sram, OCt * C * taps, 1, 0});
+  plan.functionType = FunctionType::Union1;
+  int64_t rowsIn = windowRowsIn(p, Ht), octiles = ceilDiv(OC, OCt);
+  plan.gdramBytes =
+      p.elementBytes * (N * C * rowsIn * W * ceilDiv(OH, Ht) * octiles +
+                        N * OC * OH * OW * (p.operands[4] >= 0 ? 2 : 1) +
+                        chip.clusters * OC * C * taps);
+  return plan;
 }
 
 absl::StatusOr<KernelPlan> Planner::gemmInt8() {
@@ -218,6 +284,8 @@ absl::StatusOr<KernelPlan> Planner::gemm() {
     else
       return tooBig(buffers(), "1 row, 32 of K, one vector of N");
   }
+  if (std::optional<KernelPlan> staged = stagedGemm(Mt, Kt, Nt, buffers()))
+    return *staged;
   // Every core gets an item: narrower column tiles first, then fewer rows.
   auto items = [&] { return batch * ceilDiv(M, Mt) * ceilDiv(N, Nt); };
   while (items() < chip.cores() && (Nt > align || Mt > 1)) {
@@ -240,35 +308,59 @@ absl::StatusOr<KernelPlan> Planner::gemm() {
   return plan;
 }
 
+std::vector<OnChipBuffer> Planner::windowBuffers(int64_t OCt, int64_t Ct,
+                                                 int64_t Ht) const {
+  int64_t W = p.dim("W"), taps = p.dim("KH") * p.dim("KW");
+  int64_t rowsIn = windowRowsIn(p, Ht), pt = windowPositions(p, Ht);
+  if (p.kind != "conv2d")
+    return {nram("x", rowsIn * W), nram("p", taps * pt), nram("acc", pt),
+            nram("tmp", pt)};
+  std::vector<OnChipBuffer> b = {nram("x", Ct * rowsIn * W, 2),
+                                 nram("w", OCt * Ct * taps, 2),
+                                 nram("p", Ct * taps * pt),
+                                 sums("acc", OCt * pt),
+                                 sums("tmp", pt),
+                                 nram("vec", up(OCt))};
+  if (p.operands[4] >= 0)
+    b.push_back(nram("res", OCt * pt));
+  if (half())
+    for (OnChipBuffer extra :
+         {sums("pf", Ct * taps * pt), nram("out", OCt * pt)})
+      b.push_back(extra);
+  return b;
+}
+
+KernelPlan Planner::windowPlan(int64_t OCt, int64_t Ct, int64_t Ht) const {
+  bool conv = p.kind == "conv2d";
+  int64_t N = p.dim("N"), C = p.dim("C"), W = p.dim("W"), OC = p.dim("OC"),
+          OH = p.dim("OH"), OW = p.dim("OW"), G = p.dim("G"),
+          taps = p.dim("KH") * p.dim("KW");
+  int64_t cg = C / G, ocg = OC / G;
+  KernelPlan plan;
+  plan.tile = {OCt, Ct, Ht};
+  plan.buffers = windowBuffers(OCt, Ct, Ht);
+  plan.workItems = N * (conv ? G * ceilDiv(ocg, OCt) : C) * ceilDiv(OH, Ht);
+  plan.doubleBuffered = conv && ceilDiv(cg, Ct) > 1;
+  int64_t inputReads = N * C * windowRowsIn(p, Ht) * W * ceilDiv(OH, Ht) *
+                       (conv ? ceilDiv(ocg, OCt) : 1);
+  int64_t outputs = N * OC * OH * OW;
+  plan.gdramBytes =
+      p.elementBytes *
+      (inputReads + outputs * (conv && p.operands[4] >= 0 ? 2 : 1) +
+       (conv ? OC * cg * taps * N * ceilDiv(OH, Ht) : 0) +
+       (p.isMax || conv ? 0 : OH * OW * N * C));
+  return plan;
+}
+
 absl::StatusOr<KernelPlan> Planner::window() {
   bool conv = p.kind == "conv2d";
-  int64_t C = p.dim("C"), W = p.dim("W"), OC = p.dim("OC"), OH = p.dim("OH"),
-          OW = p.dim("OW"), G = p.dim("G"), taps = p.dim("KH") * p.dim("KW");
+  int64_t C = p.dim("C"), OC = p.dim("OC"), OH = p.dim("OH"), OW = p.dim("OW"),
+          G = p.dim("G");
   int64_t cg = C / G, ocg = OC / G;
-  bool residual = conv && p.operands[4] >= 0;
   int64_t OCt = conv ? std::min<int64_t>(ocg, 64) : 1;
   int64_t Ct = conv ? std::min<int64_t>(cg, 64) : 1;
   int64_t Ht = std::clamp<int64_t>(ceilDiv(1024, OW), 1, OH);
-  auto rowsIn = [&] { return windowRowsIn(p, Ht); };
-  auto pt = [&] { return windowPositions(p, Ht); };
-  auto buffers = [&] {
-    if (!conv)
-      return std::vector<OnChipBuffer>{
-          nram("x", rowsIn() * W), nram("p", taps * pt()), nram("acc", pt()),
-          nram("tmp", pt())};
-    std::vector<OnChipBuffer> b = {
-        nram("x", Ct * rowsIn() * W, 2), nram("w", OCt * Ct * taps, 2),
-        nram("p", Ct * taps * pt()),     sums("acc", OCt * pt()),
-        sums("tmp", pt()),               nram("vec", up(OCt))};
-    if (residual)
-      b.push_back(nram("res", OCt * pt()));
-    if (half())
-      for (OnChipBuffer extra : {sums("pf", Ct * taps * pt()),
-                                 nram("out", OCt * pt())})
-        b.push_back(extra);
-    return b;
-  };
-  while (!fits(buffers())) {
+  while (!fits(windowBuffers(OCt, Ct, Ht))) {
     if (Ct > 8)
       Ct = ceilDiv(Ct, 2);
     else if (Ht > 1)
@@ -278,8 +370,12 @@ absl::StatusOr<KernelPlan> Planner::window() {
     else if (Ct > 1)
       Ct = ceilDiv(Ct, 2);
     else
-      return tooBig(buffers(), "one output row of one channel");
+      return tooBig(windowBuffers(OCt, Ct, Ht),
+                    "one output row of one channel");
   }
+  if (conv)
+    if (std::optional<KernelPlan> staged = stagedConv(OCt, Ct, Ht))
+      return *staged;
   int64_t N = p.dim("N");
   auto items = [&] {
     return N * (conv ? G * ceilDiv(ocg, OCt) : C) * ceilDiv(OH, Ht);
@@ -293,19 +389,7 @@ absl::StatusOr<KernelPlan> Planner::window() {
     else
       OCt = ceilDiv(OCt, 2);
   }
-  KernelPlan plan;
-  plan.tile = {OCt, Ct, Ht};
-  plan.buffers = buffers();
-  plan.workItems = items();
-  plan.doubleBuffered = conv && ceilDiv(cg, Ct) > 1;
-  int64_t inputReads = N * C * rowsIn() * W * ceilDiv(OH, Ht) *
-                       (conv ? ceilDiv(ocg, OCt) : 1);
-  int64_t outputs = N * OC * OH * OW;
-  plan.gdramBytes = p.elementBytes *
-                    (inputReads + outputs * (residual ? 2 : 1) +
-                     (conv ? OC * cg * taps * N * ceilDiv(OH, Ht) : 0) +
-                     (p.isMax || conv ? 0 : OH * OW * N * C));
-  return plan;
+  return windowPlan(OCt, Ct, Ht);
 }
 
 absl::StatusOr<KernelPlan> Planner::rows() {
@@ -477,7 +561,11 @@ absl::StatusOr<KernelPlan> planKernel(const Problem &problem, const Chip &chip) 
   }();
   if (!plan.ok())
     return plan;
-  plan->tasks = std::max<int64_t>(1, std::min<int64_t>(plan->workItems, chip.cores()));
+  // A Union1 launch takes whole clusters: every core of the chip.
+  plan->tasks = plan->functionType == FunctionType::Block
+                    ? std::max<int64_t>(
+                          1, std::min<int64_t>(plan->workItems, chip.cores()))
+                    : chip.cores();
   return plan;
 }
 

@@ -17,9 +17,11 @@ def CuvilMluPlanKernels : Pass<"cuvil-mlu-plan-kernels", "::mlir::ModuleOp"> {
     widened tiles f32) and gets `mlu.plan`: its `#cuvil_l2.tile`, its
     on-chip `buffers` as memrefs in `#cuvil_l2.space<nram>` (a leading
     dimension of 2 for ping-pong buffers; each padded to the vector unit's
-    128 bytes), `double_buffered`, the `#cuvil_l2.task_split` over the
-    chip's cores, the `function_type`, its `work_items` and the GDRAM bytes
-    it moves. A call the target cannot run, or whose smallest tile does not
+    128 bytes), `<wram>` (the tensor unit's weights) or `<sram>` (weights
+    a Union1 layer stages once per cluster for all its items),
+    `double_buffered`, the `#cuvil_l2.task_split` over the chip's cores,
+    the `function_type` (block, or union1 when it stages), its
+    `work_items` and the GDRAM bytes it moves. A call the target cannot run, or whose smallest tile does not
     fit NRAM, is an error at its location.
   }];
   let statistics = [

@@ -101,3 +101,48 @@ module attributes {cuvil.target = #cuvil.target<backend = "mlu", cpu = "mlu270",
     return %y : tensor<4x128xf32>
   }
 }
+
+// -----
+
+// Weights many items share are staged in SRAM: 512 rows of a product by
+// one 64 x 64 B. Block tasks would read B once per row tile (8 tiles of
+// 64); as Union1 tasks each of the 4 clusters copies the B block (K x Nt,
+// 16 KB) into its SRAM once and the 16 tasks take rows tiles of
+// 512 / 16 = 32 from there. The launch takes every core (parts = 16).
+// CHECK-LABEL: func.func @staged_gemm
+// CHECK: cuvil_l2.ukernel_call "matmul"
+// CHECK-SAME: sb = memref<4096xf32, #cuvil_l2.space<sram>>
+// CHECK-SAME: function_type = "union1"
+// CHECK-SAME: task_split = #cuvil_l2.task_split<axis = 0, parts = 16>, tile = #cuvil_l2.tile<sizes = [32, 64, 64]
+module attributes {cuvil.target = #cuvil.target<backend = "mlu", cpu = "mlu270">} {
+  func.func @staged_gemm(%x: tensor<512x64xf32>) -> tensor<512x64xf32> {
+    %w = cuvil.constant dense<0.5> : tensor<64x64xf32>
+    %y = cuvil.matmul %x, %w : tensor<512x64xf32>, tensor<64x64xf32>
+    return %y : tensor<512x64xf32>
+  }
+}
+
+// -----
+
+// A 3x3 convolution of 64 channels over 32 rows: its 64 x 64 x 9 weights
+// (144 KB) staged in SRAM, the rows split to 2 per item so that every one
+// of the 16 tasks has one (input channels stream 8 at a time, as the
+// Block plan's NRAM fit chose). A depthwise convolution (a few weights per
+// group) stays Block.
+// CHECK-LABEL: func.func @staged_conv
+// CHECK: cuvil_l2.ukernel_call "conv2d"
+// CHECK-SAME: sw = memref<36864xf32, #cuvil_l2.space<sram>>
+// CHECK-SAME: function_type = "union1"
+// CHECK-SAME: tile = #cuvil_l2.tile<sizes = [64, 8, 2]
+// CHECK: cuvil_l2.ukernel_call "conv2d"
+// CHECK-NOT: sram
+// CHECK-SAME: function_type = "block"
+module attributes {cuvil.target = #cuvil.target<backend = "mlu", cpu = "mlu270">} {
+  func.func @staged_conv(%x: tensor<1x64x32x32xf32>) -> tensor<1x64x32x32xf32> {
+    %w = cuvil.constant dense<0.5> : tensor<64x64x3x3xf32>
+    %y = cuvil.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : tensor<1x64x32x32xf32>, tensor<64x64x3x3xf32>
+    %d = cuvil.constant dense<0.5> : tensor<64x1x3x3xf32>
+    %z = cuvil.conv2d %y, %d {groups = 64 : i64, padding = array<i64: 1, 1, 1, 1>} : tensor<1x64x32x32xf32>, tensor<64x1x3x3xf32>
+    return %z : tensor<1x64x32x32xf32>
+  }
+}
