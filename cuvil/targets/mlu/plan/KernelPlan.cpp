@@ -96,16 +96,12 @@ OnChipBuffer bytes(const char *name, int64_t elements,
   return {name, space, elements, 1, 1};
 }
 
-/// The fixed-point products' work items: every core gets one while the
-/// column (channel) tile stays a multiple of the tensor unit's 64 rows.
-int64_t splitForCores(int64_t &tile, int64_t &other, int64_t cores,
+/// The fixed-point products' work items: rows (output rows) halved until
+/// every core gets one; their channel tile stays the tensor unit's 64.
+int64_t splitForCores(int64_t &rows, int64_t cores,
                       const std::function<int64_t()> &items) {
-  while (items() < cores && (tile > 64 || other > 1)) {
-    if (tile > 64)
-      tile = std::max<int64_t>(64, tile / 2 / 64 * 64);
-    else
-      other = ceilDiv(other, 2);
-  }
+  while (items() < cores && rows > 1)
+    rows = ceilDiv(rows, 2);
   return items();
 }
 
@@ -172,7 +168,11 @@ absl::StatusOr<KernelPlan> Planner::gemmInt8() {
   int64_t M = p.dim("M"), N = p.dim("N"), K = p.dim("K"), Np = p.dim("Np"),
           Kp = p.dim("Kp");
   bool residual = p.operands[4] >= 0;
-  int64_t Mt = std::min<int64_t>(M, 64), Nt = std::min<int64_t>(Np, 256);
+  // 64 weight rows in WRAM at a time: Cambricon's MLU2xx code interleaves
+  // a WRAM tile's output channels over the tensor unit's 64 lanes
+  // (logical channel lane + 64 i at position lane * (rows / 64) + i), which
+  // for one tile of 64 is their plain order (docs/mlu.md).
+  int64_t Mt = std::min<int64_t>(M, 64), Nt = 64;
   auto buffers = [&] {
     std::vector<OnChipBuffer> b = {
         nram("row", Kp),      bytes("q", Kp),
@@ -185,14 +185,12 @@ absl::StatusOr<KernelPlan> Planner::gemmInt8() {
   while (!fits(buffers())) {
     if (Mt > 1)
       Mt = ceilDiv(Mt, 2);
-    else if (Nt > 64)
-      Nt = Nt / 2 / 64 * 64;
     else
       return tooBig(buffers(), "1 row, 64 columns of all of K");
   }
   auto items = [&] { return ceilDiv(M, Mt) * ceilDiv(N, Nt); };
   KernelPlan plan;
-  plan.workItems = splitForCores(Nt, Mt, chip.cores(), items);
+  plan.workItems = splitForCores(Mt, chip.cores(), items);
   plan.tile = {Mt, Kp, Nt};
   plan.buffers = buffers();
   // A is read once per column tile, the weights once per row tile.
@@ -208,8 +206,9 @@ absl::StatusOr<KernelPlan> Planner::convInt8() {
           taps = p.dim("KH") * p.dim("KW");
   int64_t Wp = (OW - 1) * p.dim("SW") + p.dim("KW");
   bool residual = p.operands[4] >= 0;
-  // Channel chunks divide Cp, so that a chunk's weights never read past it.
-  int64_t Ct = Cp, OCt = std::min<int64_t>(OCp, 128);
+  // Channel chunks divide Cp, so that a chunk's weights never read past it;
+  // 64 output channels at a time in WRAM (their plain order: gemmInt8).
+  int64_t Ct = Cp, OCt = 64;
   int64_t Ht = std::clamp<int64_t>(ceilDiv(1024, OW), 1, OH);
   auto buffers = [&] {
     int64_t rowsIn = windowRowsIn(p, Ht), Pt = windowPositions(p, Ht);
@@ -237,15 +236,13 @@ absl::StatusOr<KernelPlan> Planner::convInt8() {
       halveChannels();
     else if (Ht > 1)
       Ht = ceilDiv(Ht, 2);
-    else if (OCt > 64)
-      OCt = OCt / 2 / 64 * 64;
     else if (!halveChannels())
       return tooBig(buffers(), "one output row, 64 channels in and out");
   }
   int64_t N = p.dim("N");
   auto items = [&] { return N * ceilDiv(OC, OCt) * ceilDiv(OH, Ht); };
   KernelPlan plan;
-  plan.workItems = splitForCores(OCt, Ht, chip.cores(), items);
+  plan.workItems = splitForCores(Ht, chip.cores(), items);
   plan.tile = {OCt, Ct, Ht};
   plan.buffers = buffers();
   int64_t inputReads =
