@@ -99,6 +99,8 @@ def test_int8_folder_builds_and_runs(tmp_path):
     functions = [layer["library_function"] for layer in report["layers"]]
     assert functions.count("conv2d_int8") == 2 and "gemm_int8" in functions
     assert "cuvil_wram_area" in (folder / "kernels.mlu").read_text()
+    readme = (folder / "README.md").read_text()
+    assert "precision int8" in readme and "## int8" in readme
     x, y = build_and_run(folder, tmp_path)
     with torch.no_grad():
         expected = model(x).numpy()
