@@ -362,6 +362,11 @@ absl::StatusOr<Artifact> compile(const CompileOptions &options,
         " target needs calibration data: --calibration=FILE.npz "
         "(numpy.savez(FILE, input_name=samples); in Python, calibration=) "
         "to choose each activation's position from"));
+  if (options.integerIo && backend->int8Form().powerOfTwoScales)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--integer-io does not apply to the ", backend->getName().str(),
+        " target: its C API takes and returns float32 tensors (each int8 "
+        "layer quantizes its input on the device)"));
   if (options.quantization && backend->int8Form().powerOfTwoScales &&
       !backend->asksInt8(options.targetOptions))
     return absl::InvalidArgumentError(absl::StrCat(

@@ -133,6 +133,9 @@ def test_list_devices_and_help():
     (["--device=mlu270", "--quantize=int8", "--calibration=cal.npz"],
      "the mlu target's numbers are its precision: ask for int8 with "
      "--precision=int8"),
+    (["--device=mlu270", "--precision=int8", "--calibration=cal.npz",
+      "--integer-io"],
+     "--integer-io does not apply to the mlu target"),
     (["--device=mlu270", "--precision=bf16"],
      "precision 'bf16' is not one the MLU target knows: fp32, fp16 or int8"),
     (["--device=mlu270", "--external-weights"],
