@@ -337,6 +337,28 @@ def test_fp16_layers_meet_mlu_ops_threshold(name):
     assert 1e-5 < max(diffs(y, baseline)) <= 3e-3, diffs(y, baseline)
 
 
+@pytest.mark.parametrize("activation", [
+    torch.nn.Hardswish(), torch.nn.Hardsigmoid(), torch.nn.Sigmoid(),
+    torch.nn.SiLU()])
+def test_activations_fused_into_products(activation):
+    """MobileNetV3's and EfficientNet's activations run in the finish of
+    the convolution or product before them (no kernel of their own)."""
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 16, 3, padding=1)
+            self.fc = torch.nn.Linear(16 * 8 * 8, 10)
+
+        def forward(self, x):
+            return activation(self.fc(activation(self.conv(x)).flatten(1)))
+
+    torch.manual_seed(0)
+    project = check(Net(), (2, 3, 8, 8))
+    functions = [layer["library_function"] for layer in project.report["layers"]]
+    assert "unary" not in functions, functions
+
+
 def test_clip_with_one_bound_in_an_epilogue():
     """torch.clamp with only a maximum, fused into the convolution's
     epilogue: the missing bound does not clip (it crashed the planner)."""

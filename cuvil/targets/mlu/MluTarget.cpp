@@ -113,6 +113,12 @@ public:
     return precision != options.settings.end() && precision->second == "int8";
   }
 
+  // Products and convolutions apply these in their finish
+  // (cuvil_epilogue_activate), on sums still in NRAM.
+  std::vector<std::string> epilogueActivations() const override {
+    return {"relu", "clip", "hardswish", "hardsigmoid", "sigmoid", "silu"};
+  }
+
   // Elementwise ops run one kernel each: the device library has no
   // generator for fused maps yet.
   bool generatesFusedMaps() const override { return false; }

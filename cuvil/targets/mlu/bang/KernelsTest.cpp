@@ -60,6 +60,60 @@ void expectNear(const std::vector<float> &got, const std::vector<double> &want,
 
 int up(int n) { return (n + 31) / 32 * 32; }
 
+/// A product's fused activations other than relu and clip, against their
+/// formulas: sigmoid, SiLU, hard sigmoid with its alpha and beta (in lo
+/// and hi), hard swish.
+TEST(KernelsTest, ProductsApplySigmoidSiluAndTheHardOnes) {
+  cuvil_gemm_shape s{1, 5, 70, 37, 0, 0, 0, 2, 32, 16, 0};
+  std::vector<float> a = randoms(5 * 37, 1), b = randoms(37 * 70, 2),
+                     bias = randoms(70, 3);
+  struct Case {
+    int act;
+    float lo, hi;
+    double (*f)(double, double, double);
+  };
+  const Case cases[] = {
+      {CUVIL_ACT_SIGMOID, 0, 0,
+       [](double x, double, double) { return 1 / (1 + std::exp(-x)); }},
+      {CUVIL_ACT_SILU, 0, 0,
+       [](double x, double, double) { return x / (1 + std::exp(-x)); }},
+      {CUVIL_ACT_HARDSIGMOID, 0.75f, 0.25f,
+       [](double x, double al, double be) {
+         return std::min(1.0, std::max(0.0, al * x + be));
+       }},
+      {CUVIL_ACT_HARDSWISH, 1.0f / 6, 0.5f, [](double x, double al, double be) {
+         return x * std::min(1.0, std::max(0.0, al * x + be));
+       }}};
+  for (const Case &c : cases) {
+    s.act = c.act;
+    Device da(a), db(b), dbias(bias), dc(std::vector<float>(5 * 70));
+    cuvil_emu::launch(
+        "gemm_act",
+        [&] {
+          CUVIL_NRAM(float, na, 2 * s.Mt * s.Kt);
+          CUVIL_NRAM(float, nb, 2 * s.Kt * s.Nt);
+          CUVIL_NRAM(float, acc, s.Mt *s.Nt);
+          CUVIL_NRAM(float, tmp, s.Nt);
+          CUVIL_NRAM(float, vec, s.Nt);
+          CUVIL_NRAM(float, act2, s.Nt);
+          cuvil_gemm<float>(s, dc.ptr, da.ptr, db.ptr, dbias.ptr, nullptr, c.lo,
+                            c.hi, na, nb, nullptr, acc, tmp, vec, nullptr,
+                            nullptr, nullptr, act2);
+        },
+        kThreeTasks, cnrtFuncTypeBlock, nullptr);
+    std::vector<double> want;
+    for (int m = 0; m < 5; ++m)
+      for (int n = 0; n < 70; ++n) {
+        double sum = bias[n];
+        for (int k = 0; k < 37; ++k)
+          sum += double(a[m * 37 + k]) * b[k * 70 + n];
+        want.push_back(c.f(sum, c.lo, c.hi));
+      }
+    SCOPED_TRACE(c.act);
+    expectNear(dc.read(), want, 1e-5);
+  }
+}
+
 /// Union1 jobs on two clusters of four cores: the staged kernels' weights
 /// go through each cluster's SRAM.
 constexpr cnrtDim3_t kTwoClusters = {8, 1, 1};
@@ -85,13 +139,13 @@ TEST_P(KernelsStagedTest, GemmWithBiasResidualAndClipOverUnevenTiles) {
         if (!staged) {
           cuvil_gemm<float>(s, dc.ptr, da.ptr, db.ptr, dbias.ptr, dres.ptr,
                             -0.5f, 0.75f, na, nb, nullptr, acc, tmp, vec,
-                            nullptr, nres, nullptr);
+                            nullptr, nres, nullptr, nullptr);
           return;
         }
         CUVIL_SRAM(float, sb, s.K *s.Nt);
         cuvil_gemm_staged<float>(s, dc.ptr, da.ptr, db.ptr, dbias.ptr, dres.ptr,
                                  -0.5f, 0.75f, na, nb, nullptr, acc, tmp, vec,
-                                 nullptr, nres, nullptr, sb);
+                                 nullptr, nres, nullptr, nullptr, sb);
       },
       staged ? kTwoClusters : kThreeTasks,
       staged ? cnrtFuncTypeUnion1 : cnrtFuncTypeBlock, nullptr);
@@ -151,7 +205,7 @@ void checkGemmInt8(bool residual) {
         CUVIL_WRAM(int8_t, wt, s.Nt * Kp);
         cuvil_gemm_int8(s, dc.ptr, da.ptr, dw.ptr, dbias.ptr,
                         residual ? dres.ptr : nullptr, -0.5f, 0.75f, row, q,
-                        acc, tmp, vec, nullptr, nres, nullptr, wt);
+                        acc, tmp, vec, nullptr, nres, nullptr, wt, nullptr);
       },
       kThreeTasks, cnrtFuncTypeBlock, nullptr);
   std::vector<float> got = dc.read();
@@ -211,7 +265,8 @@ TEST(KernelsTest, Int8ConvolutionOnTheTensorUnitIsTheFixedPointArithmetic) {
         CUVIL_NRAM(float, nres, s.OCt *s.Pt);
         CUVIL_WRAM(int8_t, wt, s.OCt * taps * s.Ct);
         cuvil_conv2d_int8(s, f, dy.ptr, dx.ptr, dw.ptr, dbias.ptr, dres.ptr,
-                          0.0f, 0.0f, nx, q, xh, wt, part, acc, tmp, vec, nres);
+                          0.0f, 0.0f, nx, q, xh, wt, part, acc, tmp, vec, nres,
+                          nullptr);
       },
       kThreeTasks, cnrtFuncTypeBlock, nullptr);
   std::vector<float> got = dy.read();
@@ -264,13 +319,13 @@ TEST_P(KernelsStagedTest, ConvolutionStreamsItsInputChannels) {
         if (!staged) {
           cuvil_conv2d<float>(s, dy.ptr, dx.ptr, dw.ptr, dbias.ptr, nullptr, 0,
                               0, nx, nw, p, nullptr, acc, tmp, vec, nullptr,
-                              nullptr);
+                              nullptr, nullptr);
           return;
         }
         CUVIL_SRAM(float, sw, s.OCt *cg *taps);
         cuvil_conv2d_staged<float>(s, dy.ptr, dx.ptr, dw.ptr, dbias.ptr,
                                    nullptr, 0, 0, nx, nw, p, nullptr, acc, tmp,
-                                   vec, nullptr, nullptr, sw);
+                                   vec, nullptr, nullptr, nullptr, sw);
       },
       staged ? kTwoClusters : kThreeTasks,
       staged ? cnrtFuncTypeUnion1 : cnrtFuncTypeBlock, nullptr);

@@ -21,7 +21,15 @@
 
 #define CUVIL_ALIGN_BYTES 128
 
-enum cuvil_activation { CUVIL_ACT_NONE = 0, CUVIL_ACT_RELU = 1, CUVIL_ACT_CLIP = 2 };
+enum cuvil_activation {
+  CUVIL_ACT_NONE = 0,
+  CUVIL_ACT_RELU = 1,
+  CUVIL_ACT_CLIP = 2,
+  CUVIL_ACT_SIGMOID = 3,
+  CUVIL_ACT_SILU = 4,
+  CUVIL_ACT_HARDSIGMOID = 5,
+  CUVIL_ACT_HARDSWISH = 6
+};
 enum cuvil_binary_op { CUVIL_ADD, CUVIL_SUB, CUVIL_MUL, CUVIL_DIV, CUVIL_MAX, CUVIL_MIN };
 
 // A strided __memcpy moves at most 65536 segments (segnum, the count less
@@ -90,6 +98,38 @@ __mlu_func__ void cuvil_activate(T *acc, int count, int act, T lo, T hi,
   }
 }
 
+// A product's or convolution's activation on `count` float32 sums, in
+// chunks of `chunk` (tmp and tmp2 hold a chunk each; tmp2 only for the
+// hard ones): cuvil_activate's relu and clip; sigmoid; SiLU, x sigmoid(x);
+// hard sigmoid, clip(lo x + hi, 0, 1) (lo and hi its alpha and beta); hard
+// swish, x times the hard sigmoid (lo 1/6, hi 1/2).
+__mlu_func__ void cuvil_epilogue_activate(float *acc, int count, int act,
+                                          float lo, float hi, float *tmp,
+                                          float *tmp2, int chunk) {
+  if (act <= CUVIL_ACT_CLIP) {
+    cuvil_activate(acc, count, act, lo, hi, tmp, chunk);
+    return;
+  }
+  for (int at = 0; at < count; at += chunk) {
+    int n = cuvil_min(chunk, count - at);
+    float *a = acc + at;
+    if (act == CUVIL_ACT_SIGMOID) {
+      __bang_active_sigmoid(a, a, n);
+    } else if (act == CUVIL_ACT_SILU) {
+      __bang_active_sigmoid(tmp, a, n);
+      __bang_mul(a, a, tmp, n);
+    } else {
+      __bang_mul_scalar(tmp, a, lo, n);
+      __bang_add_scalar(tmp, tmp, hi, n);
+      cuvil_activate(tmp, n, CUVIL_ACT_CLIP, 0.0f, 1.0f, tmp2, n);
+      if (act == CUVIL_ACT_HARDSWISH)
+        __bang_mul(a, a, tmp, n);
+      else
+        __memcpy(a, tmp, n * sizeof(float), NRAM2NRAM);
+    }
+  }
+}
+
 // Products sum in float32 whatever the storage: a float16 tile is widened
 // into a float32 buffer first (float16 sums of a convolution's thousands of
 // products would miss mlu-ops' 3e-3 for fp16), and the sums are narrowed
@@ -146,7 +186,8 @@ template <typename T>
 __mlu_func__ void cuvil_gemm_finish(T *c, const T *bias, const T *res, int ms,
                                     int ns, int Mt, int Nt, int n, int act,
                                     float lo, float hi, float *acc, float *tmp,
-                                    T *vec, float *vecf, T *nram_res, T *out) {
+                                    T *vec, float *vecf, T *nram_res, T *out,
+                                    float *act2) {
   if (bias) {
     __memcpy(vec, (void *)bias, ns * sizeof(T), GDRAM2NRAM);
     float *fv = cuvil_widen(vecf, vec, Nt);
@@ -160,7 +201,7 @@ __mlu_func__ void cuvil_gemm_finish(T *c, const T *bias, const T *res, int ms,
       __bang_add(acc + m * Nt, acc + m * Nt,
                  cuvil_widen(tmp, nram_res + m * Nt, Nt), Nt);
   }
-  cuvil_activate(acc, Mt * Nt, act, lo, hi, tmp, Nt);
+  cuvil_epilogue_activate(acc, Mt * Nt, act, lo, hi, tmp, act2, Nt);
   cuvil_copy2d(c, cuvil_narrow(out, acc, Mt * Nt), ns * sizeof(T), NRAM2GDRAM,
                n * sizeof(T), Nt * sizeof(T), ms);
 }
@@ -190,7 +231,7 @@ cuvil_gemm_item(const cuvil_gemm_shape &s, T *c, const T *a, const T *wb,
                 long w_stride, mluMemcpyDirection_t w_dir, const T *bias,
                 const T *res, float lo, float hi, int bi, int m0, int n0,
                 T *nram_a, T *nram_b, float *bf, float *acc, float *tmp, T *vec,
-                float *vecf, T *nram_res, T *out) {
+                float *vecf, T *nram_res, T *out, float *act2) {
   int ktiles = (s.K + s.Kt - 1) / s.Kt;
   int ms = cuvil_min(s.Mt, s.M - m0), ns = cuvil_min(s.Nt, s.N - n0);
   __bang_write_value(acc, s.Mt * s.Nt, 0.0f);
@@ -215,7 +256,7 @@ cuvil_gemm_item(const cuvil_gemm_shape &s, T *c, const T *a, const T *wb,
   long at = bi * s.c_batch + (long)m0 * s.N + n0;
   cuvil_gemm_finish(c + at, bias ? bias + n0 : 0, res ? res + at : 0, ms, ns,
                     s.Mt, s.Nt, s.N, s.act, lo, hi, acc, tmp, vec, vecf,
-                    nram_res, out);
+                    nram_res, out, act2);
 }
 
 // Block tasks: items (batch, row tile, column tile) over the tasks, each
@@ -225,14 +266,14 @@ __mlu_func__ void cuvil_gemm(const cuvil_gemm_shape &s, T *c, const T *a,
                              const T *b, const T *bias, const T *res, float lo,
                              float hi, T *nram_a, T *nram_b, float *bf,
                              float *acc, float *tmp, T *vec, float *vecf,
-                             T *nram_res, T *out) {
+                             T *nram_res, T *out, float *act2) {
   int mtiles = (s.M + s.Mt - 1) / s.Mt, ntiles = (s.N + s.Nt - 1) / s.Nt;
   for (int item = taskId; item < s.batch * mtiles * ntiles; item += taskDim) {
     int bi = item / (mtiles * ntiles);
     int m0 = (item / ntiles) % mtiles * s.Mt, n0 = item % ntiles * s.Nt;
     cuvil_gemm_item(s, c, a, b + bi * s.b_batch + n0, s.N, GDRAM2NRAM, bias,
                     res, lo, hi, bi, m0, n0, nram_a, nram_b, bf, acc, tmp, vec,
-                    vecf, nram_res, out);
+                    vecf, nram_res, out, act2);
   }
 }
 
@@ -241,11 +282,11 @@ __mlu_func__ void cuvil_gemm(const cuvil_gemm_shape &s, T *c, const T *a,
 // go over all the tasks, reading B from SRAM; the cluster waits before
 // the next block overwrites it.
 template <typename T>
-__mlu_func__ void cuvil_gemm_staged(const cuvil_gemm_shape &s, T *c, const T *a,
-                                    const T *b, const T *bias, const T *res,
-                                    float lo, float hi, T *nram_a, T *nram_b,
-                                    float *bf, float *acc, float *tmp, T *vec,
-                                    float *vecf, T *nram_res, T *out, T *sb) {
+__mlu_func__ void
+cuvil_gemm_staged(const cuvil_gemm_shape &s, T *c, const T *a, const T *b,
+                  const T *bias, const T *res, float lo, float hi, T *nram_a,
+                  T *nram_b, float *bf, float *acc, float *tmp, T *vec,
+                  float *vecf, T *nram_res, T *out, float *act2, T *sb) {
   int mtiles = (s.M + s.Mt - 1) / s.Mt, ntiles = (s.N + s.Nt - 1) / s.Nt;
   for (int block = 0; block < s.batch * ntiles; ++block) {
     int bi = block / ntiles, n0 = block % ntiles * s.Nt;
@@ -255,7 +296,7 @@ __mlu_func__ void cuvil_gemm_staged(const cuvil_gemm_shape &s, T *c, const T *a,
     for (int mt = taskId; mt < mtiles; mt += taskDim)
       cuvil_gemm_item(s, c, a, sb, s.Nt, SRAM2NRAM, bias, res, lo, hi, bi,
                       mt * s.Mt, n0, nram_a, nram_b, bf, acc, tmp, vec, vecf,
-                      nram_res, out);
+                      nram_res, out, act2);
     __sync_cluster();
   }
 }
@@ -311,7 +352,8 @@ __mlu_func__ void cuvil_gemm_int8(const cuvil_gemm_int8_shape &s, float *c,
                                   const float *bias, const float *res, float lo,
                                   float hi, float *row, int8_t *q, float *acc,
                                   float *tmp, float *vec, float *vecf,
-                                  float *nram_res, float *out, int8_t *wt) {
+                                  float *nram_res, float *out, int8_t *wt,
+                                  float *act2) {
   int mtiles = (s.M + s.Mt - 1) / s.Mt, ntiles = (s.N + s.Nt - 1) / s.Nt;
   for (int item = taskId; item < mtiles * ntiles; item += taskDim) {
     int m0 = item / ntiles * s.Mt, n0 = item % ntiles * s.Nt;
@@ -328,7 +370,7 @@ __mlu_func__ void cuvil_gemm_int8(const cuvil_gemm_int8_shape &s, float *c,
     long at = (long)m0 * s.N + n0;
     cuvil_gemm_finish(c + at, bias ? bias + n0 : 0, res ? res + at : 0, ms, ns,
                       s.Mt, s.Nt, s.N, s.act, lo, hi, acc, tmp, vec, vecf,
-                      nram_res, out);
+                      nram_res, out, act2);
   }
 }
 
@@ -422,7 +464,7 @@ __mlu_func__ void cuvil_window_finish(const cuvil_window_shape &s, T *y,
                                       const T *bias, const T *res, float lo,
                                       float hi, int n, int oc, int ocs, int oh0,
                                       int hs, float *acc, float *tmp, T *vec,
-                                      T *nres, T *out) {
+                                      T *nres, T *out, float *act2) {
   if (bias) {
     __memcpy(vec, (void *)(bias + oc), ocs * sizeof(T), GDRAM2NRAM);
     for (int o = 0; o < ocs; ++o)
@@ -434,7 +476,7 @@ __mlu_func__ void cuvil_window_finish(const cuvil_window_shape &s, T *y,
       __bang_add(acc + o * s.Pt, acc + o * s.Pt,
                  cuvil_widen(tmp, nres + o * s.Pt, s.Pt), s.Pt);
   }
-  cuvil_activate(acc, s.OCt * s.Pt, s.act, lo, hi, tmp, s.Pt);
+  cuvil_epilogue_activate(acc, s.OCt * s.Pt, s.act, lo, hi, tmp, act2, s.Pt);
   cuvil_window_rows(s, y, cuvil_narrow(out, acc, s.OCt * s.Pt), n, oc, ocs, oh0,
                     hs, true);
 }
@@ -453,7 +495,7 @@ cuvil_conv2d_item(const cuvil_window_shape &s, T *y, const T *x, const T *wp,
                   mluMemcpyDirection_t w_dir, const T *bias, const T *res,
                   float lo, float hi, int n, int g, int oc0, int oh0, T *nx,
                   T *nw, T *p, float *pf, float *acc, float *tmp, T *vec,
-                  T *nres, T *out) {
+                  T *nres, T *out, float *act2) {
   int cg = s.C / s.G, ocg = s.OC / s.G, taps = s.KH * s.KW;
   int ctiles = (cg + s.Ct - 1) / s.Ct;
   int ocs = cuvil_min(s.OCt, ocg - oc0), hs = cuvil_min(s.Ht, s.OH - oh0);
@@ -485,7 +527,7 @@ cuvil_conv2d_item(const cuvil_window_shape &s, T *y, const T *x, const T *wp,
     __sync();
   }
   cuvil_window_finish(s, y, bias, res, lo, hi, n, oc, ocs, oh0, hs, acc, tmp,
-                      vec, nres, out);
+                      vec, nres, out, act2);
 }
 
 // Block tasks: items (image, group, output channel tile, row tile) over
@@ -495,7 +537,7 @@ __mlu_func__ void cuvil_conv2d(const cuvil_window_shape &s, T *y, const T *x,
                                const T *w, const T *bias, const T *res,
                                float lo, float hi, T *nx, T *nw, T *p,
                                float *pf, float *acc, float *tmp, T *vec,
-                               T *nres, T *out) {
+                               T *nres, T *out, float *act2) {
   int cg = s.C / s.G, ocg = s.OC / s.G, taps = s.KH * s.KW;
   int octiles = (ocg + s.OCt - 1) / s.OCt, htiles = (s.OH + s.Ht - 1) / s.Ht;
   for (int item = taskId; item < s.N * s.G * octiles * htiles;
@@ -505,7 +547,7 @@ __mlu_func__ void cuvil_conv2d(const cuvil_window_shape &s, T *y, const T *x,
     int oc0 = item / htiles % octiles * s.OCt, oh0 = item % htiles * s.Ht;
     cuvil_conv2d_item(s, y, x, w + (long)(g * ocg + oc0) * cg * taps,
                       GDRAM2NRAM, bias, res, lo, hi, n, g, oc0, oh0, nx, nw, p,
-                      pf, acc, tmp, vec, nres, out);
+                      pf, acc, tmp, vec, nres, out, act2);
   }
 }
 
@@ -518,7 +560,7 @@ __mlu_func__ void
 cuvil_conv2d_staged(const cuvil_window_shape &s, T *y, const T *x, const T *w,
                     const T *bias, const T *res, float lo, float hi, T *nx,
                     T *nw, T *p, float *pf, float *acc, float *tmp, T *vec,
-                    T *nres, T *out, T *sw) {
+                    T *nres, T *out, float *act2, T *sw) {
   int cg = s.C / s.G, ocg = s.OC / s.G, taps = s.KH * s.KW;
   int octiles = (ocg + s.OCt - 1) / s.OCt, htiles = (s.OH + s.Ht - 1) / s.Ht;
   int row = cg * taps * sizeof(T);
@@ -529,7 +571,7 @@ cuvil_conv2d_staged(const cuvil_window_shape &s, T *y, const T *x, const T *w,
     for (int item = taskId; item < s.N * htiles; item += taskDim)
       cuvil_conv2d_item(s, y, x, sw, SRAM2NRAM, bias, res, lo, hi,
                         item / htiles, g, oc0, item % htiles * s.Ht, nx, nw, p,
-                        pf, acc, tmp, vec, nres, out);
+                        pf, acc, tmp, vec, nres, out, act2);
     __sync_cluster();
   }
 }
@@ -566,7 +608,7 @@ cuvil_conv2d_int8(const cuvil_window_shape &s, const cuvil_fixed_conv &f,
                   float *y, const float *x, const int8_t *w, const float *bias,
                   const float *res, float lo, float hi, float *nx, int8_t *q,
                   int8_t *xh, int8_t *wt, float *part, float *acc, float *tmp,
-                  float *vec, float *nres) {
+                  float *vec, float *nres, float *act2) {
   int taps = s.KH * s.KW, octiles = (s.OC + s.OCt - 1) / s.OCt;
   int htiles = (s.OH + s.Ht - 1) / s.Ht, ctiles = (s.C + s.Ct - 1) / s.Ct;
   int nq = (s.Ct * s.RowsIn * s.W + 127) / 128 * 128;
@@ -601,7 +643,7 @@ cuvil_conv2d_int8(const cuvil_window_shape &s, const cuvil_fixed_conv &f,
       cuvil_copy2d(part + o * s.Pt, acc + o, sizeof(float), NRAM2NRAM,
                    sizeof(float), rows * sizeof(float), positions);
     cuvil_window_finish(s, y, bias, res, lo, hi, n, oc, ocs, oh0, hs, part, tmp,
-                        vec, nres, (float *)0);
+                        vec, nres, (float *)0, act2);
   }
 }
 

@@ -37,6 +37,11 @@ struct Planner {
 
   int64_t up(int64_t elements) const { return alignElements(elements, p.elementBytes); }
   bool half() const { return p.elementBytes == 2; }
+  /// Whether the fused activation needs a second scratch row (the hard
+  /// ones clip a value computed beside the sums: cuvil_epilogue_activate).
+  bool hardActivation() const {
+    return p.act == Activation::HardSigmoid || p.act == Activation::HardSwish;
+  }
   /// Bytes of the buffers in `space`, each padded to whole vectors.
   int64_t total(const std::vector<OnChipBuffer> &buffers,
                 l2::MemorySpace space = l2::MemorySpace::nram) const {
@@ -180,6 +185,8 @@ absl::StatusOr<KernelPlan> Planner::gemmInt8() {
         nram("vec", Nt),      bytes("wt", Nt * Kp, l2::MemorySpace::wram)};
     if (residual)
       b.push_back(nram("res", Mt * Nt));
+    if (hardActivation())
+      b.push_back(sums("act2", Nt));
     return b;
   };
   while (!fits(buffers())) {
@@ -223,6 +230,8 @@ absl::StatusOr<KernelPlan> Planner::convInt8() {
         bytes("wt", OCt * taps * Ct, l2::MemorySpace::wram)};
     if (residual)
       b.push_back(sums("res", OCt * Pt));
+    if (hardActivation())
+      b.push_back(sums("act2", Pt));
     return b;
   };
   auto halveChannels = [&] {
@@ -265,6 +274,8 @@ absl::StatusOr<KernelPlan> Planner::gemm() {
                                    nram("vec", Nt)};
     if (residual)
       b.push_back(nram("res", Mt * Nt));
+    if (hardActivation())
+      b.push_back(sums("act2", Nt));
     if (half()) // float16 widened to sum in float32, and narrowed back
       for (OnChipBuffer extra : {sums("bf", Kt * Nt), sums("vecf", Nt),
                                  nram("out", Mt * Nt)})
@@ -320,6 +331,8 @@ std::vector<OnChipBuffer> Planner::windowBuffers(int64_t OCt, int64_t Ct,
                                  nram("vec", up(OCt))};
   if (p.operands[4] >= 0)
     b.push_back(nram("res", OCt * pt));
+  if (hardActivation())
+    b.push_back(sums("act2", pt));
   if (half())
     for (OnChipBuffer extra :
          {sums("pf", Ct * taps * pt), nram("out", OCt * pt)})

@@ -32,7 +32,16 @@ namespace cuvil::mlu {
 /// The vector unit's alignment: pointers and lengths of __bang_* calls.
 constexpr int64_t kAlignBytes = 128;
 
-enum class Activation { None = 0, Relu = 1, Clip = 2 };
+/// The device library's cuvil_activation.
+enum class Activation {
+  None = 0,
+  Relu = 1,
+  Clip = 2,
+  Sigmoid = 3,
+  Silu = 4,
+  HardSigmoid = 5,
+  HardSwish = 6
+};
 
 /// What a call computes, in the device library's terms
 /// (bang/cuvil_mlu_kernels.h). `operands` maps each kernel argument, in
@@ -50,7 +59,7 @@ struct Problem {
   /// (cuvil_gemm_shape: batch, M, N, K, a_batch, ...).
   std::vector<std::pair<std::string, int64_t>> dims;
   Activation act = Activation::None;
-  /// The clip's bounds; a unary hardsigmoid's alpha and beta.
+  /// The clip's bounds; a hard sigmoid's (unary or fused) alpha and beta.
   double clipMin = 0, clipMax = 0;
   /// pool2d: max (else average, by `reciprocals`, one per output position);
   /// softmax: log; binary: the op and a one-value second operand.

@@ -36,9 +36,11 @@ llvm::ArrayRef<int64_t> shapeOf(mlir::Value value) {
 }
 
 /// Reads the epilogue: its activation, and which extra inputs hold a
-/// per-column bias and a residual (-1: none).
+/// per-column bias and a residual (-1: none). Products and convolutions
+/// (`products`) also apply sigmoid, SiLU, hard sigmoid and hard swish
+/// (cuvil_epilogue_activate); other kernels relu and clip only.
 bool readEpilogue(l2::UKernelCallOp call, Problem &problem, int &colBias,
-                  int &residual) {
+                  int &residual, bool products = false) {
   colBias = residual = -1;
   l2::EpilogueAttr epilogue = call.getEpilogueAttr();
   if (!epilogue)
@@ -66,12 +68,29 @@ bool readEpilogue(l2::UKernelCallOp call, Problem &problem, int &colBias,
       break;
     case l2::EpilogueStep::quantize:
       break; // refused with the element types
-    case l2::EpilogueStep::hardswish:
-    case l2::EpilogueStep::hardsigmoid:
     case l2::EpilogueStep::sigmoid:
+      problem.act = Activation::Sigmoid;
+      break;
     case l2::EpilogueStep::silu:
-      return false; // the MLU target fuses relu and clip only
+      problem.act = Activation::Silu;
+      break;
+    case l2::EpilogueStep::hardsigmoid: // clip(alpha x + beta, 0, 1)
+    case l2::EpilogueStep::hardswish:   // x hardsigmoid(x), 1/6 and 1/2
+      problem.act = step == l2::EpilogueStep::hardswish
+                        ? Activation::HardSwish
+                        : Activation::HardSigmoid;
+      problem.clipMin =
+          epilogue.getAlpha() && step != l2::EpilogueStep::hardswish
+              ? epilogue.getAlpha().getValueAsDouble()
+              : 1.0 / 6.0;
+      problem.clipMax =
+          epilogue.getBeta() && step != l2::EpilogueStep::hardswish
+              ? epilogue.getBeta().getValueAsDouble()
+              : 0.5;
+      break;
     }
+    if (!products && problem.act > Activation::Clip)
+      return false;
   }
   return true;
 }
@@ -175,7 +194,7 @@ FailureOr<Problem> Reader::readProduct() {
   Problem p;
   p.kind = "gemm";
   int colBias, residual;
-  if (!readEpilogue(call, p, colBias, residual))
+  if (!readEpilogue(call, p, colBias, residual, /*products=*/true))
     return refuse("a fused activation other than relu or clip");
   auto kernelInputs = call.getKernelInputs();
   llvm::ArrayRef<int64_t> a = shapeOf(kernelInputs[0]),
@@ -251,7 +270,7 @@ FailureOr<Problem> Reader::readWindow() {
   bool conv = kernel == "conv2d" || fixed;
   p.kind = fixed ? "conv2d_int8" : conv ? "conv2d" : "pool2d";
   int colBias, residual;
-  if (!readEpilogue(call, p, colBias, residual))
+  if (!readEpilogue(call, p, colBias, residual, /*products=*/conv))
     return refuse("a fused activation other than relu or clip");
   if (colBias >= 0)
     return refuse("a per-column bias on a window is not supported");
