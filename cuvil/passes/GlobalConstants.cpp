@@ -23,4 +23,15 @@ memref::GlobalOp createConstantGlobal(SymbolTable &symbols, Operation *func,
   return global;
 }
 
+Value createConstantGlobalRead(SymbolTable &symbols, Operation *user,
+                               StringRef name, MemRefType type,
+                               ArrayRef<char> bytes) {
+  memref::GlobalOp global =
+      createConstantGlobal(symbols, user->getParentOfType<func::FuncOp>(),
+                           user->getLoc(), name, type, bytes);
+  OpBuilder builder(user);
+  return memref::GetGlobalOp::create(builder, user->getLoc(), type,
+                                     global.getSymName());
+}
+
 } // namespace cuvil

@@ -9,6 +9,7 @@
 #ifndef CUVIL_PASSES_GLOBALCONSTANTS_H
 #define CUVIL_PASSES_GLOBALCONSTANTS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -20,6 +21,14 @@ mlir::memref::GlobalOp
 createConstantGlobal(mlir::SymbolTable &symbols, mlir::Operation *func,
                      mlir::Location loc, llvm::StringRef name,
                      mlir::MemRefType type, llvm::ArrayRef<char> bytes);
+
+/// createConstantGlobal before `user`'s function, and its memref.get_global
+/// before `user`: the new constant as `user` reads it.
+mlir::Value createConstantGlobalRead(mlir::SymbolTable &symbols,
+                                     mlir::Operation *user,
+                                     llvm::StringRef name,
+                                     mlir::MemRefType type,
+                                     llvm::ArrayRef<char> bytes);
 
 } // namespace cuvil
 

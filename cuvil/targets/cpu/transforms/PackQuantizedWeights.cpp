@@ -335,15 +335,13 @@ struct PackQuantizedWeights
     return success();
   }
 
-  /// A new private constant global of `type` holding `bytes`.
-  Value addGlobal(cuvil::l2::UKernelCallOp call, SymbolTable &symbols,
-                  const Twine &name, MemRefType type, ArrayRef<char> bytes) {
-    memref::GlobalOp global = cuvil::createConstantGlobal(
-        symbols, call->getParentOfType<func::FuncOp>(), call.getLoc(),
-        name.str(), type, bytes);
-    OpBuilder builder(call);
-    return memref::GetGlobalOp::create(builder, call.getLoc(), type,
-                                       global.getSymName());
+  /// A new private constant global of `type` holding `bytes`, read before
+  /// `call`.
+  static Value addGlobal(Operation *call, SymbolTable &symbols,
+                         const Twine &name, MemRefType type,
+                         ArrayRef<char> bytes) {
+    return cuvil::createConstantGlobalRead(symbols, call, name.str(), type,
+                                           bytes);
   }
 
   /// The weights a quantized call reads, as stored: a product's [K, N], a

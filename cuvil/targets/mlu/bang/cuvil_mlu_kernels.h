@@ -210,8 +210,9 @@ __mlu_func__ void cuvil_gemm_finish(T *c, const T *bias, const T *res, int ms,
 // bytes apart) into the cluster's SRAM (`dst_stride` apart), each core of
 // the cluster a share of the rows, then waits for the cluster: weights one
 // GDRAM read per cluster instead of one per item.
-__mlu_func__ void cuvil_stage(void *sram, const void *src, int bytes, int rows,
-                              int dst_stride, int src_stride) {
+__mlu_func__ void cuvil_stage_in_sram(void *sram, const void *src, int bytes,
+                                      int rows, int dst_stride,
+                                      int src_stride) {
   int share = (rows + coreDim - 1) / coreDim, r0 = coreId * share;
   if (rows - r0 > 0)
     cuvil_copy2d((char *)sram + (long)r0 * dst_stride,
@@ -290,9 +291,9 @@ cuvil_gemm_staged(const cuvil_gemm_shape &s, T *c, const T *a, const T *b,
   int mtiles = (s.M + s.Mt - 1) / s.Mt, ntiles = (s.N + s.Nt - 1) / s.Nt;
   for (int block = 0; block < s.batch * ntiles; ++block) {
     int bi = block / ntiles, n0 = block % ntiles * s.Nt;
-    cuvil_stage(sb, b + bi * s.b_batch + n0,
-                cuvil_min(s.Nt, s.N - n0) * sizeof(T), s.K, s.Nt * sizeof(T),
-                s.N * sizeof(T));
+    cuvil_stage_in_sram(sb, b + bi * s.b_batch + n0,
+                        cuvil_min(s.Nt, s.N - n0) * sizeof(T), s.K,
+                        s.Nt * sizeof(T), s.N * sizeof(T));
     for (int mt = taskId; mt < mtiles; mt += taskDim)
       cuvil_gemm_item(s, c, a, sb, s.Nt, SRAM2NRAM, bias, res, lo, hi, bi,
                       mt * s.Mt, n0, nram_a, nram_b, bf, acc, tmp, vec, vecf,
@@ -566,8 +567,8 @@ cuvil_conv2d_staged(const cuvil_window_shape &s, T *y, const T *x, const T *w,
   int row = cg * taps * sizeof(T);
   for (int block = 0; block < s.G * octiles; ++block) {
     int g = block / octiles, oc0 = block % octiles * s.OCt;
-    cuvil_stage(sw, w + (long)(g * ocg + oc0) * cg * taps, row,
-                cuvil_min(s.OCt, ocg - oc0), row, row);
+    cuvil_stage_in_sram(sw, w + (long)(g * ocg + oc0) * cg * taps, row,
+                        cuvil_min(s.OCt, ocg - oc0), row, row);
     for (int item = taskId; item < s.N * htiles; item += taskDim)
       cuvil_conv2d_item(s, y, x, sw, SRAM2NRAM, bias, res, lo, hi,
                         item / htiles, g, oc0, item % htiles * s.Ht, nx, nw, p,

@@ -394,18 +394,13 @@ __mlu_func__ void cuvil_unary(T *y, const T *x, long n, int op, float a,
       __bang_maxequal(ta, ta, tb, ep);
       break;
     case CUVIL_SILU:
-      __bang_active_sigmoid(tb, ta, ep);
-      __bang_mul(ta, ta, tb, ep);
+      cuvil_epilogue_activate(ta, ep, CUVIL_ACT_SILU, a, b, tb, tc, ep);
       break;
     case CUVIL_HARDSIGMOID:
+      cuvil_epilogue_activate(ta, ep, CUVIL_ACT_HARDSIGMOID, a, b, tb, tc, ep);
+      break;
     case CUVIL_HARDSWISH:
-      __bang_mul_scalar(tb, ta, a, ep);
-      __bang_add_scalar(tb, tb, b, ep);
-      cuvil_activate(tb, ep, CUVIL_ACT_CLIP, 0.0f, 1.0f, tc, ep);
-      if (op == CUVIL_HARDSWISH)
-        __bang_mul(ta, ta, tb, ep);
-      else
-        __memcpy(ta, tb, ep * sizeof(float), NRAM2NRAM);
+      cuvil_epilogue_activate(ta, ep, CUVIL_ACT_HARDSWISH, a, b, tb, tc, ep);
       break;
     }
     __memcpy(y + e0, cuvil_narrow(stage, ta, ep), es * sizeof(T),

@@ -201,16 +201,13 @@ struct LowerFixedPoint
     return out;
   }
 
-  /// A new constant global of `type` holding `bytes`, read before `call`.
-  static Value addGlobal(l2::UKernelCallOp call, SymbolTable &symbols,
+  /// A new private constant global of `type` holding `bytes`, read before
+  /// `call`.
+  static Value addGlobal(Operation *call, SymbolTable &symbols,
                          const Twine &name, MemRefType type,
                          ArrayRef<char> bytes) {
-    memref::GlobalOp global = cuvil::createConstantGlobal(
-        symbols, call->getParentOfType<func::FuncOp>(), call.getLoc(),
-        name.str(), type, bytes);
-    OpBuilder builder(call);
-    return memref::GetGlobalOp::create(builder, call.getLoc(), type,
-                                       global.getSymName());
+    return cuvil::createConstantGlobalRead(symbols, call, name.str(), type,
+                                           bytes);
   }
 };
 
