@@ -1,5 +1,4 @@
-//===- LowerFixedPoint.cpp - int8 products in the tensor unit's form
-//-------===//
+//===- LowerFixedPoint.cpp - int8 products for the tensor unit ------------===//
 //
 // MLU2xx's tensor unit multiplies fixed-point tensors: a value is its
 // integer times 2^position. An int8 product of the level1 design (power-
