@@ -40,7 +40,8 @@ class MluProject(GeneratedFolder):
 
     def __repr__(self):
         total = self.report["total"]
-        return (f"<MluProject {self.report['model']} for {self.device}: "
+        return (f"<MluProject {self.report['model']} for {self.device} "
+                f"({self.report['precision']}): "
                 f"{len(self.report['layers'])} layers, estimated "
                 f"{total['estimated_seconds'] * 1e6:.1f} us per run>")
 

@@ -488,6 +488,7 @@ def test_int8_is_the_fixed_point_arithmetic(name):
     model = make().eval()
     project, calibration = compile_int8(model, shape)
     assert project.report["precision"] == "int8"
+    assert "(int8)" in repr(project)
     functions = {layer["library_function"] for layer in project.report["layers"]}
     assert functions & {"gemm_int8", "conv2d_int8"}
     assert not functions & {"gemm", "conv2d"}  # every product on the tensor unit
