@@ -161,7 +161,8 @@ static std::string bconvbMacros(const RuntimeSelection &selection) {
 }
 
 /// The tree walks a model calls, and only those compiled (trees.c,
-/// perfect_*.c): the SIMD walks fall back to the reference walk alone.
+/// perfect_*.c): the SIMD walks fall back to the reference walk alone;
+/// the perfect walks for the one comparison the model's forests make.
 static std::string treesMacros(const RuntimeSelection &selection) {
   const std::string &walk = selection.forestWalk;
   if (walk == "none")
@@ -172,6 +173,9 @@ static std::string treesMacros(const RuntimeSelection &selection) {
                      "\n";
   if (walk != "reference")
     text += "#define CUVIL_TREES_KEEP_" + walk + "\n";
+  if (selection.perfectComparison)
+    text += "#define CUVIL_PERFECT_COMPARISON " +
+            std::to_string(selection.perfectComparison) + "\n";
   return text;
 }
 

@@ -57,6 +57,10 @@ struct RuntimeSelection {
   std::string bconvb = "none";
   /// The forest walk (trees/trees.inc); "none" when no tree ensemble runs.
   std::string forestWalk = "none";
+  /// The comparison (CUVIL_TREE_LT or _LE) every perfect forest of the
+  /// model makes, 0 if none or they differ: the perfect walks are then
+  /// compiled for it alone (CUVIL_PERFECT_COMPARISON).
+  int perfectComparison = 0;
   /// The float16 product's (hgemm/hgemm.inc); "none" when nothing calls it.
   std::string hgemm4 = "none";
 };

@@ -17,6 +17,7 @@
 #include "cuvil/ir/CuvilL2Ops.h"
 #include "cuvil/targets/cpu/RuntimeContract.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSwitch.h"
 
 namespace cuvil::cpu {
@@ -88,6 +89,14 @@ bool runsConvbTiles(cuvil::l2::UKernelCallOp call) {
                                        : call.getIntParam("groups", 1) == 1);
 }
 
+/// Notes the comparison of a tree ensemble laid out as perfect trees
+/// (cuvil-cpu-layout-forests), or 0 for one its tables walk.
+void notePerfectComparison(cuvil::l2::UKernelCallOp call,
+                           llvm::SmallSetVector<int64_t, 2> &seen) {
+  auto depth = call->getAttrOfType<IntegerAttr>("cuvil.forest_depth");
+  auto comparison = call->getAttrOfType<IntegerAttr>("cuvil.forest_comparison");
+  seen.insert(depth && comparison ? comparison.getInt() : 0);
+}
 
 /// The int8 tiles (qconvb.inc) by the weights they take: every variant
 /// for narrow weights (cuvil-cpu-pack-quantized-weights marks them), those
@@ -114,6 +123,9 @@ RuntimeSelection selectRuntime(func::FuncOp func, const std::string &cpu,
   bool convbTiles = false, qgemm = false, bgemm = false, qconvbTiles = false,
        qconvbNarrow = false, qgemmNarrow = false, bconv = false,
        trees = false, hgemm = false;
+  // The comparisons of the perfect forests (0 for a forest walked by its
+  // tables, whose code takes the comparison per node).
+  llvm::SmallSetVector<int64_t, 2> perfectComparisons;
   func.walk([&](Operation *op) {
     if (auto call = dyn_cast<cuvil::l2::UKernelCallOp>(op)) {
       std::string family = familyOf(call);
@@ -135,6 +147,8 @@ RuntimeSelection selectRuntime(func::FuncOp func, const std::string &cpu,
       bgemm |= family == "bgemm";
       bconv |= family == "bconv";
       trees |= family == "trees";
+      if (call.getKernel() == "tree_ensemble")
+        notePerfectComparison(call, perfectComparisons);
       hgemm |= family == "hgemm";
     } else if (isa<cuvil::l2::KernelOp>(op)) {
       selection.families.insert("math");
@@ -150,6 +164,8 @@ RuntimeSelection selectRuntime(func::FuncOp func, const std::string &cpu,
   selection.bgemm8 = bgemm ? "reference" : "none";
   selection.bconvb = bconv ? "reference" : "none";
   selection.forestWalk = trees ? "reference" : "none";
+  if (perfectComparisons.size() == 1)
+    selection.perfectComparison = static_cast<int>(perfectComparisons.front());
   selection.hgemm4 = hgemm ? "reference" : "none";
   selection.qconvb = qconvbTiles ? "reference" : "none";
   selection.qconvbNarrow = qconvbNarrow ? "reference" : "none";

@@ -195,6 +195,48 @@ TEST(RuntimeTest, MacrosChooseTheVariants) {
   EXPECT_EQ(c.find("#include \"cuvil/"), std::string::npos);
 }
 
+/// trees.h's CUVIL_TREE_LT and CUVIL_TREE_LE.
+constexpr int kLessThan = 1, kLessEqual = 2;
+
+/// A function of perfect forests comparing `first` and `second` (0: a
+/// forest walked by its tables).
+std::string forests(int first, int second) {
+  auto call = [](int comparison) {
+    std::string attrs =
+        comparison
+            ? "{cuvil.forest_comparison = " + std::to_string(comparison) +
+                  " : i64, cuvil.forest_depth = 2 : i64}"
+            : "";
+    return "cuvil_l2.ukernel_call \"tree_ensemble\" ins(%x, %w, %t, %r, %l : "
+           "memref<4x3xf32>, memref<2x3xi32>, memref<2x3xf32>, "
+           "memref<2xi32>, memref<2x4xf32>) outs(%y : memref<4x1xf32>) " +
+           attrs + "\n";
+  };
+  return "func.func @f(%x: memref<4x3xf32>, %w: memref<2x3xi32>, %t: "
+         "memref<2x3xf32>, %r: memref<2xi32>, %l: memref<2x4xf32>, %y: "
+         "memref<4x1xf32>) {\n" +
+         call(first) + call(second) + "return\n}\n";
+}
+
+TEST(RuntimeTest, PerfectWalksCompileForTheForestsOneComparison) {
+  RuntimeSelection selection;
+  const std::vector<std::string> avx512 = {"avx2", "fma", "avx512f"};
+  selected(forests(kLessEqual, kLessEqual), avx512, true, &selection);
+  EXPECT_EQ(selection.perfectComparison, kLessEqual);
+  EXPECT_NE(
+      assembleRuntime(selection).find("#define CUVIL_PERFECT_COMPARISON 2\n"),
+      std::string::npos);
+  // Two comparisons, or a forest walked by its tables: every copy.
+  for (auto [first, second] :
+       {std::pair{kLessThan, kLessEqual}, std::pair{kLessThan, 0}}) {
+    selected(forests(first, second), avx512, true, &selection);
+    EXPECT_EQ(selection.perfectComparison, 0);
+    EXPECT_EQ(
+        assembleRuntime(selection).find("#define CUVIL_PERFECT_COMPARISON"),
+        std::string::npos);
+  }
+}
+
 TEST(RuntimeTest, EveryFileIsEmbeddedAndIncludesOnlyItsClosure) {
   std::map<std::string, std::string> owner;
   std::map<std::string, Families> files;

@@ -67,7 +67,7 @@ perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
                       const float *x, void *out) {
   enum { K = 4, W = 8 };
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
-  const int cmp_le = f->comparison == CUVIL_TREE_LE;
+  const int cmp_le = perfect_le(f);
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i feature_bits = _mm256_set1_epi32(CUVIL_PERFECT_FEATURE);
   const int one_sum = perfect_one_sum(f);
@@ -342,7 +342,7 @@ __attribute__((target("avx2"))) static void
 perfect_transposed_avx2(const cuvil_perfect_forest *f, int64_t rows,
                         const float *x, float *out) {
   enum { W = 8, B = CUVIL_PERFECT_TBLOCK8 };
-  const int le = f->comparison == CUVIL_TREE_LE;
+  const int le = perfect_le(f);
   const float *base = (const float *)f->base;
   float xt[f->features * B];
   float acc[f->targets * B];
@@ -376,6 +376,10 @@ __attribute__((target("avx2"))) void
 cuvil_perfect_walk_avx2(const cuvil_perfect_forest *f, int64_t rows,
                         const float *x, void *out_sums) {
   enum { K = 4, W = 8 };
+  if (!perfect_compiled_for(f)) { /* compiled for the other comparison */
+    cuvil_perfect_walk_reference(f, rows, x, out_sums);
+    return;
+  }
   if (rows < 8 &&
       f->trees * (((int64_t)1 << f->depth)) < INT32_MAX - 32 * 1024) {
     perfect_by_trees_avx2(f, rows, x, out_sums);
@@ -396,7 +400,7 @@ cuvil_perfect_walk_avx2(const cuvil_perfect_forest *f, int64_t rows,
   }
   const float *base = (const float *)f->base;
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
-  const int cmp_le = f->comparison == CUVIL_TREE_LE;
+  const int cmp_le = perfect_le(f);
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i feature_bits = _mm256_set1_epi32(CUVIL_PERFECT_FEATURE);
   float acc[f->targets * K * W];

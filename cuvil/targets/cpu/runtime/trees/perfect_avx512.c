@@ -72,7 +72,7 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
                         const float *x, void *out) {
   enum { K = 4, W = 16 };
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
-  const int cmp_le = f->comparison == CUVIL_TREE_LE;
+  const int cmp_le = perfect_le(f);
   const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
                                           11, 12, 13, 14, 15);
   const __m512i feature_bits = _mm512_set1_epi32(CUVIL_PERFECT_FEATURE);
@@ -405,7 +405,7 @@ __attribute__((target("avx512f"))) static void
 perfect_transposed_avx512(const cuvil_perfect_forest *f, int64_t rows,
                           const float *x, void *out) {
   enum { W = 16, B = CUVIL_PERFECT_TBLOCK };
-  const int le = f->comparison == CUVIL_TREE_LE;
+  const int le = perfect_le(f);
   const size_t size = f->acc_f64 ? sizeof(double) : sizeof(float);
   float xt[f->features * B]; /* sized by the row: a few KiB of stack */
   /* Each target's sums of the block, in the leaves' type. */
@@ -455,6 +455,10 @@ __attribute__((target("avx512f"))) void
 cuvil_perfect_walk_avx512(const cuvil_perfect_forest *f, int64_t rows,
                           const float *x, void *out_sums) {
   enum { K = 8, W = 16 };
+  if (!perfect_compiled_for(f)) { /* compiled for the other comparison */
+    cuvil_perfect_walk_reference(f, rows, x, out_sums);
+    return;
+  }
   if (rows < 8 &&
       f->trees * (((int64_t)1 << f->depth)) < INT32_MAX - 16 * 1024) {
     perfect_by_trees_avx512(f, rows, x, out_sums);
@@ -471,7 +475,7 @@ cuvil_perfect_walk_avx512(const cuvil_perfect_forest *f, int64_t rows,
   float *out = (float *)out_sums;
   const float *base = (const float *)f->base;
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
-  const int cmp_le = f->comparison == CUVIL_TREE_LE;
+  const int cmp_le = perfect_le(f);
   const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
                                           11, 12, 13, 14, 15);
   const __m512i feature_bits = _mm512_set1_epi32(CUVIL_PERFECT_FEATURE);

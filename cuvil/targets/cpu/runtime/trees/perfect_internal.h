@@ -27,6 +27,30 @@ enum {
   CUVIL_PERFECT_TFEATURES = 128
 };
 
+/* Whether the vector walks compare with <= (else <). A model whose perfect
+ * forests all compare one way (CUVIL_PERFECT_COMPARISON, which its code
+ * defines) compiles each walk for that comparison only: the other copy is
+ * seconds of clang's time. perfect_compiled_for says whether a forest is
+ * one the walks were compiled for; one that is not takes the reference
+ * walk. */
+static inline int perfect_le(const cuvil_perfect_forest *f) {
+#ifdef CUVIL_PERFECT_COMPARISON
+  (void)f;
+  return CUVIL_PERFECT_COMPARISON == CUVIL_TREE_LE;
+#else
+  return f->comparison == CUVIL_TREE_LE;
+#endif
+}
+
+static inline int perfect_compiled_for(const cuvil_perfect_forest *f) {
+#ifdef CUVIL_PERFECT_COMPARISON
+  return f->comparison == CUVIL_PERFECT_COMPARISON;
+#else
+  (void)f;
+  return 1;
+#endif
+}
+
 /* Runs STEP(k) for each of the block's `live` registers of rows, written
  * out rather than looped: indexed only by constants, the registers' idx
  * stay in registers through a tree's levels. (Kept on the stack, each
