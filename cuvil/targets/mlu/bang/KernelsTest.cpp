@@ -181,7 +181,7 @@ std::vector<float> halfSteps(size_t n, int pos, unsigned seed) {
 /// cuvil_gemm_int8 over uneven tiles against the fixed-point arithmetic
 /// written out in integers: each sum is exact, then scaled by
 /// 2^(pos_a + pos_w) (a float32 rounding), biased and clipped.
-void checkGemmInt8(bool residual) {
+void checkGemmInt8(bool residual, bool staged) {
   const int M = 5, N = 100, K = 150, Np = 128, Kp = 256;
   cuvil_gemm_int8_shape s{M, N, K, Np, Kp, 2, 64, -6, -7, CUVIL_ACT_CLIP};
   std::vector<float> a = halfSteps(M * K, -6, 5), bias = randoms(N, 6),
@@ -203,11 +203,20 @@ void checkGemmInt8(bool residual) {
         CUVIL_NRAM(float, vec, s.Nt);
         CUVIL_NRAM(float, nres, s.Mt *s.Nt);
         CUVIL_WRAM(int8_t, wt, s.Nt * Kp);
-        cuvil_gemm_int8(s, dc.ptr, da.ptr, dw.ptr, dbias.ptr,
-                        residual ? dres.ptr : nullptr, -0.5f, 0.75f, row, q,
-                        acc, tmp, vec, nullptr, nres, nullptr, wt, nullptr);
+        if (!staged) {
+          cuvil_gemm_int8(s, dc.ptr, da.ptr, dw.ptr, dbias.ptr,
+                          residual ? dres.ptr : nullptr, -0.5f, 0.75f, row, q,
+                          acc, tmp, vec, nullptr, nres, nullptr, wt, nullptr);
+          return;
+        }
+        CUVIL_SRAM(int8_t, sw, s.Nt * Kp);
+        cuvil_gemm_int8_staged(s, dc.ptr, da.ptr, dw.ptr, dbias.ptr,
+                               residual ? dres.ptr : nullptr, -0.5f, 0.75f, row,
+                               q, acc, tmp, vec, nullptr, nres, nullptr, wt,
+                               nullptr, sw);
       },
-      kThreeTasks, cnrtFuncTypeBlock, nullptr);
+      staged ? kTwoClusters : kThreeTasks,
+      staged ? cnrtFuncTypeUnion1 : cnrtFuncTypeBlock, nullptr);
   std::vector<float> got = dc.read();
   for (int m = 0; m < M; ++m)
     for (int n = 0; n < N; ++n) {
@@ -222,15 +231,18 @@ void checkGemmInt8(bool residual) {
 }
 
 TEST(KernelsTest, Int8GemmOnTheTensorUnitIsTheFixedPointArithmetic) {
-  checkGemmInt8(true);
-  checkGemmInt8(false);
+  for (bool staged : {false, true}) {
+    SCOPED_TRACE(staged ? "staged in SRAM" : "block");
+    checkGemmInt8(true, staged);
+    checkGemmInt8(false, staged);
+  }
 }
 
 /// cuvil_conv2d_int8 (strided, padded, uneven output tiles, three chunks
 /// of input channels, two tiles of output channels, a residual and relu)
 /// against the fixed-point arithmetic written out in integers: the tiles
 /// move, the numbers do not.
-TEST(KernelsTest, Int8ConvolutionOnTheTensorUnitIsTheFixedPointArithmetic) {
+void checkConvInt8(bool staged) {
   cuvil_window_shape s{};
   s.N = 2, s.C = 150, s.H = 9, s.W = 7, s.OC = 70, s.G = 1, s.KH = 3, s.KW = 3;
   s.SH = 2, s.SW = 2, s.PT = 1, s.PL = 1, s.DH = 1, s.DW = 1;
@@ -264,11 +276,19 @@ TEST(KernelsTest, Int8ConvolutionOnTheTensorUnitIsTheFixedPointArithmetic) {
         CUVIL_NRAM(float, vec, s.OCt);
         CUVIL_NRAM(float, nres, s.OCt *s.Pt);
         CUVIL_WRAM(int8_t, wt, s.OCt * taps * s.Ct);
-        cuvil_conv2d_int8(s, f, dy.ptr, dx.ptr, dw.ptr, dbias.ptr, dres.ptr,
-                          0.0f, 0.0f, nx, q, xh, wt, part, acc, tmp, vec, nres,
-                          nullptr);
+        if (!staged) {
+          cuvil_conv2d_int8(s, f, dy.ptr, dx.ptr, dw.ptr, dbias.ptr, dres.ptr,
+                            0.0f, 0.0f, nx, q, xh, wt, part, acc, tmp, vec,
+                            nres, nullptr);
+          return;
+        }
+        CUVIL_SRAM(int8_t, sw, s.OCt * taps * f.Cp);
+        cuvil_conv2d_int8_staged(s, f, dy.ptr, dx.ptr, dw.ptr, dbias.ptr,
+                                 dres.ptr, 0.0f, 0.0f, nx, q, xh, wt, part, acc,
+                                 tmp, vec, nres, nullptr, sw);
       },
-      kThreeTasks, cnrtFuncTypeBlock, nullptr);
+      staged ? kTwoClusters : kThreeTasks,
+      staged ? cnrtFuncTypeUnion1 : cnrtFuncTypeBlock, nullptr);
   std::vector<float> got = dy.read();
   for (int n = 0; n < 2; ++n)
     for (int o = 0; o < s.OC; ++o)
@@ -291,6 +311,13 @@ TEST(KernelsTest, Int8ConvolutionOnTheTensorUnitIsTheFixedPointArithmetic) {
           ASSERT_NEAR(got[at], std::max(0.0, v), 1e-5)
               << n << "," << o << "," << oh << "," << ow;
         }
+}
+
+TEST(KernelsTest, Int8ConvolutionOnTheTensorUnitIsTheFixedPointArithmetic) {
+  for (bool staged : {false, true}) {
+    SCOPED_TRACE(staged ? "staged in SRAM" : "block");
+    checkConvInt8(staged);
+  }
 }
 
 /// A grouped, strided, dilated, padded convolution, against a direct loop.

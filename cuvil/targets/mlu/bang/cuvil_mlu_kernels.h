@@ -345,9 +345,37 @@ __mlu_func__ void cuvil_to_int8(int8_t *q, float *x, int n, int pos) {
   __bang_float2int8_rd(q, x, n, pos);
 }
 
-// row: Kp, acc: Mt*Nt, tmp: Nt, vec: Nt, nram_res: Mt*Nt (only with a
-// residual) of float; q: Kp int8; wt: Nt*Kp int8 in WRAM. (vecf and out
-// are the float16 finish's, unused.)
+// One item: rows [m0, m0 + Mt) by weight rows [n0, n0 + Nt), those at
+// `wb` (Kp bytes a row) read into WRAM by `w_dir` (GDRAM2WRAM, or
+// SRAM2WRAM from the cluster's staged copy). row: Kp, acc: Mt*Nt, tmp:
+// Nt, vec: Nt, nram_res: Mt*Nt (only with a residual) of float; q: Kp
+// int8; wt: Nt*Kp int8 in WRAM. (vecf and out are the float16 finish's,
+// unused.)
+__mlu_func__ void
+cuvil_gemm_int8_item(const cuvil_gemm_int8_shape &s, float *c, const float *a,
+                     const int8_t *wb, mluMemcpyDirection_t w_dir,
+                     const float *bias, const float *res, float lo, float hi,
+                     int m0, int n0, float *row, int8_t *q, float *acc,
+                     float *tmp, float *vec, float *vecf, float *nram_res,
+                     float *out, int8_t *wt, float *act2) {
+  int ms = cuvil_min(s.Mt, s.M - m0), ns = cuvil_min(s.Nt, s.N - n0);
+  int rows = cuvil_min(s.Nt, s.Np - n0); // whole 64s, zero past N
+  __memcpy(wt, (void *)wb, rows * s.Kp, w_dir);
+  for (int m = 0; m < ms; ++m) {
+    __bang_write_value(row, s.Kp, 0.0f);
+    __memcpy(row, (void *)(a + (long)(m0 + m) * s.K), s.K * sizeof(float),
+             GDRAM2NRAM);
+    cuvil_to_int8(q, row, s.Kp, s.pos_a);
+    __bang_mlp(acc + m * s.Nt, q, wt, rows, s.Kp, s.pos_a + s.pos_w);
+  }
+  long at = (long)m0 * s.N + n0;
+  cuvil_gemm_finish(c + at, bias ? bias + n0 : 0, res ? res + at : 0, ms, ns,
+                    s.Mt, s.Nt, s.N, s.act, lo, hi, acc, tmp, vec, vecf,
+                    nram_res, out, act2);
+}
+
+// Block tasks: items (row tile, column tile) over the tasks, weights from
+// GDRAM. Buffers as cuvil_gemm_int8_item's.
 __mlu_func__ void cuvil_gemm_int8(const cuvil_gemm_int8_shape &s, float *c,
                                   const float *a, const int8_t *w,
                                   const float *bias, const float *res, float lo,
@@ -358,20 +386,31 @@ __mlu_func__ void cuvil_gemm_int8(const cuvil_gemm_int8_shape &s, float *c,
   int mtiles = (s.M + s.Mt - 1) / s.Mt, ntiles = (s.N + s.Nt - 1) / s.Nt;
   for (int item = taskId; item < mtiles * ntiles; item += taskDim) {
     int m0 = item / ntiles * s.Mt, n0 = item % ntiles * s.Nt;
-    int ms = cuvil_min(s.Mt, s.M - m0), ns = cuvil_min(s.Nt, s.N - n0);
-    int rows = cuvil_min(s.Nt, s.Np - n0); // whole 64s, zero past N
-    __memcpy(wt, (void *)(w + (long)n0 * s.Kp), rows * s.Kp, GDRAM2WRAM);
-    for (int m = 0; m < ms; ++m) {
-      __bang_write_value(row, s.Kp, 0.0f);
-      __memcpy(row, (void *)(a + (long)(m0 + m) * s.K), s.K * sizeof(float),
-               GDRAM2NRAM);
-      cuvil_to_int8(q, row, s.Kp, s.pos_a);
-      __bang_mlp(acc + m * s.Nt, q, wt, rows, s.Kp, s.pos_a + s.pos_w);
-    }
-    long at = (long)m0 * s.N + n0;
-    cuvil_gemm_finish(c + at, bias ? bias + n0 : 0, res ? res + at : 0, ms, ns,
-                      s.Mt, s.Nt, s.N, s.act, lo, hi, acc, tmp, vec, vecf,
-                      nram_res, out, act2);
+    cuvil_gemm_int8_item(s, c, a, w + (long)n0 * s.Kp, GDRAM2WRAM, bias, res,
+                         lo, hi, m0, n0, row, q, acc, tmp, vec, vecf, nram_res,
+                         out, wt, act2);
+  }
+}
+
+// Union1 tasks: for each column tile, every cluster stages its Nt weight
+// rows in SRAM (sw: Nt*Kp int8), then the row tiles go over all the tasks,
+// each copying the rows SRAM2WRAM; the cluster waits before the next.
+__mlu_func__ void
+cuvil_gemm_int8_staged(const cuvil_gemm_int8_shape &s, float *c, const float *a,
+                       const int8_t *w, const float *bias, const float *res,
+                       float lo, float hi, float *row, int8_t *q, float *acc,
+                       float *tmp, float *vec, float *vecf, float *nram_res,
+                       float *out, int8_t *wt, float *act2, int8_t *sw) {
+  int mtiles = (s.M + s.Mt - 1) / s.Mt, ntiles = (s.N + s.Nt - 1) / s.Nt;
+  for (int block = 0; block < ntiles; ++block) {
+    int n0 = block * s.Nt;
+    cuvil_stage_in_sram(sw, w + (long)n0 * s.Kp, s.Kp,
+                        cuvil_min(s.Nt, s.Np - n0), s.Kp, s.Kp);
+    for (int mt = taskId; mt < mtiles; mt += taskDim)
+      cuvil_gemm_int8_item(s, c, a, sw, SRAM2WRAM, bias, res, lo, hi, mt * s.Mt,
+                           n0, row, q, acc, tmp, vec, vecf, nram_res, out, wt,
+                           act2);
+    __sync_cluster();
   }
 }
 
@@ -600,10 +639,55 @@ __mlu_func__ void cuvil_zero_bytes(void *p, int bytes) {
   __bang_write_value((float *)p, bytes / 4, 0.0f);
 }
 
-// nx: Ct*RowsIn*W floats (padded to 128 elements) and q as many int8; xh:
-// RowsIn*Wp*Ct int8 (padded to 128 bytes); wt (WRAM): OCt*KH*KW*Ct int8;
-// part, acc: OCt*Pt floats (>= Ht*OW*OCt); tmp: Pt, vec: OCt, nres:
-// OCt*Pt floats.
+// One item: image n, output channels [oc, oc + OCt), output rows [oh0,
+// ...); its weights ([OCt][KH][KW][Cp] int8) at `wb`, read into WRAM chunk
+// by chunk by `w_dir` (GDRAM2WRAM, or SRAM2WRAM from the cluster's staged
+// copy). nx: min(Ct, C)*RowsIn*W floats (padded to 128 elements) and q as
+// many int8; xh: RowsIn*Wp*Ct int8 (padded to 128 bytes); wt (WRAM):
+// OCt*KH*KW*Ct int8; part, acc: OCt*Pt floats (>= Ht*OW*OCt); tmp: Pt,
+// vec: OCt, nres: OCt*Pt floats.
+__mlu_func__ void cuvil_conv2d_int8_item(
+    const cuvil_window_shape &s, const cuvil_fixed_conv &f, float *y,
+    const float *x, const int8_t *wb, mluMemcpyDirection_t w_dir,
+    const float *bias, const float *res, float lo, float hi, int n, int oc,
+    int oh0, float *nx, int8_t *q, int8_t *xh, int8_t *wt, float *part,
+    float *acc, float *tmp, float *vec, float *nres, float *act2) {
+  int taps = s.KH * s.KW, ctiles = (s.C + s.Ct - 1) / s.Ct;
+  // nx and q hold a chunk's real channels (a stem's 3 of its 64).
+  int nq = (cuvil_min(s.Ct, s.C) * s.RowsIn * s.W + 127) / 128 * 128;
+  int nxh = (s.RowsIn * f.Wp * s.Ct + 127) / 128 * 128;
+  int cols = cuvil_min(s.W, f.Wp - s.PL); // input columns a window reads
+  int ih0 = oh0 * s.SH - s.PT;
+  int ocs = cuvil_min(s.OCt, s.OC - oc), hs = cuvil_min(s.Ht, s.OH - oh0);
+  int rows = cuvil_min(s.OCt, f.OCp - oc); // whole 64s, zero past OC
+  int rows_in = (hs - 1) * s.SH + s.KH, positions = hs * s.OW;
+  __bang_write_value(acc, s.OCt * s.Pt, 0.0f);
+  for (int ct = 0; ct < ctiles; ++ct) {
+    int c0 = ct * s.Ct, cs = cuvil_min(s.Ct, s.C - c0);
+    __bang_write_value(nx, nq, 0.0f); // rows outside the image: zero
+    cuvil_window_load_input(s, x, n, c0, cs, ih0, nx, false);
+    cuvil_to_int8(q, nx, nq, f.pos_x);
+    cuvil_zero_bytes(xh, nxh); // the padding, and channels past cs
+    for (int c = 0; c < cs; ++c)
+      for (int r = 0; r < rows_in; ++r)
+        cuvil_copy2d(xh + ((long)r * f.Wp + s.PL) * s.Ct + c,
+                     q + ((long)c * s.RowsIn + r) * s.W, 1, NRAM2NRAM, s.Ct, 1,
+                     cols);
+    cuvil_copy2d(wt, wb + c0, s.Ct, w_dir, s.Ct, f.Cp, (long)rows * taps);
+    __bang_conv(part, xh, wt, s.Ct, rows_in, f.Wp, s.KH, s.KW, s.SW, s.SH, rows,
+                f.pos_x + f.pos_w);
+    __bang_add(acc, acc, part, positions * rows);
+  }
+  // [position][rows] -> [channel][Pt], into part.
+  for (int o = 0; o < ocs; ++o)
+    cuvil_copy2d(part + o * s.Pt, acc + o, sizeof(float), NRAM2NRAM,
+                 sizeof(float), rows * sizeof(float), positions);
+  cuvil_window_finish(s, y, bias, res, lo, hi, n, oc, ocs, oh0, hs, part, tmp,
+                      vec, nres, (float *)0, act2);
+}
+
+// Block tasks: items (image, output channel tile, row tile) over the
+// tasks, weights from GDRAM. Buffers as cuvil_conv2d_int8_item's.
 __mlu_func__ void
 cuvil_conv2d_int8(const cuvil_window_shape &s, const cuvil_fixed_conv &f,
                   float *y, const float *x, const int8_t *w, const float *bias,
@@ -611,40 +695,38 @@ cuvil_conv2d_int8(const cuvil_window_shape &s, const cuvil_fixed_conv &f,
                   int8_t *xh, int8_t *wt, float *part, float *acc, float *tmp,
                   float *vec, float *nres, float *act2) {
   int taps = s.KH * s.KW, octiles = (s.OC + s.OCt - 1) / s.OCt;
-  int htiles = (s.OH + s.Ht - 1) / s.Ht, ctiles = (s.C + s.Ct - 1) / s.Ct;
-  int nq = (s.Ct * s.RowsIn * s.W + 127) / 128 * 128;
-  int nxh = (s.RowsIn * f.Wp * s.Ct + 127) / 128 * 128;
-  int cols = cuvil_min(s.W, f.Wp - s.PL); // input columns a window reads
+  int htiles = (s.OH + s.Ht - 1) / s.Ht;
   for (int item = taskId; item < s.N * octiles * htiles; item += taskDim) {
-    int n = item / (octiles * htiles), oc = item / htiles % octiles * s.OCt;
-    int oh0 = item % htiles * s.Ht, ih0 = oh0 * s.SH - s.PT;
-    int ocs = cuvil_min(s.OCt, s.OC - oc), hs = cuvil_min(s.Ht, s.OH - oh0);
-    int rows = cuvil_min(s.OCt, f.OCp - oc); // whole 64s, zero past OC
-    int rows_in = (hs - 1) * s.SH + s.KH, positions = hs * s.OW;
-    __bang_write_value(acc, s.OCt * s.Pt, 0.0f);
-    for (int ct = 0; ct < ctiles; ++ct) {
-      int c0 = ct * s.Ct, cs = cuvil_min(s.Ct, s.C - c0);
-      __bang_write_value(nx, nq, 0.0f); // rows outside the image: zero
-      cuvil_window_load_input(s, x, n, c0, cs, ih0, nx, false);
-      cuvil_to_int8(q, nx, nq, f.pos_x);
-      cuvil_zero_bytes(xh, nxh); // the padding, and channels past cs
-      for (int c = 0; c < cs; ++c)
-        for (int r = 0; r < rows_in; ++r)
-          cuvil_copy2d(xh + ((long)r * f.Wp + s.PL) * s.Ct + c,
-                       q + ((long)c * s.RowsIn + r) * s.W, 1, NRAM2NRAM, s.Ct,
-                       1, cols);
-      cuvil_copy2d(wt, w + (long)oc * taps * f.Cp + c0, s.Ct, GDRAM2WRAM, s.Ct,
-                   f.Cp, (long)rows * taps);
-      __bang_conv(part, xh, wt, s.Ct, rows_in, f.Wp, s.KH, s.KW, s.SW, s.SH,
-                  rows, f.pos_x + f.pos_w);
-      __bang_add(acc, acc, part, positions * rows);
-    }
-    // [position][rows] -> [channel][Pt], into part.
-    for (int o = 0; o < ocs; ++o)
-      cuvil_copy2d(part + o * s.Pt, acc + o, sizeof(float), NRAM2NRAM,
-                   sizeof(float), rows * sizeof(float), positions);
-    cuvil_window_finish(s, y, bias, res, lo, hi, n, oc, ocs, oh0, hs, part, tmp,
-                        vec, nres, (float *)0, act2);
+    int oc = item / htiles % octiles * s.OCt;
+    cuvil_conv2d_int8_item(s, f, y, x, w + (long)oc * taps * f.Cp, GDRAM2WRAM,
+                           bias, res, lo, hi, item / (octiles * htiles), oc,
+                           item % htiles * s.Ht, nx, q, xh, wt, part, acc, tmp,
+                           vec, nres, act2);
+  }
+}
+
+// Union1 tasks: for each output channel tile, every cluster stages its
+// weights in SRAM (sw: OCt*KH*KW*Cp int8), then the (image, row tile)
+// items go over all the tasks, each copying its chunks SRAM2WRAM; the
+// cluster waits before the next tile.
+__mlu_func__ void
+cuvil_conv2d_int8_staged(const cuvil_window_shape &s, const cuvil_fixed_conv &f,
+                         float *y, const float *x, const int8_t *w,
+                         const float *bias, const float *res, float lo,
+                         float hi, float *nx, int8_t *q, int8_t *xh, int8_t *wt,
+                         float *part, float *acc, float *tmp, float *vec,
+                         float *nres, float *act2, int8_t *sw) {
+  int taps = s.KH * s.KW, octiles = (s.OC + s.OCt - 1) / s.OCt;
+  int htiles = (s.OH + s.Ht - 1) / s.Ht;
+  for (int block = 0; block < octiles; ++block) {
+    int oc = block * s.OCt, row = taps * f.Cp;
+    cuvil_stage_in_sram(sw, w + (long)oc * row, row,
+                        cuvil_min(s.OCt, f.OCp - oc), row, row);
+    for (int item = taskId; item < s.N * htiles; item += taskDim)
+      cuvil_conv2d_int8_item(s, f, y, x, sw, SRAM2WRAM, bias, res, lo, hi,
+                             item / htiles, oc, item % htiles * s.Ht, nx, q, xh,
+                             wt, part, acc, tmp, vec, nres, act2);
+    __sync_cluster();
   }
 }
 

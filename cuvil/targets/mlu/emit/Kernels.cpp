@@ -109,11 +109,14 @@ std::string layerBody(const Layer &layer,
       text += field(name, p.dim(name));
     text += field("Mt", tile[0]) + field("Nt", tile[2]);
     text += absl::StrCat("  s.act = ", act, ";\n");
+    bool staged = layer.plan.functionType != FunctionType::Block;
     text += absl::StrCat(
-        "  cuvil_gemm_int8(s, p0, p1, p2, p3, p4, ", lo, ", ", hi, ", ",
-        buffer("row"), ", ", buffer("q"), ", ", buffer("acc"), ", ",
-        buffer("tmp"), ", ", buffer("vec"), ", nullptr, ", buffer("res"),
-        ", nullptr, ", buffer("wt"), ", ", buffer("act2"), ");\n");
+        "  cuvil_gemm_int8", staged ? "_staged" : "",
+        "(s, p0, p1, p2, p3, p4, ", lo, ", ", hi, ", ", buffer("row"), ", ",
+        buffer("q"), ", ", buffer("acc"), ", ", buffer("tmp"), ", ",
+        buffer("vec"), ", nullptr, ", buffer("res"), ", nullptr, ",
+        buffer("wt"), ", ", buffer("act2"),
+        staged ? absl::StrCat(", ", buffer("sw")) : "", ");\n");
     return text;
   }
   if (p.kind == "conv2d" || p.kind == "pool2d" || p.kind == "conv2d_int8") {
@@ -134,12 +137,14 @@ std::string layerBody(const Layer &layer,
           p.dim("Cp"), p.dim("OCp"),
           (p.dim("OW") - 1) * p.dim("SW") + p.dim("KW"), p.dim("pos_x"),
           p.dim("pos_w"));
-      text += absl::StrCat("  cuvil_conv2d_int8(s, f, p0, p1, p2, p3, p4, ", lo,
-                           ", ", hi, ", ", buffer("x"), ", ", buffer("q"), ", ",
-                           buffer("xh"), ", ", buffer("wt"), ", ",
-                           buffer("part"), ", ", buffer("acc"), ", ",
-                           buffer("tmp"), ", ", buffer("vec"), ", ",
-                           buffer("res"), ", ", buffer("act2"), ");\n");
+      bool staged = layer.plan.functionType != FunctionType::Block;
+      text += absl::StrCat(
+          "  cuvil_conv2d_int8", staged ? "_staged" : "",
+          "(s, f, p0, p1, p2, p3, p4, ", lo, ", ", hi, ", ", buffer("x"), ", ",
+          buffer("q"), ", ", buffer("xh"), ", ", buffer("wt"), ", ",
+          buffer("part"), ", ", buffer("acc"), ", ", buffer("tmp"), ", ",
+          buffer("vec"), ", ", buffer("res"), ", ", buffer("act2"),
+          staged ? absl::StrCat(", ", buffer("sw")) : "", ");\n");
     } else if (p.kind == "conv2d") {
       bool staged = layer.plan.functionType != FunctionType::Block;
       text += absl::StrCat(

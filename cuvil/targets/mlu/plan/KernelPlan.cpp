@@ -197,13 +197,26 @@ absl::StatusOr<KernelPlan> Planner::gemmInt8() {
   }
   auto items = [&] { return ceilDiv(M, Mt) * ceilDiv(N, Nt); };
   KernelPlan plan;
-  plan.workItems = splitForCores(Mt, chip.cores(), items);
+  // Staged as cuvil_gemm_int8_staged when the weights' 64 rows serve more
+  // row tiles than the chip has clusters (stagedGemm's rule).
+  bool staged = ceilDiv(M, Mt) > chip.clusters && M >= chip.cores() &&
+                Nt * Kp <= chip.sramBudget();
+  if (staged) {
+    Mt = std::min(Mt, ceilDiv(M, chip.cores()));
+    plan.workItems = items();
+    plan.functionType = FunctionType::Union1;
+  } else {
+    plan.workItems = splitForCores(Mt, chip.cores(), items);
+  }
   plan.tile = {Mt, Kp, Nt};
   plan.buffers = buffers();
-  // A is read once per column tile, the weights once per row tile.
+  if (staged)
+    plan.buffers.push_back(bytes("sw", Nt * Kp, l2::MemorySpace::sram));
+  // A is read once per column tile, the weights once per row tile (once
+  // per cluster when staged).
   plan.gdramBytes = 4 * (M * K * ceilDiv(N, Nt) + M * N * (residual ? 2 : 1) +
                          (p.operands[3] >= 0 ? ceilDiv(M, Mt) * N : 0)) +
-                    ceilDiv(M, Mt) * Np * Kp;
+                    (staged ? chip.clusters : ceilDiv(M, Mt)) * Np * Kp;
   return plan;
 }
 
@@ -220,8 +233,9 @@ absl::StatusOr<KernelPlan> Planner::convInt8() {
   auto buffers = [&] {
     int64_t rowsIn = windowRowsIn(p, Ht), Pt = windowPositions(p, Ht);
     std::vector<OnChipBuffer> b = {
-        sums("x", alignElements(Ct * rowsIn * W, 1)), // whole 128s
-        bytes("q", alignElements(Ct * rowsIn * W, 1)),
+        // The chunk's real channels only (a stem's 3, not its 64).
+        sums("x", alignElements(std::min(Ct, C) * rowsIn * W, 1)),
+        bytes("q", alignElements(std::min(Ct, C) * rowsIn * W, 1)),
         bytes("xh", rowsIn * Wp * Ct),
         sums("part", OCt * Pt),
         sums("acc", OCt * Pt),
@@ -252,13 +266,24 @@ absl::StatusOr<KernelPlan> Planner::convInt8() {
   auto items = [&] { return N * ceilDiv(OC, OCt) * ceilDiv(OH, Ht); };
   KernelPlan plan;
   plan.workItems = splitForCores(Ht, chip.cores(), items);
+  // Staged as cuvil_conv2d_int8_staged when every task has an (image, row
+  // tile) item per channel tile (stagedConv's rule; splitForCores only
+  // made the rows fewer).
+  int64_t block = OCt * taps * Cp;
+  bool staged = N * ceilDiv(OH, Ht) >= chip.cores() &&
+                block <= chip.sramBudget() && block >= 4096;
+  if (staged)
+    plan.functionType = FunctionType::Union1;
   plan.tile = {OCt, Ct, Ht};
   plan.buffers = buffers();
+  if (staged)
+    plan.buffers.push_back(bytes("sw", block, l2::MemorySpace::sram));
   int64_t inputReads =
       N * C * windowRowsIn(p, Ht) * W * ceilDiv(OH, Ht) * ceilDiv(OC, OCt);
   int64_t outputs = N * OC * OH * OW;
-  plan.gdramBytes = 4 * (inputReads + outputs * (residual ? 2 : 1)) +
-                    OCp * taps * Cp * N * ceilDiv(OH, Ht);
+  plan.gdramBytes =
+      4 * (inputReads + outputs * (residual ? 2 : 1)) +
+      OCp * taps * Cp * (staged ? chip.clusters : N * ceilDiv(OH, Ht));
   return plan;
 }
 

@@ -100,3 +100,25 @@ module attributes {cuvil.target = #cuvil.target<backend = "mlu", cpu = "mlu270">
     return %y : tensor<1x2x4x4xf32>
   }
 }
+
+// -----
+
+// ResNet's stem at 224x224 in int8: the input's float32 rows hold its 3
+// real channels (3 x 11 rows x 224), not the 64 the tensor unit pads them
+// to (which needed 670 KB of NRAM and did not fit); its 64 x 7 x 7 x 64
+// weights are staged in each cluster's SRAM (Union1) and copied to WRAM
+// per item.
+// PLAN-LABEL: func.func @stem
+// PLAN: "fixed_conv2d"
+// PLAN-SAME: sw = memref<200704xi8, #cuvil_l2.space<sram>>
+// PLAN-SAME: wt = memref<200704xi8, #cuvil_l2.space<wram>>
+// PLAN-SAME: x = memref<7424xf32, #cuvil_l2.space<nram>>
+// PLAN-SAME: function_type = "union1"
+// PLAN-SAME: tile = #cuvil_l2.tile<sizes = [64, 64, 3]>
+module attributes {cuvil.target = #cuvil.target<backend = "mlu", cpu = "mlu270">} {
+  func.func @stem(%x: tensor<1x3x224x224xf32>) -> tensor<1x64x112x112xf32> {
+    %w = cuvil.constant dense<0.5> : tensor<64x3x7x7xf32>
+    %y = cuvil.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 3, 3, 3, 3>, cuvil.activation_range = array<f64: -4.0, 4.0>} : tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>
+    return %y : tensor<1x64x112x112xf32>
+  }
+}
