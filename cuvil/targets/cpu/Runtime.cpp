@@ -162,7 +162,8 @@ static std::string bconvbMacros(const RuntimeSelection &selection) {
 
 /// The tree walks a model calls, and only those compiled (trees.c,
 /// perfect_*.c): the SIMD walks fall back to the reference walk alone;
-/// the perfect walks for the one comparison the model's forests make.
+/// the perfect walks for the one comparison the model's forests make and
+/// the levels they have.
 static std::string treesMacros(const RuntimeSelection &selection) {
   const std::string &walk = selection.forestWalk;
   if (walk == "none")
@@ -176,6 +177,9 @@ static std::string treesMacros(const RuntimeSelection &selection) {
   if (selection.perfectComparison)
     text += "#define CUVIL_PERFECT_COMPARISON " +
             std::to_string(selection.perfectComparison) + "\n";
+  if (selection.perfectMaxDepth)
+    text += "#define CUVIL_PERFECT_MAX_DEPTH " +
+            std::to_string(selection.perfectMaxDepth) + "\n";
   return text;
 }
 

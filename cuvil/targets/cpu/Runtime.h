@@ -61,6 +61,9 @@ struct RuntimeSelection {
   /// model makes, 0 if none or they differ: the perfect walks are then
   /// compiled for it alone (CUVIL_PERFECT_COMPARISON).
   int perfectComparison = 0;
+  /// The deepest perfect forest's depth (0: none): the walks' code for
+  /// deeper levels is left out (CUVIL_PERFECT_MAX_DEPTH).
+  int perfectMaxDepth = 0;
   /// The float16 product's (hgemm/hgemm.inc); "none" when nothing calls it.
   std::string hgemm4 = "none";
 };

@@ -90,12 +90,15 @@ bool runsConvbTiles(cuvil::l2::UKernelCallOp call) {
 }
 
 /// Notes the comparison of a tree ensemble laid out as perfect trees
-/// (cuvil-cpu-layout-forests), or 0 for one its tables walk.
-void notePerfectComparison(cuvil::l2::UKernelCallOp call,
-                           llvm::SmallSetVector<int64_t, 2> &seen) {
+/// (cuvil-cpu-layout-forests), or 0 for one its tables walk, and raises
+/// `maxDepth` to its depth.
+void notePerfectForest(cuvil::l2::UKernelCallOp call,
+                       llvm::SmallSetVector<int64_t, 2> &seen, int &maxDepth) {
   auto depth = call->getAttrOfType<IntegerAttr>("cuvil.forest_depth");
   auto comparison = call->getAttrOfType<IntegerAttr>("cuvil.forest_comparison");
   seen.insert(depth && comparison ? comparison.getInt() : 0);
+  if (depth)
+    maxDepth = std::max(maxDepth, static_cast<int>(depth.getInt()));
 }
 
 /// The int8 tiles (qconvb.inc) by the weights they take: every variant
@@ -148,7 +151,7 @@ RuntimeSelection selectRuntime(func::FuncOp func, const std::string &cpu,
       bconv |= family == "bconv";
       trees |= family == "trees";
       if (call.getKernel() == "tree_ensemble")
-        notePerfectComparison(call, perfectComparisons);
+        notePerfectForest(call, perfectComparisons, selection.perfectMaxDepth);
       hgemm |= family == "hgemm";
     } else if (isa<cuvil::l2::KernelOp>(op)) {
       selection.families.insert("math");

@@ -218,13 +218,15 @@ std::string forests(int first, int second) {
          call(first) + call(second) + "return\n}\n";
 }
 
-TEST(RuntimeTest, PerfectWalksCompileForTheForestsOneComparison) {
+TEST(RuntimeTest, PerfectWalksCompileForTheForestsComparisonAndDepth) {
   RuntimeSelection selection;
   const std::vector<std::string> avx512 = {"avx2", "fma", "avx512f"};
   selected(forests(kLessEqual, kLessEqual), avx512, true, &selection);
   EXPECT_EQ(selection.perfectComparison, kLessEqual);
+  EXPECT_EQ(selection.perfectMaxDepth, 2);
   EXPECT_NE(
-      assembleRuntime(selection).find("#define CUVIL_PERFECT_COMPARISON 2\n"),
+      assembleRuntime(selection).find("#define CUVIL_PERFECT_COMPARISON 2\n"
+                                      "#define CUVIL_PERFECT_MAX_DEPTH 2\n"),
       std::string::npos);
   // Two comparisons, or a forest walked by its tables: every copy.
   for (auto [first, second] :

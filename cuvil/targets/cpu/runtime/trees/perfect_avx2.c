@@ -250,12 +250,16 @@ perfect_tree8(const cuvil_perfect_forest *f, int64_t t, const float *xt,
   idx[k] =                                                                     \
       perfect_level8(w, th, n, columns, xt, k, idx[k], cmp_le, has_missing);
 #define PERFECT_LEVEL8(level_n)                                                \
-  case level_n: {                                                              \
-    const int n = level_n;                                                     \
-    perfect_level_columns(w, n, CUVIL_PERFECT_LOADED_LEVELS8, xt, B, columns); \
-    PERFECT_EACH_LIVE(live, PERFECT_STEP8);                                    \
-    break;                                                                     \
-  }
+  case level_n:                                                                \
+    if (level_n >= CUVIL_PERFECT_MAX_DEPTH)                                    \
+      break; /* no such level in this model's forests */                       \
+    {                                                                          \
+      const int n = level_n;                                                   \
+      perfect_level_columns(w, n, CUVIL_PERFECT_LOADED_LEVELS8, xt, B,         \
+                            columns);                                          \
+      PERFECT_EACH_LIVE(live, PERFECT_STEP8);                                  \
+      break;                                                                   \
+    }
       /* clang-format off */
       PERFECT_LEVEL8(0) PERFECT_LEVEL8(1) PERFECT_LEVEL8(2)
       PERFECT_LEVEL8(3) PERFECT_LEVEL8(4) PERFECT_LEVEL8(5)
@@ -270,11 +274,14 @@ perfect_tree8(const cuvil_perfect_forest *f, int64_t t, const float *xt,
   switch (f->depth) {
 #define PERFECT_ADD8(k) perfect_leaves8(leaves, n, k, idx[k], target);
 #define PERFECT_LEAVES8(depth_n)                                               \
-  case depth_n: {                                                              \
-    const int n = depth_n;                                                     \
-    PERFECT_EACH_LIVE(live, PERFECT_ADD8);                                     \
-    break;                                                                     \
-  }
+  case depth_n:                                                                \
+    if (depth_n > CUVIL_PERFECT_MAX_DEPTH)                                     \
+      break;                                                                   \
+    {                                                                          \
+      const int n = depth_n;                                                   \
+      PERFECT_EACH_LIVE(live, PERFECT_ADD8);                                   \
+      break;                                                                   \
+    }
     /* clang-format off */
     PERFECT_LEAVES8(1) PERFECT_LEAVES8(2) PERFECT_LEAVES8(3)
     PERFECT_LEAVES8(4) PERFECT_LEAVES8(5)

@@ -292,13 +292,16 @@ perfect_tree16(const cuvil_perfect_forest *f, int64_t t, const float *xt,
   idx[k] =                                                                     \
       perfect_level16(w, th, n, columns, xt, k, idx[k], cmp_le, has_missing);
 #define PERFECT_LEVEL16(level_n)                                               \
-  case level_n: {                                                              \
-    const int n = level_n;                                                     \
-    perfect_level_columns(w, n, CUVIL_PERFECT_LOADED_LEVELS, xt,               \
-                          CUVIL_PERFECT_TBLOCK, columns);                      \
-    PERFECT_EACH_LIVE(live, PERFECT_STEP16);                                   \
-    break;                                                                     \
-  }
+  case level_n:                                                                \
+    if (level_n >= CUVIL_PERFECT_MAX_DEPTH)                                    \
+      break; /* no such level in this model's forests */                       \
+    {                                                                          \
+      const int n = level_n;                                                   \
+      perfect_level_columns(w, n, CUVIL_PERFECT_LOADED_LEVELS, xt,             \
+                            CUVIL_PERFECT_TBLOCK, columns);                    \
+      PERFECT_EACH_LIVE(live, PERFECT_STEP16);                                 \
+      break;                                                                   \
+    }
       /* clang-format off */
       PERFECT_LEVEL16(0) PERFECT_LEVEL16(1) PERFECT_LEVEL16(2)
       PERFECT_LEVEL16(3) PERFECT_LEVEL16(4) PERFECT_LEVEL16(5)
@@ -325,11 +328,14 @@ perfect_tree16(const cuvil_perfect_forest *f, int64_t t, const float *xt,
 #define PERFECT_ADD16(k)                                                       \
   perfect_leaves16(leaves, n, k, idx[k], (float *)target);
 #define PERFECT_LEAVES16(depth_n)                                              \
-  case depth_n: {                                                              \
-    const int n = depth_n;                                                     \
-    PERFECT_EACH_LIVE(live, PERFECT_ADD16);                                    \
-    break;                                                                     \
-  }
+  case depth_n:                                                                \
+    if (depth_n > CUVIL_PERFECT_MAX_DEPTH)                                     \
+      break;                                                                   \
+    {                                                                          \
+      const int n = depth_n;                                                   \
+      PERFECT_EACH_LIVE(live, PERFECT_ADD16);                                  \
+      break;                                                                   \
+    }
     /* clang-format off */
     PERFECT_LEAVES16(1) PERFECT_LEAVES16(2) PERFECT_LEAVES16(3)
     PERFECT_LEAVES16(4) PERFECT_LEAVES16(5) PERFECT_LEAVES16(6)
