@@ -69,6 +69,24 @@ struct Planner {
         chip.nramReserveBytes, "-byte reserve"));
   }
 
+  /// Whether a product's weight block of `blockBytes`, shared by the row
+  /// tiles of M rows in Mt, is worth staging in SRAM (Union1): the tiles
+  /// would read it more often than there are clusters, every task can get
+  /// a row tile of it, and it fits the cluster's SRAM.
+  bool stagesRows(int64_t M, int64_t Mt, int64_t blockBytes) const {
+    return ceilDiv(M, Mt) > chip.clusters && M >= chip.cores() &&
+           blockBytes <= chip.sramBudget();
+  }
+  /// The same for a convolution's output channel tile of `blockBytes`
+  /// shared by `items` (image, row tile) items: every task gets one, and
+  /// the block is large enough to matter (a grouped one's few weights are
+  /// not).
+  bool stagesWindows(int64_t items, int64_t blockBytes) const {
+    return items >= chip.cores() && blockBytes <= chip.sramBudget() &&
+           blockBytes >= kMinStagedBytes;
+  }
+  static constexpr int64_t kMinStagedBytes = 4096;
+
   absl::StatusOr<KernelPlan> gemm();
   std::optional<KernelPlan> stagedGemm(int64_t Mt, int64_t Kt, int64_t Nt,
                                        std::vector<OnChipBuffer> buffers);
@@ -122,9 +140,7 @@ Planner::stagedGemm(int64_t Mt, int64_t Kt, int64_t Nt,
                     std::vector<OnChipBuffer> buffers) {
   int64_t batch = p.dim("batch"), M = p.dim("M"), N = p.dim("N"),
           K = p.dim("K");
-  int64_t sramBytes = K * Nt * p.elementBytes;
-  if (ceilDiv(M, Mt) <= chip.clusters || M < chip.cores() ||
-      sramBytes > chip.sramBudget())
+  if (!stagesRows(M, Mt, K * Nt * p.elementBytes))
     return std::nullopt;
   Mt = std::min(Mt, ceilDiv(M, chip.cores()));
   KernelPlan plan;
@@ -152,9 +168,9 @@ std::optional<KernelPlan> Planner::stagedConv(int64_t OCt, int64_t Ct,
                                               int64_t Ht) {
   int64_t N = p.dim("N"), C = p.dim("C"), W = p.dim("W"), OC = p.dim("OC"),
           OH = p.dim("OH"), OW = p.dim("OW"), taps = p.dim("KH") * p.dim("KW");
-  int64_t sramBytes = OCt * C * taps * p.elementBytes;
-  if (p.dim("G") != 1 || N * OH < chip.cores() ||
-      sramBytes > chip.sramBudget() || sramBytes < 4096)
+  // N * OH: the most items rows split into (one output row each).
+  if (p.dim("G") != 1 ||
+      !stagesWindows(N * OH, OCt * C * taps * p.elementBytes))
     return std::nullopt;
   while (N * ceilDiv(OH, Ht) < chip.cores())
     Ht = ceilDiv(Ht, 2);
@@ -199,8 +215,7 @@ absl::StatusOr<KernelPlan> Planner::gemmInt8() {
   KernelPlan plan;
   // Staged as cuvil_gemm_int8_staged when the weights' 64 rows serve more
   // row tiles than the chip has clusters (stagedGemm's rule).
-  bool staged = ceilDiv(M, Mt) > chip.clusters && M >= chip.cores() &&
-                Nt * Kp <= chip.sramBudget();
+  bool staged = stagesRows(M, Mt, Nt * Kp);
   if (staged) {
     Mt = std::min(Mt, ceilDiv(M, chip.cores()));
     plan.workItems = items();
@@ -270,8 +285,7 @@ absl::StatusOr<KernelPlan> Planner::convInt8() {
   // tile) item per channel tile (stagedConv's rule; splitForCores only
   // made the rows fewer).
   int64_t block = OCt * taps * Cp;
-  bool staged = N * ceilDiv(OH, Ht) >= chip.cores() &&
-                block <= chip.sramBudget() && block >= 4096;
+  bool staged = stagesWindows(N * ceilDiv(OH, Ht), block);
   if (staged)
     plan.functionType = FunctionType::Union1;
   plan.tile = {OCt, Ct, Ht};

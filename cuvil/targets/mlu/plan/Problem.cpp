@@ -194,8 +194,7 @@ FailureOr<Problem> Reader::readProduct() {
   Problem p;
   p.kind = "gemm";
   int colBias, residual;
-  if (!readEpilogue(call, p, colBias, residual, /*products=*/true))
-    return refuse("a fused activation other than relu or clip");
+  readEpilogue(call, p, colBias, residual, /*products=*/true); // takes all
   auto kernelInputs = call.getKernelInputs();
   llvm::ArrayRef<int64_t> a = shapeOf(kernelInputs[0]),
                           b = shapeOf(kernelInputs[1]),
