@@ -10,9 +10,10 @@
 // tree (float32, or float64 for an AVX-512 target; [2^depth][values] for
 // leaves of several values, AVX-512 too), a leaf above the last level
 // copied into every leaf below it. The call then reads [x, words,
-// thresholds, targets, leaves] and is marked `cuvil.forest_depth` and
-// `cuvil.forest_comparison`; deeper or mixed forests keep the general
-// tables (a deeper forest of one comparison is marked
+// thresholds, targets, leaves], and for an x86 target with AVX2 a copy of
+// the thresholds and words interleaved (pairs), and is marked
+// `cuvil.forest_depth` and `cuvil.forest_comparison`; deeper or mixed forests
+// keep the general tables (a deeper forest of one comparison is marked
 // `cuvil.forest_comparison`, which the table walk's vector forms take).
 //
 //===----------------------------------------------------------------------===//
@@ -268,6 +269,18 @@ struct LayoutForests
             : addGlobal(builder, symbols, loc, "forest_leaves",
                         {count, inner + 1, values},
                         leavesType.getElementType(), ld, ls)};
+    // The few-rows walks (x86's vector ones) read a node's threshold and
+    // word with one load: an interleaved copy, 8 more bytes per node.
+    if (target.hasFeature("avx2")) {
+      std::vector<uint32_t> pairs(2 * p.words.size());
+      for (size_t i = 0; i < p.words.size(); ++i) {
+        std::memcpy(&pairs[2 * i], &p.thresholds[i], 4);
+        std::memcpy(&pairs[2 * i + 1], &p.words[i], 4);
+      }
+      auto [pd, ps] = bytes(pairs);
+      inputs.push_back(addGlobal(builder, symbols, loc, "forest_pairs",
+                                 {count, inner}, builder.getI64Type(), pd, ps));
+    }
     SmallVector<Value> oldTables(ins.drop_front());
     cuvil::l2::UKernelCallOp laidOut =
         call.cloneWith(builder, inputs, call.getOutputs());

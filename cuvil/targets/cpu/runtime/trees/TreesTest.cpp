@@ -349,6 +349,8 @@ TEST(Trees, VectorWalksGiveTheReferenceBits) {
 struct PerfectTables {
   std::vector<int32_t> nodes, targets;
   std::vector<float> thresholds, leaves, base;
+  std::vector<int64_t> pairs; // forest.pairs's, set by withPairs
+
   std::vector<double> leavesD, baseD, offsetD;
   cuvil_perfect_forest forest;
 };
@@ -398,11 +400,29 @@ void layOutPerfect(const std::vector<Tree> &trees, const Spec &spec,
   }
   for (double b : base)
     p.base.push_back(static_cast<float>(b));
-  p.forest = {spec.features, int64_t(trees.size()), spec.targets, depth,
-              p.nodes.data(), p.thresholds.data(), p.leaves.data(),
-              p.targets.data(), p.base.data(), comparison,
-              CUVIL_FOREST_NONE, /*acc_f64=*/0, /*average=*/0,
-              /*offset=*/nullptr, /*values=*/spec.values,
+  // The interleaved copy of LayoutForests: threshold bits, word << 32.
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &p.thresholds[i], sizeof bits);
+    p.pairs.push_back(int64_t(bits) |
+                      int64_t(uint64_t(uint32_t(p.nodes[i])) << 32));
+  }
+  p.forest = {spec.features,
+              int64_t(trees.size()),
+              spec.targets,
+              depth,
+              p.nodes.data(),
+              p.thresholds.data(),
+              /*pairs=*/nullptr,
+              p.leaves.data(),
+              p.targets.data(),
+              p.base.data(),
+              comparison,
+              CUVIL_FOREST_NONE,
+              /*acc_f64=*/0,
+              /*average=*/0,
+              /*offset=*/nullptr,
+              /*values=*/spec.values,
               /*has_missing_value=*/!std::isnan(spec.missingValue),
               /*missing_value=*/spec.missingValue};
 }
@@ -441,6 +461,14 @@ void layOutPerfectF64(const std::vector<Tree> &trees, const Spec &spec,
 
 using PerfectVariant = std::tuple<std::string, std::string, cuvil_perfect_walk_fn>;
 
+/// `p.forest` without, then with, the few-rows walks' interleaved nodes:
+/// both must give the same bits.
+std::vector<cuvil_perfect_forest> withAndWithoutPairs(const PerfectTables &p) {
+  cuvil_perfect_forest paired = p.forest;
+  paired.pairs = p.pairs.data();
+  return {p.forest, paired};
+}
+
 std::vector<PerfectVariant> perfectVariants() {
   return {
 #define CUVIL_FOREST_WALK_VARIANT(name, target, features)                      \
@@ -459,12 +487,15 @@ void expectPerfectWalksExact(const std::vector<Tree> &trees, const Spec &spec,
   for (const auto &[name, features, walk] : perfectVariants()) {
     if (!cuvil::runtime_testing::cpuHas(features))
       continue;
-    SCOPED_TRACE(name + " rows=" + std::to_string(rows));
-    std::vector<float> out(rows * spec.targets, -1.0f);
-    cuvil_perfect_forest_predict(nullptr, walk, &p.forest, rows, x.data(),
-                                 out.data());
-    EXPECT_EQ(0, std::memcmp(out.data(), want.data(),
-                             want.size() * sizeof(float)));
+    for (const cuvil_perfect_forest &forest : withAndWithoutPairs(p)) {
+      SCOPED_TRACE(name + " rows=" + std::to_string(rows) +
+                   (forest.pairs ? " pairs" : ""));
+      std::vector<float> out(rows * spec.targets, -1.0f);
+      cuvil_perfect_forest_predict(nullptr, walk, &forest, rows, x.data(),
+                                   out.data());
+      EXPECT_EQ(
+          0, std::memcmp(out.data(), want.data(), want.size() * sizeof(float)));
+    }
   }
 }
 
@@ -558,12 +589,14 @@ TEST(Trees, PerfectWalksSumFloat64LeavesAndAverage) {
         for (const auto &[name, features, walk] : perfectVariants()) {
           if (!cuvil::runtime_testing::cpuHas(features))
             continue;
-          SCOPED_TRACE(name);
-          std::vector<double> out(want.size(), -1.0);
-          cuvil_perfect_forest_predict(nullptr, walk, &p.forest, rows,
-                                       x.data(), out.data());
-          EXPECT_EQ(0, std::memcmp(out.data(), want.data(),
-                                   want.size() * sizeof(double)));
+          for (const cuvil_perfect_forest &forest : withAndWithoutPairs(p)) {
+            SCOPED_TRACE(name + (forest.pairs ? " pairs" : ""));
+            std::vector<double> out(want.size(), -1.0);
+            cuvil_perfect_forest_predict(nullptr, walk, &forest, rows, x.data(),
+                                         out.data());
+            EXPECT_EQ(0, std::memcmp(out.data(), want.data(),
+                                     want.size() * sizeof(double)));
+          }
         }
       }
     }

@@ -59,6 +59,36 @@ perfect_level_floats8(const float *level, int64_t width, __m256i i) {
   return _mm256_i32gather_ps(level, i, 4);
 }
 
+/* Node words and thresholds at 8 lanes' nodes (lanes off in `m` read
+ * zeros): two 4-lane gathers of the forest's (threshold, word) pairs,
+ * split by shuffles (half the loads of two 8-lane gathers). */
+__attribute__((target("avx2"), always_inline)) static inline void
+perfect_nodes8(const cuvil_perfect_forest *f, __m256i node, __m256i m,
+               __m256i *word, __m256 *th) {
+  if (!f->pairs) {
+    *word = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), f->nodes, node,
+                                        m, 4);
+    *th = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), f->thresholds, node,
+                                   _mm256_castsi256_ps(m), 4);
+    return;
+  }
+  const long long *pairs = (const long long *)f->pairs;
+  __m256 lo = _mm256_castsi256_ps(_mm256_mask_i32gather_epi64(
+      _mm256_setzero_si256(), pairs, _mm256_castsi256_si128(node),
+      _mm256_cvtepi32_epi64(_mm256_castsi256_si128(m)), 8));
+  __m256 hi = _mm256_castsi256_ps(_mm256_mask_i32gather_epi64(
+      _mm256_setzero_si256(), pairs, _mm256_extracti128_si256(node, 1),
+      _mm256_cvtepi32_epi64(_mm256_extracti128_si256(m, 1)), 8));
+  /* Per 128-bit half (pairs 0 1 | 2 3 of lo, 4 5 | 6 7 of hi): 0 1 4 5 |
+   * 2 3 6 7, then the middle quarters swapped. */
+  *th = _mm256_castpd_ps(_mm256_permute4x64_pd(
+      _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0))),
+      _MM_SHUFFLE(3, 1, 2, 0)));
+  *word = _mm256_castpd_si256(_mm256_permute4x64_pd(
+      _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1))),
+      _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
 /* A few rows: 8 trees per register (one lane per tree), four registers at
  * once, their leaves then added in tree order (perfect_by_trees_avx512's
  * one float32 sum and dense rows likewise). */
@@ -80,27 +110,28 @@ perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
     const int dense = perfect_row_dense(row, f->features);
     float sum = one_sum ? *(const float *)o : 0.0f;
     for (int64_t t0 = 0; t0 < f->trees; t0 += K * W) {
-      __m256i tree[K], idx[K], m[K];
+      /* Each lane's tree's first node and its index on the level, the
+       * loops over the K registers unrolled (perfect_by_trees_avx512). */
+      __m256i tree[K], first[K], idx[K], m[K];
+#pragma clang loop unroll(full)
       for (int k = 0; k < K; ++k) {
         tree[k] = _mm256_add_epi32(lanes,
                                    _mm256_set1_epi32((int32_t)(t0 + k * W)));
         m[k] = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)f->trees),
                                   tree[k]);
+        first[k] =
+            _mm256_mullo_epi32(tree[k], _mm256_set1_epi32((int32_t)inner));
         idx[k] = _mm256_setzero_si256();
       }
       for (int64_t level = 0; level < f->depth; ++level) {
         __m256i level_first = _mm256_set1_epi32((1 << level) - 1);
+#pragma clang loop unroll(full)
         for (int k = 0; k < K; ++k) {
-          __m256i node = _mm256_add_epi32(
-              _mm256_add_epi32(
-                  _mm256_mullo_epi32(tree[k], _mm256_set1_epi32((int32_t)inner)),
-                  level_first),
-              idx[k]);
-          __m256i word = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(),
-                                                     f->nodes, node, m[k], 4);
-          __m256 th = _mm256_mask_i32gather_ps(_mm256_setzero_ps(),
-                                               f->thresholds, node,
-                                               _mm256_castsi256_ps(m[k]), 4);
+          __m256i node =
+              _mm256_add_epi32(_mm256_add_epi32(first[k], level_first), idx[k]);
+          __m256i word;
+          __m256 th;
+          perfect_nodes8(f, node, m[k], &word, &th);
           __m256 v = _mm256_mask_i32gather_ps(
               _mm256_setzero_ps(), row, _mm256_and_si256(word, feature_bits),
               _mm256_castsi256_ps(m[k]), 4);
@@ -109,11 +140,10 @@ perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
         }
       }
       int64_t n = f->trees - t0 < K * W ? f->trees - t0 : K * W;
+#pragma clang loop unroll(full)
       for (int k = 0; k < K; ++k) {
-        __m256i leaf = _mm256_add_epi32(
-            _mm256_mullo_epi32(tree[k],
-                               _mm256_set1_epi32((int32_t)(inner + 1))),
-            idx[k]);
+        __m256i leaf =
+            _mm256_add_epi32(_mm256_add_epi32(first[k], tree[k]), idx[k]);
         if (one_sum)
           _mm256_storeu_ps(values + k * W,
                            _mm256_mask_i32gather_ps(

@@ -62,6 +62,33 @@ perfect_level_floats16(const float *level, int64_t width, __m512i i) {
   return _mm512_i32gather_ps(i, level, 4);
 }
 
+/* Node words and thresholds at 16 lanes' nodes (lanes off in `m` read
+ * zeros): two 8-lane gathers of the forest's (threshold, word) pairs,
+ * split by permutes, where the separate tables take two 16-lane gathers
+ * (twice the loads: the cost of a few rows of a large forest). */
+__attribute__((target("avx512f"), always_inline)) static inline void
+perfect_nodes16(const cuvil_perfect_forest *f, __m512i node, __mmask16 m,
+                __m512i *word, __m512 *th) {
+  if (!f->pairs) {
+    *word = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, node,
+                                        f->nodes, 4);
+    *th = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, node, f->thresholds,
+                                   4);
+    return;
+  }
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
+                                         22, 24, 26, 28, 30);
+  __m512i lo =
+      _mm512_mask_i32gather_epi64(_mm512_setzero_si512(), (__mmask8)m,
+                                  _mm512_castsi512_si256(node), f->pairs, 8);
+  __m512i hi = _mm512_mask_i32gather_epi64(
+      _mm512_setzero_si512(), (__mmask8)(m >> 8),
+      _mm512_extracti64x4_epi64(node, 1), f->pairs, 8);
+  *th = _mm512_castsi512_ps(_mm512_permutex2var_epi32(lo, even, hi));
+  *word = _mm512_permutex2var_epi32(
+      lo, _mm512_add_epi32(even, _mm512_set1_epi32(1)), hi);
+}
+
 /* A few rows: 16 trees per register (one lane per tree), four registers
  * at once, their leaves then added in tree order (gathered and summed in a
  * register for one float32 sum; its chain of additions, not the walk, is
@@ -93,8 +120,11 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
     __m512 row_hi =
         _mm512_maskz_loadu_ps((__mmask16)((1u << hi) - 1), row + 16);
     for (int64_t t0 = 0; t0 < f->trees; t0 += K * W) {
-      __m512i tree[K], idx[K];
+      /* Each lane's tree's first node and its index on the level; the
+       * loops over the K registers unrolled, so they stay in registers. */
+      __m512i tree[K], first[K], idx[K];
       __mmask16 m[K];
+#pragma clang loop unroll(full)
       for (int k = 0; k < K; ++k) {
         int64_t n = f->trees - t0 - k * W;
         m[k] = n >= W ? (__mmask16)0xFFFF
@@ -102,35 +132,34 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
                         : (__mmask16)((1u << n) - 1);
         tree[k] = _mm512_add_epi32(lanes,
                                    _mm512_set1_epi32((int32_t)(t0 + k * W)));
+        first[k] =
+            _mm512_mullo_epi32(tree[k], _mm512_set1_epi32((int32_t)inner));
         idx[k] = _mm512_setzero_si512();
       }
       for (int64_t level = 0; level < f->depth; ++level) {
         __m512i level_first = _mm512_set1_epi32((1 << level) - 1);
+#pragma clang loop unroll(full)
         for (int k = 0; k < K; ++k) {
-          __m512i node = _mm512_add_epi32(
-              _mm512_add_epi32(
-                  _mm512_mullo_epi32(tree[k], _mm512_set1_epi32((int32_t)inner)),
-                  level_first),
-              idx[k]);
-          __m512i word = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(),
-                                                     m[k], node, f->nodes, 4);
-          __m512 th = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m[k], node,
-                                               f->thresholds, 4);
-          __m512i feature = _mm512_and_si512(word, feature_bits);
+          __m512i node =
+              _mm512_add_epi32(_mm512_add_epi32(first[k], level_first), idx[k]);
+          __m512i word;
+          __m512 th;
+          perfect_nodes16(f, node, m[k], &word, &th);
+          /* The permute reads the index's low five bits: no mask needed. */
           __m512 v = f->features <= 32
-                         ? _mm512_permutex2var_ps(row_lo, feature, row_hi)
-                         : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m[k],
-                                                    feature, row, 4);
+                         ? _mm512_permutex2var_ps(row_lo, word, row_hi)
+                         : _mm512_mask_i32gather_ps(
+                               _mm512_setzero_ps(), m[k],
+                               _mm512_and_si512(word, feature_bits), row, 4);
           idx[k] = dense ? perfect_dense_step16(idx[k], th, v, cmp_le)
                          : perfect_step16(idx[k], word, th, v, cmp_le);
         }
       }
       int64_t n = f->trees - t0 < K * W ? f->trees - t0 : K * W;
+#pragma clang loop unroll(full)
       for (int k = 0; k < K; ++k) {
-        __m512i leaf = _mm512_add_epi32(
-            _mm512_mullo_epi32(tree[k],
-                               _mm512_set1_epi32((int32_t)(inner + 1))),
-            idx[k]);
+        __m512i leaf =
+            _mm512_add_epi32(_mm512_add_epi32(first[k], tree[k]), idx[k]);
         if (one_sum)
           _mm512_storeu_ps(values + k * W,
                            _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m[k],

@@ -128,6 +128,9 @@ typedef struct cuvil_perfect_forest {
   /* [trees][2^depth - 1]: the feature, | CUVIL_PERFECT_MISSING_LEFT. */
   const int32_t *nodes;
   const float *thresholds; /* [trees][2^depth - 1] */
+  /* [trees][2^depth - 1]: the threshold's bits | the word << 32, or NULL.
+   * The few-rows walks read a node with one load from it. */
+  const int64_t *pairs;
   /* [trees][2^depth][values]: float, or double if acc_f64. */
   const void *leaves;
   const int32_t *targets_of; /* [trees]: the target each tree adds to */

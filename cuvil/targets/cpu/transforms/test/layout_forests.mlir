@@ -6,10 +6,12 @@
 // fill two leaves each; its second level tests feature 0 against 0 (either
 // way gives the copy). The second tree's left leaf (3) fills leaves 0 and
 // 1, its right node (feature 2, < 1.5) leads to 4 and 5. Words carry the
-// missing direction in bit 31 (0x80000001 = -2147483647).
+// missing direction in bit 31 (0x80000001 = -2147483647). A target without
+// AVX2 gets no interleaved copy of the nodes.
 // CHECK-DAG: memref.global "private" constant @forest_words : memref<2x3xi32> = dense_resource<forest_words>
 // CHECK-DAG: memref.global "private" constant @forest_leaves : memref<2x4xf32> = dense_resource<forest_leaves>
 // CHECK-NOT: memref.global "private" constant @forest_constant
+// CHECK-NOT: @forest_pairs
 // CHECK-LABEL: func.func @forest
 // CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x3xf32>, memref<2x3xi32>, memref<2x3xf32>, memref<2xi32>, memref<2x4xf32>) outs(%{{.*}} : memref<?x1xf32>) params {aggregate = "sum", base_values = array<f64: 0.000000e+00>, post_transform = "none"} {cuvil.forest_comparison = 1 : i64, cuvil.forest_depth = 2 : i64}
 // CHECK-DAG: forest_words: "0x40000000010000800000000000000000000000000000000002000000"
@@ -77,10 +79,12 @@ func.func @zero_missing(%x: tensor<?x2xf32>) -> tensor<?x1xf32> {
 // float64 leaves. Each threshold narrows to the largest float32 at or
 // below it, which decides every float32 value alike: 0.1 (double) becomes
 // 0x3DCCCCCC (0.099999994f; 0.1f is above 0.1). The leaves stay float64
-// for an AVX-512 target.
+// for an AVX-512 target, and an x86 target gets the few-rows walks' copy
+// of each node: its threshold's bits, then its word (feature 1).
 // CHECK-LABEL: func.func @sklearn_le
-// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<1x1xi32>, memref<1x1xf32>, memref<1xi32>, memref<1x2xf64>) outs(%{{.*}} : memref<?x1xf64>) {{.*}} {cuvil.forest_comparison = 2 : i64, cuvil.forest_depth = 1 : i64}
+// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<1x1xi32>, memref<1x1xf32>, memref<1xi32>, memref<1x2xf64>, memref<1x1xi64>) outs(%{{.*}} : memref<?x1xf64>) {{.*}} {cuvil.forest_comparison = 2 : i64, cuvil.forest_depth = 1 : i64}
 // CHECK-DAG: forest_thresholds: "0x40000000CCCCCC3D"
+// CHECK-DAG: forest_pairs: "0x40000000CCCCCC3D01000000"
 // CHECK-DAG: forest_leaves: "0x40000000000000000000F03F9A9999999999B93F"
 module attributes {cuvil.target = #cuvil.target<backend = "x86", features = ["avx2", "avx512f"], vector_bits = 512>} {
 func.func @sklearn_le(%x: tensor<?x2xf32>) -> tensor<?x1xf64> {
@@ -132,7 +136,7 @@ func.func @sklearn_avx2(%x: tensor<?x2xf32>) -> tensor<?x1xf64> {
 // Leaves of two values (a classifier's class probabilities) are laid out
 // [trees][2^depth][values] for an AVX-512 target.
 // CHECK-LABEL: func.func @two_values
-// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<1x1xi32>, memref<1x1xf32>, memref<1xi32>, memref<1x2x2xf64>) outs(%{{.*}} : memref<?x2xf64>) {{.*}} {cuvil.forest_comparison = 2 : i64, cuvil.forest_depth = 1 : i64}
+// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<1x1xi32>, memref<1x1xf32>, memref<1xi32>, memref<1x2x2xf64>, memref<1x1xi64>) outs(%{{.*}} : memref<?x2xf64>) {{.*}} {cuvil.forest_comparison = 2 : i64, cuvil.forest_depth = 1 : i64}
 module attributes {cuvil.target = #cuvil.target<backend = "x86", features = ["avx2", "avx512f"], vector_bits = 512>} {
 func.func @two_values(%x: tensor<?x2xf32>) -> tensor<?x2xf64> {
   %nodes = cuvil.constant dense<[[1, 1, 2], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
