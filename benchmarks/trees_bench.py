@@ -16,6 +16,7 @@ scripts/bench runs it too (its section of RESULTS.md, "## Tree ensembles").
 import argparse
 import ctypes
 import json
+import os
 import pathlib
 import statistics
 import subprocess
@@ -339,9 +340,14 @@ def markdown(results, isa):
 
 
 def isa_note():
-    flags = open("/proc/cpuinfo").read()
-    isa = "avx512" if " avx512f " in flags else "avx2"
-    return f"Walk: `{isa}` (this machine's widest)."
+    """The machine and walk, so that a section rerun alone (--update) says
+    where its numbers come from."""
+    info = open("/proc/cpuinfo").read()
+    isa = "avx512" if " avx512f " in info else "avx2"
+    model = next((line.split(":", 1)[1].strip() for line in info.splitlines()
+                  if line.startswith("model name")), "unknown CPU")
+    return (f"Run of {time.strftime('%Y-%m-%d')} on {model} "
+            f"({os.cpu_count()} cores); walk: `{isa}` (this machine's widest).")
 
 
 def main():
