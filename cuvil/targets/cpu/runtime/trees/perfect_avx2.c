@@ -113,8 +113,7 @@ perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
       /* Each lane's tree's first node and its index on the level, the
        * loops over the K registers unrolled (perfect_by_trees_avx512). */
       __m256i tree[K], first[K], idx[K], m[K];
-#pragma clang loop unroll(full)
-      for (int k = 0; k < K; ++k) {
+      CUVIL_UNROLL for (int k = 0; k < K; ++k) {
         tree[k] = _mm256_add_epi32(lanes,
                                    _mm256_set1_epi32((int32_t)(t0 + k * W)));
         m[k] = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)f->trees),
@@ -125,8 +124,7 @@ perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
       }
       for (int64_t level = 0; level < f->depth; ++level) {
         __m256i level_first = _mm256_set1_epi32((1 << level) - 1);
-#pragma clang loop unroll(full)
-        for (int k = 0; k < K; ++k) {
+        CUVIL_UNROLL for (int k = 0; k < K; ++k) {
           __m256i node =
               _mm256_add_epi32(_mm256_add_epi32(first[k], level_first), idx[k]);
           __m256i word;
@@ -140,8 +138,7 @@ perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
         }
       }
       int64_t n = f->trees - t0 < K * W ? f->trees - t0 : K * W;
-#pragma clang loop unroll(full)
-      for (int k = 0; k < K; ++k) {
+      CUVIL_UNROLL for (int k = 0; k < K; ++k) {
         __m256i leaf =
             _mm256_add_epi32(_mm256_add_epi32(first[k], tree[k]), idx[k]);
         if (one_sum)

@@ -124,8 +124,7 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
        * loops over the K registers unrolled, so they stay in registers. */
       __m512i tree[K], first[K], idx[K];
       __mmask16 m[K];
-#pragma clang loop unroll(full)
-      for (int k = 0; k < K; ++k) {
+      CUVIL_UNROLL for (int k = 0; k < K; ++k) {
         int64_t n = f->trees - t0 - k * W;
         m[k] = n >= W ? (__mmask16)0xFFFF
                : n <= 0 ? (__mmask16)0
@@ -138,8 +137,7 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
       }
       for (int64_t level = 0; level < f->depth; ++level) {
         __m512i level_first = _mm512_set1_epi32((1 << level) - 1);
-#pragma clang loop unroll(full)
-        for (int k = 0; k < K; ++k) {
+        CUVIL_UNROLL for (int k = 0; k < K; ++k) {
           __m512i node =
               _mm512_add_epi32(_mm512_add_epi32(first[k], level_first), idx[k]);
           __m512i word;
@@ -156,8 +154,7 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
         }
       }
       int64_t n = f->trees - t0 < K * W ? f->trees - t0 : K * W;
-#pragma clang loop unroll(full)
-      for (int k = 0; k < K; ++k) {
+      CUVIL_UNROLL for (int k = 0; k < K; ++k) {
         __m512i leaf =
             _mm512_add_epi32(_mm512_add_epi32(first[k], tree[k]), idx[k]);
         if (one_sum)

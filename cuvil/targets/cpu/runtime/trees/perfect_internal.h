@@ -11,6 +11,7 @@
 #ifndef CUVIL_RUNTIME_TREES_PERFECT_INTERNAL_H
 #define CUVIL_RUNTIME_TREES_PERFECT_INTERNAL_H
 
+#include "cuvil/targets/cpu/runtime/tiles/tiles.h"
 #include "cuvil/targets/cpu/runtime/trees/trees.h"
 
 #include <math.h>
