@@ -107,11 +107,8 @@ LogicalResult emitPerfectForest(Emitter &e, const KernelCall &call,
   set("nodes", "(const int32_t *)" + words.name);
   set("thresholds", thresholds.name);
   set("leaves", leaves.name);
-  auto lanes = call.op->getAttrOfType<IntegerAttr>("cuvil.forest_group_lanes");
-  if (lanes && call.ins.size() > 5) {
-    set("groups", "(const int32_t *)" + call.ins[5]->name);
-    set("group_lanes", std::to_string(lanes.getInt()));
-  }
+  if (call.ins.size() > 5)
+    set("pairs", "(const int64_t *)" + call.ins[5]->name);
   set("targets_of", "(const int32_t *)" + targets.name);
   set("base", *zeros);
   if (average) {

@@ -11,8 +11,7 @@
 // leaves of several values, AVX-512 too), a leaf above the last level
 // copied into every leaf below it. The call then reads [x, words,
 // thresholds, targets, leaves], and for an x86 target with AVX2 a copy of
-// the nodes grouped by the few-rows walks' lanes (`cuvil.forest_group_lanes`),
-// and is marked
+// the thresholds and words interleaved (pairs), and is marked
 // `cuvil.forest_depth` and `cuvil.forest_comparison`; deeper or mixed forests
 // keep the general tables (a deeper forest of one comparison is marked
 // `cuvil.forest_comparison`, which the table walk's vector forms take).
@@ -23,7 +22,6 @@
 #include "cuvil/ir/CuvilL2Ops.h"
 #include "cuvil/passes/PassStatistics.h"
 #include "cuvil/support/ElementsBytes.h"
-#include "cuvil/targets/cpu/runtime/trees/trees.h"
 #include "cuvil/targets/cpu/transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -165,32 +163,6 @@ struct LayoutForests
     return uniform == kLessThan || uniform == kLessEqual ? uniform : 0;
   }
 
-  /// The perfect trees' nodes grouped by `lanes` trees (trees.h's
-  /// `groups`): per group, the top levels' thresholds and words lane by
-  /// lane, then each tree's other nodes as (threshold, word) pairs.
-  static std::vector<uint32_t> groupNodes(const Perfect &p, int64_t count,
-                                          int64_t depth, int64_t lanes) {
-    int64_t inner = (int64_t(1) << depth) - 1;
-    int64_t top =
-        (int64_t(1) << std::min<int64_t>(depth, CUVIL_PERFECT_TOP_LEVELS)) - 1;
-    int64_t groupWords = 2 * lanes * inner;
-    std::vector<uint32_t> out((count + lanes - 1) / lanes * groupWords, 0);
-    for (int64_t t = 0; t < count; ++t) {
-      uint32_t *group = &out[t / lanes * groupWords];
-      int64_t lane = t % lanes;
-      for (int64_t n = 0; n < inner; ++n) {
-        uint32_t *at = n < top ? &group[2 * n * lanes + lane]
-                               : &group[2 * top * lanes +
-                                        2 * (lane * (inner - top) + n - top)];
-        // A top node's word is a register's width after its threshold.
-        int64_t wordAt = n < top ? lanes : 1;
-        std::memcpy(at, &p.thresholds[t * inner + n], 4);
-        std::memcpy(at + wordAt, &p.words[t * inner + n], 4);
-      }
-    }
-    return out;
-  }
-
   Value addGlobal(OpBuilder &builder, SymbolTable &symbols, Location loc,
                   StringRef name, ArrayRef<int64_t> shape, Type element,
                   const char *data, size_t size) {
@@ -297,19 +269,17 @@ struct LayoutForests
             : addGlobal(builder, symbols, loc, "forest_leaves",
                         {count, inner + 1, values},
                         leavesType.getElementType(), ld, ls)};
-    // The few-rows walks (x86's vector ones) read the nodes from a copy
-    // grouped by their lanes (runtime/trees/trees.h): 8 more bytes a node.
-    int64_t lanes = target.hasFeature("avx512f") ? 16
-                    : target.hasFeature("avx2")  ? 8
-                                                 : 0;
-    if (lanes) {
-      std::vector<uint32_t> groups = groupNodes(p, count, depth, lanes);
-      auto [nd, ns] = bytes(groups);
-      inputs.push_back(
-          addGlobal(builder, symbols, loc, "forest_groups",
-                    {static_cast<int64_t>(groups.size()) / (2 * lanes * inner),
-                     2 * lanes * inner},
-                    i32, nd, ns));
+    // The few-rows walks (x86's vector ones) read a node's threshold and
+    // word with one load: an interleaved copy, 8 more bytes per node.
+    if (target.hasFeature("avx2")) {
+      std::vector<uint32_t> pairs(2 * p.words.size());
+      for (size_t i = 0; i < p.words.size(); ++i) {
+        std::memcpy(&pairs[2 * i], &p.thresholds[i], 4);
+        std::memcpy(&pairs[2 * i + 1], &p.words[i], 4);
+      }
+      auto [pd, ps] = bytes(pairs);
+      inputs.push_back(addGlobal(builder, symbols, loc, "forest_pairs",
+                                 {count, inner}, builder.getI64Type(), pd, ps));
     }
     SmallVector<Value> oldTables(ins.drop_front());
     cuvil::l2::UKernelCallOp laidOut =
@@ -317,9 +287,6 @@ struct LayoutForests
     laidOut->setAttr("cuvil.forest_depth", builder.getI64IntegerAttr(depth));
     laidOut->setAttr("cuvil.forest_comparison",
                      builder.getI64IntegerAttr(comparison));
-    if (lanes)
-      laidOut->setAttr("cuvil.forest_group_lanes",
-                       builder.getI64IntegerAttr(lanes));
     call.erase();
     for (Value table : oldTables)
       if (auto get = table.getDefiningOp<memref::GetGlobalOp>();

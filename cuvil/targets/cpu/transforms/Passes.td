@@ -85,11 +85,9 @@ def CuvilCpuLayoutForests : Pass<"cuvil-cpu-layout-forests", "::mlir::ModuleOp">
     `<=`, the smallest at or above for `<`), 2^depth leaves (a shallow
     leaf copied into every leaf under it; float64 leaves and leaves of
     several values only for an AVX-512 target), each tree's target, and
-    for an x86 target with AVX2 the thresholds and words again, grouped by
-    the few-rows walks' lanes (16 trees with AVX-512, else 8; marked
-    `cuvil.forest_group_lanes`; runtime/trees/trees.h has the layout):
-    the top levels lane by lane, read by loads, the others as (threshold,
-    word) pairs, read by one 8-byte gather. The call is marked
+    for an x86 target with AVX2 the thresholds and words again, interleaved
+    as one i64 per node (threshold bits low) for the few-rows walks,
+    which then read a node with one load. The call is marked
     `cuvil.forest_depth` (the deepest tree's depth) and
     `cuvil.forest_comparison`; runtime/trees/perfect*.c walk it with no
     child table, no leaf test and permutes for the first levels' nodes.

@@ -349,8 +349,7 @@ TEST(Trees, VectorWalksGiveTheReferenceBits) {
 struct PerfectTables {
   std::vector<int32_t> nodes, targets;
   std::vector<float> thresholds, leaves, base;
-  // trees.h's `groups` for 16 and for 8 lanes.
-  std::vector<int32_t> groups16, groups8;
+  std::vector<int64_t> pairs; // forest.pairs's, set by withPairs
 
   std::vector<double> leavesD, baseD, offsetD;
   cuvil_perfect_forest forest;
@@ -382,32 +381,6 @@ void placePerfect(const Tree &tree, int i, int level, int64_t index, int depth,
                thresholds, leaves);
 }
 
-/// trees.h's `groups` layout of p's nodes, read from its words and
-/// thresholds: per group of `lanes` trees, the top levels lane by lane
-/// (thresholds, then words), then each tree's other nodes as pairs.
-std::vector<int32_t> groupNodes(const PerfectTables &p, int64_t trees,
-                                int depth, int64_t lanes) {
-  int64_t inner = (int64_t(1) << depth) - 1;
-  int64_t top =
-      (int64_t(1) << std::min(depth, int(CUVIL_PERFECT_TOP_LEVELS))) - 1;
-  int64_t size = 2 * lanes * inner;
-  std::vector<int32_t> out((trees + lanes - 1) / lanes * size, 0);
-  for (int64_t t = 0; t < trees; ++t)
-    for (int64_t n = 0; n < inner; ++n) {
-      int32_t *group = &out[t / lanes * size], bits;
-      std::memcpy(&bits, &p.thresholds[t * inner + n], sizeof bits);
-      int64_t lane = t % lanes, rest = 2 * (lane * (inner - top) + n - top);
-      if (n < top) {
-        group[2 * n * lanes + lane] = bits;
-        group[(2 * n + 1) * lanes + lane] = p.nodes[t * inner + n];
-      } else {
-        group[2 * top * lanes + rest] = bits;
-        group[2 * top * lanes + rest + 1] = p.nodes[t * inner + n];
-      }
-    }
-  return out;
-}
-
 void layOutPerfect(const std::vector<Tree> &trees, const Spec &spec,
                    const std::vector<double> &base, int comparison,
                    PerfectTables &p) {
@@ -427,16 +400,20 @@ void layOutPerfect(const std::vector<Tree> &trees, const Spec &spec,
   }
   for (double b : base)
     p.base.push_back(static_cast<float>(b));
-  p.groups16 = groupNodes(p, int64_t(trees.size()), depth, 16);
-  p.groups8 = groupNodes(p, int64_t(trees.size()), depth, 8);
+  // The interleaved copy of LayoutForests: threshold bits, word << 32.
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &p.thresholds[i], sizeof bits);
+    p.pairs.push_back(int64_t(bits) |
+                      int64_t(uint64_t(uint32_t(p.nodes[i])) << 32));
+  }
   p.forest = {spec.features,
               int64_t(trees.size()),
               spec.targets,
               depth,
               p.nodes.data(),
               p.thresholds.data(),
-              /*groups=*/nullptr,
-              /*group_lanes=*/0,
+              /*pairs=*/nullptr,
               p.leaves.data(),
               p.targets.data(),
               p.base.data(),
@@ -484,15 +461,12 @@ void layOutPerfectF64(const std::vector<Tree> &trees, const Spec &spec,
 
 using PerfectVariant = std::tuple<std::string, std::string, cuvil_perfect_walk_fn>;
 
-/// `p.forest` without the few-rows walks' groups, then with them for 16
-/// lanes and for 8 (a walk takes only its own width's): the same bits.
-std::vector<cuvil_perfect_forest> withEachGrouping(const PerfectTables &p) {
-  cuvil_perfect_forest by16 = p.forest, by8 = p.forest;
-  by16.groups = p.groups16.data();
-  by16.group_lanes = 16;
-  by8.groups = p.groups8.data();
-  by8.group_lanes = 8;
-  return {p.forest, by16, by8};
+/// `p.forest` without, then with, the few-rows walks' interleaved nodes:
+/// both must give the same bits.
+std::vector<cuvil_perfect_forest> withAndWithoutPairs(const PerfectTables &p) {
+  cuvil_perfect_forest paired = p.forest;
+  paired.pairs = p.pairs.data();
+  return {p.forest, paired};
 }
 
 std::vector<PerfectVariant> perfectVariants() {
@@ -513,9 +487,9 @@ void expectPerfectWalksExact(const std::vector<Tree> &trees, const Spec &spec,
   for (const auto &[name, features, walk] : perfectVariants()) {
     if (!cuvil::runtime_testing::cpuHas(features))
       continue;
-    for (const cuvil_perfect_forest &forest : withEachGrouping(p)) {
+    for (const cuvil_perfect_forest &forest : withAndWithoutPairs(p)) {
       SCOPED_TRACE(name + " rows=" + std::to_string(rows) +
-                   " lanes=" + std::to_string(forest.group_lanes));
+                   (forest.pairs ? " pairs" : ""));
       std::vector<float> out(rows * spec.targets, -1.0f);
       cuvil_perfect_forest_predict(nullptr, walk, &forest, rows, x.data(),
                                    out.data());
@@ -615,8 +589,8 @@ TEST(Trees, PerfectWalksSumFloat64LeavesAndAverage) {
         for (const auto &[name, features, walk] : perfectVariants()) {
           if (!cuvil::runtime_testing::cpuHas(features))
             continue;
-          for (const cuvil_perfect_forest &forest : withEachGrouping(p)) {
-            SCOPED_TRACE(name + " lanes=" + std::to_string(forest.group_lanes));
+          for (const cuvil_perfect_forest &forest : withAndWithoutPairs(p)) {
+            SCOPED_TRACE(name + (forest.pairs ? " pairs" : ""));
             std::vector<double> out(want.size(), -1.0);
             cuvil_perfect_forest_predict(nullptr, walk, &forest, rows, x.data(),
                                          out.data());

@@ -11,38 +11,30 @@
     (!defined(CUVIL_TREES_ONLY) || defined(CUVIL_TREES_KEEP_avx2))
 #include <immintrin.h>
 
-/* perfect_right16 for 8 lanes: -1 in the lanes that turn right. */
-__attribute__((target("avx2"), always_inline)) static inline __m256i
-perfect_right8(__m256i word, __m256 th, __m256 v, int cmp_le) {
+/* perfect_step16 for 8 lanes: 2i + 1, less one where the row goes left
+ * (go_left is -1 there). */
+__attribute__((target("avx2"))) static inline __m256i
+perfect_step8(__m256i idx, __m256i word, __m256 th, __m256 v, int cmp_le) {
   __m256 holds = cmp_le ? _mm256_cmp_ps(v, th, _CMP_LE_OQ)
                         : _mm256_cmp_ps(v, th, _CMP_LT_OQ);
   __m256 missing = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
   __m256 default_left =
       _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_setzero_si256(), word));
-  __m256 go_left = _mm256_or_ps(_mm256_andnot_ps(missing, holds),
-                                _mm256_and_ps(missing, default_left));
-  return _mm256_castps_si256(
-      _mm256_xor_ps(go_left, _mm256_castsi256_ps(_mm256_set1_epi32(-1))));
+  __m256i go_left = _mm256_castps_si256(_mm256_or_ps(
+      _mm256_andnot_ps(missing, holds), _mm256_and_ps(missing, default_left)));
+  return _mm256_add_epi32(
+      _mm256_add_epi32(_mm256_add_epi32(idx, idx), _mm256_set1_epi32(1)),
+      go_left);
 }
 
-/* perfect_right8 for values without NaN: one comparison. */
-__attribute__((target("avx2"), always_inline)) static inline __m256i
-perfect_dense_right8(__m256 th, __m256 v, int cmp_le) {
-  return _mm256_castps_si256(cmp_le ? _mm256_cmp_ps(v, th, _CMP_NLE_UQ)
-                                    : _mm256_cmp_ps(v, th, _CMP_NLT_UQ));
-}
-
-/* perfect_step16 for 8 lanes: 2i - (-1 on a right turn). */
-__attribute__((target("avx2"))) static inline __m256i
-perfect_step8(__m256i idx, __m256i word, __m256 th, __m256 v, int cmp_le) {
-  return _mm256_sub_epi32(_mm256_add_epi32(idx, idx),
-                          perfect_right8(word, th, v, cmp_le));
-}
-
+/* perfect_step8 for values without NaN: one comparison, -1 where the row
+ * goes right, so 2i - (-1). */
 __attribute__((target("avx2"))) static inline __m256i
 perfect_dense_step8(__m256i idx, __m256 th, __m256 v, int cmp_le) {
-  return _mm256_sub_epi32(_mm256_add_epi32(idx, idx),
-                          perfect_dense_right8(th, v, cmp_le));
+  __m256i right =
+      _mm256_castps_si256(cmp_le ? _mm256_cmp_ps(v, th, _CMP_NLE_UQ)
+                                 : _mm256_cmp_ps(v, th, _CMP_NLT_UQ));
+  return _mm256_sub_epi32(_mm256_add_epi32(idx, idx), right);
 }
 
 /* A level's words for 8 lanes: one permute for up to 8 nodes, else a
@@ -67,72 +59,20 @@ perfect_level_floats8(const float *level, int64_t width, __m256i i) {
   return _mm256_i32gather_ps(level, i, 4);
 }
 
-/* perfect_row16 for 8 lanes: the row's values come by gathers. */
-typedef struct {
-  const float *row;
-  int cmp_le, dense;
-} perfect_row8;
-
-__attribute__((target("avx2"), always_inline)) static inline __m256i
-perfect_row_right8(const perfect_row8 *r, __m256i word, __m256 th, __m256i m) {
-  __m256 v = _mm256_mask_i32gather_ps(
-      _mm256_setzero_ps(), r->row,
-      _mm256_and_si256(word, _mm256_set1_epi32(CUVIL_PERFECT_FEATURE)),
-      _mm256_castsi256_ps(m), 4);
-  return r->dense ? perfect_dense_right8(th, v, r->cmp_le)
-                  : perfect_right8(word, th, v, r->cmp_le);
-}
-
-/* perfect_top_right16 for 8 lanes. */
-__attribute__((target("avx2"), always_inline)) static inline __m256
-perfect_top_right8(const perfect_row8 *r, const int32_t *g, int j, __m256i m) {
-  __m256 th = _mm256_maskload_ps((const float *)g + j * 16, m);
-  __m256i word = _mm256_maskload_epi32(g + j * 16 + 8, m);
-  return _mm256_castsi256_ps(perfect_row_right8(r, word, th, m));
-}
-
-/* perfect_top16 for 8 lanes: the path taken by blends on the turns. */
-__attribute__((target("avx2"), always_inline)) static inline __m256i
-perfect_top8(const perfect_row8 *r, const int32_t *g, __m256i m, int levels) {
-  __m256 d0 = perfect_top_right8(r, g, 0, m), d1 = _mm256_setzero_ps(),
-         d2 = _mm256_setzero_ps();
-  if (levels > 1)
-    d1 = _mm256_blendv_ps(perfect_top_right8(r, g, 1, m),
-                          perfect_top_right8(r, g, 2, m), d0);
-  if (levels > 2) {
-    __m256 r3 = perfect_top_right8(r, g, 3, m),
-           r4 = perfect_top_right8(r, g, 4, m),
-           r5 = perfect_top_right8(r, g, 5, m),
-           r6 = perfect_top_right8(r, g, 6, m);
-    d2 = _mm256_blendv_ps(_mm256_blendv_ps(r3, r4, d1),
-                          _mm256_blendv_ps(r5, r6, d1), d0);
-  }
-  __m256i idx = _mm256_and_si256(_mm256_castps_si256(d0),
-                                 _mm256_set1_epi32(1 << (levels - 1)));
-  if (levels > 1)
-    idx = _mm256_or_si256(
-        idx, _mm256_and_si256(_mm256_castps_si256(d1),
-                              _mm256_set1_epi32(1 << (levels - 2))));
-  if (levels > 2)
-    idx = _mm256_or_si256(
-        idx, _mm256_and_si256(_mm256_castps_si256(d2), _mm256_set1_epi32(1)));
-  return idx;
-}
-
 /* Node words and thresholds at 8 lanes' nodes (lanes off in `m` read
- * zeros): from the groups' pairs, two 4-lane gathers split by shuffles
- * (half the loads of two 8-lane gathers from the separate tables). */
+ * zeros): two 4-lane gathers of the forest's (threshold, word) pairs,
+ * split by shuffles (half the loads of two 8-lane gathers). */
 __attribute__((target("avx2"), always_inline)) static inline void
-perfect_nodes8(const cuvil_perfect_forest *f, int grouped, __m256i node,
-               __m256i m, __m256i *word, __m256 *th) {
-  if (!grouped) {
+perfect_nodes8(const cuvil_perfect_forest *f, __m256i node, __m256i m,
+               __m256i *word, __m256 *th) {
+  if (!f->pairs) {
     *word = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), f->nodes, node,
                                         m, 4);
     *th = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), f->thresholds, node,
                                    _mm256_castsi256_ps(m), 4);
     return;
   }
-  const long long *pairs = (const long long *)f->groups;
+  const long long *pairs = (const long long *)f->pairs;
   __m256 lo = _mm256_castsi256_ps(_mm256_mask_i32gather_epi64(
       _mm256_setzero_si256(), pairs, _mm256_castsi256_si128(node),
       _mm256_cvtepi32_epi64(_mm256_castsi256_si128(m)), 8));
@@ -149,17 +89,17 @@ perfect_nodes8(const cuvil_perfect_forest *f, int grouped, __m256i node,
       _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
-/* A few rows: perfect_by_trees_avx512 in 8 lanes (and the rows' values by
- * gathers). */
+/* A few rows: 8 trees per register (one lane per tree), four registers at
+ * once, their leaves then added in tree order (perfect_by_trees_avx512's
+ * one float32 sum and dense rows likewise). */
 __attribute__((target("avx2"))) static void
 perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
                       const float *x, void *out) {
   enum { K = 4, W = 8 };
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
-  const int grouped = f->groups && f->group_lanes == W;
-  const int top = grouped ? perfect_top_levels(f) : 0;
-  const int64_t top_nodes = ((int64_t)1 << top) - 1;
+  const int cmp_le = perfect_le(f);
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i feature_bits = _mm256_set1_epi32(CUVIL_PERFECT_FEATURE);
   const int one_sum = perfect_one_sum(f);
   int32_t leaves[K * W];
   float values[K * W];
@@ -167,49 +107,40 @@ perfect_by_trees_avx2(const cuvil_perfect_forest *f, int64_t rows,
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = perfect_clean_row(f, x + r * f->features, copy);
     void *o = perfect_start_row(f, out, r);
-    perfect_row8 pr = {row, perfect_le(f), perfect_row_dense(row, f->features)};
+    const int dense = perfect_row_dense(row, f->features);
     float sum = one_sum ? *(const float *)o : 0.0f;
     for (int64_t t0 = 0; t0 < f->trees; t0 += K * W) {
-      /* As in perfect_by_trees_avx512. */
+      /* Each lane's tree's first node and its index on the level, the
+       * loops over the K registers unrolled (perfect_by_trees_avx512). */
       __m256i tree[K], first[K], idx[K], m[K];
       CUVIL_UNROLL for (int k = 0; k < K; ++k) {
         tree[k] = _mm256_add_epi32(lanes,
                                    _mm256_set1_epi32((int32_t)(t0 + k * W)));
         m[k] = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)f->trees),
                                   tree[k]);
-        if (grouped) {
-          int64_t group = t0 / W + k;
-          first[k] = _mm256_add_epi32(
-              _mm256_set1_epi32(
-                  (int32_t)(group * W * inner + top_nodes * (W - 1))),
-              _mm256_mullo_epi32(
-                  lanes, _mm256_set1_epi32((int32_t)(inner - top_nodes))));
-          idx[k] =
-              perfect_top8(&pr, f->groups + group * 2 * W * inner, m[k], top);
-        } else {
-          first[k] =
-              _mm256_mullo_epi32(tree[k], _mm256_set1_epi32((int32_t)inner));
-          idx[k] = _mm256_setzero_si256();
-        }
+        first[k] =
+            _mm256_mullo_epi32(tree[k], _mm256_set1_epi32((int32_t)inner));
+        idx[k] = _mm256_setzero_si256();
       }
-      for (int64_t level = top; level < f->depth; ++level) {
+      for (int64_t level = 0; level < f->depth; ++level) {
         __m256i level_first = _mm256_set1_epi32((1 << level) - 1);
         CUVIL_UNROLL for (int k = 0; k < K; ++k) {
           __m256i node =
               _mm256_add_epi32(_mm256_add_epi32(first[k], level_first), idx[k]);
           __m256i word;
           __m256 th;
-          perfect_nodes8(f, grouped, node, m[k], &word, &th);
-          idx[k] = _mm256_sub_epi32(_mm256_add_epi32(idx[k], idx[k]),
-                                    perfect_row_right8(&pr, word, th, m[k]));
+          perfect_nodes8(f, node, m[k], &word, &th);
+          __m256 v = _mm256_mask_i32gather_ps(
+              _mm256_setzero_ps(), row, _mm256_and_si256(word, feature_bits),
+              _mm256_castsi256_ps(m[k]), 4);
+          idx[k] = dense ? perfect_dense_step8(idx[k], th, v, cmp_le)
+                         : perfect_step8(idx[k], word, th, v, cmp_le);
         }
       }
       int64_t n = f->trees - t0 < K * W ? f->trees - t0 : K * W;
       CUVIL_UNROLL for (int k = 0; k < K; ++k) {
-        __m256i leaf = _mm256_add_epi32(
-            _mm256_mullo_epi32(tree[k],
-                               _mm256_set1_epi32((int32_t)(inner + 1))),
-            idx[k]);
+        __m256i leaf =
+            _mm256_add_epi32(_mm256_add_epi32(first[k], tree[k]), idx[k]);
         if (one_sum)
           _mm256_storeu_ps(values + k * W,
                            _mm256_mask_i32gather_ps(

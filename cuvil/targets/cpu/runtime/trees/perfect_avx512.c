@@ -13,39 +13,29 @@
     (!defined(CUVIL_TREES_ONLY) || defined(CUVIL_TREES_KEEP_avx512))
 #include <immintrin.h>
 
-/* Lanes that turn right: a missing value (NaN) the way its word's bit 31
- * says (set: left), else where the comparison fails. */
-__attribute__((target("avx512f"), always_inline)) static inline __mmask16
-perfect_right16(__m512i word, __m512 th, __m512 v, int cmp_le) {
+/* Each lane's next index on its level below: 2i if the row goes left (the
+ * comparison holds, or the value is missing and the word's bit 31 says
+ * left), 2i + 1 otherwise. */
+__attribute__((target("avx512f"))) static inline __m512i
+perfect_step16(__m512i idx, __m512i word, __m512 th, __m512 v, int cmp_le) {
   __mmask16 holds = cmp_le ? _mm512_cmp_ps_mask(v, th, _CMP_LE_OQ)
                            : _mm512_cmp_ps_mask(v, th, _CMP_LT_OQ);
   __mmask16 missing = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
   __mmask16 default_left = _mm512_cmplt_epi32_mask(word, _mm512_setzero_si512());
-  return (__mmask16) ~((holds & ~missing) | (missing & default_left));
-}
-
-/* perfect_right16 for values without NaN: one comparison. */
-__attribute__((target("avx512f"), always_inline)) static inline __mmask16
-perfect_dense_right16(__m512 th, __m512 v, int cmp_le) {
-  return cmp_le ? _mm512_cmp_ps_mask(v, th, _CMP_NLE_UQ)
-                : _mm512_cmp_ps_mask(v, th, _CMP_NLT_UQ);
-}
-
-/* Each lane's next index on its level below: 2i, + 1 on a right turn. */
-__attribute__((target("avx512f"), always_inline)) static inline __m512i
-perfect_turn16(__m512i idx, __mmask16 right) {
+  __mmask16 go_left = (__mmask16)((holds & ~missing) | (missing & default_left));
   __m512i twice = _mm512_add_epi32(idx, idx);
-  return _mm512_mask_add_epi32(twice, right, twice, _mm512_set1_epi32(1));
+  return _mm512_mask_add_epi32(twice, (__mmask16)~go_left, twice,
+                               _mm512_set1_epi32(1));
 }
 
-__attribute__((target("avx512f"))) static inline __m512i
-perfect_step16(__m512i idx, __m512i word, __m512 th, __m512 v, int cmp_le) {
-  return perfect_turn16(idx, perfect_right16(word, th, v, cmp_le));
-}
-
+/* perfect_step16 for values without NaN: one comparison, true for a right
+ * turn. */
 __attribute__((target("avx512f"))) static inline __m512i
 perfect_dense_step16(__m512i idx, __m512 th, __m512 v, int cmp_le) {
-  return perfect_turn16(idx, perfect_dense_right16(th, v, cmp_le));
+  __mmask16 right = cmp_le ? _mm512_cmp_ps_mask(v, th, _CMP_NLE_UQ)
+                           : _mm512_cmp_ps_mask(v, th, _CMP_NLT_UQ);
+  __m512i twice = _mm512_add_epi32(idx, idx);
+  return _mm512_mask_add_epi32(twice, right, twice, _mm512_set1_epi32(1));
 }
 
 /* A level's node words at each lane's index: a permute of one register for
@@ -72,79 +62,14 @@ perfect_level_floats16(const float *level, int64_t width, __m512i i) {
   return _mm512_i32gather_ps(i, level, 4);
 }
 
-/* One row as the few-rows walk reads it: up to 32 features in two
- * registers (its values by permutes rather than gathers). */
-typedef struct {
-  const cuvil_perfect_forest *f;
-  const float *row;
-  __m512 lo, hi;
-  int cmp_le, dense;
-} perfect_row16;
-
-/* The row's value at each lane's feature (its word's low bits). */
-__attribute__((target("avx512f"), always_inline)) static inline __m512
-perfect_value16(const perfect_row16 *r, __m512i word, __mmask16 m) {
-  if (r->f->features <= 32) /* the permute reads the low five bits */
-    return _mm512_permutex2var_ps(r->lo, word, r->hi);
-  return _mm512_mask_i32gather_ps(
-      _mm512_setzero_ps(), m,
-      _mm512_and_si512(word, _mm512_set1_epi32(CUVIL_PERFECT_FEATURE)), r->row,
-      4);
-}
-
-__attribute__((target("avx512f"), always_inline)) static inline __mmask16
-perfect_row_right16(const perfect_row16 *r, __m512i word, __m512 th,
-                    __mmask16 m) {
-  __m512 v = perfect_value16(r, word, m);
-  return r->dense ? perfect_dense_right16(th, v, r->cmp_le)
-                  : perfect_right16(word, th, v, r->cmp_le);
-}
-
-/* Lanes of group g (trees.h's groups) that turn right at its top node j. */
-__attribute__((target("avx512f"), always_inline)) static inline __mmask16
-perfect_top_right16(const perfect_row16 *r, const int32_t *g, int j,
-                    __mmask16 m) {
-  __m512 th = _mm512_maskz_loadu_ps(m, (const float *)g + j * 32);
-  __m512i word = _mm512_maskz_loadu_epi32(m, g + j * 32 + 16);
-  return perfect_row_right16(r, word, th, m);
-}
-
-/* Each lane's index below group g's top `levels` levels: their nodes all
- * compared at once (no load waits on another), the path then taken in
- * mask logic. */
-__attribute__((target("avx512f"), always_inline)) static inline __m512i
-perfect_top16(const perfect_row16 *r, const int32_t *g, __mmask16 m,
-              int levels) {
-  __mmask16 d0 = perfect_top_right16(r, g, 0, m), d1 = 0, d2 = 0;
-  if (levels > 1)
-    d1 = (__mmask16)((d0 & perfect_top_right16(r, g, 2, m)) |
-                     (~d0 & perfect_top_right16(r, g, 1, m)));
-  if (levels > 2) {
-    __mmask16 r3 = perfect_top_right16(r, g, 3, m),
-              r4 = perfect_top_right16(r, g, 4, m),
-              r5 = perfect_top_right16(r, g, 5, m),
-              r6 = perfect_top_right16(r, g, 6, m);
-    d2 = (__mmask16)((d0 & ((d1 & r6) | (~d1 & r5))) |
-                     (~d0 & ((d1 & r4) | (~d1 & r3))));
-  }
-  __m512i idx =
-      _mm512_maskz_mov_epi32(d0, _mm512_set1_epi32(1 << (levels - 1)));
-  if (levels > 1)
-    idx = _mm512_mask_add_epi32(idx, d1, idx,
-                                _mm512_set1_epi32(1 << (levels - 2)));
-  if (levels > 2)
-    idx = _mm512_mask_add_epi32(idx, d2, idx, _mm512_set1_epi32(1));
-  return idx;
-}
-
 /* Node words and thresholds at 16 lanes' nodes (lanes off in `m` read
- * zeros): from the groups' pairs, two 8-lane gathers split by permutes
- * (half the loads of two 16-lane gathers from the separate tables, which
- * a forest without groups takes). */
+ * zeros): two 8-lane gathers of the forest's (threshold, word) pairs,
+ * split by permutes, where the separate tables take two 16-lane gathers
+ * (twice the loads: the cost of a few rows of a large forest). */
 __attribute__((target("avx512f"), always_inline)) static inline void
-perfect_nodes16(const cuvil_perfect_forest *f, int grouped, __m512i node,
-                __mmask16 m, __m512i *word, __m512 *th) {
-  if (!grouped) {
+perfect_nodes16(const cuvil_perfect_forest *f, __m512i node, __mmask16 m,
+                __m512i *word, __m512 *th) {
+  if (!f->pairs) {
     *word = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, node,
                                         f->nodes, 4);
     *th = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, node, f->thresholds,
@@ -155,10 +80,10 @@ perfect_nodes16(const cuvil_perfect_forest *f, int grouped, __m512i node,
                                          22, 24, 26, 28, 30);
   __m512i lo =
       _mm512_mask_i32gather_epi64(_mm512_setzero_si512(), (__mmask8)m,
-                                  _mm512_castsi512_si256(node), f->groups, 8);
+                                  _mm512_castsi512_si256(node), f->pairs, 8);
   __m512i hi = _mm512_mask_i32gather_epi64(
       _mm512_setzero_si512(), (__mmask8)(m >> 8),
-      _mm512_extracti64x4_epi64(node, 1), f->groups, 8);
+      _mm512_extracti64x4_epi64(node, 1), f->pairs, 8);
   *th = _mm512_castsi512_ps(_mm512_permutex2var_epi32(lo, even, hi));
   *word = _mm512_permutex2var_epi32(
       lo, _mm512_add_epi32(even, _mm512_set1_epi32(1)), hi);
@@ -166,20 +91,18 @@ perfect_nodes16(const cuvil_perfect_forest *f, int grouped, __m512i node,
 
 /* A few rows: 16 trees per register (one lane per tree), four registers
  * at once, their leaves then added in tree order (gathered and summed in a
- * register for one float32 sum). With the forest's groups, the first
- * levels by loads (perfect_top16) and the others by gathers of pairs; without,
- * every level by gathers. A row without NaN takes the one-comparison
- * step. */
+ * register for one float32 sum; its chain of additions, not the walk, is
+ * what bounds a row of a large forest). A row without NaN takes the
+ * one-comparison step. */
 __attribute__((target("avx512f"))) static void
 perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
                         const float *x, void *out) {
   enum { K = 4, W = 16 };
   const int64_t inner = ((int64_t)1 << f->depth) - 1;
-  const int grouped = f->groups && f->group_lanes == W;
-  const int top = grouped ? perfect_top_levels(f) : 0;
-  const int64_t top_nodes = ((int64_t)1 << top) - 1;
-  const __m512i lanes =
-      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const int cmp_le = perfect_le(f);
+  const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                          11, 12, 13, 14, 15);
+  const __m512i feature_bits = _mm512_set1_epi32(CUVIL_PERFECT_FEATURE);
   const int one_sum = perfect_one_sum(f);
   int32_t leaves[K * W];
   float values[K * W];
@@ -187,21 +110,18 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = perfect_clean_row(f, x + r * f->features, copy);
     void *o = perfect_start_row(f, out, r);
+    const int dense = perfect_row_dense(row, f->features);
     float sum = one_sum ? *(const float *)o : 0.0f;
+    /* A row of up to 32 features in two registers: its values by permutes
+     * rather than gathers. */
     int64_t lo = f->features < 16 ? f->features : 16;
     int64_t hi = f->features <= 32 ? f->features - lo : 0;
-    perfect_row16 pr = {
-        f,
-        row,
-        _mm512_maskz_loadu_ps((__mmask16)((1u << lo) - 1), row),
-        _mm512_maskz_loadu_ps((__mmask16)((1u << hi) - 1), row + 16),
-        perfect_le(f),
-        perfect_row_dense(row, f->features)};
+    __m512 row_lo = _mm512_maskz_loadu_ps((__mmask16)((1u << lo) - 1), row);
+    __m512 row_hi =
+        _mm512_maskz_loadu_ps((__mmask16)((1u << hi) - 1), row + 16);
     for (int64_t t0 = 0; t0 < f->trees; t0 += K * W) {
-      /* Each lane's tree, the number of its first node (in the separate
-       * tables, or less the top nodes in its group's pairs) and its index
-       * on the level; the loops over the K registers unrolled, so that
-       * these stay in registers. */
+      /* Each lane's tree's first node and its index on the level; the
+       * loops over the K registers unrolled, so they stay in registers. */
       __m512i tree[K], first[K], idx[K];
       __mmask16 m[K];
       CUVIL_UNROLL for (int k = 0; k < K; ++k) {
@@ -211,39 +131,32 @@ perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
                         : (__mmask16)((1u << n) - 1);
         tree[k] = _mm512_add_epi32(lanes,
                                    _mm512_set1_epi32((int32_t)(t0 + k * W)));
-        if (grouped) {
-          int64_t group = t0 / W + k;
-          first[k] = _mm512_add_epi32(
-              _mm512_set1_epi32(
-                  (int32_t)(group * W * inner + top_nodes * (W - 1))),
-              _mm512_mullo_epi32(
-                  lanes, _mm512_set1_epi32((int32_t)(inner - top_nodes))));
-          idx[k] =
-              perfect_top16(&pr, f->groups + group * 2 * W * inner, m[k], top);
-        } else {
-          first[k] =
-              _mm512_mullo_epi32(tree[k], _mm512_set1_epi32((int32_t)inner));
-          idx[k] = _mm512_setzero_si512();
-        }
+        first[k] =
+            _mm512_mullo_epi32(tree[k], _mm512_set1_epi32((int32_t)inner));
+        idx[k] = _mm512_setzero_si512();
       }
-      for (int64_t level = top; level < f->depth; ++level) {
+      for (int64_t level = 0; level < f->depth; ++level) {
         __m512i level_first = _mm512_set1_epi32((1 << level) - 1);
         CUVIL_UNROLL for (int k = 0; k < K; ++k) {
           __m512i node =
               _mm512_add_epi32(_mm512_add_epi32(first[k], level_first), idx[k]);
           __m512i word;
           __m512 th;
-          perfect_nodes16(f, grouped, node, m[k], &word, &th);
-          idx[k] =
-              perfect_turn16(idx[k], perfect_row_right16(&pr, word, th, m[k]));
+          perfect_nodes16(f, node, m[k], &word, &th);
+          /* The permute reads the index's low five bits: no mask needed. */
+          __m512 v = f->features <= 32
+                         ? _mm512_permutex2var_ps(row_lo, word, row_hi)
+                         : _mm512_mask_i32gather_ps(
+                               _mm512_setzero_ps(), m[k],
+                               _mm512_and_si512(word, feature_bits), row, 4);
+          idx[k] = dense ? perfect_dense_step16(idx[k], th, v, cmp_le)
+                         : perfect_step16(idx[k], word, th, v, cmp_le);
         }
       }
       int64_t n = f->trees - t0 < K * W ? f->trees - t0 : K * W;
       CUVIL_UNROLL for (int k = 0; k < K; ++k) {
-        __m512i leaf = _mm512_add_epi32(
-            _mm512_mullo_epi32(tree[k],
-                               _mm512_set1_epi32((int32_t)(inner + 1))),
-            idx[k]);
+        __m512i leaf =
+            _mm512_add_epi32(_mm512_add_epi32(first[k], tree[k]), idx[k]);
         if (one_sum)
           _mm512_storeu_ps(values + k * W,
                            _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m[k],

@@ -58,17 +58,6 @@ static inline int perfect_compiled_for(const cuvil_perfect_forest *f) {
   return f->depth <= CUVIL_PERFECT_MAX_DEPTH;
 }
 
-/* The levels and nodes the few-rows walks read by loads from a forest's
- * groups (trees.h). */
-static inline int perfect_top_levels(const cuvil_perfect_forest *f) {
-  return f->depth < CUVIL_PERFECT_TOP_LEVELS ? (int)f->depth
-                                             : CUVIL_PERFECT_TOP_LEVELS;
-}
-
-static inline int64_t perfect_top_nodes(const cuvil_perfect_forest *f) {
-  return ((int64_t)1 << perfect_top_levels(f)) - 1;
-}
-
 /* Runs STEP(k) for each of the block's `live` registers of rows, written
  * out rather than looped: indexed only by constants, the registers' idx
  * stay in registers through a tree's levels. (Kept on the stack, each

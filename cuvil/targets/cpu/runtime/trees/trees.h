@@ -121,28 +121,16 @@ void cuvil_forest_finish(int acc_f64, int average, int64_t trees,
  * value is the same). Leaves are float32, or float64 (scikit-learn's,
  * summed in float64; the AVX-512 walks take them, the others walk such a
  * forest one row at a time), of one value or several. */
-enum {
-  CUVIL_PERFECT_MISSING_LEFT = (int32_t)0x80000000,
-  CUVIL_PERFECT_TOP_LEVELS = 3
-};
+enum { CUVIL_PERFECT_MISSING_LEFT = (int32_t)0x80000000 };
 
 typedef struct cuvil_perfect_forest {
   int64_t features, trees, targets, depth;
   /* [trees][2^depth - 1]: the feature, | CUVIL_PERFECT_MISSING_LEFT. */
   const int32_t *nodes;
   const float *thresholds; /* [trees][2^depth - 1] */
-  /* The few-rows walks' copy of the nodes, or NULL (they then gather from
-   * `nodes` and `thresholds`): the trees in groups of `group_lanes` (a
-   * walk's lanes; the last group padded with zeros), each group
-   * 2 * group_lanes * (2^depth - 1) words:
-   *   [top][2][group_lanes]: the nodes of the first
-   *     min(depth, CUVIL_PERFECT_TOP_LEVELS) levels (top = 1, 3 or 7),
-   *     each as the group's thresholds' bits then its words, read by loads;
-   *   [group_lanes][2^depth - 1 - top][2]: each tree's other nodes in
-   *     order, a threshold's bits and its word side by side, read by one
-   *     8-byte gather. */
-  const int32_t *groups;
-  int64_t group_lanes;
+  /* [trees][2^depth - 1]: the threshold's bits | the word << 32, or NULL.
+   * The few-rows walks read a node with one load from it. */
+  const int64_t *pairs;
   /* [trees][2^depth][values]: float, or double if acc_f64. */
   const void *leaves;
   const int32_t *targets_of; /* [trees]: the target each tree adds to */

@@ -11,7 +11,7 @@
 // CHECK-DAG: memref.global "private" constant @forest_words : memref<2x3xi32> = dense_resource<forest_words>
 // CHECK-DAG: memref.global "private" constant @forest_leaves : memref<2x4xf32> = dense_resource<forest_leaves>
 // CHECK-NOT: memref.global "private" constant @forest_constant
-// CHECK-NOT: @forest_groups
+// CHECK-NOT: @forest_pairs
 // CHECK-LABEL: func.func @forest
 // CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x3xf32>, memref<2x3xi32>, memref<2x3xf32>, memref<2xi32>, memref<2x4xf32>) outs(%{{.*}} : memref<?x1xf32>) params {aggregate = "sum", base_values = array<f64: 0.000000e+00>, post_transform = "none"} {cuvil.forest_comparison = 1 : i64, cuvil.forest_depth = 2 : i64}
 // CHECK-DAG: forest_words: "0x40000000010000800000000000000000000000000000000002000000"
@@ -80,12 +80,11 @@ func.func @zero_missing(%x: tensor<?x2xf32>) -> tensor<?x1xf32> {
 // below it, which decides every float32 value alike: 0.1 (double) becomes
 // 0x3DCCCCCC (0.099999994f; 0.1f is above 0.1). The leaves stay float64
 // for an AVX-512 target, and an x86 target gets the few-rows walks' copy
-// of the nodes, grouped by 16 trees: the root's threshold bits in lane 0
-// of the first 16 words, its word (feature 1) in lane 0 of the next 16.
+// of each node: its threshold's bits, then its word (feature 1).
 // CHECK-LABEL: func.func @sklearn_le
-// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<1x1xi32>, memref<1x1xf32>, memref<1xi32>, memref<1x2xf64>, memref<1x32xi32>) outs(%{{.*}} : memref<?x1xf64>) {{.*}} {cuvil.forest_comparison = 2 : i64, cuvil.forest_depth = 1 : i64, cuvil.forest_group_lanes = 16 : i64}
+// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<1x1xi32>, memref<1x1xf32>, memref<1xi32>, memref<1x2xf64>, memref<1x1xi64>) outs(%{{.*}} : memref<?x1xf64>) {{.*}} {cuvil.forest_comparison = 2 : i64, cuvil.forest_depth = 1 : i64}
 // CHECK-DAG: forest_thresholds: "0x40000000CCCCCC3D"
-// CHECK-DAG: forest_groups: "0x40000000CCCCCC3D00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+// CHECK-DAG: forest_pairs: "0x40000000CCCCCC3D01000000"
 // CHECK-DAG: forest_leaves: "0x40000000000000000000F03F9A9999999999B93F"
 module attributes {cuvil.target = #cuvil.target<backend = "x86", features = ["avx2", "avx512f"], vector_bits = 512>} {
 func.func @sklearn_le(%x: tensor<?x2xf32>) -> tensor<?x1xf64> {
@@ -137,7 +136,7 @@ func.func @sklearn_avx2(%x: tensor<?x2xf32>) -> tensor<?x1xf64> {
 // Leaves of two values (a classifier's class probabilities) are laid out
 // [trees][2^depth][values] for an AVX-512 target.
 // CHECK-LABEL: func.func @two_values
-// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<1x1xi32>, memref<1x1xf32>, memref<1xi32>, memref<1x2x2xf64>, memref<1x32xi32>) outs(%{{.*}} : memref<?x2xf64>) {{.*}} {cuvil.forest_comparison = 2 : i64, cuvil.forest_depth = 1 : i64, cuvil.forest_group_lanes = 16 : i64}
+// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x2xf32>, memref<1x1xi32>, memref<1x1xf32>, memref<1xi32>, memref<1x2x2xf64>, memref<1x1xi64>) outs(%{{.*}} : memref<?x2xf64>) {{.*}} {cuvil.forest_comparison = 2 : i64, cuvil.forest_depth = 1 : i64}
 module attributes {cuvil.target = #cuvil.target<backend = "x86", features = ["avx2", "avx512f"], vector_bits = 512>} {
 func.func @two_values(%x: tensor<?x2xf32>) -> tensor<?x2xf64> {
   %nodes = cuvil.constant dense<[[1, 1, 2], [0, 0, 0], [1, 0, 0]]> : tensor<3x3xi32>
@@ -146,26 +145,5 @@ func.func @two_values(%x: tensor<?x2xf32>) -> tensor<?x2xf64> {
   %leaves = cuvil.constant dense<[[1.0, 0.0], [0.25, 0.75]]> : tensor<2x2xf64>
   %0 = cuvil.tree_ensemble %x, %nodes, %thresholds, %trees, %leaves {base_values = array<f64: 0.0, 0.0>, aggregate = "average"} : tensor<?x2xf32>, tensor<3x3xi32>, tensor<3xf64>, tensor<1x2xi32>, tensor<2x2xf64>
   return %0 : tensor<?x2xf64>
-}
-}
-
-// -----
-
-// An AVX2 target's few-rows walk takes 8 trees per register: the first
-// test's two trees grouped by 8, the top levels (here both) node by node,
-// each as the 8 lanes' threshold bits then their words (tree 0 in lane 0,
-// tree 1 in lane 1; lanes past the trees zero).
-// CHECK-LABEL: func.func @grouped_by_8
-// CHECK: cuvil_l2.ukernel_call "tree_ensemble" ins(%{{.*}} : memref<?x3xf32>, memref<2x3xi32>, memref<2x3xf32>, memref<2xi32>, memref<2x4xf32>, memref<1x48xi32>) {{.*}} cuvil.forest_group_lanes = 8 : i64}
-// CHECK-DAG: forest_groups: "0x400000000000003F0000803E000000000000000000000000000000000000000000000000010000800000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000C03F0000000000000000000000000000000000000000000000000000000002000000000000000000000000000000000000000000000000000000"
-module attributes {cuvil.target = #cuvil.target<backend = "x86", features = ["avx2"], vector_bits = 256>} {
-func.func @grouped_by_8(%x: tensor<?x3xf32>) -> tensor<?x1xf32> {
-  %nodes = cuvil.constant dense<[[1, 1, 9], [0, 0, 0], [1, 0, 0],
-                                 [0, 4, 1], [2, 0, 0], [2, 6, 1], [3, 0, 0], [4, 0, 0]]> : tensor<8x3xi32>
-  %thresholds = cuvil.constant dense<[0.5, 0.0, 0.0, 0.25, 0.0, 1.5, 0.0, 0.0]> : tensor<8xf32>
-  %trees = cuvil.constant dense<[[0, 0], [3, 0]]> : tensor<2x2xi32>
-  %leaves = cuvil.constant dense<[[1.0], [2.0], [3.0], [4.0], [5.0]]> : tensor<5x1xf32>
-  %0 = cuvil.tree_ensemble %x, %nodes, %thresholds, %trees, %leaves {base_values = array<f64: 0.0>} : tensor<?x3xf32>, tensor<8x3xi32>, tensor<8xf32>, tensor<2x2xi32>, tensor<5x1xf32>
-  return %0 : tensor<?x1xf32>
 }
 }
