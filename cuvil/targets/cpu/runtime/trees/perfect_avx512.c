@@ -91,9 +91,10 @@ perfect_nodes16(const cuvil_perfect_forest *f, __m512i node, __mmask16 m,
 
 /* A few rows: 16 trees per register (one lane per tree), four registers
  * at once, their leaves then added in tree order (gathered and summed in a
- * register for one float32 sum; its chain of additions, not the walk, is
- * what bounds a row of a large forest). A row without NaN takes the
- * one-comparison step. */
+ * register for one float32 sum, a chain of additions that overlaps the
+ * next trees' walk). What bounds a row of a large forest is each level's
+ * gather of nodes, which the next level waits on (docs/trees.md). A row
+ * without NaN takes the one-comparison step. */
 __attribute__((target("avx512f"))) static void
 perfect_by_trees_avx512(const cuvil_perfect_forest *f, int64_t rows,
                         const float *x, void *out) {
