@@ -107,7 +107,7 @@ LogicalResult emitPerfectForest(Emitter &e, const KernelCall &call,
   set("nodes", "(const int32_t *)" + words.name);
   set("thresholds", thresholds.name);
   set("leaves", leaves.name);
-  if (call.ins.size() > 5)
+  if (call.ins.size() > 5) // cuvil-cpu-layout-forests' forest_pairs
     set("pairs", "(const int64_t *)" + call.ins[5]->name);
   set("targets_of", "(const int32_t *)" + targets.name);
   set("base", *zeros);

@@ -20,13 +20,13 @@
 
 #include "cuvil/ir/CuvilAttrs.h"
 #include "cuvil/ir/CuvilL2Ops.h"
+#include "cuvil/passes/GlobalConstants.h"
 #include "cuvil/passes/PassStatistics.h"
 #include "cuvil/support/ElementsBytes.h"
 #include "cuvil/targets/cpu/transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
 
 #include <algorithm>
@@ -163,20 +163,14 @@ struct LayoutForests
     return uniform == kLessThan || uniform == kLessEqual ? uniform : 0;
   }
 
-  Value addGlobal(OpBuilder &builder, SymbolTable &symbols, Location loc,
-                  StringRef name, ArrayRef<int64_t> shape, Type element,
-                  const char *data, size_t size) {
-    AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-        ArrayRef<char>(data, size), 64);
-    auto type = MemRefType::get(shape, element);
-    auto value = DenseResourceElementsAttr::get(
-        RankedTensorType::get(shape, element), name, std::move(blob));
-    OpBuilder moduleBuilder = OpBuilder::atBlockBegin(getOperation().getBody());
-    auto global = memref::GlobalOp::create(
-        moduleBuilder, loc, name, moduleBuilder.getStringAttr("private"), type,
-        value, /*constant=*/true, moduleBuilder.getI64IntegerAttr(64));
-    symbols.insert(global); // Renames on a clash.
-    return memref::GetGlobalOp::create(builder, loc, type, global.getSymName());
+  /// A new constant table of `shape` x `element` holding `size` bytes at
+  /// `data`, read before `call`.
+  static Value addGlobal(Operation *call, SymbolTable &symbols, StringRef name,
+                         ArrayRef<int64_t> shape, Type element,
+                         const char *data, size_t size) {
+    return cuvil::createConstantGlobalRead(symbols, call, name,
+                                           MemRefType::get(shape, element),
+                                           ArrayRef<char>(data, size));
   }
 
   /// A table of float32 or float64 values as doubles.
@@ -242,7 +236,6 @@ struct LayoutForests
     }
 
     OpBuilder builder(call);
-    Location loc = call.getLoc();
     Type i32 = builder.getI32Type(), f32 = builder.getF32Type();
     auto bytes = [](const auto &v) {
       return std::make_pair(reinterpret_cast<const char *>(v.data()),
@@ -258,17 +251,16 @@ struct LayoutForests
     auto [ld, ls] = f64Leaves ? bytes(p.leaves) : bytes(narrowLeaves);
     SmallVector<Value> inputs{
         ins[0],
-        addGlobal(builder, symbols, loc, "forest_words", {count, inner}, i32,
-                  wd, ws),
-        addGlobal(builder, symbols, loc, "forest_thresholds", {count, inner},
-                  f32, td, ts),
-        addGlobal(builder, symbols, loc, "forest_targets", {count}, i32, gd, gs),
+        addGlobal(call, symbols, "forest_words", {count, inner}, i32, wd, ws),
+        addGlobal(call, symbols, "forest_thresholds", {count, inner}, f32, td,
+                  ts),
+        addGlobal(call, symbols, "forest_targets", {count}, i32, gd, gs),
         values == 1
-            ? addGlobal(builder, symbols, loc, "forest_leaves",
-                        {count, inner + 1}, leavesType.getElementType(), ld, ls)
-            : addGlobal(builder, symbols, loc, "forest_leaves",
-                        {count, inner + 1, values},
-                        leavesType.getElementType(), ld, ls)};
+            ? addGlobal(call, symbols, "forest_leaves", {count, inner + 1},
+                        leavesType.getElementType(), ld, ls)
+            : addGlobal(call, symbols, "forest_leaves",
+                        {count, inner + 1, values}, leavesType.getElementType(),
+                        ld, ls)};
     // The few-rows walks (x86's vector ones) read a node's threshold and
     // word with one load: an interleaved copy, 8 more bytes per node.
     if (target.hasFeature("avx2")) {
@@ -278,8 +270,8 @@ struct LayoutForests
         std::memcpy(&pairs[2 * i + 1], &p.words[i], 4);
       }
       auto [pd, ps] = bytes(pairs);
-      inputs.push_back(addGlobal(builder, symbols, loc, "forest_pairs",
-                                 {count, inner}, builder.getI64Type(), pd, ps));
+      inputs.push_back(addGlobal(call, symbols, "forest_pairs", {count, inner},
+                                 builder.getI64Type(), pd, ps));
     }
     SmallVector<Value> oldTables(ins.drop_front());
     cuvil::l2::UKernelCallOp laidOut =
