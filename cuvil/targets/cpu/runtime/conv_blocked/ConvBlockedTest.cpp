@@ -1,8 +1,9 @@
 // The channel-blocked (NCHW<block>c) convolutions: the direct one in each
 // tile variant the CPU has, against a double-precision NCHW convolution
-// (input blocked or plain, strides, paddings, dilations, odd and even block
-// counts, groups, bias and the residual and activation epilogues, batches, and
-// the same bits for any thread count), and the depthwise one likewise.
+// (input blocked or plain, strides, paddings, dilations, rows wide enough to
+// read the input in place, odd and even block counts, groups, bias and the
+// residual and activation epilogues, batches, and the same bits for any thread
+// count), and the depthwise one likewise.
 extern "C" {
 #include "cuvil/targets/cpu/runtime/contract/contract.h"
 #include "cuvil/targets/cpu/runtime/conv_blocked/conv_blocked.h"
@@ -128,6 +129,14 @@ TEST(ConvBlockedTest, MatchesDirectConvolution) {
       {1, 32, 16, 5, 7, 1, 1, 0, 1, true, true, CUVIL_ACT_HARDSIGMOID, false},
       {2, 16, 16, 7, 9, 3, 2, 1, 1, true, true, CUVIL_ACT_SIGMOID, true},
       {1, 3, 32, 11, 11, 3, 2, 1, 1, false, true, CUVIL_ACT_SILU, false},
+      // Rows wide enough to be framed (their middle columns read the input
+      // in place, the edges a padded copy): grouped at strides 1 and 2,
+      // dilated, a 5 x 5 on 8-channel groups, and the stem's 7 x 7.
+      {1, 32, 32, 20, 70, 3, 1, 1, 1, true, true, CUVIL_ACT_RELU, true, 2},
+      {1, 64, 64, 9, 80, 3, 2, 1, 1, true, true, CUVIL_ACT_NONE, false, 4},
+      {1, 16, 32, 12, 60, 3, 1, 2, 2, true, false, CUVIL_ACT_NONE, true},
+      {2, 40, 40, 11, 50, 5, 1, 2, 1, true, true, CUVIL_ACT_CLIP, true, 5},
+      {1, 3, 32, 20, 90, 7, 2, 3, 1, false, true, CUVIL_ACT_RELU, false},
   };
   std::mt19937 rng(11);
   for (const Variant &v : variants()) {
@@ -153,9 +162,14 @@ TEST(ConvBlockedTest, MatchesDirectConvolution) {
       std::vector<float> blockedRes = reorder(true, k.n, k.oc, oh * ow, B, res);
       auto run = [&](int threads) {
         std::vector<float> out(k.n * k.oc * oh * ow, -7.0f);
-        std::vector<float> scratch(std::max<int64_t>(
-            1, cuvil_conv2d_blocked_scratch_floats(k.c, k.h, k.w, k.k, k.k, k.stride, k.stride,
-                                                   k.pad, k.pad, k.dil, k.dil, oh, ow)));
+        // NaN in the scratch: a tile reading what the kernel did not write
+        // there spoils its output.
+        std::vector<float> scratch(
+            std::max<int64_t>(1,
+                              cuvil_conv2d_blocked_scratch_floats(
+                                  k.c, k.h, k.w, k.k, k.k, k.stride, k.stride,
+                                  k.pad, k.pad, k.dil, k.dil, oh, ow)),
+            std::nanf(""));
         cuvil_epilogue e = {
             nullptr,      k.residual ? blockedRes.data() : nullptr,
             k.activation, -0.5f,

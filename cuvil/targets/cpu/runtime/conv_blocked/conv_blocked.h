@@ -30,7 +30,9 @@ extern "C" {
  * or 6 (AVX2) columns, the sum of each output running over (input block,
  * ky, kx, input lane) in that order. `scratch` holds
  * cuvil_conv2d_blocked_scratch_floats(...) floats (contract.h): the
- * zero-padded image (so that no tile tests bounds). `epilogue` as for
+ * zero-padded image (so that no tile tests bounds), of which a row wide
+ * enough copies only the frame that its edge tiles read; its middle
+ * columns read the input in place. `epilogue` as for
  * cuvil_conv2d_f32, its residual blocked like the output. OC is a multiple
  * of `block` (<= 64); `tile` is the variant of the register tiles below. */
 struct cuvil_convb_row;

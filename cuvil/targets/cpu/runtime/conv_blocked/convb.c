@@ -1,7 +1,9 @@
 /*===- convb.c - the blocked direct convolution and its register tiles ---===*
  *
  * Each output row of 1 or 2 channel blocks in register tiles (convb.inc),
- * on a zero-padded copy of the image so that no tile tests bounds.
+ * on a zero-padded copy of the image so that no tile tests bounds; rows
+ * wide enough read the input in place but for their edges, which read a
+ * copy of only the image's frame.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -337,43 +339,77 @@ struct cuvil_convb_args {
    * that small planes still fill whole tiles. */
   int64_t span, spans, flat;
   int64_t group_blocks; /* output blocks per group (all when ungrouped) */
+  /* Framed (a padded image with rows wide enough): output rows [yt, yb),
+   * columns [left, right) read the input in place; the padded image holds
+   * only what the other tiles read, its rows [0, top_end) and
+   * [bottom_begin, hp) and, between them, its columns [0, left_end) and
+   * [right_begin, wp). */
+  int framed;
+  int64_t yt, yb, left, right, top_end, bottom_begin, left_end, right_begin;
 };
 
-/* Input block planes [begin, end) into the zero-padded image. */
+/* Columns [x0, x1) of padded row y of input block plane q: the input's, or
+ * zeros outside it. */
+static void cuvil_convb_pad_columns(const struct cuvil_convb_args *a, int64_t q,
+                                    int64_t y, int64_t x0, int64_t x1) {
+  int64_t ib = a->base.in_block, iy = y - a->pad_top;
+  float *row = a->padded + (q * a->hp + y) * a->wp * ib;
+  /* Padded columns [c0, c1) are the input's [c0 - pad_left, c1 - pad_left). */
+  int64_t c0 = x0 > a->pad_left ? x0 : a->pad_left;
+  int64_t c1 = a->pad_left + a->w < x1 ? a->pad_left + a->w : x1;
+  if (iy < 0 || iy >= a->h || c1 <= c0) {
+    memset(row + x0 * ib, 0, (size_t)((x1 - x0) * ib) * sizeof(float));
+    return;
+  }
+  memset(row + x0 * ib, 0, (size_t)((c0 - x0) * ib) * sizeof(float));
+  memcpy(row + c0 * ib,
+         a->input + ((q * a->h + iy) * a->w + c0 - a->pad_left) * ib,
+         (size_t)((c1 - c0) * ib) * sizeof(float));
+  memset(row + c1 * ib, 0, (size_t)((x1 - c1) * ib) * sizeof(float));
+}
+
+/* Input block planes [begin, end) into the zero-padded image: all of it, or
+ * the frame that a framed convolution's edge tiles read. */
 static void cuvil_convb_pad(void *p, int64_t begin, int64_t end) {
   const struct cuvil_convb_args *a = (const struct cuvil_convb_args *)p;
-  int64_t ib = a->base.in_block, q, y, x;
-  for (q = begin; q < end; ++q) {
-    const float *src = a->input + q * a->h * a->w * ib;
-    float *dst = a->padded + q * a->hp * a->wp * ib;
+  int64_t q, y;
+  for (q = begin; q < end; ++q)
     for (y = 0; y < a->hp; ++y) {
-      int64_t iy = y - a->pad_top;
-      float *row = dst + y * a->wp * ib;
-      if (iy < 0 || iy >= a->h) {
-        memset(row, 0, (size_t)(a->wp * ib) * sizeof(float));
+      if (!a->framed || y < a->top_end || y >= a->bottom_begin) {
+        cuvil_convb_pad_columns(a, q, y, 0, a->wp);
         continue;
       }
-      /* Columns [x0, x1) of the padded row are the input row's [0, x1 - x0)
-       * (fewer when the window ends before the input does). */
-      x = a->pad_left < a->wp ? a->pad_left : a->wp;
-      {
-        int64_t x1 = a->pad_left + a->w < a->wp ? a->pad_left + a->w : a->wp;
-        memset(row, 0, (size_t)(x * ib) * sizeof(float));
-        if (x1 > x)
-          memcpy(row + x * ib, src + iy * a->w * ib,
-                 (size_t)((x1 - x) * ib) * sizeof(float));
-        else
-          x1 = x;
-        memset(row + x1 * ib, 0, (size_t)((a->wp - x1) * ib) * sizeof(float));
-      }
+      cuvil_convb_pad_columns(a, q, y, 0, a->left_end);
+      cuvil_convb_pad_columns(a, q, y, a->right_begin, a->wp);
     }
+}
+
+/* Columns [x0, x0 + u) of a unit's output row `r` (its weights, bias and
+ * first output column set), reading the image from `in` + `at` (the
+ * floats to column 0) with `r`'s strides, or the input in place. */
+static void cuvil_convb_span(const struct cuvil_convb_args *a,
+                             struct cuvil_convb_row r, int64_t nb,
+                             const float *in, int64_t at, int in_place,
+                             int64_t x0, int64_t u) {
+  if (u <= 0)
+    return;
+  if (in_place) {
+    r.row_stride = a->w * r.in_block;
+    r.plane_stride = a->h * r.row_stride;
+    r.in_step = r.in_step ? r.in_blocks * r.plane_stride : 0;
   }
+  r.in = in + (at + x0 * r.stride_w * r.in_block);
+  r.out += x0 * r.block;
+  r.residual = r.residual ? r.residual + x0 * r.block : 0;
+  if (!a->tile || !a->tile(&r, nb, 0, u))
+    cuvil_convb_reference(&r, nb, 0, u);
 }
 
 /* Output rows [begin, end) of (unit of nb channel blocks, row) pairs:
  * their weights stay in cache across their rows. Each block reads its own
  * group's input blocks: the unit's blocks share one group, or are one group
- * each (base.in_step apart). The last unit of an odd count has one block. */
+ * each (base.in_step apart). The last unit of an odd count has one block.
+ * A framed row's columns [left, right) read the input in place. */
 static void cuvil_convb_rows(void *p, int64_t begin, int64_t end) {
   const struct cuvil_convb_args *a = (const struct cuvil_convb_args *)p;
   int64_t t, B = a->base.block;
@@ -384,18 +420,62 @@ static void cuvil_convb_rows(void *p, int64_t begin, int64_t end) {
     int64_t x0 = y * a->span, u = a->span,
             in_at = y * a->stride_h * a->base.row_stride;
     struct cuvil_convb_row r = a->base;
+    const float *padded = a->image + group * r.in_blocks * r.plane_stride;
     if (a->flat) {
       u = a->oh * a->ow - x0 < u ? a->oh * a->ow - x0 : u;
       in_at = x0 * r.in_block;
     }
-    r.in = a->image + group * r.in_blocks * r.plane_stride + in_at;
     r.weight = a->weight + first * r.weight_stride;
     r.bias = a->bias ? a->bias + first * B : 0;
     r.out = a->output + first * r.out_stride + x0 * B;
     r.residual = a->residual ? a->residual + first * r.out_stride + x0 * B : 0;
-    if (!a->tile || !a->tile(&r, nb, 0, u))
-      cuvil_convb_reference(&r, nb, 0, u);
+    if (!a->framed || y < a->yt || y >= a->yb) {
+      cuvil_convb_span(a, r, nb, padded, in_at, 0, 0, u);
+      continue;
+    }
+    cuvil_convb_span(a, r, nb, padded, in_at, 0, 0, a->left);
+    /* Input row y * stride_h - pad_top, whose columns from
+     * left * stride_w - pad_left on lie inside the input. */
+    cuvil_convb_span(
+        a, r, nb, a->input + group * r.in_blocks * a->h * a->w * r.in_block,
+        ((y * a->stride_h - a->pad_top) * a->w - a->pad_left) * r.in_block, 1,
+        a->left, a->right - a->left);
+    cuvil_convb_span(a, r, nb, padded, in_at, 0, a->right, u - a->right);
   }
+}
+
+/* The narrowest edge span of a framed row: wide enough for a tile that
+ * keeps its accumulators' chains busy. */
+enum { CUVIL_CONVB_EDGE = 8 };
+
+/* Frames a padded convolution whose rows have at least two edge spans'
+ * worth of columns inside the input: rows and columns whose windows lie
+ * inside it read it in place, so that only the frame is copied (a grouped
+ * convolution's few multiply-adds per input value would otherwise wait on
+ * a copy of the whole image). */
+static void cuvil_convb_frame(struct cuvil_convb_args *a, int64_t kh,
+                              int64_t kw, int64_t stride_w, int64_t dil_h,
+                              int64_t dil_w) {
+  /* The last output row (column) whose window ends inside the input, + 1. */
+  int64_t last_h = a->h - 1 + a->pad_top - (kh - 1) * dil_h;
+  int64_t last_w = a->w - 1 + a->pad_left - (kw - 1) * dil_w;
+  int64_t yb = last_h < 0 ? 0 : last_h / a->stride_h + 1;
+  int64_t xr = last_w < 0 ? 0 : last_w / stride_w + 1;
+  int64_t xl = (a->pad_left + stride_w - 1) / stride_w;
+  a->yt = (a->pad_top + a->stride_h - 1) / a->stride_h;
+  a->yb = yb < a->oh ? yb : a->oh;
+  a->left = xl > 0 ? (xl > CUVIL_CONVB_EDGE ? xl : CUVIL_CONVB_EDGE) : 0;
+  a->right = xr >= a->ow                     ? a->ow
+             : xr < a->ow - CUVIL_CONVB_EDGE ? xr
+                                             : a->ow - CUVIL_CONVB_EDGE;
+  a->framed = a->yt < a->yb && a->right - a->left >= 2 * CUVIL_CONVB_EDGE;
+  if (!a->framed)
+    return;
+  a->top_end = a->yt > 0 ? cuvil_conv_extent(a->yt, kh, a->stride_h, dil_h) : 0;
+  a->bottom_begin = a->yb < a->oh ? a->yb * a->stride_h : a->hp;
+  a->left_end =
+      a->left > 0 ? cuvil_conv_extent(a->left, kw, stride_w, dil_w) : 0;
+  a->right_begin = a->right < a->ow ? a->right * stride_w : a->wp;
 }
 
 void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
@@ -458,6 +538,8 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
   a.base.activation = epilogue ? epilogue->activation : CUVIL_ACT_NONE;
   a.base.lo = epilogue ? epilogue->lo : 0.0f;
   a.base.hi = epilogue ? epilogue->hi : 0.0f;
+  if (padded && !a.flat)
+    cuvil_convb_frame(&a, kh, kw, stride_w, dil_h, dil_w);
   for (b = 0; b < n; ++b) {
     a.input = input + b * in_planes * in_block * h * w;
     a.output = output + b * oc * oh * ow;
