@@ -228,12 +228,13 @@ cuvil_convb_join8(__m256 lo, __m256 hi) {
     }                                                                          \
   }
 
-#define CUVIL_CONVB_PAIR8(KIND, GROUPED, U)                                    \
+#define CUVIL_CONVB_PAIR8(KIND, GROUPED, IB, U)                                \
   __attribute__((target("avx512f"), noinline)) static void                     \
       cuvil_convb_pair8##KIND##_##U(const struct cuvil_convb_row *r,           \
                                     int64_t x0) {                              \
     __m512 acc[U];                                                             \
-    const int64_t ib = r->in_block, step = r->stride_w * ib;                   \
+    const int64_t ib = (IB) ? (IB) : r->in_block;                              \
+    const int64_t step = (IB) ? (IB) : r->stride_w * ib;                       \
     const int64_t other = GROUPED ? r->in_step : 0;                            \
     const float *in = r->in + x0 * step, *wt = r->weight;                      \
     int64_t c, ky, kx, i;                                                      \
@@ -260,18 +261,24 @@ cuvil_convb_join8(__m256 lo, __m256 hi) {
         }                                                                      \
     CUVIL_CONVB_PAIR8_FINISH(r, acc, x0, U)                                    \
   }
-#define CUVIL_CONVB_PAIR8_SHARED(NB, U) CUVIL_CONVB_PAIR8(s, 0, U)
-#define CUVIL_CONVB_PAIR8_GROUPED(NB, U) CUVIL_CONVB_PAIR8(g, 1, U)
-#define CUVIL_CONVB_PAIR8_CASE_SHARED(NB, U)                                   \
+/* Kinds: s(hared input) or g(rouped), and i: stride 1 on whole blocks of 8
+ * (constant column offsets, as CUVIL_CONVB_TILE's IB). */
+#define CUVIL_CONVB_PAIR8_S(NB, U) CUVIL_CONVB_PAIR8(s, 0, 0, U)
+#define CUVIL_CONVB_PAIR8_G(NB, U) CUVIL_CONVB_PAIR8(g, 1, 0, U)
+#define CUVIL_CONVB_PAIR8_SI(NB, U) CUVIL_CONVB_PAIR8(si, 0, 8, U)
+#define CUVIL_CONVB_PAIR8_GI(NB, U) CUVIL_CONVB_PAIR8(gi, 1, 8, U)
+#define CUVIL_CONVB_PAIR8_CASE(KIND, U)                                        \
   case U:                                                                      \
-    cuvil_convb_pair8s_##U(r, x0);                                             \
+    cuvil_convb_pair8##KIND##_##U(r, x0);                                      \
     break;
-#define CUVIL_CONVB_PAIR8_CASE_GROUPED(NB, U)                                  \
-  case U:                                                                      \
-    cuvil_convb_pair8g_##U(r, x0);                                             \
-    break;
-CUVIL_CONVB_W14(CUVIL_CONVB_PAIR8_SHARED, 2)
-CUVIL_CONVB_W14(CUVIL_CONVB_PAIR8_GROUPED, 2)
+#define CUVIL_CONVB_PAIR8_CASE_S(NB, U) CUVIL_CONVB_PAIR8_CASE(s, U)
+#define CUVIL_CONVB_PAIR8_CASE_G(NB, U) CUVIL_CONVB_PAIR8_CASE(g, U)
+#define CUVIL_CONVB_PAIR8_CASE_SI(NB, U) CUVIL_CONVB_PAIR8_CASE(si, U)
+#define CUVIL_CONVB_PAIR8_CASE_GI(NB, U) CUVIL_CONVB_PAIR8_CASE(gi, U)
+CUVIL_CONVB_W14(CUVIL_CONVB_PAIR8_S, 2)
+CUVIL_CONVB_W14(CUVIL_CONVB_PAIR8_G, 2)
+CUVIL_CONVB_W14(CUVIL_CONVB_PAIR8_SI, 2)
+CUVIL_CONVB_W14(CUVIL_CONVB_PAIR8_GI, 2)
 
 /* Columns [x0, x0 + u) of a pair of 8-channel blocks, in tiles of at most
  * 14 columns. */
@@ -279,12 +286,17 @@ __attribute__((target("avx512f"))) static int
 cuvil_convb_avx512_pairs(const struct cuvil_convb_row *r, int64_t x0,
                          int64_t u) {
   int64_t tiles = (u + 13) / 14, t;
+  int fixed = r->in_block == 8 && r->stride_w == 1;
   for (t = 0; t < tiles; ++t) {
     int64_t width = cuvil_tile_width(u, tiles, t);
-    if (r->in_step) {
-      switch (width) { CUVIL_CONVB_W14(CUVIL_CONVB_PAIR8_CASE_GROUPED, 2) }
+    if (r->in_step && fixed) {
+      switch (width) { CUVIL_CONVB_W14(CUVIL_CONVB_PAIR8_CASE_GI, 2) }
+    } else if (r->in_step) {
+      switch (width) { CUVIL_CONVB_W14(CUVIL_CONVB_PAIR8_CASE_G, 2) }
+    } else if (fixed) {
+      switch (width) { CUVIL_CONVB_W14(CUVIL_CONVB_PAIR8_CASE_SI, 2) }
     } else {
-      switch (width) { CUVIL_CONVB_W14(CUVIL_CONVB_PAIR8_CASE_SHARED, 2) }
+      switch (width) { CUVIL_CONVB_W14(CUVIL_CONVB_PAIR8_CASE_S, 2) }
     }
     x0 += width;
   }
@@ -311,10 +323,15 @@ int cuvil_convb_avx512(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
 }
 #undef CUVIL_CONVB_PAIR8_FINISH
 #undef CUVIL_CONVB_PAIR8
-#undef CUVIL_CONVB_PAIR8_SHARED
-#undef CUVIL_CONVB_PAIR8_GROUPED
-#undef CUVIL_CONVB_PAIR8_CASE_SHARED
-#undef CUVIL_CONVB_PAIR8_CASE_GROUPED
+#undef CUVIL_CONVB_PAIR8_S
+#undef CUVIL_CONVB_PAIR8_G
+#undef CUVIL_CONVB_PAIR8_SI
+#undef CUVIL_CONVB_PAIR8_GI
+#undef CUVIL_CONVB_PAIR8_CASE
+#undef CUVIL_CONVB_PAIR8_CASE_S
+#undef CUVIL_CONVB_PAIR8_CASE_G
+#undef CUVIL_CONVB_PAIR8_CASE_SI
+#undef CUVIL_CONVB_PAIR8_CASE_GI
 #undef CUVIL_CONVB_ZMM
 #undef CUVIL_CONVB_YMM
 #undef CUVIL_CONVB_AVX512
