@@ -92,18 +92,18 @@ static inline int cuvil_convb_by_group(cuvil_convb_fn tiles,
 
 /* NB x U accumulators of LANES outputs; fully unrolled, so that they live in
  * registers (U <= the variant's UMAX keeps them from spilling). IB, if not
- * 0, fixes the input block (and stride 1): the U columns' inputs are then
- * constant offsets from one pointer, where a stride known only at run time
- * takes a register per column and spills some (10% of a pointwise
- * convolution's time on AVX-512). */
+ * 0, fixes the input block and the stride (SW): the U columns' inputs are
+ * then constant offsets from one pointer, where a stride known only at run
+ * time takes a register per column and spills some (10% of a pointwise
+ * convolution's time on AVX-512, a fifth of a stem's). */
 #define CUVIL_CONVB_TILE(name, isa, vec, LANES, NB, U, set1, loadu, storeu,    \
-                         fmadd, add, maxv, minv, zero, IB)                     \
+                         fmadd, add, maxv, minv, zero, IB, SW)                 \
   __attribute__((target(isa), noinline)) static void                           \
       cuvil_convb_##name##_##NB##_##U(const struct cuvil_convb_row *r,         \
                                       int64_t x0) {                            \
     vec acc[NB][U];                                                            \
     const int64_t ib = (IB) ? (IB) : r->in_block;                              \
-    const int64_t step = (IB) ? (IB) : r->stride_w * ib;                       \
+    const int64_t step = (IB) ? (IB) * (SW) : r->stride_w * ib;                \
     const float *in = r->in + x0 * step;                                       \
     int64_t c, ky, kx, i;                                                      \
     int b, j;                                                                  \
@@ -132,12 +132,12 @@ static inline int cuvil_convb_by_group(cuvil_convb_fn tiles,
   }
 
 /* A variant's entry (tiles.h): the row in tiles of at most UMAX; IB_CASES
- * (if IB) for stride 1 on input blocks of IB. */
+ * (if IB) for stride SW on input blocks of IB. */
 #define CUVIL_CONVB_CASE(name, NB, U) CUVIL_TILE_CASE(cuvil_convb, name, NB, U)
-#define CUVIL_CONVB_ENTRY(name, isa, LANES, UMAX, NARROWER, IB, CASES,         \
+#define CUVIL_CONVB_ENTRY(name, isa, LANES, UMAX, NARROWER, IB, SW, CASES,     \
                           IB_CASES)                                            \
   CUVIL_TILE_ENTRY(cuvil_convb, cuvil_convb_row, name, isa, LANES, UMAX,       \
-                   NARROWER, IB, 1, CASES, IB_CASES)
+                   NARROWER, IB, SW, CASES, IB_CASES)
 
 /* Widths 1..6, 1..12 and 1..14 of one block count (NB). */
 #define CUVIL_CONVB_W6(X, NB) X(NB, 1) X(NB, 2) X(NB, 3) X(NB, 4) X(NB, 5) X(NB, 6)
@@ -148,42 +148,51 @@ static inline int cuvil_convb_by_group(cuvil_convb_fn tiles,
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define CUVIL_CONVB_ZMM(name, NB, U, IB)                                       \
+#define CUVIL_CONVB_ZMM(name, NB, U, IB, SW)                                   \
   CUVIL_CONVB_TILE(name, "avx512f", __m512, 16, NB, U, _mm512_set1_ps,         \
                    _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps,         \
                    _mm512_add_ps, _mm512_max_ps, _mm512_min_ps,                \
-                   _mm512_setzero_ps, IB)
-#define CUVIL_CONVB_YMM(name, NB, U, IB)                                       \
+                   _mm512_setzero_ps, IB, SW)
+#define CUVIL_CONVB_YMM(name, NB, U, IB, SW)                                   \
   CUVIL_CONVB_TILE(name, "avx2,fma", __m256, 8, NB, U, _mm256_set1_ps,         \
                    _mm256_loadu_ps, _mm256_storeu_ps, _mm256_fmadd_ps,         \
                    _mm256_add_ps, _mm256_max_ps, _mm256_min_ps,                \
-                   _mm256_setzero_ps, IB)
-#define CUVIL_CONVB_AVX512(NB, U) CUVIL_CONVB_ZMM(avx512, NB, U, 0)
-#define CUVIL_CONVB_AVX512_IB(NB, U) CUVIL_CONVB_ZMM(avx512_ib, NB, U, 16)
-#define CUVIL_CONVB_AVX2(NB, U) CUVIL_CONVB_YMM(avx2, NB, U, 0)
-#define CUVIL_CONVB_AVX2_IB(NB, U) CUVIL_CONVB_YMM(avx2_ib, NB, U, 8)
+                   _mm256_setzero_ps, IB, SW)
+/* Each ISA's tiles: any input, stride 1 on whole blocks (_ib), and the
+ * stem's stride 2 on plain (one-channel-block) input (_stem). */
+#define CUVIL_CONVB_AVX512(NB, U) CUVIL_CONVB_ZMM(avx512, NB, U, 0, 1)
+#define CUVIL_CONVB_AVX512_IB(NB, U) CUVIL_CONVB_ZMM(avx512_ib, NB, U, 16, 1)
+#define CUVIL_CONVB_AVX512_STEM(NB, U) CUVIL_CONVB_ZMM(avx512_stem, NB, U, 1, 2)
+#define CUVIL_CONVB_AVX2(NB, U) CUVIL_CONVB_YMM(avx2, NB, U, 0, 1)
+#define CUVIL_CONVB_AVX2_IB(NB, U) CUVIL_CONVB_YMM(avx2_ib, NB, U, 8, 1)
+#define CUVIL_CONVB_AVX2_STEM(NB, U) CUVIL_CONVB_YMM(avx2_stem, NB, U, 1, 2)
 #define CUVIL_CONVB_CASE_AVX512(NB, U) CUVIL_CONVB_CASE(avx512, NB, U)
 #define CUVIL_CONVB_CASE_AVX512_IB(NB, U) CUVIL_CONVB_CASE(avx512_ib, NB, U)
+#define CUVIL_CONVB_CASE_AVX512_STEM(NB, U) CUVIL_CONVB_CASE(avx512_stem, NB, U)
 #define CUVIL_CONVB_CASE_AVX2(NB, U) CUVIL_CONVB_CASE(avx2, NB, U)
 #define CUVIL_CONVB_CASE_AVX2_IB(NB, U) CUVIL_CONVB_CASE(avx2_ib, NB, U)
+#define CUVIL_CONVB_CASE_AVX2_STEM(NB, U) CUVIL_CONVB_CASE(avx2_stem, NB, U)
+/* A width list W of X for both block counts. */
+#define CUVIL_CONVB_NB12(W, X) W(X, 1) W(X, 2)
 
 /* AVX-512: 32 registers, 2 x 14 accumulators; AVX2: 16, 2 x 6. */
-CUVIL_CONVB_W14(CUVIL_CONVB_AVX512, 1)
-CUVIL_CONVB_W14(CUVIL_CONVB_AVX512, 2)
-CUVIL_CONVB_W14(CUVIL_CONVB_AVX512_IB, 1)
-CUVIL_CONVB_W14(CUVIL_CONVB_AVX512_IB, 2)
-CUVIL_CONVB_W6(CUVIL_CONVB_AVX2, 1)
-CUVIL_CONVB_W6(CUVIL_CONVB_AVX2, 2)
-CUVIL_CONVB_W6(CUVIL_CONVB_AVX2_IB, 1)
-CUVIL_CONVB_W6(CUVIL_CONVB_AVX2_IB, 2)
-CUVIL_CONVB_ENTRY(avx2_tiles, "avx2,fma", 8, 6, 0, 8,
-                  CUVIL_CONVB_W6(CUVIL_CONVB_CASE_AVX2, 1)
-                      CUVIL_CONVB_W6(CUVIL_CONVB_CASE_AVX2, 2),
-                  CUVIL_CONVB_W6(CUVIL_CONVB_CASE_AVX2_IB, 1)
-                      CUVIL_CONVB_W6(CUVIL_CONVB_CASE_AVX2_IB, 2))
+CUVIL_CONVB_NB12(CUVIL_CONVB_W14, CUVIL_CONVB_AVX512)
+CUVIL_CONVB_NB12(CUVIL_CONVB_W14, CUVIL_CONVB_AVX512_IB)
+CUVIL_CONVB_NB12(CUVIL_CONVB_W14, CUVIL_CONVB_AVX512_STEM)
+CUVIL_CONVB_NB12(CUVIL_CONVB_W6, CUVIL_CONVB_AVX2)
+CUVIL_CONVB_NB12(CUVIL_CONVB_W6, CUVIL_CONVB_AVX2_IB)
+CUVIL_CONVB_NB12(CUVIL_CONVB_W6, CUVIL_CONVB_AVX2_STEM)
+CUVIL_CONVB_ENTRY(avx2_tiles, "avx2,fma", 8, 6, 0, 8, 1,
+                  CUVIL_CONVB_NB12(CUVIL_CONVB_W6, CUVIL_CONVB_CASE_AVX2),
+                  CUVIL_CONVB_NB12(CUVIL_CONVB_W6, CUVIL_CONVB_CASE_AVX2_IB))
+CUVIL_CONVB_ENTRY(avx2_stem_tiles, "avx2,fma", 8, 6, 0, 1, 2,
+                  CUVIL_CONVB_NB12(CUVIL_CONVB_W6, CUVIL_CONVB_CASE_AVX2),
+                  CUVIL_CONVB_NB12(CUVIL_CONVB_W6, CUVIL_CONVB_CASE_AVX2_STEM))
 int cuvil_convb_avx2(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
                      int64_t u) {
-  return cuvil_convb_by_group(cuvil_convb_avx2_tiles, r, nb, x0, u);
+  return cuvil_convb_by_group(r->in_block == 1 ? cuvil_convb_avx2_stem_tiles
+                                               : cuvil_convb_avx2_tiles,
+                              r, nb, x0, u);
 }
 
 #if !defined(CUVIL_OMIT_CONVB_PAIRS)
@@ -305,11 +314,13 @@ cuvil_convb_avx512_pairs(const struct cuvil_convb_row *r, int64_t x0,
 
 #endif /* !CUVIL_OMIT_CONVB_PAIRS */
 
-CUVIL_CONVB_ENTRY(avx512_tiles, "avx512f", 16, 14, 0, 16,
-                  CUVIL_CONVB_W14(CUVIL_CONVB_CASE_AVX512, 1)
-                      CUVIL_CONVB_W14(CUVIL_CONVB_CASE_AVX512, 2),
-                  CUVIL_CONVB_W14(CUVIL_CONVB_CASE_AVX512_IB, 1)
-                      CUVIL_CONVB_W14(CUVIL_CONVB_CASE_AVX512_IB, 2))
+CUVIL_CONVB_ENTRY(avx512_tiles, "avx512f", 16, 14, 0, 16, 1,
+                  CUVIL_CONVB_NB12(CUVIL_CONVB_W14, CUVIL_CONVB_CASE_AVX512),
+                  CUVIL_CONVB_NB12(CUVIL_CONVB_W14, CUVIL_CONVB_CASE_AVX512_IB))
+CUVIL_CONVB_ENTRY(avx512_stem_tiles, "avx512f", 16, 14, 0, 1, 2,
+                  CUVIL_CONVB_NB12(CUVIL_CONVB_W14, CUVIL_CONVB_CASE_AVX512),
+                  CUVIL_CONVB_NB12(CUVIL_CONVB_W14,
+                                   CUVIL_CONVB_CASE_AVX512_STEM))
 int cuvil_convb_avx512(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
                        int64_t u) {
   if (r->block == 8)
@@ -319,7 +330,9 @@ int cuvil_convb_avx512(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
 #else
     return cuvil_convb_avx2(r, nb, x0, u);
 #endif
-  return cuvil_convb_by_group(cuvil_convb_avx512_tiles, r, nb, x0, u);
+  return cuvil_convb_by_group(r->in_block == 1 ? cuvil_convb_avx512_stem_tiles
+                                               : cuvil_convb_avx512_tiles,
+                              r, nb, x0, u);
 }
 #undef CUVIL_CONVB_PAIR8_FINISH
 #undef CUVIL_CONVB_PAIR8
@@ -336,22 +349,27 @@ int cuvil_convb_avx512(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
 #undef CUVIL_CONVB_YMM
 #undef CUVIL_CONVB_AVX512
 #undef CUVIL_CONVB_AVX512_IB
+#undef CUVIL_CONVB_AVX512_STEM
 #undef CUVIL_CONVB_AVX2
 #undef CUVIL_CONVB_AVX2_IB
+#undef CUVIL_CONVB_AVX2_STEM
 #undef CUVIL_CONVB_CASE_AVX512
 #undef CUVIL_CONVB_CASE_AVX512_IB
+#undef CUVIL_CONVB_CASE_AVX512_STEM
 #undef CUVIL_CONVB_CASE_AVX2
 #undef CUVIL_CONVB_CASE_AVX2_IB
+#undef CUVIL_CONVB_CASE_AVX2_STEM
+#undef CUVIL_CONVB_NB12
 #elif defined(__aarch64__)
 /* NEON: 32 registers, 2 x 12 accumulators of NCHW4c blocks. */
 #define CUVIL_CONVB_NEON(NB, U)                                                \
   CUVIL_CONVB_TILE(neon, "+neon", float32x4_t, 4, NB, U, vdupq_n_f32,          \
                    vld1q_f32, vst1q_f32, cuvil_neon_fmadd, vaddq_f32,          \
-                   vmaxq_f32, vminq_f32, cuvil_neon_zero, 0)
+                   vmaxq_f32, vminq_f32, cuvil_neon_zero, 0, 1)
 #define CUVIL_CONVB_CASE_NEON(NB, U) CUVIL_CONVB_CASE(neon, NB, U)
 CUVIL_CONVB_W12(CUVIL_CONVB_NEON, 1)
 CUVIL_CONVB_W12(CUVIL_CONVB_NEON, 2)
-CUVIL_CONVB_ENTRY(neon_tiles, "+neon", 4, 12, 0, 0,
+CUVIL_CONVB_ENTRY(neon_tiles, "+neon", 4, 12, 0, 0, 1,
                   CUVIL_CONVB_W12(CUVIL_CONVB_CASE_NEON, 1)
                       CUVIL_CONVB_W12(CUVIL_CONVB_CASE_NEON, 2), )
 int cuvil_convb_neon(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
