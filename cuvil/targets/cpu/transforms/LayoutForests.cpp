@@ -249,18 +249,18 @@ struct LayoutForests
     auto [td, ts] = bytes(p.thresholds);
     auto [gd, gs] = bytes(p.targets);
     auto [ld, ls] = f64Leaves ? bytes(p.leaves) : bytes(narrowLeaves);
+    // One value per leaf, or [values] of them.
+    SmallVector<int64_t> leafShape{count, inner + 1};
+    if (values != 1)
+      leafShape.push_back(values);
     SmallVector<Value> inputs{
         ins[0],
         addGlobal(call, symbols, "forest_words", {count, inner}, i32, wd, ws),
         addGlobal(call, symbols, "forest_thresholds", {count, inner}, f32, td,
                   ts),
         addGlobal(call, symbols, "forest_targets", {count}, i32, gd, gs),
-        values == 1
-            ? addGlobal(call, symbols, "forest_leaves", {count, inner + 1},
-                        leavesType.getElementType(), ld, ls)
-            : addGlobal(call, symbols, "forest_leaves",
-                        {count, inner + 1, values}, leavesType.getElementType(),
-                        ld, ls)};
+        addGlobal(call, symbols, "forest_leaves", leafShape,
+                  leavesType.getElementType(), ld, ls)};
     // The few-rows walks (x86's vector ones) read a node's threshold and
     // word with one load: an interleaved copy, 8 more bytes per node.
     if (target.hasFeature("avx2")) {
