@@ -26,9 +26,10 @@ extern "C" {
  * convolution (groups > 1) needs C / groups a multiple of in_block and
  * OC / groups of block, so that each output block reads whole input blocks
  * of its own group. Each output row of 1
- * or 2 channel blocks is computed in register tiles of up to 14 (AVX-512)
- * or 6 (AVX2) columns, the sum of each output running over (input block,
- * ky, kx, input lane) in that order. `scratch` holds
+ * or 2 channel blocks (3 on AVX2 for rows too narrow for two blocks' tiles
+ * to keep 8 sums) is computed in register tiles of up to 14 (AVX-512)
+ * or 6 (AVX2; 4 for 3 blocks) columns, the sum of each output running over
+ * (input block, ky, kx, input lane) in that order. `scratch` holds
  * cuvil_conv2d_blocked_scratch_floats(...) floats (contract.h): the
  * zero-padded image (so that no tile tests bounds), of which a row wide
  * enough copies only the frame that its edge tiles read; its middle
@@ -51,8 +52,9 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
                               int64_t block, const cuvil_epilogue *epilogue);
 /* Its register tiles (convb.inc; the emitter passes CUVIL_CONVB,
  * chosen like CUVIL_SGEMM4): one call computes columns [x0, x0 + u) of one
- * output row (or of a pointwise plane read as one row) for `nb` (1 or 2)
- * channel blocks, which share a group or are one 8-channel group each. A
+ * output row (or of a pointwise plane read as one row) for `nb` (1 or 2;
+ * 3 for the AVX2 variant, ungrouped) channel blocks, which share a group
+ * or are one 8-channel group each. A
  * SIMD variant returns 0 when it cannot (another block size; the AVX-512
  * one runs two blocks of 8 per register, one on the AVX2 tiles); the
  * driver then uses the reference. */
