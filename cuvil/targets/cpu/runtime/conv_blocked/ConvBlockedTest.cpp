@@ -1,7 +1,8 @@
 // The channel-blocked (NCHW<block>c) convolutions: the direct one in each
 // tile variant the CPU has, against a double-precision NCHW convolution
 // (input blocked or plain, strides, paddings, dilations, rows wide enough to
-// read the input in place, rows narrow enough for AVX2's three-block units,
+// read the input in place, rows narrow enough for AVX2's three-block units
+// and AVX-512's two-row tiles,
 // odd and even block counts, groups, bias and the
 // residual and activation epilogues, batches, and the same bits for any thread
 // count), and the depthwise one likewise.
@@ -122,11 +123,16 @@ TEST(ConvBlockedTest, MatchesDirectConvolution) {
       {1, 24, 40, 9, 13, 3, 1, 1, 1, true, true, CUVIL_ACT_RELU, true},
       // Rows of 7 and 3 columns, which the AVX2 tiles take three blocks at
       // a time (4 + 3 columns): at stride 1 on whole blocks (5 blocks: a
-      // unit of 3, then 2), at stride 2 (4 blocks: 3, then 1), and on plain
-      // input.
+      // unit of 3, then 2), at stride 2 (4 blocks: 3, then 1; at block 16,
+      // the AVX-512 tiles' two rows at once at stride 2, a batch of 2), and
+      // on plain input.
       {1, 24, 40, 7, 7, 3, 1, 1, 1, true, true, CUVIL_ACT_RELU, true},
       {2, 16, 32, 13, 13, 3, 2, 1, 1, true, true, CUVIL_ACT_CLIP, false},
       {1, 3, 24, 9, 6, 3, 2, 1, 1, false, false, CUVIL_ACT_NONE, true},
+      // Rows of 7 columns on 16-channel blocks, which the AVX-512 tiles take
+      // two at a time (7 rows: three pairs, then one): 3 blocks (a unit of
+      // 2, then 1), an activation applied to each stored row.
+      {1, 32, 48, 7, 7, 3, 1, 1, 1, true, true, CUVIL_ACT_HARDSWISH, true},
       // Pointwise at stride 1 (the plane read as one row of 28-column
       // spans): a 7 x 7 plane, 7 blocks of 8; a plane of 12 x 37.
       {1, 16, 56, 7, 7, 1, 1, 0, 1, true, true, CUVIL_ACT_RELU, true},

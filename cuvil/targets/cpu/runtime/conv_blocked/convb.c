@@ -29,6 +29,9 @@ struct cuvil_convb_row {
   int64_t out_stride;    /* floats from one output channel block to the next */
   int64_t in_step;       /* floats from one block's input to the next block's:
                           * 0 when they share a group (or none) */
+  /* Output rows the call computes (1, or 2 for the AVX-512 tiles of narrow
+   * rows), the second's input and output that many floats on. */
+  int64_t rows, row_in_step, row_out_step;
   int activation;
   float lo, hi;
 };
@@ -43,8 +46,8 @@ static inline float cuvil_convb_finish(const struct cuvil_convb_row *r,
       r->activation, r->lo, r->hi);
 }
 
-int cuvil_convb_reference(const struct cuvil_convb_row *r, int64_t nb,
-                          int64_t x0, int64_t u) {
+static void cuvil_convb_reference_row(const struct cuvil_convb_row *r,
+                                      int64_t nb, int64_t x0, int64_t u) {
   int64_t b, x, c, ky, kx, i, l, B = r->block, ib = r->in_block;
   float acc[64];
   for (b = 0; b < nb; ++b)
@@ -66,6 +69,26 @@ int cuvil_convb_reference(const struct cuvil_convb_row *r, int64_t nb,
         r->out[b * r->out_stride + x * B + l] =
             cuvil_convb_finish(r, b, x, l, acc[l]);
     }
+}
+
+/* The second of two rows: its input, output and residual. */
+static struct cuvil_convb_row
+cuvil_convb_next_row(const struct cuvil_convb_row *r) {
+  struct cuvil_convb_row next = *r;
+  next.in += r->row_in_step;
+  next.out += r->row_out_step;
+  next.residual = r->residual ? r->residual + r->row_out_step : 0;
+  next.rows = 1;
+  return next;
+}
+
+int cuvil_convb_reference(const struct cuvil_convb_row *r, int64_t nb,
+                          int64_t x0, int64_t u) {
+  cuvil_convb_reference_row(r, nb, x0, u);
+  if (r->rows == 2) {
+    struct cuvil_convb_row next = cuvil_convb_next_row(r);
+    cuvil_convb_reference_row(&next, nb, x0, u);
+  }
   return 1;
 }
 
@@ -129,6 +152,52 @@ static inline int cuvil_convb_by_group(cuvil_convb_fn tiles,
         }                                                                      \
     CUVIL_TILE_FINISH_F32(r, acc, x0, vec, LANES, NB, U, zero, loadu, storeu,  \
                           add, maxv, minv, set1)                               \
+  }
+
+/* CUVIL_CONVB_TILE for two output rows at once (r->rows == 2): each
+ * weight vector loaded once for both, half the weight reads of a narrow
+ * row's tiles (a 7-column row's 2 x 7 sums would read them per 14 FMAs). */
+#define CUVIL_CONVB_TILE2(name, isa, vec, LANES, NB, U, set1, loadu, storeu,   \
+                          fmadd, add, maxv, minv, zero, IB, SW)                \
+  __attribute__((target(isa), noinline)) static void                           \
+      cuvil_convb_##name##_##NB##_##U(const struct cuvil_convb_row *r,         \
+                                      int64_t x0) {                            \
+    vec acc[NB][U], acc1[NB][U];                                               \
+    const int64_t ib = (IB) ? (IB) : r->in_block;                              \
+    const int64_t step = (IB) ? (IB) * (SW) : r->stride_w * ib;                \
+    const float *in = r->in + x0 * step;                                       \
+    const int64_t next = r->row_in_step;                                       \
+    int64_t c, ky, kx, i;                                                      \
+    int b, j;                                                                  \
+    CUVIL_UNROLL for (b = 0; b < NB; ++b) CUVIL_UNROLL for (j = 0; j < U; ++j) \
+        acc[b][j] = acc1[b][j] = zero();                                       \
+    const float *wt = r->weight;                                               \
+    for (c = 0; c < r->in_blocks; ++c)                                         \
+      for (ky = 0; ky < r->kh; ++ky)                                           \
+        for (kx = 0; kx < r->kw; ++kx) {                                       \
+          const float *ip = in + c * r->plane_stride +                         \
+                            ky * r->dil_h * r->row_stride +                    \
+                            kx * r->dil_w * ib;                                \
+          for (i = 0; i < ib; ++i, wt += LANES) {                              \
+            vec wv[NB];                                                        \
+            CUVIL_UNROLL for (b = 0; b < NB; ++b) wv[b] =                      \
+                loadu(wt + b * r->weight_stride);                              \
+            CUVIL_UNROLL for (j = 0; j < U; ++j) {                             \
+              vec xv = set1(ip[j * step + i]);                                 \
+              vec xw = set1(ip[next + j * step + i]);                          \
+              CUVIL_UNROLL for (b = 0; b < NB; ++b) {                          \
+                acc[b][j] = fmadd(xv, wv[b], acc[b][j]);                       \
+                acc1[b][j] = fmadd(xw, wv[b], acc1[b][j]);                     \
+              }                                                                \
+            }                                                                  \
+          }                                                                    \
+        }                                                                      \
+    CUVIL_TILE_FINISH_F32(r, acc, x0, vec, LANES, NB, U, zero, loadu, storeu,  \
+                          add, maxv, minv, set1) {                             \
+      struct cuvil_convb_row second = cuvil_convb_next_row(r);                 \
+      CUVIL_TILE_FINISH_F32((&second), acc1, x0, vec, LANES, NB, U, zero,      \
+                            loadu, storeu, add, maxv, minv, set1)              \
+    }                                                                          \
   }
 
 /* A variant's entry (tiles.h): the row in tiles of at most UMAX; IB_CASES
@@ -352,8 +421,30 @@ CUVIL_CONVB_ENTRY(avx512_stem_tiles, "avx512f", 16, 14, 0, 1, 2,
                   CUVIL_CONVB_NB12(CUVIL_CONVB_W14, CUVIL_CONVB_CASE_AVX512),
                   CUVIL_CONVB_NB12(CUVIL_CONVB_W14,
                                    CUVIL_CONVB_CASE_AVX512_STEM))
+#define CUVIL_CONVB_ZMM2(name, NB, U, IB, SW)                                  \
+  CUVIL_CONVB_TILE2(name, "avx512f", __m512, 16, NB, U, _mm512_set1_ps,        \
+                    _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps,        \
+                    _mm512_add_ps, _mm512_max_ps, _mm512_min_ps,               \
+                    _mm512_setzero_ps, IB, SW)
+#define CUVIL_CONVB_AVX512_2R(NB, U) CUVIL_CONVB_ZMM2(avx512_2r, NB, U, 0, 1)
+#define CUVIL_CONVB_AVX512_2R_IB(NB, U)                                        \
+  CUVIL_CONVB_ZMM2(avx512_2r_ib, NB, U, 16, 1)
+#define CUVIL_CONVB_CASE_AVX512_2R(NB, U) CUVIL_CONVB_CASE(avx512_2r, NB, U)
+#define CUVIL_CONVB_CASE_AVX512_2R_IB(NB, U)                                   \
+  CUVIL_CONVB_CASE(avx512_2r_ib, NB, U)
+#define CUVIL_CONVB_W7(X, NB) CUVIL_CONVB_W6(X, NB) X(NB, 7)
+CUVIL_CONVB_NB12(CUVIL_CONVB_W7, CUVIL_CONVB_AVX512_2R)
+CUVIL_CONVB_NB12(CUVIL_CONVB_W7, CUVIL_CONVB_AVX512_2R_IB)
+CUVIL_CONVB_ENTRY(avx512_2r_tiles, "avx512f", 16, 7, 0, 16, 1,
+                  CUVIL_CONVB_NB12(CUVIL_CONVB_W7, CUVIL_CONVB_CASE_AVX512_2R),
+                  CUVIL_CONVB_NB12(CUVIL_CONVB_W7,
+                                   CUVIL_CONVB_CASE_AVX512_2R_IB))
 int cuvil_convb_avx512(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
                        int64_t u) {
+  if (r->rows == 2)
+    return r->block == 16 && !r->in_step && r->in_block > 1
+               ? cuvil_convb_avx512_2r_tiles(r, nb, x0, u)
+               : 0;
   if (r->block == 8)
 #if !defined(CUVIL_OMIT_CONVB_PAIRS)
     return nb == 2 ? cuvil_convb_avx512_pairs(r, x0, u)
@@ -390,6 +481,12 @@ int cuvil_convb_avx512(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
 #undef CUVIL_CONVB_CASE_AVX2
 #undef CUVIL_CONVB_CASE_AVX2_IB
 #undef CUVIL_CONVB_CASE_AVX2_STEM
+#undef CUVIL_CONVB_ZMM2
+#undef CUVIL_CONVB_AVX512_2R
+#undef CUVIL_CONVB_AVX512_2R_IB
+#undef CUVIL_CONVB_CASE_AVX512_2R
+#undef CUVIL_CONVB_CASE_AVX512_2R_IB
+#undef CUVIL_CONVB_W7
 #undef CUVIL_CONVB_NB12
 #elif defined(__aarch64__)
 /* NEON: 32 registers, 2 x 12 accumulators of NCHW4c blocks. */
@@ -416,6 +513,7 @@ int cuvil_convb_neon(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
 #undef CUVIL_CONVB_ENTRY
 #undef CUVIL_CONVB_CASE
 #undef CUVIL_CONVB_TILE
+#undef CUVIL_CONVB_TILE2
 #endif
 
 /* The padded image (rows and columns the tiles read) and where the input's
@@ -431,6 +529,7 @@ struct cuvil_convb_args {
    * or (pointwise, stride 1, unpadded) the plane read as one row, cut so
    * that small planes still fill whole tiles. */
   int64_t span, spans, flat;
+  int64_t rows; /* output rows per task: 2 for the AVX-512 two-row tiles */
   int64_t group_blocks; /* output blocks per group (all when ungrouped) */
   /* Framed (a padded image with rows wide enough): output rows [yt, yb),
    * columns [left, right) read the input in place; the padded image holds
@@ -507,7 +606,7 @@ static void cuvil_convb_rows(void *p, int64_t begin, int64_t end) {
   const struct cuvil_convb_args *a = (const struct cuvil_convb_args *)p;
   int64_t t, B = a->base.block;
   for (t = begin; t < end; ++t) {
-    int64_t g = t / a->spans, y = t % a->spans, first = g * a->nb;
+    int64_t g = t / a->spans, y = t % a->spans * a->rows, first = g * a->nb;
     int64_t group = first / a->group_blocks;
     int64_t nb = a->blocks - first < a->nb ? a->blocks - first : a->nb;
     int64_t x0 = y * a->span, u = a->span,
@@ -522,6 +621,7 @@ static void cuvil_convb_rows(void *p, int64_t begin, int64_t end) {
     r.bias = a->bias ? a->bias + first * B : 0;
     r.out = a->output + first * r.out_stride + x0 * B;
     r.residual = a->residual ? a->residual + first * r.out_stride + x0 * B : 0;
+    r.rows = a->oh - y < a->rows ? a->oh - y : a->rows;
     if (!a->framed || y < a->yt || y >= a->yb) {
       cuvil_convb_span(a, r, nb, padded, in_at, 0, 0, u);
       continue;
@@ -585,6 +685,26 @@ static int cuvil_convb_three(cuvil_convb_fn tile, int64_t span) {
 #endif
 }
 
+/* Whether `tile` computes two rows at once: the AVX-512 tiles' rows of 7
+ * columns or fewer on 16-channel blocks (ungrouped, blocked input). */
+static int cuvil_convb_two_rows(cuvil_convb_fn tile, int64_t block,
+                                int64_t in_block, int64_t groups, int64_t ow,
+                                int64_t oh) {
+#if defined(CUVIL_ENABLE_SIMD_KERNELS) && defined(__x86_64__) &&               \
+    !defined(CUVIL_OMIT_CONVB_TILES)
+  return tile == cuvil_convb_avx512 && block == 16 && in_block > 1 &&
+         groups == 1 && ow <= 7 && oh >= 2;
+#else
+  (void)tile;
+  (void)block;
+  (void)in_block;
+  (void)groups;
+  (void)ow;
+  (void)oh;
+  return 0;
+#endif
+}
+
 void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
                               float *scratch, int64_t n, int64_t c, int64_t h,
                               int64_t w, const float *input, int64_t in_block,
@@ -620,7 +740,12 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
   a.group_blocks = blocks / groups;
   a.flat = !padded && kh == 1 && kw == 1 && stride_h == 1 && stride_w == 1;
   a.span = a.flat && ow < 28 ? 28 : ow;
-  a.spans = a.flat ? (oh * ow + a.span - 1) / a.span : oh;
+  a.rows =
+      !a.flat && cuvil_convb_two_rows(tile, block, in_block, groups, ow, oh)
+          ? 2
+          : 1;
+  a.spans =
+      a.flat ? (oh * ow + a.span - 1) / a.span : (oh + a.rows - 1) / a.rows;
   /* Units of two blocks, but not across groups of more than one block. */
   a.nb = groups == 1 || a.group_blocks % 2 == 0 || a.group_blocks == 1 ? 2 : 1;
   if (groups == 1 && cuvil_convb_three(tile, a.span))
@@ -641,6 +766,9 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
   a.base.dil_w = dil_w;
   a.base.weight_stride = group_planes * kh * kw * in_block * block;
   a.base.out_stride = oh * ow * block;
+  a.base.rows = 1;
+  a.base.row_in_step = stride_h * a.base.row_stride;
+  a.base.row_out_step = ow * block;
   a.base.in_step = groups > 1 && a.group_blocks == 1
                        ? group_planes * a.base.plane_stride
                        : 0;
