@@ -28,8 +28,10 @@ extern "C" {
  * of its own group. Each output row of 1
  * or 2 channel blocks (3 on AVX2 for rows too narrow for two blocks' tiles
  * to keep 8 sums) is computed in register tiles of up to 14 (AVX-512)
- * or 6 (AVX2; 4 for 3 blocks) columns, the sum of each output running over
- * (input block, ky, kx, input lane) in that order. `scratch` holds
+ * or 6 (AVX2; 4 for 3 blocks) columns (AVX-512 takes rows of up to 7
+ * columns two at a time, each weight vector read once for both), the sum
+ * of each output running over (input block, ky, kx, input lane) in that
+ * order. `scratch` holds
  * cuvil_conv2d_blocked_scratch_floats(...) floats (contract.h): the
  * zero-padded image (so that no tile tests bounds), of which a row wide
  * enough copies only the frame that its edge tiles read; its middle
@@ -52,7 +54,8 @@ void cuvil_conv2d_blocked_f32(cuvil_convb_fn tile, cuvil_pool *pool,
                               int64_t block, const cuvil_epilogue *epilogue);
 /* Its register tiles (convb.inc; the emitter passes CUVIL_CONVB,
  * chosen like CUVIL_SGEMM4): one call computes columns [x0, x0 + u) of one
- * output row (or of a pointwise plane read as one row) for `nb` (1 or 2;
+ * output row (two for the AVX-512 variant's narrow rows; or of a pointwise
+ * plane read as one row) for `nb` (1 or 2;
  * 3 for the AVX2 variant, ungrouped) channel blocks, which share a group
  * or are one 8-channel group each. A
  * SIMD variant returns 0 when it cannot (another block size; the AVX-512

@@ -192,12 +192,11 @@ static inline int cuvil_convb_by_group(cuvil_convb_fn tiles,
             }                                                                  \
           }                                                                    \
         }                                                                      \
+    const struct cuvil_convb_row second = cuvil_convb_next_row(r);             \
     CUVIL_TILE_FINISH_F32(r, acc, x0, vec, LANES, NB, U, zero, loadu, storeu,  \
-                          add, maxv, minv, set1) {                             \
-      struct cuvil_convb_row second = cuvil_convb_next_row(r);                 \
-      CUVIL_TILE_FINISH_F32((&second), acc1, x0, vec, LANES, NB, U, zero,      \
-                            loadu, storeu, add, maxv, minv, set1)              \
-    }                                                                          \
+                          add, maxv, minv, set1)                               \
+    CUVIL_TILE_FINISH_F32((&second), acc1, x0, vec, LANES, NB, U, zero, loadu, \
+                          storeu, add, maxv, minv, set1)                       \
   }
 
 /* A variant's entry (tiles.h): the row in tiles of at most UMAX; IB_CASES
@@ -587,6 +586,7 @@ static void cuvil_convb_span(const struct cuvil_convb_args *a,
     return;
   if (in_place) {
     r.row_stride = a->w * r.in_block;
+    r.row_in_step = a->stride_h * r.row_stride;
     r.plane_stride = a->h * r.row_stride;
     r.in_step = r.in_step ? r.in_blocks * r.plane_stride : 0;
   }
