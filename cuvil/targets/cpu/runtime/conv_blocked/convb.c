@@ -113,7 +113,8 @@ static inline int cuvil_convb_by_group(cuvil_convb_fn tiles,
   return tiles(&one, 1, x0, u);
 }
 
-/* NB x U accumulators of LANES outputs; fully unrolled, so that they live in
+/* NB x U accumulators of LANES outputs per output row (ROWS of them: 1, or
+ * 2 for CUVIL_CONVB_TILE2); fully unrolled, so that they live in
  * registers (U <= the variant's UMAX keeps them from spilling). IB, if not
  * 0, fixes the input block and the stride (SW): the U columns' inputs are
  * then constant offsets from one pointer, where a stride known only at run
@@ -121,56 +122,31 @@ static inline int cuvil_convb_by_group(cuvil_convb_fn tiles,
  * convolution's time on AVX-512, a fifth of a stem's). */
 #define CUVIL_CONVB_TILE(name, isa, vec, LANES, NB, U, set1, loadu, storeu,    \
                          fmadd, add, maxv, minv, zero, IB, SW)                 \
-  __attribute__((target(isa), noinline)) static void                           \
-      cuvil_convb_##name##_##NB##_##U(const struct cuvil_convb_row *r,         \
-                                      int64_t x0) {                            \
-    vec acc[NB][U];                                                            \
-    const int64_t ib = (IB) ? (IB) : r->in_block;                              \
-    const int64_t step = (IB) ? (IB) * (SW) : r->stride_w * ib;                \
-    const float *in = r->in + x0 * step;                                       \
-    int64_t c, ky, kx, i;                                                      \
-    int b, j;                                                                  \
-    CUVIL_UNROLL for (b = 0; b < NB; ++b) CUVIL_UNROLL for (j = 0; j < U; ++j) \
-        acc[b][j] = zero();                                                    \
-    const float *wt = r->weight;                                               \
-    for (c = 0; c < r->in_blocks; ++c)                                         \
-      for (ky = 0; ky < r->kh; ++ky)                                           \
-        for (kx = 0; kx < r->kw; ++kx) {                                       \
-          const float *ip = in + c * r->plane_stride +                         \
-                            ky * r->dil_h * r->row_stride +                    \
-                            kx * r->dil_w * ib;                                \
-          for (i = 0; i < ib; ++i, wt += LANES) {                              \
-            vec wv[NB];                                                        \
-            CUVIL_UNROLL for (b = 0; b < NB; ++b) wv[b] =                      \
-                loadu(wt + b * r->weight_stride);                              \
-            CUVIL_UNROLL for (j = 0; j < U; ++j) {                             \
-              vec xv = set1(ip[j * step + i]);                                 \
-              CUVIL_UNROLL for (b = 0; b < NB; ++b) acc[b][j] =                \
-                  fmadd(xv, wv[b], acc[b][j]);                                 \
-            }                                                                  \
-          }                                                                    \
-        }                                                                      \
-    CUVIL_TILE_FINISH_F32(r, acc, x0, vec, LANES, NB, U, zero, loadu, storeu,  \
-                          add, maxv, minv, set1)                               \
-  }
-
-/* CUVIL_CONVB_TILE for two output rows at once (r->rows == 2): each
- * weight vector loaded once for both, half the weight reads of a narrow
- * row's tiles (a 7-column row's 2 x 7 sums would read them per 14 FMAs). */
+  CUVIL_CONVB_TILE_ROWS(name, isa, vec, LANES, NB, U, set1, loadu, storeu,     \
+                        fmadd, add, maxv, minv, zero, IB, SW, 1)
+/* Two output rows at once (r->rows == 2): each weight vector loaded once
+ * for both, half the weight reads of a narrow row's tiles (a 7-column
+ * row's 2 x 7 sums would read them once per 14 FMAs). */
 #define CUVIL_CONVB_TILE2(name, isa, vec, LANES, NB, U, set1, loadu, storeu,   \
                           fmadd, add, maxv, minv, zero, IB, SW)                \
+  CUVIL_CONVB_TILE_ROWS(name, isa, vec, LANES, NB, U, set1, loadu, storeu,     \
+                        fmadd, add, maxv, minv, zero, IB, SW, 2)
+#define CUVIL_CONVB_TILE_ROWS(name, isa, vec, LANES, NB, U, set1, loadu,       \
+                              storeu, fmadd, add, maxv, minv, zero, IB, SW,    \
+                              ROWS)                                            \
   __attribute__((target(isa), noinline)) static void                           \
       cuvil_convb_##name##_##NB##_##U(const struct cuvil_convb_row *r,         \
                                       int64_t x0) {                            \
-    vec acc[NB][U], acc1[NB][U];                                               \
+    vec acc[ROWS][NB][U];                                                      \
     const int64_t ib = (IB) ? (IB) : r->in_block;                              \
     const int64_t step = (IB) ? (IB) * (SW) : r->stride_w * ib;                \
+    const int64_t next = (ROWS) > 1 ? r->row_in_step : 0;                      \
     const float *in = r->in + x0 * step;                                       \
-    const int64_t next = r->row_in_step;                                       \
     int64_t c, ky, kx, i;                                                      \
-    int b, j;                                                                  \
-    CUVIL_UNROLL for (b = 0; b < NB; ++b) CUVIL_UNROLL for (j = 0; j < U; ++j) \
-        acc[b][j] = acc1[b][j] = zero();                                       \
+    int b, j, q;                                                               \
+    CUVIL_UNROLL for (q = 0; q < ROWS; ++q)                                    \
+        CUVIL_UNROLL for (b = 0; b < NB; ++b)                                  \
+            CUVIL_UNROLL for (j = 0; j < U; ++j) acc[q][b][j] = zero();        \
     const float *wt = r->weight;                                               \
     for (c = 0; c < r->in_blocks; ++c)                                         \
       for (ky = 0; ky < r->kh; ++ky)                                           \
@@ -182,21 +158,21 @@ static inline int cuvil_convb_by_group(cuvil_convb_fn tiles,
             vec wv[NB];                                                        \
             CUVIL_UNROLL for (b = 0; b < NB; ++b) wv[b] =                      \
                 loadu(wt + b * r->weight_stride);                              \
-            CUVIL_UNROLL for (j = 0; j < U; ++j) {                             \
-              vec xv = set1(ip[j * step + i]);                                 \
-              vec xw = set1(ip[next + j * step + i]);                          \
-              CUVIL_UNROLL for (b = 0; b < NB; ++b) {                          \
-                acc[b][j] = fmadd(xv, wv[b], acc[b][j]);                       \
-                acc1[b][j] = fmadd(xw, wv[b], acc1[b][j]);                     \
-              }                                                                \
+            CUVIL_UNROLL for (j = 0; j < U; ++j)                               \
+                CUVIL_UNROLL for (q = 0; q < ROWS; ++q) {                      \
+              vec xv = set1(ip[q * next + j * step + i]);                      \
+              CUVIL_UNROLL for (b = 0; b < NB; ++b) acc[q][b][j] =             \
+                  fmadd(xv, wv[b], acc[q][b][j]);                              \
             }                                                                  \
           }                                                                    \
         }                                                                      \
-    const struct cuvil_convb_row second = cuvil_convb_next_row(r);             \
-    CUVIL_TILE_FINISH_F32(r, acc, x0, vec, LANES, NB, U, zero, loadu, storeu,  \
-                          add, maxv, minv, set1)                               \
-    CUVIL_TILE_FINISH_F32((&second), acc1, x0, vec, LANES, NB, U, zero, loadu, \
+    CUVIL_TILE_FINISH_F32(r, acc[0], x0, vec, LANES, NB, U, zero, loadu,       \
                           storeu, add, maxv, minv, set1)                       \
+    if ((ROWS) > 1) {                                                          \
+      const struct cuvil_convb_row second = cuvil_convb_next_row(r);           \
+      CUVIL_TILE_FINISH_F32((&second), acc[(ROWS)-1], x0, vec, LANES, NB, U,   \
+                            zero, loadu, storeu, add, maxv, minv, set1)        \
+    }                                                                          \
   }
 
 /* A variant's entry (tiles.h): the row in tiles of at most UMAX; IB_CASES
@@ -513,6 +489,7 @@ int cuvil_convb_neon(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
 #undef CUVIL_CONVB_CASE
 #undef CUVIL_CONVB_TILE
 #undef CUVIL_CONVB_TILE2
+#undef CUVIL_CONVB_TILE_ROWS
 #endif
 
 /* The padded image (rows and columns the tiles read) and where the input's
