@@ -233,27 +233,9 @@ CUVIL_CONVB_NB12(CUVIL_CONVB_W6, CUVIL_CONVB_AVX2_STEM)
 #define CUVIL_CONVB_W4(X, NB) X(NB, 1) X(NB, 2) X(NB, 3) X(NB, 4)
 CUVIL_CONVB_W4(CUVIL_CONVB_AVX2, 3)
 CUVIL_CONVB_W4(CUVIL_CONVB_AVX2_IB, 3)
-#define CUVIL_CONVB_THREE(NB, U)                                               \
-  case U:                                                                      \
-    if (fixed)                                                                 \
-      cuvil_convb_avx2_ib_3_##U(r, x0);                                        \
-    else                                                                       \
-      cuvil_convb_avx2_3_##U(r, x0);                                           \
-    break;
-__attribute__((target("avx2,fma"))) static int
-cuvil_convb_avx2_three(const struct cuvil_convb_row *r, int64_t x0, int64_t u) {
-  int64_t tiles = (u + 3) / 4, t;
-  int fixed = r->in_block == 8 && r->stride_w == 1;
-  if (r->block != 8 || r->in_step)
-    return 0;
-  for (t = 0; t < tiles; ++t) {
-    int64_t width = cuvil_tile_width(u, tiles, t);
-    switch (width) { CUVIL_CONVB_W4(CUVIL_CONVB_THREE, 3) }
-    x0 += width;
-  }
-  return 1;
-}
-#undef CUVIL_CONVB_THREE
+CUVIL_CONVB_ENTRY(avx2_three_tiles, "avx2,fma", 8, 4, 0, 8, 1,
+                  CUVIL_CONVB_W4(CUVIL_CONVB_CASE_AVX2, 3),
+                  CUVIL_CONVB_W4(CUVIL_CONVB_CASE_AVX2_IB, 3))
 #undef CUVIL_CONVB_W4
 CUVIL_CONVB_ENTRY(avx2_tiles, "avx2,fma", 8, 6, 0, 8, 1,
                   CUVIL_CONVB_NB12(CUVIL_CONVB_W6, CUVIL_CONVB_CASE_AVX2),
@@ -263,8 +245,9 @@ CUVIL_CONVB_ENTRY(avx2_stem_tiles, "avx2,fma", 8, 6, 0, 1, 2,
                   CUVIL_CONVB_NB12(CUVIL_CONVB_W6, CUVIL_CONVB_CASE_AVX2_STEM))
 int cuvil_convb_avx2(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
                      int64_t u) {
+  /* Three blocks share one input (the driver takes them ungrouped). */
   if (nb == 3)
-    return cuvil_convb_avx2_three(r, x0, u);
+    return r->in_step ? 0 : cuvil_convb_avx2_three_tiles(r, nb, x0, u);
   return cuvil_convb_by_group(r->in_block == 1 ? cuvil_convb_avx2_stem_tiles
                                                : cuvil_convb_avx2_tiles,
                               r, nb, x0, u);
@@ -416,10 +399,9 @@ CUVIL_CONVB_ENTRY(avx512_2r_tiles, "avx512f", 16, 7, 0, 16, 1,
                                    CUVIL_CONVB_CASE_AVX512_2R_IB))
 int cuvil_convb_avx512(const struct cuvil_convb_row *r, int64_t nb, int64_t x0,
                        int64_t u) {
+  /* Two rows share each weight vector (the driver takes them ungrouped). */
   if (r->rows == 2)
-    return r->block == 16 && !r->in_step && r->in_block > 1
-               ? cuvil_convb_avx512_2r_tiles(r, nb, x0, u)
-               : 0;
+    return r->in_step ? 0 : cuvil_convb_avx512_2r_tiles(r, nb, x0, u);
   if (r->block == 8)
 #if !defined(CUVIL_OMIT_CONVB_PAIRS)
     return nb == 2 ? cuvil_convb_avx512_pairs(r, x0, u)

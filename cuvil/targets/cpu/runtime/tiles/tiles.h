@@ -43,21 +43,32 @@ static inline int64_t cuvil_tile_width(int64_t u, int64_t tiles, int64_t t) {
  * CASES are its tiles' cases, and IB_CASES (if IB) those for stride SW on
  * input blocks of IB, whose columns are constant offsets from one pointer.
  * Another block size than LANES returns NARROWER (0: the driver runs the
- * reference; or a call of a narrower variant). */
+ * reference; or a call of a narrower variant); a block count (1 to 3) or
+ * width without a tile among the cases returns 0. */
 #define CUVIL_TILE_ENTRY(prefix, row, name, isa, LANES, UMAX, NARROWER, IB,    \
                          SW, CASES, IB_CASES)                                  \
   __attribute__((target(isa))) int prefix##_##name(                            \
       const struct row *r, int64_t nb, int64_t x0, int64_t u) {                \
     int64_t tiles = (u + UMAX - 1) / UMAX, t;                                  \
     int fixed = (IB) && r->in_block == (IB) && r->stride_w == (SW);            \
-    if (r->block != LANES || nb < 1 || nb > 2)                                 \
+    if (r->block != LANES)                                                     \
       return NARROWER;                                                         \
+    if (nb < 1 || nb > 3)                                                      \
+      return 0;                                                                \
     for (t = 0; t < tiles; ++t) {                                              \
       int64_t width = cuvil_tile_width(u, tiles, t);                           \
       if (fixed) {                                                             \
-        switch (nb * 64 + width) { IB_CASES }                                  \
+        switch (nb * 64 + width) {                                             \
+          IB_CASES                                                             \
+        default:                                                               \
+          return 0;                                                            \
+        }                                                                      \
       } else {                                                                 \
-        switch (nb * 64 + width) { CASES }                                     \
+        switch (nb * 64 + width) {                                             \
+          CASES                                                                \
+        default:                                                               \
+          return 0;                                                            \
+        }                                                                      \
       }                                                                        \
       x0 += width;                                                             \
     }                                                                          \
