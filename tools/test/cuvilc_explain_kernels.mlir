@@ -11,13 +11,17 @@
 // CHECK: cuvilc: kernel: 'flat' (model.onnx): flatten -- a loop in the run function
 // CHECK: cuvilc: kernel: 'fc' (model.onnx): matmul -> matmul (rows over the threads) -- too few rows or columns to pay for packing
 // CHECK: cuvilc: kernel: 'narrow' (model.onnx): conv2d -> NCHW direct kernel, group by group -- 4 groups: the direct kernel; stays NCHW: 16 channels in groups of 4 do not split into blocks of 8
+// A reader with no blocked form reads a plain copy: the reorder says for whom.
+// CHECK: cuvilc: kernel: 'head' (model.onnx): conv2d -> blocked direct register tiles, NCHW16c
+// CHECK: cuvilc: kernel: 'flat2' (model.onnx): reorder NCHW16c -> NCHW -- 'flatten' reads NCHW only
+// CHECK: cuvilc: kernel: 'flat2' (model.onnx): flatten -- a loop in the run function
 
 // A level1 model stops before kernels are chosen: nothing to report, and
 // cuvilc says so.
 // RUN: cuvilc --quiet --explain-kernels --emit=mlir-level1 %s -o %t.mlir 2>&1 | FileCheck %s --check-prefix=LEVEL1
 // LEVEL1: cuvilc: --explain-kernels: no kernel report (the CPU targets give one from --emit=mlir-level2 on; an FPGA or MLU project has its report.txt)
 
-func.func @net(%x: tensor<1x16x28x28xf32>) -> (tensor<1x10xf32>, tensor<1x16x28x28xf32>) {
+func.func @net(%x: tensor<1x16x28x28xf32>) -> (tensor<1x10xf32>, tensor<1x16x28x28xf32>, tensor<1x12544xf32>) {
   %w1 = cuvil.constant dense<0.01> : tensor<16x16x3x3xf32>
   %a = cuvil.conv2d %x, %w1 {padding = array<i64: 1, 1, 1, 1>} : tensor<1x16x28x28xf32>, tensor<16x16x3x3xf32> loc("stem"("model.onnx":0:0))
   %h = cuvil.hardswish %a : tensor<1x16x28x28xf32> loc("stem_act"("model.onnx":0:0))
@@ -32,5 +36,8 @@ func.func @net(%x: tensor<1x16x28x28xf32>) -> (tensor<1x10xf32>, tensor<1x16x28x
   %y = cuvil.matmul %f, %fc : tensor<1x32xf32>, tensor<32x10xf32> loc("fc"("model.onnx":0:0))
   %wg = cuvil.constant dense<0.05> : tensor<16x4x3x3xf32>
   %g = cuvil.conv2d %x, %wg {groups = 4, padding = array<i64: 1, 1, 1, 1>} : tensor<1x16x28x28xf32>, tensor<16x4x3x3xf32> loc("narrow"("model.onnx":0:0))
-  return %y, %g : tensor<1x10xf32>, tensor<1x16x28x28xf32>
+  %wh = cuvil.constant dense<0.06> : tensor<16x16x1x1xf32>
+  %hd = cuvil.conv2d %x, %wh : tensor<1x16x28x28xf32>, tensor<16x16x1x1xf32> loc("head"("model.onnx":0:0))
+  %f2 = cuvil.flatten %hd {axis = 1} : tensor<1x16x28x28xf32> loc("flat2"("model.onnx":0:0))
+  return %y, %g, %f2 : tensor<1x10xf32>, tensor<1x16x28x28xf32>, tensor<1x12544xf32>
 }

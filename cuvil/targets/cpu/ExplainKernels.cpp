@@ -137,6 +137,22 @@ std::string line(Operation *op, const std::string &kernel,
          (reason.empty() ? "" : " -- " + reason);
 }
 
+/// Why a reorder is there: a model output, or a reader of the plain copy
+/// with no blocked form (cuvil-cpu-assign-layouts).
+std::string reorderWhy(l2::CopyOp copy) {
+  if (isa<BlockArgument>(copy.getTarget()))
+    return "a model output";
+  for (Operation *user : copy.getTarget().getUsers()) {
+    if (user == copy)
+      continue;
+    auto call = dyn_cast<l2::UKernelCallOp>(user);
+    std::string name =
+        call ? call.getKernel().str() : user->getName().getStringRef().str();
+    return "'" + name + "' reads NCHW only";
+  }
+  return "a plain copy";
+}
+
 } // namespace
 
 std::vector<std::string> explainKernels(ModuleOp module) {
@@ -176,7 +192,7 @@ std::vector<std::string> explainKernels(ModuleOp module) {
         lines.push_back(line(op,
                              "reorder " + layoutName(copy.getSource()) +
                                  " -> " + layoutName(copy.getTarget()),
-                             "a model output"));
+                             reorderWhy(copy)));
     }
   });
   return lines;

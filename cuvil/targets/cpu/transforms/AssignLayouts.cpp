@@ -22,9 +22,12 @@
 //    (a plain input as blocks of one channel), global pooling writes its
 //    plain [N, C] from blocked input directly, and a returned value is
 //    reordered into the output buffer. So a network of convolutions, pools
-//    and fused epilogues needs no reorder at all, and a class that would
-//    need one inside the graph stays plain: every reorder left is a model
-//    output.
+//    and fused epilogues needs no reorder at all. A kernel with no blocked
+//    form (a flatten, a broadcast) reads a plain copy of a blocked
+//    intermediate, reordered once before its first such reader: one pass
+//    over the tensor, where keeping the class plain would put every
+//    convolution upstream of it (AlexNet's and VGG's whole feature
+//    extractor, by the rule below) on im2col.
 //  - Direct convolutions get their weights packed at compile time in the
 //    kernels' layout and (ungrouped) the zero-padded image as scratch
 //    instead of im2col's; Winograd keeps its own.
@@ -46,6 +49,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/MapVector.h"
 
 #include <cstring>
 #include <map>
@@ -332,6 +336,41 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
     }
   }
 
+  /// Whether one kernel writes `v` and everything else only reads it whole:
+  /// then a copy before its first reader holds what every later reader
+  /// reads.
+  static bool writtenOnce(Value v) {
+    int writers = 0;
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      unsigned n = use.getOperandNumber();
+      if (auto call = dyn_cast<UKernelCallOp>(user))
+        writers += n >= call.getInputs().size();
+      else if (auto kernel = dyn_cast<cuvil::l2::KernelOp>(user))
+        writers += n >= kernel.getInputs().size();
+      else if (auto copy = dyn_cast<cuvil::l2::CopyOp>(user))
+        writers += copy.getTarget() == v;
+      else
+        return false; // A view, or anything else that may alias it.
+    }
+    return writers == 1;
+  }
+
+  /// Reads the intermediates that stayed plain directly again (readPlain's
+  /// copies of them, and those copies' buffers, go).
+  static void
+  dropPlainCopies(const llvm::MapVector<Value, cuvil::l2::CopyOp> &copies,
+                  const llvm::DenseMap<Value, int64_t> &blocked) {
+    for (auto [source, copy] : copies) {
+      if (blocked.contains(source))
+        continue;
+      Value plain = copy.getTarget();
+      copy.erase();
+      plain.replaceAllUsesWith(source);
+      plain.getDefiningOp()->erase();
+    }
+  }
+
   void assign(func::FuncOp func, int64_t lanes, SymbolTable &symbols) {
     SmallVector<std::pair<Value, cuvil::l2::CopyOp>> redirected =
         redirectOutputs(func, symbols);
@@ -368,6 +407,34 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
               "' at " + cuvil::formatLocation(op->getLoc()) +
               " uses it and has no blocked form")
           .str();
+    };
+
+    // A reader with no blocked form reads a float32 [N, C, H, W]
+    // intermediate through a plain copy of it (one per intermediate, made
+    // before its first such reader), so the intermediate's class may still
+    // be blocked, the copy a reorder: a feature extractor's last
+    // convolutions before a flatten (AlexNet, VGG) run the blocked kernels.
+    // A class left plain drops its copies again (dropPlainCopies).
+    llvm::MapVector<Value, cuvil::l2::CopyOp> plainCopies;
+    auto readPlain = [&](OpOperand &use, const Twine &why) {
+      Value v = use.get();
+      auto type = dyn_cast<MemRefType>(v.getType());
+      if (!type || !type.getElementType().isF32() || channels(v) == 0 ||
+          !writtenOnce(v))
+        return;
+      cuvil::l2::CopyOp &copy = plainCopies[v];
+      if (!copy) {
+        OpBuilder builder(use.getOwner());
+        auto alloc = v.getDefiningOp<memref::AllocOp>();
+        auto plain = memref::AllocOp::create(builder, alloc.getLoc(), type,
+                                             alloc.getDynamicSizes(),
+                                             builder.getI64IntegerAttr(64));
+        copy = cuvil::l2::CopyOp::create(builder, use.getOwner()->getLoc(), v,
+                                         plain);
+        member(v);
+        needPlain(plain, why);
+      }
+      use.set(copy.getTarget());
     };
 
     for (Operation &op : func.getBody().front()) {
@@ -431,6 +498,8 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
                    unblockable(call, symbols))
                       .str()
                 : readBy(&op);
+        for (OpOperand &use : call.getInputsMutable())
+          readPlain(use, why);
         for (Value v : op.getOperands())
           needPlain(v, why);
         continue;
@@ -447,10 +516,13 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
           for (Value v : *same)
             join(kernel.getOutputs()[0], v);
         } else {
+          std::string why = "a fused map at " +
+                            cuvil::formatLocation(kernel.getLoc()) +
+                            " reads it with a broadcast";
+          for (OpOperand &use : kernel.getInputsMutable())
+            readPlain(use, why);
           for (Value v : kernel->getOperands())
-            needPlain(v, "a fused map at " +
-                             cuvil::formatLocation(kernel.getLoc()) +
-                             " reads it with a broadcast");
+            needPlain(v, why);
         }
         continue;
       }
@@ -527,6 +599,7 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
     // intermediates'.
     explainPlain(func, blocked, classWhy, symbols);
     restoreOutputs(redirected, blocked);
+    dropPlainCopies(plainCopies, blocked);
     if (blocked.empty())
       return;
 

@@ -42,18 +42,42 @@ func.func @resnet(%x: tensor<?x2x8x8xf32>) -> tensor<?x16x1x1xf32> {
 
 // -----
 
-// Blocking would need a reorder inside the graph (flatten reads NCHW), so
-// the convolution stays plain: NCHW weights, im2col scratch.
+// Flatten has no blocked form: it reads a plain copy of the convolution's
+// output, made before it (a reorder), so the convolution still runs the
+// blocked kernels. Both readers of the pooled output share one copy.
 // CHECK-LABEL: func.func @plain_consumer
-// CHECK-NOT: #cuvil_l2.layout
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%{{.+}}, %{{.+}} : memref<1x16x4x4xf32>, memref<1x16x3x3x1x16xf32>) outs(%[[C:[^,]+]], %{{.+}} : memref<1x16x4x4xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, memref<576xf32>) {{.*}} algorithm <direct_blocked>
+// CHECK: %[[P:.+]] = memref.alloc() {{.*}} : memref<1x16x2x2xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>
+// CHECK: cuvil_l2.ukernel_call "max_pool2d" ins(%[[C]] : {{.*}}) outs(%[[P]] : {{.*}})
+// CHECK: %[[PLAIN:.+]] = memref.alloc() {{.*}} : memref<1x16x2x2xf32>
+// CHECK-NEXT: cuvil_l2.copy %[[P]], %[[PLAIN]] : memref<1x16x2x2xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, memref<1x16x2x2xf32>
+// CHECK-NEXT: cuvil_l2.ukernel_call "flatten" ins(%[[PLAIN]] : memref<1x16x2x2xf32>)
 // CHECK-NOT: cuvil_l2.copy
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%{{.+}}, %{{.+}} : memref<1x16x4x4xf32>, memref<16x16x3x3xf32>) outs(%{{.+}}, %{{.+}} : memref<1x16x4x4xf32>, memref<144x32xf32>)
-// CHECK: cuvil_l2.ukernel_call "flatten"
-func.func @plain_consumer(%x: tensor<1x16x4x4xf32>) -> tensor<1x256xf32> {
+// CHECK: cuvil_l2.ukernel_call "flatten" ins(%[[PLAIN]] : memref<1x16x2x2xf32>)
+func.func @plain_consumer(%x: tensor<1x16x4x4xf32>) -> (tensor<1x64xf32>, tensor<1x64xf32>) {
   %w = cuvil.constant dense<0.02> : tensor<16x16x3x3xf32>
   %c = cuvil.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : tensor<1x16x4x4xf32>, tensor<16x16x3x3xf32>
-  %f = cuvil.flatten %c {axis = 1} : tensor<1x16x4x4xf32>
-  return %f : tensor<1x256xf32>
+  %p = cuvil.max_pool2d %c {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x16x4x4xf32>
+  %f = cuvil.flatten %p {axis = 1} : tensor<1x16x2x2xf32>
+  %g = cuvil.flatten %p {axis = 1} : tensor<1x16x2x2xf32>
+  return %f, %g : tensor<1x64xf32>, tensor<1x64xf32>
+}
+
+// -----
+
+// A class that stays plain (12 channels are no multiple of a block) reads
+// its intermediate directly again: no copy is left.
+// CHECK-LABEL: func.func @plain_consumer_of_a_plain_class
+// CHECK-NOT: #cuvil_l2.layout
+// CHECK-NOT: cuvil_l2.copy
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%{{.+}}, %{{.+}} : memref<1x16x4x4xf32>, memref<12x16x3x3xf32>) outs(%[[C:[^,]+]], %{{.+}} : memref<1x12x4x4xf32>, memref<144x32xf32>)
+// CHECK-NEXT: cuvil_l2.ukernel_call "flatten" ins(%[[C]] : memref<1x12x4x4xf32>)
+// CHECK-NOT: memref.alloc
+func.func @plain_consumer_of_a_plain_class(%x: tensor<1x16x4x4xf32>) -> tensor<1x192xf32> {
+  %w = cuvil.constant dense<0.02> : tensor<12x16x3x3xf32>
+  %c = cuvil.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : tensor<1x16x4x4xf32>, tensor<12x16x3x3xf32>
+  %f = cuvil.flatten %c {axis = 1} : tensor<1x12x4x4xf32>
+  return %f : tensor<1x192xf32>
 }
 
 // -----
@@ -143,7 +167,8 @@ func.func @winograd_and_map(%x: tensor<1x8x28x28xf32>) -> tensor<1x16x1x1xf32> {
 // are elementwise kernels on the blocked activations; the scale's
 // [1, C, 1, 1] operand has the same bytes in any layout, so nothing in the
 // block needs a reorder. A broadcast along rows (here [1, 16, 8, 1]) has no
-// blocked loop: its operands stay plain.
+// blocked loop: it reads a plain copy of the blocked convolution output (a
+// reorder), and writes plain.
 // CHECK-LABEL: func.func @squeeze_excitation
 // CHECK: cuvil_l2.ukernel_call "conv2d" {{.*}} outs(%[[C:.+]] : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>) {{.*}} algorithm <direct_blocked>
 // CHECK: cuvil_l2.ukernel_call "hardswish" ins(%[[C]] : {{.*}}) outs(%[[H:.+]] : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
@@ -152,8 +177,9 @@ func.func @winograd_and_map(%x: tensor<1x8x28x28xf32>) -> tensor<1x16x1x1xf32> {
 // CHECK: cuvil_l2.ukernel_call "hardsigmoid" ins(%[[F]] : {{.*}}) outs(%[[S:.+]] : memref<1x16x1x1xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
 // CHECK: cuvil_l2.ukernel_call "mul" ins(%[[S]], %[[H]] : memref<1x16x1x1xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>) outs(%[[M:.+]] : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
 // CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[M]], {{.*}}) outs(%{{.+}} : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%arg1, {{.*}}) outs(%[[P:.+]] : memref<1x16x8x8xf32>)
-// CHECK: cuvil_l2.ukernel_call "mul" ins(%[[P]], %arg2 : memref<1x16x8x8xf32>, memref<1x16x8x1xf32>) outs(%{{.+}} : memref<1x16x8x8xf32>)
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%arg1, {{.*}}) outs(%[[P:.+]] : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
+// CHECK: cuvil_l2.copy %[[P]], %[[PLAIN:.+]] : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, memref<1x16x8x8xf32>
+// CHECK: cuvil_l2.ukernel_call "mul" ins(%[[PLAIN]], %arg2 : memref<1x16x8x8xf32>, memref<1x16x8x1xf32>) outs(%{{.+}} : memref<1x16x8x8xf32>)
 func.func @squeeze_excitation(%x: tensor<1x8x8x8xf32>, %rows: tensor<1x16x8x1xf32>) -> (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) {
   %w = cuvil.constant dense<0.02> : tensor<16x8x1x1xf32>
   %w1 = cuvil.constant dense<0.1> : tensor<16x16x1x1xf32>
@@ -173,12 +199,13 @@ func.func @squeeze_excitation(%x: tensor<1x8x8x8xf32>, %rows: tensor<1x16x8x1xf3
 
 // x.mean([2, 3]) (MNASNet's head) is global pooling on blocks: it writes the
 // plain [N, C] and the convolutions before it stay blocked. A mean over C
-// reads row-major only, so its convolution's output stays plain.
+// reads row-major only: it reads a plain copy of its convolution's output.
 // CHECK-LABEL: func.func @spatial_mean
 // CHECK: cuvil_l2.ukernel_call "conv2d" {{.*}} outs(%[[C:.+]] : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
 // CHECK: cuvil_l2.ukernel_call "reduce_mean" ins(%[[C]] : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>) outs(%{{.+}} : memref<1x16xf32>)
-// CHECK: cuvil_l2.ukernel_call "conv2d" {{.*}} outs(%[[D:.+]] : memref<1x16x8x8xf32>)
-// CHECK: cuvil_l2.ukernel_call "reduce_mean" ins(%[[D]] : memref<1x16x8x8xf32>)
+// CHECK: cuvil_l2.ukernel_call "conv2d" {{.*}} outs(%[[D:.+]] : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>)
+// CHECK: cuvil_l2.copy %[[D]], %[[PLAIN:.+]] : {{.*}}, memref<1x16x8x8xf32>
+// CHECK: cuvil_l2.ukernel_call "reduce_mean" ins(%[[PLAIN]] : memref<1x16x8x8xf32>)
 func.func @spatial_mean(%x: tensor<1x8x8x8xf32>) -> (tensor<1x16xf32>, tensor<1x8x8xf32>) {
   %w = cuvil.constant dense<0.02> : tensor<16x8x1x1xf32>
   %c = cuvil.conv2d %x, %w : tensor<1x8x8x8xf32>, tensor<16x8x1x1xf32>
@@ -315,19 +342,20 @@ func.func @int8_chain(%x: tensor<?x16x4x4xf32>) -> tensor<?x16x1x1xf32> {
 // -----
 
 // A bfloat16 convolution reads blocks even when its output stays plain
-// (a reshape reads it): its tiles write blocks it unblocks. So the float32
+// (12 channels are no multiple of a block): its tiles write blocks it
+// unblocks. So the float32
 // convolution before it still writes NCHW16c, and the bfloat16 one (its
 // cast fused) reads that.
 // CHECK-LABEL: func.func @bf16_plain_output
 // CHECK: cuvil_l2.ukernel_call "conv2d" ins(%arg1, {{.*}}) outs(%[[A:[a-z_0-9]+]], {{.*}} : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, {{.*}}) {{.*}}algorithm <direct_blocked>
-// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[A]], {{.*}} : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, memref<16x16x3x3xbf16>) outs(%[[B:[a-z_0-9]+]] : memref<1x16x8x8xf32>) params {acc_type = f32
+// CHECK: cuvil_l2.ukernel_call "conv2d" ins(%[[A]], {{.*}} : memref<1x16x8x8xf32, #cuvil_l2.layout<"NCHW" to "NCHW16c">>, memref<12x16x3x3xbf16>) outs(%[[B:[a-z_0-9]+]] : memref<1x12x8x8xf32>) params {acc_type = f32
 // CHECK: cuvil_l2.ukernel_call "reshape" ins(%[[B]]
-func.func @bf16_plain_output(%x: tensor<1x16x8x8xf32>) -> tensor<1x1024xf32> {
+func.func @bf16_plain_output(%x: tensor<1x16x8x8xf32>) -> tensor<1x768xf32> {
   %w = cuvil.constant dense<0.5> : tensor<16x16x3x3xf32>
   %a = cuvil.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>
   %ab = cuvil.cast %a : tensor<1x16x8x8xf32> to tensor<1x16x8x8xbf16>
-  %wb = cuvil.constant dense<0.5> : tensor<16x16x3x3xbf16>
-  %b = cuvil.conv2d %ab, %wb {acc_type = f32, padding = array<i64: 1, 1, 1, 1>} : tensor<1x16x8x8xbf16>, tensor<16x16x3x3xbf16>
-  %r = cuvil.reshape %b, shape = [1, 1024] : tensor<1x16x8x8xf32>
-  return %r : tensor<1x1024xf32>
+  %wb = cuvil.constant dense<0.5> : tensor<12x16x3x3xbf16>
+  %b = cuvil.conv2d %ab, %wb {acc_type = f32, padding = array<i64: 1, 1, 1, 1>} : tensor<1x16x8x8xbf16>, tensor<12x16x3x3xbf16>
+  %r = cuvil.reshape %b, shape = [1, 768] : tensor<1x12x8x8xf32>
+  return %r : tensor<1x768xf32>
 }
