@@ -326,14 +326,18 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
   static void restoreOutputs(
       ArrayRef<std::pair<Value, cuvil::l2::CopyOp>> redirected,
       const llvm::DenseMap<Value, int64_t> &blocked) {
-    for (auto [temporary, copy] : redirected) {
-      if (blocked.contains(temporary))
-        continue;
-      Value out = copy.getTarget();
-      copy.erase();
-      temporary.replaceAllUsesWith(out);
-      temporary.getDefiningOp()->erase();
-    }
+    for (auto [temporary, copy] : redirected)
+      if (!blocked.contains(temporary))
+        dropCopy(copy, copy.getTarget());
+  }
+
+  /// Erases `copy` and the buffer on its other side than `kept` (an
+  /// allocation), whose uses read or write `kept` instead.
+  static void dropCopy(cuvil::l2::CopyOp copy, Value kept) {
+    Value gone = copy.getSource() == kept ? copy.getTarget() : copy.getSource();
+    copy.erase();
+    gone.replaceAllUsesWith(kept);
+    gone.getDefiningOp()->erase();
   }
 
   /// Whether one kernel writes `v` and everything else only reads it whole:
@@ -361,14 +365,9 @@ struct AssignLayouts : cuvil::cpu::impl::CuvilCpuAssignLayoutsBase<AssignLayouts
   static void
   dropPlainCopies(const llvm::MapVector<Value, cuvil::l2::CopyOp> &copies,
                   const llvm::DenseMap<Value, int64_t> &blocked) {
-    for (auto [source, copy] : copies) {
-      if (blocked.contains(source))
-        continue;
-      Value plain = copy.getTarget();
-      copy.erase();
-      plain.replaceAllUsesWith(source);
-      plain.getDefiningOp()->erase();
-    }
+    for (auto [source, copy] : copies)
+      if (!blocked.contains(source))
+        dropCopy(copy, source);
   }
 
   void assign(func::FuncOp func, int64_t lanes, SymbolTable &symbols) {
