@@ -15,13 +15,15 @@
 // CHECK: cuvilc: kernel: 'head' (model.onnx): conv2d -> blocked direct register tiles, NCHW16c
 // CHECK: cuvilc: kernel: 'flat2' (model.onnx): reorder NCHW16c -> NCHW -- 'flatten' reads NCHW only
 // CHECK: cuvilc: kernel: 'flat2' (model.onnx): flatten -- a loop in the run function
+// CHECK: cuvilc: kernel: 'rowscale' (model.onnx), 'rowscale_act' (model.onnx): reorder NCHW16c -> NCHW -- 'map' reads NCHW only
+// CHECK: cuvilc: kernel: 'rowscale' (model.onnx), 'rowscale_act' (model.onnx): map -> generated loop -- fused elementwise ops, a loop in the run function
 
 // A level1 model stops before kernels are chosen: nothing to report, and
 // cuvilc says so.
 // RUN: cuvilc --quiet --explain-kernels --emit=mlir-level1 %s -o %t.mlir 2>&1 | FileCheck %s --check-prefix=LEVEL1
 // LEVEL1: cuvilc: --explain-kernels: no kernel report (the CPU targets give one from --emit=mlir-level2 on; an FPGA or MLU project has its report.txt)
 
-func.func @net(%x: tensor<1x16x28x28xf32>) -> (tensor<1x10xf32>, tensor<1x16x28x28xf32>, tensor<1x12544xf32>) {
+func.func @net(%x: tensor<1x16x28x28xf32>, %rows: tensor<1x16x28x1xf32>) -> (tensor<1x10xf32>, tensor<1x16x28x28xf32>, tensor<1x12544xf32>, tensor<1x16x28x28xf32>) {
   %w1 = cuvil.constant dense<0.01> : tensor<16x16x3x3xf32>
   %a = cuvil.conv2d %x, %w1 {padding = array<i64: 1, 1, 1, 1>} : tensor<1x16x28x28xf32>, tensor<16x16x3x3xf32> loc("stem"("model.onnx":0:0))
   %h = cuvil.hardswish %a : tensor<1x16x28x28xf32> loc("stem_act"("model.onnx":0:0))
@@ -39,5 +41,9 @@ func.func @net(%x: tensor<1x16x28x28xf32>) -> (tensor<1x10xf32>, tensor<1x16x28x
   %wh = cuvil.constant dense<0.06> : tensor<16x16x1x1xf32>
   %hd = cuvil.conv2d %x, %wh : tensor<1x16x28x28xf32>, tensor<16x16x1x1xf32> loc("head"("model.onnx":0:0))
   %f2 = cuvil.flatten %hd {axis = 1} : tensor<1x16x28x28xf32> loc("flat2"("model.onnx":0:0))
-  return %y, %g, %f2 : tensor<1x10xf32>, tensor<1x16x28x28xf32>, tensor<1x12544xf32>
+  %w3 = cuvil.constant dense<0.07> : tensor<16x16x1x1xf32>
+  %h3 = cuvil.conv2d %x, %w3 : tensor<1x16x28x28xf32>, tensor<16x16x1x1xf32> loc("head3"("model.onnx":0:0))
+  %rs = cuvil.mul %h3, %rows : tensor<1x16x28x28xf32>, tensor<1x16x28x1xf32> loc("rowscale"("model.onnx":0:0))
+  %ra = cuvil.relu %rs : tensor<1x16x28x28xf32> loc("rowscale_act"("model.onnx":0:0))
+  return %y, %g, %f2, %ra : tensor<1x10xf32>, tensor<1x16x28x28xf32>, tensor<1x12544xf32>, tensor<1x16x28x28xf32>
 }

@@ -145,9 +145,11 @@ std::string reorderWhy(l2::CopyOp copy) {
   for (Operation *user : copy.getTarget().getUsers()) {
     if (user == copy)
       continue;
-    auto call = dyn_cast<l2::UKernelCallOp>(user);
-    std::string name =
-        call ? call.getKernel().str() : user->getName().getStringRef().str();
+    std::string name = user->getName().getStringRef().str();
+    if (auto call = dyn_cast<l2::UKernelCallOp>(user))
+      name = call.getKernel().str();
+    else if (auto kernel = dyn_cast<l2::KernelOp>(user))
+      name = kernel.getName().str();
     return "'" + name + "' reads NCHW only";
   }
   return "a plain copy";
