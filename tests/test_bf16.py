@@ -161,9 +161,13 @@ def test_bf16_convolutions_compute_on_rounded_values(tmp_path):
     assert "'depthwise'" in result.stderr and "stays float32: it is grouped" in result.stderr
     convs = re.findall(r'ukernel_call "conv2d" ins\((%\w+).*acc_type = f32.*', result.stdout)
     assert len(convs) == 4, result.stdout
-    # The last one writes NCHW (the flatten's), computed in vector blocks.
-    assert re.search(r'outs\(%\w+, %\w+ : memref<\?x16x3x3xf32>, .*'
-                     r'cuvil.channel_block = (8|16) ', result.stdout), result.stdout
+    # The last one writes blocks too: the flatten reads a plain copy of
+    # them (a reorder before it).
+    assert re.search(r'outs\(%\w+, %\w+ : memref<\?x16x3x3xf32, '
+                     r'#cuvil_l2.layout<"NCHW" to "NCHW(8|16)c">>', result.stdout), result.stdout
+    assert re.search(r'cuvil_l2.copy %\w+, %\w+ : memref<\?x16x3x3xf32, #cuvil_l2.layout'
+                     r'<"NCHW" to "NCHW(8|16)c">>, memref<\?x16x3x3xf32>', result.stdout), \
+        result.stdout
     # Each convolution rounds its own input: the head's cast is the only one.
     assert result.stdout.count('ukernel_call "cast"') == 1, result.stdout
     assert "steps = [add, relu]" in result.stdout
